@@ -1,0 +1,47 @@
+// boo: a backend runs one signature on given inputs, returns its results and
+// the timing of every kernel it launched.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/host_tensor.hpp"
+#include "boo/registry.hpp"
+#include "boo/signature.hpp"
+
+namespace boo::bench {
+
+/// The time samples of one kernel name over the timed launches.
+struct KernelTiming {
+  std::string name;
+  std::vector<double> samples_us;
+};
+
+struct BackendRun {
+  /// Host copies of the results, in sig.results() order and dtype.
+  std::vector<base::HostTensor> results;
+  /// One entry per distinct kernel name, in order of first launch.
+  std::vector<KernelTiming> kernels;
+  int64_t timed_launches = 0;  ///< invocations of the op that were timed
+  std::string device;          ///< "cpu", "cuda:0", ...
+  std::string implementation;  ///< the implementation that ran, e.g. "cpu:conv:reference"
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  /// The --backend name: "cpu", "boo", "cudnn".
+  virtual std::string name() const = 0;
+  /// Runs `sig` on `args` (host tensors as sig.arguments()); with run.time,
+  /// times run.iterations launches (a backend may cap this, and says so
+  /// through timed_launches).
+  virtual Result<BackendRun> run(const OpSignature& sig, const std::vector<base::HostTensor>& args,
+                                 const RunOptions& run) = 0;
+};
+
+/// The CPU reference as a backend. The reference is not a benchmark, so at
+/// most `max_iterations` launches are timed (wall clock).
+std::unique_ptr<Backend> make_cpu_backend(int64_t max_iterations);
+
+}  // namespace boo::bench

@@ -1,0 +1,299 @@
+// boo: the CPU reference convolution, float64 accumulation.
+//
+// Every direction of every convolution (regular or transposed) is one of the
+// three adjoint faces of a single "regular" convolution relation
+//
+//   B[n, kb, o] = sum_{c in group(kb), r} A[n, c, o*stride - pad + r*dil] * W[kb, c, r]
+//
+//   regular conv:    A = x (C channels),  B = y (K channels),  W = w [K, C/g, taps]
+//   transposed conv: A = y (K channels),  B = x (C channels),  W = w [C, K/g, taps]
+//
+// and each face is written as a direct sum, element by element:
+//   forward face  (B from A, W)  — regular forward, transposed backward-data
+//   data face     (A from B, W)  — regular backward-data, transposed forward
+//   weight face   (W from A, B)  — backward-weight of both
+// Spatial dims are padded to three (D, H, W) with size-1 leading dims, so one
+// code path serves 1-, 2- and 3-D.
+#include "ops/conv/conv_ref.hpp"
+
+#include <array>
+
+#include "base/parallel.hpp"
+#include "ops/op_definition.hpp"
+
+namespace boo::ops::conv {
+namespace {
+
+using Dims3 = std::array<int64_t, 3>;
+
+// Pads an S-entry spatial vector (D,H,W order) to three entries.
+Dims3 pad3(const std::vector<int64_t>& v, int64_t fill) {
+  Dims3 out{fill, fill, fill};
+  for (size_t i = 0; i < v.size(); ++i) out[3 - v.size() + i] = v[i];
+  return out;
+}
+
+// A float64 copy of an activation tensor, stored [N][D][H][W][C] so that
+// channel loops are contiguous.
+struct ActivationF64 {
+  int64_t n = 0, c = 0;
+  Dims3 size{};
+  std::vector<double> v;
+
+  const double* at(int64_t in, int64_t z, int64_t y, int64_t x) const {
+    return &v[static_cast<size_t>((((in * size[0] + z) * size[1] + y) * size[2] + x) * c)];
+  }
+};
+
+// A float64 copy of a filter [F0, F1, taps...], stored [F0][Z][Y][X][F1].
+struct FilterF64 {
+  int64_t f0 = 0, f1 = 0;
+  Dims3 size{};
+  std::vector<double> v;
+
+  const double* at(int64_t i0, int64_t z, int64_t y, int64_t x) const {
+    return &v[static_cast<size_t>((((i0 * size[0] + z) * size[1] + y) * size[2] + x) * f1)];
+  }
+};
+
+// Storage offset of element (i0, i1, z, y, x) of a tensor whose logical shape
+// is [F0, F1, spatial...] with S = rank - 2 spatial dims (padded coordinates
+// of missing leading dims are 0).
+int64_t offset5(const TensorSpec& s, int64_t i0, int64_t i1, int64_t z, int64_t y, int64_t x) {
+  const int spatial_dims = s.rank() - 2;
+  const int64_t spatial[3] = {z, y, x};
+  int64_t offset = i0 * s.strides[0] + i1 * s.strides[1];
+  for (int d = 0; d < spatial_dims; ++d) offset += spatial[3 - spatial_dims + d] * s.strides[2 + d];
+  return offset;
+}
+
+// Splits a 5-D row-major index over (e0, e1, size[0], size[1], size[2]).
+std::array<int64_t, 5> unravel(int64_t linear, int64_t e0, int64_t e1, const Dims3& size) {
+  std::array<int64_t, 5> out{};
+  const int64_t extents[5] = {e0, e1, size[0], size[1], size[2]};
+  for (int d = 4; d >= 0; --d) {
+    out[d] = linear % extents[d];
+    linear /= extents[d];
+  }
+  return out;
+}
+
+ActivationF64 load_activation(const base::HostTensor& t) {
+  const TensorSpec& s = t.spec();
+  ActivationF64 a;
+  a.n = s.shape[0];
+  a.c = s.shape[1];
+  a.size = pad3(std::vector<int64_t>(s.shape.begin() + 2, s.shape.end()), 1);
+  a.v.resize(static_cast<size_t>(s.numel()));
+  base::parallel_for(a.n * a.size[0] * a.size[1] * a.size[2], [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p) {
+      std::array<int64_t, 5> i = unravel(p, 1, a.n, a.size);
+      for (int64_t ch = 0; ch < a.c; ++ch)
+        a.v[static_cast<size_t>(p * a.c + ch)] = t.load(offset5(s, i[1], ch, i[2], i[3], i[4]));
+    }
+  });
+  return a;
+}
+
+FilterF64 load_filter(const base::HostTensor& t) {
+  const TensorSpec& s = t.spec();
+  FilterF64 f;
+  f.f0 = s.shape[0];
+  f.f1 = s.shape[1];
+  f.size = pad3(std::vector<int64_t>(s.shape.begin() + 2, s.shape.end()), 1);
+  f.v.resize(static_cast<size_t>(s.numel()));
+  const int64_t taps = f.size[0] * f.size[1] * f.size[2];
+  for (int64_t p = 0; p < f.f0 * taps; ++p) {
+    std::array<int64_t, 5> i = unravel(p, 1, f.f0, f.size);
+    for (int64_t ch = 0; ch < f.f1; ++ch)
+      f.v[static_cast<size_t>(p * f.f1 + ch)] = t.load(offset5(s, i[1], ch, i[2], i[3], i[4]));
+  }
+  return f;
+}
+
+// The regular relation's geometry, padded to three spatial dims.
+struct Relation {
+  int64_t groups;
+  Dims3 stride, pad, dil;
+};
+
+Relation make_relation(const ConvSignature& sig) {
+  return Relation{sig.groups, pad3(sig.stride, 1), pad3(sig.padding, 0), pad3(sig.dilation, 1)};
+}
+
+// Forward face: B[n, kb, o] for every element of `out` (shape of B).
+// `epilogue(kb, value)` maps the sum to the stored value (bias, activation).
+template <typename Epilogue>
+void forward_face(const Relation& rel, const ActivationF64& a, const FilterF64& w, base::HostTensor& out,
+                  Epilogue epilogue) {
+  const TensorSpec& s = out.spec();
+  const int64_t n = s.shape[0], cb = s.shape[1];
+  const Dims3 bsize = pad3(std::vector<int64_t>(s.shape.begin() + 2, s.shape.end()), 1);
+  const int64_t cb_per_group = cb / rel.groups, ca_per_group = a.c / rel.groups;
+  base::parallel_for(n * cb * bsize[0] * bsize[1] * bsize[2], [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p) {
+      const auto [in, kb, oz, oy, ox] = unravel(p, n, cb, bsize);
+      const int64_t c0 = (kb / cb_per_group) * ca_per_group;
+      double acc = 0;
+      for (int64_t rz = 0; rz < w.size[0]; ++rz) {
+        const int64_t iz = oz * rel.stride[0] - rel.pad[0] + rz * rel.dil[0];
+        if (iz < 0 || iz >= a.size[0]) continue;
+        for (int64_t ry = 0; ry < w.size[1]; ++ry) {
+          const int64_t iy = oy * rel.stride[1] - rel.pad[1] + ry * rel.dil[1];
+          if (iy < 0 || iy >= a.size[1]) continue;
+          for (int64_t rx = 0; rx < w.size[2]; ++rx) {
+            const int64_t ix = ox * rel.stride[2] - rel.pad[2] + rx * rel.dil[2];
+            if (ix < 0 || ix >= a.size[2]) continue;
+            const double* av = a.at(in, iz, iy, ix) + c0;
+            const double* wv = w.at(kb, rz, ry, rx);
+            for (int64_t c = 0; c < ca_per_group; ++c) acc += av[c] * wv[c];
+          }
+        }
+      }
+      out.store(offset5(s, in, kb, oz, oy, ox), epilogue(kb, acc));
+    }
+  });
+}
+
+// Data face: A[n, ca, i] = sum_{kb in group, r : i = o*stride - pad + r*dil} B[n, kb, o] * W[kb, ca % cpg, r].
+template <typename Epilogue>
+void data_face(const Relation& rel, const ActivationF64& b, const FilterF64& w, base::HostTensor& out,
+               Epilogue epilogue) {
+  const TensorSpec& s = out.spec();
+  const int64_t n = s.shape[0], ca = s.shape[1];
+  const Dims3 asize = pad3(std::vector<int64_t>(s.shape.begin() + 2, s.shape.end()), 1);
+  const int64_t ca_per_group = ca / rel.groups, cb_per_group = b.c / rel.groups;
+  // Maps an A coordinate and a filter tap to the B coordinate that reads it, or -1.
+  auto source = [&](int d, int64_t i, int64_t r) -> int64_t {
+    const int64_t t = i + rel.pad[d] - r * rel.dil[d];
+    if (t < 0 || t % rel.stride[d] != 0) return -1;
+    const int64_t o = t / rel.stride[d];
+    return o < b.size[d] ? o : -1;
+  };
+  base::parallel_for(n * ca * asize[0] * asize[1] * asize[2], [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p) {
+      const auto [in, ch, iz, iy, ix] = unravel(p, n, ca, asize);
+      const int64_t g = ch / ca_per_group, c = ch % ca_per_group;
+      double acc = 0;
+      for (int64_t rz = 0; rz < w.size[0]; ++rz) {
+        const int64_t oz = source(0, iz, rz);
+        if (oz < 0) continue;
+        for (int64_t ry = 0; ry < w.size[1]; ++ry) {
+          const int64_t oy = source(1, iy, ry);
+          if (oy < 0) continue;
+          for (int64_t rx = 0; rx < w.size[2]; ++rx) {
+            const int64_t ox = source(2, ix, rx);
+            if (ox < 0) continue;
+            const double* bv = b.at(in, oz, oy, ox);
+            for (int64_t kb = g * cb_per_group; kb < (g + 1) * cb_per_group; ++kb)
+              acc += bv[kb] * w.at(kb, rz, ry, rx)[c];
+          }
+        }
+      }
+      out.store(offset5(s, in, ch, iz, iy, ix), epilogue(ch, acc));
+    }
+  });
+}
+
+// Weight face: W[kb, c, r] = sum_{n, o} A[n, g*cpg + c, o*stride - pad + r*dil] * B[n, kb, o],
+// computed one (kb, r) row of c values at a time.
+void weight_face(const Relation& rel, const ActivationF64& a, const ActivationF64& b, base::HostTensor& out) {
+  const TensorSpec& s = out.spec();
+  const int64_t f0 = s.shape[0], f1 = s.shape[1];
+  const Dims3 fsize = pad3(std::vector<int64_t>(s.shape.begin() + 2, s.shape.end()), 1);
+  const int64_t cb_per_group = b.c / rel.groups;
+  base::parallel_for(f0 * fsize[0] * fsize[1] * fsize[2], [&](int64_t begin, int64_t end) {
+    std::vector<double> acc(static_cast<size_t>(f1));
+    for (int64_t p = begin; p < end; ++p) {
+      const auto [unused, kb, rz, ry, rx] = unravel(p, 1, f0, fsize);
+      const int64_t c0 = (kb / cb_per_group) * f1;
+      std::fill(acc.begin(), acc.end(), 0.0);
+      for (int64_t in = 0; in < b.n; ++in) {
+        for (int64_t oz = 0; oz < b.size[0]; ++oz) {
+          const int64_t iz = oz * rel.stride[0] - rel.pad[0] + rz * rel.dil[0];
+          if (iz < 0 || iz >= a.size[0]) continue;
+          for (int64_t oy = 0; oy < b.size[1]; ++oy) {
+            const int64_t iy = oy * rel.stride[1] - rel.pad[1] + ry * rel.dil[1];
+            if (iy < 0 || iy >= a.size[1]) continue;
+            for (int64_t ox = 0; ox < b.size[2]; ++ox) {
+              const int64_t ix = ox * rel.stride[2] - rel.pad[2] + rx * rel.dil[2];
+              if (ix < 0 || ix >= a.size[2]) continue;
+              const double bv = b.at(in, oz, oy, ox)[kb];
+              const double* av = a.at(in, iz, iy, ix) + c0;
+              for (int64_t c = 0; c < f1; ++c) acc[static_cast<size_t>(c)] += av[c] * bv;
+            }
+          }
+        }
+      }
+      for (int64_t c = 0; c < f1; ++c)
+        out.store(offset5(s, kb, c, rz, ry, rx), acc[static_cast<size_t>(c)]);
+    }
+  });
+}
+
+// db[k] = sum of dy over the batch and every spatial position.
+void bias_gradient(const ActivationF64& dy, base::HostTensor& out) {
+  const int64_t positions = dy.n * dy.size[0] * dy.size[1] * dy.size[2];
+  base::parallel_for(dy.c, [&](int64_t begin, int64_t end) {
+    for (int64_t k = begin; k < end; ++k) {
+      double acc = 0;
+      for (int64_t p = 0; p < positions; ++p) acc += dy.v[static_cast<size_t>(p * dy.c + k)];
+      out.store(k, acc);
+    }
+  });
+}
+
+const base::HostTensor* find_arg(const ConvSignature& sig, const std::vector<base::HostTensor>& args,
+                                 std::string_view name) {
+  const std::vector<TensorSpec> specs = sig.arguments();
+  for (size_t i = 0; i < specs.size() && i < args.size(); ++i)
+    if (specs[i].name == name) return &args[i];
+  return nullptr;
+}
+
+}  // namespace
+
+Result<std::vector<base::HostTensor>> conv_reference(const ConvSignature& sig,
+                                                     const std::vector<base::HostTensor>& args) {
+  BOO_RETURN_IF_ERROR(sig.validate());
+  const std::vector<TensorSpec> specs = sig.arguments();
+  if (args.size() != specs.size())
+    return invalid_argument("conv reference: expected " + std::to_string(specs.size()) + " arguments, got " +
+                            std::to_string(args.size()));
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (args[i].spec().shape != specs[i].shape)
+      return invalid_argument("conv reference: argument '" + specs[i].name + "' has shape " +
+                              format_dims(args[i].spec().shape) + ", expected " + format_dims(specs[i].shape));
+  }
+  const Relation rel = make_relation(sig);
+  std::vector<base::HostTensor> results = make_f64_results(sig);
+  size_t next = 0;
+  auto identity = [](int64_t, double v) { return v; };
+
+  if (sig.directions & kConvForward) {
+    const ActivationF64 x = load_activation(*find_arg(sig, args, "x"));
+    const FilterF64 w = load_filter(*find_arg(sig, args, "w"));
+    const base::HostTensor* b = sig.bias ? find_arg(sig, args, "b") : nullptr;
+    auto epilogue = [&](int64_t k, double v) { return sig.activation.apply(b ? v + b->load(k) : v); };
+    if (sig.transposed) data_face(rel, x, w, results[next++], epilogue);
+    else forward_face(rel, x, w, results[next++], epilogue);
+  }
+  const bool backward = sig.directions & (kConvBackwardData | kConvBackwardWeight | kConvBackwardBias);
+  if (backward) {
+    const ActivationF64 dy = load_activation(*find_arg(sig, args, "dy"));
+    if (sig.directions & kConvBackwardData) {
+      const FilterF64 w = load_filter(*find_arg(sig, args, "w"));
+      if (sig.transposed) forward_face(rel, dy, w, results[next++], identity);
+      else data_face(rel, dy, w, results[next++], identity);
+    }
+    if (sig.directions & kConvBackwardWeight) {
+      const ActivationF64 x = load_activation(*find_arg(sig, args, "x"));
+      if (sig.transposed) weight_face(rel, dy, x, results[next++]);
+      else weight_face(rel, x, dy, results[next++]);
+    }
+    if (sig.directions & kConvBackwardBias) bias_gradient(dy, results[next++]);
+  }
+  return results;
+}
+
+}  // namespace boo::ops::conv

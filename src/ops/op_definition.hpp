@@ -1,0 +1,73 @@
+// boo: what each op folder provides to the rest of the system.
+//
+// One op = one folder under src/ops/ that defines one OpDefinition, plus one
+// line in registry.cpp. There is no central switch over ops.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "base/host_tensor.hpp"
+#include "boo/registry.hpp"
+#include "boo/signature.hpp"
+#include "ops/flag_table.hpp"
+
+namespace boo::ops {
+
+/// An op token of the command line and the element type it selects.
+struct OpToken {
+  std::string_view token;  ///< "convbfp16"
+  DType dtype;
+};
+
+/// How test inputs are made.
+struct InputOptions {
+  uint64_t seed = 10;            ///< BOO's driver seed
+  std::optional<double> splat;   ///< --splat-input-value: every element = this value
+};
+
+class OpDefinition {
+ public:
+  virtual ~OpDefinition() = default;
+
+  virtual std::string_view name() const = 0;
+  virtual std::span<const OpToken> tokens() const = 0;
+  virtual std::span<const FlagSpec> flags() const = 0;
+  /// Builds (and validates) a signature from parsed flags.
+  virtual Result<std::unique_ptr<OpSignature>> make_signature(DType dtype, const ParsedFlags& flags) const = 0;
+
+  /// Host input tensors for `sig.arguments()`. The default fills every
+  /// argument with deterministic uniform values in [-1, 1) (or the splat
+  /// value); ops override it where inputs must be consistent (saved statistics).
+  virtual Result<std::vector<base::HostTensor>> make_arguments(const OpSignature& sig,
+                                                               const InputOptions& options) const;
+
+  /// The CPU reference: float64 results (TensorSpec dtype kF64, layouts as
+  /// `sig.results()`), accumulated in double precision.
+  virtual Result<std::vector<base::HostTensor>> reference(const OpSignature& sig,
+                                                          const std::vector<base::HostTensor>& args) const = 0;
+};
+
+/// Every registered op, in registration order.
+std::span<const OpDefinition* const> all_ops();
+/// The op a command token selects, or nullptr.
+const OpDefinition* find_op_by_token(std::string_view token, DType* dtype_out);
+const OpDefinition* find_op(std::string_view name);
+
+/// Fills `tensor` with the deterministic inputs of argument `index`.
+void fill_uniform(base::HostTensor& tensor, uint64_t seed, uint64_t index);
+void fill_splat(base::HostTensor& tensor, double value);
+
+/// Float64 tensors with the shapes and strides of `sig.results()`.
+std::vector<base::HostTensor> make_f64_results(const OpSignature& sig);
+
+/// Run flags every op accepts (-t, --iter, ...), appended to each op's table.
+std::span<const FlagSpec> common_run_flags();
+/// Reads the common run flags into RunOptions.
+Result<RunOptions> read_run_options(const ParsedFlags& flags);
+
+}  // namespace boo::ops

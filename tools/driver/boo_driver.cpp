@@ -1,0 +1,284 @@
+// boo-driver: runs MIOpenDriver-style commands on boo's backends and prints
+// BOO-style results, timings, CSV rows and .npy dumps.
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "base/file_util.hpp"
+#include "base/npy.hpp"
+#include "base/strings.hpp"
+#include "bench/backend.hpp"
+#include "bench/csv_writer.hpp"
+#include "bench/statistics.hpp"
+#include "boo/registry.hpp"
+#include "commands_file.hpp"
+#include "driver_options.hpp"
+#include "ops/op_definition.hpp"
+
+namespace boo::driver {
+namespace {
+
+enum class Outcome { kOk, kFailed, kUnsupported };
+
+std::string format_us(double us) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2fus", us);
+  return buf;
+}
+
+std::string format_fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+// The five CSV cells of one backend (BOO's rules for one or several kernels).
+std::vector<std::string> csv_stats(const bench::BackendRun& run) {
+  if (run.kernels.empty()) return {"untimed", "untimed", "untimed", "untimed", "untimed"};
+  if (run.kernels.size() == 1) {
+    const bench::SampleStats s = bench::summarize(run.kernels[0].samples_us);
+    return {format_fixed(s.min, 3), format_fixed(s.max, 3), format_fixed(s.mean, 3), format_fixed(s.stddev, 3),
+            std::to_string(s.count)};
+  }
+  double total_us = 0;
+  int64_t dispatches = 0;
+  for (const bench::KernelTiming& k : run.kernels) {
+    for (double v : k.samples_us) total_us += v;
+    dispatches += static_cast<int64_t>(k.samples_us.size());
+  }
+  const std::string na = "unsupported stat calculation";
+  return {na, na, format_fixed(total_us / static_cast<double>(run.timed_launches), 3), na, std::to_string(dispatches)};
+}
+
+double per_launch_mean_us(const bench::BackendRun& run) {
+  double total = 0;
+  for (const bench::KernelTiming& k : run.kernels)
+    for (double v : k.samples_us) total += v;
+  return run.timed_launches ? total / static_cast<double>(run.timed_launches) : 0.0;
+}
+
+void print_run(const OpSignature& sig, const std::string& backend, const bench::BackendRun& run) {
+  const std::vector<TensorSpec> specs = sig.results();
+  for (size_t i = 0; i < run.results.size(); ++i) {
+    const TensorSpec& t = run.results[i].spec();
+    std::cout << ">>>\tresult #" << i << " (" << specs[i].name << ") shape: " << format_dims(t.shape)
+              << "; stride: " << format_dims(t.strides);
+    if (!t.layout.empty()) std::cout << "; layout: " << t.layout;
+    std::cout << "; dtype: " << dtype_name(t.dtype) << "; device: " << run.device << "\n";
+  }
+  if (run.kernels.empty()) {
+    std::cout << ">>>\tuntimed (-t 0) on " << backend << "\n";
+    return;
+  }
+  int64_t dispatches = 0;
+  for (const bench::KernelTiming& k : run.kernels) {
+    const bench::SampleStats s = bench::summarize(k.samples_us);
+    dispatches += s.count;
+    std::cout << ">>>\t" << k.name << "\n>>>\t\tmin=" << format_us(s.min) << " max=" << format_us(s.max)
+              << " mean=" << format_us(s.mean) << " stddev=" << format_us(s.stddev)
+              << " num_dispatches=" << s.count << "\n";
+  }
+  const bool gpu = run.device != "cpu";
+  const double mean_us = per_launch_mean_us(run);
+  std::cout << ">>>\tPer-launch # " << (gpu ? "GPU kernel" : "CPU") << " dispatches (" << backend
+            << "): " << format_fixed(static_cast<double>(dispatches) / static_cast<double>(run.timed_launches), 1)
+            << "\n";
+  std::cout << ">>>\tPer-launch " << (gpu ? "GPU" : "CPU") << " mean time (" << backend << "): " << format_us(mean_us)
+            << "\n";
+  if (mean_us > 0) {
+    const double seconds = mean_us * 1e-6;
+    std::cout << ">>>\tThroughput (" << backend << "): " << format_fixed(sig.flop_count() / seconds * 1e-9, 2)
+              << " GFLOP/s, " << format_fixed(sig.min_bytes_moved() / seconds * 1e-9, 2) << " GB/s\n";
+  }
+}
+
+// Writes the inputs and every backend's results of one command as .npy files.
+Status dump_command(const std::string& dir, int index, const OpSignature& sig,
+                    const std::vector<base::HostTensor>& args,
+                    const std::vector<std::pair<std::string, bench::BackendRun>>& runs) {
+  char prefix[16];
+  std::snprintf(prefix, sizeof prefix, "%04d_", index);
+  const std::string cmd_dir = dir + "/" + prefix + sig.func_name();
+  BOO_RETURN_IF_ERROR(base::make_directories(cmd_dir));
+  std::string manifest = "command: " + sig.command() + "\nfunc_name: " + sig.func_name() + "\n";
+  auto describe = [](const std::string& file, const TensorSpec& spec) {
+    std::string line = file + ": logical shape " + format_dims(spec.shape) + ", dtype " +
+                       std::string(dtype_name(spec.dtype));
+    if (!spec.layout.empty()) line += ", memory layout " + spec.layout;
+    return line + "\n";
+  };
+  const std::vector<TensorSpec> arg_specs = sig.arguments();
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string file = "input_" + std::to_string(i) + "_" + arg_specs[i].name + ".npy";
+    BOO_RETURN_IF_ERROR(base::write_npy(cmd_dir + "/" + file, args[i]));
+    manifest += describe(file, args[i].spec());
+  }
+  const std::vector<TensorSpec> result_specs = sig.results();
+  for (const auto& [backend, run] : runs) {
+    for (size_t i = 0; i < run.results.size(); ++i) {
+      const std::string file = backend + "_result_" + std::to_string(i) + "_" + result_specs[i].name + ".npy";
+      BOO_RETURN_IF_ERROR(base::write_npy(cmd_dir + "/" + file, run.results[i]));
+      manifest += describe(file, run.results[i].spec());
+    }
+  }
+  manifest += "Arrays are C-contiguous in the logical shape (N, C, [D,] H, W for conv activations);\n"
+              "bfloat16 tensors are stored as float32 (exactly).\n";
+  return base::write_file_atomic(cmd_dir + "/manifest.txt", manifest);
+}
+
+class DriverRun {
+ public:
+  explicit DriverRun(DriverOptions opts) : opts_(std::move(opts)) {
+    verbose_ = opts_.verbose.value_or(opts_.csv_path.empty());
+    backend_names_ = opts_.backends.empty() ? std::vector<std::string>{"cpu"} : opts_.backends;
+    for (const std::string& name : backend_names_) {
+      if (name == "cpu") backends_.push_back(bench::make_cpu_backend(opts_.cpu_iterations));
+    }
+  }
+
+  Status open_csv() {
+    if (opts_.csv_path.empty()) return ok_status();
+    std::vector<std::string> header{"arguments"};
+    for (const std::string& b : backend_names_)
+      for (const char* stat : {" min", " max", " mean", " stddev", " num_dispatches"}) header.push_back(b + stat);
+    header.push_back("error");
+    BOO_ASSIGN_OR_RETURN(bench::CsvWriter w, bench::CsvWriter::open(opts_.csv_path, header));
+    csv_.emplace(std::move(w));
+    return ok_status();
+  }
+
+  Outcome run_one(const CommandLine& cmd, int index) {
+    const std::string shown = cmd.text;
+    std::vector<std::string> row{shown};
+    auto fail = [&](Outcome outcome, const Status& status) {
+      const char* tag = outcome == Outcome::kUnsupported ? "UNSUPPORTED" : "FAILED";
+      std::string where = cmd.line_number ? " (line " + std::to_string(cmd.line_number) + ")" : "";
+      std::cout << ">>> " << tag << where << ": " << status.to_string() << "\n";
+      for (size_t i = 0; i < backend_names_.size() * 5; ++i) row.push_back("N.A.");
+      row.push_back(status.to_string());
+      write_row(row);
+      return outcome;
+    };
+    std::cout << "\n>>> " << shown << "\n\n";
+    if (!cmd.split_status.ok()) return fail(Outcome::kFailed, cmd.split_status);
+    if (!cmd.words.empty() && (cmd.words.back() == "--help" || cmd.words.back() == "-h")) {
+      Result<std::string> help = op_help(cmd.words.front());
+      std::cout << (help.ok() ? *help : help.status().to_string()) << "\n";
+      return help.ok() ? Outcome::kOk : Outcome::kFailed;
+    }
+    Result<ParsedCommand> parsed = parse_command(cmd.words);
+    if (!parsed.ok()) {
+      const bool unsupported = parsed.status().code() == StatusCode::kUnimplemented;
+      return fail(unsupported ? Outcome::kUnsupported : Outcome::kFailed, parsed.status());
+    }
+    const OpSignature& sig = *parsed->signature;
+    if (!parsed->ignored_flags.empty()) {
+      std::cout << ">>>\tnote: accepted without effect in boo:";
+      for (const std::string& f : parsed->ignored_flags) std::cout << " " << f;
+      std::cout << "\n";
+    }
+    if (opts_.dry_run) {
+      std::cout << ">>>\tcanonical: " << sig.command() << "\n>>>\tfunc_name: " << sig.func_name() << "\n";
+      for (size_t i = 0; i < backend_names_.size() * 5; ++i) row.push_back("dry-run");
+      row.push_back("");
+      write_row(row);
+      return Outcome::kOk;
+    }
+    const ops::OpDefinition* op = ops::find_op(sig.op_name());
+    Result<std::vector<base::HostTensor>> args =
+        op->make_arguments(sig, ops::InputOptions{opts_.seed, opts_.splat});
+    if (!args.ok()) return fail(Outcome::kFailed, args.status());
+
+    std::vector<std::pair<std::string, bench::BackendRun>> runs;
+    for (size_t b = 0; b < backends_.size(); ++b) {
+      Result<bench::BackendRun> run = backends_[b]->run(sig, *args, parsed->run);
+      if (!run.ok()) {
+        Status st = run.status();
+        return fail(Outcome::kFailed, st.annotate("backend " + backend_names_[b]));
+      }
+      if (verbose_) print_run(sig, backend_names_[b], *run);
+      std::vector<std::string> cells = csv_stats(*run);
+      row.insert(row.end(), cells.begin(), cells.end());
+      runs.emplace_back(backend_names_[b], std::move(*run));
+    }
+    if (runs.size() > 1 && !runs[0].second.kernels.empty()) {
+      const double base_us = per_launch_mean_us(runs[0].second);
+      for (size_t b = 1; b < runs.size(); ++b) {
+        if (runs[b].second.kernels.empty()) continue;
+        std::cout << ">>>\tRatio " << runs[b].first << "/" << runs[0].first << ": "
+                  << format_fixed(per_launch_mean_us(runs[b].second) / base_us, 3) << "\n";
+      }
+    }
+    if (!opts_.dump_dir.empty()) {
+      Status st = dump_command(opts_.dump_dir, index, sig, *args, runs);
+      if (!st.ok()) {
+        row.resize(1);
+        return fail(Outcome::kFailed, st.annotate("--dump"));
+      }
+    }
+    row.push_back("");
+    write_row(row);
+    return Outcome::kOk;
+  }
+
+ private:
+  void write_row(const std::vector<std::string>& row) {
+    if (!csv_) return;
+    Status st = csv_->write_row(row);
+    if (!st.ok()) std::cerr << "boo-driver: " << st.to_string() << "\n";
+  }
+
+  DriverOptions opts_;
+  bool verbose_ = true;
+  std::vector<std::string> backend_names_;
+  std::vector<std::unique_ptr<bench::Backend>> backends_;
+  std::optional<bench::CsvWriter> csv_;
+};
+
+int run_driver(const std::vector<std::string>& argv) {
+  Result<DriverOptions> opts = parse_driver_options(argv);
+  if (!opts.ok()) {
+    std::cerr << "boo-driver: " << opts.status().to_string() << "\n";
+    return 2;
+  }
+  if (opts->help || (opts->command.empty() && opts->commands_file.empty())) {
+    std::cout << driver_usage();
+    return opts->help ? 0 : 2;
+  }
+  std::vector<CommandLine> commands;
+  if (!opts->commands_file.empty()) {
+    Result<std::vector<CommandLine>> loaded = load_commands(opts->commands_file, opts->command);
+    if (!loaded.ok()) {
+      std::cerr << "boo-driver: " << loaded.status().to_string() << "\n";
+      return 2;
+    }
+    commands = std::move(*loaded);
+  } else {
+    commands.push_back(CommandLine{0, base::shell_join(opts->command), opts->command, {}});
+  }
+  const bool fail_on_unsupported = opts->fail_on_unsupported;
+  DriverRun driver(std::move(*opts));
+  if (Status st = driver.open_csv(); !st.ok()) {
+    std::cerr << "boo-driver: " << st.to_string() << "\n";
+    return 2;
+  }
+  std::map<Outcome, int> counts;
+  int index = 0;
+  for (const CommandLine& cmd : commands) ++counts[driver.run_one(cmd, ++index)];
+  std::cout << "\nboo-driver: " << commands.size() << " command(s): " << counts[Outcome::kOk] << " ok, "
+            << counts[Outcome::kFailed] << " failed, " << counts[Outcome::kUnsupported] << " unsupported\n";
+  const bool failed = counts[Outcome::kFailed] > 0 || (fail_on_unsupported && counts[Outcome::kUnsupported] > 0);
+  return failed ? 1 : 0;
+}
+
+}  // namespace
+}  // namespace boo::driver
+
+int main(int argc, char** argv) {
+  std::ios::sync_with_stdio(false);
+  std::vector<std::string> args(argv + 1, argv + argc);
+  return boo::driver::run_driver(args);
+}

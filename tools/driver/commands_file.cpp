@@ -1,0 +1,40 @@
+// boo-driver: reading command files.
+#include "commands_file.hpp"
+
+#include <sstream>
+
+#include "base/file_util.hpp"
+#include "base/strings.hpp"
+
+namespace boo::driver {
+
+Result<std::vector<CommandLine>> load_commands(const std::string& path, const std::vector<std::string>& extra) {
+  Result<std::string> text = base::read_file(path);
+  if (!text.ok()) return Status(text.status()).annotate("reading --commands-file");
+  const bool tsv = path.size() >= 4 && path.compare(path.size() - 4, 4, ".tsv") == 0;
+  std::vector<CommandLine> commands;
+  std::istringstream in(*text);
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    std::string_view trimmed = base::trim(line);
+    if (trimmed.empty() || trimmed.front() == '#') continue;
+    CommandLine cmd;
+    cmd.line_number = number;
+    cmd.text = std::string(trimmed);
+    if (tsv) {
+      cmd.words = base::split(trimmed, '\t');
+    } else {
+      Result<std::vector<std::string>> words = base::shell_split(trimmed);
+      if (words.ok()) cmd.words = std::move(*words);
+      else cmd.split_status = words.status();
+    }
+    cmd.words.insert(cmd.words.end(), extra.begin(), extra.end());
+    if (!extra.empty()) cmd.text += " " + base::shell_join(extra);
+    commands.push_back(std::move(cmd));
+  }
+  return commands;
+}
+
+}  // namespace boo::driver

@@ -1,0 +1,97 @@
+// boo-driver: driver-level options.
+#include "driver_options.hpp"
+
+#include "base/strings.hpp"
+
+namespace boo::driver {
+
+std::string driver_usage() {
+  return R"(usage: boo-driver [driver options] <MIOpenDriver command>
+       boo-driver [driver options] --commands-file FILE [words appended to every command]
+
+Runs MIOpenDriver-style commands (conv, convfp16, convbfp16, layernorm, layernormfp16,
+layernormbfp16) and prints BOO-style results and timings.
+
+driver options:
+  --commands-file FILE     one command per line (.txt: shell words; .tsv: tab-separated);
+                           '#' comments and blank lines are skipped
+  --backend NAME           cpu (the float64 reference); repeatable to compare backends
+  --csv PATH               write one row per command (BOO's columns, plus an error column)
+  --dry-run                parse and validate only; print each canonical command and function name
+  --dump DIR               write every command's inputs and results as .npy files (see README)
+  --splat-input-value V    every input element = V instead of seeded random values
+  --seed N                 seed of the random inputs (default 10)
+  --cpu-iterations N       at most N timed launches of the CPU reference (default 1)
+  --verbose / --no-verbose print results and timings (default: verbose unless --csv)
+  --fail-on-unsupported    exit non-zero when a command uses an op boo does not implement
+  --help                   this text; '<op> --help' lists an op's flags
+
+exit status: 0 when every command ran, 1 when any failed (parse error, invalid signature, run error).
+)";
+}
+
+Result<DriverOptions> parse_driver_options(const std::vector<std::string>& argv) {
+  DriverOptions opts;
+  auto value = [&](size_t& i) -> Result<std::string> {
+    if (i + 1 >= argv.size()) return invalid_argument("driver option '" + argv[i] + "' needs a value");
+    return argv[++i];
+  };
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& word = argv[i];
+    std::string name = word, inline_value;
+    bool has_inline = false;
+    if (base::starts_with(word, "--") && word.find('=') != std::string::npos) {
+      name = word.substr(0, word.find('='));
+      inline_value = word.substr(word.find('=') + 1);
+      has_inline = true;
+    }
+    auto take = [&]() -> Result<std::string> {
+      if (has_inline) return inline_value;
+      return value(i);
+    };
+    if (name == "--commands-file") {
+      BOO_ASSIGN_OR_RETURN(opts.commands_file, take());
+    } else if (name == "--backend") {
+      BOO_ASSIGN_OR_RETURN(std::string b, take());
+      for (const std::string& part : base::split(b, ',')) opts.backends.push_back(part);
+    } else if (name == "--csv") {
+      BOO_ASSIGN_OR_RETURN(opts.csv_path, take());
+    } else if (name == "--dry-run") {
+      opts.dry_run = true;
+    } else if (name == "--dump") {
+      BOO_ASSIGN_OR_RETURN(opts.dump_dir, take());
+    } else if (name == "--splat-input-value") {
+      BOO_ASSIGN_OR_RETURN(std::string v, take());
+      Result<double> d = base::parse_double(v);
+      if (!d.ok()) return invalid_argument("--splat-input-value: " + d.status().message());
+      opts.splat = *d;
+    } else if (name == "--seed") {
+      BOO_ASSIGN_OR_RETURN(std::string v, take());
+      Result<int64_t> s = base::parse_int(v);
+      if (!s.ok() || *s < 0) return invalid_argument("--seed: expected a non-negative integer, got '" + v + "'");
+      opts.seed = static_cast<uint64_t>(*s);
+    } else if (name == "--cpu-iterations") {
+      BOO_ASSIGN_OR_RETURN(std::string v, take());
+      Result<int64_t> n = base::parse_int(v);
+      if (!n.ok() || *n < 1) return invalid_argument("--cpu-iterations: expected a positive integer, got '" + v + "'");
+      opts.cpu_iterations = *n;
+    } else if (name == "--verbose") {
+      opts.verbose = true;
+    } else if (name == "--no-verbose") {
+      opts.verbose = false;
+    } else if (name == "--fail-on-unsupported") {
+      opts.fail_on_unsupported = true;
+    } else if ((name == "--help" || name == "-h") && opts.command.empty()) {
+      opts.help = true;
+    } else {
+      opts.command.push_back(word);
+    }
+  }
+  for (const std::string& b : opts.backends) {
+    if (b != "cpu")
+      return invalid_argument("--backend " + b + ": unknown backend; available here: cpu (the float64 reference)");
+  }
+  return opts;
+}
+
+}  // namespace boo::driver

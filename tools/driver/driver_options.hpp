@@ -1,0 +1,34 @@
+// boo-driver: the driver-level options (everything that is not the op command).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "boo/status.hpp"
+
+namespace boo::driver {
+
+struct DriverOptions {
+  std::string commands_file;          ///< --commands-file F
+  std::vector<std::string> backends;  ///< --backend B (repeatable); empty = the default
+  std::string csv_path;               ///< --csv PATH
+  bool dry_run = false;               ///< --dry-run
+  std::string dump_dir;               ///< --dump DIR
+  std::optional<double> splat;        ///< --splat-input-value V
+  uint64_t seed = 10;                 ///< --seed N (BOO's driver uses 10)
+  std::optional<bool> verbose;        ///< --verbose / --no-verbose (default: verbose unless --csv)
+  int64_t cpu_iterations = 1;         ///< --cpu-iterations N: cap on timed CPU-reference launches
+  bool fail_on_unsupported = false;   ///< --fail-on-unsupported
+  bool help = false;                  ///< --help with no op command
+  /// The op command, or with --commands-file the words appended to every line.
+  std::vector<std::string> command;
+};
+
+Result<DriverOptions> parse_driver_options(const std::vector<std::string>& argv);
+
+/// The usage text.
+std::string driver_usage();
+
+}  // namespace boo::driver
