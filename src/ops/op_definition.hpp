@@ -58,8 +58,11 @@ std::span<const OpDefinition* const> all_ops();
 const OpDefinition* find_op_by_token(std::string_view token, DType* dtype_out);
 const OpDefinition* find_op(std::string_view name);
 
-/// Fills `tensor` with the deterministic inputs of argument `index`.
-void fill_uniform(base::HostTensor& tensor, uint64_t seed, uint64_t index);
+/// The random stream of an argument: a hash of its name, so that "x" holds
+/// the same values in a forward and a backward command of the same shape.
+uint64_t input_stream(std::string_view name);
+/// Fills `tensor` with deterministic uniform values in [-1, 1) of `stream`.
+void fill_uniform(base::HostTensor& tensor, uint64_t seed, uint64_t stream);
 void fill_splat(base::HostTensor& tensor, double value);
 
 /// Float64 tensors with the shapes and strides of `sig.results()`.

@@ -31,7 +31,10 @@ Result<std::vector<CommandLine>> load_commands(const std::string& path, const st
       else cmd.split_status = words.status();
     }
     cmd.words.insert(cmd.words.end(), extra.begin(), extra.end());
-    if (!extra.empty()) cmd.text += " " + base::shell_join(extra);
+    if (!extra.empty()) {
+      cmd.text += ' ';
+      cmd.text += base::shell_join(extra);
+    }
     commands.push_back(std::move(cmd));
   }
   return commands;

@@ -1,0 +1,88 @@
+"""boo-driver's command-line behaviour: one bad line never stops a run, every
+command gets one CSV row, exit status, --dry-run over the shipped workloads.
+
+Run by ctest (label unit) as: python3 tests/python/test_driver_cli.py <boo-driver>
+"""
+import csv
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+GOOD_1 = "conv -n 1 -c 2 -H 5 -W 5 -k 3 -y 3 -x 3 -p 1 -q 1 -F 1 -t 1 --iter 3"
+TYPO = "conv -n 1 -c 2 -H 5 -W 5 -k 3 --fil_hh 3 -F 1"
+UNSUPPORTED = "gemmfp16 --a_w 32 --a_h 64 --b_w 128"
+BAD_QUOTE = "conv -n 1 'oops"
+INVALID = "conv -n 1 -c 6 -k 4 -g 4 -F 1"
+GOOD_2 = "layernormbfp16 -X 4x33 -o 1 -m 1 -F 14 -t 1 --iter 2"
+
+
+def run(args, **kw):
+    return subprocess.run(args, capture_output=True, text=True, **kw)
+
+
+def test_bad_lines_do_not_stop_the_run(driver, tmp):
+    commands = tmp / "mixed.txt"
+    commands.write_text("\n".join(["# a comment", GOOD_1, TYPO, "", UNSUPPORTED, BAD_QUOTE, INVALID, GOOD_2]) + "\n")
+    out_csv = tmp / "out.csv"
+    r = run([driver, "--commands-file", str(commands), "--csv", str(out_csv), "--verbose"])
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "unknown flag '--fil_hh' for conv" in r.stdout, r.stdout
+    assert "UNSUPPORTED (line 5)" in r.stdout, r.stdout
+    assert "unterminated single quote" in r.stdout, r.stdout
+    assert "not divisible by the group count" in r.stdout, r.stdout
+    assert "6 command(s): 2 ok, 3 failed, 1 unsupported" in r.stdout, r.stdout
+    # The good lines ran and were timed with their own --iter.
+    assert "num_dispatches=1" in r.stdout  # the CPU reference times one launch by default
+    rows = list(csv.reader(out_csv.open(newline="")))
+    assert rows[0] == ["arguments", "cpu min", "cpu max", "cpu mean", "cpu stddev", "cpu num_dispatches", "error"]
+    assert len(rows) == 7, rows
+    assert all(len(row) == 7 for row in rows), rows
+    assert rows[1][0] == GOOD_1 and rows[1][6] == "" and float(rows[1][3]) > 0
+    assert rows[2][1] == "N.A." and "unknown flag" in rows[2][6]
+    assert rows[6][0] == GOOD_2 and rows[6][6] == ""
+
+
+def test_extra_arguments_are_appended(driver, tmp):
+    commands = tmp / "two.tsv"
+    commands.write_text("conv\t-n\t1\t-c\t2\t-H\t4\t-W\t4\t-k\t2\t-F\t1\n")
+    r = run([driver, "--commands-file", str(commands), "-t", "0", "--verbose"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "-t 0" in r.stdout and "untimed" in r.stdout, r.stdout
+
+
+def test_dry_run_over_shipped_workloads(driver, root):
+    for name in ["boo-sample.txt", "boo-conv-413.txt", "boo-tuned-conv-257.txt"]:
+        r = run([driver, "--dry-run", "--commands-file", str(root / "workloads" / name)])
+        assert r.returncode == 0, r.stdout[-2000:] + r.stderr
+        assert "func_name: conv_" in r.stdout
+        assert " 0 failed" in r.stdout, r.stdout[-500:]
+
+
+def test_single_command_and_help(driver):
+    r = run([driver, "conv", "-n", "1", "-c", "1", "-H", "3", "-W", "3", "-k", "1", "-y", "2", "-x", "2", "-F", "1",
+             "--splat-input-value", "1", "--dry-run"])
+    assert r.returncode == 0 and "canonical: conv -n 1 -c 1 -H 3 -W 3 -k 1 -y 2 -x 2" in r.stdout, r.stdout
+    assert run([driver, "--help"]).returncode == 0
+    r = run([driver, "conv", "--help"])
+    assert "--in_channels / -c" in r.stdout, r.stdout
+    r = run([driver, "--backend", "rocm", "conv"])
+    assert r.returncode == 2 and "unknown backend" in r.stderr, r.stderr
+    r = run([driver, "--commands-file", "/nonexistent/file.txt"])
+    assert r.returncode == 2 and "cannot open" in r.stderr, r.stderr
+
+
+def main():
+    driver = sys.argv[1]
+    root = pathlib.Path(__file__).resolve().parents[2]
+    with tempfile.TemporaryDirectory() as d:
+        tmp = pathlib.Path(d)
+        test_bad_lines_do_not_stop_the_run(driver, tmp)
+        test_extra_arguments_are_appended(driver, tmp)
+        test_dry_run_over_shipped_workloads(driver, root)
+        test_single_command_and_help(driver)
+    print("driver CLI behaves")
+
+
+if __name__ == "__main__":
+    main()

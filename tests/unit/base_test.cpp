@@ -1,0 +1,125 @@
+// boo tests: the base layer (Status, strings, float conversions, npy, CSV, statistics).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "base/file_util.hpp"
+#include "base/float_convert.hpp"
+#include "base/npy.hpp"
+#include "base/parallel.hpp"
+#include "base/strings.hpp"
+#include "bench/csv_writer.hpp"
+#include "bench/statistics.hpp"
+#include "boo/status.hpp"
+
+namespace boo {
+namespace {
+
+Status fails_with_context() {
+  BOO_RETURN_IF_ERROR_CTX(invalid_argument("bad -n"), "parsing line 3");
+  return ok_status();
+}
+
+Result<int> doubled(Result<int> in) {
+  BOO_ASSIGN_OR_RETURN(int v, std::move(in));
+  return 2 * v;
+}
+
+TEST(StatusTest, CarriesCodeMessageAndAnnotations) {
+  Status ok;
+  EXPECT_TRUE(ok.ok());
+  EXPECT_EQ(ok.to_string(), "OK");
+  Status st = fails_with_context();
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(st.to_string(), "INVALID_ARGUMENT: bad -n; parsing line 3");
+  EXPECT_NE(st.to_string_with_location().find("base_test.cpp"), std::string::npos);
+  Status copy = st;
+  Status moved = std::move(st);
+  EXPECT_EQ(copy.to_string(), moved.to_string());
+  EXPECT_EQ(doubled(21).value(), 42);
+  EXPECT_EQ(doubled(not_found("x")).status().code(), StatusCode::kNotFound);
+}
+
+TEST(StringsTest, ShellSplitLikeShlex) {
+  auto words = base::shell_split("aten::mm \"[[1, 2]]\" '[a b]'  x\\ y \"q\\\"t\"");
+  ASSERT_TRUE(words.ok());
+  EXPECT_EQ(*words, (std::vector<std::string>{"aten::mm", "[[1, 2]]", "[a b]", "x y", "q\"t"}));
+  EXPECT_FALSE(base::shell_split("conv 'unterminated").ok());
+  EXPECT_EQ(base::shell_join({"conv", "-n", "1", "a b"}), "conv -n 1 'a b'");
+}
+
+TEST(StringsTest, StrictNumbers) {
+  EXPECT_EQ(base::parse_int("42").value(), 42);
+  EXPECT_EQ(base::parse_int("-3").value(), -3);
+  EXPECT_FALSE(base::parse_int("4x").ok());
+  EXPECT_FALSE(base::parse_int("").ok());
+  EXPECT_FALSE(base::parse_int("1.5").ok());
+  EXPECT_DOUBLE_EQ(base::parse_double("1e-5").value(), 1e-5);
+  EXPECT_FALSE(base::parse_double("nan").ok());
+  EXPECT_EQ(base::format_double(1e-5), "1e-05");
+  EXPECT_EQ(base::format_double(0.2), "0.2");
+}
+
+TEST(FloatConvertTest, RoundToNearestEven) {
+  EXPECT_EQ(base::float_to_bf16_bits(1.0f), 0x3f80);
+  // 1 + 2^-8 is exactly halfway between two bf16 values: ties to even (1.0).
+  EXPECT_EQ(base::float_to_bf16_bits(1.00390625f), 0x3f80);
+  EXPECT_EQ(base::float_to_bf16_bits(1.01171875f), 0x3f82);  // 1 + 3*2^-8 ties up to even
+  EXPECT_FLOAT_EQ(base::bf16_bits_to_float(0x4049), 3.140625f);
+  EXPECT_EQ(base::float_to_half_bits(1.0f), 0x3c00);
+  EXPECT_EQ(base::float_to_half_bits(65504.0f), 0x7bff);
+  EXPECT_EQ(base::float_to_half_bits(70000.0f), 0x7c00);
+  EXPECT_EQ(base::float_to_half_bits(5.9604645e-8f), 0x0001);  // smallest subnormal
+  EXPECT_FLOAT_EQ(base::half_bits_to_float(0x0001), 5.9604645e-8f);
+  EXPECT_TRUE(std::isnan(base::half_bits_to_float(base::float_to_half_bits(NAN))));
+  // Every half value survives a round trip through float.
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    const uint16_t bits = static_cast<uint16_t>(h);
+    const float f = base::half_bits_to_float(bits);
+    if (std::isnan(f)) continue;
+    ASSERT_EQ(base::float_to_half_bits(f), bits) << h;
+  }
+}
+
+TEST(NpyTest, RoundTripsEveryDtypeInLogicalOrder) {
+  const std::string dir = ::testing::TempDir() + "/boo_npy";
+  ASSERT_TRUE(base::make_directories(dir).ok());
+  for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16, DType::kF64}) {
+    // A 2x3 tensor stored column-major.
+    TensorSpec spec{"t", {2, 3}, {1, 2}, dtype, ""};
+    base::HostTensor t(spec);
+    for (int64_t i = 0; i < 6; ++i) t.store(base::offset_of_linear(spec, i), 0.5 * static_cast<double>(i) - 1);
+    const std::string path = dir + "/t.npy";
+    ASSERT_TRUE(base::write_npy(path, t).ok());
+    auto back = base::read_npy(path);
+    ASSERT_TRUE(back.ok()) << back.status().to_string();
+    EXPECT_EQ(back->spec().shape, (std::vector<int64_t>{2, 3}));
+    for (int64_t i = 0; i < 6; ++i) EXPECT_EQ(back->load(i), 0.5 * static_cast<double>(i) - 1);
+  }
+  EXPECT_FALSE(base::read_npy(dir + "/missing.npy").ok());
+}
+
+TEST(CsvTest, QuotesLikePythonCsv) {
+  EXPECT_EQ(bench::csv_row({"a", "b,c", "say \"hi\""}), "a,\"b,c\",\"say \"\"hi\"\"\"\r\n");
+}
+
+TEST(StatisticsTest, BesselStddev) {
+  bench::SampleStats s = bench::summarize({1, 2, 3, 4});
+  EXPECT_DOUBLE_EQ(s.mean, 2.5);
+  EXPECT_DOUBLE_EQ(s.min, 1);
+  EXPECT_DOUBLE_EQ(s.max, 4);
+  EXPECT_NEAR(s.stddev, 1.2909944487358056, 1e-12);
+  EXPECT_EQ(bench::summarize({5}).stddev, 0);
+}
+
+TEST(ParallelTest, CoversEveryIndexOnce) {
+  std::vector<int> hits(1000, 0);
+  base::parallel_for(1000, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) ++hits[static_cast<size_t>(i)];
+  });
+  for (int h : hits) EXPECT_EQ(h, 1);
+}
+
+}  // namespace
+}  // namespace boo

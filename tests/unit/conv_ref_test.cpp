@@ -1,0 +1,191 @@
+// boo tests: the CPU reference convolution — hand-computed cases, adjoint
+// identities across the signature space, layout invariance, bias gradients.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "boo/conv.hpp"
+#include "ops/conv/conv_ref.hpp"
+#include "test_util.hpp"
+
+namespace boo {
+namespace {
+
+using testing::inner_product;
+using testing::logical_values;
+using testing::run_reference;
+using testing::tensor_from;
+
+ConvSignature conv_of(const std::string& command) {
+  Result<ParsedCommand> p = parse_command(command);
+  EXPECT_TRUE(p.ok()) << p.status().to_string();
+  return dynamic_cast<const ConvSignature&>(*p->signature);
+}
+
+std::vector<double> run_forward(const std::string& command, const std::vector<std::vector<double>>& inputs) {
+  ConvSignature sig = conv_of(command);
+  std::vector<base::HostTensor> args;
+  const std::vector<TensorSpec> specs = sig.arguments();
+  for (size_t i = 0; i < specs.size(); ++i) args.push_back(tensor_from(specs[i], inputs[i]));
+  Result<std::vector<base::HostTensor>> r = ops::conv::conv_reference(sig, args);
+  EXPECT_TRUE(r.ok()) << r.status().to_string();
+  return logical_values((*r)[0]);
+}
+
+TEST(ConvReferenceTest, HandComputedForward) {
+  // 3x3 input 1..9, 2x2 filter of ones: each output sums a 2x2 window.
+  EXPECT_EQ(run_forward("conv -n 1 -c 1 -H 3 -W 3 -k 1 -y 2 -x 2 -F 1", {{1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 1, 1, 1}}),
+            (std::vector<double>{12, 16, 24, 28}));
+  // Padding 1, stride 2 on a 3x3 input with a 3x3 filter of ones: 2x2 output of
+  // corner windows of the zero-padded input.
+  EXPECT_EQ(run_forward("conv -n 1 -c 1 -H 3 -W 3 -k 1 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 1",
+                        {{1, 2, 3, 4, 5, 6, 7, 8, 9}, std::vector<double>(9, 1.0)}),
+            (std::vector<double>{12, 16, 24, 28}));
+  // Dilation 2: a 2x2 filter reads the four corners of the 3x3 input.
+  EXPECT_EQ(run_forward("conv -n 1 -c 1 -H 3 -W 3 -k 1 -y 2 -x 2 -l 2 -j 2 -F 1",
+                        {{1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 10, 100, 1000}}),
+            (std::vector<double>{1 + 30 + 700 + 9000}));
+  // Depthwise with bias and ReLU: channel c is scaled by w[c], then b[c] is added.
+  EXPECT_EQ(run_forward("conv -n 1 -c 2 -H 1 -W 2 -k 2 -y 1 -x 1 -g 2 -F 1 -b 1 --activation relu",
+                        {{1, 2, 3, 4}, {2, -1}, {0.5, 1}}),
+            (std::vector<double>{2.5, 4.5, 0, 0}));
+  // Two groups of two channels: output k reads only its group's inputs.
+  EXPECT_EQ(run_forward("conv -n 1 -c 4 -H 1 -W 1 -k 2 -y 1 -x 1 -g 2 -F 1", {{1, 2, 3, 4}, {1, 10, 100, 1000}}),
+            (std::vector<double>{21, 4300}));
+  // 1-D: a 3-tap filter over 5 samples.
+  EXPECT_EQ(run_forward("conv --spatial_dim 1 -n 1 -c 1 -H 5 -k 1 -y 3 -F 1", {{1, 2, 3, 4, 5}, {1, 0, -1}}),
+            (std::vector<double>{-2, -2, -2}));
+}
+
+TEST(ConvReferenceTest, HandComputedTransposed) {
+  // Stride-2 transposed 2x2 filter of ones: each input value fills a 2x2 block.
+  EXPECT_EQ(run_forward("conv -m trans -n 1 -c 1 -H 2 -W 2 -k 1 -y 2 -x 2 -u 2 -v 2 -F 1", {{1, 2, 3, 4}, {1, 1, 1, 1}}),
+            (std::vector<double>{1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4}));
+  // Output padding adds a row/column that only padding reaches.
+  std::vector<double> y =
+      run_forward("conv -m trans -n 1 -c 1 -H 1 -W 1 -k 1 -y 1 -x 1 -u 2 -v 2 -Y 1 -X 1 -F 1", {{5}, {2}});
+  EXPECT_EQ(y, (std::vector<double>{10, 0, 0, 0}));
+}
+
+TEST(ConvReferenceTest, ActivationsMatchTheirDefinitions) {
+  const double v = -0.7;
+  EXPECT_DOUBLE_EQ(Activation::parse("sigmoid")->apply(v), 1 / (1 + std::exp(0.7)));
+  EXPECT_DOUBLE_EQ(Activation::parse("silu")->apply(v), v / (1 + std::exp(0.7)));
+  EXPECT_NEAR(Activation::parse("gelu")->apply(1.0), 0.8413447460685429, 1e-15);
+  EXPECT_NEAR(Activation::parse("gelu_tanh")->apply(1.0), 0.8411919906082768, 1e-15);
+  EXPECT_DOUBLE_EQ(Activation::parse("leaky_relu")->apply(v), 0.01 * v);
+  EXPECT_DOUBLE_EQ(Activation::parse("leaky_relu:0.2")->apply(v), 0.2 * v);
+  EXPECT_DOUBLE_EQ(Activation::parse("clamp:-0.5:0.5")->apply(v), -0.5);
+  EXPECT_DOUBLE_EQ(Activation::parse("tanh")->apply(v), std::tanh(v));
+  EXPECT_DOUBLE_EQ(Activation::parse("relu")->apply(v), 0);
+}
+
+// The three directions are adjoint: <fwd(x, w), dy> = <x, bwd_data(dy, w)> = <w, bwd_weight(x, dy)>.
+// Each command runs with -F 0, so one reference call gives y, dx and dw from x, w, dy.
+TEST(ConvReferenceTest, DirectionsAreAdjointAcrossTheSignatureSpace) {
+  const char* commands[] = {
+      "conv -n 2 -c 3 -H 7 -W 6 -k 4 -y 3 -x 2 -F 0",
+      "conv -n 2 -c 4 -H 9 -W 8 -k 6 -y 3 -x 3 -p 1 -q 2 -u 2 -v 3 -l 2 -j 1 -g 2 -F 0",
+      "convbfp16 -n 2 -c 5 -H 6 -W 7 -k 5 -y 3 -x 3 -p 1 -q 1 -g 5 -F 0 --in_layout NHWC --fil_layout NHWC --out_layout NHWC",
+      "convfp16 -n 3 -c 6 -H 5 -W 5 -k 4 -y 2 -x 3 -u 2 -v 1 -F 0 --in_layout CHWN --fil_layout HWCN --out_layout WHNC",
+      "conv --spatial_dim 1 -n 2 -c 4 -H 17 -k 3 -y 4 -p 2 -u 3 -l 2 -F 0 --in_layout NHC",
+      "conv -_ 3 -n 2 -c 4 --in_d 5 -H 4 -W 6 -k 4 --fil_d 3 -y 2 -x 3 --pad_d 1 -p 0 -q 1 --conv_stride_d 2 -u 1 "
+      "-v 2 --dilation_d 1 -l 2 -j 1 -g 2 -F 0 --in_layout NDHWC --fil_layout NDHWC --out_layout NDHWC",
+      "conv -m trans -n 2 -c 4 -H 5 -W 4 -k 6 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -Y 1 -X 0 -g 2 -F 0",
+      "convbfp16 -m trans -n 1 -c 3 -H 4 -W 3 -k 2 -y 2 -x 4 -u 3 -v 1 -l 1 -j 2 -Y 2 -F 0 --in_layout NHWC "
+      "--fil_layout NHWC --out_layout NHWC",
+      "conv -m trans -_ 3 -n 1 -c 2 --in_d 3 -H 3 -W 2 -k 2 --fil_d 2 -y 3 -x 2 --conv_stride_d 2 -u 1 -v 2 "
+      "--trans_output_pad_d 1 -X 1 -F 0",
+  };
+  for (const char* command : commands) {
+    SCOPED_TRACE(command);
+    testing::ReferenceRun run = run_reference(command);
+    ASSERT_EQ(run.results.size(), 3u);
+    // Arguments of -F 0: x, w, dy. Results: y, dx, dw.
+    const double fwd = inner_product(run.results[0], run.args[2]);
+    const double data = inner_product(run.args[0], run.results[1]);
+    const double weight = inner_product(run.args[1], run.results[2]);
+    const double scale = std::abs(fwd) + 1.0;
+    EXPECT_NEAR(data, fwd, 1e-12 * scale);
+    EXPECT_NEAR(weight, fwd, 1e-12 * scale);
+    EXPECT_GT(std::abs(fwd), 1e-6) << "degenerate test: the inner product is zero";
+  }
+}
+
+// The bias gradient is the adjoint of adding a broadcast bias: <b, db> = <broadcast(b), dy>.
+TEST(ConvReferenceTest, BiasGradientIsTheAdjointOfTheBias) {
+  for (const char* command : {"conv -n 2 -c 4 -H 5 -W 6 -k 6 -y 3 -x 3 -F 0 -b 1",
+                              "convbfp16 -n 3 -c 4 -H 4 -W 3 -k 2 -y 1 -x 1 -F 10 --out_layout NHWC",
+                              "conv -m trans -n 2 -c 2 -H 3 -W 3 -k 4 -y 2 -x 2 -u 2 -v 2 -F 7"}) {
+    SCOPED_TRACE(command);
+    testing::ReferenceRun run = run_reference(command);
+    const auto& sig = dynamic_cast<const ConvSignature&>(*run.sig);
+    const std::vector<TensorSpec> args = sig.arguments();
+    size_t dy_index = 0;
+    while (args[dy_index].name != "dy") ++dy_index;
+    const base::HostTensor& dy = run.args[dy_index];
+    const base::HostTensor& db = run.results.back();
+    // Direct per-channel sums of dy.
+    std::vector<double> sums(static_cast<size_t>(sig.k), 0.0);
+    const TensorSpec& s = dy.spec();
+    const int64_t per_channel = s.numel() / (s.shape[0] * s.shape[1]);
+    for (int64_t i = 0; i < s.numel(); ++i) sums[static_cast<size_t>((i / per_channel) % s.shape[1])] += dy.load(base::offset_of_linear(s, i));
+    for (int64_t k = 0; k < sig.k; ++k) EXPECT_NEAR(db.load(k), sums[static_cast<size_t>(k)], 1e-12);
+    if (sig.directions & kConvForward) {
+      // Forward with bias minus forward without bias is the broadcast bias.
+      ConvSignature plain = sig;
+      plain.bias = false;
+      plain.directions = kConvForward;
+      std::vector<base::HostTensor> plain_args{base::convert_tensor(run.args[0], run.args[0].spec()),
+                                               base::convert_tensor(run.args[1], run.args[1].spec())};
+      auto y_plain = ops::conv::conv_reference(plain, plain_args);
+      ASSERT_TRUE(y_plain.ok());
+      const base::HostTensor& y_bias = run.results[0];
+      const base::HostTensor& b = run.args[2];
+      for (int64_t i = 0; i < y_bias.spec().numel(); ++i) {
+        const int64_t k = (i / per_channel) % sig.k;
+        EXPECT_NEAR(y_bias.load(base::offset_of_linear(y_bias.spec(), i)) -
+                        (*y_plain)[0].load(base::offset_of_linear((*y_plain)[0].spec(), i)),
+                    b.load(k), 1e-12);
+      }
+    }
+  }
+}
+
+// Inputs are a function of the logical index, so every layout must give the
+// same logical results (bit for bit: the reference sums in the same order).
+TEST(ConvReferenceTest, LayoutsDoNotChangeLogicalResults) {
+  const std::string base_cmd = "convbfp16 -n 2 -c 6 -H 5 -W 7 -k 4 -y 3 -x 3 -p 1 -q 1 -u 2 -v 1 -g 2 -F 0";
+  testing::ReferenceRun reference = run_reference(base_cmd);
+  for (const char* layouts : {" --in_layout NHWC --fil_layout NHWC --out_layout NHWC",
+                              " --in_layout CHWN --fil_layout WHCN --out_layout HNWC"}) {
+    testing::ReferenceRun other = run_reference(base_cmd + layouts);
+    for (size_t r = 0; r < 3; ++r) EXPECT_EQ(logical_values(other.results[r]), logical_values(reference.results[r])) << layouts;
+  }
+}
+
+// The forward of a transposed conv is the backward-data of the regular conv
+// with the same filter (and the shapes swapped).
+TEST(ConvReferenceTest, TransposedForwardIsRegularBackwardData) {
+  testing::ReferenceRun trans = run_reference("conv -m trans -n 2 -c 6 -H 4 -W 5 -k 4 -y 3 -x 3 -u 2 -v 2 -p 1 -q 1 -Y 1 -g 2 -F 1");
+  const auto& tsig = dynamic_cast<const ConvSignature&>(*trans.sig);
+  // Regular conv from the transposed output (4 channels, 8x9) to its input (6 channels, 4x5).
+  ConvSignature regular = tsig;
+  regular.transposed = false;
+  regular.output_padding = {0, 0};
+  regular.c = tsig.k;
+  regular.k = tsig.c;
+  regular.input_size = {tsig.y_spec().shape[2], tsig.y_spec().shape[3]};
+  regular.directions = kConvBackwardData;
+  ASSERT_TRUE(regular.validate().ok());
+  ASSERT_EQ(regular.output_size(), tsig.input_size);
+  // Arguments of backward-data: dy (= the transposed input), w (same filter tensor).
+  std::vector<base::HostTensor> args{base::convert_tensor(trans.args[0], regular.y_spec()),
+                                     base::convert_tensor(trans.args[1], regular.w_spec())};
+  auto dx = ops::conv::conv_reference(regular, args);
+  ASSERT_TRUE(dx.ok()) << dx.status().to_string();
+  EXPECT_EQ(logical_values((*dx)[0]), logical_values(trans.results[0]));
+}
+
+}  // namespace
+}  // namespace boo
