@@ -10,6 +10,10 @@
 #include "boo/registry.hpp"
 #include "boo/signature.hpp"
 
+namespace boo {
+class Runtime;
+}
+
 namespace boo::bench {
 
 /// The time samples of one kernel name over the timed launches.
@@ -39,6 +43,10 @@ class Backend {
   virtual Result<BackendRun> run(const OpSignature& sig, const std::vector<base::HostTensor>& args,
                                  const RunOptions& run) = 0;
 };
+
+/// boo's GPU kernels, through `runtime` (which must outlive the backend).
+/// Times the launches with CUDA events on the runtime's stream.
+std::unique_ptr<Backend> make_boo_backend(Runtime& runtime);
 
 /// The CPU reference as a backend. The reference is not a benchmark, so at
 /// most `max_iterations` launches are timed (wall clock).

@@ -15,6 +15,7 @@
 #include "boo/registry.hpp"
 #include "boo/signature.hpp"
 #include "ops/flag_table.hpp"
+#include "ops/gpu_implementation.hpp"
 
 namespace boo::ops {
 
@@ -45,6 +46,13 @@ class OpDefinition {
   /// value); ops override it where inputs must be consistent (saved statistics).
   virtual Result<std::vector<base::HostTensor>> make_arguments(const OpSignature& sig,
                                                                const InputOptions& options) const;
+
+  /// Terms summed into one element of result `result_index` (sets the
+  /// numerics tolerance of that result).
+  virtual int64_t reduction_length(const OpSignature& sig, size_t result_index) const = 0;
+
+  /// GPU implementations, best first (dispatch takes the first that accepts).
+  virtual std::span<const GpuImplementation* const> gpu_implementations() const = 0;
 
   /// The CPU reference: float64 results (TensorSpec dtype kF64, layouts as
   /// `sig.results()`), accumulated in double precision.

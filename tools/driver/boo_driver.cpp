@@ -1,5 +1,6 @@
 // boo-driver: runs MIOpenDriver-style commands on boo's backends and prints
 // BOO-style results, timings, CSV rows and .npy dumps.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -12,14 +13,19 @@
 #include "base/strings.hpp"
 #include "bench/backend.hpp"
 #include "bench/csv_writer.hpp"
+#include "bench/numerics.hpp"
+#include "boo/runtime.hpp"
 #include "bench/statistics.hpp"
 #include "boo/registry.hpp"
-#include "commands_file.hpp"
+#include "common/commands_file.hpp"
 #include "driver_options.hpp"
 #include "ops/op_definition.hpp"
 
 namespace boo::driver {
 namespace {
+
+using tools::CommandLine;
+using tools::load_commands;
 
 enum class Outcome { kOk, kFailed, kUnsupported };
 
@@ -133,10 +139,37 @@ class DriverRun {
  public:
   explicit DriverRun(DriverOptions opts) : opts_(std::move(opts)) {
     verbose_ = opts_.verbose.value_or(opts_.csv_path.empty());
-    backend_names_ = opts_.backends.empty() ? std::vector<std::string>{"cpu"} : opts_.backends;
+  }
+
+  // Creates the backends. Without --backend: boo when a GPU is usable, else cpu.
+  Status open_backends() {
+    RuntimeOptions ro = RuntimeOptions::from_environment();
+    ro.device = opts_.gpu_id;
+    ro.implementation = opts_.implementation;
+    if (!opts_.cache_dir.empty()) {
+      ro.cache_dir = opts_.cache_dir;
+      ro.cache_enabled = true;
+    }
+    backend_names_ = opts_.backends;
+    const bool want_gpu = backend_names_.empty() ||
+                          std::find(backend_names_.begin(), backend_names_.end(), "boo") != backend_names_.end();
+    if (want_gpu && !opts_.dry_run) {
+      Result<std::unique_ptr<Runtime>> rt = Runtime::create(ro);
+      if (rt.ok()) {
+        runtime_ = std::move(*rt);
+      } else if (!backend_names_.empty()) {
+        Status st = rt.status();
+        return std::move(st).annotate("--backend boo needs a usable GPU");
+      } else {
+        std::cout << ">>> no GPU backend (" << rt.status().message() << "); running on the CPU reference\n";
+      }
+    }
+    if (backend_names_.empty()) backend_names_ = {runtime_ || opts_.dry_run ? "boo" : "cpu"};
     for (const std::string& name : backend_names_) {
       if (name == "cpu") backends_.push_back(bench::make_cpu_backend(opts_.cpu_iterations));
+      else if (runtime_) backends_.push_back(bench::make_boo_backend(*runtime_));
     }
+    return ok_status();
   }
 
   Status open_csv() {
@@ -144,6 +177,7 @@ class DriverRun {
     std::vector<std::string> header{"arguments"};
     for (const std::string& b : backend_names_)
       for (const char* stat : {" min", " max", " mean", " stddev", " num_dispatches"}) header.push_back(b + stat);
+    if (opts_.verify_numerics) header.push_back("numerics");
     header.push_back("error");
     BOO_ASSIGN_OR_RETURN(bench::CsvWriter w, bench::CsvWriter::open(opts_.csv_path, header));
     csv_.emplace(std::move(w));
@@ -157,7 +191,9 @@ class DriverRun {
       const char* tag = outcome == Outcome::kUnsupported ? "UNSUPPORTED" : "FAILED";
       std::string where = cmd.line_number ? " (line " + std::to_string(cmd.line_number) + ")" : "";
       std::cout << ">>> " << tag << where << ": " << status.to_string() << "\n";
+      row.resize(1);
       for (size_t i = 0; i < backend_names_.size() * 5; ++i) row.push_back("N.A.");
+      if (opts_.verify_numerics) row.push_back("N.A.");
       row.push_back(status.to_string());
       write_row(row);
       return outcome;
@@ -183,6 +219,7 @@ class DriverRun {
     if (opts_.dry_run) {
       std::cout << ">>>\tcanonical: " << sig.command() << "\n>>>\tfunc_name: " << sig.func_name() << "\n";
       for (size_t i = 0; i < backend_names_.size() * 5; ++i) row.push_back("dry-run");
+      if (opts_.verify_numerics) row.push_back("dry-run");
       row.push_back("");
       write_row(row);
       return Outcome::kOk;
@@ -214,9 +251,26 @@ class DriverRun {
     }
     if (!opts_.dump_dir.empty()) {
       Status st = dump_command(opts_.dump_dir, index, sig, *args, runs);
-      if (!st.ok()) {
-        row.resize(1);
-        return fail(Outcome::kFailed, st.annotate("--dump"));
+      if (!st.ok()) return fail(Outcome::kFailed, st.annotate("--dump"));
+    }
+    if (opts_.verify_numerics) {
+      Result<std::vector<base::HostTensor>> reference = op->reference(sig, *args);
+      if (!reference.ok()) return fail(Outcome::kFailed, reference.status());
+      bool pass = true;
+      std::string detail;
+      for (const auto& [backend, run] : runs) {
+        for (const bench::Comparison& c : bench::compare_results(sig, run.results, *reference)) {
+          pass &= c.pass();
+          std::cout << ">>>	Numerics (" << backend << "): " << (c.pass() ? "PASS " : "FAIL ") << c.summary() << "\n";
+          if (!c.pass()) detail += (detail.empty() ? "" : "; ") + backend + " " + c.summary();
+        }
+      }
+      std::cout << "Numerics: " << (pass ? "PASS" : "FAIL (" + detail + ")") << "\n";
+      row.push_back(pass ? "PASS" : "FAIL");
+      if (!pass) {
+        row.push_back("numerics: " + detail);
+        write_row(row);
+        return Outcome::kFailed;
       }
     }
     row.push_back("");
@@ -234,6 +288,7 @@ class DriverRun {
   DriverOptions opts_;
   bool verbose_ = true;
   std::vector<std::string> backend_names_;
+  std::unique_ptr<Runtime> runtime_;  // declared before the backends that use it
   std::vector<std::unique_ptr<bench::Backend>> backends_;
   std::optional<bench::CsvWriter> csv_;
 };
@@ -261,6 +316,10 @@ int run_driver(const std::vector<std::string>& argv) {
   }
   const bool fail_on_unsupported = opts->fail_on_unsupported;
   DriverRun driver(std::move(*opts));
+  if (Status st = driver.open_backends(); !st.ok()) {
+    std::cerr << "boo-driver: " << st.to_string() << "\n";
+    return 2;
+  }
   if (Status st = driver.open_csv(); !st.ok()) {
     std::cerr << "boo-driver: " << st.to_string() << "\n";
     return 2;

@@ -15,7 +15,12 @@ layernormbfp16) and prints BOO-style results and timings.
 driver options:
   --commands-file FILE     one command per line (.txt: shell words; .tsv: tab-separated);
                            '#' comments and blank lines are skipped
-  --backend NAME           cpu (the float64 reference); repeatable to compare backends
+  --backend NAME           boo (boo's GPU kernels; the default with a GPU) or cpu (the float64
+                           reference; the default without one); repeatable to compare backends
+  --impl NAME              run only this GPU implementation (boo explain lists them)
+  --gpu-id N               the GPU to run on (default 0)
+  --cache-dir DIR          the kernel cache folder (default BOO_CACHE_DIR or ~/.cache/boo)
+  --verify-numerics        compare every result with the float64 CPU reference (docs/tolerances.md)
   --csv PATH               write one row per command (BOO's columns, plus an error column)
   --dry-run                parse and validate only; print each canonical command and function name
   --dump DIR               write every command's inputs and results as .npy files (see README)
@@ -26,7 +31,8 @@ driver options:
   --fail-on-unsupported    exit non-zero when a command uses an op boo does not implement
   --help                   this text; '<op> --help' lists an op's flags
 
-exit status: 0 when every command ran, 1 when any failed (parse error, invalid signature, run error).
+exit status: 0 when every command ran, 1 when any failed (parse error, invalid signature, run error,
+numerics failure), 2 for a bad driver option.
 )";
 }
 
@@ -81,6 +87,17 @@ Result<DriverOptions> parse_driver_options(const std::vector<std::string>& argv)
       opts.verbose = false;
     } else if (name == "--fail-on-unsupported") {
       opts.fail_on_unsupported = true;
+    } else if (name == "--verify-numerics") {
+      opts.verify_numerics = true;
+    } else if (name == "--impl") {
+      BOO_ASSIGN_OR_RETURN(opts.implementation, take());
+    } else if (name == "--cache-dir") {
+      BOO_ASSIGN_OR_RETURN(opts.cache_dir, take());
+    } else if (name == "--gpu-id") {
+      BOO_ASSIGN_OR_RETURN(std::string v, take());
+      Result<int64_t> g = base::parse_int(v);
+      if (!g.ok() || *g < 0) return invalid_argument("--gpu-id: expected a GPU ordinal, got '" + v + "'");
+      opts.gpu_id = static_cast<int>(*g);
     } else if ((name == "--help" || name == "-h") && opts.command.empty()) {
       opts.help = true;
     } else {
@@ -88,8 +105,8 @@ Result<DriverOptions> parse_driver_options(const std::vector<std::string>& argv)
     }
   }
   for (const std::string& b : opts.backends) {
-    if (b != "cpu")
-      return invalid_argument("--backend " + b + ": unknown backend; available here: cpu (the float64 reference)");
+    if (b != "cpu" && b != "boo")
+      return invalid_argument("--backend " + b + ": unknown backend; accepted: boo (GPU), cpu (float64 reference)");
   }
   return opts;
 }

@@ -21,6 +21,10 @@ struct DriverOptions {
   std::optional<bool> verbose;        ///< --verbose / --no-verbose (default: verbose unless --csv)
   int64_t cpu_iterations = 1;         ///< --cpu-iterations N: cap on timed CPU-reference launches
   bool fail_on_unsupported = false;   ///< --fail-on-unsupported
+  bool verify_numerics = false;       ///< --verify-numerics: compare with the float64 CPU reference
+  std::string implementation;         ///< --impl NAME: only this GPU implementation
+  std::string cache_dir;              ///< --cache-dir DIR (enables the cache there)
+  int gpu_id = 0;                     ///< --gpu-id N
   bool help = false;                  ///< --help with no op command
   /// The op command, or with --commands-file the words appended to every line.
   std::vector<std::string> command;

@@ -5,6 +5,7 @@
 
 #include "base/strings.hpp"
 #include "boo/conv.hpp"
+#include "ops/conv/conv_direct_impl.hpp"
 #include "ops/conv/conv_layout.hpp"
 #include "ops/conv/conv_ref.hpp"
 
@@ -225,6 +226,30 @@ class ConvOp final : public OpDefinition {
     sig->fp32_tf32 = math == "tf32";
     BOO_RETURN_IF_ERROR(sig->validate());
     return std::unique_ptr<OpSignature>(std::move(sig));
+  }
+
+  int64_t reduction_length(const OpSignature& sig, size_t result_index) const override {
+    const auto& conv = dynamic_cast<const ConvSignature&>(sig);
+    const std::string name = sig.results().at(result_index).name;
+    int64_t taps = 1, y_positions = 1, x_positions = 1;
+    const std::vector<int64_t> out = conv.output_size();
+    for (int i = 0; i < conv.spatial_dims; ++i) {
+      taps *= conv.filter_size[i];
+      y_positions *= out[i];
+      x_positions *= conv.input_size[i];
+    }
+    // Channels summed by the forward face (those of A) and the data face (those of B).
+    const int64_t a_per_group = (conv.transposed ? conv.k : conv.c) / conv.groups;
+    const int64_t b_per_group = (conv.transposed ? conv.c : conv.k) / conv.groups;
+    if (name == "y") return (conv.transposed ? b_per_group : a_per_group) * taps;
+    if (name == "dx") return (conv.transposed ? a_per_group : b_per_group) * taps;
+    if (name == "dw") return conv.n * (conv.transposed ? x_positions : y_positions);
+    return conv.n * y_positions;  // db
+  }
+
+  std::span<const GpuImplementation* const> gpu_implementations() const override {
+    static const GpuImplementation* const kImpls[] = {&direct_implementation()};
+    return kImpls;
   }
 
   Result<std::vector<base::HostTensor>> reference(const OpSignature& sig,

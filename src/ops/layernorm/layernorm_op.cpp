@@ -5,6 +5,7 @@
 #include "base/strings.hpp"
 #include "boo/layernorm.hpp"
 #include "ops/layernorm/layernorm_ref.hpp"
+#include "ops/layernorm/layernorm_simple_impl.hpp"
 
 namespace boo::ops::layernorm {
 namespace {
@@ -119,6 +120,17 @@ class LayerNormOp final : public OpDefinition {
     args[mean_index] = base::convert_tensor(stats[1], specs[mean_index]);
     args[rstd_index] = base::convert_tensor(stats[2], specs[rstd_index]);
     return args;
+  }
+
+  int64_t reduction_length(const OpSignature& sig, size_t result_index) const override {
+    const auto& ln = dynamic_cast<const LayerNormSignature&>(sig);
+    const std::string name = sig.results().at(result_index).name;
+    return name == "dweight" || name == "dbias" ? ln.rows() : ln.row_length();
+  }
+
+  std::span<const GpuImplementation* const> gpu_implementations() const override {
+    static const GpuImplementation* const kImpls[] = {&simple_implementation()};
+    return kImpls;
   }
 
   Result<std::vector<base::HostTensor>> reference(const OpSignature& sig,

@@ -6,7 +6,7 @@
 
 #include "boo/status.hpp"
 
-namespace boo::driver {
+namespace boo::tools {
 
 /// One command of a workload: its words, or the reason its line could not be split.
 struct CommandLine {
@@ -21,4 +21,4 @@ struct CommandLine {
 /// every command. A line that cannot be split is returned with its error.
 Result<std::vector<CommandLine>> load_commands(const std::string& path, const std::vector<std::string>& extra);
 
-}  // namespace boo::driver
+}  // namespace boo::tools

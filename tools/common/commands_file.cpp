@@ -1,12 +1,12 @@
 // boo-driver: reading command files.
-#include "commands_file.hpp"
+#include "common/commands_file.hpp"
 
 #include <sstream>
 
 #include "base/file_util.hpp"
 #include "base/strings.hpp"
 
-namespace boo::driver {
+namespace boo::tools {
 
 Result<std::vector<CommandLine>> load_commands(const std::string& path, const std::vector<std::string>& extra) {
   Result<std::string> text = base::read_file(path);
@@ -40,4 +40,4 @@ Result<std::vector<CommandLine>> load_commands(const std::string& path, const st
   return commands;
 }
 
-}  // namespace boo::driver
+}  // namespace boo::tools

@@ -1,0 +1,115 @@
+// boo: the GPU runtime — from a signature to a launchable kernel.
+//
+//   auto rt = boo::Runtime::create(boo::RuntimeOptions::from_environment());
+//   auto conv = (*rt)->get_launchable(signature);      // compiles, or loads from the cache
+//   (*conv)->launch(args, results, stream);            // TensorRefs of device memory
+//
+// This header includes no CUDA header: streams are passed as void* (CUstream).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "boo/device.hpp"
+#include "boo/signature.hpp"
+#include "boo/status.hpp"
+#include "boo/tensor.hpp"
+
+namespace boo {
+
+/// A tensor in device memory: pointer, logical shape, strides (elements), dtype.
+struct TensorRef {
+  void* data = nullptr;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;
+  DType dtype = DType::kF32;
+};
+
+struct RuntimeOptions {
+  int device = 0;                 ///< CUDA device ordinal
+  std::string cache_dir;          ///< the artifact cache folder
+  bool cache_enabled = true;
+  std::string save_temps_dir;     ///< non-empty: dump every intermediate artifact here
+  std::string implementation;     ///< non-empty: use only this GPU implementation (--impl)
+
+  /// BOO_CACHE_ON, BOO_CACHE_DIR (see README) and BOO_SAVE_TEMPS.
+  static RuntimeOptions from_environment();
+};
+
+/// One signature, compiled and loaded, ready to launch. Thread-compatible.
+class Launchable {
+ public:
+  virtual ~Launchable() = default;
+  virtual const OpSignature& signature() const = 0;
+  /// The implementation that runs, e.g. "gpu:conv:direct".
+  virtual std::string_view implementation() const = 0;
+  /// The kernels' entry names, in launch order.
+  virtual const std::vector<std::string>& kernel_names() const = 0;
+  /// Launches on `stream` (a CUstream; nullptr = the runtime's stream).
+  /// `args` and `results` follow signature().arguments() and results():
+  /// shapes and dtypes must match; strides may be any the implementation accepts.
+  virtual Status launch(std::span<const TensorRef> args, std::span<const TensorRef> results, void* stream) = 0;
+};
+
+/// Device memory owned by a Runtime's context. Move-only.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(DeviceBuffer&& other) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer();
+  void* data() const { return reinterpret_cast<void*>(address_); }
+  size_t size_bytes() const { return bytes_; }
+
+ private:
+  friend class RuntimeAccess;
+  uint64_t address_ = 0;
+  size_t bytes_ = 0;
+  void* context_ = nullptr;  ///< the CUcontext it was allocated in; must outlive the buffer
+};
+
+/// Counters of where launchables came from.
+struct RuntimeStats {
+  int64_t compiled = 0;      ///< modules compiled with NVRTC
+  int64_t disk_hits = 0;     ///< modules loaded from the artifact cache
+  int64_t memory_hits = 0;   ///< launchables found in this process
+  double compile_ms = 0;     ///< total NVRTC time
+  double load_ms = 0;        ///< total cache read + module load time
+};
+
+/// A device, its primary context and a stream, the in-process module and
+/// launchable caches in front of the disk cache. Thread-safe.
+class Runtime {
+ public:
+  static Result<std::unique_ptr<Runtime>> create(const RuntimeOptions& options);
+  virtual ~Runtime() = default;
+
+  virtual const DeviceInfo& device() const = 0;
+  /// Compiles or loads the kernels of `sig` (first call), or returns the
+  /// launchable this runtime already made for an equal signature.
+  virtual Result<std::shared_ptr<Launchable>> get_launchable(const OpSignature& sig) = 0;
+  virtual RuntimeStats stats() const = 0;
+
+  /// The runtime's stream (a CUstream).
+  virtual void* stream() const = 0;
+  virtual Result<DeviceBuffer> allocate(size_t bytes) = 0;
+  virtual Status copy_to_device(const DeviceBuffer& dst, const void* src, size_t bytes) = 0;
+  virtual Status copy_to_host(void* dst, const DeviceBuffer& src, size_t bytes) = 0;
+  virtual Status fill_bytes(const DeviceBuffer& dst, uint8_t value) = 0;
+  virtual Status synchronize() = 0;
+  /// Runs `body` `iterations` times on the runtime's stream and returns the
+  /// GPU time of each run in microseconds (CUDA events around each run).
+  virtual Result<std::vector<double>> time_on_stream(const std::function<Status()>& body, int64_t iterations) = 0;
+};
+
+/// "560.35.03"-style driver version and "13.0" NVRTC version, or why not.
+Result<std::string> cuda_driver_version();
+
+}  // namespace boo

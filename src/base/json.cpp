@@ -1,0 +1,156 @@
+// boo: minimal flat JSON objects.
+#include "base/json.hpp"
+
+#include <cctype>
+#include <cstdio>
+
+#include "base/strings.hpp"
+
+namespace boo::base {
+
+std::string json_quote(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char ch : s) {
+    switch (ch) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (ch < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", ch);
+          out += buf;
+        } else {
+          out += static_cast<char>(ch);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+namespace {
+
+// Reads a JSON string starting at text[i] == '"'; advances i past it.
+Result<std::string> read_string(const std::string& text, size_t& i) {
+  std::string out;
+  for (++i; i < text.size(); ++i) {
+    char ch = text[i];
+    if (ch == '"') {
+      ++i;
+      return out;
+    }
+    if (ch == '\\') {
+      if (++i >= text.size()) break;
+      switch (text[i]) {
+        case 'n': out += '\n'; break;
+        case 'r': out += '\r'; break;
+        case 't': out += '\t'; break;
+        case 'u': {
+          if (i + 4 >= text.size()) return data_loss("bad \\u escape in JSON");
+          out += static_cast<char>(std::stoi(text.substr(i + 1, 4), nullptr, 16));
+          i += 4;
+          break;
+        }
+        default: out += text[i];
+      }
+    } else {
+      out += ch;
+    }
+  }
+  return data_loss("unterminated string in JSON");
+}
+
+void skip_space(const std::string& text, size_t& i) {
+  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+}
+
+}  // namespace
+
+void JsonObject::put(const std::string& key, std::string value, bool is_string) {
+  for (Entry& e : entries_) {
+    if (e.key == key) {
+      e.value = std::move(value);
+      e.is_string = is_string;
+      return;
+    }
+  }
+  entries_.push_back(Entry{key, std::move(value), is_string});
+}
+
+JsonObject& JsonObject::set(const std::string& key, const std::string& value) {
+  put(key, value, true);
+  return *this;
+}
+
+JsonObject& JsonObject::set_number(const std::string& key, double value) {
+  put(key, format_double(value), false);
+  return *this;
+}
+
+JsonObject& JsonObject::set_bool(const std::string& key, bool value) {
+  put(key, value ? "true" : "false", false);
+  return *this;
+}
+
+const std::string* JsonObject::get(const std::string& key) const {
+  for (const Entry& e : entries_)
+    if (e.key == key) return &e.value;
+  return nullptr;
+}
+
+Result<double> JsonObject::number(const std::string& key) const {
+  const std::string* v = get(key);
+  if (!v) return not_found("JSON key '" + key + "' is missing");
+  return parse_double(*v);
+}
+
+std::string JsonObject::dump() const {
+  std::string out = "{\n";
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    const Entry& e = entries_[i];
+    out += "  " + json_quote(e.key) + ": " + (e.is_string ? json_quote(e.value) : e.value);
+    out += i + 1 < entries_.size() ? ",\n" : "\n";
+  }
+  return out + "}\n";
+}
+
+Result<JsonObject> JsonObject::parse(const std::string& text) {
+  JsonObject obj;
+  size_t i = 0;
+  skip_space(text, i);
+  if (i >= text.size() || text[i] != '{') return data_loss("JSON object expected");
+  ++i;
+  skip_space(text, i);
+  if (i < text.size() && text[i] == '}') return obj;
+  while (i < text.size()) {
+    skip_space(text, i);
+    if (i >= text.size() || text[i] != '"') return data_loss("JSON key expected");
+    BOO_ASSIGN_OR_RETURN(std::string key, read_string(text, i));
+    skip_space(text, i);
+    if (i >= text.size() || text[i] != ':') return data_loss("':' expected in JSON");
+    ++i;
+    skip_space(text, i);
+    if (i >= text.size()) return data_loss("truncated JSON");
+    if (text[i] == '"') {
+      BOO_ASSIGN_OR_RETURN(std::string value, read_string(text, i));
+      obj.entries_.push_back(Entry{key, value, true});
+    } else {
+      size_t end = text.find_first_of(",}", i);
+      if (end == std::string::npos) return data_loss("truncated JSON");
+      obj.entries_.push_back(Entry{key, std::string(trim(text.substr(i, end - i))), false});
+      i = end;
+    }
+    skip_space(text, i);
+    if (i < text.size() && text[i] == ',') {
+      ++i;
+      continue;
+    }
+    if (i < text.size() && text[i] == '}') return obj;
+    return data_loss("',' or '}' expected in JSON");
+  }
+  return data_loss("truncated JSON");
+}
+
+}  // namespace boo::base

@@ -1,0 +1,44 @@
+// boo: comparing a backend's results with the float64 CPU reference.
+//
+// Tolerances (docs/tolerances.md): inputs are exactly representable in the
+// dtype and the reference sees the same values, so the error of a result is
+// its rounding to the output dtype plus the rounding of its float
+// accumulation over K terms. Relative tolerance:
+//   rtol(dtype, K) = 2^-p(dtype) + 8 * sqrt(K) * 2^-24      (p = 8 bf16, 11 fp16, 24 fp32; TF32: p = 11 for the products)
+// and every element must satisfy |out - ref| <= rtol * (|ref| + rms(ref)),
+// which scales with the tensor's magnitude where cancellation makes |ref| small.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/host_tensor.hpp"
+#include "boo/signature.hpp"
+
+namespace boo::bench {
+
+double relative_tolerance(DType dtype, int64_t reduction_length, bool tf32 = false);
+
+struct Comparison {
+  std::string name;                ///< result name ("y", "dx", ...)
+  int64_t elements = 0;
+  int64_t over_tolerance = 0;      ///< elements beyond the bound
+  int64_t nan_mismatches = 0;      ///< NaN in one and not the other
+  double max_abs_error = 0;
+  double relative_l2_error = 0;    ///< ||out - ref|| / ||ref||
+  double rtol = 0;
+  int64_t worst_index = -1;        ///< logical index of the largest error relative to its bound
+  double worst_value = 0, worst_reference = 0;
+  bool pass() const { return over_tolerance == 0 && nan_mismatches == 0; }
+  /// "y: max |err| 1.2e-03, rel L2 3.4e-04, rtol 7.9e-03, 0 of 1000 over"
+  std::string summary() const;
+};
+
+Comparison compare_to_reference(const base::HostTensor& result, const base::HostTensor& reference, double rtol);
+
+/// Compares every result of `sig` with the reference, with each result's
+/// tolerance (its dtype and reduction length).
+std::vector<Comparison> compare_results(const OpSignature& sig, const std::vector<base::HostTensor>& results,
+                                        const std::vector<base::HostTensor>& reference);
+
+}  // namespace boo::bench

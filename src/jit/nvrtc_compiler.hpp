@@ -1,0 +1,34 @@
+// boo: compiling a generated CUDA source to a cubin with NVRTC.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/kernel_source.hpp"
+#include "boo/status.hpp"
+
+namespace boo::jit {
+
+using base::KernelSource;
+
+struct CompiledKernel {
+  std::string cubin;
+  std::string ptx;             ///< filled only when asked for (save-temps)
+  std::string log;             ///< NVRTC + ptxas output
+  std::vector<std::string> options;
+  double compile_ms = 0;
+  int registers = -1;          ///< max over entries, from ptxas' report (-1 if absent)
+  int spill_bytes = -1;        ///< spill stores + loads, max over entries
+  int stack_bytes = -1;
+};
+
+/// The NVRTC options boo compiles with for `arch` ("sm_90a").
+std::vector<std::string> nvrtc_options(const std::string& arch);
+
+/// Compiles `source` for `arch`. Errors carry the full compile log.
+Result<CompiledKernel> compile_kernel(const KernelSource& source, const std::string& arch, bool want_ptx);
+
+/// "13.0"
+Result<std::string> nvrtc_version();
+
+}  // namespace boo::jit

@@ -1,0 +1,149 @@
+// boo device code: direct convolution, one thread per output element.
+//
+// The correct-for-every-signature fallback (gpu:conv:direct): any layout via
+// strides, groups, 1/2/3-D, stride/padding/dilation, transposed, bias and
+// activation epilogue, float accumulation. The faces mirror the CPU
+// reference (src/ops/conv/conv_ref.cpp).
+#pragma once
+
+#include "boo/common/types.cuh"
+#include "boo/conv/conv_direct_params.cuh"
+
+namespace boo {
+
+/// Splits a row-major linear index over (e0, e1, s[0], s[1], s[2]).
+__device__ __forceinline__ void unravel5(long long linear, long long e0, long long e1, const long long* s,
+                                         long long* out) {
+  out[4] = linear % s[2];
+  linear /= s[2];
+  out[3] = linear % s[1];
+  linear /= s[1];
+  out[2] = linear % s[0];
+  linear /= s[0];
+  out[1] = linear % e1;
+  out[0] = linear / e1;
+}
+
+__device__ __forceinline__ long long offset5(const long long* strides, long long i0, long long i1, long long z,
+                                             long long y, long long x) {
+  return i0 * strides[0] + i1 * strides[1] + z * strides[2] + y * strides[3] + x * strides[4];
+}
+
+/// B[n, kb, o] = epilogue(sum A * W): regular forward, transposed backward-data.
+template <typename T, int kAct, bool kBias>
+__device__ void conv_forward_face(const ConvFaceParams& p) {
+  const long long total = p.n * p.cb * p.b_size[0] * p.b_size[1] * p.b_size[2];
+  const long long cb_per_group = p.cb / p.groups, ca_per_group = p.ca / p.groups;
+  for (long long linear = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; linear < total;
+       linear += static_cast<long long>(gridDim.x) * blockDim.x) {
+    long long i[5];  // (n, kb, oz, oy, ox)
+    unravel5(linear, p.n, p.cb, p.b_size, i);
+    const long long c0 = (i[1] / cb_per_group) * ca_per_group;
+    float acc = 0.f;
+    for (long long rz = 0; rz < p.f_size[0]; ++rz) {
+      const long long iz = i[2] * p.stride[0] - p.pad[0] + rz * p.dil[0];
+      if (iz < 0 || iz >= p.a_size[0]) continue;
+      for (long long ry = 0; ry < p.f_size[1]; ++ry) {
+        const long long iy = i[3] * p.stride[1] - p.pad[1] + ry * p.dil[1];
+        if (iy < 0 || iy >= p.a_size[1]) continue;
+        for (long long rx = 0; rx < p.f_size[2]; ++rx) {
+          const long long ix = i[4] * p.stride[2] - p.pad[2] + rx * p.dil[2];
+          if (ix < 0 || ix >= p.a_size[2]) continue;
+          for (long long c = 0; c < ca_per_group; ++c) {
+            acc += load_as_float<T>(p.a, offset5(p.a_strides, i[0], c0 + c, iz, iy, ix)) *
+                   load_as_float<T>(p.w, offset5(p.w_strides, i[1], c, rz, ry, rx));
+          }
+        }
+      }
+    }
+    if (kBias) acc += load_as_float<T>(p.bias, i[1]);
+    acc = activate<kAct>(acc, p.act_alpha, p.act_lo, p.act_hi);
+    store_from_float<T>(p.b, offset5(p.b_strides, i[0], i[1], i[2], i[3], i[4]), acc);
+  }
+}
+
+/// A[n, ca, i] = epilogue(sum over (kb, r) with o*stride = i + pad - r*dil of B * W):
+/// regular backward-data, transposed forward.
+template <typename T, int kAct, bool kBias>
+__device__ void conv_data_face(const ConvFaceParams& p) {
+  const long long total = p.n * p.ca * p.a_size[0] * p.a_size[1] * p.a_size[2];
+  const long long cb_per_group = p.cb / p.groups, ca_per_group = p.ca / p.groups;
+  for (long long linear = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; linear < total;
+       linear += static_cast<long long>(gridDim.x) * blockDim.x) {
+    long long i[5];  // (n, ca, iz, iy, ix)
+    unravel5(linear, p.n, p.ca, p.a_size, i);
+    const long long g = i[1] / ca_per_group, c = i[1] % ca_per_group;
+    float acc = 0.f;
+    for (long long rz = 0; rz < p.f_size[0]; ++rz) {
+      const long long tz = i[2] + p.pad[0] - rz * p.dil[0];
+      if (tz < 0 || tz % p.stride[0] != 0 || tz / p.stride[0] >= p.b_size[0]) continue;
+      for (long long ry = 0; ry < p.f_size[1]; ++ry) {
+        const long long ty = i[3] + p.pad[1] - ry * p.dil[1];
+        if (ty < 0 || ty % p.stride[1] != 0 || ty / p.stride[1] >= p.b_size[1]) continue;
+        for (long long rx = 0; rx < p.f_size[2]; ++rx) {
+          const long long tx = i[4] + p.pad[2] - rx * p.dil[2];
+          if (tx < 0 || tx % p.stride[2] != 0 || tx / p.stride[2] >= p.b_size[2]) continue;
+          for (long long kb = g * cb_per_group; kb < (g + 1) * cb_per_group; ++kb) {
+            acc += load_as_float<T>(p.b, offset5(p.b_strides, i[0], kb, tz / p.stride[0], ty / p.stride[1],
+                                                 tx / p.stride[2])) *
+                   load_as_float<T>(p.w, offset5(p.w_strides, kb, c, rz, ry, rx));
+          }
+        }
+      }
+    }
+    if (kBias) acc += load_as_float<T>(p.bias, i[1]);
+    acc = activate<kAct>(acc, p.act_alpha, p.act_lo, p.act_hi);
+    store_from_float<T>(p.a, offset5(p.a_strides, i[0], i[1], i[2], i[3], i[4]), acc);
+  }
+}
+
+/// W[kb, c, r] = sum over (n, o) of A[n, g*cpg + c, o*stride - pad + r*dil] * B[n, kb, o]: backward-weight.
+template <typename T>
+__device__ void conv_weight_face(const ConvFaceParams& p) {
+  const long long ca_per_group = p.ca / p.groups, cb_per_group = p.cb / p.groups;
+  const long long total = p.cb * ca_per_group * p.f_size[0] * p.f_size[1] * p.f_size[2];
+  for (long long linear = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; linear < total;
+       linear += static_cast<long long>(gridDim.x) * blockDim.x) {
+    long long i[5];  // (kb, c, rz, ry, rx)
+    unravel5(linear, p.cb, ca_per_group, p.f_size, i);
+    const long long ch = (i[0] / cb_per_group) * ca_per_group + i[1];
+    float acc = 0.f;
+    for (long long n = 0; n < p.n; ++n) {
+      for (long long oz = 0; oz < p.b_size[0]; ++oz) {
+        const long long iz = oz * p.stride[0] - p.pad[0] + i[2] * p.dil[0];
+        if (iz < 0 || iz >= p.a_size[0]) continue;
+        for (long long oy = 0; oy < p.b_size[1]; ++oy) {
+          const long long iy = oy * p.stride[1] - p.pad[1] + i[3] * p.dil[1];
+          if (iy < 0 || iy >= p.a_size[1]) continue;
+          for (long long ox = 0; ox < p.b_size[2]; ++ox) {
+            const long long ix = ox * p.stride[2] - p.pad[2] + i[4] * p.dil[2];
+            if (ix < 0 || ix >= p.a_size[2]) continue;
+            acc += load_as_float<T>(p.a, offset5(p.a_strides, n, ch, iz, iy, ix)) *
+                   load_as_float<T>(p.b, offset5(p.b_strides, n, i[0], oz, oy, ox));
+          }
+        }
+      }
+    }
+    store_from_float<T>(p.w, offset5(p.w_strides, i[0], i[1], i[2], i[3], i[4]), acc);
+  }
+}
+
+/// bias[k] = sum of B[n, k, o] over n and o (the bias gradient; B = dy).
+/// One block per channel.
+template <typename T>
+__device__ void conv_bias_gradient(const ConvFaceParams& p) {
+  __shared__ float scratch[32];
+  const long long positions = p.b_size[0] * p.b_size[1] * p.b_size[2];
+  for (long long k = blockIdx.x; k < p.cb; k += gridDim.x) {
+    float acc = 0.f;
+    for (long long j = threadIdx.x; j < p.n * positions; j += blockDim.x) {
+      const long long n = j / positions, o = j % positions;
+      const long long ox = o % p.b_size[2], oy = (o / p.b_size[2]) % p.b_size[1], oz = o / (p.b_size[2] * p.b_size[1]);
+      acc += load_as_float<T>(p.b, offset5(p.b_strides, n, k, oz, oy, ox));
+    }
+    acc = block_sum(acc, scratch);
+    if (threadIdx.x == 0) store_from_float<T>(p.bias, k, acc);
+  }
+}
+
+}  // namespace boo

@@ -1,0 +1,61 @@
+// boo: what a GPU implementation of an op provides.
+//
+// The ops layer knows no CUDA: an implementation turns a signature into a
+// CUDA source (compiled and cached by the jit/cache layers) and, at launch,
+// into a list of kernel launches with packed parameter blocks, which the
+// runtime issues with the driver API.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "boo/device.hpp"
+#include "boo/signature.hpp"
+#include "base/kernel_source.hpp"
+
+namespace boo::ops {
+
+/// A tensor on the device: address and description.
+struct DeviceTensor {
+  uint64_t address = 0;
+  TensorSpec spec;
+};
+
+/// One kernel launch of a plan.
+struct KernelLaunch {
+  size_t entry = 0;  ///< index into KernelSource::entries
+  uint32_t grid[3] = {1, 1, 1};
+  uint32_t block[3] = {1, 1, 1};
+  uint32_t shared_bytes = 0;
+  std::vector<std::byte> params;  ///< the kernel's single by-value parameter block
+
+  template <typename Params>
+  void set_params(const Params& p) {
+    params.resize(sizeof(Params));
+    std::memcpy(params.data(), &p, sizeof(Params));
+  }
+};
+
+class GpuImplementation {
+ public:
+  virtual ~GpuImplementation() = default;
+  /// Stable name, e.g. "gpu:conv:direct" (selectable with --impl).
+  virtual std::string_view name() const = 0;
+  /// OK, or why this implementation declines the signature on this device.
+  virtual Status accepts(const OpSignature& sig, const DeviceInfo& device) const = 0;
+  /// The compile-time parameters as a readable record (goes into the cache key).
+  virtual std::string compile_params(const OpSignature& sig, const DeviceInfo& device) const = 0;
+  /// The CUDA translation unit for `sig`.
+  virtual Result<base::KernelSource> source(const OpSignature& sig, const DeviceInfo& device) const = 0;
+  /// The launches that compute sig.results() from sig.arguments().
+  virtual Result<std::vector<KernelLaunch>> plan(const OpSignature& sig, const DeviceInfo& device,
+                                                 std::span<const DeviceTensor> args,
+                                                 std::span<const DeviceTensor> results) const = 0;
+};
+
+}  // namespace boo::ops

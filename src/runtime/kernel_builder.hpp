@@ -1,0 +1,47 @@
+// boo: from (implementation, signature, device) to a cubin — through the
+// artifact cache, NVRTC on a miss, and BOO_SAVE_TEMPS dumps.
+#pragma once
+
+#include <string>
+
+#include "base/json.hpp"
+#include "base/kernel_source.hpp"
+#include "boo/device.hpp"
+#include "boo/signature.hpp"
+#include "cache/artifact_cache.hpp"
+#include "ops/gpu_implementation.hpp"
+
+namespace boo::runtime {
+
+/// Everything that identifies a module before it is compiled.
+struct ModuleRequest {
+  const ops::GpuImplementation* impl = nullptr;
+  base::KernelSource source;
+  cache::KeyRecord key;
+  std::string arch;
+};
+
+/// The source and the complete cache key of `impl` for `sig` on `device`.
+Result<ModuleRequest> describe_module(const ops::GpuImplementation& impl, const OpSignature& sig,
+                                      const DeviceInfo& device);
+
+struct BuiltModule {
+  std::string cubin;
+  std::string key;        ///< the cache key (hex)
+  bool from_cache = false;
+  double compile_ms = 0;  ///< 0 when loaded from the cache
+  base::JsonObject metadata;
+};
+
+struct BuildOptions {
+  std::string save_temps_dir;  ///< BOO_SAVE_TEMPS: dump every intermediate artifact here
+  std::string driver_version;  ///< recorded in the metadata when a driver is present
+};
+
+/// Loads the module from `cache`, or compiles and stores it. A failed store
+/// (read-only cache) is logged once and the compiled module is returned.
+/// With save_temps_dir, the module is always compiled so every artifact can be written.
+Result<BuiltModule> build_module(const ModuleRequest& request, const OpSignature& sig,
+                                 const cache::ArtifactCache& cache, const BuildOptions& options);
+
+}  // namespace boo::runtime

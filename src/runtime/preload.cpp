@@ -1,0 +1,69 @@
+// boo: parallel cache pre-population.
+#include "runtime/preload.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "runtime/dispatch.hpp"
+#include "runtime/kernel_builder.hpp"
+
+namespace boo::runtime {
+
+PreloadReport preload(const std::vector<const OpSignature*>& signatures, const DeviceInfo& device,
+                      const cache::ArtifactCache& cache, int jobs, const std::string& implementation,
+                      const PreloadProgress& progress) {
+  PreloadReport report;
+  // One module per distinct cache key; remember one signature that needs it.
+  std::map<std::string, std::pair<ModuleRequest, const OpSignature*>> modules;
+  for (const OpSignature* sig : signatures) {
+    Dispatch d = choose_gpu_implementation(*sig, device, implementation);
+    if (!d.chosen) {
+      report.failures.push_back({sig->command(), d.failure()});
+      ++report.failed;
+      continue;
+    }
+    Result<ModuleRequest> request = describe_module(*d.chosen, *sig, device);
+    if (!request.ok()) {
+      report.failures.push_back({sig->command(), request.status()});
+      ++report.failed;
+      continue;
+    }
+    modules.try_emplace(request->key.digest(), std::move(*request), sig);
+  }
+  report.modules = static_cast<int64_t>(modules.size());
+
+  std::vector<const std::pair<ModuleRequest, const OpSignature*>*> work;
+  for (const auto& [key, entry] : modules) work.push_back(&entry);
+  std::atomic<size_t> next{0};
+  std::mutex mutex;
+  int64_t done = 0;
+  auto worker = [&] {
+    for (size_t i = next.fetch_add(1); i < work.size(); i = next.fetch_add(1)) {
+      const auto& [request, sig] = *work[i];
+      Result<BuiltModule> built = build_module(request, *sig, cache, BuildOptions{});
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!built.ok()) {
+        ++report.failed;
+        report.failures.push_back({sig->command(), built.status()});
+      } else if (built->from_cache) {
+        ++report.cached;
+      } else {
+        ++report.compiled;
+        report.compile_ms.push_back(built->compile_ms);
+      }
+      ++done;
+      if (progress) progress(done, static_cast<int64_t>(work.size()), report);
+    }
+  };
+  const int threads = std::max(1, std::min<int>(jobs, static_cast<int>(work.size())));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+  return report;
+}
+
+}  // namespace boo::runtime

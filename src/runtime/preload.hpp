@@ -1,0 +1,38 @@
+// boo: compiling every kernel a workload needs, in parallel, into the cache.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "boo/device.hpp"
+#include "boo/signature.hpp"
+#include "cache/artifact_cache.hpp"
+
+namespace boo::runtime {
+
+struct PreloadFailure {
+  std::string what;  ///< the command (or module) that failed
+  Status reason;
+};
+
+struct PreloadReport {
+  int64_t modules = 0;   ///< distinct kernel modules the signatures need
+  int64_t compiled = 0;  ///< compiled now with NVRTC
+  int64_t cached = 0;    ///< already in the cache
+  int64_t failed = 0;
+  std::vector<PreloadFailure> failures;
+  std::vector<double> compile_ms;  ///< one entry per compiled module
+};
+
+/// (done, total, report so far): called after each module, from worker threads, serialized.
+using PreloadProgress = std::function<void(int64_t, int64_t, const PreloadReport&)>;
+
+/// Dispatches each signature for `device`, deduplicates the modules by cache
+/// key and builds the missing ones on `jobs` threads. Signature-level
+/// failures (no implementation accepts) are reported, not fatal.
+PreloadReport preload(const std::vector<const OpSignature*>& signatures, const DeviceInfo& device,
+                      const cache::ArtifactCache& cache, int jobs, const std::string& implementation,
+                      const PreloadProgress& progress);
+
+}  // namespace boo::runtime

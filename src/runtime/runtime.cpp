@@ -1,0 +1,366 @@
+// boo: the GPU runtime — device context, module and launchable caches, launches.
+#include "boo/runtime.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+#include "base/log.hpp"
+#include "cache/artifact_cache.hpp"
+#include "cuda/driver_api.hpp"
+#include "ops/op_definition.hpp"
+#include "runtime/dispatch.hpp"
+#include "runtime/kernel_builder.hpp"
+
+namespace boo {
+
+// Lets the runtime fill in DeviceBuffer's private fields.
+class RuntimeAccess {
+ public:
+  static DeviceBuffer make_buffer(uint64_t address, size_t bytes, void* context) {
+    DeviceBuffer b;
+    b.address_ = address;
+    b.bytes_ = bytes;
+    b.context_ = context;
+    return b;
+  }
+  static uint64_t address(const DeviceBuffer& b) { return b.address_; }
+  static size_t bytes(const DeviceBuffer& b) { return b.bytes_; }
+};
+
+namespace {
+
+using cuda::DriverApi;
+
+Result<DeviceInfo> query_device(const DriverApi& api, int ordinal, CUdevice* out_device) {
+  int count = 0;
+  BOO_CU_RETURN_IF_ERROR(api, cuDeviceGetCount(&count));
+  if (ordinal < 0 || ordinal >= count)
+    return invalid_argument("GPU " + std::to_string(ordinal) + " does not exist: this machine has " +
+                            std::to_string(count) + " (ordinals 0.." + std::to_string(count - 1) + ")");
+  CUdevice dev;
+  BOO_CU_RETURN_IF_ERROR(api, cuDeviceGet(&dev, ordinal));
+  DeviceInfo info;
+  info.ordinal = ordinal;
+  char name[256] = {};
+  BOO_CU_RETURN_IF_ERROR(api, cuDeviceGetName(name, sizeof name, dev));
+  info.name = name;
+  auto attr = [&](CUdevice_attribute a, int* v) { return api.cuDeviceGetAttribute(v, a, dev); };
+  attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &info.cc_major);
+  attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &info.cc_minor);
+  attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &info.sm_count);
+  attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, &info.max_shared_bytes_per_block);
+  attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, &info.l2_bytes);
+  size_t total = 0;
+  BOO_CU_RETURN_IF_ERROR(api, cuDeviceTotalMem(&total, dev));
+  info.total_memory_bytes = static_cast<int64_t>(total);
+  *out_device = dev;
+  return info;
+}
+
+// A loaded module: its functions in entry order. Owned by the runtime.
+struct LoadedModule {
+  CUmodule module = nullptr;
+  std::vector<CUfunction> functions;
+};
+
+class RuntimeImpl;
+
+class LaunchableImpl final : public Launchable {
+ public:
+  LaunchableImpl(RuntimeImpl& rt, std::unique_ptr<OpSignature> sig, const ops::GpuImplementation& impl,
+                 std::vector<std::string> names, const LoadedModule& module)
+      : rt_(rt), sig_(std::move(sig)), impl_(impl), names_(std::move(names)), module_(module) {}
+
+  const OpSignature& signature() const override { return *sig_; }
+  std::string_view implementation() const override { return impl_.name(); }
+  const std::vector<std::string>& kernel_names() const override { return names_; }
+  Status launch(std::span<const TensorRef> args, std::span<const TensorRef> results, void* stream) override;
+
+ private:
+  RuntimeImpl& rt_;
+  std::unique_ptr<OpSignature> sig_;
+  const ops::GpuImplementation& impl_;
+  std::vector<std::string> names_;
+  const LoadedModule& module_;
+};
+
+class RuntimeImpl final : public Runtime {
+ public:
+  RuntimeImpl(const DriverApi& api, RuntimeOptions options, DeviceInfo info, CUdevice dev, CUcontext ctx,
+              CUstream stream, std::string driver_version)
+      : api_(api),
+        options_(std::move(options)),
+        info_(std::move(info)),
+        device_(dev),
+        context_(ctx),
+        stream_(stream),
+        driver_version_(std::move(driver_version)),
+        cache_(cache::CacheConfig{options_.cache_dir, options_.cache_enabled}) {}
+
+  ~RuntimeImpl() override {
+    api_.cuCtxSetCurrent(context_);
+    launchables_.clear();
+    for (auto& [key, m] : modules_) api_.cuModuleUnload(m.module);
+    api_.cuStreamDestroy(stream_);
+    api_.cuDevicePrimaryCtxRelease(device_);
+  }
+
+  const DeviceInfo& device() const override { return info_; }
+  void* stream() const override { return stream_; }
+  const DriverApi& api() const { return api_; }
+
+  Status make_current() {
+    BOO_CU_RETURN_IF_ERROR(api_, cuCtxSetCurrent(context_));
+    return ok_status();
+  }
+
+  RuntimeStats stats() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return stats_;
+  }
+
+  Result<std::shared_ptr<Launchable>> get_launchable(const OpSignature& sig) override {
+    BOO_RETURN_IF_ERROR(sig.validate());
+    const std::string identity = sig.command();
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = launchables_.find(identity); it != launchables_.end()) {
+      ++stats_.memory_hits;
+      return std::shared_ptr<Launchable>(it->second);
+    }
+    BOO_RETURN_IF_ERROR(make_current());
+    runtime::Dispatch dispatch = runtime::choose_gpu_implementation(sig, info_, options_.implementation);
+    BOO_RETURN_IF_ERROR(dispatch.failure());
+    BOO_ASSIGN_OR_RETURN(runtime::ModuleRequest request, runtime::describe_module(*dispatch.chosen, sig, info_));
+    const auto start = std::chrono::steady_clock::now();
+    BOO_ASSIGN_OR_RETURN(runtime::BuiltModule built,
+                         runtime::build_module(request, sig, cache_,
+                                               runtime::BuildOptions{options_.save_temps_dir, driver_version_}));
+    const LoadedModule* module = nullptr;
+    if (auto it = modules_.find(built.key); it != modules_.end()) {
+      module = &it->second;
+    } else {
+      LoadedModule m;
+      BOO_CU_RETURN_IF_ERROR(api_, cuModuleLoadData(&m.module, built.cubin.data()));
+      for (const std::string& entry : request.source.entries) {
+        CUfunction fn = nullptr;
+        CUresult r = api_.cuModuleGetFunction(&fn, m.module, entry.c_str());
+        if (r != CUDA_SUCCESS) {
+          api_.cuModuleUnload(m.module);
+          return cuda::cu_status(r, ("cuModuleGetFunction(" + entry + ")").c_str());
+        }
+        m.functions.push_back(fn);
+      }
+      module = &modules_.emplace(built.key, std::move(m)).first->second;
+    }
+    const double elapsed_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (built.from_cache) {
+      ++stats_.disk_hits;
+      stats_.load_ms += elapsed_ms;
+    } else {
+      ++stats_.compiled;
+      stats_.compile_ms += built.compile_ms;
+    }
+    base::log_debug(std::string(built.from_cache ? "loaded " : "compiled ") + std::string(dispatch.chosen->name()) +
+                    " for " + identity + " (key " + built.key.substr(0, 12) + ")");
+    auto launchable = std::make_shared<LaunchableImpl>(*this, sig.clone(), *dispatch.chosen,
+                                                       request.source.entries, *module);
+    launchables_.emplace(identity, launchable);
+    return std::shared_ptr<Launchable>(launchable);
+  }
+
+  Result<DeviceBuffer> allocate(size_t bytes) override {
+    BOO_RETURN_IF_ERROR(make_current());
+    if (bytes == 0) return DeviceBuffer();
+    CUdeviceptr ptr = 0;
+    BOO_CU_RETURN_IF_ERROR(api_, cuMemAlloc(&ptr, bytes));
+    return RuntimeAccess::make_buffer(static_cast<uint64_t>(ptr), bytes, context_);
+  }
+
+  Status copy_to_device(const DeviceBuffer& dst, const void* src, size_t bytes) override {
+    BOO_RETURN_IF_ERROR(make_current());
+    if (bytes) BOO_CU_RETURN_IF_ERROR(api_, cuMemcpyHtoD(static_cast<CUdeviceptr>(RuntimeAccess::address(dst)), src, bytes));
+    return ok_status();
+  }
+
+  Status copy_to_host(void* dst, const DeviceBuffer& src, size_t bytes) override {
+    BOO_RETURN_IF_ERROR(make_current());
+    BOO_CU_RETURN_IF_ERROR(api_, cuStreamSynchronize(stream_));
+    if (bytes) BOO_CU_RETURN_IF_ERROR(api_, cuMemcpyDtoH(dst, static_cast<CUdeviceptr>(RuntimeAccess::address(src)), bytes));
+    return ok_status();
+  }
+
+  Status fill_bytes(const DeviceBuffer& dst, uint8_t value) override {
+    BOO_RETURN_IF_ERROR(make_current());
+    if (RuntimeAccess::bytes(dst))
+      BOO_CU_RETURN_IF_ERROR(api_, cuMemsetD8Async(static_cast<CUdeviceptr>(RuntimeAccess::address(dst)), value,
+                                                   RuntimeAccess::bytes(dst), stream_));
+    return ok_status();
+  }
+
+  Status synchronize() override {
+    BOO_RETURN_IF_ERROR(make_current());
+    BOO_CU_RETURN_IF_ERROR(api_, cuStreamSynchronize(stream_));
+    return ok_status();
+  }
+
+  Result<std::vector<double>> time_on_stream(const std::function<Status()>& body, int64_t iterations) override {
+    BOO_RETURN_IF_ERROR(make_current());
+    std::vector<CUevent> events(static_cast<size_t>(iterations) + 1, nullptr);
+    auto destroy = [&] {
+      for (CUevent e : events)
+        if (e) api_.cuEventDestroy(e);
+    };
+    for (CUevent& e : events) {
+      CUresult r = api_.cuEventCreate(&e, CU_EVENT_DEFAULT);
+      if (r != CUDA_SUCCESS) {
+        destroy();
+        return cuda::cu_status(r, "cuEventCreate");
+      }
+    }
+    Status status;
+    // Back-to-back launches between consecutive events: event i+1 ends run i and starts run i+1.
+    if (CUresult r = api_.cuEventRecord(events[0], stream_); r != CUDA_SUCCESS) status = cuda::cu_status(r, "cuEventRecord");
+    for (int64_t i = 0; status.ok() && i < iterations; ++i) {
+      status = body();
+      if (status.ok())
+        if (CUresult r = api_.cuEventRecord(events[static_cast<size_t>(i) + 1], stream_); r != CUDA_SUCCESS)
+          status = cuda::cu_status(r, "cuEventRecord");
+    }
+    std::vector<double> samples_us;
+    if (status.ok()) {
+      if (CUresult r = api_.cuEventSynchronize(events.back()); r != CUDA_SUCCESS) status = cuda::cu_status(r, "cuEventSynchronize");
+    }
+    for (int64_t i = 0; status.ok() && i < iterations; ++i) {
+      float ms = 0;
+      if (CUresult r = api_.cuEventElapsedTime(&ms, events[static_cast<size_t>(i)], events[static_cast<size_t>(i) + 1]);
+          r != CUDA_SUCCESS)
+        status = cuda::cu_status(r, "cuEventElapsedTime");
+      samples_us.push_back(static_cast<double>(ms) * 1000.0);
+    }
+    destroy();
+    if (!status.ok()) return status;
+    return samples_us;
+  }
+
+ private:
+  const DriverApi& api_;
+  RuntimeOptions options_;
+  DeviceInfo info_;
+  CUdevice device_;
+  CUcontext context_;
+  CUstream stream_;
+  std::string driver_version_;
+  cache::ArtifactCache cache_;
+  mutable std::mutex mutex_;
+  RuntimeStats stats_;
+  std::map<std::string, LoadedModule> modules_;                     // by cache key
+  std::map<std::string, std::shared_ptr<LaunchableImpl>> launchables_;  // by canonical command
+};
+
+Status LaunchableImpl::launch(std::span<const TensorRef> args, std::span<const TensorRef> results, void* stream) {
+  const std::vector<TensorSpec> arg_specs = sig_->arguments(), result_specs = sig_->results();
+  auto bind = [](std::span<const TensorRef> refs, const std::vector<TensorSpec>& specs, const char* what,
+                 std::vector<ops::DeviceTensor>& out) -> Status {
+    if (refs.size() != specs.size())
+      return invalid_argument(std::string("expected ") + std::to_string(specs.size()) + " " + what + ", got " +
+                              std::to_string(refs.size()));
+    for (size_t i = 0; i < refs.size(); ++i) {
+      const TensorSpec& s = specs[i];
+      if (refs[i].shape != s.shape)
+        return invalid_argument(std::string(what) + " '" + s.name + "' has shape " + format_dims(refs[i].shape) +
+                                ", the signature needs " + format_dims(s.shape));
+      if (refs[i].dtype != s.dtype)
+        return invalid_argument(std::string(what) + " '" + s.name + "' is " + std::string(dtype_name(refs[i].dtype)) +
+                                ", the signature needs " + std::string(dtype_name(s.dtype)));
+      if (refs[i].strides.size() != s.shape.size())
+        return invalid_argument(std::string(what) + " '" + s.name + "' needs one stride per dimension");
+      if (!refs[i].data && s.numel() > 0) return invalid_argument(std::string(what) + " '" + s.name + "' is null");
+      TensorSpec actual = s;
+      actual.strides = refs[i].strides;
+      out.push_back(ops::DeviceTensor{reinterpret_cast<uint64_t>(refs[i].data), std::move(actual)});
+    }
+    return ok_status();
+  };
+  std::vector<ops::DeviceTensor> dargs, dresults;
+  BOO_RETURN_IF_ERROR(bind(args, arg_specs, "argument", dargs));
+  BOO_RETURN_IF_ERROR(bind(results, result_specs, "result", dresults));
+  BOO_ASSIGN_OR_RETURN(std::vector<ops::KernelLaunch> plan, impl_.plan(*sig_, rt_.device(), dargs, dresults));
+  BOO_RETURN_IF_ERROR(rt_.make_current());
+  const DriverApi& api = rt_.api();
+  CUstream s = stream ? static_cast<CUstream>(stream) : static_cast<CUstream>(rt_.stream());
+  for (ops::KernelLaunch& l : plan) {
+    CUfunction fn = module_.functions.at(l.entry);
+    if (l.shared_bytes > 48 * 1024)
+      BOO_CU_RETURN_IF_ERROR(api, cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                     static_cast<int>(l.shared_bytes)));
+    void* params[] = {l.params.data()};
+    BOO_CU_RETURN_IF_ERROR(api, cuLaunchKernel(fn, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1],
+                                               l.block[2], l.shared_bytes, s, params, nullptr));
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+RuntimeOptions RuntimeOptions::from_environment() {
+  RuntimeOptions o;
+  const cache::CacheConfig c = cache::CacheConfig::from_environment();
+  o.cache_dir = c.dir;
+  o.cache_enabled = c.enabled;
+  if (const char* dir = std::getenv("BOO_SAVE_TEMPS"); dir && *dir) o.save_temps_dir = dir;
+  return o;
+}
+
+Result<std::string> cuda_driver_version() {
+  BOO_ASSIGN_OR_RETURN(const DriverApi* api, cuda::driver_api());
+  int v = 0;
+  BOO_CU_RETURN_IF_ERROR(*api, cuDriverGetVersion(&v));
+  return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+}
+
+Result<std::unique_ptr<Runtime>> Runtime::create(const RuntimeOptions& options) {
+  BOO_ASSIGN_OR_RETURN(const DriverApi* api, cuda::driver_api());
+  CUdevice dev;
+  BOO_ASSIGN_OR_RETURN(DeviceInfo info, query_device(*api, options.device, &dev));
+  CUcontext ctx = nullptr;
+  BOO_CU_RETURN_IF_ERROR(*api, cuDevicePrimaryCtxRetain(&ctx, dev));
+  if (CUresult r = api->cuCtxSetCurrent(ctx); r != CUDA_SUCCESS) {
+    api->cuDevicePrimaryCtxRelease(dev);
+    return cuda::cu_status(r, "cuCtxSetCurrent");
+  }
+  CUstream stream = nullptr;
+  if (CUresult r = api->cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING); r != CUDA_SUCCESS) {
+    api->cuDevicePrimaryCtxRelease(dev);
+    return cuda::cu_status(r, "cuStreamCreate");
+  }
+  std::string driver = cuda_driver_version().ok() ? *cuda_driver_version() : "";
+  return std::unique_ptr<Runtime>(new RuntimeImpl(*api, options, std::move(info), dev, ctx, stream, driver));
+}
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
+    : address_(std::exchange(other.address_, 0)),
+      bytes_(std::exchange(other.bytes_, 0)),
+      context_(std::exchange(other.context_, nullptr)) {}
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
+  if (this != &other) {
+    DeviceBuffer old(std::move(*this));
+    address_ = std::exchange(other.address_, 0);
+    bytes_ = std::exchange(other.bytes_, 0);
+    context_ = std::exchange(other.context_, nullptr);
+  }
+  return *this;
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (!address_) return;
+  if (Result<const DriverApi*> api = cuda::driver_api(); api.ok()) {
+    (*api)->cuCtxSetCurrent(static_cast<CUcontext>(context_));
+    (*api)->cuMemFree(static_cast<CUdeviceptr>(address_));
+  }
+}
+
+}  // namespace boo

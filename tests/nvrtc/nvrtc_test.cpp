@@ -1,0 +1,83 @@
+// boo tests (label nvrtc, no GPU needed): every device source compiles alone
+// for sm_90a, and so does every kernel module the implementations generate
+// across a matrix of signatures.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "boo/registry.hpp"
+#include "jit/embedded_sources.hpp"
+#include "jit/nvrtc_compiler.hpp"
+#include "ops/op_definition.hpp"
+#include "runtime/dispatch.hpp"
+
+namespace boo {
+namespace {
+
+const char* kArch = "sm_90a";
+
+TEST(NvrtcTest, EveryDeviceSourceCompilesAlone) {
+  ASSERT_FALSE(jit::embedded_sources().empty());
+  for (const jit::EmbeddedSource& s : jit::embedded_sources()) {
+    SCOPED_TRACE(std::string(s.include_name));
+    jit::KernelSource src{"self_contained.cu", "#include \"" + std::string(s.include_name) + "\"\n", {}};
+    Result<jit::CompiledKernel> k = jit::compile_kernel(src, kArch, false);
+    EXPECT_TRUE(k.ok()) << k.status().to_string();
+  }
+}
+
+TEST(NvrtcTest, IncludedDigestFollowsIncludes) {
+  const std::string conv = jit::included_sources_digest("#include \"boo/conv/conv_direct.cuh\"\n");
+  const std::string ln = jit::included_sources_digest("#include \"boo/layernorm/layernorm_simple.cuh\"\n");
+  EXPECT_NE(conv, ln);
+  EXPECT_EQ(conv, jit::included_sources_digest("#include \"boo/conv/conv_direct.cuh\"\n// other text\n"));
+}
+
+// Generated modules of every implementation over a matrix of signatures.
+TEST(NvrtcTest, GeneratedModulesCompile) {
+  std::vector<std::string> commands;
+  for (const char* dtype : {"conv", "convfp16", "convbfp16"}) {
+    for (const char* act : {"none", "relu", "sigmoid", "tanh", "silu", "gelu", "gelu_tanh", "leaky_relu:0.1",
+                            "clamp:0:6"}) {
+      commands.push_back(std::string(dtype) + " -n 2 -c 4 -H 5 -W 5 -k 4 -F 1 -b 1 --activation " + act);
+    }
+    commands.push_back(std::string(dtype) + " -n 2 -c 4 -H 5 -W 5 -k 4 -F 0 -b 1");
+    commands.push_back(std::string(dtype) + " -m trans -n 2 -c 4 -H 5 -W 5 -k 4 -u 2 -v 2 -F 0 -b 1");
+  }
+  for (const char* dtype : {"layernorm", "layernormfp16", "layernormbfp16"}) {
+    for (const char* mode : {"-m 0 -F 1", "-m 1 -F 1", "-m 1 --bias 0 -F 1", "-m 1 -F 14", "-m 0 -F 2", "-F 4",
+                             "-F 8", "-m 1 -F 6"}) {
+      commands.push_back(std::string(dtype) + " -X 3x4x8 -o 2 " + mode);
+    }
+  }
+  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
+  std::set<std::string> compiled;
+  for (const std::string& command : commands) {
+    SCOPED_TRACE(command);
+    Result<ParsedCommand> p = parse_command(std::string_view(command));
+    ASSERT_TRUE(p.ok()) << p.status().to_string();
+    const ops::OpDefinition* op = ops::find_op(p->signature->op_name());
+    for (const ops::GpuImplementation* impl : op->gpu_implementations()) {
+      if (!impl->accepts(*p->signature, device).ok()) continue;
+      Result<jit::KernelSource> src = impl->source(*p->signature, device);
+      ASSERT_TRUE(src.ok()) << src.status().to_string();
+      if (!compiled.insert(src->text).second) continue;
+      Result<jit::CompiledKernel> k = jit::compile_kernel(*src, kArch, false);
+      ASSERT_TRUE(k.ok()) << k.status().to_string();
+      EXPECT_GT(k->cubin.size(), 0u);
+      EXPECT_EQ(k->spill_bytes, 0) << impl->name() << " spills:\n" << k->log;
+    }
+  }
+  EXPECT_GT(compiled.size(), 40u);
+}
+
+TEST(NvrtcTest, CompileErrorsCarryTheLog) {
+  jit::KernelSource src{"broken.cu", "extern \"C\" __global__ void k() { undefined_thing(); }\n", {"k"}};
+  Result<jit::CompiledKernel> k = jit::compile_kernel(src, kArch, false);
+  ASSERT_FALSE(k.ok());
+  EXPECT_NE(k.status().message().find("undefined_thing"), std::string::npos) << k.status().to_string();
+  EXPECT_NE(k.status().message().find("broken.cu"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace boo
