@@ -172,6 +172,15 @@ class DriverRun {
     return ok_status();
   }
 
+  /// "kernels: compiled=2 loaded_from_cache=1 (...)" when the GPU backend ran.
+  std::string runtime_summary() const {
+    if (!runtime_) return "";
+    const RuntimeStats s = runtime_->stats();
+    return "boo-driver: kernels compiled=" + std::to_string(s.compiled) + " (" + format_fixed(s.compile_ms, 0) +
+           " ms) loaded_from_cache=" + std::to_string(s.disk_hits) + " (" + format_fixed(s.load_ms, 1) +
+           " ms) reused_in_process=" + std::to_string(s.memory_hits) + "\n";
+  }
+
   Status open_csv() {
     if (opts_.csv_path.empty()) return ok_status();
     std::vector<std::string> header{"arguments"};
@@ -327,7 +336,7 @@ int run_driver(const std::vector<std::string>& argv) {
   std::map<Outcome, int> counts;
   int index = 0;
   for (const CommandLine& cmd : commands) ++counts[driver.run_one(cmd, ++index)];
-  std::cout << "\nboo-driver: " << commands.size() << " command(s): " << counts[Outcome::kOk] << " ok, "
+  std::cout << "\n" << driver.runtime_summary() << "boo-driver: " << commands.size() << " command(s): " << counts[Outcome::kOk] << " ok, "
             << counts[Outcome::kFailed] << " failed, " << counts[Outcome::kUnsupported] << " unsupported\n";
   const bool failed = counts[Outcome::kFailed] > 0 || (fail_on_unsupported && counts[Outcome::kUnsupported] > 0);
   return failed ? 1 : 0;

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The one script for the GPU machine: builds boo there, runs the GPU tests, the
+# numerics over the workloads, and prints one short table at the end.
+# Usage (from the repository root): scripts/gpu-check.sh [stage ...]
+#   stages: build info tests numerics cache  (default: all)
+# Logs go to $OUT (the device tool's output folder) or build-gpu/logs.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT="${OUT:-$PWD/build-gpu/logs}"
+mkdir -p "$OUT"
+BUILD=build-gpu
+stages=("$@")
+[ ${#stages[@]} -eq 0 ] && stages=(build info tests numerics cache)
+declare -a table
+
+want() { local s; for s in "${stages[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
+row() { table+=("$(printf '%-34s %s' "$1" "$2")"); }
+
+if want build; then
+  gtest_arg=()
+  [ -d .deps/googletest ] && gtest_arg=(-DBOO_GTEST_SOURCE_DIR="$PWD/.deps/googletest")
+  start=$(date +%s)
+  if cmake -S . -B $BUILD -G Ninja -DCMAKE_BUILD_TYPE=Release "${gtest_arg[@]}" \
+       -DPython3_EXECUTABLE="$(command -v python3)" >"$OUT/configure.log" 2>&1 &&
+     cmake --build $BUILD -j16 >"$OUT/build.log" 2>&1; then
+    row "build" "ok ($(( $(date +%s) - start )) s)"
+  else
+    row "build" "FAILED (see build.log)"
+    tail -30 "$OUT/configure.log" "$OUT/build.log"
+    printf '%s\n' "${table[@]}"
+    exit 1
+  fi
+fi
+
+if want info; then
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$OUT/info.log" 2>&1
+  $BUILD/tools/boo info >> "$OUT/info.log" 2>&1
+  cat "$OUT/info.log"
+  row "device" "$(head -1 "$OUT/info.log")"
+fi
+
+if want tests; then
+  (cd $BUILD && ctest -L gpu --output-on-failure -j 4) > "$OUT/gpu-tests.log" 2>&1
+  row "ctest -L gpu" "$(grep -E 'tests passed|tests failed' "$OUT/gpu-tests.log" | tail -1)"
+  grep -E "cached module load" "$OUT/gpu-tests.log" | head -1 | sed 's/^/  /'
+fi
+
+if want numerics; then
+  export BOO_CACHE_DIR="$PWD/$BUILD/cache"
+  for wl in examples/sample-commands.txt workloads/boo-sample.txt; do
+    name=$(basename "$wl" .txt)
+    $BUILD/tools/boo-driver --commands-file "$wl" --verify-numerics --iter 20 > "$OUT/numerics-$name.log" 2>&1
+    row "numerics $name" "$(grep -c '^Numerics: PASS' "$OUT/numerics-$name.log") pass, $(grep -c '^Numerics: FAIL' "$OUT/numerics-$name.log") fail; $(tail -1 "$OUT/numerics-$name.log")"
+    grep -E '^Numerics: FAIL|FAILED' "$OUT/numerics-$name.log" | head -5
+  done
+fi
+
+if want cache; then
+  cache=$(mktemp -d)
+  first=$($BUILD/tools/boo-driver --commands-file workloads/boo-sample.txt --cache-dir "$cache" -t 0 2>&1 | grep 'kernels compiled')
+  second=$($BUILD/tools/boo-driver --commands-file workloads/boo-sample.txt --cache-dir "$cache" -t 0 2>&1 | grep 'kernels compiled')
+  row "driver 1st process" "${first#boo-driver: }"
+  row "driver 2nd process" "${second#boo-driver: }"
+  $BUILD/tools/boo preload --commands-file workloads/boo-conv-413.txt --cache-dir "$cache" -j 16 > "$OUT/preload.log" 2>&1
+  row "preload boo-conv-413 (GPU)" "$(grep -E '^compiled=' "$OUT/preload.log")"
+  rm -rf "$cache"
+fi
+
+echo
+echo "=== gpu-check summary ($(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')) ==="
+printf '%s\n' "${table[@]}"
