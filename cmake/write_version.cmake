@@ -3,7 +3,11 @@
 execute_process(COMMAND git -C "${SOURCE_DIR}" rev-parse --short=12 HEAD
                 OUTPUT_VARIABLE commit OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0 OR commit STREQUAL "")
-  set(commit "unknown")
+  # A copy of the tree without .git (e.g. on a GPU machine): the caller may say.
+  set(commit "$ENV{BOO_GIT_COMMIT}")
+  if(commit STREQUAL "")
+    set(commit "unknown")
+  endif()
 endif()
 execute_process(COMMAND git -C "${SOURCE_DIR}" status --porcelain --untracked-files=no
                 OUTPUT_VARIABLE dirty OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)

@@ -9,6 +9,9 @@ cd "$(dirname "$0")/.."
 OUT="${OUT:-$PWD/build-gpu/logs}"
 mkdir -p "$OUT"
 BUILD=build-gpu
+# The tree arrives without .git; the caller may leave the commit in .deps/commit.
+[ -f .deps/commit ] && export BOO_GIT_COMMIT="$(cat .deps/commit)"
+COMMIT="${BOO_GIT_COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}"
 stages=("$@")
 [ ${#stages[@]} -eq 0 ] && stages=(build info tests numerics cache)
 declare -a table
@@ -67,5 +70,5 @@ if want cache; then
 fi
 
 echo
-echo "=== gpu-check summary ($(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')) ==="
+echo "=== gpu-check summary ($(date -u +%Y-%m-%dT%H:%MZ), commit $COMMIT) ==="
 printf '%s\n' "${table[@]}"

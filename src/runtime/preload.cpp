@@ -14,7 +14,7 @@ namespace boo::runtime {
 
 PreloadReport preload(const std::vector<const OpSignature*>& signatures, const DeviceInfo& device,
                       const cache::ArtifactCache& cache, int jobs, const std::string& implementation,
-                      const PreloadProgress& progress) {
+                      const std::string& save_temps_dir, const PreloadProgress& progress) {
   PreloadReport report;
   // One module per distinct cache key; remember one signature that needs it.
   std::map<std::string, std::pair<ModuleRequest, const OpSignature*>> modules;
@@ -43,7 +43,7 @@ PreloadReport preload(const std::vector<const OpSignature*>& signatures, const D
   auto worker = [&] {
     for (size_t i = next.fetch_add(1); i < work.size(); i = next.fetch_add(1)) {
       const auto& [request, sig] = *work[i];
-      Result<BuiltModule> built = build_module(request, *sig, cache, BuildOptions{});
+      Result<BuiltModule> built = build_module(request, *sig, cache, BuildOptions{save_temps_dir, ""});
       std::lock_guard<std::mutex> lock(mutex);
       if (!built.ok()) {
         ++report.failed;

@@ -33,6 +33,6 @@ using PreloadProgress = std::function<void(int64_t, int64_t, const PreloadReport
 /// failures (no implementation accepts) are reported, not fatal.
 PreloadReport preload(const std::vector<const OpSignature*>& signatures, const DeviceInfo& device,
                       const cache::ArtifactCache& cache, int jobs, const std::string& implementation,
-                      const PreloadProgress& progress);
+                      const std::string& save_temps_dir, const PreloadProgress& progress);
 
 }  // namespace boo::runtime

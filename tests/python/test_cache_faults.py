@@ -6,6 +6,7 @@ Each check names the boo command it runs, so a failure can be re-run by hand.
 import glob
 import os
 import pathlib
+import shutil
 import signal
 import subprocess
 import sys
@@ -160,6 +161,26 @@ def test_ls_stat_clear(boo, root, tmp):
     assert not entries(cache)
 
 
+def test_save_temps(boo, tmp):
+    temps = tmp / "temps"
+    workload = tmp / "one.txt"
+    workload.write_text("convbfp16 -n 1 -c 8 -H 6 -W 6 -k 8 -F 1 -b 1 --activation gelu --in_layout NHWC\n")
+    env = dict(os.environ, BOO_SAVE_TEMPS=str(temps))
+    r = run([boo, "preload", "--commands-file", str(workload), "--arch", "sm_90a", "--cache-dir", str(tmp / "st-cache")],
+            env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    (kernel_dir,) = glob.glob(f"{temps}/conv_2d_bfloat16_forward_b_*/gpu_conv_direct_*")
+    files = set(os.listdir(kernel_dir))
+    for f in ["conv_direct.cu", "nvrtc_options.txt", "compile.log", "kernel.ptx", "kernel.cubin", "key_record.txt",
+              "command.txt"]:
+        assert f in files and os.path.getsize(os.path.join(kernel_dir, f)) > 0, (f, files)
+    assert ".entry boo_conv_direct_y" in pathlib.Path(kernel_dir, "kernel.ptx").read_text()
+    command = pathlib.Path(kernel_dir, "command.txt").read_text()
+    assert command.startswith("boo-driver convbfp16 ") and "--activation gelu" in command, command
+    if shutil.which("cuobjdump"):
+        assert "kernel.sass" in files
+
+
 def main():
     boo, root = sys.argv[1], pathlib.Path(sys.argv[2])
     with tempfile.TemporaryDirectory() as d:
@@ -170,6 +191,7 @@ def main():
         test_eight_processes_at_once(boo, tmp)
         test_unwritable_cache(boo, root, tmp)
         test_ls_stat_clear(boo, root, tmp)
+        test_save_temps(boo, tmp)
     print("cache survives faults")
 
 

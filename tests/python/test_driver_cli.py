@@ -25,7 +25,7 @@ def test_bad_lines_do_not_stop_the_run(driver, tmp):
     commands = tmp / "mixed.txt"
     commands.write_text("\n".join(["# a comment", GOOD_1, TYPO, "", UNSUPPORTED, BAD_QUOTE, INVALID, GOOD_2]) + "\n")
     out_csv = tmp / "out.csv"
-    r = run([driver, "--commands-file", str(commands), "--csv", str(out_csv), "--verbose"])
+    r = run([driver, "--commands-file", str(commands), "--csv", str(out_csv), "--verbose", "--backend", "cpu"])
     assert r.returncode == 1, r.stdout + r.stderr
     assert "unknown flag '--fil_hh' for conv" in r.stdout, r.stdout
     assert "UNSUPPORTED (line 5)" in r.stdout, r.stdout
@@ -46,7 +46,7 @@ def test_bad_lines_do_not_stop_the_run(driver, tmp):
 def test_extra_arguments_are_appended(driver, tmp):
     commands = tmp / "two.tsv"
     commands.write_text("conv\t-n\t1\t-c\t2\t-H\t4\t-W\t4\t-k\t2\t-F\t1\n")
-    r = run([driver, "--commands-file", str(commands), "-t", "0", "--verbose"])
+    r = run([driver, "--commands-file", str(commands), "-t", "0", "--verbose", "--backend", "cpu"])
     assert r.returncode == 0, r.stdout + r.stderr
     assert "-t 0" in r.stdout and "untimed" in r.stdout, r.stdout
 

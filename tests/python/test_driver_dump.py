@@ -17,7 +17,7 @@ LAYERNORM = "layernormfp16 -X 3x5x16 -o 2 -m 1 -e 1e-5 -F 1"
 
 
 def run_driver(driver, command, dump_dir):
-    args = [driver, *command.split(), "--dump", str(dump_dir), "--verbose"]
+    args = [driver, *command.split(), "--dump", str(dump_dir), "--verbose", "--backend", "cpu"]
     out = subprocess.run(args, capture_output=True, text=True)
     assert out.returncode == 0, f"{' '.join(args)}\n{out.stdout}\n{out.stderr}"
     (cmd_dir,) = [p for p in pathlib.Path(dump_dir).iterdir() if p.is_dir()]

@@ -296,7 +296,7 @@ int cmd_preload(const Options& o) {
   const bool tty = isatty(STDERR_FILENO);
   int64_t last_decile = -1;
   runtime::PreloadReport report = runtime::preload(
-      signatures, *device, cache, o.jobs, o.implementation,
+      signatures, *device, cache, o.jobs, o.implementation, RuntimeOptions::from_environment().save_temps_dir,
       [&](int64_t done, int64_t total, const runtime::PreloadReport& r) {
         const int width = 30;
         const int64_t filled = total ? done * width / total : width;
