@@ -48,13 +48,18 @@ if want tests; then
   grep -E "cached module load" "$OUT/gpu-tests.log" | head -1 | sed 's/^/  /'
 fi
 
+# numerics: the given files (default: the conv matrix, the examples and BOO's sample).
+NUMERICS_FILES="${NUMERICS_FILES:-tests/gpu/conv_matrix.txt examples/sample-commands.txt workloads/boo-sample.txt}"
 if want numerics; then
   export BOO_CACHE_DIR="$PWD/$BUILD/cache"
-  for wl in examples/sample-commands.txt workloads/boo-sample.txt; do
+  for wl in $NUMERICS_FILES; do
     name=$(basename "$wl" .txt)
-    $BUILD/tools/boo-driver --commands-file "$wl" --verify-numerics --iter 20 > "$OUT/numerics-$name.log" 2>&1
-    row "numerics $name" "$(grep -c '^Numerics: PASS' "$OUT/numerics-$name.log") pass, $(grep -c '^Numerics: FAIL' "$OUT/numerics-$name.log") fail; $(tail -1 "$OUT/numerics-$name.log")"
-    grep -E '^Numerics: FAIL|FAILED' "$OUT/numerics-$name.log" | head -5
+    start=$(date +%s)
+    $BUILD/tools/boo preload --commands-file "$wl" -j 16 > "$OUT/preload-$name.log" 2>&1
+    $BUILD/tools/boo-driver --backend boo --commands-file "$wl" --verify-numerics -t 0 > "$OUT/numerics-$name.log" 2>&1
+    row "numerics $name" "$(grep -c '^Numerics: PASS' "$OUT/numerics-$name.log") pass, $(grep -c '^Numerics: FAIL' "$OUT/numerics-$name.log") fail, $(grep -c '>>> FAILED' "$OUT/numerics-$name.log") errors ($(( $(date +%s) - start )) s)"
+    # The command before each failure, so it can be re-run as is.
+    grep -B30 -E '^Numerics: FAIL|^>>> FAILED' "$OUT/numerics-$name.log" | grep -E '^>>> [a-z]|FAIL' | head -12
   done
 fi
 

@@ -1,6 +1,7 @@
 // boo: numerics comparison against the float64 reference.
 #include "bench/numerics.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -80,6 +81,63 @@ Comparison compare_to_reference(const base::HostTensor& result, const base::Host
   }
   c.relative_l2_error = ref_sq > 0 ? std::sqrt(err_sq / ref_sq) : std::sqrt(err_sq);
   return c;
+}
+
+Comparison compare_to_sample(const base::HostTensor& result, const std::vector<int64_t>& linear,
+                             const std::vector<double>& reference, double rtol) {
+  // The sampled values as small dense tensors, compared like whole ones.
+  TensorSpec spec{result.spec().name, {static_cast<int64_t>(linear.size())}, {1}, result.spec().dtype, ""};
+  TensorSpec ref_spec = spec;
+  ref_spec.dtype = DType::kF64;
+  base::HostTensor picked(spec), ref(ref_spec);
+  for (size_t i = 0; i < linear.size(); ++i) {
+    picked.store(static_cast<int64_t>(i), result.load(base::offset_of_linear(result.spec(), linear[i])));
+    ref.store(static_cast<int64_t>(i), reference[i]);
+  }
+  Comparison c = compare_to_reference(picked, ref, rtol);
+  if (c.worst_index >= 0) c.worst_index = linear[static_cast<size_t>(c.worst_index)];
+  return c;
+}
+
+std::vector<int64_t> sample_positions(int64_t numel, int64_t count) {
+  std::vector<int64_t> out;
+  if (numel <= count) {
+    for (int64_t i = 0; i < numel; ++i) out.push_back(i);
+    return out;
+  }
+  const int64_t edge = std::min<int64_t>(count / 8, 256);
+  for (int64_t i = 0; i < edge; ++i) {
+    out.push_back(i);
+    out.push_back(numel - 1 - i);
+  }
+  uint64_t state = 0x5eed;
+  while (static_cast<int64_t>(out.size()) < count) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    out.push_back(static_cast<int64_t>((state >> 11) % static_cast<uint64_t>(numel)));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+Result<std::vector<Comparison>> verify_results(const OpSignature& sig, const std::vector<base::HostTensor>& args,
+                                               const std::vector<base::HostTensor>& results,
+                                               const VerifyOptions& options) {
+  const ops::OpDefinition* op = ops::find_op(sig.op_name());
+  if (sig.flop_count() <= options.full_reference_flops) {
+    BOO_ASSIGN_OR_RETURN(std::vector<base::HostTensor> reference, op->reference(sig, args));
+    return compare_results(sig, results, reference);
+  }
+  const auto* conv = dynamic_cast<const ConvSignature*>(&sig);
+  const bool tf32 = conv && conv->fp32_tf32;
+  std::vector<Comparison> out;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const std::vector<int64_t> positions = sample_positions(results[i].spec().numel(), options.samples_per_result);
+    BOO_ASSIGN_OR_RETURN(std::vector<double> reference, op->reference_sample(sig, args, i, positions));
+    const double rtol = relative_tolerance(results[i].spec().dtype, op->reduction_length(sig, i), tf32);
+    out.push_back(compare_to_sample(results[i], positions, reference, rtol));
+  }
+  return out;
 }
 
 std::vector<Comparison> compare_results(const OpSignature& sig, const std::vector<base::HostTensor>& results,

@@ -36,6 +36,27 @@ struct Comparison {
 
 Comparison compare_to_reference(const base::HostTensor& result, const base::HostTensor& reference, double rtol);
 
+/// The same comparison at sampled positions: `linear` logical indices with
+/// their reference values.
+Comparison compare_to_sample(const base::HostTensor& result, const std::vector<int64_t>& linear,
+                             const std::vector<double>& reference, double rtol);
+
+/// Up to `count` deterministic positions in [0, numel): the first and last
+/// elements (edges and padding) and pseudo-random ones, sorted, distinct.
+std::vector<int64_t> sample_positions(int64_t numel, int64_t count);
+
+struct VerifyOptions {
+  /// Signatures with more floating-point operations are checked at sampled
+  /// output positions instead of computing the whole reference.
+  double full_reference_flops = 2e9;
+  int64_t samples_per_result = 4096;
+};
+
+/// Runs the reference (whole or sampled) and compares every result.
+Result<std::vector<Comparison>> verify_results(const OpSignature& sig, const std::vector<base::HostTensor>& args,
+                                               const std::vector<base::HostTensor>& results,
+                                               const VerifyOptions& options = {});
+
 /// Compares every result of `sig` with the reference, with each result's
 /// tolerance (its dtype and reduction length).
 std::vector<Comparison> compare_results(const OpSignature& sig, const std::vector<base::HostTensor>& results,

@@ -52,10 +52,13 @@ class GpuImplementation {
   virtual std::string compile_params(const OpSignature& sig, const DeviceInfo& device) const = 0;
   /// The CUDA translation unit for `sig`.
   virtual Result<base::KernelSource> source(const OpSignature& sig, const DeviceInfo& device) const = 0;
-  /// The launches that compute sig.results() from sig.arguments().
+  /// Scratch device memory the launches need (split-K partials); 0 for none.
+  virtual size_t workspace_bytes(const OpSignature&, const DeviceInfo&) const { return 0; }
+  /// The launches that compute sig.results() from sig.arguments(), using
+  /// `workspace` (workspace_bytes() of device memory, or 0).
   virtual Result<std::vector<KernelLaunch>> plan(const OpSignature& sig, const DeviceInfo& device,
                                                  std::span<const DeviceTensor> args,
-                                                 std::span<const DeviceTensor> results) const = 0;
+                                                 std::span<const DeviceTensor> results, uint64_t workspace) const = 0;
 };
 
 }  // namespace boo::ops

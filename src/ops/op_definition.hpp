@@ -54,6 +54,13 @@ class OpDefinition {
   /// GPU implementations, best first (dispatch takes the first that accepts).
   virtual std::span<const GpuImplementation* const> gpu_implementations() const = 0;
 
+  /// The reference at positions `linear` (logical row-major indices) of
+  /// result `result_index` only. The default computes the whole result; ops
+  /// whose elements are independent sums override it.
+  virtual Result<std::vector<double>> reference_sample(const OpSignature& sig,
+                                                       const std::vector<base::HostTensor>& args,
+                                                       size_t result_index, const std::vector<int64_t>& linear) const;
+
   /// The CPU reference: float64 results (TensorSpec dtype kF64, layouts as
   /// `sig.results()`), accumulated in double precision.
   virtual Result<std::vector<base::HostTensor>> reference(const OpSignature& sig,

@@ -54,6 +54,17 @@ uint64_t input_stream(std::string_view name) {
   return h;
 }
 
+Result<std::vector<double>> OpDefinition::reference_sample(const OpSignature& sig,
+                                                          const std::vector<base::HostTensor>& args,
+                                                          size_t result_index, const std::vector<int64_t>& linear) const {
+  BOO_ASSIGN_OR_RETURN(std::vector<base::HostTensor> all, reference(sig, args));
+  const base::HostTensor& r = all.at(result_index);
+  std::vector<double> out;
+  out.reserve(linear.size());
+  for (int64_t i : linear) out.push_back(r.load(base::offset_of_linear(r.spec(), i)));
+  return out;
+}
+
 void fill_uniform(base::HostTensor& tensor, uint64_t seed, uint64_t stream) {
   const TensorSpec& spec = tensor.spec();
   base::parallel_for(spec.numel(), [&](int64_t begin, int64_t end) {

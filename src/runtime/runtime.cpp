@@ -84,6 +84,10 @@ class LaunchableImpl final : public Launchable {
   const ops::GpuImplementation& impl_;
   std::vector<std::string> names_;
   const LoadedModule& module_;
+  // Scratch memory of the plan (split-K partials), grown on demand. Launches
+  // of one launchable on several streams at once would share it: they are
+  // serialized by the caller (one launchable per stream).
+  DeviceBuffer workspace_;
 };
 
 class RuntimeImpl final : public Runtime {
@@ -287,7 +291,12 @@ Status LaunchableImpl::launch(std::span<const TensorRef> args, std::span<const T
   std::vector<ops::DeviceTensor> dargs, dresults;
   BOO_RETURN_IF_ERROR(bind(args, arg_specs, "argument", dargs));
   BOO_RETURN_IF_ERROR(bind(results, result_specs, "result", dresults));
-  BOO_ASSIGN_OR_RETURN(std::vector<ops::KernelLaunch> plan, impl_.plan(*sig_, rt_.device(), dargs, dresults));
+  const size_t workspace_bytes = impl_.workspace_bytes(*sig_, rt_.device());
+  if (workspace_.size_bytes() < workspace_bytes) {
+    BOO_ASSIGN_OR_RETURN(workspace_, rt_.allocate(workspace_bytes));
+  }
+  BOO_ASSIGN_OR_RETURN(std::vector<ops::KernelLaunch> plan,
+                       impl_.plan(*sig_, rt_.device(), dargs, dresults, reinterpret_cast<uint64_t>(workspace_.data())));
   BOO_RETURN_IF_ERROR(rt_.make_current());
   const DriverApi& api = rt_.api();
   CUstream s = stream ? static_cast<CUstream>(stream) : static_cast<CUstream>(rt_.stream());

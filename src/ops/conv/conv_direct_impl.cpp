@@ -90,7 +90,7 @@ class DirectConv final : public GpuImplementation {
 
   Result<std::vector<KernelLaunch>> plan(const OpSignature& sig, const DeviceInfo& device,
                                          std::span<const DeviceTensor> args,
-                                         std::span<const DeviceTensor> results) const override {
+                                         std::span<const DeviceTensor> results, uint64_t) const override {
     const auto& conv = dynamic_cast<const ConvSignature&>(sig);
     auto find = [](std::span<const DeviceTensor> list, std::string_view name) -> const DeviceTensor* {
       for (const DeviceTensor& t : list)

@@ -6,6 +6,7 @@
 #include "base/strings.hpp"
 #include "boo/conv.hpp"
 #include "ops/conv/conv_direct_impl.hpp"
+#include "ops/conv/conv_igemm_impl.hpp"
 #include "ops/conv/conv_layout.hpp"
 #include "ops/conv/conv_ref.hpp"
 
@@ -248,8 +249,13 @@ class ConvOp final : public OpDefinition {
   }
 
   std::span<const GpuImplementation* const> gpu_implementations() const override {
-    static const GpuImplementation* const kImpls[] = {&direct_implementation()};
+    static const GpuImplementation* const kImpls[] = {&implicit_gemm_implementation(), &direct_implementation()};
     return kImpls;
+  }
+
+  Result<std::vector<double>> reference_sample(const OpSignature& sig, const std::vector<base::HostTensor>& args,
+                                               size_t result_index, const std::vector<int64_t>& linear) const override {
+    return conv_reference_sample(dynamic_cast<const ConvSignature&>(sig), args, result_index, linear);
   }
 
   Result<std::vector<base::HostTensor>> reference(const OpSignature& sig,

@@ -121,126 +121,119 @@ Relation make_relation(const ConvSignature& sig) {
   return Relation{sig.groups, pad3(sig.stride, 1), pad3(sig.padding, 0), pad3(sig.dilation, 1)};
 }
 
-// Forward face: B[n, kb, o] for every element of `out` (shape of B).
-// `epilogue(kb, value)` maps the sum to the stored value (bias, activation).
-template <typename Epilogue>
-void forward_face(const Relation& rel, const ActivationF64& a, const FilterF64& w, base::HostTensor& out,
-                  Epilogue epilogue) {
-  const TensorSpec& s = out.spec();
-  const int64_t n = s.shape[0], cb = s.shape[1];
-  const Dims3 bsize = pad3(std::vector<int64_t>(s.shape.begin() + 2, s.shape.end()), 1);
-  const int64_t cb_per_group = cb / rel.groups, ca_per_group = a.c / rel.groups;
-  base::parallel_for(n * cb * bsize[0] * bsize[1] * bsize[2], [&](int64_t begin, int64_t end) {
-    for (int64_t p = begin; p < end; ++p) {
-      const auto [in, kb, oz, oy, ox] = unravel(p, n, cb, bsize);
-      const int64_t c0 = (kb / cb_per_group) * ca_per_group;
-      double acc = 0;
-      for (int64_t rz = 0; rz < w.size[0]; ++rz) {
-        const int64_t iz = oz * rel.stride[0] - rel.pad[0] + rz * rel.dil[0];
-        if (iz < 0 || iz >= a.size[0]) continue;
-        for (int64_t ry = 0; ry < w.size[1]; ++ry) {
-          const int64_t iy = oy * rel.stride[1] - rel.pad[1] + ry * rel.dil[1];
-          if (iy < 0 || iy >= a.size[1]) continue;
-          for (int64_t rx = 0; rx < w.size[2]; ++rx) {
-            const int64_t ix = ox * rel.stride[2] - rel.pad[2] + rx * rel.dil[2];
-            if (ix < 0 || ix >= a.size[2]) continue;
-            const double* av = a.at(in, iz, iy, ix) + c0;
-            const double* wv = w.at(kb, rz, ry, rx);
-            for (int64_t c = 0; c < ca_per_group; ++c) acc += av[c] * wv[c];
-          }
-        }
-      }
-      out.store(offset5(s, in, kb, oz, oy, ox), epilogue(kb, acc));
-    }
-  });
+// Splits a result's logical linear index into (i0, i1, z, y, x) over (e0, e1, spatial3).
+std::array<int64_t, 5> split_index(int64_t linear, const TensorSpec& spec) {
+  const Dims3 sp = pad3(std::vector<int64_t>(spec.shape.begin() + 2, spec.shape.end()), 1);
+  return unravel(linear, spec.shape[0], spec.shape[1], sp);
 }
 
-// Data face: A[n, ca, i] = sum_{kb in group, r : i = o*stride - pad + r*dil} B[n, kb, o] * W[kb, ca % cpg, r].
-template <typename Epilogue>
-void data_face(const Relation& rel, const ActivationF64& b, const FilterF64& w, base::HostTensor& out,
-               Epilogue epilogue) {
-  const TensorSpec& s = out.spec();
-  const int64_t n = s.shape[0], ca = s.shape[1];
-  const Dims3 asize = pad3(std::vector<int64_t>(s.shape.begin() + 2, s.shape.end()), 1);
+// Forward face element: B[n, kb, o] = sum_{c in group(kb), r} A[n, c, o*s - p + r*d] * W[kb, c, r].
+double forward_at(const Relation& rel, const ActivationF64& a, const FilterF64& w, int64_t cb, int64_t in,
+                  int64_t kb, int64_t oz, int64_t oy, int64_t ox) {
+  const int64_t ca_per_group = a.c / rel.groups, c0 = (kb / (cb / rel.groups)) * ca_per_group;
+  double acc = 0;
+  for (int64_t rz = 0; rz < w.size[0]; ++rz) {
+    const int64_t iz = oz * rel.stride[0] - rel.pad[0] + rz * rel.dil[0];
+    if (iz < 0 || iz >= a.size[0]) continue;
+    for (int64_t ry = 0; ry < w.size[1]; ++ry) {
+      const int64_t iy = oy * rel.stride[1] - rel.pad[1] + ry * rel.dil[1];
+      if (iy < 0 || iy >= a.size[1]) continue;
+      for (int64_t rx = 0; rx < w.size[2]; ++rx) {
+        const int64_t ix = ox * rel.stride[2] - rel.pad[2] + rx * rel.dil[2];
+        if (ix < 0 || ix >= a.size[2]) continue;
+        const double* av = a.at(in, iz, iy, ix) + c0;
+        const double* wv = w.at(kb, rz, ry, rx);
+        for (int64_t c = 0; c < ca_per_group; ++c) acc += av[c] * wv[c];
+      }
+    }
+  }
+  return acc;
+}
+
+// Data face element: A[n, ca, i] = sum over (kb in group, r) with o*stride = i + pad - r*dil of B[n, kb, o] * W[kb, c, r].
+double data_at(const Relation& rel, const ActivationF64& b, const FilterF64& w, int64_t ca, int64_t in, int64_t ch,
+               int64_t iz, int64_t iy, int64_t ix) {
   const int64_t ca_per_group = ca / rel.groups, cb_per_group = b.c / rel.groups;
-  // Maps an A coordinate and a filter tap to the B coordinate that reads it, or -1.
+  const int64_t g = ch / ca_per_group, c = ch % ca_per_group;
+  // The B coordinate that reads A coordinate i through tap r, or -1.
   auto source = [&](int d, int64_t i, int64_t r) -> int64_t {
     const int64_t t = i + rel.pad[d] - r * rel.dil[d];
     if (t < 0 || t % rel.stride[d] != 0) return -1;
     const int64_t o = t / rel.stride[d];
     return o < b.size[d] ? o : -1;
   };
-  base::parallel_for(n * ca * asize[0] * asize[1] * asize[2], [&](int64_t begin, int64_t end) {
-    for (int64_t p = begin; p < end; ++p) {
-      const auto [in, ch, iz, iy, ix] = unravel(p, n, ca, asize);
-      const int64_t g = ch / ca_per_group, c = ch % ca_per_group;
-      double acc = 0;
-      for (int64_t rz = 0; rz < w.size[0]; ++rz) {
-        const int64_t oz = source(0, iz, rz);
-        if (oz < 0) continue;
-        for (int64_t ry = 0; ry < w.size[1]; ++ry) {
-          const int64_t oy = source(1, iy, ry);
-          if (oy < 0) continue;
-          for (int64_t rx = 0; rx < w.size[2]; ++rx) {
-            const int64_t ox = source(2, ix, rx);
-            if (ox < 0) continue;
-            const double* bv = b.at(in, oz, oy, ox);
-            for (int64_t kb = g * cb_per_group; kb < (g + 1) * cb_per_group; ++kb)
-              acc += bv[kb] * w.at(kb, rz, ry, rx)[c];
-          }
-        }
+  double acc = 0;
+  for (int64_t rz = 0; rz < w.size[0]; ++rz) {
+    const int64_t oz = source(0, iz, rz);
+    if (oz < 0) continue;
+    for (int64_t ry = 0; ry < w.size[1]; ++ry) {
+      const int64_t oy = source(1, iy, ry);
+      if (oy < 0) continue;
+      for (int64_t rx = 0; rx < w.size[2]; ++rx) {
+        const int64_t ox = source(2, ix, rx);
+        if (ox < 0) continue;
+        const double* bv = b.at(in, oz, oy, ox);
+        for (int64_t kb = g * cb_per_group; kb < (g + 1) * cb_per_group; ++kb) acc += bv[kb] * w.at(kb, rz, ry, rx)[c];
       }
-      out.store(offset5(s, in, ch, iz, iy, ix), epilogue(ch, acc));
     }
-  });
+  }
+  return acc;
 }
 
-// Weight face: W[kb, c, r] = sum_{n, o} A[n, g*cpg + c, o*stride - pad + r*dil] * B[n, kb, o],
-// computed one (kb, r) row of c values at a time.
-void weight_face(const Relation& rel, const ActivationF64& a, const ActivationF64& b, base::HostTensor& out) {
-  const TensorSpec& s = out.spec();
-  const int64_t f0 = s.shape[0], f1 = s.shape[1];
-  const Dims3 fsize = pad3(std::vector<int64_t>(s.shape.begin() + 2, s.shape.end()), 1);
-  const int64_t cb_per_group = b.c / rel.groups;
-  base::parallel_for(f0 * fsize[0] * fsize[1] * fsize[2], [&](int64_t begin, int64_t end) {
-    std::vector<double> acc(static_cast<size_t>(f1));
-    for (int64_t p = begin; p < end; ++p) {
-      const auto [unused, kb, rz, ry, rx] = unravel(p, 1, f0, fsize);
-      const int64_t c0 = (kb / cb_per_group) * f1;
-      std::fill(acc.begin(), acc.end(), 0.0);
-      for (int64_t in = 0; in < b.n; ++in) {
-        for (int64_t oz = 0; oz < b.size[0]; ++oz) {
-          const int64_t iz = oz * rel.stride[0] - rel.pad[0] + rz * rel.dil[0];
-          if (iz < 0 || iz >= a.size[0]) continue;
-          for (int64_t oy = 0; oy < b.size[1]; ++oy) {
-            const int64_t iy = oy * rel.stride[1] - rel.pad[1] + ry * rel.dil[1];
-            if (iy < 0 || iy >= a.size[1]) continue;
-            for (int64_t ox = 0; ox < b.size[2]; ++ox) {
-              const int64_t ix = ox * rel.stride[2] - rel.pad[2] + rx * rel.dil[2];
-              if (ix < 0 || ix >= a.size[2]) continue;
-              const double bv = b.at(in, oz, oy, ox)[kb];
-              const double* av = a.at(in, iz, iy, ix) + c0;
-              for (int64_t c = 0; c < f1; ++c) acc[static_cast<size_t>(c)] += av[c] * bv;
-            }
-          }
+// Weight face: W[kb, c, r] = sum_{n, o} A[n, g*cpg + c, o*stride - pad + r*dil] * B[n, kb, o] for every
+// c of one (kb, r) at once (the row is contiguous in A's channels-last copy).
+void weight_row(const Relation& rel, const ActivationF64& a, const ActivationF64& b, int64_t f1, int64_t kb,
+                int64_t rz, int64_t ry, int64_t rx, double* acc) {
+  const int64_t c0 = (kb / (b.c / rel.groups)) * f1;
+  std::fill(acc, acc + f1, 0.0);
+  for (int64_t in = 0; in < b.n; ++in) {
+    for (int64_t oz = 0; oz < b.size[0]; ++oz) {
+      const int64_t iz = oz * rel.stride[0] - rel.pad[0] + rz * rel.dil[0];
+      if (iz < 0 || iz >= a.size[0]) continue;
+      for (int64_t oy = 0; oy < b.size[1]; ++oy) {
+        const int64_t iy = oy * rel.stride[1] - rel.pad[1] + ry * rel.dil[1];
+        if (iy < 0 || iy >= a.size[1]) continue;
+        for (int64_t ox = 0; ox < b.size[2]; ++ox) {
+          const int64_t ix = ox * rel.stride[2] - rel.pad[2] + rx * rel.dil[2];
+          if (ix < 0 || ix >= a.size[2]) continue;
+          const double bv = b.at(in, oz, oy, ox)[kb];
+          const double* av = a.at(in, iz, iy, ix) + c0;
+          for (int64_t c = 0; c < f1; ++c) acc[c] += av[c] * bv;
         }
       }
-      for (int64_t c = 0; c < f1; ++c)
-        out.store(offset5(s, kb, c, rz, ry, rx), acc[static_cast<size_t>(c)]);
     }
-  });
+  }
+}
+
+// One element of the weight face (as weight_row, for one channel c).
+double weight_at(const Relation& rel, const ActivationF64& a, const ActivationF64& b, int64_t f1, int64_t kb,
+                 int64_t c, int64_t rz, int64_t ry, int64_t rx) {
+  const int64_t ch = (kb / (b.c / rel.groups)) * f1 + c;
+  double acc = 0;
+  for (int64_t in = 0; in < b.n; ++in) {
+    for (int64_t oz = 0; oz < b.size[0]; ++oz) {
+      const int64_t iz = oz * rel.stride[0] - rel.pad[0] + rz * rel.dil[0];
+      if (iz < 0 || iz >= a.size[0]) continue;
+      for (int64_t oy = 0; oy < b.size[1]; ++oy) {
+        const int64_t iy = oy * rel.stride[1] - rel.pad[1] + ry * rel.dil[1];
+        if (iy < 0 || iy >= a.size[1]) continue;
+        for (int64_t ox = 0; ox < b.size[2]; ++ox) {
+          const int64_t ix = ox * rel.stride[2] - rel.pad[2] + rx * rel.dil[2];
+          if (ix < 0 || ix >= a.size[2]) continue;
+          acc += a.at(in, iz, iy, ix)[ch] * b.at(in, oz, oy, ox)[kb];
+        }
+      }
+    }
+  }
+  return acc;
 }
 
 // db[k] = sum of dy over the batch and every spatial position.
-void bias_gradient(const ActivationF64& dy, base::HostTensor& out) {
+double bias_gradient_at(const ActivationF64& dy, int64_t k) {
   const int64_t positions = dy.n * dy.size[0] * dy.size[1] * dy.size[2];
-  base::parallel_for(dy.c, [&](int64_t begin, int64_t end) {
-    for (int64_t k = begin; k < end; ++k) {
-      double acc = 0;
-      for (int64_t p = 0; p < positions; ++p) acc += dy.v[static_cast<size_t>(p * dy.c + k)];
-      out.store(k, acc);
-    }
-  });
+  double acc = 0;
+  for (int64_t p = 0; p < positions; ++p) acc += dy.v[static_cast<size_t>(p * dy.c + k)];
+  return acc;
 }
 
 const base::HostTensor* find_arg(const ConvSignature& sig, const std::vector<base::HostTensor>& args,
@@ -251,49 +244,94 @@ const base::HostTensor* find_arg(const ConvSignature& sig, const std::vector<bas
   return nullptr;
 }
 
+// Float64 copies of a signature's inputs, and every result element as a function of them.
+class Evaluator {
+ public:
+  static Result<Evaluator> create(const ConvSignature& sig, const std::vector<base::HostTensor>& args) {
+    BOO_RETURN_IF_ERROR(sig.validate());
+    const std::vector<TensorSpec> specs = sig.arguments();
+    if (args.size() != specs.size())
+      return invalid_argument("conv reference: expected " + std::to_string(specs.size()) + " arguments, got " +
+                              std::to_string(args.size()));
+    for (size_t i = 0; i < specs.size(); ++i) {
+      if (args[i].spec().shape != specs[i].shape)
+        return invalid_argument("conv reference: argument '" + specs[i].name + "' has shape " +
+                                format_dims(args[i].spec().shape) + ", expected " + format_dims(specs[i].shape));
+    }
+    Evaluator e(sig);
+    if (const base::HostTensor* x = find_arg(sig, args, "x")) e.x_ = load_activation(*x);
+    if (const base::HostTensor* dy = find_arg(sig, args, "dy")) e.dy_ = load_activation(*dy);
+    if (const base::HostTensor* w = find_arg(sig, args, "w")) e.w_ = load_filter(*w);
+    if (const base::HostTensor* b = find_arg(sig, args, "b"); b && sig.bias)
+      for (int64_t k = 0; k < sig.k; ++k) e.bias_.push_back(b->load(k));
+    return e;
+  }
+
+  /// Element `linear` (logical row-major index) of result `name`.
+  double at(std::string_view name, const TensorSpec& spec, int64_t linear) const {
+    if (name == "db") return bias_gradient_at(dy_, linear);
+    const auto [i0, i1, z, y, x] = split_index(linear, spec);
+    if (name == "y") {
+      double v = sig_.transposed ? data_at(rel_, x_, w_, spec.shape[1], i0, i1, z, y, x)
+                                 : forward_at(rel_, x_, w_, spec.shape[1], i0, i1, z, y, x);
+      if (!bias_.empty()) v += bias_[static_cast<size_t>(i1)];
+      return sig_.activation.apply(v);
+    }
+    if (name == "dx")
+      return sig_.transposed ? forward_at(rel_, dy_, w_, spec.shape[1], i0, i1, z, y, x)
+                             : data_at(rel_, dy_, w_, spec.shape[1], i0, i1, z, y, x);
+    return weight_at(rel_, sig_.transposed ? dy_ : x_, sig_.transposed ? x_ : dy_, spec.shape[1], i0, i1, z, y, x);
+  }
+
+  /// Every element of result `name` into `out`.
+  void all(std::string_view name, base::HostTensor& out) const {
+    const TensorSpec& spec = out.spec();
+    if (name == "dw") {  // a row of channels at a time
+      const int64_t f1 = spec.shape[1];
+      const Dims3 fsize = pad3(std::vector<int64_t>(spec.shape.begin() + 2, spec.shape.end()), 1);
+      base::parallel_for(spec.shape[0] * fsize[0] * fsize[1] * fsize[2], [&](int64_t begin, int64_t end) {
+        std::vector<double> row(static_cast<size_t>(f1));
+        for (int64_t p = begin; p < end; ++p) {
+          const auto [unused, kb, rz, ry, rx] = unravel(p, 1, spec.shape[0], fsize);
+          weight_row(rel_, sig_.transposed ? dy_ : x_, sig_.transposed ? x_ : dy_, f1, kb, rz, ry, rx, row.data());
+          for (int64_t c = 0; c < f1; ++c) out.store(offset5(spec, kb, c, rz, ry, rx), row[static_cast<size_t>(c)]);
+        }
+      });
+      return;
+    }
+    base::parallel_for(spec.numel(), [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) out.store(base::offset_of_linear(spec, i), at(name, spec, i));
+    });
+  }
+
+ private:
+  explicit Evaluator(const ConvSignature& sig) : sig_(sig), rel_(make_relation(sig)) {}
+  const ConvSignature& sig_;
+  Relation rel_;
+  ActivationF64 x_, dy_;
+  FilterF64 w_;
+  std::vector<double> bias_;
+};
+
 }  // namespace
 
 Result<std::vector<base::HostTensor>> conv_reference(const ConvSignature& sig,
                                                      const std::vector<base::HostTensor>& args) {
-  BOO_RETURN_IF_ERROR(sig.validate());
-  const std::vector<TensorSpec> specs = sig.arguments();
-  if (args.size() != specs.size())
-    return invalid_argument("conv reference: expected " + std::to_string(specs.size()) + " arguments, got " +
-                            std::to_string(args.size()));
-  for (size_t i = 0; i < specs.size(); ++i) {
-    if (args[i].spec().shape != specs[i].shape)
-      return invalid_argument("conv reference: argument '" + specs[i].name + "' has shape " +
-                              format_dims(args[i].spec().shape) + ", expected " + format_dims(specs[i].shape));
-  }
-  const Relation rel = make_relation(sig);
+  BOO_ASSIGN_OR_RETURN(Evaluator e, Evaluator::create(sig, args));
   std::vector<base::HostTensor> results = make_f64_results(sig);
-  size_t next = 0;
-  auto identity = [](int64_t, double v) { return v; };
-
-  if (sig.directions & kConvForward) {
-    const ActivationF64 x = load_activation(*find_arg(sig, args, "x"));
-    const FilterF64 w = load_filter(*find_arg(sig, args, "w"));
-    const base::HostTensor* b = sig.bias ? find_arg(sig, args, "b") : nullptr;
-    auto epilogue = [&](int64_t k, double v) { return sig.activation.apply(b ? v + b->load(k) : v); };
-    if (sig.transposed) data_face(rel, x, w, results[next++], epilogue);
-    else forward_face(rel, x, w, results[next++], epilogue);
-  }
-  const bool backward = sig.directions & (kConvBackwardData | kConvBackwardWeight | kConvBackwardBias);
-  if (backward) {
-    const ActivationF64 dy = load_activation(*find_arg(sig, args, "dy"));
-    if (sig.directions & kConvBackwardData) {
-      const FilterF64 w = load_filter(*find_arg(sig, args, "w"));
-      if (sig.transposed) forward_face(rel, dy, w, results[next++], identity);
-      else data_face(rel, dy, w, results[next++], identity);
-    }
-    if (sig.directions & kConvBackwardWeight) {
-      const ActivationF64 x = load_activation(*find_arg(sig, args, "x"));
-      if (sig.transposed) weight_face(rel, dy, x, results[next++]);
-      else weight_face(rel, x, dy, results[next++]);
-    }
-    if (sig.directions & kConvBackwardBias) bias_gradient(dy, results[next++]);
-  }
+  for (base::HostTensor& r : results) e.all(r.spec().name, r);
   return results;
+}
+
+Result<std::vector<double>> conv_reference_sample(const ConvSignature& sig, const std::vector<base::HostTensor>& args,
+                                                  size_t result_index, const std::vector<int64_t>& linear) {
+  BOO_ASSIGN_OR_RETURN(Evaluator e, Evaluator::create(sig, args));
+  const TensorSpec spec = sig.results().at(result_index);
+  std::vector<double> out(linear.size());
+  base::parallel_for(static_cast<int64_t>(linear.size()), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) out[static_cast<size_t>(i)] = e.at(spec.name, spec, linear[static_cast<size_t>(i)]);
+  });
+  return out;
 }
 
 }  // namespace boo::ops::conv

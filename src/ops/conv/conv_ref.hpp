@@ -14,4 +14,10 @@ namespace boo::ops::conv {
 Result<std::vector<base::HostTensor>> conv_reference(const ConvSignature& sig,
                                                      const std::vector<base::HostTensor>& args);
 
+/// Elements `linear` (logical row-major indices) of result `result_index`
+/// only: the reference at a sample of positions, for outputs too large to
+/// compute whole.
+Result<std::vector<double>> conv_reference_sample(const ConvSignature& sig, const std::vector<base::HostTensor>& args,
+                                                  size_t result_index, const std::vector<int64_t>& linear);
+
 }  // namespace boo::ops::conv

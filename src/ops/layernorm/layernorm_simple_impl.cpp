@@ -75,7 +75,7 @@ class SimpleLayerNorm final : public GpuImplementation {
 
   Result<std::vector<KernelLaunch>> plan(const OpSignature& sig, const DeviceInfo& device,
                                          std::span<const DeviceTensor> args,
-                                         std::span<const DeviceTensor> results) const override {
+                                         std::span<const DeviceTensor> results, uint64_t) const override {
     const auto& ln = dynamic_cast<const LayerNormSignature&>(sig);
     auto address = [](std::span<const DeviceTensor> list, std::string_view name) -> uint64_t {
       for (const DeviceTensor& t : list)

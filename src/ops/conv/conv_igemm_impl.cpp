@@ -1,0 +1,395 @@
+// boo: gpu:conv:implicit_gemm — host side: face mapping, tile heuristic,
+// generated kernel configuration and the launch plan.
+#include "ops/conv/conv_igemm_impl.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include "boo/conv.hpp"
+#include "ops/conv/device/conv_direct_params.cuh"
+#include "ops/conv/device/conv_igemm_params.cuh"
+
+namespace boo::ops::conv {
+namespace {
+
+using Dims3 = std::array<long long, 3>;
+using Strides5 = std::array<long long, 5>;
+
+enum Face { kForwardFace = 0, kDataFace = 1, kWeightFace = 2 };
+enum Mode { kScalar = 0, kVectorK = 1, kVectorMN = 2 };  // conv_igemm.cuh OperandMode
+
+Dims3 pad3(const std::vector<int64_t>& v, long long fill) {
+  Dims3 out{fill, fill, fill};
+  for (size_t i = 0; i < v.size(); ++i) out[3 - v.size() + i] = v[i];
+  return out;
+}
+
+Strides5 strides5(const TensorSpec& spec) {
+  Strides5 out{spec.strides[0], spec.strides[1], 0, 0, 0};
+  const size_t spatial = spec.strides.size() - 2;
+  for (size_t i = 0; i < spatial; ++i) out[2 + 3 - spatial + i] = spec.strides[2 + i];
+  return out;
+}
+
+// The regular relation of a signature: A (Ca channels), B (Cb channels), W.
+struct Relation {
+  long long batch, ca, cb, groups;
+  Dims3 a_size, b_size, f_size, stride, pad, dil;
+  Strides5 a_strides, b_strides, w_strides;
+  long long ag() const { return ca / groups; }
+  long long bg() const { return cb / groups; }
+  long long taps() const { return f_size[0] * f_size[1] * f_size[2]; }
+  long long pix_a() const { return a_size[0] * a_size[1] * a_size[2]; }
+  long long pix_b() const { return b_size[0] * b_size[1] * b_size[2]; }
+};
+
+Relation relation_of(const ConvSignature& sig) {
+  Relation r;
+  r.batch = sig.n;
+  r.groups = sig.groups;
+  r.ca = sig.transposed ? sig.k : sig.c;
+  r.cb = sig.transposed ? sig.c : sig.k;
+  r.a_size = pad3(sig.transposed ? sig.output_size() : sig.input_size, 1);
+  r.b_size = pad3(sig.transposed ? sig.input_size : sig.output_size(), 1);
+  r.f_size = pad3(sig.filter_size, 1);
+  r.stride = pad3(sig.stride, 1);
+  r.pad = pad3(sig.padding, 0);
+  r.dil = pad3(sig.dilation, 1);
+  const TensorSpec x = sig.x_spec(), y = sig.y_spec();
+  r.a_strides = strides5(sig.transposed ? y : x);
+  r.b_strides = strides5(sig.transposed ? x : y);
+  r.w_strides = strides5(sig.w_spec());
+  return r;
+}
+
+// Whether 16-byte vectors of `v` elements along dimension `dim` of a tensor
+// with strides `s` are contiguous and aligned: that dim has stride 1, every
+// other stride is a multiple of v, and the extent walked is a multiple of v.
+bool vectorizable(const Strides5& s, int dim, long long extent, long long v) {
+  if (s[dim] != 1 || extent % v != 0) return false;
+  for (int d = 0; d < 5; ++d)
+    if (d != dim && s[d] % v != 0) return false;
+  return true;
+}
+
+// One GEMM launch of the plan: a face of the relation with its tiling.
+struct Gemm {
+  std::string entry;  // kernel name
+  Face face;
+  long long m, n, k;
+  int bm, bn, bk, warps_m, warps_n, stages;
+  Mode a_mode, b_mode;
+  int splits;
+  int threads() const { return warps_m * warps_n * 32; }
+};
+
+long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
+
+Gemm plan_gemm(const std::string& entry, Face face, const Relation& r, DType dtype, const DeviceInfo& device) {
+  Gemm g;
+  g.entry = entry;
+  g.face = face;
+  const long long v = dtype == DType::kF32 ? 4 : 8;
+  switch (face) {
+    case kForwardFace:
+      g.m = r.batch * r.pix_b();
+      g.n = r.bg();
+      g.k = r.taps() * r.ag();
+      // A: im2col of A along (r, c): vectors of channels. B: filter along c (KRSC) or kb.
+      g.a_mode = vectorizable(r.a_strides, 1, r.ag(), v) ? kVectorK : kScalar;
+      g.b_mode = vectorizable(r.w_strides, 1, r.ag(), v)   ? kVectorK
+                 : vectorizable(r.w_strides, 0, r.bg(), v) ? kVectorMN
+                                                            : kScalar;
+      break;
+    case kDataFace:
+      g.m = r.batch * r.pix_a();
+      g.n = r.ag();
+      g.k = r.taps() * r.bg();
+      g.a_mode = vectorizable(r.b_strides, 1, r.bg(), v) ? kVectorK : kScalar;
+      g.b_mode = vectorizable(r.w_strides, 1, r.ag(), v)   ? kVectorMN
+                 : vectorizable(r.w_strides, 0, r.bg(), v) ? kVectorK
+                                                            : kScalar;
+      break;
+    case kWeightFace:
+      g.m = r.bg();
+      g.n = r.taps() * r.ag();
+      g.k = r.batch * r.pix_b();
+      g.a_mode = vectorizable(r.b_strides, 1, r.bg(), v) ? kVectorMN : kScalar;
+      g.b_mode = vectorizable(r.a_strides, 1, r.ag(), v) ? kVectorMN : kScalar;
+      break;
+  }
+  // Tile N: the multiple of 32 up to 128 that wastes the fewest columns (the larger on ties).
+  g.bn = 128;
+  for (int bn : {128, 96, 64, 32})
+    if (ceil_div(g.n, bn) * bn < ceil_div(g.n, g.bn) * g.bn) g.bn = bn;
+  g.bk = 32;
+  g.bm = 128;
+  // Warp tiles of 64x32 (32x32 when the CTA is one warp wide).
+  g.warps_n = g.bn / 32;
+  g.warps_m = g.warps_n == 1 ? 4 : 2;
+  const int sms = device.sm_count > 0 ? device.sm_count : 132;
+  long long tiles = ceil_div(g.m, g.bm) * ceil_div(g.n, g.bn) * r.groups;
+  if (tiles < sms && g.m > 64) {  // less than one wave: smaller tiles
+    g.bm = 64;
+    g.warps_m /= 2;
+    tiles = ceil_div(g.m, g.bm) * ceil_div(g.n, g.bn) * r.groups;
+  }
+  g.stages = dtype == DType::kF32 ? 3 : 4;
+  // Split K when the output alone does not fill the GPU and K is long
+  // (backward-weight: a small K x CRS output, a reduction over N*P*Q).
+  g.splits = 1;
+  const long long k_tiles = ceil_div(g.k, g.bk);
+  if (tiles < 2 * sms && k_tiles >= 16)
+    g.splits = static_cast<int>(std::clamp<long long>(2 * sms / tiles, 1, std::min<long long>(k_tiles / 8, 128)));
+  return g;
+}
+
+size_t smem_bytes(const Gemm& g, DType dtype) {
+  const long long elem = static_cast<long long>(dtype_size_bytes(dtype)), pad = 16 / elem;
+  auto tile = [&](int rows, Mode mode) { return mode == kVectorMN ? g.bk * (rows + pad) : rows * (g.bk + pad); };
+  return static_cast<size_t>(g.stages * (tile(g.bm, g.a_mode) + tile(g.bn, g.b_mode)) * elem);
+}
+
+size_t workspace_bytes_of(const Gemm& g, long long groups) {
+  return g.splits > 1 ? static_cast<size_t>(g.splits * groups * g.m * g.n) * sizeof(float) : 0;
+}
+
+std::string array_fn(const char* name, const long long* v, int n) {
+  std::string body;
+  for (int i = 0; i < n; ++i) body += (i ? ", " : "") + std::to_string(v[i]) + "LL";
+  return "  __host__ __device__ static constexpr long long " + std::string(name) +
+         "(int i) { constexpr long long v[] = {" + body + "}; return v[i]; }\n";
+}
+
+const char* device_type(DType dtype) {
+  switch (dtype) {
+    case DType::kBF16: return "boo::bf16";
+    case DType::kF16: return "boo::f16";
+    default: return "float";
+  }
+}
+
+// The Cfg struct of one GEMM (every size a compile-time constant).
+std::string cfg_source(const std::string& name, const Gemm& g, const Relation& r, const ConvSignature& sig,
+                       bool epilogue) {
+  const int math = sig.dtype != DType::kF32 ? 0 : sig.fp32_tf32 ? 1 : 2;
+  std::string s = "struct " + name + " {\n";
+  s += "  using T = " + std::string(device_type(sig.dtype)) + ";\n";
+  s += "  static constexpr int kFace = " + std::to_string(g.face) + ", kMath = " + std::to_string(math) + ";\n";
+  s += "  static constexpr bool kHalf = " + std::string(sig.dtype == DType::kF16 ? "true" : "false") + ";\n";
+  s += "  static constexpr int BM = " + std::to_string(g.bm) + ", BN = " + std::to_string(g.bn) +
+       ", BK = " + std::to_string(g.bk) + ", WARPS_M = " + std::to_string(g.warps_m) +
+       ", WARPS_N = " + std::to_string(g.warps_n) + ", STAGES = " + std::to_string(g.stages) +
+       ", kThreads = " + std::to_string(g.threads()) + ";\n";
+  s += "  static constexpr int kAMode = " + std::to_string(g.a_mode) + ", kBMode = " + std::to_string(g.b_mode) +
+       ", kSplits = " + std::to_string(g.splits) + ";\n";
+  s += "  static constexpr long long kM = " + std::to_string(g.m) + ", kN = " + std::to_string(g.n) +
+       ", kK = " + std::to_string(g.k) + ", kGroups = " + std::to_string(r.groups) +
+       ", kCA = " + std::to_string(r.ca) + ", kCB = " + std::to_string(r.cb) + ";\n";
+  s += array_fn("AS", r.a_size.data(), 3) + array_fn("BS", r.b_size.data(), 3) + array_fn("FS", r.f_size.data(), 3) +
+       array_fn("ST", r.stride.data(), 3) + array_fn("PD", r.pad.data(), 3) + array_fn("DL", r.dil.data(), 3) +
+       array_fn("AStr", r.a_strides.data(), 5) + array_fn("BStr", r.b_strides.data(), 5) +
+       array_fn("WStr", r.w_strides.data(), 5);
+  s += "  static constexpr int kAct = " + std::to_string(epilogue ? static_cast<int>(sig.activation.kind) : 0) + ";\n";
+  s += "  static constexpr bool kBias = " + std::string(epilogue && sig.bias ? "true" : "false") + ";\n";
+  return s + "};\n";
+}
+
+// The GEMMs of a signature, in launch order, with which result each writes.
+struct Work {
+  Gemm gemm;
+  std::string result;  // "y", "dx", "dw"
+  bool epilogue;       // bias + activation on this output
+};
+
+std::vector<Work> work_of(const ConvSignature& sig, const DeviceInfo& device) {
+  const Relation r = relation_of(sig);
+  std::vector<Work> out;
+  if (sig.directions & kConvForward)
+    out.push_back({plan_gemm("boo_igemm_y", sig.transposed ? kDataFace : kForwardFace, r, sig.dtype, device), "y", true});
+  if (sig.directions & kConvBackwardData)
+    out.push_back(
+        {plan_gemm("boo_igemm_dx", sig.transposed ? kForwardFace : kDataFace, r, sig.dtype, device), "dx", false});
+  if (sig.directions & kConvBackwardWeight)
+    out.push_back({plan_gemm("boo_igemm_dw", kWeightFace, r, sig.dtype, device), "dw", false});
+  return out;
+}
+
+class ImplicitGemmConv final : public GpuImplementation {
+ public:
+  std::string_view name() const override { return "gpu:conv:implicit_gemm"; }
+
+  Status accepts(const OpSignature& sig, const DeviceInfo& device) const override {
+    const auto* conv = dynamic_cast<const ConvSignature*>(&sig);
+    if (!conv) return invalid_argument("not a conv signature");
+    if (device.cc_major < 8)
+      return unimplemented("needs compute capability 8.0+ (mma.sync bf16), device has " +
+                           std::to_string(device.cc_major) + "." + std::to_string(device.cc_minor));
+    const Relation r = relation_of(*conv);
+    if (r.ag() < 4 && r.bg() < 4)
+      return unimplemented("channels per group " + std::to_string(r.ag()) + " -> " + std::to_string(r.bg()) +
+                           " (depthwise-like): a GEMM would be mostly padding; gpu:conv:direct runs it");
+    for (const Work& w : work_of(*conv, device)) {
+      if (smem_bytes(w.gemm, conv->dtype) > static_cast<size_t>(device.max_shared_bytes_per_block))
+        return unimplemented("tile needs " + std::to_string(smem_bytes(w.gemm, conv->dtype)) +
+                             " bytes of shared memory, the device allows " +
+                             std::to_string(device.max_shared_bytes_per_block));
+    }
+    return ok_status();
+  }
+
+  std::string compile_params(const OpSignature& sig, const DeviceInfo& device) const override {
+    // The whole geometry is compiled in (see source_sha256); this is the tiling, readably.
+    const auto& conv = dynamic_cast<const ConvSignature&>(sig);
+    static const char* kModes[] = {"scalar", "vecK", "vecMN"};
+    std::string record = "dtype=" + std::string(dtype_name(conv.dtype));
+    for (const Work& w : work_of(conv, device)) {
+      const Gemm& g = w.gemm;
+      record += "; " + w.result + ": face " + std::to_string(g.face) + " gemm " + std::to_string(g.m) + "x" +
+                std::to_string(g.n) + "x" + std::to_string(g.k) + " tile " + std::to_string(g.bm) + "x" +
+                std::to_string(g.bn) + "x" + std::to_string(g.bk) + " warps " + std::to_string(g.warps_m) + "x" +
+                std::to_string(g.warps_n) + " stages " + std::to_string(g.stages) + " A " + kModes[g.a_mode] +
+                " B " + kModes[g.b_mode] + " splits " + std::to_string(g.splits);
+    }
+    return record;
+  }
+
+  Result<base::KernelSource> source(const OpSignature& sig, const DeviceInfo& device) const override {
+    const auto& conv = dynamic_cast<const ConvSignature&>(sig);
+    const Relation r = relation_of(conv);
+    base::KernelSource src;
+    src.name = "conv_implicit_gemm.cu";
+    src.text = "// Generated by boo: gpu:conv:implicit_gemm.\n#include \"boo/conv/conv_igemm.cuh\"\n";
+    if (conv.directions & kConvBackwardBias) src.text += "#include \"boo/conv/conv_direct.cuh\"\n";
+    for (const Work& w : work_of(conv, device)) {
+      const std::string cfg = "Cfg_" + w.result;
+      src.text += "\n" + cfg_source(cfg, w.gemm, r, conv, w.epilogue);
+      src.text += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(w.gemm.threads()) + ") " +
+                  w.gemm.entry + "(const boo::ConvIgemmParams p) { boo::igemm::conv_igemm<" + cfg + ">(p); }\n";
+      src.entries.push_back(w.gemm.entry);
+      if (w.gemm.splits > 1) {
+        src.text += "extern \"C\" __global__ void __launch_bounds__(256) " + w.gemm.entry +
+                    "_reduce(const boo::ConvIgemmParams p) { boo::igemm::conv_igemm_reduce<" + cfg + ">(p); }\n";
+        src.entries.push_back(w.gemm.entry + "_reduce");
+      }
+    }
+    if (conv.directions & kConvBackwardBias) {
+      src.text += "\nextern \"C\" __global__ void __launch_bounds__(256) boo_conv_db(const boo::ConvFaceParams p) {\n"
+                  "  boo::conv_bias_gradient<" + std::string(device_type(conv.dtype)) + ">(p);\n}\n";
+      src.entries.emplace_back("boo_conv_db");
+    }
+    return src;
+  }
+
+  size_t workspace_bytes(const OpSignature& sig, const DeviceInfo& device) const override {
+    const auto& conv = dynamic_cast<const ConvSignature&>(sig);
+    size_t bytes = 0;
+    for (const Work& w : work_of(conv, device)) bytes = std::max(bytes, workspace_bytes_of(w.gemm, conv.groups));
+    return bytes;
+  }
+
+  Result<std::vector<KernelLaunch>> plan(const OpSignature& sig, const DeviceInfo& device,
+                                         std::span<const DeviceTensor> args, std::span<const DeviceTensor> results,
+                                         uint64_t workspace) const override {
+    const auto& conv = dynamic_cast<const ConvSignature&>(sig);
+    auto find = [](std::span<const DeviceTensor> list, std::string_view name) -> const DeviceTensor* {
+      for (const DeviceTensor& t : list)
+        if (t.spec.name == name) return &t;
+      return nullptr;
+    };
+    // Strides and alignment are compiled in: the tensors must match the signature.
+    for (std::span<const DeviceTensor> list : {args, results}) {
+      for (const DeviceTensor& t : list) {
+        const std::vector<TensorSpec> specs = t.spec.name == "y" || t.spec.name == "dx" || t.spec.name == "dw" ||
+                                                      t.spec.name == "db"
+                                                  ? sig.results()
+                                                  : sig.arguments();
+        for (const TensorSpec& s : specs)
+          if (s.name == t.spec.name && s.strides != t.spec.strides)
+            return invalid_argument("gpu:conv:implicit_gemm compiles the strides in: '" + t.spec.name + "' has " +
+                                    format_dims(t.spec.strides) + ", the signature's layout needs " +
+                                    format_dims(s.strides));
+        if (t.address % 16 != 0)
+          return invalid_argument("gpu:conv:implicit_gemm needs 16-byte aligned tensors; '" + t.spec.name + "' is not");
+      }
+    }
+    const Relation r = relation_of(conv);
+    std::vector<KernelLaunch> launches;
+    size_t entry = 0;
+    const bool tr = conv.transposed;
+    for (const Work& w : work_of(conv, device)) {
+      ConvIgemmParams p{};
+      p.act_alpha = static_cast<float>(conv.activation.alpha);
+      p.act_lo = static_cast<float>(conv.activation.lo);
+      p.act_hi = static_cast<float>(conv.activation.hi);
+      p.workspace = workspace;
+      const DeviceTensor* out = find(results, w.result);
+      if (!out) return internal_error("result '" + w.result + "' missing from the plan");
+      p.out = out->address;
+      // Bind A, B, W of the relation for this direction.
+      if (w.result == "y") {
+        const uint64_t x = find(args, "x")->address;
+        (tr ? p.b : p.a) = x;
+        (tr ? p.a : p.b) = out->address;
+        p.w = find(args, "w")->address;
+        if (conv.bias) p.bias = find(args, "b")->address;
+      } else if (w.result == "dx") {
+        const uint64_t dy = find(args, "dy")->address;
+        (tr ? p.a : p.b) = dy;
+        (tr ? p.b : p.a) = out->address;
+        p.w = find(args, "w")->address;
+      } else {
+        (tr ? p.a : p.b) = find(args, "dy")->address;
+        (tr ? p.b : p.a) = find(args, "x")->address;
+        p.w = out->address;
+      }
+      KernelLaunch l;
+      l.entry = entry++;
+      l.grid[0] = static_cast<uint32_t>(ceil_div(w.gemm.m, w.gemm.bm) * ceil_div(w.gemm.n, w.gemm.bn));
+      l.grid[1] = static_cast<uint32_t>(r.groups);
+      l.grid[2] = static_cast<uint32_t>(w.gemm.splits);
+      l.block[0] = static_cast<uint32_t>(w.gemm.threads());
+      l.shared_bytes = static_cast<uint32_t>(smem_bytes(w.gemm, conv.dtype));
+      l.set_params(p);
+      launches.push_back(l);
+      if (w.gemm.splits > 1) {
+        KernelLaunch reduce;
+        reduce.entry = entry++;
+        const long long elems = r.groups * w.gemm.m * w.gemm.n;
+        reduce.grid[0] = static_cast<uint32_t>(std::clamp<long long>(ceil_div(elems, 256), 1, 65535));
+        reduce.block[0] = 256;
+        reduce.set_params(p);
+        launches.push_back(reduce);
+      }
+    }
+    if (conv.directions & kConvBackwardBias) {
+      ConvFaceParams p{};
+      const DeviceTensor* dy = find(args, "dy");
+      p.b = dy->address;
+      p.n = conv.n;
+      p.cb = conv.k;
+      p.groups = 1;
+      const Dims3 out = pad3(conv.output_size(), 1);
+      for (int i = 0; i < 3; ++i) p.b_size[i] = out[i];
+      const Strides5 s = strides5(dy->spec);
+      for (int i = 0; i < 5; ++i) p.b_strides[i] = s[i];
+      p.bias = find(results, "db")->address;
+      KernelLaunch l;
+      l.entry = entry++;
+      l.grid[0] = static_cast<uint32_t>(std::min<long long>(conv.k, 65535));
+      l.block[0] = 256;
+      l.set_params(p);
+      launches.push_back(l);
+    }
+    return launches;
+  }
+};
+
+}  // namespace
+
+const GpuImplementation& implicit_gemm_implementation() {
+  static const ImplicitGemmConv impl;
+  return impl;
+}
+
+}  // namespace boo::ops::conv

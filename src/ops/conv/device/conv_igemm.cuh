@@ -1,0 +1,361 @@
+// boo device code: the general tensor-core implicit-GEMM convolution
+// (gpu:conv:implicit_gemm), mma.sync + ldmatrix + cp.async, multistage.
+//
+// Every conv direction is one face of the regular relation (conv_ref.cpp):
+//   B[n, kb, o] = sum_{c in group(kb), r} A[n, c, o*stride - pad + r*dil] * W[kb, c, r]
+// and each face is a GEMM per group g (Ag/Bg: channels per group):
+//   face 0, forward: rows (n, o) of B, cols kb < Bg,        k = (r, c < Ag)    out = B
+//   face 1, data:    rows (n, i) of A, cols c < Ag,         k = (r, kb < Bg)   out = A
+//   face 2, weight:  rows kb < Bg,     cols (r, c < Ag),    k = (n, o)         out = W
+// The generated source defines `struct Cfg` with every size, stride and tile
+// parameter as a compile-time constant (divisions by constants, no runtime
+// shape arguments) and instantiates the kernels below with it.
+#pragma once
+
+#include "boo/common/mma.cuh"
+#include "boo/common/types.cuh"
+#include "boo/conv/conv_igemm_params.cuh"
+
+namespace boo {
+namespace igemm {
+
+/// How an operand tile travels from global to shared memory.
+enum OperandMode : int {
+  kScalar = 0,    ///< element by element (any strides); K-major shared tile
+  kVectorK = 1,   ///< 16-byte vectors along K; K-major shared tile [rows][BK]
+  kVectorMN = 2,  ///< 16-byte vectors along M (A) or N (B); MN-major shared tile [BK][rows]
+};
+
+template <class T>
+struct ElementTraits {
+  static constexpr int kVector = 16 / static_cast<int>(sizeof(T));  // elements per 16-byte vector
+};
+
+/// Coordinates of a GEMM (row, k) or (k, col) element in the conv tensors.
+template <class C>
+struct Face {
+  static constexpr long long kAg = C::kCA / C::kGroups, kBg = C::kCB / C::kGroups;
+  
+  static constexpr long long kPixA = C::AS(0) * C::AS(1) * C::AS(2);  // spatial positions of A
+  static constexpr long long kPixB = C::BS(0) * C::BS(1) * C::BS(2);  // spatial positions of B
+
+  // Splits a spatial index of A (kOfA) or B into (z, y, x), row-major D, H, W.
+  template <bool kOfA>
+  __device__ static void spatial(long long idx, long long& z, long long& y, long long& x) {
+    constexpr long long s1 = kOfA ? C::AS(1) : C::BS(1), s2 = kOfA ? C::AS(2) : C::BS(2);
+    x = idx % s2;
+    idx /= s2;
+    y = idx % s1;
+    z = idx / s1;
+  }
+  __device__ static void tap(long long r, long long& rz, long long& ry, long long& rx) {
+    rx = r % C::FS(2);
+    r /= C::FS(2);
+    ry = r % C::FS(1);
+    rz = r / C::FS(1);
+  }
+  // Offsets in the A, B and W tensors of element (i0, i1, z, y, x).
+  __device__ static long long a_at(long long i0, long long i1, long long z, long long y, long long x) {
+    return i0 * C::AStr(0) + i1 * C::AStr(1) + z * C::AStr(2) + y * C::AStr(3) + x * C::AStr(4);
+  }
+  __device__ static long long b_at(long long i0, long long i1, long long z, long long y, long long x) {
+    return i0 * C::BStr(0) + i1 * C::BStr(1) + z * C::BStr(2) + y * C::BStr(3) + x * C::BStr(4);
+  }
+  __device__ static long long w_at(long long i0, long long i1, long long z, long long y, long long x) {
+    return i0 * C::WStr(0) + i1 * C::WStr(1) + z * C::WStr(2) + y * C::WStr(3) + x * C::WStr(4);
+  }
+
+  /// Offset of GEMM operand A element (row m, column k) in its tensor, or -1 (zero).
+  __device__ static long long a_offset(long long m, long long k, long long g) {
+    if (m >= C::kM || k >= C::kK) return -1;
+    if constexpr (C::kFace == 0) {  // im2col of A
+      long long n = m / kPixB, oz, oy, ox, rz, ry, rx;
+      spatial<false>(m % kPixB, oz, oy, ox);
+      const long long c = k % kAg;
+      tap(k / kAg, rz, ry, rx);
+      const long long iz = oz * C::ST(0) - C::PD(0) + rz * C::DL(0);
+      const long long iy = oy * C::ST(1) - C::PD(1) + ry * C::DL(1);
+      const long long ix = ox * C::ST(2) - C::PD(2) + rx * C::DL(2);
+      if (iz < 0 || iz >= C::AS(0) || iy < 0 || iy >= C::AS(1) || ix < 0 || ix >= C::AS(2)) return -1;
+      return a_at(n, g * kAg + c, iz, iy, ix);
+    } else if constexpr (C::kFace == 1) {  // strided "col2im" of B
+      long long n = m / kPixA, iz, iy, ix, rz, ry, rx;
+      spatial<true>(m % kPixA, iz, iy, ix);
+      const long long kb = k % kBg;
+      tap(k / kBg, rz, ry, rx);
+      const long long tz = iz + C::PD(0) - rz * C::DL(0);
+      const long long ty = iy + C::PD(1) - ry * C::DL(1);
+      const long long tx = ix + C::PD(2) - rx * C::DL(2);
+      if (tz < 0 || ty < 0 || tx < 0 || tz % C::ST(0) || ty % C::ST(1) || tx % C::ST(2)) return -1;
+      const long long oz = tz / C::ST(0), oy = ty / C::ST(1), ox = tx / C::ST(2);
+      if (oz >= C::BS(0) || oy >= C::BS(1) || ox >= C::BS(2)) return -1;
+      return b_at(n, g * kBg + kb, oz, oy, ox);
+    } else {  // dy rows
+      long long n = k / kPixB, oz, oy, ox;
+      spatial<false>(k % kPixB, oz, oy, ox);
+      return b_at(n, g * kBg + m, oz, oy, ox);
+    }
+  }
+
+  /// Offset of GEMM operand B element (row k, column col) in its tensor, or -1 (zero).
+  __device__ static long long b_offset(long long k, long long col, long long g) {
+    if (col >= C::kN || k >= C::kK) return -1;
+    long long rz, ry, rx;
+    if constexpr (C::kFace == 0) {  // filter, kb = col
+      tap(k / kAg, rz, ry, rx);
+      return w_at(g * kBg + col, k % kAg, rz, ry, rx);
+    } else if constexpr (C::kFace == 1) {  // filter, c = col
+      tap(k / kBg, rz, ry, rx);
+      return w_at(g * kBg + k % kBg, col, rz, ry, rx);
+    } else {  // im2col of A, col = (r, c)
+      long long n = k / kPixB, oz, oy, ox;
+      spatial<false>(k % kPixB, oz, oy, ox);
+      tap(col / kAg, rz, ry, rx);
+      const long long iz = oz * C::ST(0) - C::PD(0) + rz * C::DL(0);
+      const long long iy = oy * C::ST(1) - C::PD(1) + ry * C::DL(1);
+      const long long ix = ox * C::ST(2) - C::PD(2) + rx * C::DL(2);
+      if (iz < 0 || iz >= C::AS(0) || iy < 0 || iy >= C::AS(1) || ix < 0 || ix >= C::AS(2)) return -1;
+      return a_at(n, g * kAg + col % kAg, iz, iy, ix);
+    }
+  }
+
+  /// Offset of output element (row m, column col) and its channel (for the bias).
+  __device__ static long long out_offset(long long m, long long col, long long g, long long& channel) {
+    long long z, y, x, rz, ry, rx;
+    if constexpr (C::kFace == 0) {
+      spatial<false>(m % kPixB, z, y, x);
+      channel = g * kBg + col;
+      return b_at(m / kPixB, channel, z, y, x);
+    } else if constexpr (C::kFace == 1) {
+      spatial<true>(m % kPixA, z, y, x);
+      channel = g * kAg + col;
+      return a_at(m / kPixA, channel, z, y, x);
+    } else {
+      tap(col / kAg, rz, ry, rx);
+      channel = g * kBg + m;
+      return w_at(channel, col % kAg, rz, ry, rx);
+    }
+  }
+};
+
+/// Shared-memory tile of one operand and stage: K-major [kRows][BK + pad] or MN-major [BK][kRows + pad].
+template <class C, int kRows, int kMode>
+struct Tile {
+  using T = typename C::T;
+  static constexpr int kPad = 16 / static_cast<int>(sizeof(T));  // one 16-byte vector: conflict-free ldmatrix
+  static constexpr bool kKMajor = kMode != kVectorMN;
+  static constexpr int kPitch = kKMajor ? C::BK + kPad : kRows + kPad;
+  static constexpr int kElems = kKMajor ? kRows * kPitch : C::BK * kPitch;
+
+  __device__ static int index(int row, int k) { return kKMajor ? row * kPitch + k : k * kPitch + row; }
+
+  /// Loads the tile (rows row0.., k0..k0+BK) of operand `kIsA` into `smem`.
+  template <bool kIsA>
+  __device__ static void load(T* smem, const T* __restrict__ gmem, long long row0, long long k0, long long g) {
+    constexpr int V = ElementTraits<T>::kVector;
+    if constexpr (kMode == kScalar) {
+      // Consecutive threads take consecutive rows: coalesced when rows are contiguous (NCHW pixels).
+      for (int e = threadIdx.x; e < kRows * C::BK; e += C::kThreads) {
+        const int row = e % kRows, kk = e / kRows;
+        const long long off = kIsA ? Face<C>::a_offset(row0 + row, k0 + kk, g)
+                                   : Face<C>::b_offset(k0 + kk, row0 + row, g);
+        smem[index(row, kk)] = off >= 0 ? gmem[off] : T{};
+      }
+    } else if constexpr (kMode == kVectorK) {
+      constexpr int kPerRow = C::BK / V;
+      for (int v = threadIdx.x; v < kRows * kPerRow; v += C::kThreads) {
+        const int row = v / kPerRow, kk = (v % kPerRow) * V;
+        const long long off = kIsA ? Face<C>::a_offset(row0 + row, k0 + kk, g)
+                                   : Face<C>::b_offset(k0 + kk, row0 + row, g);
+        cp_async_16(smem + index(row, kk), gmem + (off >= 0 ? off : 0), off >= 0);
+      }
+    } else {
+      constexpr int kPerK = kRows / V;
+      for (int v = threadIdx.x; v < C::BK * kPerK; v += C::kThreads) {
+        const int kk = v / kPerK, row = (v % kPerK) * V;
+        const long long off = kIsA ? Face<C>::a_offset(row0 + row, k0 + kk, g)
+                                   : Face<C>::b_offset(k0 + kk, row0 + row, g);
+        cp_async_16(smem + index(row, kk), gmem + (off >= 0 ? off : 0), off >= 0);
+      }
+    }
+  }
+};
+
+/// The implicit-GEMM kernel body. Grid: (M tiles x N tiles, groups, K splits).
+template <class C>
+__device__ void conv_igemm(const ConvIgemmParams& p) {
+  using T = typename C::T;
+  using TileA = Tile<C, C::BM, C::kAMode>;
+  using TileB = Tile<C, C::BN, C::kBMode>;
+  constexpr int kWarpM = C::BM / C::WARPS_M, kWarpN = C::BN / C::WARPS_N;
+  constexpr int kMmaM = kWarpM / 16, kMmaN = kWarpN / 8;
+  constexpr bool kTf32 = C::kMath != 0;
+  constexpr int kStepK = kTf32 ? 8 : 16;
+  static_assert(C::BK % kStepK == 0 && kWarpM % 16 == 0 && kWarpN % 16 == 0, "tile shape");
+  static_assert(C::WARPS_M * C::WARPS_N * 32 == C::kThreads, "thread count");
+
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  T* sA = reinterpret_cast<T*>(smem_raw);                    // (STAGES, TileA::kElems)
+  T* sB = sA + C::STAGES * TileA::kElems;                    // (STAGES, TileB::kElems)
+
+  constexpr long long kTilesM = (C::kM + C::BM - 1) / C::BM;
+  const long long tile_m = blockIdx.x % kTilesM, tile_n = blockIdx.x / kTilesM;
+  const long long g = blockIdx.y;
+  const long long row0 = tile_m * C::BM, col0 = tile_n * C::BN;
+  constexpr long long kTilesK = (C::kK + C::BK - 1) / C::BK;
+  const long long kt_begin = kTilesK * blockIdx.z / C::kSplits, kt_end = kTilesK * (blockIdx.z + 1) / C::kSplits;
+
+  const T* a_src = reinterpret_cast<const T*>(C::kFace == 0 ? p.a : p.b);
+  const T* b_src = reinterpret_cast<const T*>(C::kFace == 2 ? p.a : p.w);
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int warp_m = warp % C::WARPS_M, warp_n = warp / C::WARPS_M;
+  float acc[kMmaM][kMmaN][4] = {};
+
+  auto load_stage = [&](int stage, long long kt) {
+    TileA::template load<true>(sA + stage * TileA::kElems, a_src, row0, kt * C::BK, g);
+    TileB::template load<false>(sB + stage * TileB::kElems, b_src, col0, kt * C::BK, g);
+  };
+  // Prologue: STAGES-1 tiles in flight.
+  for (int s = 0; s < C::STAGES - 1; ++s) {
+    if (kt_begin + s < kt_end) load_stage(s, kt_begin + s);
+    cp_async_commit();
+  }
+  for (long long kt = kt_begin; kt < kt_end; ++kt) {
+    cp_async_wait<C::STAGES - 2>();
+    __syncthreads();  // tile kt is visible to all; stage (kt-1) is free to overwrite
+    const long long next = kt + C::STAGES - 1;
+    if (next < kt_end) load_stage(static_cast<int>((next - kt_begin) % C::STAGES), next);
+    cp_async_commit();
+
+    const int stage = static_cast<int>((kt - kt_begin) % C::STAGES);
+    const T* tA = sA + stage * TileA::kElems;  // (BM, BK)
+    const T* tB = sB + stage * TileB::kElems;  // (BN, BK)
+#pragma unroll
+    for (int kk = 0; kk < C::BK; kk += kStepK) {
+      unsigned a_frag[kMmaM][4];
+      unsigned b_frag[kMmaN][2];
+      if constexpr (!kTf32) {
+#pragma unroll
+        for (int i = 0; i < kMmaM; ++i) {
+          const int m = warp_m * kWarpM + i * 16;
+          if constexpr (TileA::kKMajor)
+            ldmatrix_x4(a_frag[i], tA + TileA::index(m + (lane & 15), kk + (lane >> 4) * 8));
+          else
+            ldmatrix_x4_trans(a_frag[i], tA + TileA::index(m + ((lane >> 3) & 1) * 8, kk + (lane & 7) + (lane >> 4) * 8));
+        }
+#pragma unroll
+        for (int j = 0; j < kMmaN; j += 2) {
+          const int n = warp_n * kWarpN + j * 8;
+          unsigned r[4];
+          if constexpr (TileB::kKMajor)
+            ldmatrix_x4(r, tB + TileB::index(n + (lane & 7) + (lane >> 4) * 8, kk + ((lane >> 3) & 1) * 8));
+          else
+            ldmatrix_x4_trans(r, tB + TileB::index(n + (lane >> 4) * 8, kk + (lane & 7) + ((lane >> 3) & 1) * 8));
+          b_frag[j][0] = r[0];
+          b_frag[j][1] = r[1];
+          b_frag[j + 1][0] = r[2];
+          b_frag[j + 1][1] = r[3];
+        }
+#pragma unroll
+        for (int i = 0; i < kMmaM; ++i)
+#pragma unroll
+          for (int j = 0; j < kMmaN; ++j) {
+            if constexpr (C::kHalf) mma_f16_16816(acc[i][j], a_frag[i], b_frag[j]);
+            else mma_bf16_16816(acc[i][j], a_frag[i], b_frag[j]);
+          }
+      } else {
+        // fp32 operands: scalar fragment loads, TF32 products (kMath 1), or
+        // 3xTF32 (kMath 2): a*b ~ hi(a)hi(b) + hi(a)lo(b) + lo(a)hi(b), about fp32 accuracy.
+        const int gid = lane >> 2, tid = lane & 3;
+        float a_val[kMmaM][4], b_val[kMmaN][2];
+#pragma unroll
+        for (int i = 0; i < kMmaM; ++i) {
+          const int m = warp_m * kWarpM + i * 16 + gid;
+          a_val[i][0] = tA[TileA::index(m, kk + tid)];
+          a_val[i][1] = tA[TileA::index(m + 8, kk + tid)];
+          a_val[i][2] = tA[TileA::index(m, kk + tid + 4)];
+          a_val[i][3] = tA[TileA::index(m + 8, kk + tid + 4)];
+        }
+#pragma unroll
+        for (int j = 0; j < kMmaN; ++j) {
+          const int n = warp_n * kWarpN + j * 8 + gid;
+          b_val[j][0] = tB[TileB::index(n, kk + tid)];
+          b_val[j][1] = tB[TileB::index(n, kk + tid + 4)];
+        }
+#pragma unroll
+        for (int i = 0; i < kMmaM; ++i)
+#pragma unroll
+          for (int j = 0; j < kMmaN; ++j) {
+            unsigned ah[4], bh[2];
+            for (int q = 0; q < 4; ++q) ah[q] = to_tf32(a_val[i][q]);
+            for (int q = 0; q < 2; ++q) bh[q] = to_tf32(b_val[j][q]);
+            if constexpr (C::kMath == 2) {
+              unsigned al[4], bl[2];
+              for (int q = 0; q < 4; ++q) al[q] = to_tf32(a_val[i][q] - __uint_as_float(ah[q]));
+              for (int q = 0; q < 2; ++q) bl[q] = to_tf32(b_val[j][q] - __uint_as_float(bh[q]));
+              mma_tf32_1688(acc[i][j], al, bh);
+              mma_tf32_1688(acc[i][j], ah, bl);
+            }
+            mma_tf32_1688(acc[i][j], ah, bh);
+          }
+      }
+    }
+  }
+  cp_async_wait<0>();
+
+  // Epilogue. Accumulator (i, j, q) holds row warp_m*kWarpM + i*16 + lane/4 (+8 for q >= 2),
+  // column warp_n*kWarpN + j*8 + 2*(lane%4) (+1 for odd q).
+#pragma unroll
+  for (int i = 0; i < kMmaM; ++i) {
+#pragma unroll
+    for (int j = 0; j < kMmaN; ++j) {
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const long long m = row0 + warp_m * kWarpM + i * 16 + (lane >> 2) + half * 8;
+        const long long col = col0 + warp_n * kWarpN + j * 8 + (lane & 3) * 2;
+        if (m >= C::kM) continue;
+        if constexpr (C::kSplits > 1) {
+          // fp32 partial sums: workspace (splits, groups, M, N), reduced by conv_igemm_reduce.
+          float* ws = reinterpret_cast<float*>(p.workspace) +
+                      ((blockIdx.z * C::kGroups + g) * C::kM + m) * C::kN;
+          if (col < C::kN) ws[col] = acc[i][j][half * 2];
+          if (col + 1 < C::kN) ws[col + 1] = acc[i][j][half * 2 + 1];
+        } else {
+#pragma unroll
+          for (int q = 0; q < 2; ++q) {
+            if (col + q >= C::kN) continue;
+            long long channel;
+            const long long off = Face<C>::out_offset(m, col + q, g, channel);
+            float v = acc[i][j][half * 2 + q];
+            if constexpr (C::kBias) v += load_as_float<T>(p.bias, channel);
+            v = activate<C::kAct>(v, p.act_alpha, p.act_lo, p.act_hi);
+            store_from_float<T>(p.out, off, v);
+          }
+        }
+      }
+    }
+  }
+}
+
+/// Sums the split-K partials and writes the output (with the epilogue). One thread per element.
+template <class C>
+__device__ void conv_igemm_reduce(const ConvIgemmParams& p) {
+  using T = typename C::T;
+  constexpr long long kPlane = C::kGroups * C::kM * C::kN;
+  const float* ws = reinterpret_cast<const float*>(p.workspace);
+  for (long long e = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; e < kPlane;
+       e += static_cast<long long>(gridDim.x) * blockDim.x) {
+    float v = 0.f;
+    for (int s = 0; s < C::kSplits; ++s) v += ws[s * kPlane + e];
+    const long long g = e / (C::kM * C::kN), m = (e / C::kN) % C::kM, col = e % C::kN;
+    long long channel;
+    const long long off = Face<C>::out_offset(m, col, g, channel);
+    if constexpr (C::kBias) v += load_as_float<T>(p.bias, channel);
+    v = activate<C::kAct>(v, p.act_alpha, p.act_lo, p.act_hi);
+    store_from_float<T>(p.out, off, v);
+  }
+}
+
+}  // namespace igemm
+}  // namespace boo

@@ -1,0 +1,17 @@
+// boo: the runtime parameter block of the implicit-GEMM conv kernels, shared
+// by host and device code. Every size and stride is a compile-time constant of
+// the kernel's Cfg; only addresses and activation constants travel at launch.
+#pragma once
+
+namespace boo {
+
+struct ConvIgemmParams {
+  unsigned long long a, b, w;   ///< the relation's A (N, Ca, ...), B (N, Cb, ...) and W (Cb, Ca/g, ...) tensors
+  unsigned long long out;       ///< the face's output (one of the three)
+  unsigned long long bias;      ///< per-channel bias of the output, or 0
+  unsigned long long workspace; ///< fp32 split-K partials (splits, groups, M, N), or 0
+  float act_alpha, act_lo, act_hi;
+  int unused_padding;
+};
+
+}  // namespace boo
