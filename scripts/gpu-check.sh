@@ -13,7 +13,7 @@ BUILD=build-gpu
 [ -f .deps/commit ] && export BOO_GIT_COMMIT="$(cat .deps/commit)"
 COMMIT="${BOO_GIT_COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}"
 stages=("$@")
-[ ${#stages[@]} -eq 0 ] && stages=(build info tests numerics cache)
+[ ${#stages[@]} -eq 0 ] && stages=(build info tests numerics cache perf)
 declare -a table
 
 want() { local s; for s in "${stages[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
@@ -72,6 +72,26 @@ if want cache; then
   $BUILD/tools/boo preload --commands-file workloads/boo-conv-413.txt --cache-dir "$cache" -j 16 > "$OUT/preload.log" 2>&1
   row "preload boo-conv-413 (GPU)" "$(grep -E '^compiled=' "$OUT/preload.log")"
   rm -rf "$cache"
+fi
+
+# perf: boo vs cuDNN over the given workloads (default: BOO's 413 convs), one CSV each.
+PERF_FILES="${PERF_FILES:-workloads/boo-conv-413.txt}"
+PERF_ITER="${PERF_ITER:-20}"
+if want perf; then
+  export BOO_CACHE_DIR="$PWD/$BUILD/cache"
+  for wl in $PERF_FILES; do
+    name=$(basename "$wl" .txt)
+    start=$(date +%s)
+    $BUILD/tools/boo preload --commands-file "$wl" -j 16 > "$OUT/preload-$name.log" 2>&1
+    $BUILD/tools/boo-driver --commands-file "$wl" --backend boo --backend cudnn --iter "$PERF_ITER" \
+      --csv "$OUT/perf-$name.csv" > "$OUT/perf-$name.log" 2>&1
+    gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+    case "$gpu" in *H200*) bw=4.8 ;; *) bw=3.35 ;; esac
+    python3 scripts/perf_table.py "$OUT/perf-$name.csv" --device "$gpu" --peak-tflops 989.4 --bandwidth-tbs $bw \
+      --title "$name, commit $COMMIT, $(date -u +%Y-%m-%d)" > "$OUT/perf-$name.md"
+    row "perf $name ($(( $(date +%s) - start )) s)" "$(grep -E '^\| all' "$OUT/perf-$name.md")"
+    grep -E '^\| (forward|backward)' "$OUT/perf-$name.md" | head -4 | sed 's/^/  /'
+  done
 fi
 
 echo

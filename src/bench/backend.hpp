@@ -48,6 +48,11 @@ class Backend {
 /// Times the launches with CUDA events on the runtime's stream.
 std::unique_ptr<Backend> make_boo_backend(Runtime& runtime);
 
+/// cuDNN 9 through its graph API, the measured baseline: the fastest engine
+/// configuration of each signature is chosen by timing every candidate once.
+/// Fails when cuDNN cannot be loaded.
+Result<std::unique_ptr<Backend>> make_cudnn_backend(Runtime& runtime);
+
 /// The CPU reference as a backend. The reference is not a benchmark, so at
 /// most `max_iterations` launches are timed (wall clock).
 std::unique_ptr<Backend> make_cpu_backend(int64_t max_iterations);

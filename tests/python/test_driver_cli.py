@@ -35,12 +35,14 @@ def test_bad_lines_do_not_stop_the_run(driver, tmp):
     # The good lines ran and were timed with their own --iter.
     assert "num_dispatches=1" in r.stdout  # the CPU reference times one launch by default
     rows = list(csv.reader(out_csv.open(newline="")))
-    assert rows[0] == ["arguments", "cpu min", "cpu max", "cpu mean", "cpu stddev", "cpu num_dispatches", "error"]
+    assert rows[0] == ["arguments", "cpu min", "cpu max", "cpu mean", "cpu stddev", "cpu num_dispatches",
+                       "flop_count", "min_bytes", "error"]
     assert len(rows) == 7, rows
-    assert all(len(row) == 7 for row in rows), rows
-    assert rows[1][0] == GOOD_1 and rows[1][6] == "" and float(rows[1][3]) > 0
-    assert rows[2][1] == "N.A." and "unknown flag" in rows[2][6]
-    assert rows[6][0] == GOOD_2 and rows[6][6] == ""
+    assert all(len(row) == 9 for row in rows), rows
+    assert rows[1][0] == GOOD_1 and rows[1][8] == "" and float(rows[1][3]) > 0
+    assert float(rows[1][6]) == 2 * 1 * 3 * 2 * 25 * 9  # 2 * N * K * C * Ho * Wo * taps
+    assert rows[2][1] == "N.A." and "unknown flag" in rows[2][8]
+    assert rows[6][0] == GOOD_2 and rows[6][8] == ""
 
 
 def test_extra_arguments_are_appended(driver, tmp):

@@ -151,23 +151,32 @@ class DriverRun {
       ro.cache_enabled = true;
     }
     backend_names_ = opts_.backends;
-    const bool want_gpu = backend_names_.empty() ||
-                          std::find(backend_names_.begin(), backend_names_.end(), "boo") != backend_names_.end();
+    auto wants = [&](const char* name) {
+      return std::find(backend_names_.begin(), backend_names_.end(), name) != backend_names_.end();
+    };
+    const bool want_gpu = backend_names_.empty() || wants("boo") || wants("cudnn");
     if (want_gpu && !opts_.dry_run) {
       Result<std::unique_ptr<Runtime>> rt = Runtime::create(ro);
       if (rt.ok()) {
         runtime_ = std::move(*rt);
       } else if (!backend_names_.empty()) {
         Status st = rt.status();
-        return std::move(st).annotate("--backend boo needs a usable GPU");
+        return std::move(st).annotate("--backend boo/cudnn need a usable GPU");
       } else {
         std::cout << ">>> no GPU backend (" << rt.status().message() << "); running on the CPU reference\n";
       }
     }
     if (backend_names_.empty()) backend_names_ = {runtime_ || opts_.dry_run ? "boo" : "cpu"};
+    if (opts_.dry_run) return ok_status();
     for (const std::string& name : backend_names_) {
-      if (name == "cpu") backends_.push_back(bench::make_cpu_backend(opts_.cpu_iterations));
-      else if (runtime_) backends_.push_back(bench::make_boo_backend(*runtime_));
+      if (name == "cpu") {
+        backends_.push_back(bench::make_cpu_backend(opts_.cpu_iterations));
+      } else if (name == "cudnn") {
+        BOO_ASSIGN_OR_RETURN(std::unique_ptr<bench::Backend> cudnn, bench::make_cudnn_backend(*runtime_));
+        backends_.push_back(std::move(cudnn));
+      } else if (runtime_) {
+        backends_.push_back(bench::make_boo_backend(*runtime_));
+      }
     }
     return ok_status();
   }
@@ -187,7 +196,7 @@ class DriverRun {
     for (const std::string& b : backend_names_)
       for (const char* stat : {" min", " max", " mean", " stddev", " num_dispatches"}) header.push_back(b + stat);
     if (opts_.verify_numerics) header.push_back("numerics");
-    header.push_back("error");
+    header.insert(header.end(), {"flop_count", "min_bytes", "error"});
     BOO_ASSIGN_OR_RETURN(bench::CsvWriter w, bench::CsvWriter::open(opts_.csv_path, header));
     csv_.emplace(std::move(w));
     return ok_status();
@@ -203,6 +212,7 @@ class DriverRun {
       row.resize(1);
       for (size_t i = 0; i < backend_names_.size() * 5; ++i) row.push_back("N.A.");
       if (opts_.verify_numerics) row.push_back("N.A.");
+      row.insert(row.end(), {"", ""});
       row.push_back(status.to_string());
       write_row(row);
       return outcome;
@@ -229,7 +239,7 @@ class DriverRun {
       std::cout << ">>>\tcanonical: " << sig.command() << "\n>>>\tfunc_name: " << sig.func_name() << "\n";
       for (size_t i = 0; i < backend_names_.size() * 5; ++i) row.push_back("dry-run");
       if (opts_.verify_numerics) row.push_back("dry-run");
-      row.push_back("");
+      row.insert(row.end(), {base::format_double(sig.flop_count()), base::format_double(sig.min_bytes_moved()), ""});
       write_row(row);
       return Outcome::kOk;
     }
@@ -250,12 +260,16 @@ class DriverRun {
       row.insert(row.end(), cells.begin(), cells.end());
       runs.emplace_back(backend_names_[b], std::move(*run));
     }
-    if (runs.size() > 1 && !runs[0].second.kernels.empty()) {
-      const double base_us = per_launch_mean_us(runs[0].second);
-      for (size_t b = 1; b < runs.size(); ++b) {
-        if (runs[b].second.kernels.empty()) continue;
-        std::cout << ">>>\tRatio " << runs[b].first << "/" << runs[0].first << ": "
-                  << format_fixed(per_launch_mean_us(runs[b].second) / base_us, 3) << "\n";
+    // Ratios of per-launch GPU time against the baseline: cudnn when it ran, else the first backend.
+    size_t base = 0;
+    for (size_t b = 0; b < runs.size(); ++b)
+      if (runs[b].first == "cudnn") base = b;
+    if (runs.size() > 1 && !runs[base].second.kernels.empty()) {
+      const double base_us = per_launch_mean_us(runs[base].second);
+      for (size_t b = 0; b < runs.size(); ++b) {
+        if (b == base || runs[b].second.kernels.empty()) continue;
+        std::cout << ">>>\tRatio " << runs[b].first << "/" << runs[base].first << ": "
+                  << format_fixed(per_launch_mean_us(runs[b].second) / base_us, 3) << " (time over time)\n";
       }
     }
     if (!opts_.dump_dir.empty()) {
@@ -277,12 +291,13 @@ class DriverRun {
       std::cout << "Numerics: " << (pass ? "PASS" : "FAIL (" + detail + ")") << "\n";
       row.push_back(pass ? "PASS" : "FAIL");
       if (!pass) {
+        row.insert(row.end(), {base::format_double(sig.flop_count()), base::format_double(sig.min_bytes_moved())});
         row.push_back("numerics: " + detail);
         write_row(row);
         return Outcome::kFailed;
       }
     }
-    row.push_back("");
+    row.insert(row.end(), {base::format_double(sig.flop_count()), base::format_double(sig.min_bytes_moved()), ""});
     write_row(row);
     return Outcome::kOk;
   }

@@ -15,8 +15,9 @@ layernormbfp16) and prints BOO-style results and timings.
 driver options:
   --commands-file FILE     one command per line (.txt: shell words; .tsv: tab-separated);
                            '#' comments and blank lines are skipped
-  --backend NAME           boo (boo's GPU kernels; the default with a GPU) or cpu (the float64
-                           reference; the default without one); repeatable to compare backends
+  --backend NAME           boo (boo's GPU kernels; the default with a GPU), cudnn (cuDNN 9, its fastest
+                           engine per signature) or cpu (the float64 reference; the default without
+                           a GPU); repeatable to compare backends (ratios to the first are printed)
   --impl NAME              run only this GPU implementation (boo explain lists them)
   --gpu-id N               the GPU to run on (default 0)
   --cache-dir DIR          the kernel cache folder (default BOO_CACHE_DIR or ~/.cache/boo)
@@ -105,8 +106,8 @@ Result<DriverOptions> parse_driver_options(const std::vector<std::string>& argv)
     }
   }
   for (const std::string& b : opts.backends) {
-    if (b != "cpu" && b != "boo")
-      return invalid_argument("--backend " + b + ": unknown backend; accepted: boo (GPU), cpu (float64 reference)");
+    if (b != "cpu" && b != "boo" && b != "cudnn")
+      return invalid_argument("--backend " + b + ": unknown backend; accepted: boo (GPU), cudnn (cuDNN 9), cpu (float64 reference)");
   }
   return opts;
 }

@@ -1,0 +1,542 @@
+// boo: the cudnn backend — the same signatures through cuDNN 9's graph
+// (backend) API, as the measured baseline. For each signature every engine
+// configuration cuDNN's heuristics offer is built and timed once, and the
+// fastest is kept: the baseline is cuDNN at its best.
+#include <algorithm>
+#include <map>
+#include <memory>
+
+#include "bench/backend.hpp"
+#include "boo/conv.hpp"
+#include "boo/runtime.hpp"
+#include "cuda/cudnn_api.hpp"
+
+namespace boo::bench {
+namespace {
+
+using cuda::CudnnApi;
+
+#define BOO_CUDNN_RETURN_IF_ERROR(api, call)                                         \
+  do {                                                                               \
+    cudnnStatus_t boo_cudnn_status_ = (api).call;                                    \
+    if (boo_cudnn_status_ != CUDNN_STATUS_SUCCESS)                                    \
+      return ::boo::cuda::cudnn_status((api), boo_cudnn_status_, #call);             \
+  } while (0)
+
+/// An owned backend descriptor.
+class Desc {
+ public:
+  Desc() = default;
+  Desc(const CudnnApi* api, cudnnBackendDescriptor_t d) : api_(api), d_(d) {}
+  Desc(Desc&& o) noexcept : api_(o.api_), d_(std::exchange(o.d_, nullptr)) {}
+  Desc& operator=(Desc&& o) noexcept {
+    if (this != &o) {
+      reset();
+      api_ = o.api_;
+      d_ = std::exchange(o.d_, nullptr);
+    }
+    return *this;
+  }
+  ~Desc() { reset(); }
+
+  static Result<Desc> make(const CudnnApi& api, cudnnBackendDescriptorType_t type) {
+    cudnnBackendDescriptor_t d = nullptr;
+    BOO_CUDNN_RETURN_IF_ERROR(api, cudnnBackendCreateDescriptor(type, &d));
+    return Desc(&api, d);
+  }
+  Status set(cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type, int64_t count, const void* value) {
+    BOO_CUDNN_RETURN_IF_ERROR(*api_, cudnnBackendSetAttribute(d_, name, type, count, value));
+    return ok_status();
+  }
+  Status finalize() {
+    BOO_CUDNN_RETURN_IF_ERROR(*api_, cudnnBackendFinalize(d_));
+    return ok_status();
+  }
+  cudnnBackendDescriptor_t get() const { return d_; }
+
+ private:
+  void reset() {
+    if (d_) api_->cudnnBackendDestroyDescriptor(d_);
+    d_ = nullptr;
+  }
+  const CudnnApi* api_ = nullptr;
+  cudnnBackendDescriptor_t d_ = nullptr;
+};
+
+cudnnDataType_t cudnn_type(DType dtype) {
+  switch (dtype) {
+    case DType::kF16: return CUDNN_DATA_HALF;
+    case DType::kBF16: return CUDNN_DATA_BFLOAT16;
+    case DType::kF64: return CUDNN_DATA_DOUBLE;
+    default: return CUDNN_DATA_FLOAT;
+  }
+}
+
+// cuDNN convolutions need at least two spatial dims: a 1-D tensor gets a unit H.
+void promote_1d(std::vector<int64_t>& dims, std::vector<int64_t>& strides) {
+  if (dims.size() != 3) return;
+  dims.insert(dims.begin() + 2, 1);
+  strides.insert(strides.begin() + 2, strides[2] * dims[3]);
+}
+
+/// One cuDNN graph with its chosen plan and the uids of its tensors.
+struct Graph {
+  std::vector<Desc> keep;  // every descriptor the plan refers to
+  Desc plan;
+  std::string engine;      // "cudnn engine <global index>"
+  int64_t workspace_bytes = 0;
+  // (uid, which tensor): the variant pack binds args/results by name.
+  std::vector<std::pair<int64_t, std::string>> tensors;
+};
+
+class GraphBuilder {
+ public:
+  GraphBuilder(const CudnnApi& api, cudnnHandle_t handle) : api_(api), handle_(handle) {}
+
+  /// A tensor descriptor for `spec` (virtual tensors are the intermediates of a fused graph).
+  Result<int64_t> tensor(Graph& g, const TensorSpec& spec, bool is_virtual, DType dtype) {
+    std::vector<int64_t> dims = spec.shape, strides = spec.strides;
+    promote_1d(dims, strides);
+    BOO_ASSIGN_OR_RETURN(Desc d, Desc::make(api_, CUDNN_BACKEND_TENSOR_DESCRIPTOR));
+    const int64_t uid = next_uid_++;
+    const cudnnDataType_t type = cudnn_type(dtype);
+    const int64_t alignment = 16;
+    const bool virt = is_virtual;
+    BOO_RETURN_IF_ERROR(d.set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &type));
+    BOO_RETURN_IF_ERROR(d.set(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, static_cast<int64_t>(dims.size()), dims.data()));
+    BOO_RETURN_IF_ERROR(d.set(CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, static_cast<int64_t>(strides.size()), strides.data()));
+    BOO_RETURN_IF_ERROR(d.set(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid));
+    BOO_RETURN_IF_ERROR(d.set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &alignment));
+    BOO_RETURN_IF_ERROR(d.set(CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &virt));
+    BOO_RETURN_IF_ERROR(d.finalize());
+    descs_[uid] = d.get();
+    g.keep.push_back(std::move(d));
+    if (!is_virtual) g.tensors.emplace_back(uid, spec.name);
+    return uid;
+  }
+
+  cudnnBackendDescriptor_t desc(int64_t uid) const { return descs_.at(uid); }
+
+  Result<cudnnBackendDescriptor_t> conv_desc(Graph& g, const ConvSignature& sig) {
+    BOO_ASSIGN_OR_RETURN(Desc d, Desc::make(api_, CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR));
+    std::vector<int64_t> stride = sig.stride, pad = sig.padding, dil = sig.dilation;
+    if (sig.spatial_dims == 1) {
+      stride.insert(stride.begin(), 1);
+      pad.insert(pad.begin(), 0);
+      dil.insert(dil.begin(), 1);
+    }
+    const int64_t dims = static_cast<int64_t>(stride.size());
+    const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
+    const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+    BOO_RETURN_IF_ERROR(d.set(CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute));
+    BOO_RETURN_IF_ERROR(d.set(CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode));
+    BOO_RETURN_IF_ERROR(d.set(CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &dims));
+    BOO_RETURN_IF_ERROR(d.set(CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, dims, dil.data()));
+    BOO_RETURN_IF_ERROR(d.set(CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, dims, stride.data()));
+    BOO_RETURN_IF_ERROR(d.set(CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, dims, pad.data()));
+    BOO_RETURN_IF_ERROR(d.set(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, dims, pad.data()));
+    BOO_RETURN_IF_ERROR(d.finalize());
+    cudnnBackendDescriptor_t raw = d.get();
+    g.keep.push_back(std::move(d));
+    return raw;
+  }
+
+  // kind: forward (x, w -> y), data (dy, w -> dx), filter (x, dy -> dw), in cuDNN's regular-conv terms.
+  Result<cudnnBackendDescriptor_t> conv_op(Graph& g, cudnnBackendDescriptorType_t kind, cudnnBackendDescriptor_t conv,
+                                           int64_t x, int64_t w, int64_t y) {
+    BOO_ASSIGN_OR_RETURN(Desc d, Desc::make(api_, kind));
+    const float alpha = 1.f, beta = 0.f;
+    cudnnBackendDescriptor_t dx = desc(x), dw = desc(w), dy = desc(y);
+    if (kind == CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR) {
+      BOO_RETURN_IF_ERROR(d.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &dx));
+      BOO_RETURN_IF_ERROR(d.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &dw));
+      BOO_RETURN_IF_ERROR(d.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &dy));
+      BOO_RETURN_IF_ERROR(d.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &conv));
+      BOO_RETURN_IF_ERROR(d.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha));
+      BOO_RETURN_IF_ERROR(d.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &beta));
+    } else if (kind == CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR) {
+      BOO_RETURN_IF_ERROR(d.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &dx));
+      BOO_RETURN_IF_ERROR(d.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &dw));
+      BOO_RETURN_IF_ERROR(d.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &dy));
+      BOO_RETURN_IF_ERROR(d.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &conv));
+      BOO_RETURN_IF_ERROR(d.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha));
+      BOO_RETURN_IF_ERROR(d.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, CUDNN_TYPE_FLOAT, 1, &beta));
+    } else {
+      BOO_RETURN_IF_ERROR(d.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &dx));
+      BOO_RETURN_IF_ERROR(d.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &dw));
+      BOO_RETURN_IF_ERROR(d.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &dy));
+      BOO_RETURN_IF_ERROR(d.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &conv));
+      BOO_RETURN_IF_ERROR(d.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha));
+      BOO_RETURN_IF_ERROR(d.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA, CUDNN_TYPE_FLOAT, 1, &beta));
+    }
+    BOO_RETURN_IF_ERROR(d.finalize());
+    cudnnBackendDescriptor_t raw = d.get();
+    g.keep.push_back(std::move(d));
+    return raw;
+  }
+
+  /// y = mode(x[, b]) elementwise (b broadcast), float math.
+  Result<cudnnBackendDescriptor_t> pointwise(Graph& g, cudnnPointwiseMode_t mode, int64_t x, int64_t b, int64_t y,
+                                             const Activation* act = nullptr) {
+    BOO_ASSIGN_OR_RETURN(Desc pw, Desc::make(api_, CUDNN_BACKEND_POINTWISE_DESCRIPTOR));
+    const cudnnDataType_t prec = CUDNN_DATA_FLOAT;
+    BOO_RETURN_IF_ERROR(pw.set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode));
+    BOO_RETURN_IF_ERROR(pw.set(CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &prec));
+    if (act && act->kind == Activation::Kind::kLeakyRelu) {
+      const double slope = act->alpha;
+      BOO_RETURN_IF_ERROR(pw.set(CUDNN_ATTR_POINTWISE_RELU_LOWER_CLIP_SLOPE, CUDNN_TYPE_DOUBLE, 1, &slope));
+    }
+    if (act && act->kind == Activation::Kind::kClamp) {
+      const double lo = act->lo, hi = act->hi;
+      BOO_RETURN_IF_ERROR(pw.set(CUDNN_ATTR_POINTWISE_RELU_LOWER_CLIP, CUDNN_TYPE_DOUBLE, 1, &lo));
+      BOO_RETURN_IF_ERROR(pw.set(CUDNN_ATTR_POINTWISE_RELU_UPPER_CLIP, CUDNN_TYPE_DOUBLE, 1, &hi));
+    }
+    BOO_RETURN_IF_ERROR(pw.finalize());
+    BOO_ASSIGN_OR_RETURN(Desc op, Desc::make(api_, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR));
+    cudnnBackendDescriptor_t pwd = pw.get(), xd = desc(x), yd = desc(y);
+    BOO_RETURN_IF_ERROR(op.set(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pwd));
+    BOO_RETURN_IF_ERROR(op.set(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &xd));
+    if (b >= 0) {
+      cudnnBackendDescriptor_t bd = desc(b);
+      BOO_RETURN_IF_ERROR(op.set(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &bd));
+    }
+    BOO_RETURN_IF_ERROR(op.set(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &yd));
+    BOO_RETURN_IF_ERROR(op.finalize());
+    cudnnBackendDescriptor_t raw = op.get();
+    g.keep.push_back(std::move(pw));
+    g.keep.push_back(std::move(op));
+    return raw;
+  }
+
+  /// y = sum of x over the dims where y has extent 1.
+  Result<cudnnBackendDescriptor_t> reduction_sum(Graph& g, int64_t x, int64_t y) {
+    BOO_ASSIGN_OR_RETURN(Desc rd, Desc::make(api_, CUDNN_BACKEND_REDUCTION_DESCRIPTOR));
+    const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
+    const cudnnReduceTensorOp_t mode = CUDNN_REDUCE_TENSOR_ADD;
+    BOO_RETURN_IF_ERROR(rd.set(CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute));
+    BOO_RETURN_IF_ERROR(rd.set(CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &mode));
+    BOO_RETURN_IF_ERROR(rd.finalize());
+    BOO_ASSIGN_OR_RETURN(Desc op, Desc::make(api_, CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR));
+    cudnnBackendDescriptor_t rdd = rd.get(), xd = desc(x), yd = desc(y);
+    BOO_RETURN_IF_ERROR(op.set(CUDNN_ATTR_OPERATION_REDUCTION_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &rdd));
+    BOO_RETURN_IF_ERROR(op.set(CUDNN_ATTR_OPERATION_REDUCTION_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &xd));
+    BOO_RETURN_IF_ERROR(op.set(CUDNN_ATTR_OPERATION_REDUCTION_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &yd));
+    BOO_RETURN_IF_ERROR(op.finalize());
+    cudnnBackendDescriptor_t raw = op.get();
+    g.keep.push_back(std::move(rd));
+    g.keep.push_back(std::move(op));
+    return raw;
+  }
+
+  Result<Desc> operation_graph(Graph& g, const std::vector<cudnnBackendDescriptor_t>& ops) {
+    BOO_ASSIGN_OR_RETURN(Desc d, Desc::make(api_, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR));
+    BOO_RETURN_IF_ERROR(d.set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                              static_cast<int64_t>(ops.size()), ops.data()));
+    BOO_RETURN_IF_ERROR(d.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle_));
+    BOO_RETURN_IF_ERROR(d.finalize());
+    (void)g;
+    return d;
+  }
+
+ private:
+  const CudnnApi& api_;
+  cudnnHandle_t handle_;
+  int64_t next_uid_ = 1;
+  std::map<int64_t, cudnnBackendDescriptor_t> descs_;
+};
+
+class CudnnBackend final : public Backend {
+ public:
+  CudnnBackend(Runtime& rt, const CudnnApi& api, cudnnHandle_t handle) : rt_(rt), api_(api), handle_(handle) {}
+  ~CudnnBackend() override {
+    graphs_.clear();
+    api_.cudnnDestroy(handle_);
+  }
+
+  std::string name() const override { return "cudnn"; }
+
+  Result<BackendRun> run(const OpSignature& sig, const std::vector<base::HostTensor>& args,
+                         const RunOptions& run) override {
+    const auto* conv = dynamic_cast<const ConvSignature*>(&sig);
+    if (!conv) return unimplemented("the cudnn backend runs conv signatures (" + std::string(sig.op_name()) + " is not)");
+    BOO_CUDNN_RETURN_IF_ERROR(api_, cudnnSetStream(handle_, static_cast<cudaStream_t>(rt_.stream())));
+
+    // Device tensors, addressed by name.
+    std::map<std::string, DeviceBuffer> buffers;
+    const std::vector<TensorSpec> arg_specs = sig.arguments(), result_specs = sig.results();
+    for (size_t i = 0; i < args.size(); ++i) {
+      BOO_ASSIGN_OR_RETURN(DeviceBuffer buf, rt_.allocate(args[i].size_bytes()));
+      BOO_RETURN_IF_ERROR(rt_.copy_to_device(buf, args[i].data(), args[i].size_bytes()));
+      buffers.emplace(arg_specs[i].name, std::move(buf));
+    }
+    for (const TensorSpec& spec : result_specs) {
+      BOO_ASSIGN_OR_RETURN(DeviceBuffer buf, rt_.allocate(spec.storage_bytes()));
+      BOO_RETURN_IF_ERROR(rt_.fill_bytes(buf, 0xff));
+      buffers.emplace(spec.name, std::move(buf));
+    }
+    BOO_ASSIGN_OR_RETURN(std::vector<Graph>* graphs, graphs_for(*conv, buffers));
+    int64_t workspace_bytes = 0;
+    for (const Graph& g : *graphs) workspace_bytes = std::max(workspace_bytes, g.workspace_bytes);
+    BOO_ASSIGN_OR_RETURN(DeviceBuffer workspace, rt_.allocate(static_cast<size_t>(workspace_bytes)));
+    auto launch = [&]() -> Status {
+      for (Graph& g : *graphs) BOO_RETURN_IF_ERROR(execute(g, buffers, workspace));
+      return ok_status();
+    };
+    BOO_RETURN_IF_ERROR(launch());
+    BackendRun out;
+    out.device = "cuda:" + std::to_string(rt_.device().ordinal);
+    std::string engines;
+    for (const Graph& g : *graphs) engines += (engines.empty() ? "" : "+") + g.engine;
+    out.implementation = "cudnn:conv [" + engines + "]";
+    for (const TensorSpec& spec : result_specs) {
+      base::HostTensor host(spec);
+      BOO_RETURN_IF_ERROR(rt_.copy_to_host(host.data(), buffers.at(spec.name), host.size_bytes()));
+      out.results.push_back(std::move(host));
+    }
+    if (run.time) {
+      BOO_ASSIGN_OR_RETURN(std::vector<double> samples, rt_.time_on_stream(launch, run.iterations));
+      out.kernels.push_back(KernelTiming{out.implementation, std::move(samples)});
+      out.timed_launches = run.iterations;
+    }
+    BOO_RETURN_IF_ERROR(rt_.synchronize());
+    return out;
+  }
+
+ private:
+  Status execute(Graph& g, const std::map<std::string, DeviceBuffer>& buffers, const DeviceBuffer& workspace) {
+    std::vector<int64_t> uids;
+    std::vector<void*> pointers;
+    for (const auto& [uid, name] : g.tensors) {
+      uids.push_back(uid);
+      pointers.push_back(buffers.at(name).data());
+    }
+    BOO_ASSIGN_OR_RETURN(Desc pack, Desc::make(api_, CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR));
+    void* ws = workspace.data();
+    BOO_RETURN_IF_ERROR(pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, static_cast<int64_t>(uids.size()), uids.data()));
+    BOO_RETURN_IF_ERROR(pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
+                                 static_cast<int64_t>(pointers.size()), pointers.data()));
+    BOO_RETURN_IF_ERROR(pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws));
+    BOO_RETURN_IF_ERROR(pack.finalize());
+    BOO_CUDNN_RETURN_IF_ERROR(api_, cudnnBackendExecute(handle_, g.plan.get(), pack.get()));
+    return ok_status();
+  }
+
+  // Builds the graphs of a signature (one per direction) and picks each one's fastest plan.
+  Result<std::vector<Graph>*> graphs_for(const ConvSignature& sig, const std::map<std::string, DeviceBuffer>& buffers) {
+    const std::string key = sig.command();
+    if (auto it = graphs_.find(key); it != graphs_.end()) return &it->second;
+    std::vector<Graph> graphs;
+    const cudnnBackendDescriptorType_t fwd = CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR;
+    const cudnnBackendDescriptorType_t bwd_data = CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR;
+    const cudnnBackendDescriptorType_t bwd_filter = CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR;
+    // A transposed conv is cuDNN's regular conv with the roles swapped: its
+    // forward is a backward-data, its backward-data a forward.
+    const TensorSpec x = sig.x_spec("x"), w = sig.w_spec("w"), y = sig.y_spec("y");
+    auto renamed = [](TensorSpec s, const char* name) {
+      s.name = name;
+      return s;
+    };
+    if (sig.directions & kConvForward) {
+      Graph g;
+      GraphBuilder b(api_, handle_);
+      BOO_ASSIGN_OR_RETURN(cudnnBackendDescriptor_t conv, b.conv_desc(g, sig));
+      BOO_ASSIGN_OR_RETURN(int64_t xu, b.tensor(g, x, false, sig.dtype));
+      BOO_ASSIGN_OR_RETURN(int64_t wu, b.tensor(g, w, false, sig.dtype));
+      const bool fused = sig.bias || sig.activation.kind != Activation::Kind::kNone;
+      BOO_ASSIGN_OR_RETURN(int64_t conv_out, b.tensor(g, y, fused, fused ? DType::kF32 : sig.dtype));
+      std::vector<cudnnBackendDescriptor_t> ops;
+      BOO_ASSIGN_OR_RETURN(cudnnBackendDescriptor_t op, sig.transposed ? b.conv_op(g, bwd_data, conv, conv_out, wu, xu)
+                                                                       : b.conv_op(g, fwd, conv, xu, wu, conv_out));
+      ops.push_back(op);
+      int64_t last = conv_out;
+      if (sig.bias) {
+        TensorSpec bias_spec = sig.bias_spec("b");
+        bias_spec.shape = std::vector<int64_t>(y.shape.size(), 1);
+        bias_spec.shape[1] = sig.k;
+        bias_spec.strides = contiguous_strides(bias_spec.shape);
+        BOO_ASSIGN_OR_RETURN(int64_t bu, b.tensor(g, bias_spec, false, sig.dtype));
+        const bool more = sig.activation.kind != Activation::Kind::kNone;
+        BOO_ASSIGN_OR_RETURN(int64_t sum, b.tensor(g, more ? renamed(y, "y_biased") : y, more, more ? DType::kF32 : sig.dtype));
+        BOO_ASSIGN_OR_RETURN(cudnnBackendDescriptor_t add, b.pointwise(g, CUDNN_POINTWISE_ADD, last, bu, sum));
+        ops.push_back(add);
+        last = sum;
+      }
+      if (sig.activation.kind != Activation::Kind::kNone) {
+        BOO_ASSIGN_OR_RETURN(cudnnPointwiseMode_t mode, activation_mode(sig.activation));
+        BOO_ASSIGN_OR_RETURN(int64_t out, b.tensor(g, y, false, sig.dtype));
+        BOO_ASSIGN_OR_RETURN(cudnnBackendDescriptor_t act, b.pointwise(g, mode, last, -1, out, &sig.activation));
+        ops.push_back(act);
+      }
+      BOO_RETURN_IF_ERROR(finish(g, b, ops, sig, buffers));
+      graphs.push_back(std::move(g));
+    }
+    if (sig.directions & kConvBackwardData) {
+      Graph g;
+      GraphBuilder b(api_, handle_);
+      BOO_ASSIGN_OR_RETURN(cudnnBackendDescriptor_t conv, b.conv_desc(g, sig));
+      BOO_ASSIGN_OR_RETURN(int64_t dyu, b.tensor(g, renamed(y, "dy"), false, sig.dtype));
+      BOO_ASSIGN_OR_RETURN(int64_t wu, b.tensor(g, w, false, sig.dtype));
+      BOO_ASSIGN_OR_RETURN(int64_t dxu, b.tensor(g, renamed(x, "dx"), false, sig.dtype));
+      BOO_ASSIGN_OR_RETURN(cudnnBackendDescriptor_t op, sig.transposed ? b.conv_op(g, fwd, conv, dyu, wu, dxu)
+                                                                       : b.conv_op(g, bwd_data, conv, dxu, wu, dyu));
+      BOO_RETURN_IF_ERROR(finish(g, b, {op}, sig, buffers));
+      graphs.push_back(std::move(g));
+    }
+    if (sig.directions & kConvBackwardWeight) {
+      Graph g;
+      GraphBuilder b(api_, handle_);
+      BOO_ASSIGN_OR_RETURN(cudnnBackendDescriptor_t conv, b.conv_desc(g, sig));
+      BOO_ASSIGN_OR_RETURN(int64_t xu, b.tensor(g, x, false, sig.dtype));
+      BOO_ASSIGN_OR_RETURN(int64_t dyu, b.tensor(g, renamed(y, "dy"), false, sig.dtype));
+      BOO_ASSIGN_OR_RETURN(int64_t dwu, b.tensor(g, renamed(w, "dw"), false, sig.dtype));
+      BOO_ASSIGN_OR_RETURN(cudnnBackendDescriptor_t op, sig.transposed ? b.conv_op(g, bwd_filter, conv, dyu, dwu, xu)
+                                                                       : b.conv_op(g, bwd_filter, conv, xu, dwu, dyu));
+      BOO_RETURN_IF_ERROR(finish(g, b, {op}, sig, buffers));
+      graphs.push_back(std::move(g));
+    }
+    if (sig.directions & kConvBackwardBias) {
+      Graph g;
+      GraphBuilder b(api_, handle_);
+      BOO_ASSIGN_OR_RETURN(int64_t dyu, b.tensor(g, renamed(y, "dy"), false, sig.dtype));
+      TensorSpec db{"db", std::vector<int64_t>(y.shape.size(), 1), {}, sig.dtype, ""};
+      db.shape[1] = sig.k;
+      db.strides = contiguous_strides(db.shape);
+      BOO_ASSIGN_OR_RETURN(int64_t dbu, b.tensor(g, db, false, sig.dtype));
+      BOO_ASSIGN_OR_RETURN(cudnnBackendDescriptor_t op, b.reduction_sum(g, dyu, dbu));
+      BOO_RETURN_IF_ERROR(finish(g, b, {op}, sig, buffers));
+      graphs.push_back(std::move(g));
+    }
+    return &graphs_.emplace(key, std::move(graphs)).first->second;
+  }
+
+  static Result<cudnnPointwiseMode_t> activation_mode(const Activation& a) {
+    switch (a.kind) {
+      case Activation::Kind::kRelu:
+      case Activation::Kind::kLeakyRelu:
+      case Activation::Kind::kClamp: return CUDNN_POINTWISE_RELU_FWD;
+      case Activation::Kind::kSigmoid: return CUDNN_POINTWISE_SIGMOID_FWD;
+      case Activation::Kind::kTanh: return CUDNN_POINTWISE_TANH_FWD;
+      case Activation::Kind::kSilu: return CUDNN_POINTWISE_SWISH_FWD;
+      case Activation::Kind::kGelu: return CUDNN_POINTWISE_GELU_FWD;
+      case Activation::Kind::kGeluTanh: return CUDNN_POINTWISE_GELU_APPROX_TANH_FWD;
+      default: return unimplemented("activation " + a.to_string() + " has no cuDNN pointwise mode");
+    }
+  }
+
+  // Operation graph -> every heuristic engine config -> the fastest plan that builds.
+  Status finish(Graph& g, GraphBuilder& b, const std::vector<cudnnBackendDescriptor_t>& ops, const ConvSignature& sig,
+                const std::map<std::string, DeviceBuffer>& buffers) {
+    BOO_ASSIGN_OR_RETURN(Desc graph, b.operation_graph(g, ops));
+    BOO_ASSIGN_OR_RETURN(Desc heur, Desc::make(api_, CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR));
+    cudnnBackendDescriptor_t gd = graph.get();
+    const cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
+    BOO_RETURN_IF_ERROR(heur.set(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &gd));
+    BOO_RETURN_IF_ERROR(heur.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode));
+    BOO_RETURN_IF_ERROR(heur.finalize());
+    int64_t count = 0;
+    BOO_CUDNN_RETURN_IF_ERROR(api_, cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                                            CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr));
+    if (count == 0) return unimplemented("cuDNN has no engine for this graph");
+    std::vector<Desc> configs;
+    std::vector<cudnnBackendDescriptor_t> raw;
+    for (int64_t i = 0; i < count; ++i) {
+      BOO_ASSIGN_OR_RETURN(Desc c, Desc::make(api_, CUDNN_BACKEND_ENGINECFG_DESCRIPTOR));
+      raw.push_back(c.get());
+      configs.push_back(std::move(c));
+    }
+    BOO_CUDNN_RETURN_IF_ERROR(api_, cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                                            CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &count, raw.data()));
+    double best_us = 1e30;
+    Status last_error = unimplemented("no cuDNN engine configuration builds for this graph");
+    for (int64_t i = 0; i < count; ++i) {
+      if (sig.dtype == DType::kF32 && !sig.fp32_tf32 && uses_tensor_cores(raw[static_cast<size_t>(i)])) continue;
+      Result<Desc> plan = Desc::make(api_, CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+      if (!plan.ok()) return plan.status();
+      cudnnBackendDescriptor_t cfg = raw[static_cast<size_t>(i)];
+      if (Status st = plan->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle_); !st.ok()) continue;
+      if (Status st = plan->set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfg);
+          !st.ok())
+        continue;
+      if (Status st = plan->finalize(); !st.ok()) {
+        last_error = st;
+        continue;
+      }
+      int64_t ws = 0, n = 0;
+      api_.cudnnBackendGetAttribute(plan->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n, &ws);
+      Result<DeviceBuffer> workspace = rt_.allocate(static_cast<size_t>(ws));
+      if (!workspace.ok()) continue;  // a plan that needs more memory than there is
+      Graph candidate;
+      candidate.plan = std::move(*plan);
+      candidate.tensors = g.tensors;
+      candidate.workspace_bytes = ws;
+      auto launch = [&] { return execute(candidate, buffers, *workspace); };
+      if (Status st = launch(); !st.ok()) {
+        last_error = st;
+        continue;
+      }
+      Result<std::vector<double>> samples = rt_.time_on_stream(launch, 5);
+      if (!samples.ok()) {
+        last_error = samples.status();
+        continue;
+      }
+      const double us = *std::min_element(samples->begin(), samples->end());
+      if (us < best_us) {
+        best_us = us;
+        g.plan = std::move(candidate.plan);
+        g.workspace_bytes = ws;
+        g.engine = "engine " + std::to_string(engine_index(cfg));
+      }
+    }
+    if (best_us == 1e30) return last_error;
+    g.keep.push_back(std::move(graph));
+    for (Desc& c : configs) g.keep.push_back(std::move(c));  // the plan refers to its engine config
+    return ok_status();
+  }
+
+  // Whether an engine configuration computes on tensor cores (TF32 for fp32 data).
+  bool uses_tensor_cores(cudnnBackendDescriptor_t cfg) const {
+    Result<Desc> engine = Desc::make(api_, CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+    if (!engine.ok()) return false;
+    cudnnBackendDescriptor_t e = engine->get();
+    int64_t n = 0;
+    if (api_.cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n, &e) !=
+        CUDNN_STATUS_SUCCESS)
+      return false;
+    cudnnBackendNumericalNote_t notes[16];
+    if (api_.cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE, 16, &n, notes) !=
+        CUDNN_STATUS_SUCCESS)
+      return false;
+    for (int64_t i = 0; i < n; ++i)
+      if (notes[i] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE) return true;
+    return false;
+  }
+
+  int64_t engine_index(cudnnBackendDescriptor_t cfg) const {
+    Result<Desc> engine = Desc::make(api_, CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+    if (!engine.ok()) return -1;
+    cudnnBackendDescriptor_t e = engine->get();
+    int64_t n = 0, index = -1;
+    if (api_.cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n, &e) !=
+        CUDNN_STATUS_SUCCESS)
+      return -1;
+    api_.cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &n, &index);
+    return index;
+  }
+
+  Runtime& rt_;
+  const CudnnApi& api_;
+  cudnnHandle_t handle_;
+  std::map<std::string, std::vector<Graph>> graphs_;  // by canonical command: tuned once per signature
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Backend>> make_cudnn_backend(Runtime& runtime) {
+  BOO_ASSIGN_OR_RETURN(const CudnnApi* api, cuda::cudnn_api());
+  BOO_RETURN_IF_ERROR(runtime.synchronize());  // makes the runtime's context current on this thread
+  cudnnHandle_t handle = nullptr;
+  BOO_CUDNN_RETURN_IF_ERROR(*api, cudnnCreate(&handle));
+  return std::unique_ptr<Backend>(std::make_unique<CudnnBackend>(runtime, *api, handle));
+}
+
+}  // namespace boo::bench
