@@ -62,14 +62,20 @@ Relation relation_of(const ConvSignature& sig) {
   return r;
 }
 
-// Whether 16-byte vectors of `v` elements along dimension `dim` of a tensor
-// with strides `s` are contiguous and aligned: that dim has stride 1, every
-// other stride is a multiple of v, and the extent walked is a multiple of v.
-bool vectorizable(const Strides5& s, int dim, long long extent, long long v) {
-  if (s[dim] != 1 || extent % v != 0) return false;
-  for (int d = 0; d < 5; ++d)
-    if (d != dim && s[d] % v != 0) return false;
-  return true;
+// The widest vector (16, 8 or 4 bytes: `elem_bytes`-sized elements) along
+// dimension `dim` of a tensor with strides `s` that is contiguous and aligned:
+// that dim has stride 1, every other stride is a multiple of the width and so
+// is the extent walked. 0 when even 4-byte vectors do not fit.
+int vector_width(const Strides5& s, int dim, long long extent, long long elem_bytes) {
+  if (s[dim] != 1) return 0;
+  for (long long bytes : {16LL, 8LL, 4LL}) {
+    const long long v = bytes / elem_bytes;
+    if (v < 1 || extent % v != 0) continue;
+    bool aligned = true;
+    for (int d = 0; d < 5; ++d) aligned &= d == dim || s[d] % v == 0;
+    if (aligned) return static_cast<int>(v);
+  }
+  return 0;
 }
 
 // One GEMM launch of the plan: a face of the relation with its tiling.
@@ -79,6 +85,7 @@ struct Gemm {
   long long m, n, k;
   int bm, bn, bk, warps_m, warps_n, stages;
   Mode a_mode, b_mode;
+  int a_vec = 1, b_vec = 1;  // elements per vector
   int splits;
   int threads() const { return warps_m * warps_n * 32; }
 };
@@ -89,33 +96,47 @@ Gemm plan_gemm(const std::string& entry, Face face, const Relation& r, DType dty
   Gemm g;
   g.entry = entry;
   g.face = face;
-  const long long v = dtype == DType::kF32 ? 4 : 8;
+  const long long es = static_cast<long long>(dtype_size_bytes(dtype));
+  // An operand takes the first (dim, mode) whose vectors fit, else scalar loads.
+  struct Option {
+    const Strides5* strides;
+    int dim;
+    long long extent;
+    Mode mode;
+  };
+  auto pick = [&](std::initializer_list<Option> options, Mode& mode, int& vec) {
+    mode = kScalar;
+    vec = 1;
+    for (const Option& o : options) {
+      if (int v = vector_width(*o.strides, o.dim, o.extent, es); v > 0) {
+        mode = o.mode;
+        vec = v;
+        return;
+      }
+    }
+  };
   switch (face) {
     case kForwardFace:
       g.m = r.batch * r.pix_b();
       g.n = r.bg();
       g.k = r.taps() * r.ag();
       // A: im2col of A along (r, c): vectors of channels. B: filter along c (KRSC) or kb.
-      g.a_mode = vectorizable(r.a_strides, 1, r.ag(), v) ? kVectorK : kScalar;
-      g.b_mode = vectorizable(r.w_strides, 1, r.ag(), v)   ? kVectorK
-                 : vectorizable(r.w_strides, 0, r.bg(), v) ? kVectorMN
-                                                            : kScalar;
+      pick({{&r.a_strides, 1, r.ag(), kVectorK}}, g.a_mode, g.a_vec);
+      pick({{&r.w_strides, 1, r.ag(), kVectorK}, {&r.w_strides, 0, r.bg(), kVectorMN}}, g.b_mode, g.b_vec);
       break;
     case kDataFace:
       g.m = r.batch * r.pix_a();
       g.n = r.ag();
       g.k = r.taps() * r.bg();
-      g.a_mode = vectorizable(r.b_strides, 1, r.bg(), v) ? kVectorK : kScalar;
-      g.b_mode = vectorizable(r.w_strides, 1, r.ag(), v)   ? kVectorMN
-                 : vectorizable(r.w_strides, 0, r.bg(), v) ? kVectorK
-                                                            : kScalar;
+      pick({{&r.b_strides, 1, r.bg(), kVectorK}}, g.a_mode, g.a_vec);
+      pick({{&r.w_strides, 1, r.ag(), kVectorMN}, {&r.w_strides, 0, r.bg(), kVectorK}}, g.b_mode, g.b_vec);
       break;
     case kWeightFace:
       g.m = r.bg();
       g.n = r.taps() * r.ag();
       g.k = r.batch * r.pix_b();
-      g.a_mode = vectorizable(r.b_strides, 1, r.bg(), v) ? kVectorMN : kScalar;
-      g.b_mode = vectorizable(r.a_strides, 1, r.ag(), v) ? kVectorMN : kScalar;
+      pick({{&r.b_strides, 1, r.bg(), kVectorMN}}, g.a_mode, g.a_vec);
+      pick({{&r.a_strides, 1, r.ag(), kVectorMN}}, g.b_mode, g.b_vec);
       break;
   }
   // Tile N: the multiple of 32 up to 128 that wastes the fewest columns (the larger on ties).
@@ -129,7 +150,8 @@ Gemm plan_gemm(const std::string& entry, Face face, const Relation& r, DType dty
   g.warps_m = g.warps_n == 1 ? 4 : 2;
   const int sms = device.sm_count > 0 ? device.sm_count : 132;
   long long tiles = ceil_div(g.m, g.bm) * ceil_div(g.n, g.bn) * r.groups;
-  if (tiles < sms && g.m > 64) {  // less than one wave: smaller tiles
+  // Under two waves: smaller tiles (the weight face splits K instead).
+  if (face != kWeightFace && tiles < 2 * sms && g.m > 64 && g.warps_m >= 2) {
     g.bm = 64;
     g.warps_m /= 2;
     tiles = ceil_div(g.m, g.bm) * ceil_div(g.n, g.bn) * r.groups;
@@ -182,7 +204,13 @@ std::string cfg_source(const std::string& name, const Gemm& g, const Relation& r
        ", WARPS_N = " + std::to_string(g.warps_n) + ", STAGES = " + std::to_string(g.stages) +
        ", kThreads = " + std::to_string(g.threads()) + ";\n";
   s += "  static constexpr int kAMode = " + std::to_string(g.a_mode) + ", kBMode = " + std::to_string(g.b_mode) +
+       ", kAVec = " + std::to_string(g.a_vec) + ", kBVec = " + std::to_string(g.b_vec) +
        ", kSplits = " + std::to_string(g.splits) + ";\n";
+  // 32-bit index arithmetic when every tensor (and the GEMM) stays below 2^31 elements.
+  const long long kMax = (1LL << 31) - 1;
+  const bool idx32 = sig.x_spec().storage_elems() < kMax && sig.y_spec().storage_elems() < kMax &&
+                     sig.w_spec().storage_elems() < kMax && g.m * g.n < kMax && g.k < kMax;
+  s += "  static constexpr bool kIdx32 = " + std::string(idx32 ? "true" : "false") + ";\n";
   s += "  static constexpr long long kM = " + std::to_string(g.m) + ", kN = " + std::to_string(g.n) +
        ", kK = " + std::to_string(g.k) + ", kGroups = " + std::to_string(r.groups) +
        ", kCA = " + std::to_string(r.ca) + ", kCB = " + std::to_string(r.cb) + ";\n";
@@ -248,8 +276,8 @@ class ImplicitGemmConv final : public GpuImplementation {
       record += "; " + w.result + ": face " + std::to_string(g.face) + " gemm " + std::to_string(g.m) + "x" +
                 std::to_string(g.n) + "x" + std::to_string(g.k) + " tile " + std::to_string(g.bm) + "x" +
                 std::to_string(g.bn) + "x" + std::to_string(g.bk) + " warps " + std::to_string(g.warps_m) + "x" +
-                std::to_string(g.warps_n) + " stages " + std::to_string(g.stages) + " A " + kModes[g.a_mode] +
-                " B " + kModes[g.b_mode] + " splits " + std::to_string(g.splits);
+                std::to_string(g.warps_n) + " stages " + std::to_string(g.stages) + " A " + kModes[g.a_mode] + std::to_string(g.a_vec) +
+                " B " + kModes[g.b_mode] + std::to_string(g.b_vec) + " splits " + std::to_string(g.splits);
     }
     return record;
   }

@@ -19,6 +19,15 @@
 namespace boo {
 namespace igemm {
 
+template <bool kCond, class A, class B>
+struct Select {
+  using type = A;
+};
+template <class A, class B>
+struct Select<false, A, B> {
+  using type = B;
+};
+
 /// How an operand tile travels from global to shared memory.
 enum OperandMode : int {
   kScalar = 0,    ///< element by element (any strides); K-major shared tile
@@ -26,81 +35,92 @@ enum OperandMode : int {
   kVectorMN = 2,  ///< 16-byte vectors along M (A) or N (B); MN-major shared tile [BK][rows]
 };
 
-template <class T>
-struct ElementTraits {
-  static constexpr int kVector = 16 / static_cast<int>(sizeof(T));  // elements per 16-byte vector
-};
+/// Index arithmetic in 32 bits when every tensor has fewer than 2^31 elements (Cfg::kIdx32).
+template <class C>
+using Index = typename Select<C::kIdx32, int, long long>::type;
+
+/// cp.async of one vector of kBytes (16, 8 or 4), zero-filled when !valid.
+template <int kBytes>
+__device__ __forceinline__ void cp_async_vector(void* smem, const void* gmem, bool valid) {
+  if constexpr (kBytes == 16) {
+    cp_async_16(smem, gmem, valid);
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem_address(smem)), "l"(gmem), "n"(kBytes),
+                 "r"(valid ? kBytes : 0));
+  }
+}
 
 /// Coordinates of a GEMM (row, k) or (k, col) element in the conv tensors.
 template <class C>
 struct Face {
-  static constexpr long long kAg = C::kCA / C::kGroups, kBg = C::kCB / C::kGroups;
+  using I = Index<C>;
+  static constexpr I kAg = static_cast<I>(C::kCA / C::kGroups), kBg = static_cast<I>(C::kCB / C::kGroups);
   
-  static constexpr long long kPixA = C::AS(0) * C::AS(1) * C::AS(2);  // spatial positions of A
-  static constexpr long long kPixB = C::BS(0) * C::BS(1) * C::BS(2);  // spatial positions of B
+  static constexpr I kPixA = static_cast<I>(C::AS(0) * C::AS(1) * C::AS(2));  // spatial positions of A
+  static constexpr I kPixB = static_cast<I>(C::BS(0) * C::BS(1) * C::BS(2));  // spatial positions of B
 
   // Splits a spatial index of A (kOfA) or B into (z, y, x), row-major D, H, W.
   template <bool kOfA>
-  __device__ static void spatial(long long idx, long long& z, long long& y, long long& x) {
-    constexpr long long s1 = kOfA ? C::AS(1) : C::BS(1), s2 = kOfA ? C::AS(2) : C::BS(2);
+  __device__ static void spatial(I idx, I& z, I& y, I& x) {
+    constexpr I s1 = static_cast<I>(kOfA ? C::AS(1) : C::BS(1)), s2 = static_cast<I>(kOfA ? C::AS(2) : C::BS(2));
     x = idx % s2;
     idx /= s2;
     y = idx % s1;
     z = idx / s1;
   }
-  __device__ static void tap(long long r, long long& rz, long long& ry, long long& rx) {
+  __device__ static void tap(I r, I& rz, I& ry, I& rx) {
     rx = r % C::FS(2);
     r /= C::FS(2);
     ry = r % C::FS(1);
     rz = r / C::FS(1);
   }
   // Offsets in the A, B and W tensors of element (i0, i1, z, y, x).
-  __device__ static long long a_at(long long i0, long long i1, long long z, long long y, long long x) {
+  __device__ static I a_at(I i0, I i1, I z, I y, I x) {
     return i0 * C::AStr(0) + i1 * C::AStr(1) + z * C::AStr(2) + y * C::AStr(3) + x * C::AStr(4);
   }
-  __device__ static long long b_at(long long i0, long long i1, long long z, long long y, long long x) {
+  __device__ static I b_at(I i0, I i1, I z, I y, I x) {
     return i0 * C::BStr(0) + i1 * C::BStr(1) + z * C::BStr(2) + y * C::BStr(3) + x * C::BStr(4);
   }
-  __device__ static long long w_at(long long i0, long long i1, long long z, long long y, long long x) {
+  __device__ static I w_at(I i0, I i1, I z, I y, I x) {
     return i0 * C::WStr(0) + i1 * C::WStr(1) + z * C::WStr(2) + y * C::WStr(3) + x * C::WStr(4);
   }
 
   /// Offset of GEMM operand A element (row m, column k) in its tensor, or -1 (zero).
-  __device__ static long long a_offset(long long m, long long k, long long g) {
+  __device__ static I a_offset(I m, I k, I g) {
     if (m >= C::kM || k >= C::kK) return -1;
     if constexpr (C::kFace == 0) {  // im2col of A
-      long long n = m / kPixB, oz, oy, ox, rz, ry, rx;
+      I n = m / kPixB, oz, oy, ox, rz, ry, rx;
       spatial<false>(m % kPixB, oz, oy, ox);
-      const long long c = k % kAg;
+      const I c = k % kAg;
       tap(k / kAg, rz, ry, rx);
-      const long long iz = oz * C::ST(0) - C::PD(0) + rz * C::DL(0);
-      const long long iy = oy * C::ST(1) - C::PD(1) + ry * C::DL(1);
-      const long long ix = ox * C::ST(2) - C::PD(2) + rx * C::DL(2);
+      const I iz = oz * C::ST(0) - C::PD(0) + rz * C::DL(0);
+      const I iy = oy * C::ST(1) - C::PD(1) + ry * C::DL(1);
+      const I ix = ox * C::ST(2) - C::PD(2) + rx * C::DL(2);
       if (iz < 0 || iz >= C::AS(0) || iy < 0 || iy >= C::AS(1) || ix < 0 || ix >= C::AS(2)) return -1;
       return a_at(n, g * kAg + c, iz, iy, ix);
     } else if constexpr (C::kFace == 1) {  // strided "col2im" of B
-      long long n = m / kPixA, iz, iy, ix, rz, ry, rx;
+      I n = m / kPixA, iz, iy, ix, rz, ry, rx;
       spatial<true>(m % kPixA, iz, iy, ix);
-      const long long kb = k % kBg;
+      const I kb = k % kBg;
       tap(k / kBg, rz, ry, rx);
-      const long long tz = iz + C::PD(0) - rz * C::DL(0);
-      const long long ty = iy + C::PD(1) - ry * C::DL(1);
-      const long long tx = ix + C::PD(2) - rx * C::DL(2);
+      const I tz = iz + C::PD(0) - rz * C::DL(0);
+      const I ty = iy + C::PD(1) - ry * C::DL(1);
+      const I tx = ix + C::PD(2) - rx * C::DL(2);
       if (tz < 0 || ty < 0 || tx < 0 || tz % C::ST(0) || ty % C::ST(1) || tx % C::ST(2)) return -1;
-      const long long oz = tz / C::ST(0), oy = ty / C::ST(1), ox = tx / C::ST(2);
+      const I oz = tz / C::ST(0), oy = ty / C::ST(1), ox = tx / C::ST(2);
       if (oz >= C::BS(0) || oy >= C::BS(1) || ox >= C::BS(2)) return -1;
       return b_at(n, g * kBg + kb, oz, oy, ox);
     } else {  // dy rows
-      long long n = k / kPixB, oz, oy, ox;
+      I n = k / kPixB, oz, oy, ox;
       spatial<false>(k % kPixB, oz, oy, ox);
       return b_at(n, g * kBg + m, oz, oy, ox);
     }
   }
 
   /// Offset of GEMM operand B element (row k, column col) in its tensor, or -1 (zero).
-  __device__ static long long b_offset(long long k, long long col, long long g) {
+  __device__ static I b_offset(I k, I col, I g) {
     if (col >= C::kN || k >= C::kK) return -1;
-    long long rz, ry, rx;
+    I rz, ry, rx;
     if constexpr (C::kFace == 0) {  // filter, kb = col
       tap(k / kAg, rz, ry, rx);
       return w_at(g * kBg + col, k % kAg, rz, ry, rx);
@@ -108,20 +128,20 @@ struct Face {
       tap(k / kBg, rz, ry, rx);
       return w_at(g * kBg + k % kBg, col, rz, ry, rx);
     } else {  // im2col of A, col = (r, c)
-      long long n = k / kPixB, oz, oy, ox;
+      I n = k / kPixB, oz, oy, ox;
       spatial<false>(k % kPixB, oz, oy, ox);
       tap(col / kAg, rz, ry, rx);
-      const long long iz = oz * C::ST(0) - C::PD(0) + rz * C::DL(0);
-      const long long iy = oy * C::ST(1) - C::PD(1) + ry * C::DL(1);
-      const long long ix = ox * C::ST(2) - C::PD(2) + rx * C::DL(2);
+      const I iz = oz * C::ST(0) - C::PD(0) + rz * C::DL(0);
+      const I iy = oy * C::ST(1) - C::PD(1) + ry * C::DL(1);
+      const I ix = ox * C::ST(2) - C::PD(2) + rx * C::DL(2);
       if (iz < 0 || iz >= C::AS(0) || iy < 0 || iy >= C::AS(1) || ix < 0 || ix >= C::AS(2)) return -1;
       return a_at(n, g * kAg + col % kAg, iz, iy, ix);
     }
   }
 
   /// Offset of output element (row m, column col) and its channel (for the bias).
-  __device__ static long long out_offset(long long m, long long col, long long g, long long& channel) {
-    long long z, y, x, rz, ry, rx;
+  __device__ static I out_offset(I m, I col, I g, I& channel) {
+    I z, y, x, rz, ry, rx;
     if constexpr (C::kFace == 0) {
       spatial<false>(m % kPixB, z, y, x);
       channel = g * kBg + col;
@@ -148,34 +168,132 @@ struct Tile {
   static constexpr int kElems = kKMajor ? kRows * kPitch : C::BK * kPitch;
 
   __device__ static int index(int row, int k) { return kKMajor ? row * kPitch + k : k * kPitch + row; }
+};
 
-  /// Loads the tile (rows row0.., k0..k0+BK) of operand `kIsA` into `smem`.
-  template <bool kIsA>
-  __device__ static void load(T* smem, const T* __restrict__ gmem, long long row0, long long k0, long long g) {
-    constexpr int V = ElementTraits<T>::kVector;
-    if constexpr (kMode == kScalar) {
+/// Loads one operand's tiles, global -> shared. Each thread owns fixed tile
+/// slots; for K-vector operands of the forward and data faces the per-row
+/// part of every address (batch, pixel, padding start) is computed once, and
+/// each k-tile adds only the per-k part (tap and channel) -- CUTLASS's
+/// "optimized" iterator, with every size a constant.
+template <class C, bool kIsA>
+struct Loader {
+  using T = typename C::T;
+  using I = Index<C>;
+  using F = Face<C>;
+  static constexpr int kRows = kIsA ? C::BM : C::BN;
+  static constexpr int kMode = kIsA ? C::kAMode : C::kBMode;
+  static constexpr int V = kIsA ? C::kAVec : C::kBVec;  // elements per vector
+  using TileT = Tile<C, kRows, kMode>;
+  // The precomputed-row path: K vectors of the forward face (both operands) and the data face (A).
+  static constexpr bool kRowsFast = kMode == kVectorK && (C::kFace == 0 || (C::kFace == 1 && kIsA));
+  static constexpr int kPerRow = C::BK / V;
+  static constexpr int kRowStep = C::kThreads / kPerRow;
+  static constexpr int kIters = kRowsFast ? (kRows + kRowStep - 1) / kRowStep : 1;
+
+  int kk_;
+  int row_[kIters];
+  I base_[kIters];                         // offset of the row's batch/pixel (or filter row); -1 outside
+  I sz_[kIters], sy_[kIters], sx_[kIters];  // first input coordinate of the row's receptive field
+
+  __device__ void init(I row0, I g) {
+    if constexpr (kRowsFast) {
+      static_assert(C::kThreads % kPerRow == 0, "threads must cover whole tile rows");
+      kk_ = (threadIdx.x % kPerRow) * V;
+#pragma unroll
+      for (int it = 0; it < kIters; ++it) {
+        const int row = threadIdx.x / kPerRow + it * kRowStep;
+        row_[it] = row;
+        const I m = row0 + row;
+        base_[it] = -1;
+        sz_[it] = sy_[it] = sx_[it] = 0;
+        if (row >= kRows) continue;
+        if constexpr (C::kFace == 0 && kIsA) {  // im2col rows: (n, output pixel)
+          if (m >= static_cast<I>(C::kM)) continue;
+          I z, y, x;
+          F::template spatial<false>(m % F::kPixB, z, y, x);
+          base_[it] = F::a_at(m / F::kPixB, g * F::kAg, 0, 0, 0);
+          sz_[it] = z * static_cast<I>(C::ST(0)) - static_cast<I>(C::PD(0));
+          sy_[it] = y * static_cast<I>(C::ST(1)) - static_cast<I>(C::PD(1));
+          sx_[it] = x * static_cast<I>(C::ST(2)) - static_cast<I>(C::PD(2));
+        } else if constexpr (C::kFace == 0) {  // filter rows: output channel m of the group
+          if (m >= static_cast<I>(C::kN)) continue;
+          base_[it] = F::w_at(g * F::kBg + m, 0, 0, 0, 0);
+        } else {  // data face: (n, input pixel) rows reading dy
+          if (m >= static_cast<I>(C::kM)) continue;
+          I z, y, x;
+          F::template spatial<true>(m % F::kPixA, z, y, x);
+          base_[it] = F::b_at(m / F::kPixA, g * F::kBg, 0, 0, 0);
+          sz_[it] = z + static_cast<I>(C::PD(0));
+          sy_[it] = y + static_cast<I>(C::PD(1));
+          sx_[it] = x + static_cast<I>(C::PD(2));
+        }
+      }
+    }
+  }
+
+  /// Issues the loads of the tile at k0 (cp.async, or plain loads for scalar operands).
+  __device__ void load(T* smem, const T* __restrict__ gmem, I row0, I k0, I g) const {
+    constexpr int kBytes = V * static_cast<int>(sizeof(T));
+    if constexpr (kRowsFast) {
+      const I k = k0 + kk_;
+      const bool k_ok = k < static_cast<I>(C::kK);
+      I rz, ry, rx;
+      if constexpr (C::kFace == 0) {
+        const I c = k % F::kAg;
+        F::tap(k / F::kAg, rz, ry, rx);
+        const I dz = rz * static_cast<I>(C::DL(0)), dy = ry * static_cast<I>(C::DL(1)), dx = rx * static_cast<I>(C::DL(2));
+#pragma unroll
+        for (int it = 0; it < kIters; ++it) {
+          if (row_[it] >= kRows) continue;
+          bool ok = k_ok && base_[it] >= 0;
+          I off = 0;
+          if constexpr (kIsA) {
+            const I iz = sz_[it] + dz, iy = sy_[it] + dy, ix = sx_[it] + dx;
+            ok = ok && iz >= 0 && iz < static_cast<I>(C::AS(0)) && iy >= 0 && iy < static_cast<I>(C::AS(1)) &&
+                 ix >= 0 && ix < static_cast<I>(C::AS(2));
+            off = base_[it] + F::a_at(0, c, iz, iy, ix);
+          } else {
+            off = base_[it] + F::w_at(0, c, rz, ry, rx);
+          }
+          cp_async_vector<kBytes>(smem + TileT::index(row_[it], kk_), gmem + (ok ? off : 0), ok);
+        }
+      } else {
+        const I kb = k % F::kBg;
+        F::tap(k / F::kBg, rz, ry, rx);
+        const I dz = rz * static_cast<I>(C::DL(0)), dy = ry * static_cast<I>(C::DL(1)), dx = rx * static_cast<I>(C::DL(2));
+#pragma unroll
+        for (int it = 0; it < kIters; ++it) {
+          if (row_[it] >= kRows) continue;
+          const I tz = sz_[it] - dz, ty = sy_[it] - dy, tx = sx_[it] - dx;
+          bool ok = k_ok && base_[it] >= 0 && tz >= 0 && ty >= 0 && tx >= 0;
+          if constexpr (C::ST(0) > 1) ok = ok && tz % static_cast<I>(C::ST(0)) == 0;
+          if constexpr (C::ST(1) > 1) ok = ok && ty % static_cast<I>(C::ST(1)) == 0;
+          if constexpr (C::ST(2) > 1) ok = ok && tx % static_cast<I>(C::ST(2)) == 0;
+          const I oz = tz / static_cast<I>(C::ST(0)), oy = ty / static_cast<I>(C::ST(1)), ox = tx / static_cast<I>(C::ST(2));
+          ok = ok && oz < static_cast<I>(C::BS(0)) && oy < static_cast<I>(C::BS(1)) && ox < static_cast<I>(C::BS(2));
+          const I off = base_[it] + F::b_at(0, kb, oz, oy, ox);
+          cp_async_vector<kBytes>(smem + TileT::index(row_[it], kk_), gmem + (ok ? off : 0), ok);
+        }
+      }
+    } else if constexpr (kMode == kScalar) {
       // Consecutive threads take consecutive rows: coalesced when rows are contiguous (NCHW pixels).
       for (int e = threadIdx.x; e < kRows * C::BK; e += C::kThreads) {
         const int row = e % kRows, kk = e / kRows;
-        const long long off = kIsA ? Face<C>::a_offset(row0 + row, k0 + kk, g)
-                                   : Face<C>::b_offset(k0 + kk, row0 + row, g);
-        smem[index(row, kk)] = off >= 0 ? gmem[off] : T{};
+        const I off = kIsA ? F::a_offset(row0 + row, k0 + kk, g) : F::b_offset(k0 + kk, row0 + row, g);
+        smem[TileT::index(row, kk)] = off >= 0 ? gmem[off] : T{};
       }
     } else if constexpr (kMode == kVectorK) {
-      constexpr int kPerRow = C::BK / V;
       for (int v = threadIdx.x; v < kRows * kPerRow; v += C::kThreads) {
         const int row = v / kPerRow, kk = (v % kPerRow) * V;
-        const long long off = kIsA ? Face<C>::a_offset(row0 + row, k0 + kk, g)
-                                   : Face<C>::b_offset(k0 + kk, row0 + row, g);
-        cp_async_16(smem + index(row, kk), gmem + (off >= 0 ? off : 0), off >= 0);
+        const I off = kIsA ? F::a_offset(row0 + row, k0 + kk, g) : F::b_offset(k0 + kk, row0 + row, g);
+        cp_async_vector<kBytes>(smem + TileT::index(row, kk), gmem + (off >= 0 ? off : 0), off >= 0);
       }
     } else {
       constexpr int kPerK = kRows / V;
       for (int v = threadIdx.x; v < C::BK * kPerK; v += C::kThreads) {
         const int kk = v / kPerK, row = (v % kPerK) * V;
-        const long long off = kIsA ? Face<C>::a_offset(row0 + row, k0 + kk, g)
-                                   : Face<C>::b_offset(k0 + kk, row0 + row, g);
-        cp_async_16(smem + index(row, kk), gmem + (off >= 0 ? off : 0), off >= 0);
+        const I off = kIsA ? F::a_offset(row0 + row, k0 + kk, g) : F::b_offset(k0 + kk, row0 + row, g);
+        cp_async_vector<kBytes>(smem + TileT::index(row, kk), gmem + (off >= 0 ? off : 0), off >= 0);
       }
     }
   }
@@ -185,6 +303,7 @@ struct Tile {
 template <class C>
 __device__ void conv_igemm(const ConvIgemmParams& p) {
   using T = typename C::T;
+  using I = Index<C>;
   using TileA = Tile<C, C::BM, C::kAMode>;
   using TileB = Tile<C, C::BN, C::kBMode>;
   constexpr int kWarpM = C::BM / C::WARPS_M, kWarpN = C::BN / C::WARPS_N;
@@ -198,12 +317,13 @@ __device__ void conv_igemm(const ConvIgemmParams& p) {
   T* sA = reinterpret_cast<T*>(smem_raw);                    // (STAGES, TileA::kElems)
   T* sB = sA + C::STAGES * TileA::kElems;                    // (STAGES, TileB::kElems)
 
-  constexpr long long kTilesM = (C::kM + C::BM - 1) / C::BM;
-  const long long tile_m = blockIdx.x % kTilesM, tile_n = blockIdx.x / kTilesM;
-  const long long g = blockIdx.y;
-  const long long row0 = tile_m * C::BM, col0 = tile_n * C::BN;
-  constexpr long long kTilesK = (C::kK + C::BK - 1) / C::BK;
-  const long long kt_begin = kTilesK * blockIdx.z / C::kSplits, kt_end = kTilesK * (blockIdx.z + 1) / C::kSplits;
+  constexpr I kTilesM = static_cast<I>((C::kM + C::BM - 1) / C::BM);
+  const I tile_m = static_cast<I>(blockIdx.x) % kTilesM, tile_n = static_cast<I>(blockIdx.x) / kTilesM;
+  const I g = static_cast<I>(blockIdx.y);
+  const I row0 = tile_m * C::BM, col0 = tile_n * C::BN;
+  constexpr I kTilesK = static_cast<I>((C::kK + C::BK - 1) / C::BK);
+  const I kt_begin = kTilesK * static_cast<I>(blockIdx.z) / C::kSplits;
+  const I kt_end = kTilesK * (static_cast<I>(blockIdx.z) + 1) / C::kSplits;
 
   const T* a_src = reinterpret_cast<const T*>(C::kFace == 0 ? p.a : p.b);
   const T* b_src = reinterpret_cast<const T*>(C::kFace == 2 ? p.a : p.w);
@@ -212,19 +332,23 @@ __device__ void conv_igemm(const ConvIgemmParams& p) {
   const int warp_m = warp % C::WARPS_M, warp_n = warp / C::WARPS_M;
   float acc[kMmaM][kMmaN][4] = {};
 
-  auto load_stage = [&](int stage, long long kt) {
-    TileA::template load<true>(sA + stage * TileA::kElems, a_src, row0, kt * C::BK, g);
-    TileB::template load<false>(sB + stage * TileB::kElems, b_src, col0, kt * C::BK, g);
+  Loader<C, true> a_loader;
+  Loader<C, false> b_loader;
+  a_loader.init(row0, g);
+  b_loader.init(col0, g);
+  auto load_stage = [&](int stage, I kt) {
+    a_loader.load(sA + stage * TileA::kElems, a_src, row0, kt * C::BK, g);
+    b_loader.load(sB + stage * TileB::kElems, b_src, col0, kt * C::BK, g);
   };
   // Prologue: STAGES-1 tiles in flight.
   for (int s = 0; s < C::STAGES - 1; ++s) {
     if (kt_begin + s < kt_end) load_stage(s, kt_begin + s);
     cp_async_commit();
   }
-  for (long long kt = kt_begin; kt < kt_end; ++kt) {
+  for (I kt = kt_begin; kt < kt_end; ++kt) {
     cp_async_wait<C::STAGES - 2>();
     __syncthreads();  // tile kt is visible to all; stage (kt-1) is free to overwrite
-    const long long next = kt + C::STAGES - 1;
+    const I next = kt + C::STAGES - 1;
     if (next < kt_end) load_stage(static_cast<int>((next - kt_begin) % C::STAGES), next);
     cp_async_commit();
 
@@ -312,8 +436,8 @@ __device__ void conv_igemm(const ConvIgemmParams& p) {
     for (int j = 0; j < kMmaN; ++j) {
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
-        const long long m = row0 + warp_m * kWarpM + i * 16 + (lane >> 2) + half * 8;
-        const long long col = col0 + warp_n * kWarpN + j * 8 + (lane & 3) * 2;
+        const I m = row0 + warp_m * kWarpM + i * 16 + (lane >> 2) + half * 8;
+        const I col = col0 + warp_n * kWarpN + j * 8 + (lane & 3) * 2;
         if (m >= C::kM) continue;
         if constexpr (C::kSplits > 1) {
           // fp32 partial sums: workspace (splits, groups, M, N), reduced by conv_igemm_reduce.
@@ -325,8 +449,8 @@ __device__ void conv_igemm(const ConvIgemmParams& p) {
 #pragma unroll
           for (int q = 0; q < 2; ++q) {
             if (col + q >= C::kN) continue;
-            long long channel;
-            const long long off = Face<C>::out_offset(m, col + q, g, channel);
+            I channel;
+            const I off = Face<C>::out_offset(m, col + q, g, channel);
             float v = acc[i][j][half * 2 + q];
             if constexpr (C::kBias) v += load_as_float<T>(p.bias, channel);
             v = activate<C::kAct>(v, p.act_alpha, p.act_lo, p.act_hi);
@@ -348,9 +472,10 @@ __device__ void conv_igemm_reduce(const ConvIgemmParams& p) {
        e += static_cast<long long>(gridDim.x) * blockDim.x) {
     float v = 0.f;
     for (int s = 0; s < C::kSplits; ++s) v += ws[s * kPlane + e];
-    const long long g = e / (C::kM * C::kN), m = (e / C::kN) % C::kM, col = e % C::kN;
-    long long channel;
-    const long long off = Face<C>::out_offset(m, col, g, channel);
+    const Index<C> g = static_cast<Index<C>>(e / (C::kM * C::kN)), m = static_cast<Index<C>>((e / C::kN) % C::kM),
+                   col = static_cast<Index<C>>(e % C::kN);
+    Index<C> channel;
+    const Index<C> off = Face<C>::out_offset(m, col, g, channel);
     if constexpr (C::kBias) v += load_as_float<T>(p.bias, channel);
     v = activate<C::kAct>(v, p.act_alpha, p.act_lo, p.act_hi);
     store_from_float<T>(p.out, off, v);
