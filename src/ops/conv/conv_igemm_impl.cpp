@@ -86,6 +86,7 @@ struct Gemm {
   int bm, bn, bk, warps_m, warps_n, stages;
   Mode a_mode, b_mode;
   int a_vec = 1, b_vec = 1;  // elements per vector
+  bool vec_out = false;      // 16-byte output stores along N through shared memory
   int splits;
   int threads() const { return warps_m * warps_n * 32; }
 };
@@ -143,7 +144,8 @@ Gemm plan_gemm(const std::string& entry, Face face, const Relation& r, DType dty
   g.bn = 128;
   for (int bn : {128, 96, 64, 32})
     if (ceil_div(g.n, bn) * bn < ceil_div(g.n, g.bn) * g.bn) g.bn = bn;
-  g.bk = 32;
+  // BK = 64 halves the barriers per FLOP (4 k16 steps per stage); fp32 tiles are twice as wide.
+  g.bk = dtype == DType::kF32 ? 32 : 64;
   g.bm = 128;
   // Warp tiles of 64x32 (32x32 when the CTA is one warp wide).
   g.warps_n = g.bn / 32;
@@ -157,6 +159,19 @@ Gemm plan_gemm(const std::string& entry, Face face, const Relation& r, DType dty
     tiles = ceil_div(g.m, g.bm) * ceil_div(g.n, g.bn) * r.groups;
   }
   g.stages = dtype == DType::kF32 ? 3 : 4;
+  // 16-byte stores need the output's N dimension contiguous and aligned.
+  const long long out_v = 16 / es;
+  switch (face) {
+    case kForwardFace: g.vec_out = vector_width(r.b_strides, 1, r.bg(), es) == out_v; break;
+    case kDataFace: g.vec_out = vector_width(r.a_strides, 1, r.ag(), es) == out_v; break;
+    case kWeightFace:  // columns (r, c) are contiguous when the filter is K-major with C innermost (KRSC)
+      g.vec_out = vector_width(r.w_strides, 1, r.ag(), es) == out_v &&
+                  (r.f_size[2] == 1 || r.w_strides[4] == r.ag()) &&
+                  (r.f_size[1] == 1 || r.w_strides[3] == r.ag() * r.f_size[2]) &&
+                  (r.f_size[0] == 1 || r.w_strides[2] == r.ag() * r.f_size[2] * r.f_size[1]);
+      break;
+  }
+  g.vec_out = g.vec_out && g.n % out_v == 0;
   // Split K when the output alone does not fill the GPU and K is long
   // (backward-weight: a small K x CRS output, a reduction over N*P*Q).
   g.splits = 1;
@@ -211,6 +226,7 @@ std::string cfg_source(const std::string& name, const Gemm& g, const Relation& r
   const bool idx32 = sig.x_spec().storage_elems() < kMax && sig.y_spec().storage_elems() < kMax &&
                      sig.w_spec().storage_elems() < kMax && g.m * g.n < kMax && g.k < kMax;
   s += "  static constexpr bool kIdx32 = " + std::string(idx32 ? "true" : "false") + ";\n";
+  s += "  static constexpr bool kVecOut = " + std::string(g.vec_out ? "true" : "false") + ";\n";
   s += "  static constexpr long long kM = " + std::to_string(g.m) + ", kN = " + std::to_string(g.n) +
        ", kK = " + std::to_string(g.k) + ", kGroups = " + std::to_string(r.groups) +
        ", kCA = " + std::to_string(r.ca) + ", kCB = " + std::to_string(r.cb) + ";\n";

@@ -317,8 +317,10 @@ __device__ void conv_igemm(const ConvIgemmParams& p) {
   T* sA = reinterpret_cast<T*>(smem_raw);                    // (STAGES, TileA::kElems)
   T* sB = sA + C::STAGES * TileA::kElems;                    // (STAGES, TileB::kElems)
 
-  constexpr I kTilesM = static_cast<I>((C::kM + C::BM - 1) / C::BM);
-  const I tile_m = static_cast<I>(blockIdx.x) % kTilesM, tile_n = static_cast<I>(blockIdx.x) / kTilesM;
+  // N tiles fastest: the CTAs that share an A tile (the large activation
+  // operand) run together, so it is read from DRAM once and from L2 after.
+  constexpr I kTilesN = static_cast<I>((C::kN + C::BN - 1) / C::BN);
+  const I tile_n = static_cast<I>(blockIdx.x) % kTilesN, tile_m = static_cast<I>(blockIdx.x) / kTilesN;
   const I g = static_cast<I>(blockIdx.y);
   const I row0 = tile_m * C::BM, col0 = tile_n * C::BN;
   constexpr I kTilesK = static_cast<I>((C::kK + C::BK - 1) / C::BK);
@@ -430,6 +432,45 @@ __device__ void conv_igemm(const ConvIgemmParams& p) {
 
   // Epilogue. Accumulator (i, j, q) holds row warp_m*kWarpM + i*16 + lane/4 (+8 for q >= 2),
   // column warp_n*kWarpN + j*8 + 2*(lane%4) (+1 for odd q).
+  if constexpr (C::kSplits == 1 && C::kVecOut) {
+    // Stage the finished tile in shared memory, then write 16-byte vectors
+    // along the output's contiguous dimension (full cache lines).
+    constexpr int kPitchC = C::BN + 16 / static_cast<int>(sizeof(T));
+    constexpr int V = 16 / static_cast<int>(sizeof(T));
+    static_assert(C::BM * kPitchC * sizeof(T) <= C::STAGES * (TileA::kElems + TileB::kElems) * sizeof(T),
+                  "the output tile fits in the pipeline's shared memory");
+    __syncthreads();  // every warp is done reading the operand tiles
+    T* sC = reinterpret_cast<T*>(smem_raw);  // (BM, BN)
+#pragma unroll
+    for (int i = 0; i < kMmaM; ++i)
+#pragma unroll
+      for (int j = 0; j < kMmaN; ++j)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const int r = warp_m * kWarpM + i * 16 + (lane >> 2) + (q >> 1) * 8;
+          const int c = warp_n * kWarpN + j * 8 + (lane & 3) * 2 + (q & 1);
+          float v = acc[i][j][q];
+          if constexpr (C::kBias) {
+            if (col0 + c < static_cast<I>(C::kN)) {
+              I channel;
+              Face<C>::out_offset(0, col0 + c, g, channel);
+              v += load_as_float<T>(p.bias, channel);
+            }
+          }
+          sC[r * kPitchC + c] = from_float<T>(activate<C::kAct>(v, p.act_alpha, p.act_lo, p.act_hi));
+        }
+    __syncthreads();
+    T* out = reinterpret_cast<T*>(p.out);
+    for (int v = threadIdx.x; v < C::BM * (C::BN / V); v += C::kThreads) {
+      const int r = v / (C::BN / V), c = (v % (C::BN / V)) * V;
+      const I m = row0 + r, col = col0 + c;
+      if (m >= static_cast<I>(C::kM) || col >= static_cast<I>(C::kN)) continue;
+      I channel;
+      const I off = Face<C>::out_offset(m, col, g, channel);
+      *reinterpret_cast<uint4*>(out + off) = *reinterpret_cast<const uint4*>(sC + r * kPitchC + c);
+    }
+    return;
+  }
 #pragma unroll
   for (int i = 0; i < kMmaM; ++i) {
 #pragma unroll
@@ -438,7 +479,7 @@ __device__ void conv_igemm(const ConvIgemmParams& p) {
       for (int half = 0; half < 2; ++half) {
         const I m = row0 + warp_m * kWarpM + i * 16 + (lane >> 2) + half * 8;
         const I col = col0 + warp_n * kWarpN + j * 8 + (lane & 3) * 2;
-        if (m >= C::kM) continue;
+        if (m >= static_cast<I>(C::kM)) continue;
         if constexpr (C::kSplits > 1) {
           // fp32 partial sums: workspace (splits, groups, M, N), reduced by conv_igemm_reduce.
           float* ws = reinterpret_cast<float*>(p.workspace) +
@@ -448,7 +489,7 @@ __device__ void conv_igemm(const ConvIgemmParams& p) {
         } else {
 #pragma unroll
           for (int q = 0; q < 2; ++q) {
-            if (col + q >= C::kN) continue;
+            if (col + q >= static_cast<I>(C::kN)) continue;
             I channel;
             const I off = Face<C>::out_offset(m, col + q, g, channel);
             float v = acc[i][j][half * 2 + q];
