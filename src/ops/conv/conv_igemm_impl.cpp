@@ -144,8 +144,13 @@ Gemm plan_gemm(const std::string& entry, Face face, const Relation& r, DType dty
   g.bn = 128;
   for (int bn : {128, 96, 64, 32})
     if (ceil_div(g.n, bn) * bn < ceil_div(g.n, g.bn) * g.bn) g.bn = bn;
-  // BK = 64 halves the barriers per FLOP (4 k16 steps per stage); fp32 tiles are twice as wide.
-  g.bk = dtype == DType::kF32 ? 32 : 64;
+  // BK = 64 halves the barriers per FLOP (4 k16 steps per stage) where both
+  // operands load 16-byte K vectors through precomputed rows (forward and data
+  // faces); the weight face's per-vector address math and narrow vectors do
+  // better with BK = 32 (measured, docs/perf/). fp32 tiles are twice as wide.
+  const bool wide_k = dtype != DType::kF32 && face != kWeightFace && g.a_mode == kVectorK &&
+                      g.a_vec * es == 16 && g.b_vec * es == 16;
+  g.bk = wide_k ? 64 : 32;
   g.bm = 128;
   // Warp tiles of 64x32 (32x32 when the CTA is one warp wide).
   g.warps_n = g.bn / 32;
