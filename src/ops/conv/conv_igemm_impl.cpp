@@ -163,7 +163,13 @@ Gemm plan_gemm(const std::string& entry, Face face, const Relation& r, DType dty
     g.warps_m /= 2;
     tiles = ceil_div(g.m, g.bm) * ceil_div(g.n, g.bn) * r.groups;
   }
-  g.stages = dtype == DType::kF32 ? 3 : 4;
+  // Pipeline depth: as deep as 4 stages while two CTAs still fit on an SM
+  // (measured: one CTA of 6-8 warps per SM leaves the tensor cores idle).
+  const long long pad = 16 / es;
+  const long long stage_bytes =
+      ((g.a_mode == kVectorMN ? g.bk * (g.bm + pad) : g.bm * (g.bk + pad)) +
+       (g.b_mode == kVectorMN ? g.bk * (g.bn + pad) : g.bn * (g.bk + pad))) * es;
+  g.stages = static_cast<int>(std::clamp<long long>(110 * 1024 / stage_bytes, 2, 4));
   // 16-byte stores need the output's N dimension contiguous and aligned.
   const long long out_v = 16 / es;
   switch (face) {
@@ -313,7 +319,7 @@ class ImplicitGemmConv final : public GpuImplementation {
     for (const Work& w : work_of(conv, device)) {
       const std::string cfg = "Cfg_" + w.result;
       src.text += "\n" + cfg_source(cfg, w.gemm, r, conv, w.epilogue);
-      src.text += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(w.gemm.threads()) + ") " +
+      src.text += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(w.gemm.threads()) + ", 2) " +
                   w.gemm.entry + "(const boo::ConvIgemmParams p) { boo::igemm::conv_igemm<" + cfg + ">(p); }\n";
       src.entries.push_back(w.gemm.entry);
       if (w.gemm.splits > 1) {
