@@ -31,6 +31,8 @@ Strides5 strides5(const TensorSpec& spec) {
   return out;
 }
 
+long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
+
 // The regular relation of a signature: A (Ca channels), B (Cb channels), W.
 struct Relation {
   long long batch, ca, cb, groups;
@@ -78,6 +80,45 @@ int vector_width(const Strides5& s, int dim, long long extent, long long elem_by
   return 0;
 }
 
+// The A pixels and filter taps one data-face GEMM covers: all of them, or one
+// stride phase (pixels i = i0 + stride*t whose contributing taps are exactly
+// r = t0 + stride*j), which strided backward-data is split into.
+struct Phase {
+  bool on = false;
+  Dims3 is{1, 1, 1}, i0{0, 0, 0}, t0{0, 0, 0}, tn{1, 1, 1};
+  long long pixels() const { return is[0] * is[1] * is[2]; }
+  long long taps() const { return tn[0] * tn[1] * tn[2]; }
+};
+
+Phase whole(const Relation& r) {
+  Phase p;
+  p.is = r.a_size;
+  p.tn = r.f_size;
+  return p;
+}
+
+// Every stride phase of the data face (dilation 1); phases without pixels are dropped.
+std::vector<Phase> phases(const Relation& r) {
+  std::vector<Phase> out;
+  for (long long pz = 0; pz < r.stride[0]; ++pz)
+    for (long long py = 0; py < r.stride[1]; ++py)
+      for (long long px = 0; px < r.stride[2]; ++px) {
+        Phase p;
+        p.on = true;
+        const long long phase[3] = {pz, py, px};
+        for (int d = 0; d < 3; ++d) {
+          const long long s = r.stride[d];
+          // Pixels with (i + pad) % s == phase, and the taps r % s == phase that reach them.
+          p.i0[d] = ((phase[d] - r.pad[d]) % s + s) % s;
+          p.is[d] = p.i0[d] < r.a_size[d] ? ceil_div(r.a_size[d] - p.i0[d], s) : 0;
+          p.t0[d] = phase[d];
+          p.tn[d] = phase[d] < r.f_size[d] ? ceil_div(r.f_size[d] - phase[d], s) : 0;
+        }
+        if (p.pixels() > 0) out.push_back(p);
+      }
+  return out;
+}
+
 // One GEMM launch of the plan: a face of the relation with its tiling.
 struct Gemm {
   std::string entry;  // kernel name
@@ -88,15 +129,42 @@ struct Gemm {
   int a_vec = 1, b_vec = 1;  // elements per vector
   bool vec_out = false;      // 16-byte output stores along N through shared memory
   int splits;
+  Phase phase;  // the data face's pixels and taps
   int threads() const { return warps_m * warps_n * 32; }
 };
 
-long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
+// The stride of a tensor's (n, z, y, x) pixels when they form one linear index
+// (dense channels-last: offset = pixel * stride), else 0. Size-1 dims do not count.
+long long pixel_stride(long long batch, const Dims3& size, const Strides5& s) {
+  const long long sizes[4] = {batch, size[0], size[1], size[2]};
+  const long long strides[4] = {s[0], s[2], s[3], s[4]};
+  long long inner_stride = 0, inner_extent = 0;
+  for (int d = 3; d >= 0; --d) {
+    if (sizes[d] == 1) continue;
+    if (inner_stride == 0) {
+      inner_stride = strides[d];
+      inner_extent = strides[d] * sizes[d];
+    } else {
+      if (strides[d] != inner_extent) return 0;
+      inner_extent = strides[d] * sizes[d];
+    }
+  }
+  return inner_stride == 0 ? 1 : inner_stride;
+}
 
-Gemm plan_gemm(const std::string& entry, Face face, const Relation& r, DType dtype, const DeviceInfo& device) {
+// 1x1 filter, stride 1, no padding: pixel k of B reads pixel k of A.
+bool is_pointwise(const Relation& r) {
+  bool pointwise = r.a_size == r.b_size;
+  for (int i = 0; i < 3; ++i) pointwise &= r.f_size[i] == 1 && r.stride[i] == 1 && r.pad[i] == 0;
+  return pointwise;
+}
+
+Gemm plan_gemm(const std::string& entry, Face face, const Relation& r, DType dtype, const DeviceInfo& device,
+               const Phase& phase) {
   Gemm g;
   g.entry = entry;
   g.face = face;
+  g.phase = phase;
   const long long es = static_cast<long long>(dtype_size_bytes(dtype));
   // An operand takes the first (dim, mode) whose vectors fit, else scalar loads.
   struct Option {
@@ -126,9 +194,9 @@ Gemm plan_gemm(const std::string& entry, Face face, const Relation& r, DType dty
       pick({{&r.w_strides, 1, r.ag(), kVectorK}, {&r.w_strides, 0, r.bg(), kVectorMN}}, g.b_mode, g.b_vec);
       break;
     case kDataFace:
-      g.m = r.batch * r.pix_a();
+      g.m = r.batch * phase.pixels();
       g.n = r.ag();
-      g.k = r.taps() * r.bg();
+      g.k = phase.taps() * r.bg();
       pick({{&r.b_strides, 1, r.bg(), kVectorK}}, g.a_mode, g.a_vec);
       pick({{&r.w_strides, 1, r.ag(), kVectorMN}, {&r.w_strides, 0, r.bg(), kVectorK}}, g.b_mode, g.b_vec);
       break;
@@ -148,8 +216,11 @@ Gemm plan_gemm(const std::string& entry, Face face, const Relation& r, DType dty
   // operands load 16-byte K vectors through precomputed rows (forward and data
   // faces); the weight face's per-vector address math and narrow vectors do
   // better with BK = 32 (measured, docs/perf/). fp32 tiles are twice as wide.
-  const bool wide_k = dtype != DType::kF32 && face != kWeightFace && g.a_mode == kVectorK &&
-                      g.a_vec * es == 16 && g.b_vec * es == 16;
+  const bool linear_weight_face = face == kWeightFace && is_pointwise(r) &&
+                                  pixel_stride(r.batch, r.a_size, r.a_strides) > 0 &&
+                                  pixel_stride(r.batch, r.b_size, r.b_strides) > 0;
+  const bool wide_k = dtype != DType::kF32 && g.a_vec * es == 16 && g.b_vec * es == 16 &&
+                      ((face != kWeightFace && g.a_mode == kVectorK) || linear_weight_face);
   g.bk = wide_k ? 64 : 32;
   g.bm = 128;
   // Warp tiles of 64x32 (32x32 when the CTA is one warp wide).
@@ -238,9 +309,21 @@ std::string cfg_source(const std::string& name, const Gemm& g, const Relation& r
                      sig.w_spec().storage_elems() < kMax && g.m * g.n < kMax && g.k < kMax;
   s += "  static constexpr bool kIdx32 = " + std::string(idx32 ? "true" : "false") + ";\n";
   s += "  static constexpr bool kVecOut = " + std::string(g.vec_out ? "true" : "false") + ";\n";
+  // Linear pixel addressing (no division per element) and the pointwise case.
+  const bool pointwise = is_pointwise(r);
+  s += "  static constexpr long long kAPixStride = " + std::to_string(pixel_stride(r.batch, r.a_size, r.a_strides)) +
+       ", kBPixStride = " + std::to_string(pixel_stride(r.batch, r.b_size, r.b_strides)) + ";\n";
+  s += "  static constexpr bool kPointwise = " + std::string(pointwise ? "true" : "false") + ";\n";
   s += "  static constexpr long long kM = " + std::to_string(g.m) + ", kN = " + std::to_string(g.n) +
        ", kK = " + std::to_string(g.k) + ", kGroups = " + std::to_string(r.groups) +
        ", kCA = " + std::to_string(r.ca) + ", kCB = " + std::to_string(r.cb) + ";\n";
+  // The data face's phase (whole-tensor values otherwise; unused by the other faces).
+  const Phase ph = g.face == kDataFace ? g.phase : whole(r);
+  Dims3 tn = ph.tn;
+  for (long long& t : tn) t = std::max(t, 1LL);  // a phase without taps has K = 0: never indexed
+  s += "  static constexpr bool kPhase = " + std::string(ph.on ? "true" : "false") + ";\n";
+  s += array_fn("IS", ph.is.data(), 3) + array_fn("I0", ph.i0.data(), 3) + array_fn("T0", ph.t0.data(), 3) +
+       array_fn("TN", tn.data(), 3);
   s += array_fn("AS", r.a_size.data(), 3) + array_fn("BS", r.b_size.data(), 3) + array_fn("FS", r.f_size.data(), 3) +
        array_fn("ST", r.stride.data(), 3) + array_fn("PD", r.pad.data(), 3) + array_fn("DL", r.dil.data(), 3) +
        array_fn("AStr", r.a_strides.data(), 5) + array_fn("BStr", r.b_strides.data(), 5) +
@@ -260,13 +343,23 @@ struct Work {
 std::vector<Work> work_of(const ConvSignature& sig, const DeviceInfo& device) {
   const Relation r = relation_of(sig);
   std::vector<Work> out;
-  if (sig.directions & kConvForward)
-    out.push_back({plan_gemm("boo_igemm_y", sig.transposed ? kDataFace : kForwardFace, r, sig.dtype, device), "y", true});
-  if (sig.directions & kConvBackwardData)
-    out.push_back(
-        {plan_gemm("boo_igemm_dx", sig.transposed ? kForwardFace : kDataFace, r, sig.dtype, device), "dx", false});
-  if (sig.directions & kConvBackwardWeight)
-    out.push_back({plan_gemm("boo_igemm_dw", kWeightFace, r, sig.dtype, device), "dw", false});
+  // A strided data face (dilation 1) runs as one GEMM per stride phase, so
+  // that no GEMM step multiplies a tap that cannot reach its pixel.
+  const bool strided = r.stride[0] * r.stride[1] * r.stride[2] > 1;
+  const bool unit_dilation = r.dil[0] == 1 && r.dil[1] == 1 && r.dil[2] == 1;
+  auto add = [&](const std::string& entry, Face face, const std::string& result, bool epilogue) {
+    if (face == kDataFace && strided && unit_dilation) {
+      int index = 0;
+      for (const Phase& p : phases(r))
+        out.push_back({plan_gemm(entry + "_p" + std::to_string(index++), face, r, sig.dtype, device, p), result,
+                       epilogue});
+    } else {
+      out.push_back({plan_gemm(entry, face, r, sig.dtype, device, whole(r)), result, epilogue});
+    }
+  };
+  if (sig.directions & kConvForward) add("boo_igemm_y", sig.transposed ? kDataFace : kForwardFace, "y", true);
+  if (sig.directions & kConvBackwardData) add("boo_igemm_dx", sig.transposed ? kForwardFace : kDataFace, "dx", false);
+  if (sig.directions & kConvBackwardWeight) add("boo_igemm_dw", kWeightFace, "dw", false);
   return out;
 }
 
@@ -317,7 +410,7 @@ class ImplicitGemmConv final : public GpuImplementation {
     src.text = "// Generated by boo: gpu:conv:implicit_gemm.\n#include \"boo/conv/conv_igemm.cuh\"\n";
     if (conv.directions & kConvBackwardBias) src.text += "#include \"boo/conv/conv_direct.cuh\"\n";
     for (const Work& w : work_of(conv, device)) {
-      const std::string cfg = "Cfg_" + w.result;
+      const std::string cfg = "Cfg_" + w.gemm.entry.substr(std::string("boo_igemm_").size());
       src.text += "\n" + cfg_source(cfg, w.gemm, r, conv, w.epilogue);
       src.text += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(w.gemm.threads()) + ", 2) " +
                   w.gemm.entry + "(const boo::ConvIgemmParams p) { boo::igemm::conv_igemm<" + cfg + ">(p); }\n";

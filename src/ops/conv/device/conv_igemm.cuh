@@ -85,6 +85,28 @@ struct Face {
     return i0 * C::WStr(0) + i1 * C::WStr(1) + z * C::WStr(2) + y * C::WStr(3) + x * C::WStr(4);
   }
 
+  // The data face runs over one stride phase of A's pixels at a time when the
+  // conv is strided (Cfg::kPhase): rows are the pixels i = I0 + stride*t whose
+  // contributing taps are exactly r = T0 + stride*j, so no tap is wasted.
+  // Without phases I0 = T0 = 0, steps are 1 and IS/TN are A's size and the filter's.
+  static constexpr I kPixData = static_cast<I>(C::IS(0) * C::IS(1) * C::IS(2));
+  static constexpr I kTapsData = static_cast<I>(C::TN(0) * C::TN(1) * C::TN(2));
+  __device__ static I row_step(int d) { return C::kPhase ? static_cast<I>(C::ST(d)) : 1; }
+  /// Row m of the data face -> (n, A pixel).
+  __device__ static void data_row(I m, I& n, I& iz, I& iy, I& ix) {
+    const I p = m % kPixData;
+    n = m / kPixData;
+    ix = static_cast<I>(C::I0(2)) + row_step(2) * (p % static_cast<I>(C::IS(2)));
+    iy = static_cast<I>(C::I0(1)) + row_step(1) * ((p / static_cast<I>(C::IS(2))) % static_cast<I>(C::IS(1)));
+    iz = static_cast<I>(C::I0(0)) + row_step(0) * (p / static_cast<I>(C::IS(2) * C::IS(1)));
+  }
+  /// Tap j of the data face -> (rz, ry, rx).
+  __device__ static void data_tap(I j, I& rz, I& ry, I& rx) {
+    rx = static_cast<I>(C::T0(2)) + row_step(2) * (j % static_cast<I>(C::TN(2)));
+    ry = static_cast<I>(C::T0(1)) + row_step(1) * ((j / static_cast<I>(C::TN(2))) % static_cast<I>(C::TN(1)));
+    rz = static_cast<I>(C::T0(0)) + row_step(0) * (j / static_cast<I>(C::TN(2) * C::TN(1)));
+  }
+
   /// Offset of GEMM operand A element (row m, column k) in its tensor, or -1 (zero).
   __device__ static I a_offset(I m, I k, I g) {
     if (m >= C::kM || k >= C::kK) return -1;
@@ -99,21 +121,26 @@ struct Face {
       if (iz < 0 || iz >= C::AS(0) || iy < 0 || iy >= C::AS(1) || ix < 0 || ix >= C::AS(2)) return -1;
       return a_at(n, g * kAg + c, iz, iy, ix);
     } else if constexpr (C::kFace == 1) {  // strided "col2im" of B
-      I n = m / kPixA, iz, iy, ix, rz, ry, rx;
-      spatial<true>(m % kPixA, iz, iy, ix);
+      I n, iz, iy, ix, rz, ry, rx;
+      data_row(m, n, iz, iy, ix);
       const I kb = k % kBg;
-      tap(k / kBg, rz, ry, rx);
+      data_tap(k / kBg, rz, ry, rx);
       const I tz = iz + C::PD(0) - rz * C::DL(0);
       const I ty = iy + C::PD(1) - ry * C::DL(1);
       const I tx = ix + C::PD(2) - rx * C::DL(2);
-      if (tz < 0 || ty < 0 || tx < 0 || tz % C::ST(0) || ty % C::ST(1) || tx % C::ST(2)) return -1;
+      if (tz < 0 || ty < 0 || tx < 0) return -1;
+      if (!C::kPhase && (tz % C::ST(0) || ty % C::ST(1) || tx % C::ST(2))) return -1;
       const I oz = tz / C::ST(0), oy = ty / C::ST(1), ox = tx / C::ST(2);
       if (oz >= C::BS(0) || oy >= C::BS(1) || ox >= C::BS(2)) return -1;
       return b_at(n, g * kBg + kb, oz, oy, ox);
     } else {  // dy rows
-      I n = k / kPixB, oz, oy, ox;
-      spatial<false>(k % kPixB, oz, oy, ox);
-      return b_at(n, g * kBg + m, oz, oy, ox);
+      if constexpr (C::kBPixStride > 0) {  // (n, pixel) is one linear index: no division
+        return k * static_cast<I>(C::kBPixStride) + (g * kBg + m) * static_cast<I>(C::BStr(1));
+      } else {
+        I n = k / kPixB, oz, oy, ox;
+        spatial<false>(k % kPixB, oz, oy, ox);
+        return b_at(n, g * kBg + m, oz, oy, ox);
+      }
     }
   }
 
@@ -125,9 +152,12 @@ struct Face {
       tap(k / kAg, rz, ry, rx);
       return w_at(g * kBg + col, k % kAg, rz, ry, rx);
     } else if constexpr (C::kFace == 1) {  // filter, c = col
-      tap(k / kBg, rz, ry, rx);
+      data_tap(k / kBg, rz, ry, rx);
       return w_at(g * kBg + k % kBg, col, rz, ry, rx);
     } else {  // im2col of A, col = (r, c)
+      if constexpr (C::kAPixStride > 0 && C::kPointwise) {  // 1x1, stride 1, no padding: pixel k of A
+        return k * static_cast<I>(C::kAPixStride) + (g * kAg + col) * static_cast<I>(C::AStr(1));
+      }
       I n = k / kPixB, oz, oy, ox;
       spatial<false>(k % kPixB, oz, oy, ox);
       tap(col / kAg, rz, ry, rx);
@@ -147,9 +177,10 @@ struct Face {
       channel = g * kBg + col;
       return b_at(m / kPixB, channel, z, y, x);
     } else if constexpr (C::kFace == 1) {
-      spatial<true>(m % kPixA, z, y, x);
+      I n;
+      data_row(m, n, z, y, x);
       channel = g * kAg + col;
-      return a_at(m / kPixA, channel, z, y, x);
+      return a_at(n, channel, z, y, x);
     } else {
       tap(col / kAg, rz, ry, rx);
       channel = g * kBg + m;
@@ -220,9 +251,9 @@ struct Loader {
           base_[it] = F::w_at(g * F::kBg + m, 0, 0, 0, 0);
         } else {  // data face: (n, input pixel) rows reading dy
           if (m >= static_cast<I>(C::kM)) continue;
-          I z, y, x;
-          F::template spatial<true>(m % F::kPixA, z, y, x);
-          base_[it] = F::b_at(m / F::kPixA, g * F::kBg, 0, 0, 0);
+          I n, z, y, x;
+          F::data_row(m, n, z, y, x);
+          base_[it] = F::b_at(n, g * F::kBg, 0, 0, 0);
           sz_[it] = z + static_cast<I>(C::PD(0));
           sy_[it] = y + static_cast<I>(C::PD(1));
           sx_[it] = x + static_cast<I>(C::PD(2));
@@ -259,16 +290,16 @@ struct Loader {
         }
       } else {
         const I kb = k % F::kBg;
-        F::tap(k / F::kBg, rz, ry, rx);
+        F::data_tap(k / F::kBg, rz, ry, rx);
         const I dz = rz * static_cast<I>(C::DL(0)), dy = ry * static_cast<I>(C::DL(1)), dx = rx * static_cast<I>(C::DL(2));
 #pragma unroll
         for (int it = 0; it < kIters; ++it) {
           if (row_[it] >= kRows) continue;
           const I tz = sz_[it] - dz, ty = sy_[it] - dy, tx = sx_[it] - dx;
           bool ok = k_ok && base_[it] >= 0 && tz >= 0 && ty >= 0 && tx >= 0;
-          if constexpr (C::ST(0) > 1) ok = ok && tz % static_cast<I>(C::ST(0)) == 0;
-          if constexpr (C::ST(1) > 1) ok = ok && ty % static_cast<I>(C::ST(1)) == 0;
-          if constexpr (C::ST(2) > 1) ok = ok && tx % static_cast<I>(C::ST(2)) == 0;
+          if constexpr (!C::kPhase && C::ST(0) > 1) ok = ok && tz % static_cast<I>(C::ST(0)) == 0;
+          if constexpr (!C::kPhase && C::ST(1) > 1) ok = ok && ty % static_cast<I>(C::ST(1)) == 0;
+          if constexpr (!C::kPhase && C::ST(2) > 1) ok = ok && tx % static_cast<I>(C::ST(2)) == 0;
           const I oz = tz / static_cast<I>(C::ST(0)), oy = ty / static_cast<I>(C::ST(1)), ox = tx / static_cast<I>(C::ST(2));
           ok = ok && oz < static_cast<I>(C::BS(0)) && oy < static_cast<I>(C::BS(1)) && ox < static_cast<I>(C::BS(2));
           const I off = base_[it] + F::b_at(0, kb, oz, oy, ox);
