@@ -13,7 +13,7 @@ BUILD=build-gpu
 [ -f .deps/commit ] && export BOO_GIT_COMMIT="$(cat .deps/commit)"
 COMMIT="${BOO_GIT_COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}"
 stages=("$@")
-[ ${#stages[@]} -eq 0 ] && stages=(build info tests numerics cache perf)
+[ ${#stages[@]} -eq 0 ] && stages=(build info tests numerics cache sanitizer perf)
 declare -a table
 
 want() { local s; for s in "${stages[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
@@ -72,6 +72,19 @@ if want cache; then
   $BUILD/tools/boo preload --commands-file workloads/boo-conv-413.txt --cache-dir "$cache" -j 16 > "$OUT/preload.log" 2>&1
   row "preload boo-conv-413 (GPU)" "$(grep -E '^compiled=' "$OUT/preload.log")"
   rm -rf "$cache"
+fi
+
+# sanitizer: compute-sanitizer memcheck over a representative subset of kernels.
+if want sanitizer; then
+  export BOO_CACHE_DIR="$PWD/$BUILD/cache"
+  if command -v compute-sanitizer >/dev/null; then
+    compute-sanitizer --tool memcheck --error-exitcode 3 $BUILD/tools/boo-driver --backend boo \
+      --commands-file tests/gpu/sanitizer_subset.txt -t 0 > "$OUT/sanitizer.log" 2>&1
+    rc=$?
+    row "compute-sanitizer memcheck" "exit $rc, $(grep -c 'Invalid' "$OUT/sanitizer.log") invalid accesses; $(grep -E 'ERROR SUMMARY' "$OUT/sanitizer.log" | tail -1)"
+  else
+    row "compute-sanitizer memcheck" "not on the PATH"
+  fi
 fi
 
 # perf: boo vs cuDNN over the given workloads (default: BOO's 413 convs), one CSV each.

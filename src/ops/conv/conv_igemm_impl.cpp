@@ -159,6 +159,43 @@ bool is_pointwise(const Relation& r) {
   return pointwise;
 }
 
+// Tile shape and split-K by a small cost model: padded MACs per CTA over a
+// tile-efficiency factor, times the waves of two CTAs per SM, plus the
+// split-K reduction's memory traffic. Larger tiles reuse each loaded element
+// more; the waves term captures quantization (270 CTAs on 264 slots run as
+// two waves); splitting K refills an under-occupied GPU at the price of fp32
+// partials.
+void choose_tiling(Gemm& g, long long groups, const DeviceInfo& device) {
+  const long long slots = 2LL * (device.sm_count > 0 ? device.sm_count : 132);
+  const double mac_per_us_per_slot = 150e12 / 264 / 1e6;  // measured order of boo's mma.sync rate
+  const double bytes_per_us = 3e6;                        // ~3 TB/s
+  const long long k_tiles = ceil_div(g.k, g.bk);
+  double best = 1e300;
+  for (int bm : {128, 64}) {
+    for (int bn : {128, 96, 64, 32}) {
+      const long long tiles = ceil_div(g.m, bm) * ceil_div(g.n, bn) * groups;
+      const double reuse = static_cast<double>(bm) * bn / (bm + bn) / 64.0;  // 1 for 128x128
+      const double efficiency = 0.5 + 0.5 * reuse;
+      const long long max_splits = std::max<long long>(1, std::min<long long>(64, k_tiles / 4));
+      for (long long splits = 1; splits <= max_splits; ++splits) {
+        const long long waves = ceil_div(tiles * splits, slots);
+        const double macs = static_cast<double>(bm) * bn * ceil_div(k_tiles, splits) * g.bk;
+        double us = static_cast<double>(waves) * macs / efficiency / mac_per_us_per_slot;
+        if (splits > 1) us += static_cast<double>(splits + 1) * g.m * g.n * groups * 4 / bytes_per_us + 2.0;
+        if (us < best * 0.999) {
+          best = us;
+          g.bm = bm;
+          g.bn = bn;
+          g.splits = static_cast<int>(splits);
+        }
+      }
+    }
+  }
+  // Warp tiles of 64x32 (32x32 when the CTA is one warp wide; 32-row tiles for BM = 64).
+  g.warps_n = g.bn / 32;
+  g.warps_m = g.bm == 128 ? (g.warps_n == 1 ? 4 : 2) : (g.warps_n == 1 ? 2 : 1);
+}
+
 Gemm plan_gemm(const std::string& entry, Face face, const Relation& r, DType dtype, const DeviceInfo& device,
                const Phase& phase) {
   Gemm g;
@@ -208,32 +245,17 @@ Gemm plan_gemm(const std::string& entry, Face face, const Relation& r, DType dty
       pick({{&r.a_strides, 1, r.ag(), kVectorMN}}, g.b_mode, g.b_vec);
       break;
   }
-  // Tile N: the multiple of 32 up to 128 that wastes the fewest columns (the larger on ties).
-  g.bn = 128;
-  for (int bn : {128, 96, 64, 32})
-    if (ceil_div(g.n, bn) * bn < ceil_div(g.n, g.bn) * g.bn) g.bn = bn;
   // BK = 64 halves the barriers per FLOP (4 k16 steps per stage) where both
   // operands load 16-byte K vectors through precomputed rows (forward and data
-  // faces); the weight face's per-vector address math and narrow vectors do
-  // better with BK = 32 (measured, docs/perf/). fp32 tiles are twice as wide.
+  // faces) or linear pixels (pointwise weight face); per-vector address math
+  // and narrow vectors do better with BK = 32 (measured, docs/perf/).
   const bool linear_weight_face = face == kWeightFace && is_pointwise(r) &&
                                   pixel_stride(r.batch, r.a_size, r.a_strides) > 0 &&
                                   pixel_stride(r.batch, r.b_size, r.b_strides) > 0;
   const bool wide_k = dtype != DType::kF32 && g.a_vec * es == 16 && g.b_vec * es == 16 &&
                       ((face != kWeightFace && g.a_mode == kVectorK) || linear_weight_face);
   g.bk = wide_k ? 64 : 32;
-  g.bm = 128;
-  // Warp tiles of 64x32 (32x32 when the CTA is one warp wide).
-  g.warps_n = g.bn / 32;
-  g.warps_m = g.warps_n == 1 ? 4 : 2;
-  const int sms = device.sm_count > 0 ? device.sm_count : 132;
-  long long tiles = ceil_div(g.m, g.bm) * ceil_div(g.n, g.bn) * r.groups;
-  // Under two waves: smaller tiles (the weight face splits K instead).
-  if (face != kWeightFace && tiles < 2 * sms && g.m > 64 && g.warps_m >= 2) {
-    g.bm = 64;
-    g.warps_m /= 2;
-    tiles = ceil_div(g.m, g.bm) * ceil_div(g.n, g.bn) * r.groups;
-  }
+  choose_tiling(g, r.groups, device);
   // Pipeline depth: as deep as 4 stages while two CTAs still fit on an SM
   // (measured: one CTA of 6-8 warps per SM leaves the tensor cores idle).
   const long long pad = 16 / es;
@@ -254,12 +276,6 @@ Gemm plan_gemm(const std::string& entry, Face face, const Relation& r, DType dty
       break;
   }
   g.vec_out = g.vec_out && g.n % out_v == 0;
-  // Split K when the output alone does not fill the GPU and K is long
-  // (backward-weight: a small K x CRS output, a reduction over N*P*Q).
-  g.splits = 1;
-  const long long k_tiles = ceil_div(g.k, g.bk);
-  if (tiles < 2 * sms && k_tiles >= 16)
-    g.splits = static_cast<int>(std::clamp<long long>(2 * sms / tiles, 1, std::min<long long>(k_tiles / 8, 128)));
   return g;
 }
 
