@@ -191,9 +191,13 @@ void choose_tiling(Gemm& g, long long groups, const DeviceInfo& device) {
       }
     }
   }
-  // Warp tiles of 64x32 (32x32 when the CTA is one warp wide; 32-row tiles for BM = 64).
-  g.warps_n = g.bn / 32;
-  g.warps_m = g.bm == 128 ? (g.warps_n == 1 ? 4 : 2) : (g.warps_n == 1 ? 2 : 1);
+  // Warp tiles of 64x64 (64x48 for BN = 96): each A fragment feeds 6-8 mma
+  // (CUTLASS's sm80 shape); 32x32 for BN = 32, 32x64 for a 64x64 CTA.
+  switch (g.bn) {
+    case 32: g.warps_n = 1; g.warps_m = g.bm / 32; break;
+    case 64: g.warps_n = 1; g.warps_m = 2; break;
+    default: g.warps_n = 2; g.warps_m = g.bm / 64; break;
+  }
 }
 
 Gemm plan_gemm(const std::string& entry, Face face, const Relation& r, DType dtype, const DeviceInfo& device,
@@ -307,6 +311,7 @@ const char* device_type(DType dtype) {
 // The Cfg struct of one GEMM (every size a compile-time constant).
 std::string cfg_source(const std::string& name, const Gemm& g, const Relation& r, const ConvSignature& sig,
                        bool epilogue) {
+  // 0: bf16/fp16 tensor cores; 1: TF32 tensor cores (--fp32-math tf32); 2: fp32 FFMA (full precision).
   const int math = sig.dtype != DType::kF32 ? 0 : sig.fp32_tf32 ? 1 : 2;
   std::string s = "struct " + name + " {\n";
   s += "  using T = " + std::string(device_type(sig.dtype)) + ";\n";

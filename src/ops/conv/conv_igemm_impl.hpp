@@ -5,8 +5,8 @@
 
 namespace boo::ops::conv {
 
-/// Implicit GEMM on mma.sync tensor cores (bf16/fp16; fp32 as 3xTF32, or TF32
-/// with --fp32-math tf32) for every layout, group count, rank, stride,
+/// Implicit GEMM on mma.sync tensor cores (bf16/fp16; TF32 with --fp32-math
+/// tf32; full-precision fp32 on FFMA) for every layout, group count, rank, stride,
 /// dilation and padding, regular or transposed, all directions; bias and
 /// activation fused; split-K for long reductions. Declines depthwise-like
 /// group shapes (gpu:conv:direct runs those).

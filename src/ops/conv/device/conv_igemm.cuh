@@ -421,41 +421,54 @@ __device__ void conv_igemm(const ConvIgemmParams& p) {
             if constexpr (C::kHalf) mma_f16_16816(acc[i][j], a_frag[i], b_frag[j]);
             else mma_bf16_16816(acc[i][j], a_frag[i], b_frag[j]);
           }
-      } else {
-        // fp32 operands: scalar fragment loads, TF32 products (kMath 1), or
-        // 3xTF32 (kMath 2): a*b ~ hi(a)hi(b) + hi(a)lo(b) + lo(a)hi(b), about fp32 accuracy.
+      } else if constexpr (C::kMath == 1) {
+        // fp32 operands on TF32 tensor cores (--fp32-math tf32): scalar fragment loads.
         const int gid = lane >> 2, tid = lane & 3;
-        float a_val[kMmaM][4], b_val[kMmaN][2];
+        unsigned a_tf[kMmaM][4], b_tf[kMmaN][2];
 #pragma unroll
         for (int i = 0; i < kMmaM; ++i) {
           const int m = warp_m * kWarpM + i * 16 + gid;
-          a_val[i][0] = tA[TileA::index(m, kk + tid)];
-          a_val[i][1] = tA[TileA::index(m + 8, kk + tid)];
-          a_val[i][2] = tA[TileA::index(m, kk + tid + 4)];
-          a_val[i][3] = tA[TileA::index(m + 8, kk + tid + 4)];
+          a_tf[i][0] = to_tf32(tA[TileA::index(m, kk + tid)]);
+          a_tf[i][1] = to_tf32(tA[TileA::index(m + 8, kk + tid)]);
+          a_tf[i][2] = to_tf32(tA[TileA::index(m, kk + tid + 4)]);
+          a_tf[i][3] = to_tf32(tA[TileA::index(m + 8, kk + tid + 4)]);
         }
 #pragma unroll
         for (int j = 0; j < kMmaN; ++j) {
           const int n = warp_n * kWarpN + j * 8 + gid;
-          b_val[j][0] = tB[TileB::index(n, kk + tid)];
-          b_val[j][1] = tB[TileB::index(n, kk + tid + 4)];
+          b_tf[j][0] = to_tf32(tB[TileB::index(n, kk + tid)]);
+          b_tf[j][1] = to_tf32(tB[TileB::index(n, kk + tid + 4)]);
         }
 #pragma unroll
         for (int i = 0; i < kMmaM; ++i)
 #pragma unroll
-          for (int j = 0; j < kMmaN; ++j) {
-            unsigned ah[4], bh[2];
-            for (int q = 0; q < 4; ++q) ah[q] = to_tf32(a_val[i][q]);
-            for (int q = 0; q < 2; ++q) bh[q] = to_tf32(b_val[j][q]);
-            if constexpr (C::kMath == 2) {
-              unsigned al[4], bl[2];
-              for (int q = 0; q < 4; ++q) al[q] = to_tf32(a_val[i][q] - __uint_as_float(ah[q]));
-              for (int q = 0; q < 2; ++q) bl[q] = to_tf32(b_val[j][q] - __uint_as_float(bh[q]));
-              mma_tf32_1688(acc[i][j], al, bh);
-              mma_tf32_1688(acc[i][j], ah, bl);
-            }
-            mma_tf32_1688(acc[i][j], ah, bh);
+          for (int j = 0; j < kMmaN; ++j) mma_tf32_1688(acc[i][j], a_tf[i], b_tf[j]);
+      } else {
+        // Full fp32 (the default for fp32): FFMA on the CUDA cores, one k at a
+        // time, accumulators kept in the mma layout so the epilogue is shared.
+        const int gid = lane >> 2, tid = lane & 3;
+#pragma unroll
+        for (int k8 = 0; k8 < kStepK; ++k8) {
+          float a_row[kMmaM][2], b_col[kMmaN][2];
+#pragma unroll
+          for (int i = 0; i < kMmaM; ++i) {
+            const int m = warp_m * kWarpM + i * 16 + gid;
+            a_row[i][0] = tA[TileA::index(m, kk + k8)];
+            a_row[i][1] = tA[TileA::index(m + 8, kk + k8)];
           }
+#pragma unroll
+          for (int j = 0; j < kMmaN; ++j) {
+            const int n = warp_n * kWarpN + j * 8 + tid * 2;
+            b_col[j][0] = tB[TileB::index(n, kk + k8)];
+            b_col[j][1] = tB[TileB::index(n + 1, kk + k8)];
+          }
+#pragma unroll
+          for (int i = 0; i < kMmaM; ++i)
+#pragma unroll
+            for (int j = 0; j < kMmaN; ++j)
+#pragma unroll
+              for (int q = 0; q < 4; ++q) acc[i][j][q] = fmaf(a_row[i][q >> 1], b_col[j][q & 1], acc[i][j][q]);
+        }
       }
     }
   }
