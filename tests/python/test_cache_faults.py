@@ -151,7 +151,7 @@ def test_unwritable_cache(boo, root, tmp):
 def test_ls_stat_clear(boo, root, tmp):
     cache = tmp / "sample-cache"  # filled by test_preload_twice
     ls = run([boo, "cache", "ls", "--cache-dir", str(cache)])
-    assert ls.returncode == 0 and "gpu:conv:direct" in ls.stdout and "sm_90a" in ls.stdout, ls.stdout
+    assert ls.returncode == 0 and "gpu:conv:implicit_gemm" in ls.stdout and "sm_90a" in ls.stdout, ls.stdout
     stat = run([boo, "cache", "stat", "--cache-dir", str(cache)])
     assert "compile time: median" in stat.stdout and "(0 bad)" in stat.stdout, stat.stdout
     explain = run([boo, "explain", "convbfp16 -n 128 -c 384 -H 24 -W 48 -k 384 -y 1 -x 1 -F 1", "--arch", "sm_90a",
@@ -169,12 +169,12 @@ def test_save_temps(boo, tmp):
     r = run([boo, "preload", "--commands-file", str(workload), "--arch", "sm_90a", "--cache-dir", str(tmp / "st-cache")],
             env=env)
     assert r.returncode == 0, r.stdout + r.stderr
-    (kernel_dir,) = glob.glob(f"{temps}/conv_2d_bfloat16_forward_b_*/gpu_conv_direct_*")
+    (kernel_dir,) = glob.glob(f"{temps}/conv_2d_bfloat16_forward_b_*/gpu_conv_implicit_gemm_*")
     files = set(os.listdir(kernel_dir))
-    for f in ["conv_direct.cu", "nvrtc_options.txt", "compile.log", "kernel.ptx", "kernel.cubin", "key_record.txt",
-              "command.txt"]:
+    for f in ["conv_implicit_gemm.cu", "nvrtc_options.txt", "compile.log", "kernel.ptx", "kernel.cubin",
+              "key_record.txt", "command.txt"]:
         assert f in files and os.path.getsize(os.path.join(kernel_dir, f)) > 0, (f, files)
-    assert ".entry boo_conv_direct_y" in pathlib.Path(kernel_dir, "kernel.ptx").read_text()
+    assert ".entry boo_igemm_y" in pathlib.Path(kernel_dir, "kernel.ptx").read_text()
     command = pathlib.Path(kernel_dir, "command.txt").read_text()
     assert command.startswith("boo-driver convbfp16 ") and "--activation gelu" in command, command
     if shutil.which("cuobjdump"):
