@@ -8,8 +8,8 @@ cd "$(dirname "$0")/.."
 mkdir -p .deps/cudnn-include
 [ -d .deps/googletest ] || cp -r /usr/src/googletest .deps/googletest
 for h in cudnn_graph.h cudnn_version.h; do
-  src=$(ls /usr/local/cuda/include/$h /usr/include/$h /usr/include/x86_64-linux-gnu/$h 2>/dev/null | head -1)
-  [ -n "$src" ] && cp "$src" .deps/cudnn-include/
+  src=$(ls /usr/local/cuda/include/$h /usr/include/$h /usr/include/x86_64-linux-gnu/$h 2>/dev/null | head -1 || true)
+  if [ -n "$src" ]; then cp "$src" .deps/cudnn-include/; fi
 done
 git rev-parse --short=12 HEAD > .deps/commit
 echo "prepared .deps: $(ls .deps | tr '\n' ' ')"
