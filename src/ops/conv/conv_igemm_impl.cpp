@@ -64,15 +64,13 @@ Relation relation_of(const ConvSignature& sig) {
   return r;
 }
 
-// The widest vector (16, 8, 4 or 2 bytes of `elem_bytes`-sized elements)
-// along dimension `dim` of a tensor with strides `s` that is contiguous and
-// aligned: that dim has stride 1, every other stride is a multiple of the
-// width and so is the extent walked. 0 when the dim is not contiguous. A
-// 1-element "vector" of a 16-bit type (odd channel counts) is copied without
-// cp.async, but still through the precomputed-row addresses.
+// The widest vector (16, 8 or 4 bytes: `elem_bytes`-sized elements) along
+// dimension `dim` of a tensor with strides `s` that is contiguous and aligned:
+// that dim has stride 1, every other stride is a multiple of the width and so
+// is the extent walked. 0 when even 4-byte vectors do not fit.
 int vector_width(const Strides5& s, int dim, long long extent, long long elem_bytes) {
   if (s[dim] != 1) return 0;
-  for (long long bytes : {16LL, 8LL, 4LL, 2LL}) {
+  for (long long bytes : {16LL, 8LL, 4LL}) {
     const long long v = bytes / elem_bytes;
     if (v < 1 || extent % v != 0) continue;
     bool aligned = true;

@@ -40,14 +40,10 @@ template <class C>
 using Index = typename Select<C::kIdx32, int, long long>::type;
 
 /// cp.async of one vector of kBytes (16, 8 or 4), zero-filled when !valid.
-/// cp.async has no 2-byte form: single 16-bit elements are copied with a plain
-/// load and store (odd channel counts), still through the precomputed addresses.
 template <int kBytes>
 __device__ __forceinline__ void cp_async_vector(void* smem, const void* gmem, bool valid) {
   if constexpr (kBytes == 16) {
     cp_async_16(smem, gmem, valid);
-  } else if constexpr (kBytes == 2) {
-    *static_cast<unsigned short*>(smem) = valid ? *static_cast<const unsigned short*>(gmem) : 0;
   } else {
     asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem_address(smem)), "l"(gmem), "n"(kBytes),
                  "r"(valid ? kBytes : 0));
