@@ -14,6 +14,7 @@
 #include "bench/backend.hpp"
 #include "bench/csv_writer.hpp"
 #include "bench/numerics.hpp"
+#include "bench/numerics_check.hpp"
 #include "boo/runtime.hpp"
 #include "bench/statistics.hpp"
 #include "boo/registry.hpp"
@@ -181,6 +182,19 @@ class DriverRun {
     return ok_status();
   }
 
+  /// The cudnn backend numerics compare against: the one the run has, else
+  /// one made for numerics when a GPU and cuDNN are there; null otherwise.
+  bench::Backend* numerics_vendor() {
+    for (size_t b = 0; b < backends_.size(); ++b)
+      if (backend_names_[b] == "cudnn") return backends_[b].get();
+    if (!numerics_cudnn_ && runtime_ && !numerics_cudnn_failed_) {
+      Result<std::unique_ptr<bench::Backend>> cudnn = bench::make_cudnn_backend(*runtime_);
+      if (cudnn.ok()) numerics_cudnn_ = std::move(*cudnn);
+      else numerics_cudnn_failed_ = true;
+    }
+    return numerics_cudnn_.get();
+  }
+
   /// "kernels: compiled=2 loaded_from_cache=1 (...)" when the GPU backend ran.
   std::string runtime_summary() const {
     if (!runtime_) return "";
@@ -195,7 +209,10 @@ class DriverRun {
     std::vector<std::string> header{"arguments"};
     for (const std::string& b : backend_names_)
       for (const char* stat : {" min", " max", " mean", " stddev", " num_dispatches"}) header.push_back(b + stat);
-    if (opts_.verify_numerics) header.push_back("numerics");
+    if (opts_.verify_numerics) {
+      const std::vector<std::string> numerics = bench::verdict_csv_header("cudnn");
+      header.insert(header.end(), numerics.begin(), numerics.end());
+    }
     header.insert(header.end(), {"flop_count", "min_bytes", "error"});
     BOO_ASSIGN_OR_RETURN(bench::CsvWriter w, bench::CsvWriter::open(opts_.csv_path, header));
     csv_.emplace(std::move(w));
@@ -211,7 +228,7 @@ class DriverRun {
       std::cout << ">>> " << tag << where << ": " << status.to_string() << "\n";
       row.resize(1);
       for (size_t i = 0; i < backend_names_.size() * 5; ++i) row.push_back("N.A.");
-      if (opts_.verify_numerics) row.push_back("N.A.");
+      if (opts_.verify_numerics) row.insert(row.end(), bench::verdict_csv_header("cudnn").size(), "N.A.");
       row.insert(row.end(), {"", ""});
       row.push_back(status.to_string());
       write_row(row);
@@ -238,7 +255,7 @@ class DriverRun {
     if (opts_.dry_run) {
       std::cout << ">>>\tcanonical: " << sig.command() << "\n>>>\tfunc_name: " << sig.func_name() << "\n";
       for (size_t i = 0; i < backend_names_.size() * 5; ++i) row.push_back("dry-run");
-      if (opts_.verify_numerics) row.push_back("dry-run");
+      if (opts_.verify_numerics) row.insert(row.end(), bench::verdict_csv_header("cudnn").size(), "dry-run");
       row.insert(row.end(), {base::format_double(sig.flop_count()), base::format_double(sig.min_bytes_moved()), ""});
       write_row(row);
       return Outcome::kOk;
@@ -277,22 +294,30 @@ class DriverRun {
       if (!st.ok()) return fail(Outcome::kFailed, st.annotate("--dump"));
     }
     if (opts_.verify_numerics) {
+      // Every non-vendor backend is judged; cuDNN supplies the spread to beat.
+      bench::Backend* vendor = numerics_vendor();
       bool pass = true;
-      std::string detail;
-      for (const auto& [backend, run] : runs) {
-        Result<std::vector<bench::Comparison>> comparisons = bench::verify_results(sig, *args, run.results);
-        if (!comparisons.ok()) return fail(Outcome::kFailed, comparisons.status());
-        for (const bench::Comparison& c : *comparisons) {
-          pass &= c.pass();
-          std::cout << ">>>	Numerics (" << backend << "): " << (c.pass() ? "PASS " : "FAIL ") << c.summary() << "\n";
-          if (!c.pass()) detail += (detail.empty() ? "" : "; ") + backend + " " + c.summary();
+      std::optional<bench::NumericsVerdict> first;
+      for (size_t b = 0; b < backends_.size(); ++b) {
+        if (backends_[b].get() == vendor) continue;
+        bench::NumericsVerdict v = bench::check_numerics(sig, *backends_[b], vendor, opts_.numerics, opts_.seed);
+        pass &= v.pass();
+        if (opts_.numerics.verbose) {
+          std::cout << bench::format_verdict_verbose(v, shown + " [" + backend_names_[b] + "]", "cuDNN GPU",
+                                                     opts_.numerics.reference_float32 ? "float32" : "float64");
+        } else if (!v.pass()) {
+          for (const std::string& n : v.notes) std::cout << ">>>\tnote: " << n << "\n";
         }
+        std::cout << ">>>\t" << backend_names_[b] << " " << bench::format_verdict_line(v) << "\n";
+        if (!first) first = v;
       }
-      std::cout << "Numerics: " << (pass ? "PASS" : "FAIL (" + detail + ")") << "\n";
-      row.push_back(pass ? "PASS" : "FAIL");
+      if (!first) first = bench::NumericsVerdict{};
+      std::cout << (pass ? "Numerics: PASS" : "Numerics: FAIL (" + first->failure_reasons() + ")") << "\n";
+      const std::vector<std::string> cells = bench::verdict_csv_cells(*first);
+      row.insert(row.end(), cells.begin(), cells.end());
       if (!pass) {
         row.insert(row.end(), {base::format_double(sig.flop_count()), base::format_double(sig.min_bytes_moved())});
-        row.push_back("numerics: " + detail);
+        row.push_back("numerics: " + first->failure_reasons());
         write_row(row);
         return Outcome::kFailed;
       }
@@ -314,6 +339,8 @@ class DriverRun {
   std::vector<std::string> backend_names_;
   std::unique_ptr<Runtime> runtime_;  // declared before the backends that use it
   std::vector<std::unique_ptr<bench::Backend>> backends_;
+  std::unique_ptr<bench::Backend> numerics_cudnn_;  // the vendor for --verify-numerics when not a --backend
+  bool numerics_cudnn_failed_ = false;
   std::optional<bench::CsvWriter> csv_;
 };
 

@@ -21,7 +21,13 @@ driver options:
   --impl NAME              run only this GPU implementation (boo explain lists them)
   --gpu-id N               the GPU to run on (default 0)
   --cache-dir DIR          the kernel cache folder (default BOO_CACHE_DIR or ~/.cache/boo)
-  --verify-numerics        compare every result with the float64 CPU reference (docs/tolerances.md)
+  --verify-numerics        BOO's statistical verdict against the float64 CPU reference, with cuDNN's
+                           spread as the bar when it runs the signature, plus boo's per-element
+                           tolerance and the structured test (docs/tolerances.md)
+  --numerics-verbose       the full statistics block instead of one line
+  --numerics-min-samples N (1000)   --numerics-stddev-rtol X (1.2)   --numerics-stddev-atol X (1e-5)
+  --numerics-mean-rtol X (0.2)      --numerics-mean-atol X (1e-5)
+  --numerics-reference-dtype float64|float32 (float64)   --skip-structured-tests
   --csv PATH               write one row per command (BOO's columns, plus an error column)
   --dry-run                parse and validate only; print each canonical command and function name
   --dump DIR               write every command's inputs and results as .npy files (see README)
@@ -90,6 +96,29 @@ Result<DriverOptions> parse_driver_options(const std::vector<std::string>& argv)
       opts.fail_on_unsupported = true;
     } else if (name == "--verify-numerics") {
       opts.verify_numerics = true;
+    } else if (name == "--numerics-verbose") {
+      opts.numerics.verbose = true;
+    } else if (name == "--skip-structured-tests") {
+      opts.numerics.structured_tests = false;
+    } else if (name == "--numerics-reference-dtype") {
+      BOO_ASSIGN_OR_RETURN(std::string v, take());
+      if (v != "float64" && v != "float32")
+        return invalid_argument("--numerics-reference-dtype: expected float64 or float32, got '" + v + "'");
+      opts.numerics.reference_float32 = v == "float32";
+    } else if (name == "--numerics-min-samples") {
+      BOO_ASSIGN_OR_RETURN(std::string v, take());
+      Result<int64_t> n = base::parse_int(v);
+      if (!n.ok() || *n < 1) return invalid_argument("--numerics-min-samples: expected a positive integer, got '" + v + "'");
+      opts.numerics.min_samples = *n;
+    } else if (name == "--numerics-stddev-rtol" || name == "--numerics-stddev-atol" || name == "--numerics-mean-rtol" ||
+               name == "--numerics-mean-atol") {
+      BOO_ASSIGN_OR_RETURN(std::string v, take());
+      Result<double> d = base::parse_double(v);
+      if (!d.ok() || *d < 0) return invalid_argument(name + ": expected a non-negative number, got '" + v + "'");
+      (name == "--numerics-stddev-rtol"   ? opts.numerics.stddev_rtol
+       : name == "--numerics-stddev-atol" ? opts.numerics.stddev_atol
+       : name == "--numerics-mean-rtol"   ? opts.numerics.mean_rtol
+                                          : opts.numerics.mean_atol) = *d;
     } else if (name == "--impl") {
       BOO_ASSIGN_OR_RETURN(opts.implementation, take());
     } else if (name == "--cache-dir") {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/verdict.hpp"
 #include "boo/status.hpp"
 
 namespace boo::driver {
@@ -21,7 +22,8 @@ struct DriverOptions {
   std::optional<bool> verbose;        ///< --verbose / --no-verbose (default: verbose unless --csv)
   int64_t cpu_iterations = 1;         ///< --cpu-iterations N: cap on timed CPU-reference launches
   bool fail_on_unsupported = false;   ///< --fail-on-unsupported
-  bool verify_numerics = false;       ///< --verify-numerics: compare with the float64 CPU reference
+  bool verify_numerics = false;       ///< --verify-numerics: BOO's statistical verdict vs the float64 reference
+  bench::NumericsOptions numerics;    ///< --numerics-* options
   std::string implementation;         ///< --impl NAME: only this GPU implementation
   std::string cache_dir;              ///< --cache-dir DIR (enables the cache there)
   int gpu_id = 0;                     ///< --gpu-id N

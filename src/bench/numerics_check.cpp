@@ -1,0 +1,137 @@
+// boo: --verify-numerics.
+#include "bench/numerics_check.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/random.hpp"
+#include "bench/numerics.hpp"
+#include "boo/conv.hpp"
+#include "ops/op_definition.hpp"
+
+namespace boo::bench {
+namespace {
+
+constexpr int kMaxBatches = 32;
+
+}  // namespace
+
+std::vector<base::HostTensor> structured_arguments(const OpSignature& sig) {
+  std::vector<base::HostTensor> args;
+  uint64_t index = 0;
+  for (TensorSpec& spec : sig.arguments()) {
+    base::HostTensor t(std::move(spec));
+    ops::fill_splat(t, 0.0);
+    const int64_t n = t.spec().numel();
+    const int64_t block = std::max<int64_t>(1, std::min<int64_t>(n / 4, 128));
+    const int64_t offset = static_cast<int64_t>(base::splitmix64(index++) % static_cast<uint64_t>(n - block + 1));
+    for (int64_t i = offset; i < offset + block; ++i) t.store(base::offset_of_linear(t.spec(), i), 1.0);
+    args.push_back(std::move(t));
+  }
+  return args;
+}
+
+NumericsVerdict check_numerics(const OpSignature& sig, Backend& candidate, Backend* vendor,
+                               const NumericsOptions& options, uint64_t seed) {
+  NumericsVerdict verdict;
+  const ops::OpDefinition* op = ops::find_op(sig.op_name());
+  const auto* conv = dynamic_cast<const ConvSignature*>(&sig);
+  const bool tf32 = conv && conv->fp32_tf32;
+  const TensorSpec main = sig.results().at(0);  // BOO judges the main result
+  const double rtol = relative_tolerance(main.dtype, op->reduction_length(sig, 0), tf32);
+  const RunOptions untimed{1, false};
+  ErrorSets sets;
+  double tolerance_bound = 0;
+  bool vendor_ok = vendor != nullptr;
+  std::vector<std::string> tolerance_failures;
+  for (int batch = 0; batch < kMaxBatches && static_cast<int64_t>(sets.boo.size()) < options.min_samples; ++batch) {
+    Result<std::vector<base::HostTensor>> args = op->make_arguments(sig, ops::InputOptions{seed + batch, {}});
+    if (!args.ok()) {
+      verdict.error = args.status().to_string();
+      return verdict;
+    }
+    Result<BackendRun> run = candidate.run(sig, *args, untimed);
+    if (!run.ok()) {
+      verdict.error = run.status().to_string();
+      return verdict;
+    }
+    std::optional<BackendRun> vendor_run;
+    if (vendor_ok) {
+      Result<BackendRun> v = vendor->run(sig, *args, untimed);
+      if (v.ok()) {
+        vendor_run = std::move(*v);
+      } else {
+        vendor_ok = false;
+        verdict.notes.push_back("the vendor cannot run this signature (" + v.status().message() + ")");
+      }
+    }
+    // The per-element tolerance on every result (first batch).
+    if (batch == 0) {
+      Result<std::vector<Comparison>> comparisons = verify_results(sig, *args, run->results);
+      if (!comparisons.ok()) {
+        verdict.error = comparisons.status().to_string();
+        return verdict;
+      }
+      for (const Comparison& c : *comparisons)
+        if (!c.pass()) tolerance_failures.push_back(c.summary());
+    }
+    // Signed errors of the main result at sampled positions.
+    const int64_t want = std::max<int64_t>(options.min_samples - static_cast<int64_t>(sets.boo.size()), 1);
+    std::vector<int64_t> positions = sample_positions(main.numel(), std::max<int64_t>(want, 1024));
+    Result<std::vector<double>> reference = op->reference_sample(sig, *args, 0, positions);
+    if (!reference.ok()) {
+      verdict.error = reference.status().to_string();
+      return verdict;
+    }
+    const base::HostTensor& out = run->results[0];
+    for (size_t i = 0; i < positions.size(); ++i) {
+      double ref = (*reference)[i];
+      if (options.reference_float32) ref = static_cast<float>(ref);
+      const double v = out.load(base::offset_of_linear(out.spec(), positions[i]));
+      std::optional<double> vend;
+      if (vendor_run) vend = vendor_run->results[0].load(base::offset_of_linear(vendor_run->results[0].spec(), positions[i]));
+      sets.add(v, ref, vend);
+    }
+    if (batch == 0) {
+      // The tolerance bound on the spread when there is no vendor: rtol times the reference's rms.
+      double sq = 0;
+      for (double r : *reference) sq += std::isfinite(r) ? r * r : 0.0;
+      tolerance_bound = rtol * std::sqrt(sq / static_cast<double>(std::max<size_t>(reference->size(), 1)));
+    }
+  }
+  if (!vendor_ok) {
+    sets.vendor.clear();
+    sets.diff.clear();
+  }
+  const std::vector<std::string> notes = verdict.notes;
+  verdict = decide(sets, options, tolerance_bound);
+  verdict.notes.insert(verdict.notes.begin(), notes.begin(), notes.end());
+  if (static_cast<int64_t>(sets.boo.size()) < options.min_samples)
+    verdict.notes.push_back("only " + std::to_string(sets.boo.size()) + " samples after " +
+                            std::to_string(kMaxBatches) + " batches (the output is small)");
+  if (!tolerance_failures.empty()) {
+    verdict.tolerance_ok = false;
+    for (const std::string& f : tolerance_failures) verdict.notes.push_back("over the per-element tolerance: " + f);
+  }
+  if (options.structured_tests) {
+    const std::vector<base::HostTensor> args = structured_arguments(sig);
+    Result<BackendRun> run = candidate.run(sig, args, untimed);
+    if (!run.ok()) {
+      verdict.structured_ok = false;
+      verdict.notes.push_back("structured test failed to run: " + run.status().message());
+    } else if (Result<std::vector<Comparison>> c = verify_results(sig, args, run->results); !c.ok()) {
+      verdict.structured_ok = false;
+      verdict.notes.push_back("structured test: " + c.status().message());
+    } else {
+      verdict.structured_ok = true;
+      for (const Comparison& cmp : *c) {
+        if (cmp.pass()) continue;
+        verdict.structured_ok = false;
+        verdict.notes.push_back("structured test: " + cmp.summary());
+      }
+    }
+  }
+  return verdict;
+}
+
+}  // namespace boo::bench

@@ -1,0 +1,22 @@
+// boo: --verify-numerics: runs a signature on fresh seeded inputs (several
+// batches until enough samples), compares with the float64 reference at
+// sampled positions, applies BOO's statistical verdict (bench/verdict.hpp) and
+// boo's per-element tolerance (bench/numerics.hpp), and runs the structured test.
+#pragma once
+
+#include "bench/backend.hpp"
+#include "bench/verdict.hpp"
+
+namespace boo::bench {
+
+/// `candidate` is judged; `vendor` (may be null) supplies the spread to beat.
+NumericsVerdict check_numerics(const OpSignature& sig, Backend& candidate, Backend* vendor,
+                               const NumericsOptions& options, uint64_t seed);
+
+/// The structured inputs: every argument zero except one block of ones
+/// (max(1, min(numel/4, 128)) consecutive logical elements at an offset seeded
+/// by the argument's position), which exposes indexing errors that random
+/// inputs average away.
+std::vector<base::HostTensor> structured_arguments(const OpSignature& sig);
+
+}  // namespace boo::bench

@@ -1,0 +1,135 @@
+// boo: BOO's statistical numerics verdict.
+#include "bench/verdict.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace boo::bench {
+namespace {
+
+std::string sci(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6e", v);
+  return buf;
+}
+
+}  // namespace
+
+ErrorStats error_stats(const std::vector<double>& errors) {
+  ErrorStats s;
+  s.samples = static_cast<int64_t>(errors.size());
+  if (errors.empty()) return s;
+  double sum = 0;
+  for (double e : errors) {
+    sum += e;
+    s.max_abs = std::max(s.max_abs, std::abs(e));
+  }
+  s.mean = sum / static_cast<double>(errors.size());
+  if (errors.size() > 1) {
+    double sq = 0;
+    for (double e : errors) sq += (e - s.mean) * (e - s.mean);
+    s.stddev = std::sqrt(sq / static_cast<double>(errors.size() - 1));
+  }
+  return s;
+}
+
+void ErrorSets::add(double boo_value, double reference, std::optional<double> vendor_value) {
+  const bool boo_nan = std::isnan(boo_value), ref_nan = std::isnan(reference);
+  if (boo_nan != ref_nan) ++boo_nan_mismatches;
+  if (vendor_value && std::isnan(*vendor_value) != ref_nan) ++vendor_nan_mismatches;
+  if (boo_nan || ref_nan) return;
+  boo.push_back(boo_value - reference);
+  if (vendor_value && !std::isnan(*vendor_value)) {
+    vendor.push_back(*vendor_value - reference);
+    diff.push_back(boo_value - *vendor_value);
+  }
+}
+
+bool NumericsVerdict::pass() const {
+  return error.empty() && mean_ok && stddev_ok && nan_ok && tolerance_ok && structured_ok.value_or(true);
+}
+
+std::string NumericsVerdict::failure_reasons() const {
+  std::vector<std::string> r;
+  if (!mean_ok) r.emplace_back("mean bias");
+  if (!stddev_ok) r.emplace_back("stddev");
+  if (!nan_ok) r.emplace_back("NaN mismatch");
+  if (!tolerance_ok) r.emplace_back("tolerance");
+  if (structured_ok && !*structured_ok) r.emplace_back("structured test");
+  if (!error.empty()) r.emplace_back("error");
+  std::string out;
+  for (size_t i = 0; i < r.size(); ++i) out += (i ? ", " : "") + r[i];
+  return out;
+}
+
+NumericsVerdict decide(const ErrorSets& sets, const NumericsOptions& options, double tolerance_bound) {
+  NumericsVerdict v;
+  v.boo = error_stats(sets.boo);
+  v.vendor = error_stats(sets.vendor);
+  v.diff = error_stats(sets.diff);
+  v.has_vendor = v.vendor.samples > 0;
+  v.mean_ok = std::abs(v.boo.mean) <= options.mean_atol + options.mean_rtol * v.boo.stddev;
+  if (v.has_vendor) {
+    v.stddev_ok = v.boo.stddev <= options.stddev_atol + options.stddev_rtol * v.vendor.stddev;
+  } else {
+    v.stddev_ok = v.boo.stddev <= options.stddev_atol + tolerance_bound;
+    v.notes.push_back("no vendor result: the spread is bounded by the documented tolerance " + sci(tolerance_bound));
+  }
+  v.nan_ok = sets.boo_nan_mismatches == 0;
+  if (sets.vendor_nan_mismatches)
+    v.notes.push_back("warning: the vendor's NaN pattern differs from the reference's in " +
+                      std::to_string(sets.vendor_nan_mismatches) + " positions");
+  return v;
+}
+
+std::string format_verdict_line(const NumericsVerdict& v) {
+  return v.pass() ? "Numerics: PASS" : "Numerics: FAIL (" + v.failure_reasons() + ")";
+}
+
+std::string format_verdict_verbose(const NumericsVerdict& v, const std::string& command,
+                                   const std::string& vendor_name, const std::string& reference_dtype) {
+  auto stats_line = [](const std::string& label, const ErrorStats& s) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "  %-34s mean=%+.6e stddev=%.6e max_abs=%.6e samples=%lld\n", label.c_str(),
+                  s.mean, s.stddev, s.max_abs, static_cast<long long>(s.samples));
+    return std::string(buf);
+  };
+  std::string out = "=== " + command + " ===\nError Statistics:\n";
+  out += stats_line("BOO GPU vs " + reference_dtype + " Reference", v.boo);
+  if (v.has_vendor) {
+    out += stats_line(vendor_name + " vs " + reference_dtype + " Reference", v.vendor);
+    out += stats_line("BOO GPU vs " + vendor_name, v.diff);
+  }
+  out += "Statistical Tests:\n";
+  out += std::string("  Mean near zero: ") + (v.mean_ok ? "PASS" : "FAIL") + "\n";
+  out += std::string("  Stddev check: ") + (v.stddev_ok ? "PASS" : "FAIL") + "\n";
+  out += std::string("  NaN pattern: ") + (v.nan_ok ? "PASS" : "FAIL") + "\n";
+  out += std::string("  Per-element tolerance: ") + (v.tolerance_ok ? "PASS" : "FAIL") + "\n";
+  out += std::string("Structured Test: ") + (!v.structured_ok ? "SKIPPED" : *v.structured_ok ? "PASS" : "FAIL") + "\n";
+  for (const std::string& n : v.notes) out += "Note: " + n + "\n";
+  if (!v.pass()) out += "Failure Reasons: " + v.failure_reasons() + (v.error.empty() ? "" : " (" + v.error + ")") + "\n";
+  out += std::string("VERDICT: ") + (v.pass() ? "PASS" : "FAIL") + "\n";
+  return out;
+}
+
+std::vector<std::string> verdict_csv_header(const std::string& vendor_name) {
+  std::vector<std::string> h{"numerics_pass"};
+  for (const std::string& prefix : {std::string("boo_vs_ref"), vendor_name + "_vs_ref", "boo_vs_" + vendor_name})
+    for (const char* stat : {"_mean", "_stddev", "_max"}) h.push_back(prefix + stat);
+  h.emplace_back("structured_test");
+  return h;
+}
+
+std::vector<std::string> verdict_csv_cells(const NumericsVerdict& v) {
+  std::vector<std::string> c{v.pass() ? "PASS" : "FAIL"};
+  for (const ErrorStats* s : {&v.boo, &v.vendor, &v.diff}) {
+    const bool have = s->samples > 0;
+    c.push_back(have ? sci(s->mean) : "N.A.");
+    c.push_back(have ? sci(s->stddev) : "N.A.");
+    c.push_back(have ? sci(s->max_abs) : "N.A.");
+  }
+  c.push_back(!v.structured_ok ? "N.A." : *v.structured_ok ? "PASS" : "FAIL");
+  return c;
+}
+
+}  // namespace boo::bench

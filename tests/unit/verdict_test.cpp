@@ -1,0 +1,127 @@
+// boo tests: BOO's statistical numerics verdict on synthetic error sets, the
+// verdict formats and the structured inputs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "base/random.hpp"
+#include "bench/numerics_check.hpp"
+#include "bench/verdict.hpp"
+#include "boo/registry.hpp"
+
+namespace boo::bench {
+namespace {
+
+// Adds n positions: boo = ref + bias + boo_spread * u, vendor = ref + vendor_spread * u'.
+ErrorSets synthetic(int n, double bias, double boo_spread, double vendor_spread, bool with_vendor = true) {
+  ErrorSets s;
+  for (int i = 0; i < n; ++i) {
+    const double ref = base::uniform_pm1(1, 1, static_cast<uint64_t>(i));
+    const double u = base::uniform_pm1(1, 2, static_cast<uint64_t>(i));
+    const double w = base::uniform_pm1(1, 3, static_cast<uint64_t>(i));
+    std::optional<double> vendor;
+    if (with_vendor) vendor = ref + vendor_spread * w;
+    s.add(ref + bias + boo_spread * u, ref, vendor);
+  }
+  return s;
+}
+
+TEST(VerdictTest, UnbiasedAndNoNoisierThanTheVendorPasses) {
+  NumericsVerdict v = decide(synthetic(4000, 0.0, 1e-3, 1e-3), NumericsOptions{}, 0);
+  EXPECT_TRUE(v.pass()) << v.failure_reasons();
+  EXPECT_EQ(v.boo.samples, 4000);
+  EXPECT_NEAR(v.boo.stddev, 1e-3 / std::sqrt(3.0), 5e-5);  // uniform on [-1e-3, 1e-3)
+  EXPECT_EQ(format_verdict_line(v), "Numerics: PASS");
+}
+
+TEST(VerdictTest, BiasFails) {
+  NumericsVerdict v = decide(synthetic(4000, 5e-4, 1e-3, 1e-3), NumericsOptions{}, 0);
+  EXPECT_FALSE(v.mean_ok);
+  EXPECT_TRUE(v.stddev_ok);
+  EXPECT_EQ(format_verdict_line(v), "Numerics: FAIL (mean bias)");
+}
+
+TEST(VerdictTest, SpreadBeyondTheVendorsFails) {
+  NumericsVerdict v = decide(synthetic(4000, 0.0, 2e-3, 1e-3), NumericsOptions{}, 0);
+  EXPECT_TRUE(v.mean_ok);
+  EXPECT_FALSE(v.stddev_ok);
+  NumericsOptions lenient;
+  lenient.stddev_rtol = 2.5;
+  EXPECT_TRUE(decide(synthetic(4000, 0.0, 2e-3, 1e-3), lenient, 0).pass());
+}
+
+TEST(VerdictTest, NanPatternMismatchFails) {
+  ErrorSets s = synthetic(100, 0, 1e-3, 1e-3);
+  s.add(NAN, 1.0, 1.0);        // boo NaN where the reference is not
+  s.add(NAN, NAN, NAN);        // NaN in both: dropped, fine
+  s.add(1.0, 1.0, NAN);        // a vendor mismatch only warns
+  NumericsVerdict v = decide(s, NumericsOptions{}, 0);
+  EXPECT_FALSE(v.nan_ok);
+  EXPECT_EQ(v.boo.samples, 101);
+  EXPECT_NE(v.failure_reasons().find("NaN mismatch"), std::string::npos);
+  bool warned = false;
+  for (const std::string& n : v.notes) warned |= n.find("vendor's NaN pattern") != std::string::npos;
+  EXPECT_TRUE(warned);
+}
+
+TEST(VerdictTest, WithoutAVendorTheToleranceBoundsTheSpread) {
+  const ErrorSets s = synthetic(2000, 0, 1e-3, 0, false);
+  EXPECT_TRUE(decide(s, NumericsOptions{}, 1e-3).pass());
+  NumericsVerdict tight = decide(s, NumericsOptions{}, 1e-4);
+  EXPECT_FALSE(tight.stddev_ok);
+  EXPECT_FALSE(tight.has_vendor);
+}
+
+TEST(VerdictTest, FormatsAndCsv) {
+  NumericsVerdict v = decide(synthetic(500, 0, 1e-3, 1e-3), NumericsOptions{}, 0);
+  v.structured_ok = false;
+  const std::string verbose = format_verdict_verbose(v, "conv -n 1", "cuDNN GPU", "float64");
+  EXPECT_NE(verbose.find("=== conv -n 1 ==="), std::string::npos);
+  EXPECT_NE(verbose.find("BOO GPU vs float64 Reference"), std::string::npos);
+  EXPECT_NE(verbose.find("Structured Test: FAIL"), std::string::npos);
+  EXPECT_NE(verbose.find("VERDICT: FAIL"), std::string::npos);
+  const std::vector<std::string> header = verdict_csv_header("cudnn");
+  const std::vector<std::string> cells = verdict_csv_cells(v);
+  ASSERT_EQ(header.size(), cells.size());
+  EXPECT_EQ(header.front(), "numerics_pass");
+  EXPECT_EQ(header[4], "cudnn_vs_ref_mean");
+  EXPECT_EQ(header.back(), "structured_test");
+  EXPECT_EQ(cells.front(), "FAIL");
+  EXPECT_EQ(cells.back(), "FAIL");
+}
+
+TEST(StructuredInputsTest, OneBlockOfOnesPerArgument) {
+  Result<ParsedCommand> p = parse_command(std::string_view("conv -n 2 -c 3 -H 5 -W 4 -k 2 -y 3 -x 3 -F 1 -b 1"));
+  ASSERT_TRUE(p.ok());
+  const std::vector<base::HostTensor> args = structured_arguments(*p->signature);
+  ASSERT_EQ(args.size(), 3u);
+  for (const base::HostTensor& t : args) {
+    const int64_t n = t.spec().numel();
+    int64_t ones = 0, first = -1, last = -1;
+    for (int64_t i = 0; i < n; ++i) {
+      const double v = t.load(base::offset_of_linear(t.spec(), i));
+      EXPECT_TRUE(v == 0.0 || v == 1.0);
+      if (v == 1.0) {
+        ++ones;
+        if (first < 0) first = i;
+        last = i;
+      }
+    }
+    EXPECT_EQ(ones, std::max<int64_t>(1, std::min<int64_t>(n / 4, 128))) << t.spec().name;
+    EXPECT_EQ(last - first + 1, ones) << "one contiguous block";
+  }
+}
+
+TEST(NumericsCheckTest, TheCpuBackendPassesAgainstItsOwnReference) {
+  Result<ParsedCommand> p = parse_command(std::string_view("convbfp16 -n 2 -c 8 -H 6 -W 5 -k 8 -y 3 -x 3 -p 1 -F 1"));
+  ASSERT_TRUE(p.ok());
+  std::unique_ptr<Backend> cpu = make_cpu_backend(1);
+  NumericsVerdict v = check_numerics(*p->signature, *cpu, nullptr, NumericsOptions{}, 10);
+  EXPECT_TRUE(v.pass()) << v.failure_reasons();
+  EXPECT_GE(v.boo.samples, 1000);
+  ASSERT_TRUE(v.structured_ok.has_value());
+  EXPECT_TRUE(*v.structured_ok);
+}
+
+}  // namespace
+}  // namespace boo::bench
