@@ -104,6 +104,10 @@ class Runtime {
   virtual Status copy_to_host(void* dst, const DeviceBuffer& src, size_t bytes) = 0;
   virtual Status fill_bytes(const DeviceBuffer& dst, uint8_t value) = 0;
   virtual Status synchronize() = 0;
+  /// OK while the context is usable; the sticky error otherwise (after an
+  /// illegal address or a failed launch every later call fails, and only a
+  /// new process recovers).
+  virtual Status context_health() = 0;
   /// Runs `body` `iterations` times on the runtime's stream and returns the
   /// GPU time of each run in microseconds (CUDA events around each run).
   virtual Result<std::vector<double>> time_on_stream(const std::function<Status()>& body, int64_t iterations) = 0;

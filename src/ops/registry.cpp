@@ -1,5 +1,6 @@
 // boo: the op registry (one line per op) and command parsing.
 #include <algorithm>
+#include <cstdlib>
 
 #include "base/parallel.hpp"
 #include "base/random.hpp"
@@ -7,6 +8,7 @@
 #include "ops/conv/conv_op.hpp"
 #include "ops/layernorm/layernorm_op.hpp"
 #include "ops/op_definition.hpp"
+#include "ops/testing/test_op.hpp"
 
 namespace boo::ops {
 
@@ -14,8 +16,15 @@ std::span<const OpDefinition* const> all_ops() {
   static const OpDefinition* const kOps[] = {
       &conv::definition(),
       &layernorm::definition(),
+      &testing::definition(),  // only with BOO_ENABLE_TEST_OPS=1 (below)
   };
-  return kOps;
+  // The test ops (faulting and hanging kernels for the executor's tests) are
+  // registered only when asked for.
+  static const bool test_ops = [] {
+    const char* v = std::getenv("BOO_ENABLE_TEST_OPS");
+    return v && std::string_view(v) == "1";
+  }();
+  return std::span<const OpDefinition* const>(kOps, test_ops ? 3 : 2);
 }
 
 const OpDefinition* find_op_by_token(std::string_view token, DType* dtype_out) {

@@ -210,6 +210,12 @@ class RuntimeImpl final : public Runtime {
     return ok_status();
   }
 
+  Status context_health() override {
+    BOO_RETURN_IF_ERROR(make_current());
+    BOO_CU_RETURN_IF_ERROR(api_, cuCtxSynchronize());
+    return ok_status();
+  }
+
   Result<std::vector<double>> time_on_stream(const std::function<Status()>& body, int64_t iterations) override {
     BOO_RETURN_IF_ERROR(make_current());
     std::vector<CUevent> events(static_cast<size_t>(iterations) + 1, nullptr);

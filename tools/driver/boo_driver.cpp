@@ -1,7 +1,10 @@
 // boo-driver: runs MIOpenDriver-style commands on boo's backends and prints
 // BOO-style results, timings, CSV rows and .npy dumps.
 #include <algorithm>
+#include <condition_variable>
 #include <cstdio>
+#include <mutex>
+#include <thread>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -20,6 +23,9 @@
 #include "boo/registry.hpp"
 #include "common/commands_file.hpp"
 #include "driver_options.hpp"
+#include "executor.hpp"
+#include "bench/executor_protocol.hpp"
+#include "cuda/driver_api.hpp"
 #include "ops/op_definition.hpp"
 
 namespace boo::driver {
@@ -29,6 +35,14 @@ using tools::CommandLine;
 using tools::load_commands;
 
 enum class Outcome { kOk, kFailed, kUnsupported };
+
+const char* outcome_name(Outcome o) {
+  return o == Outcome::kOk ? "ok" : o == Outcome::kUnsupported ? "unsupported" : "failed";
+}
+
+Outcome outcome_of(const std::string& name) {
+  return name == "ok" ? Outcome::kOk : name == "unsupported" ? Outcome::kUnsupported : Outcome::kFailed;
+}
 
 std::string format_us(double us) {
   char buf[64];
@@ -182,6 +196,26 @@ class DriverRun {
     return ok_status();
   }
 
+  const std::vector<std::string>& last_row() const { return last_row_; }
+  /// Why the GPU context is unusable (a sticky fault), or OK.
+  Status context_health() { return runtime_ ? runtime_->context_health() : ok_status(); }
+  const std::vector<std::string>& backend_names() const { return backend_names_; }
+
+  /// The CSV row of a command that never produced one (its executor died).
+  std::vector<std::string> failure_row(const std::string& shown, const std::string& reason) const {
+    std::vector<std::string> row{shown};
+    row.insert(row.end(), backend_names_.size() * 5, "N.A.");
+    if (opts_.verify_numerics) row.insert(row.end(), bench::verdict_csv_header("cudnn").size(), "N.A.");
+    row.insert(row.end(), {"", "", reason});
+    return row;
+  }
+  void write_failure_row(const std::string& shown, const std::string& reason) {
+    write_row(failure_row(shown, reason));
+  }
+
+  /// Names the backends without opening them (the parent of executors).
+  void set_backend_names(std::vector<std::string> names) { backend_names_ = std::move(names); }
+
   /// The cudnn backend numerics compare against: the one the run has, else
   /// one made for numerics when a GPU and cuDNN are there; null otherwise.
   bench::Backend* numerics_vendor() {
@@ -234,7 +268,8 @@ class DriverRun {
       write_row(row);
       return outcome;
     };
-    std::cout << "\n>>> " << shown << "\n\n";
+    // Flushed before running: if the command takes the process down, its header is out.
+    std::cout << "\n>>> " << shown << "\n\n" << std::flush;
     if (!cmd.split_status.ok()) return fail(Outcome::kFailed, cmd.split_status);
     if (!cmd.words.empty() && (cmd.words.back() == "--help" || cmd.words.back() == "-h")) {
       Result<std::string> help = op_help(cmd.words.front());
@@ -327,16 +362,18 @@ class DriverRun {
     return Outcome::kOk;
   }
 
- private:
   void write_row(const std::vector<std::string>& row) {
+    last_row_ = row;
     if (!csv_) return;
     Status st = csv_->write_row(row);
     if (!st.ok()) std::cerr << "boo-driver: " << st.to_string() << "\n";
   }
 
+ private:
   DriverOptions opts_;
   bool verbose_ = true;
   std::vector<std::string> backend_names_;
+  std::vector<std::string> last_row_;  // the row of the last command (executors send it to the parent)
   std::unique_ptr<Runtime> runtime_;  // declared before the backends that use it
   std::vector<std::unique_ptr<bench::Backend>> backends_;
   std::unique_ptr<bench::Backend> numerics_cudnn_;  // the vendor for --verify-numerics when not a --backend
@@ -344,12 +381,141 @@ class DriverRun {
   std::optional<bench::CsvWriter> csv_;
 };
 
+// An executor child: commands arrive on stdin, output and DONE records go to stdout.
+int run_executor_child(DriverOptions opts) {
+  DriverRun driver(std::move(opts));
+  if (Status st = driver.open_backends(); !st.ok()) {
+    std::cerr << "boo-driver executor: " << st.to_string() << "\n";
+    return 2;
+  }
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    std::optional<std::pair<int, std::vector<std::string>>> run = bench::decode_run(line);
+    if (!run || run->second.size() < 2) continue;
+    // Fields: the command as written, its line number, then its words.
+    CommandLine cmd;
+    cmd.text = run->second[0];
+    cmd.line_number = std::atoi(run->second[1].c_str());
+    cmd.words.assign(run->second.begin() + 2, run->second.end());
+    const Outcome outcome = driver.run_one(cmd, run->first);
+    std::cout << std::flush;
+    std::cout << bench::encode_done(bench::DoneRecord{run->first, outcome_name(outcome), driver.last_row()})
+              << std::flush;
+    // After a sticky fault every later CUDA call fails: leave, the parent starts a fresh executor.
+    if (outcome == Outcome::kFailed) {
+      if (Status health = driver.context_health(); !health.ok()) {
+        std::cerr << "boo-driver executor: leaving after a sticky CUDA error: " << health.to_string() << "\n";
+        return 3;
+      }
+    }
+  }
+  std::cout << driver.runtime_summary() << std::flush;
+  return 0;
+}
+
+// The GPUs the executors run on: the one asked for, or every one for --gpu-id -1.
+std::vector<int> executor_gpus(int gpu_id) {
+  if (gpu_id >= 0) return {gpu_id};
+  int count = 0;
+  if (Result<const cuda::DriverApi*> api = cuda::driver_api(); api.ok()) (*api)->cuDeviceGetCount(&count);
+  std::vector<int> gpus;
+  for (int d = 0; d < std::max(count, 1); ++d) gpus.push_back(d);
+  return gpus;
+}
+
+// The parent of executors: dispatches commands to one executor per GPU and
+// prints results in input order.
+int run_isolated(DriverOptions opts, const std::vector<CommandLine>& commands) {
+  // The backends, resolved here so that every executor and the CSV agree.
+  std::vector<std::string> backends = opts.backends;
+  if (backends.empty()) {
+    RuntimeOptions ro;
+    ro.device = std::max(opts.gpu_id, 0);
+    ro.cache_enabled = false;
+    Result<std::unique_ptr<Runtime>> probe = Runtime::create(ro);
+    if (!probe.ok()) std::cout << ">>> no GPU backend (" << probe.status().message() << "); running on the CPU reference\n";
+    backends = {probe.ok() ? "boo" : "cpu"};
+  }
+  const std::vector<int> gpus = executor_gpus(opts.gpu_id);
+  const bool fail_on_unsupported = opts.fail_on_unsupported;
+  const double timeout_s = opts.command_timeout_s;
+  DriverRun writer(opts);
+  writer.set_backend_names(backends);
+  if (Status st = writer.open_csv(); !st.ok()) {
+    std::cerr << "boo-driver: " << st.to_string() << "\n";
+    return 2;
+  }
+  std::vector<std::optional<ExecutorResult>> results(commands.size());
+  std::vector<std::string> summaries(gpus.size());
+  std::mutex mutex;
+  std::condition_variable ready;
+  size_t next = 0;
+  std::vector<std::thread> workers;
+  for (size_t w = 0; w < gpus.size(); ++w) {
+    workers.emplace_back([&, w] {
+      Executor executor(executor_child_arguments(opts, backends, gpus[w]), timeout_s);
+      while (true) {
+        size_t i;
+        {
+          std::lock_guard<std::mutex> lock(mutex);
+          if (next >= commands.size()) break;
+          i = next++;
+        }
+        const CommandLine& cmd = commands[i];
+        std::vector<std::string> fields{cmd.text, std::to_string(cmd.line_number)};
+        fields.insert(fields.end(), cmd.words.begin(), cmd.words.end());
+        ExecutorResult r;
+        if (!cmd.split_status.ok()) {
+          // Nothing to run: the line could not even be split into words.
+          r.output = "\n>>> " + cmd.text + "\n\n";
+          r.failure = cmd.split_status.to_string();
+        } else {
+          r = executor.run(static_cast<int>(i) + 1, fields);
+        }
+        std::lock_guard<std::mutex> lock(mutex);
+        results[i] = std::move(r);
+        ready.notify_all();
+      }
+      std::string summary = executor.finish();
+      std::lock_guard<std::mutex> lock(mutex);
+      summaries[w] = std::move(summary);
+    });
+  }
+  std::map<Outcome, int> counts;
+  for (size_t i = 0; i < commands.size(); ++i) {
+    std::unique_lock<std::mutex> lock(mutex);
+    ready.wait(lock, [&] { return results[i].has_value(); });
+    ExecutorResult r = std::move(*results[i]);
+    lock.unlock();
+    std::cout << r.output;
+    if (r.done) {
+      ++counts[outcome_of(r.done->outcome)];
+      writer.write_row(r.done->row);
+    } else {
+      const CommandLine& cmd = commands[i];
+      const std::string where = cmd.line_number ? " (line " + std::to_string(cmd.line_number) + ")" : "";
+      std::cout << ">>> FAILED" << where << ": " << r.failure << "\n";
+      ++counts[Outcome::kFailed];
+      writer.write_failure_row(cmd.text, r.failure);
+    }
+    std::cout << std::flush;
+  }
+  for (std::thread& t : workers) t.join();
+  std::cout << "\n";
+  for (const std::string& s : summaries) std::cout << s;
+  std::cout << "boo-driver: " << commands.size() << " command(s): " << counts[Outcome::kOk] << " ok, "
+            << counts[Outcome::kFailed] << " failed, " << counts[Outcome::kUnsupported] << " unsupported\n";
+  const bool failed = counts[Outcome::kFailed] > 0 || (fail_on_unsupported && counts[Outcome::kUnsupported] > 0);
+  return failed ? 1 : 0;
+}
+
 int run_driver(const std::vector<std::string>& argv) {
   Result<DriverOptions> opts = parse_driver_options(argv);
   if (!opts.ok()) {
     std::cerr << "boo-driver: " << opts.status().to_string() << "\n";
     return 2;
   }
+  if (opts->executor_child) return run_executor_child(std::move(*opts));
   if (opts->help || (opts->command.empty() && opts->commands_file.empty())) {
     std::cout << driver_usage();
     return opts->help ? 0 : 2;
@@ -365,6 +531,13 @@ int run_driver(const std::vector<std::string>& argv) {
   } else {
     commands.push_back(CommandLine{0, base::shell_join(opts->command), opts->command, {}});
   }
+  // Parsing alone needs no isolation; neither does --help of an op.
+  const bool help = !opts->command.empty() && (opts->command.back() == "--help" || opts->command.back() == "-h");
+  if (opts->isolation && !opts->dry_run && !help) return run_isolated(std::move(*opts), commands);
+  if (opts->gpu_id < 0) {
+    std::cerr << "boo-driver: --gpu-id -1 needs executor isolation (drop --no-isolation)\n";
+    return 2;
+  }
   const bool fail_on_unsupported = opts->fail_on_unsupported;
   DriverRun driver(std::move(*opts));
   if (Status st = driver.open_backends(); !st.ok()) {
@@ -378,8 +551,9 @@ int run_driver(const std::vector<std::string>& argv) {
   std::map<Outcome, int> counts;
   int index = 0;
   for (const CommandLine& cmd : commands) ++counts[driver.run_one(cmd, ++index)];
-  std::cout << "\n" << driver.runtime_summary() << "boo-driver: " << commands.size() << " command(s): " << counts[Outcome::kOk] << " ok, "
-            << counts[Outcome::kFailed] << " failed, " << counts[Outcome::kUnsupported] << " unsupported\n";
+  std::cout << "\n" << driver.runtime_summary() << "boo-driver: " << commands.size() << " command(s): "
+            << counts[Outcome::kOk] << " ok, " << counts[Outcome::kFailed] << " failed, "
+            << counts[Outcome::kUnsupported] << " unsupported\n";
   const bool failed = counts[Outcome::kFailed] > 0 || (fail_on_unsupported && counts[Outcome::kUnsupported] > 0);
   return failed ? 1 : 0;
 }

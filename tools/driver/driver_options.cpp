@@ -5,6 +5,30 @@
 
 namespace boo::driver {
 
+std::vector<std::string> executor_child_arguments(const DriverOptions& o, const std::vector<std::string>& backends,
+                                                  int gpu_id) {
+  std::vector<std::string> a{"--executor-child", "--gpu-id", std::to_string(gpu_id), "--seed", std::to_string(o.seed),
+                             "--cpu-iterations", std::to_string(o.cpu_iterations)};
+  for (const std::string& b : backends) a.insert(a.end(), {"--backend", b});
+  if (o.splat) a.insert(a.end(), {"--splat-input-value", base::format_double(*o.splat)});
+  if (!o.dump_dir.empty()) a.insert(a.end(), {"--dump", o.dump_dir});
+  if (!o.implementation.empty()) a.insert(a.end(), {"--impl", o.implementation});
+  if (!o.cache_dir.empty()) a.insert(a.end(), {"--cache-dir", o.cache_dir});
+  if (o.verbose) a.push_back(*o.verbose ? "--verbose" : "--no-verbose");
+  else if (!o.csv_path.empty()) a.push_back("--no-verbose");  // the parent's default
+  if (o.verify_numerics) {
+    const bench::NumericsOptions& n = o.numerics;
+    a.insert(a.end(), {"--verify-numerics", "--numerics-min-samples", std::to_string(n.min_samples),
+                       "--numerics-stddev-rtol", base::format_double(n.stddev_rtol), "--numerics-stddev-atol",
+                       base::format_double(n.stddev_atol), "--numerics-mean-rtol", base::format_double(n.mean_rtol),
+                       "--numerics-mean-atol", base::format_double(n.mean_atol), "--numerics-reference-dtype",
+                       n.reference_float32 ? "float32" : "float64"});
+    if (n.verbose) a.push_back("--numerics-verbose");
+    if (!n.structured_tests) a.push_back("--skip-structured-tests");
+  }
+  return a;
+}
+
 std::string driver_usage() {
   return R"(usage: boo-driver [driver options] <MIOpenDriver command>
        boo-driver [driver options] --commands-file FILE [words appended to every command]
@@ -19,7 +43,11 @@ driver options:
                            engine per signature) or cpu (the float64 reference; the default without
                            a GPU); repeatable to compare backends (ratios to the first are printed)
   --impl NAME              run only this GPU implementation (boo explain lists them)
-  --gpu-id N               the GPU to run on (default 0)
+  --gpu-id N               the GPU to run on (default 0); -1 runs the commands across every GPU
+                           in parallel (one executor each), results in input order
+  --command-timeout S      kill and report a command still running after S seconds (default 600)
+  --no-isolation           run commands in this process (default: in executor child processes,
+                           so a kernel fault or hang costs only its command)
   --cache-dir DIR          the kernel cache folder (default BOO_CACHE_DIR or ~/.cache/boo)
   --verify-numerics        BOO's statistical verdict against the float64 CPU reference, with cuDNN's
                            spread as the bar when it runs the signature, plus boo's per-element
@@ -126,8 +154,18 @@ Result<DriverOptions> parse_driver_options(const std::vector<std::string>& argv)
     } else if (name == "--gpu-id") {
       BOO_ASSIGN_OR_RETURN(std::string v, take());
       Result<int64_t> g = base::parse_int(v);
-      if (!g.ok() || *g < 0) return invalid_argument("--gpu-id: expected a GPU ordinal, got '" + v + "'");
+      if (!g.ok() || *g < -1) return invalid_argument("--gpu-id: expected a GPU ordinal or -1 (all GPUs), got '" + v + "'");
       opts.gpu_id = static_cast<int>(*g);
+    } else if (name == "--command-timeout") {
+      BOO_ASSIGN_OR_RETURN(std::string v, take());
+      Result<double> t = base::parse_double(v);
+      if (!t.ok() || *t <= 0) return invalid_argument("--command-timeout: expected seconds > 0, got '" + v + "'");
+      opts.command_timeout_s = *t;
+    } else if (name == "--no-isolation") {
+      opts.isolation = false;
+    } else if (name == "--executor-child") {
+      opts.executor_child = true;
+      opts.isolation = false;
     } else if ((name == "--help" || name == "-h") && opts.command.empty()) {
       opts.help = true;
     } else {

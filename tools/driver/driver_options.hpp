@@ -26,13 +26,21 @@ struct DriverOptions {
   bench::NumericsOptions numerics;    ///< --numerics-* options
   std::string implementation;         ///< --impl NAME: only this GPU implementation
   std::string cache_dir;              ///< --cache-dir DIR (enables the cache there)
-  int gpu_id = 0;                     ///< --gpu-id N
+  int gpu_id = 0;                     ///< --gpu-id N (-1: every GPU, one executor each)
+  bool isolation = true;              ///< commands run in executor child processes (--no-isolation: in-process)
+  double command_timeout_s = 600;     ///< --command-timeout S: watchdog per command
+  bool executor_child = false;        ///< internal: this process is an executor (--executor-child)
   bool help = false;                  ///< --help with no op command
   /// The op command, or with --commands-file the words appended to every line.
   std::vector<std::string> command;
 };
 
 Result<DriverOptions> parse_driver_options(const std::vector<std::string>& argv);
+
+/// The arguments an executor child is started with: every option that
+/// affects how a command runs (not the commands, the CSV or the GPU list).
+std::vector<std::string> executor_child_arguments(const DriverOptions& opts, const std::vector<std::string>& backends,
+                                                  int gpu_id);
 
 /// The usage text.
 std::string driver_usage();

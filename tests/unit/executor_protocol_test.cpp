@@ -1,0 +1,35 @@
+// boo tests: the executor pipe protocol.
+#include <gtest/gtest.h>
+
+#include "bench/executor_protocol.hpp"
+
+namespace boo::bench {
+namespace {
+
+TEST(ExecutorProtocolTest, RunLinesRoundTrip) {
+  const std::vector<std::string> words{"conv -n 1 'a b'", "7", "conv", "-n", "1", "tab\there", "line\nbreak", ""};
+  const std::string line = encode_run(42, words);
+  EXPECT_EQ(line.back(), '\n');
+  EXPECT_EQ(line.find('\n'), line.size() - 1) << "one line per command";
+  auto decoded = decode_run(line);
+  ASSERT_TRUE(decoded.has_value());
+  EXPECT_EQ(decoded->first, 42);
+  EXPECT_EQ(decoded->second, words);
+  EXPECT_FALSE(decode_run("conv -n 1").has_value());
+}
+
+TEST(ExecutorProtocolTest, DoneRecordsAreDistinctFromOutput) {
+  DoneRecord d{3, "failed", {"conv -n 1", "N.A.", "a, \"quoted\" error\nwith a newline"}};
+  const std::string line = encode_done(d);
+  auto back = decode_done(line);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->index, 3);
+  EXPECT_EQ(back->outcome, "failed");
+  EXPECT_EQ(back->row, d.row);
+  // Ordinary output, even output that mentions DONE, is not a record.
+  EXPECT_FALSE(decode_done(">>> DONE 3 ok\n").has_value());
+  EXPECT_FALSE(decode_done("DONE 3 ok x\n").has_value());
+}
+
+}  // namespace
+}  // namespace boo::bench
