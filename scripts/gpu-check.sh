@@ -2,7 +2,10 @@
 # The one script for the GPU machine: builds boo there, runs the GPU tests, the
 # numerics over the workloads, and prints one short table at the end.
 # Usage (from the repository root): scripts/gpu-check.sh [stage ...]
-#   stages: build info tests numerics cache  (default: all)
+#   stages: build info tests numerics cache sanitizer perf full  (default: all but full)
+#   full: the complete benchmark of one workload (FULL_FILE, default BOO's 413
+#   convs): boo and cuDNN, --verify-numerics, CSV and Perfetto trace, with its
+#   wall time, numerics pass rate and trace size.
 # Logs go to $OUT (the device tool's output folder) or build-gpu/logs.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +20,8 @@ stages=("$@")
 declare -a table
 
 want() { local s; for s in "${stages[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
-row() { table+=("$(printf '%-34s %s' "$1" "$2")"); }
+# Each row is also printed at once, so a run cut short still shows what it finished.
+row() { table+=("$(printf '%-34s %s' "$1" "$2")"); echo "[gpu-check] ${table[-1]}"; }
 
 if want build; then
   gtest_arg=()
@@ -43,9 +47,9 @@ if want info; then
 fi
 
 if want tests; then
-  (cd $BUILD && ctest -L gpu --output-on-failure -j 4) > "$OUT/gpu-tests.log" 2>&1
+  (cd $BUILD && ctest -L gpu -LE numerics --output-on-failure -j 4) > "$OUT/gpu-tests.log" 2>&1
   row "ctest -L gpu" "$(grep -E 'tests passed|tests failed' "$OUT/gpu-tests.log" | tail -1)"
-  grep -E "cached module load" "$OUT/gpu-tests.log" | head -1 | sed 's/^/  /'
+  grep -E "cached module load|device memory in use:|Failed|FAILED|executor isolation holds" "$OUT/gpu-tests.log" | head -8 | sed 's/^/  /'
 fi
 
 # numerics: the given files (default: the conv matrix, the examples and BOO's sample).
@@ -105,6 +109,39 @@ if want perf; then
     row "perf $name ($(( $(date +%s) - start )) s)" "$(grep -E '^\| all' "$OUT/perf-$name.md")"
     grep -E '^\| (forward|backward)' "$OUT/perf-$name.md" | head -4 | sed 's/^/  /'
   done
+fi
+
+# full: the issue-5 acceptance run over one workload.
+FULL_FILE="${FULL_FILE:-workloads/boo-conv-413.txt}"
+if want full; then
+  export BOO_CACHE_DIR="$PWD/$BUILD/cache"
+  name=$(basename "$FULL_FILE" .txt)
+  trace="$PWD/$BUILD/full-$name.json"
+  $BUILD/tools/boo preload --commands-file "$FULL_FILE" -j 16 > "$OUT/preload-full.log" 2>&1
+  start=$(date +%s)
+  $BUILD/tools/boo-driver --commands-file "$FULL_FILE" --backend boo --backend cudnn --verify-numerics \
+    --csv "$OUT/full-$name.csv" --trace "$trace" > "$OUT/full-$name.log" 2>&1
+  rc=$?
+  row "full $name" "exit $rc, wall $(( $(date +%s) - start )) s; $(tail -1 "$OUT/full-$name.log")"
+  python3 - "$OUT/full-$name.csv" "$trace" "$FULL_FILE" <<'PY' | while read -r line; do row "  full check" "$line"; done
+import csv, json, os, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+commands = [l for l in open(sys.argv[3]) if l.strip() and not l.lstrip().startswith("#")]
+passed = sum(r.get("numerics_pass") == "PASS" for r in rows)
+print(f"CSV rows {len(rows)} for {len(commands)} commands; numerics pass {passed}/{len(rows)}")
+t = json.load(open(sys.argv[2]))
+ev = t["traceEvents"]
+kernels = sum(e.get("cat") == "kernel" for e in ev)
+spans = sum(e.get("cat") == "command" for e in ev)
+print(f"trace: valid JSON, {os.path.getsize(sys.argv[2]) >> 20} MiB, {kernels} kernels, {spans} command spans")
+PY
+  if [ -f "$OUT/full-$name.csv" ]; then
+    gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+    case "$gpu" in *H200*) bw=4.8 ;; *) bw=3.35 ;; esac
+    python3 scripts/perf_table.py "$OUT/full-$name.csv" --device "$gpu" --peak-tflops 989.4 --bandwidth-tbs $bw \
+      --title "$name (full run), commit $COMMIT, $(date -u +%Y-%m-%d)" > "$OUT/full-$name.md"
+    row "full $name perf" "$(grep -E '^\| all' "$OUT/full-$name.md")"
+  fi
 fi
 
 echo

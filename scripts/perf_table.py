@@ -41,8 +41,9 @@ def main():
                 rows.append(r)
     out = [f"## {args.title}", "",
            f"Device: {args.device}; limits: {args.peak_tflops} TFLOP/s dense bf16, {args.bandwidth_tbs} TB/s HBM "
-           "(spec sheet). Times are per-launch GPU means (CUDA events) of boo-driver, same process and inputs "
-           "for both backends; cuDNN runs its fastest engine configuration for each signature.", "",
+           "(spec sheet). Times are per-launch GPU means of boo-driver (CUPTI kernel times, inputs rotated past L2, "
+           "unless the run says otherwise), same process and inputs for both backends; cuDNN runs its fastest "
+           "engine configuration for each signature.", "",
            "| # | direction | boo µs | cuDNN µs | boo/cuDNN | boo TFLOP/s | bound | boo % of limit | command |",
            "|---|---|---|---|---|---|---|---|---|"]
     ratios = defaultdict(list)

@@ -108,9 +108,14 @@ class Runtime {
   /// illegal address or a failed launch every later call fails, and only a
   /// new process recovers).
   virtual Status context_health() = 0;
-  /// Runs `body` `iterations` times on the runtime's stream and returns the
-  /// GPU time of each run in microseconds (CUDA events around each run).
-  virtual Result<std::vector<double>> time_on_stream(const std::function<Status()>& body, int64_t iterations) = 0;
+  /// Device memory in use on the runtime's GPU, by every process (total - free).
+  virtual Result<int64_t> device_memory_used() = 0;
+  /// Runs body(i) for i in [0, iterations) on the runtime's stream and
+  /// returns the GPU time of each run in microseconds (CUDA events around
+  /// each run). `before_each` (optional) runs before each body, outside the
+  /// timed interval (an L2 flush); without it the runs are back to back.
+  virtual Result<std::vector<double>> time_on_stream(const std::function<Status(int64_t)>& body, int64_t iterations,
+                                                     const std::function<Status()>& before_each = nullptr) = 0;
 };
 
 /// "560.35.03"-style driver version and "13.0" NVRTC version, or why not.

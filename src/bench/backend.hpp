@@ -2,6 +2,7 @@
 // the timing of every kernel it launched.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,12 +23,29 @@ struct KernelTiming {
   std::vector<double> samples_us;
 };
 
+/// One kernel (or memset) execution of a timed launch, as CUPTI saw it.
+struct KernelRecord {
+  std::string name;
+  uint64_t start_ns = 0, end_ns = 0;  ///< GPU timestamps (CUPTI's clock)
+  uint32_t device = 0, stream = 0;
+  int64_t launch = -1;                ///< index of the timed launch that issued it
+};
+
+/// How launches are timed (the driver's --flush-l2 and --timer).
+struct TimingOptions {
+  bool flush_l2 = false;     ///< overwrite L2 before each timed launch instead of rotating inputs
+  bool prefer_cupti = true;  ///< CUPTI activity records when CUPTI loads, else CUDA events
+};
+
 struct BackendRun {
   /// Host copies of the results, in sig.results() order and dtype.
   std::vector<base::HostTensor> results;
   /// One entry per distinct kernel name, in order of first launch.
   std::vector<KernelTiming> kernels;
   int64_t timed_launches = 0;  ///< invocations of the op that were timed
+  std::string timer;           ///< what timed them: "cupti", "cuda events", "wall clock"
+  int64_t input_sets = 1;      ///< copies of the inputs the timed launches rotated through
+  std::vector<KernelRecord> kernel_records;  ///< every timed kernel (CUPTI only), for traces
   std::string device;          ///< "cpu", "cuda:0", ...
   std::string implementation;  ///< the implementation that ran, e.g. "cpu:conv:reference"
 };
@@ -45,13 +63,12 @@ class Backend {
 };
 
 /// boo's GPU kernels, through `runtime` (which must outlive the backend).
-/// Times the launches with CUDA events on the runtime's stream.
-std::unique_ptr<Backend> make_boo_backend(Runtime& runtime);
+std::unique_ptr<Backend> make_boo_backend(Runtime& runtime, const TimingOptions& timing);
 
 /// cuDNN 9 through its graph API, the measured baseline: the fastest engine
 /// configuration of each signature is chosen by timing every candidate once.
 /// Fails when cuDNN cannot be loaded.
-Result<std::unique_ptr<Backend>> make_cudnn_backend(Runtime& runtime);
+Result<std::unique_ptr<Backend>> make_cudnn_backend(Runtime& runtime, const TimingOptions& timing);
 
 /// The CPU reference as a backend. The reference is not a benchmark, so at
 /// most `max_iterations` launches are timed (wall clock).

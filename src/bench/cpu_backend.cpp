@@ -33,6 +33,7 @@ class CpuBackend final : public Backend {
     if (run.time) {
       out.kernels.push_back(std::move(timing));
       out.timed_launches = launches;
+      out.timer = "wall clock";
     }
     // The backend's results have the signature's dtypes (the reference is float64).
     const std::vector<TensorSpec> specs = sig.results();

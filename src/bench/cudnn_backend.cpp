@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "bench/backend.hpp"
+#include "bench/launch_timer.hpp"
 #include "boo/conv.hpp"
 #include "boo/runtime.hpp"
 #include "cuda/cudnn_api.hpp"
@@ -246,8 +247,12 @@ class GraphBuilder {
 };
 
 class CudnnBackend final : public Backend {
+  // Device pointers of a graph's tensors, by tensor name.
+  using Pointers = std::map<std::string, void*>;
+
  public:
-  CudnnBackend(Runtime& rt, const CudnnApi& api, cudnnHandle_t handle) : rt_(rt), api_(api), handle_(handle) {}
+  CudnnBackend(Runtime& rt, const TimingOptions& timing, const CudnnApi& api, cudnnHandle_t handle)
+      : rt_(rt), timing_(timing), api_(api), handle_(handle) {}
   ~CudnnBackend() override {
     graphs_.clear();
     api_.cudnnDestroy(handle_);
@@ -261,54 +266,63 @@ class CudnnBackend final : public Backend {
     if (!conv) return unimplemented("the cudnn backend runs conv signatures (" + std::string(sig.op_name()) + " is not)");
     BOO_CUDNN_RETURN_IF_ERROR(api_, cudnnSetStream(handle_, static_cast<cudaStream_t>(rt_.stream())));
 
-    // Device tensors, addressed by name.
-    std::map<std::string, DeviceBuffer> buffers;
+    BackendRun out;
+    size_t input_bytes = 0;
+    for (const base::HostTensor& t : args) input_bytes += t.size_bytes();
+    out.input_sets = run.time ? input_rotation_count(input_bytes, rt_.device().l2_bytes, timing_.flush_l2,
+                                                     kRotationBudgetBytes)
+                              : 1;
+    // Device tensors addressed by name, one map per input rotation set
+    // (the results are shared).
+    std::vector<DeviceBuffer> owned;
+    std::vector<Pointers> sets(static_cast<size_t>(out.input_sets));
     const std::vector<TensorSpec> arg_specs = sig.arguments(), result_specs = sig.results();
-    for (size_t i = 0; i < args.size(); ++i) {
-      BOO_ASSIGN_OR_RETURN(DeviceBuffer buf, rt_.allocate(args[i].size_bytes()));
-      BOO_RETURN_IF_ERROR(rt_.copy_to_device(buf, args[i].data(), args[i].size_bytes()));
-      buffers.emplace(arg_specs[i].name, std::move(buf));
+    for (Pointers& set : sets) {
+      for (size_t i = 0; i < args.size(); ++i) {
+        BOO_ASSIGN_OR_RETURN(DeviceBuffer buf, rt_.allocate(args[i].size_bytes()));
+        BOO_RETURN_IF_ERROR(rt_.copy_to_device(buf, args[i].data(), args[i].size_bytes()));
+        set[arg_specs[i].name] = buf.data();
+        owned.push_back(std::move(buf));
+      }
     }
+    std::vector<DeviceBuffer> result_buffers;
     for (const TensorSpec& spec : result_specs) {
       BOO_ASSIGN_OR_RETURN(DeviceBuffer buf, rt_.allocate(spec.storage_bytes()));
       BOO_RETURN_IF_ERROR(rt_.fill_bytes(buf, 0xff));
-      buffers.emplace(spec.name, std::move(buf));
+      for (Pointers& set : sets) set[spec.name] = buf.data();
+      result_buffers.push_back(std::move(buf));
     }
-    BOO_ASSIGN_OR_RETURN(std::vector<Graph>* graphs, graphs_for(*conv, buffers));
+    BOO_ASSIGN_OR_RETURN(std::vector<Graph>* graphs, graphs_for(*conv, sets[0]));
     int64_t workspace_bytes = 0;
     for (const Graph& g : *graphs) workspace_bytes = std::max(workspace_bytes, g.workspace_bytes);
     BOO_ASSIGN_OR_RETURN(DeviceBuffer workspace, rt_.allocate(static_cast<size_t>(workspace_bytes)));
-    auto launch = [&]() -> Status {
-      for (Graph& g : *graphs) BOO_RETURN_IF_ERROR(execute(g, buffers, workspace));
+    auto launch = [&](int64_t i) -> Status {
+      for (Graph& g : *graphs)
+        BOO_RETURN_IF_ERROR(execute(g, sets[static_cast<size_t>(i % out.input_sets)], workspace));
       return ok_status();
     };
-    BOO_RETURN_IF_ERROR(launch());
-    BackendRun out;
+    BOO_RETURN_IF_ERROR(launch(0));
     out.device = "cuda:" + std::to_string(rt_.device().ordinal);
     std::string engines;
     for (const Graph& g : *graphs) engines += (engines.empty() ? "" : "+") + g.engine;
     out.implementation = "cudnn:conv [" + engines + "]";
-    for (const TensorSpec& spec : result_specs) {
-      base::HostTensor host(spec);
-      BOO_RETURN_IF_ERROR(rt_.copy_to_host(host.data(), buffers.at(spec.name), host.size_bytes()));
+    for (size_t i = 0; i < result_specs.size(); ++i) {
+      base::HostTensor host(result_specs[i]);
+      BOO_RETURN_IF_ERROR(rt_.copy_to_host(host.data(), result_buffers[i], host.size_bytes()));
       out.results.push_back(std::move(host));
     }
-    if (run.time) {
-      BOO_ASSIGN_OR_RETURN(std::vector<double> samples, rt_.time_on_stream(launch, run.iterations));
-      out.kernels.push_back(KernelTiming{out.implementation, std::move(samples)});
-      out.timed_launches = run.iterations;
-    }
+    if (run.time) BOO_RETURN_IF_ERROR(time_backend_launches(rt_, timing_, run.iterations, launch, out.implementation, out));
     BOO_RETURN_IF_ERROR(rt_.synchronize());
     return out;
   }
 
  private:
-  Status execute(Graph& g, const std::map<std::string, DeviceBuffer>& buffers, const DeviceBuffer& workspace) {
+  Status execute(Graph& g, const Pointers& buffers, const DeviceBuffer& workspace) {
     std::vector<int64_t> uids;
     std::vector<void*> pointers;
     for (const auto& [uid, name] : g.tensors) {
       uids.push_back(uid);
-      pointers.push_back(buffers.at(name).data());
+      pointers.push_back(buffers.at(name));
     }
     BOO_ASSIGN_OR_RETURN(Desc pack, Desc::make(api_, CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR));
     void* ws = workspace.data();
@@ -322,7 +336,7 @@ class CudnnBackend final : public Backend {
   }
 
   // Builds the graphs of a signature (one per direction) and picks each one's fastest plan.
-  Result<std::vector<Graph>*> graphs_for(const ConvSignature& sig, const std::map<std::string, DeviceBuffer>& buffers) {
+  Result<std::vector<Graph>*> graphs_for(const ConvSignature& sig, const Pointers& buffers) {
     const std::string key = sig.command();
     if (auto it = graphs_.find(key); it != graphs_.end()) return &it->second;
     std::vector<Graph> graphs;
@@ -425,7 +439,7 @@ class CudnnBackend final : public Backend {
 
   // Operation graph -> every heuristic engine config -> the fastest plan that builds.
   Status finish(Graph& g, GraphBuilder& b, const std::vector<cudnnBackendDescriptor_t>& ops, const ConvSignature& sig,
-                const std::map<std::string, DeviceBuffer>& buffers) {
+                const Pointers& buffers) {
     BOO_ASSIGN_OR_RETURN(Desc graph, b.operation_graph(g, ops));
     BOO_ASSIGN_OR_RETURN(Desc heur, Desc::make(api_, CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR));
     cudnnBackendDescriptor_t gd = graph.get();
@@ -474,7 +488,7 @@ class CudnnBackend final : public Backend {
         last_error = st;
         continue;
       }
-      Result<std::vector<double>> samples = rt_.time_on_stream(launch, 5);
+      Result<std::vector<double>> samples = rt_.time_on_stream([&](int64_t) { return launch(); }, 5);
       if (!samples.ok()) {
         last_error = samples.status();
         continue;
@@ -523,7 +537,10 @@ class CudnnBackend final : public Backend {
     return index;
   }
 
+  // Device memory the rotated input copies may take.
+  static constexpr size_t kRotationBudgetBytes = size_t{1} << 30;
   Runtime& rt_;
+  TimingOptions timing_;
   const CudnnApi& api_;
   cudnnHandle_t handle_;
   std::map<std::string, std::vector<Graph>> graphs_;  // by canonical command: tuned once per signature
@@ -531,12 +548,12 @@ class CudnnBackend final : public Backend {
 
 }  // namespace
 
-Result<std::unique_ptr<Backend>> make_cudnn_backend(Runtime& runtime) {
+Result<std::unique_ptr<Backend>> make_cudnn_backend(Runtime& runtime, const TimingOptions& timing) {
   BOO_ASSIGN_OR_RETURN(const CudnnApi* api, cuda::cudnn_api());
   BOO_RETURN_IF_ERROR(runtime.synchronize());  // makes the runtime's context current on this thread
   cudnnHandle_t handle = nullptr;
   BOO_CUDNN_RETURN_IF_ERROR(*api, cudnnCreate(&handle));
-  return std::unique_ptr<Backend>(std::make_unique<CudnnBackend>(runtime, *api, handle));
+  return std::unique_ptr<Backend>(std::make_unique<CudnnBackend>(runtime, timing, *api, handle));
 }
 
 }  // namespace boo::bench

@@ -32,7 +32,9 @@ std::string unescape(const std::string& s) {
   return out;
 }
 
-std::string join(const std::vector<std::string>& fields) {
+}  // namespace
+
+std::string encode_fields(const std::vector<std::string>& fields) {
   std::string out;
   for (size_t i = 0; i < fields.size(); ++i) {
     if (i) out += kUnit;
@@ -41,7 +43,7 @@ std::string join(const std::vector<std::string>& fields) {
   return out;
 }
 
-std::vector<std::string> split_units(const std::string& s) {
+std::vector<std::string> decode_fields(const std::string& s) {
   std::vector<std::string> out;
   size_t start = 0;
   while (true) {
@@ -53,10 +55,8 @@ std::vector<std::string> split_units(const std::string& s) {
   return out;
 }
 
-}  // namespace
-
 std::string encode_run(int index, const std::vector<std::string>& words) {
-  return "RUN " + std::to_string(index) + " " + join(words) + "\n";
+  return "RUN " + std::to_string(index) + " " + encode_fields(words) + "\n";
 }
 
 std::optional<std::pair<int, std::vector<std::string>>> decode_run(const std::string& line) {
@@ -71,12 +71,12 @@ std::optional<std::pair<int, std::vector<std::string>>> decode_run(const std::st
   }
   std::string rest = line.substr(space + 1);
   if (!rest.empty() && rest.back() == '\n') rest.pop_back();
-  std::vector<std::string> words = rest.empty() ? std::vector<std::string>{} : split_units(rest);
+  std::vector<std::string> words = rest.empty() ? std::vector<std::string>{} : decode_fields(rest);
   return std::make_pair(index, words);
 }
 
 std::string encode_done(const DoneRecord& done) {
-  return std::string(1, kRecord) + "DONE " + std::to_string(done.index) + " " + done.outcome + " " + join(done.row) +
+  return std::string(1, kRecord) + "DONE " + std::to_string(done.index) + " " + done.outcome + " " + encode_fields(done.row) +
          "\n";
 }
 
@@ -94,7 +94,7 @@ std::optional<DoneRecord> decode_done(const std::string& line_in) {
     return std::nullopt;
   }
   d.outcome = line.substr(a + 1, b == std::string::npos ? std::string::npos : b - a - 1);
-  if (b != std::string::npos) d.row = split_units(line.substr(b + 1));
+  if (b != std::string::npos) d.row = decode_fields(line.substr(b + 1));
   return d;
 }
 

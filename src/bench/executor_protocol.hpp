@@ -14,6 +14,11 @@
 
 namespace boo::bench {
 
+/// Fields joined by \x1f on one line (escaped), and split back: the
+/// framing of RUN and DONE records, also used by trace part files.
+std::string encode_fields(const std::vector<std::string>& fields);
+std::vector<std::string> decode_fields(const std::string& line);
+
 std::string encode_run(int index, const std::vector<std::string>& words);
 /// The index and words of a RUN line, or nullopt for anything else.
 std::optional<std::pair<int, std::vector<std::string>>> decode_run(const std::string& line);

@@ -2,6 +2,7 @@
 #include <limits>
 
 #include "bench/backend.hpp"
+#include "bench/launch_timer.hpp"
 #include "boo/runtime.hpp"
 
 namespace boo::bench {
@@ -9,23 +10,34 @@ namespace {
 
 class BooBackend final : public Backend {
  public:
-  explicit BooBackend(Runtime& runtime) : rt_(runtime) {}
+  BooBackend(Runtime& runtime, const TimingOptions& timing) : rt_(runtime), timing_(timing) {}
 
   std::string name() const override { return "boo"; }
 
   Result<BackendRun> run(const OpSignature& sig, const std::vector<base::HostTensor>& args,
                          const RunOptions& run) override {
     BOO_ASSIGN_OR_RETURN(std::shared_ptr<Launchable> launchable, rt_.get_launchable(sig));
-    // Inputs: copied as stored (the host tensors already have the signature's strides).
-    std::vector<DeviceBuffer> arg_buffers, result_buffers;
-    std::vector<TensorRef> arg_refs, result_refs;
-    for (const base::HostTensor& t : args) {
-      BOO_ASSIGN_OR_RETURN(DeviceBuffer buf, rt_.allocate(t.size_bytes()));
-      BOO_RETURN_IF_ERROR(rt_.copy_to_device(buf, t.data(), t.size_bytes()));
-      arg_refs.push_back(TensorRef{buf.data(), t.spec().shape, t.spec().strides, t.spec().dtype});
-      arg_buffers.push_back(std::move(buf));
+    BackendRun out;
+    size_t input_bytes = 0;
+    for (const base::HostTensor& t : args) input_bytes += t.size_bytes();
+    out.input_sets = run.time ? input_rotation_count(input_bytes, rt_.device().l2_bytes, timing_.flush_l2,
+                                                     kRotationBudgetBytes)
+                              : 1;
+    // Inputs: copied as stored (the host tensors already have the signature's
+    // strides), once per rotation set.
+    std::vector<DeviceBuffer> buffers;
+    std::vector<std::vector<TensorRef>> arg_sets(static_cast<size_t>(out.input_sets));
+    for (std::vector<TensorRef>& refs : arg_sets) {
+      for (const base::HostTensor& t : args) {
+        BOO_ASSIGN_OR_RETURN(DeviceBuffer buf, rt_.allocate(t.size_bytes()));
+        BOO_RETURN_IF_ERROR(rt_.copy_to_device(buf, t.data(), t.size_bytes()));
+        refs.push_back(TensorRef{buf.data(), t.spec().shape, t.spec().strides, t.spec().dtype});
+        buffers.push_back(std::move(buf));
+      }
     }
     const std::vector<TensorSpec> result_specs = sig.results();
+    std::vector<TensorRef> result_refs;
+    std::vector<DeviceBuffer> result_buffers;
     for (const TensorSpec& spec : result_specs) {
       BOO_ASSIGN_OR_RETURN(DeviceBuffer buf, rt_.allocate(spec.storage_bytes()));
       // 0xFF bytes are NaN in every float format: an element a kernel forgets
@@ -34,9 +46,11 @@ class BooBackend final : public Backend {
       result_refs.push_back(TensorRef{buf.data(), spec.shape, spec.strides, spec.dtype});
       result_buffers.push_back(std::move(buf));
     }
-    // The first launch also checks the results; timed launches follow.
-    BOO_RETURN_IF_ERROR(launchable->launch(arg_refs, result_refs, rt_.stream()));
-    BackendRun out;
+    auto launch = [&](int64_t i) {
+      return launchable->launch(arg_sets[static_cast<size_t>(i % out.input_sets)], result_refs, rt_.stream());
+    };
+    // The first launch's results are the ones checked; timed launches follow.
+    BOO_RETURN_IF_ERROR(launch(0));
     out.device = "cuda:" + std::to_string(rt_.device().ordinal);
     out.implementation = std::string(launchable->implementation());
     for (size_t i = 0; i < result_specs.size(); ++i) {
@@ -45,25 +59,26 @@ class BooBackend final : public Backend {
       out.results.push_back(std::move(host));
     }
     if (run.time) {
-      BOO_ASSIGN_OR_RETURN(std::vector<double> samples,
-                           rt_.time_on_stream([&] { return launchable->launch(arg_refs, result_refs, rt_.stream()); },
-                                              run.iterations));
-      std::string kernel = out.implementation + " [";
+      std::string label = out.implementation + " [";
       for (size_t i = 0; i < launchable->kernel_names().size(); ++i)
-        kernel += (i ? "+" : "") + launchable->kernel_names()[i];
-      out.kernels.push_back(KernelTiming{kernel + "]", std::move(samples)});
-      out.timed_launches = run.iterations;
+        label += (i ? "+" : "") + launchable->kernel_names()[i];
+      BOO_RETURN_IF_ERROR(time_backend_launches(rt_, timing_, run.iterations, launch, label + "]", out));
     }
     BOO_RETURN_IF_ERROR(rt_.synchronize());
     return out;
   }
 
  private:
+  // Device memory the rotated input copies may take.
+  static constexpr size_t kRotationBudgetBytes = size_t{1} << 30;
   Runtime& rt_;
+  TimingOptions timing_;
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_boo_backend(Runtime& runtime) { return std::make_unique<BooBackend>(runtime); }
+std::unique_ptr<Backend> make_boo_backend(Runtime& runtime, const TimingOptions& timing) {
+  return std::make_unique<BooBackend>(runtime, timing);
+}
 
 }  // namespace boo::bench

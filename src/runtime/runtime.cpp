@@ -210,15 +210,29 @@ class RuntimeImpl final : public Runtime {
     return ok_status();
   }
 
+  Result<int64_t> device_memory_used() override {
+    BOO_RETURN_IF_ERROR(make_current());
+    size_t free = 0, total = 0;
+    BOO_CU_RETURN_IF_ERROR(api_, cuMemGetInfo(&free, &total));
+    return static_cast<int64_t>(total - free);
+  }
+
   Status context_health() override {
     BOO_RETURN_IF_ERROR(make_current());
     BOO_CU_RETURN_IF_ERROR(api_, cuCtxSynchronize());
     return ok_status();
   }
 
-  Result<std::vector<double>> time_on_stream(const std::function<Status()>& body, int64_t iterations) override {
+  Result<std::vector<double>> time_on_stream(const std::function<Status(int64_t)>& body, int64_t iterations,
+                                             const std::function<Status()>& before_each) override {
     BOO_RETURN_IF_ERROR(make_current());
-    std::vector<CUevent> events(static_cast<size_t>(iterations) + 1, nullptr);
+    // Run i lies between events start(i) and end(i). Back to back, one event
+    // ends run i and starts run i+1; with work between runs each has its own pair.
+    const bool separate = static_cast<bool>(before_each);
+    const size_t n = static_cast<size_t>(iterations);
+    std::vector<CUevent> events(separate ? 2 * n : n + 1, nullptr);
+    auto start = [&](size_t i) { return separate ? events[2 * i] : events[i]; };
+    auto end = [&](size_t i) { return separate ? events[2 * i + 1] : events[i + 1]; };
     auto destroy = [&] {
       for (CUevent e : events)
         if (e) api_.cuEventDestroy(e);
@@ -231,22 +245,23 @@ class RuntimeImpl final : public Runtime {
       }
     }
     Status status;
-    // Back-to-back launches between consecutive events: event i+1 ends run i and starts run i+1.
-    if (CUresult r = api_.cuEventRecord(events[0], stream_); r != CUDA_SUCCESS) status = cuda::cu_status(r, "cuEventRecord");
-    for (int64_t i = 0; status.ok() && i < iterations; ++i) {
-      status = body();
-      if (status.ok())
-        if (CUresult r = api_.cuEventRecord(events[static_cast<size_t>(i) + 1], stream_); r != CUDA_SUCCESS)
-          status = cuda::cu_status(r, "cuEventRecord");
+    auto record = [&](CUevent e) {
+      if (CUresult r = api_.cuEventRecord(e, stream_); r != CUDA_SUCCESS) status = cuda::cu_status(r, "cuEventRecord");
+    };
+    for (size_t i = 0; status.ok() && i < n; ++i) {
+      if (separate) status = before_each();
+      if (status.ok() && (separate || i == 0)) record(start(i));
+      if (status.ok()) status = body(static_cast<int64_t>(i));
+      if (status.ok()) record(end(i));
     }
     std::vector<double> samples_us;
-    if (status.ok()) {
-      if (CUresult r = api_.cuEventSynchronize(events.back()); r != CUDA_SUCCESS) status = cuda::cu_status(r, "cuEventSynchronize");
+    if (status.ok() && n > 0) {
+      if (CUresult r = api_.cuEventSynchronize(end(n - 1)); r != CUDA_SUCCESS)
+        status = cuda::cu_status(r, "cuEventSynchronize");
     }
-    for (int64_t i = 0; status.ok() && i < iterations; ++i) {
+    for (size_t i = 0; status.ok() && i < n; ++i) {
       float ms = 0;
-      if (CUresult r = api_.cuEventElapsedTime(&ms, events[static_cast<size_t>(i)], events[static_cast<size_t>(i) + 1]);
-          r != CUDA_SUCCESS)
+      if (CUresult r = api_.cuEventElapsedTime(&ms, start(i), end(i)); r != CUDA_SUCCESS)
         status = cuda::cu_status(r, "cuEventElapsedTime");
       samples_us.push_back(static_cast<double>(ms) * 1000.0);
     }

@@ -1,6 +1,6 @@
 """Executor isolation: a command that crashes its process or hangs is
 reported, the executor is restarted, and every other command still runs and
-gets its CSV row. CPU version (label unit); with --backend boo the same file
+gets its CSV row, timed and with its numerics verdict. CPU version (label unit); with --backend boo the same file
 exercises a GPU kernel that faults (illegal address) and one that hangs (label gpu).
 
 Run as: python3 tests/python/test_executor.py <boo-driver> [boo]
@@ -33,7 +33,7 @@ def main():
         env = dict(os.environ, BOO_ENABLE_TEST_OPS="1", BOO_CACHE_DIR=str(tmp / "cache"))
         start = time.time()
         r = subprocess.run([driver, "--commands-file", str(tmp / "cmds.txt"), "--backend", backend,
-                            "--command-timeout", "20", "--csv", str(tmp / "out.csv"), "--verbose"],
+                            "--command-timeout", "20", "--csv", str(tmp / "out.csv"), "--verbose", "--verify-numerics"],
                            capture_output=True, text=True, env=env, timeout=600)
         elapsed = time.time() - start
         out = r.stdout
@@ -42,6 +42,7 @@ def main():
         assert out.count("timed out after 20 s") == 1, out
         died = "executor process died" if backend == "cpu" else "ILLEGAL_ADDRESS"
         assert out.count(died) >= 2 or (backend != "cpu" and "illegal" in out.lower()), out
+        assert out.count("\nNumerics: PASS") == len(GOOD), out  # every good line timed and verified
         assert elapsed < 120, f"a hang must cost the timeout, not the run ({elapsed:.0f} s)"
         rows = list(csv.reader((tmp / "out.csv").open(newline="")))
         assert len(rows) == 1 + len(lines), rows

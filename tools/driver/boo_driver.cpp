@@ -20,6 +20,7 @@
 #include "bench/numerics_check.hpp"
 #include "boo/runtime.hpp"
 #include "bench/statistics.hpp"
+#include "bench/trace.hpp"
 #include "boo/registry.hpp"
 #include "common/commands_file.hpp"
 #include "driver_options.hpp"
@@ -28,6 +29,8 @@
 #include "cuda/driver_api.hpp"
 #include "ops/op_definition.hpp"
 
+#include <nvtx3/nvToolsExt.h>
+
 namespace boo::driver {
 namespace {
 
@@ -35,6 +38,15 @@ using tools::CommandLine;
 using tools::load_commands;
 
 enum class Outcome { kOk, kFailed, kUnsupported };
+
+// An NVTX range for Nsight Systems: pushed on construction, popped on scope exit.
+class NvtxRange {
+ public:
+  explicit NvtxRange(const std::string& name) { nvtxRangePushA(name.c_str()); }
+  ~NvtxRange() { nvtxRangePop(); }
+  NvtxRange(const NvtxRange&) = delete;
+  NvtxRange& operator=(const NvtxRange&) = delete;
+};
 
 const char* outcome_name(Outcome o) {
   return o == Outcome::kOk ? "ok" : o == Outcome::kUnsupported ? "unsupported" : "failed";
@@ -93,6 +105,11 @@ void print_run(const OpSignature& sig, const std::string& backend, const bench::
   if (run.kernels.empty()) {
     std::cout << ">>>\tuntimed (-t 0) on " << backend << "\n";
     return;
+  }
+  if (!run.timer.empty()) {
+    std::cout << ">>>\ttimed by " << run.timer << " over " << run.timed_launches << " launches";
+    if (run.input_sets > 1) std::cout << ", inputs rotated over " << run.input_sets << " copies";
+    std::cout << "\n";
   }
   int64_t dispatches = 0;
   for (const bench::KernelTiming& k : run.kernels) {
@@ -187,16 +204,32 @@ class DriverRun {
       if (name == "cpu") {
         backends_.push_back(bench::make_cpu_backend(opts_.cpu_iterations));
       } else if (name == "cudnn") {
-        BOO_ASSIGN_OR_RETURN(std::unique_ptr<bench::Backend> cudnn, bench::make_cudnn_backend(*runtime_));
+        BOO_ASSIGN_OR_RETURN(std::unique_ptr<bench::Backend> cudnn,
+                             bench::make_cudnn_backend(*runtime_, opts_.timing));
         backends_.push_back(std::move(cudnn));
       } else if (runtime_) {
-        backends_.push_back(bench::make_boo_backend(*runtime_));
+        backends_.push_back(bench::make_boo_backend(*runtime_, opts_.timing));
       }
+    }
+    if (!opts_.trace_part.empty()) {
+      BOO_ASSIGN_OR_RETURN(bench::TracePart part, bench::TracePart::open(opts_.trace_part));
+      trace_.emplace(std::move(part));
     }
     return ok_status();
   }
 
+  /// Prints the device memory in use after a command (verbose runs on a GPU),
+  /// so a long run shows whether memory stays flat.
+  void report_memory() {
+    if (!runtime_ || !verbose_) return;
+    if (Result<int64_t> used = runtime_->device_memory_used(); used.ok())
+      std::cout << ">>>	device memory in use: " << (*used >> 20) << " MiB (cuda:" << runtime_->device().ordinal
+                << ")\n";
+  }
+
   const std::vector<std::string>& last_row() const { return last_row_; }
+  /// Closes this process's trace part (before the driver merges it).
+  void close_trace() { trace_.reset(); }
   /// Why the GPU context is unusable (a sticky fault), or OK.
   Status context_health() { return runtime_ ? runtime_->context_health() : ok_status(); }
   const std::vector<std::string>& backend_names() const { return backend_names_; }
@@ -222,7 +255,7 @@ class DriverRun {
     for (size_t b = 0; b < backends_.size(); ++b)
       if (backend_names_[b] == "cudnn") return backends_[b].get();
     if (!numerics_cudnn_ && runtime_ && !numerics_cudnn_failed_) {
-      Result<std::unique_ptr<bench::Backend>> cudnn = bench::make_cudnn_backend(*runtime_);
+      Result<std::unique_ptr<bench::Backend>> cudnn = bench::make_cudnn_backend(*runtime_, opts_.timing);
       if (cudnn.ok()) numerics_cudnn_ = std::move(*cudnn);
       else numerics_cudnn_failed_ = true;
     }
@@ -300,12 +333,20 @@ class DriverRun {
         op->make_arguments(sig, ops::InputOptions{opts_.seed, opts_.splat});
     if (!args.ok()) return fail(Outcome::kFailed, args.status());
 
+    NvtxRange command_range("#" + std::to_string(index) + " " + shown);
     std::vector<std::pair<std::string, bench::BackendRun>> runs;
     for (size_t b = 0; b < backends_.size(); ++b) {
-      Result<bench::BackendRun> run = backends_[b]->run(sig, *args, parsed->run);
+      Result<bench::BackendRun> run = [&] {
+        NvtxRange backend_range(backend_names_[b]);
+        return backends_[b]->run(sig, *args, parsed->run);
+      }();
       if (!run.ok()) {
         Status st = run.status();
         return fail(Outcome::kFailed, st.annotate("backend " + backend_names_[b]));
+      }
+      if (trace_ && !run->kernel_records.empty()) {
+        if (Status st = trace_->add(index, shown, backend_names_[b], run->kernel_records); !st.ok())
+          std::cerr << "boo-driver: --trace: " << st.to_string() << "\n";
       }
       if (verbose_) print_run(sig, backend_names_[b], *run);
       std::vector<std::string> cells = csv_stats(*run);
@@ -379,6 +420,7 @@ class DriverRun {
   std::unique_ptr<bench::Backend> numerics_cudnn_;  // the vendor for --verify-numerics when not a --backend
   bool numerics_cudnn_failed_ = false;
   std::optional<bench::CsvWriter> csv_;
+  std::optional<bench::TracePart> trace_;  // this process's part of the --trace file
 };
 
 // An executor child: commands arrive on stdin, output and DONE records go to stdout.
@@ -398,6 +440,7 @@ int run_executor_child(DriverOptions opts) {
     cmd.line_number = std::atoi(run->second[1].c_str());
     cmd.words.assign(run->second.begin() + 2, run->second.end());
     const Outcome outcome = driver.run_one(cmd, run->first);
+    driver.report_memory();
     std::cout << std::flush;
     std::cout << bench::encode_done(bench::DoneRecord{run->first, outcome_name(outcome), driver.last_row()})
               << std::flush;
@@ -411,6 +454,29 @@ int run_executor_child(DriverOptions opts) {
   }
   std::cout << driver.runtime_summary() << std::flush;
   return 0;
+}
+
+// The part file of executor `w` (or of the driver itself) for --trace PATH.
+std::string trace_part_path(const std::string& trace_path, size_t w) {
+  return trace_path + ".part" + std::to_string(w);
+}
+
+// Merges the parts into --trace PATH and removes them; prints what it wrote.
+bool finish_trace(const std::string& trace_path, size_t parts) {
+  if (trace_path.empty()) return true;
+  std::vector<std::string> paths;
+  for (size_t w = 0; w < parts; ++w) paths.push_back(trace_part_path(trace_path, w));
+  Result<bench::TraceSummary> summary = bench::write_trace(paths, trace_path);
+  for (const std::string& p : paths) std::remove(p.c_str());
+  if (!summary.ok()) {
+    std::cerr << "boo-driver: --trace: " << summary.status().to_string() << "\n";
+    return false;
+  }
+  std::cout << "boo-driver: trace " << trace_path << ": " << summary->kernels << " kernels in "
+            << summary->commands << " command spans";
+  if (summary->kernels == 0) std::cout << " (no kernel records: timing was off, or CUPTI was unavailable)";
+  std::cout << "\n";
+  return true;
 }
 
 // The GPUs the executors run on: the one asked for, or every one for --gpu-id -1.
@@ -445,6 +511,8 @@ int run_isolated(DriverOptions opts, const std::vector<CommandLine>& commands) {
     std::cerr << "boo-driver: " << st.to_string() << "\n";
     return 2;
   }
+  for (size_t w = 0; w < gpus.size() && !opts.trace_path.empty(); ++w)
+    std::remove(trace_part_path(opts.trace_path, w).c_str());  // a part left by an earlier run
   std::vector<std::optional<ExecutorResult>> results(commands.size());
   std::vector<std::string> summaries(gpus.size());
   std::mutex mutex;
@@ -453,7 +521,8 @@ int run_isolated(DriverOptions opts, const std::vector<CommandLine>& commands) {
   std::vector<std::thread> workers;
   for (size_t w = 0; w < gpus.size(); ++w) {
     workers.emplace_back([&, w] {
-      Executor executor(executor_child_arguments(opts, backends, gpus[w]), timeout_s);
+      const std::string part = opts.trace_path.empty() ? "" : trace_part_path(opts.trace_path, w);
+      Executor executor(executor_child_arguments(opts, backends, gpus[w], part), timeout_s);
       while (true) {
         size_t i;
         {
@@ -503,9 +572,11 @@ int run_isolated(DriverOptions opts, const std::vector<CommandLine>& commands) {
   for (std::thread& t : workers) t.join();
   std::cout << "\n";
   for (const std::string& s : summaries) std::cout << s;
+  const bool traced = finish_trace(opts.trace_path, gpus.size());
   std::cout << "boo-driver: " << commands.size() << " command(s): " << counts[Outcome::kOk] << " ok, "
             << counts[Outcome::kFailed] << " failed, " << counts[Outcome::kUnsupported] << " unsupported\n";
-  const bool failed = counts[Outcome::kFailed] > 0 || (fail_on_unsupported && counts[Outcome::kUnsupported] > 0);
+  const bool failed = counts[Outcome::kFailed] > 0 || (fail_on_unsupported && counts[Outcome::kUnsupported] > 0) ||
+                      !traced;
   return failed ? 1 : 0;
 }
 
@@ -539,6 +610,11 @@ int run_driver(const std::vector<std::string>& argv) {
     return 2;
   }
   const bool fail_on_unsupported = opts->fail_on_unsupported;
+  const std::string trace_path = opts->trace_path;
+  if (!trace_path.empty()) {
+    opts->trace_part = trace_part_path(trace_path, 0);
+    std::remove(opts->trace_part.c_str());
+  }
   DriverRun driver(std::move(*opts));
   if (Status st = driver.open_backends(); !st.ok()) {
     std::cerr << "boo-driver: " << st.to_string() << "\n";
@@ -550,11 +626,17 @@ int run_driver(const std::vector<std::string>& argv) {
   }
   std::map<Outcome, int> counts;
   int index = 0;
-  for (const CommandLine& cmd : commands) ++counts[driver.run_one(cmd, ++index)];
-  std::cout << "\n" << driver.runtime_summary() << "boo-driver: " << commands.size() << " command(s): "
-            << counts[Outcome::kOk] << " ok, " << counts[Outcome::kFailed] << " failed, "
-            << counts[Outcome::kUnsupported] << " unsupported\n";
-  const bool failed = counts[Outcome::kFailed] > 0 || (fail_on_unsupported && counts[Outcome::kUnsupported] > 0);
+  for (const CommandLine& cmd : commands) {
+    ++counts[driver.run_one(cmd, ++index)];
+    driver.report_memory();
+  }
+  std::cout << "\n" << driver.runtime_summary();
+  driver.close_trace();
+  const bool traced = finish_trace(trace_path, 1);
+  std::cout << "boo-driver: " << commands.size() << " command(s): " << counts[Outcome::kOk] << " ok, "
+            << counts[Outcome::kFailed] << " failed, " << counts[Outcome::kUnsupported] << " unsupported\n";
+  const bool failed = counts[Outcome::kFailed] > 0 || (fail_on_unsupported && counts[Outcome::kUnsupported] > 0) ||
+                      !traced;
   return failed ? 1 : 0;
 }
 

@@ -6,7 +6,7 @@
 namespace boo::driver {
 
 std::vector<std::string> executor_child_arguments(const DriverOptions& o, const std::vector<std::string>& backends,
-                                                  int gpu_id) {
+                                                  int gpu_id, const std::string& trace_part) {
   std::vector<std::string> a{"--executor-child", "--gpu-id", std::to_string(gpu_id), "--seed", std::to_string(o.seed),
                              "--cpu-iterations", std::to_string(o.cpu_iterations)};
   for (const std::string& b : backends) a.insert(a.end(), {"--backend", b});
@@ -14,6 +14,9 @@ std::vector<std::string> executor_child_arguments(const DriverOptions& o, const 
   if (!o.dump_dir.empty()) a.insert(a.end(), {"--dump", o.dump_dir});
   if (!o.implementation.empty()) a.insert(a.end(), {"--impl", o.implementation});
   if (!o.cache_dir.empty()) a.insert(a.end(), {"--cache-dir", o.cache_dir});
+  if (o.timing.flush_l2) a.push_back("--flush-l2");
+  if (!o.timing.prefer_cupti) a.insert(a.end(), {"--timer", "events"});
+  if (!trace_part.empty()) a.insert(a.end(), {"--trace-part", trace_part});
   if (o.verbose) a.push_back(*o.verbose ? "--verbose" : "--no-verbose");
   else if (!o.csv_path.empty()) a.push_back("--no-verbose");  // the parent's default
   if (o.verify_numerics) {
@@ -56,6 +59,15 @@ driver options:
   --numerics-min-samples N (1000)   --numerics-stddev-rtol X (1.2)   --numerics-stddev-atol X (1e-5)
   --numerics-mean-rtol X (0.2)      --numerics-mean-atol X (1e-5)
   --numerics-reference-dtype float64|float32 (float64)   --skip-structured-tests
+  --timer cupti|events     how launches are timed (default cupti): CUPTI activity records time every
+                           kernel of every launch, attributed by correlation id (per kernel name and
+                           per launch); CUDA events time each launch as a whole (the fallback when
+                           CUPTI is unavailable)
+  --flush-l2               overwrite L2 before every timed launch (default: rotate the inputs over
+                           enough copies to span twice the L2, so no launch reads a cached input)
+  --trace FILE             write a Perfetto / chrome://tracing JSON trace: one track per GPU stream
+                           with every timed kernel, linked to its command (needs CUPTI); NVTX ranges
+                           name every command and backend run for Nsight Systems
   --csv PATH               write one row per command (BOO's columns, plus an error column)
   --dry-run                parse and validate only; print each canonical command and function name
   --dump DIR               write every command's inputs and results as .npy files (see README)
@@ -161,6 +173,16 @@ Result<DriverOptions> parse_driver_options(const std::vector<std::string>& argv)
       Result<double> t = base::parse_double(v);
       if (!t.ok() || *t <= 0) return invalid_argument("--command-timeout: expected seconds > 0, got '" + v + "'");
       opts.command_timeout_s = *t;
+    } else if (name == "--flush-l2") {
+      opts.timing.flush_l2 = true;
+    } else if (name == "--timer") {
+      BOO_ASSIGN_OR_RETURN(std::string v, take());
+      if (v != "cupti" && v != "events") return invalid_argument("--timer: expected cupti or events, got '" + v + "'");
+      opts.timing.prefer_cupti = v == "cupti";
+    } else if (name == "--trace") {
+      BOO_ASSIGN_OR_RETURN(opts.trace_path, take());
+    } else if (name == "--trace-part") {
+      BOO_ASSIGN_OR_RETURN(opts.trace_part, take());
     } else if (name == "--no-isolation") {
       opts.isolation = false;
     } else if (name == "--executor-child") {

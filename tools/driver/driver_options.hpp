@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/backend.hpp"
 #include "bench/verdict.hpp"
 #include "boo/status.hpp"
 
@@ -29,6 +30,9 @@ struct DriverOptions {
   int gpu_id = 0;                     ///< --gpu-id N (-1: every GPU, one executor each)
   bool isolation = true;              ///< commands run in executor child processes (--no-isolation: in-process)
   double command_timeout_s = 600;     ///< --command-timeout S: watchdog per command
+  bench::TimingOptions timing;        ///< --flush-l2, --timer cupti|events
+  std::string trace_path;             ///< --trace FILE: Perfetto/Chrome trace of every timed kernel
+  std::string trace_part;             ///< internal: the part file this process appends to (--trace-part)
   bool executor_child = false;        ///< internal: this process is an executor (--executor-child)
   bool help = false;                  ///< --help with no op command
   /// The op command, or with --commands-file the words appended to every line.
@@ -38,9 +42,10 @@ struct DriverOptions {
 Result<DriverOptions> parse_driver_options(const std::vector<std::string>& argv);
 
 /// The arguments an executor child is started with: every option that
-/// affects how a command runs (not the commands, the CSV or the GPU list).
+/// affects how a command runs (not the commands, the CSV or the GPU list),
+/// and the trace part it appends to (empty: no trace).
 std::vector<std::string> executor_child_arguments(const DriverOptions& opts, const std::vector<std::string>& backends,
-                                                  int gpu_id);
+                                                  int gpu_id, const std::string& trace_part);
 
 /// The usage text.
 std::string driver_usage();

@@ -1,0 +1,241 @@
+// boo: launch timing with CUPTI activity records or CUDA events.
+#include "bench/launch_timer.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+#include "cuda/cupti_api.hpp"
+
+namespace boo::bench {
+namespace {
+
+using cuda::CuptiApi;
+
+#define BOO_CUPTI_RETURN_IF_ERROR(api, call)                             \
+  do {                                                                   \
+    CUptiResult boo_cupti_result_ = (api).call;                          \
+    if (boo_cupti_result_ != CUPTI_SUCCESS)                              \
+      return ::boo::cuda::cupti_status((api), boo_cupti_result_, #call); \
+  } while (0)
+
+// Records delivered by CUPTI's buffer callbacks (on CUPTI's threads) while a
+// timing is collecting; drained by the timer.
+struct Collected {
+  std::atomic<bool> collecting{false};
+  std::mutex mutex;
+  std::vector<KernelRecord> kernels;
+  std::vector<uint32_t> correlations;  // CUPTI correlation id of each of `kernels`
+  std::map<uint32_t, uint64_t> external_by_correlation;
+
+  void clear() {
+    std::lock_guard<std::mutex> lock(mutex);
+    kernels.clear();
+    correlations.clear();
+    external_by_correlation.clear();
+  }
+};
+
+Collected& collected() {
+  static Collected c;
+  return c;
+}
+
+constexpr size_t kBufferBytes = 8 << 20;
+
+void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
+  *size = *buffer ? kBufferBytes : 0;
+  *max_records = 0;
+}
+
+void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+  Collected& c = collected();
+  Result<const CuptiApi*> api = cuda::cupti_api();
+  // Outside a timing (cuDNN's tuning, warm-up) records are dropped, so a long run holds none.
+  if (api.ok() && valid > 0 && c.collecting.load()) {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    CUpti_Activity* record = nullptr;
+    while ((*api)->cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+      if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+        const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+        c.kernels.push_back(KernelRecord{k->name ? k->name : "?", k->start, k->end, k->deviceId, k->streamId, -1});
+        c.correlations.push_back(k->correlationId);
+      } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
+        const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
+        c.kernels.push_back(KernelRecord{"[memset]", m->start, m->end, m->deviceId, m->streamId, -1});
+        c.correlations.push_back(m->correlationId);
+      } else if (record->kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) {
+        const auto* e = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(record);
+        c.external_by_correlation[e->correlationId] = e->externalId;
+      }
+    }
+  }
+  std::free(buffer);
+}
+
+class CuptiTimer final : public LaunchTimer {
+ public:
+  explicit CuptiTimer(const CuptiApi& api) : api_(api) {}
+
+  static Status enable(const CuptiApi& api) {
+    BOO_CUPTI_RETURN_IF_ERROR(api, cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
+    BOO_CUPTI_RETURN_IF_ERROR(api, cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+    BOO_CUPTI_RETURN_IF_ERROR(api, cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET));
+    BOO_CUPTI_RETURN_IF_ERROR(api, cuptiActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION));
+    return ok_status();
+  }
+
+  Result<TimedLaunches> time(Runtime& rt, const std::function<Status(int64_t)>& launch, int64_t iterations,
+                             const std::function<Status()>& before_each) override {
+    Collected& c = collected();
+    BOO_RETURN_IF_ERROR(rt.synchronize());
+    // Earlier work (warm-up, copies) is flushed out and dropped before collecting.
+    BOO_CUPTI_RETURN_IF_ERROR(api_, cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+    c.clear();
+    c.collecting = true;
+    Status st = issue(launch, iterations, before_each);
+    if (st.ok()) st = rt.synchronize();
+    if (CUptiResult r = api_.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); st.ok() && r != CUPTI_SUCCESS)
+      st = cuda::cupti_status(api_, r, "cuptiActivityFlushAll");
+    c.collecting = false;
+    if (!st.ok()) {
+      c.clear();
+      return st;
+    }
+    Result<TimedLaunches> out = attribute(iterations);
+    c.clear();
+    return out;
+  }
+
+ private:
+  // Launch i runs inside external correlation id first_ + i; ids grow across
+  // calls, so a late record of one call can never count in the next.
+  Status issue(const std::function<Status(int64_t)>& launch, int64_t iterations,
+               const std::function<Status()>& before_each) {
+    first_ = next_external_;
+    next_external_ += static_cast<uint64_t>(iterations);
+    for (int64_t i = 0; i < iterations; ++i) {
+      if (before_each) BOO_RETURN_IF_ERROR(before_each());
+      BOO_CUPTI_RETURN_IF_ERROR(api_, cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
+                                                                              first_ + static_cast<uint64_t>(i)));
+      Status st = launch(i);
+      uint64_t popped = 0;
+      api_.cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &popped);
+      BOO_RETURN_IF_ERROR(st);
+    }
+    return ok_status();
+  }
+
+  Result<TimedLaunches> attribute(int64_t iterations) {
+    Collected& c = collected();
+    std::lock_guard<std::mutex> lock(c.mutex);
+    TimedLaunches out;
+    out.source = "cupti";
+    out.per_launch_us.assign(static_cast<size_t>(iterations), 0.0);
+    std::vector<int64_t> kernels_per_launch(static_cast<size_t>(iterations), 0);
+    std::map<std::string, size_t> by_name;
+    for (size_t r = 0; r < c.kernels.size(); ++r) {
+      auto ext = c.external_by_correlation.find(c.correlations[r]);
+      if (ext == c.external_by_correlation.end() || ext->second < first_ ||
+          ext->second >= first_ + static_cast<uint64_t>(iterations))
+        continue;  // not issued by one of these launches (the L2 flush)
+      KernelRecord k = c.kernels[r];
+      k.launch = static_cast<int64_t>(ext->second - first_);
+      const double us = static_cast<double>(k.end_ns - k.start_ns) * 1e-3;
+      out.per_launch_us[static_cast<size_t>(k.launch)] += us;
+      ++kernels_per_launch[static_cast<size_t>(k.launch)];
+      auto [it, inserted] = by_name.try_emplace(k.name, out.kernels.size());
+      if (inserted) out.kernels.push_back(KernelTiming{k.name, {}});
+      out.kernels[it->second].samples_us.push_back(us);
+      out.records.push_back(std::move(k));
+    }
+    // Every launch must be accounted for: a launch with no record means lost
+    // records (BOO's fractional dispatch counts), never a zero time.
+    for (int64_t i = 0; i < iterations; ++i) {
+      if (kernels_per_launch[static_cast<size_t>(i)] == 0)
+        return internal_error("CUPTI delivered no kernel record for timed launch " + std::to_string(i) + " of " +
+                              std::to_string(iterations) + " (records lost); rerun or use --timer events");
+    }
+    std::sort(out.records.begin(), out.records.end(),
+              [](const KernelRecord& a, const KernelRecord& b) { return a.start_ns < b.start_ns; });
+    return out;
+  }
+
+  const CuptiApi& api_;
+  uint64_t next_external_ = 1;
+  uint64_t first_ = 0;
+};
+
+class EventTimer final : public LaunchTimer {
+ public:
+  Result<TimedLaunches> time(Runtime& rt, const std::function<Status(int64_t)>& launch, int64_t iterations,
+                             const std::function<Status()>& before_each) override {
+    TimedLaunches out;
+    out.source = "cuda events";
+    BOO_ASSIGN_OR_RETURN(out.per_launch_us, rt.time_on_stream(launch, iterations, before_each));
+    return out;
+  }
+};
+
+}  // namespace
+
+Result<LaunchTimer*> cupti_timer() {
+  static std::once_flag once;
+  static Result<LaunchTimer*> timer = unavailable("CUPTI not initialized");
+  std::call_once(once, [] {
+    timer = [&]() -> Result<LaunchTimer*> {
+      BOO_ASSIGN_OR_RETURN(const CuptiApi* api, cuda::cupti_api());
+      if (Status st = CuptiTimer::enable(*api); !st.ok())
+        return std::move(st).annotate("CUPTI's activity API is unavailable (is another profiler attached?)");
+      static CuptiTimer t(*api);
+      return static_cast<LaunchTimer*>(&t);
+    }();
+  });
+  return timer;
+}
+
+LaunchTimer& event_timer() {
+  static EventTimer t;
+  return t;
+}
+
+int64_t input_rotation_count(size_t input_bytes, int64_t l2_bytes, bool flush_l2, size_t memory_budget) {
+  if (flush_l2 || input_bytes == 0 || l2_bytes <= 0) return 1;
+  const size_t span = 2 * static_cast<size_t>(l2_bytes);
+  int64_t sets = static_cast<int64_t>((span + input_bytes - 1) / input_bytes);
+  sets = std::min<int64_t>(sets, 8);
+  sets = std::min<int64_t>(sets, static_cast<int64_t>(memory_budget / input_bytes));
+  return std::max<int64_t>(sets, 1);
+}
+
+Status time_backend_launches(Runtime& rt, const TimingOptions& options, int64_t iterations,
+                             const std::function<Status(int64_t)>& launch, const std::string& label, BackendRun& out) {
+  // Warm-up, untimed: every input copy once (clocks up, caches and TLBs filled).
+  for (int64_t i = 0; i < std::max<int64_t>(out.input_sets, 1); ++i) BOO_RETURN_IF_ERROR(launch(i));
+  BOO_RETURN_IF_ERROR(rt.synchronize());
+  // The L2 flush: a memset over twice the L2 evicts everything the last launch left.
+  DeviceBuffer flush;
+  std::function<Status()> before_each;
+  if (options.flush_l2) {
+    BOO_ASSIGN_OR_RETURN(flush, rt.allocate(2 * static_cast<size_t>(std::max(rt.device().l2_bytes, 1 << 20))));
+    before_each = [&] { return rt.fill_bytes(flush, 0); };
+  }
+  LaunchTimer* timer = &event_timer();
+  if (options.prefer_cupti)
+    if (Result<LaunchTimer*> cupti = cupti_timer(); cupti.ok()) timer = *cupti;
+  BOO_ASSIGN_OR_RETURN(TimedLaunches timed, timer->time(rt, launch, iterations, before_each));
+  out.timer = timed.source;
+  out.timed_launches = iterations;
+  if (timed.kernels.empty()) {
+    out.kernels.push_back(KernelTiming{label, std::move(timed.per_launch_us)});
+  } else {
+    out.kernels = std::move(timed.kernels);
+    out.kernel_records = std::move(timed.records);
+  }
+  return ok_status();
+}
+
+}  // namespace boo::bench

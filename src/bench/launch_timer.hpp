@@ -1,0 +1,58 @@
+// boo: timing the launches of an op, kernel by kernel.
+//
+// With CUPTI, every kernel's (and memset's) GPU start and end come from
+// activity records, and the kernels of launch i are those whose correlation
+// id CUPTI maps to the external id pushed around launch i: an op that
+// launches several kernels (split-K + reduce, cuDNN's multi-kernel plans) is
+// attributed exactly, per kernel name and per launch. Without CUPTI, CUDA
+// events around each launch give per-launch times only.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/backend.hpp"
+#include "boo/runtime.hpp"
+
+namespace boo::bench {
+
+struct TimedLaunches {
+  std::vector<KernelTiming> kernels;  ///< per kernel name, one sample per execution (µs); CUPTI only
+  std::vector<double> per_launch_us;  ///< GPU time of each launch: its kernels' sum (CUPTI) or the event interval
+  std::vector<KernelRecord> records;  ///< CUPTI only
+  std::string source;                 ///< "cupti" or "cuda events"
+};
+
+class LaunchTimer {
+ public:
+  virtual ~LaunchTimer() = default;
+  /// Times launch(i) for i in [0, iterations) on the runtime's stream;
+  /// before_each (optional: an L2 flush) runs before each launch, untimed.
+  virtual Result<TimedLaunches> time(Runtime& rt, const std::function<Status(int64_t)>& launch, int64_t iterations,
+                                     const std::function<Status()>& before_each) = 0;
+};
+
+/// The process's CUPTI timer, or why there is none (CUPTI missing, or
+/// another profiler holds its activity API).
+Result<LaunchTimer*> cupti_timer();
+/// The process's CUDA-event timer.
+LaunchTimer& event_timer();
+
+/// How many copies of the inputs the timed launches rotate through, so that
+/// consecutive launches read memory the previous one did not leave in L2:
+/// enough copies to span twice the L2 (at most 8, and within `memory_budget`
+/// bytes); 1 when L2 is flushed instead or when the inputs alone exceed L2.
+int64_t input_rotation_count(size_t input_bytes, int64_t l2_bytes, bool flush_l2, size_t memory_budget);
+
+/// Times `iterations` launches of an op for a backend: launch(i) must read
+/// input copy i % out.input_sets. Warms up on every input copy first, then
+/// flushes L2 before each launch when asked, and fills out.kernels (per
+/// kernel name with CUPTI, else one entry named `label` with each launch's
+/// event time), out.timed_launches, out.timer and out.kernel_records.
+Status time_backend_launches(Runtime& rt, const TimingOptions& options, int64_t iterations,
+                             const std::function<Status(int64_t)>& launch, const std::string& label, BackendRun& out);
+
+}  // namespace boo::bench
