@@ -119,8 +119,9 @@ if want full; then
   trace="$PWD/$BUILD/full-$name.json"
   $BUILD/tools/boo preload --commands-file "$FULL_FILE" -j 16 > "$OUT/preload-full.log" 2>&1
   start=$(date +%s)
+  # FULL_ARGS: more driver options, e.g. --gpu-id -1 to spread the run over every GPU.
   $BUILD/tools/boo-driver --commands-file "$FULL_FILE" --backend boo --backend cudnn --verify-numerics \
-    --csv "$OUT/full-$name.csv" --trace "$trace" > "$OUT/full-$name.log" 2>&1
+    --csv "$OUT/full-$name.csv" --trace "$trace" ${FULL_ARGS:-} > "$OUT/full-$name.log" 2>&1
   rc=$?
   row "full $name" "exit $rc, wall $(( $(date +%s) - start )) s; $(tail -1 "$OUT/full-$name.log")"
   python3 - "$OUT/full-$name.csv" "$trace" "$FULL_FILE" <<'PY' | while read -r line; do row "  full check" "$line"; done
