@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -29,12 +30,14 @@ struct Collected {
   std::vector<KernelRecord> kernels;
   std::vector<uint32_t> correlations;  // CUPTI correlation id of each of `kernels`
   std::map<uint32_t, uint64_t> external_by_correlation;
+  std::map<uint32_t, uint64_t> api_start_by_correlation;  // CPU start of the API call that issued it
 
   void clear() {
     std::lock_guard<std::mutex> lock(mutex);
     kernels.clear();
     correlations.clear();
     external_by_correlation.clear();
+    api_start_by_correlation.clear();
   }
 };
 
@@ -67,6 +70,9 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
         const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
         c.kernels.push_back(KernelRecord{"[memset]", m->start, m->end, m->deviceId, m->streamId, -1});
         c.correlations.push_back(m->correlationId);
+      } else if (record->kind == CUPTI_ACTIVITY_KIND_DRIVER || record->kind == CUPTI_ACTIVITY_KIND_RUNTIME) {
+        const auto* a = reinterpret_cast<const CUpti_ActivityAPI*>(record);
+        c.api_start_by_correlation[a->correlationId] = a->start;
       } else if (record->kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) {
         const auto* e = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(record);
         c.external_by_correlation[e->correlationId] = e->externalId;
@@ -84,6 +90,10 @@ class CuptiTimer final : public LaunchTimer {
     BOO_CUPTI_RETURN_IF_ERROR(api, cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
     BOO_CUPTI_RETURN_IF_ERROR(api, cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
     BOO_CUPTI_RETURN_IF_ERROR(api, cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET));
+    // External correlation records are tied to the API records of the calls
+    // made between push and pop, so the driver and runtime API kinds are on too.
+    BOO_CUPTI_RETURN_IF_ERROR(api, cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER));
+    BOO_CUPTI_RETURN_IF_ERROR(api, cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME));
     BOO_CUPTI_RETURN_IF_ERROR(api, cuptiActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION));
     return ok_status();
   }
@@ -117,13 +127,17 @@ class CuptiTimer final : public LaunchTimer {
                const std::function<Status()>& before_each) {
     first_ = next_external_;
     next_external_ += static_cast<uint64_t>(iterations);
+    windows_.assign(static_cast<size_t>(iterations), {0, 0});
     for (int64_t i = 0; i < iterations; ++i) {
       if (before_each) BOO_RETURN_IF_ERROR(before_each());
+      auto& [begin, end] = windows_[static_cast<size_t>(i)];
+      api_.cuptiGetTimestamp(&begin);
       BOO_CUPTI_RETURN_IF_ERROR(api_, cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
                                                                               first_ + static_cast<uint64_t>(i)));
       Status st = launch(i);
       uint64_t popped = 0;
       api_.cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &popped);
+      api_.cuptiGetTimestamp(&end);
       BOO_RETURN_IF_ERROR(st);
     }
     return ok_status();
@@ -138,12 +152,10 @@ class CuptiTimer final : public LaunchTimer {
     std::vector<int64_t> kernels_per_launch(static_cast<size_t>(iterations), 0);
     std::map<std::string, size_t> by_name;
     for (size_t r = 0; r < c.kernels.size(); ++r) {
-      auto ext = c.external_by_correlation.find(c.correlations[r]);
-      if (ext == c.external_by_correlation.end() || ext->second < first_ ||
-          ext->second >= first_ + static_cast<uint64_t>(iterations))
-        continue;  // not issued by one of these launches (the L2 flush)
+      const int64_t launch = launch_of(c, c.correlations[r], iterations);
+      if (launch < 0) continue;  // not issued by one of these launches (the L2 flush)
       KernelRecord k = c.kernels[r];
-      k.launch = static_cast<int64_t>(ext->second - first_);
+      k.launch = launch;
       const double us = static_cast<double>(k.end_ns - k.start_ns) * 1e-3;
       out.per_launch_us[static_cast<size_t>(k.launch)] += us;
       ++kernels_per_launch[static_cast<size_t>(k.launch)];
@@ -154,19 +166,47 @@ class CuptiTimer final : public LaunchTimer {
     }
     // Every launch must be accounted for: a launch with no record means lost
     // records (BOO's fractional dispatch counts), never a zero time.
+    if (out.records.empty())
+      return unavailable("CUPTI delivered no kernel record for any of " + std::to_string(iterations) +
+                         " timed launches (" + std::to_string(c.kernels.size()) + " kernel, " +
+                         std::to_string(c.external_by_correlation.size()) + " correlation and " +
+                         std::to_string(c.api_start_by_correlation.size()) + " API records came)");
     for (int64_t i = 0; i < iterations; ++i) {
       if (kernels_per_launch[static_cast<size_t>(i)] == 0)
         return internal_error("CUPTI delivered no kernel record for timed launch " + std::to_string(i) + " of " +
-                              std::to_string(iterations) + " (records lost); rerun or use --timer events");
+                              std::to_string(iterations) + " (records lost: " + std::to_string(c.kernels.size()) +
+                              " kernel, " + std::to_string(c.external_by_correlation.size()) + " correlation and " +
+                              std::to_string(c.api_start_by_correlation.size()) +
+                              " API records came); rerun or use --timer events");
     }
     std::sort(out.records.begin(), out.records.end(),
               [](const KernelRecord& a, const KernelRecord& b) { return a.start_ns < b.start_ns; });
     return out;
   }
 
+  // The timed launch that issued the kernel with CUPTI correlation id
+  // `correlation`, or -1: by the external id pushed around the launch, else
+  // by when its API call started (within which launch's CPU time window).
+  int64_t launch_of(const Collected& c, uint32_t correlation, int64_t iterations) const {
+    if (auto ext = c.external_by_correlation.find(correlation); ext != c.external_by_correlation.end()) {
+      if (ext->second >= first_ && ext->second < first_ + static_cast<uint64_t>(iterations))
+        return static_cast<int64_t>(ext->second - first_);
+      return -1;
+    }
+    auto api = c.api_start_by_correlation.find(correlation);
+    if (api == c.api_start_by_correlation.end()) return -1;
+    // Windows are disjoint and in order: the last one starting at or before the call.
+    auto after = std::upper_bound(windows_.begin(), windows_.end(), api->second,
+                                  [](uint64_t t, const std::pair<uint64_t, uint64_t>& w) { return t < w.first; });
+    if (after == windows_.begin()) return -1;
+    const auto& window = *(after - 1);
+    return api->second <= window.second ? static_cast<int64_t>(after - 1 - windows_.begin()) : -1;
+  }
+
   const CuptiApi& api_;
   uint64_t next_external_ = 1;
   uint64_t first_ = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> windows_;  // CPU [begin, end] of each launch, CUPTI's clock
 };
 
 class EventTimer final : public LaunchTimer {
@@ -223,17 +263,28 @@ Status time_backend_launches(Runtime& rt, const TimingOptions& options, int64_t 
     BOO_ASSIGN_OR_RETURN(flush, rt.allocate(2 * static_cast<size_t>(std::max(rt.device().l2_bytes, 1 << 20))));
     before_each = [&] { return rt.fill_bytes(flush, 0); };
   }
-  LaunchTimer* timer = &event_timer();
-  if (options.prefer_cupti)
-    if (Result<LaunchTimer*> cupti = cupti_timer(); cupti.ok()) timer = *cupti;
-  BOO_ASSIGN_OR_RETURN(TimedLaunches timed, timer->time(rt, launch, iterations, before_each));
-  out.timer = timed.source;
+  // CUPTI that records nothing at all (an environment without activity
+  // support) is set aside for the process, with a note, and events time instead.
+  static std::atomic<bool> cupti_records_nothing{false};
+  Result<TimedLaunches> timed = unavailable("not timed");
+  if (options.prefer_cupti && !cupti_records_nothing)
+    if (Result<LaunchTimer*> cupti = cupti_timer(); cupti.ok()) {
+      timed = (*cupti)->time(rt, launch, iterations, before_each);
+      if (!timed.ok() && timed.status().code() == StatusCode::kUnavailable) {
+        cupti_records_nothing = true;
+        std::fprintf(stderr, "boo: %s; timing with CUDA events from now on\n", timed.status().message().c_str());
+      }
+    }
+  if (!timed.ok() && timed.status().code() == StatusCode::kUnavailable)
+    timed = event_timer().time(rt, launch, iterations, before_each);
+  if (!timed.ok()) return timed.status();
+  out.timer = timed->source;
   out.timed_launches = iterations;
-  if (timed.kernels.empty()) {
-    out.kernels.push_back(KernelTiming{label, std::move(timed.per_launch_us)});
+  if (timed->kernels.empty()) {
+    out.kernels.push_back(KernelTiming{label, std::move(timed->per_launch_us)});
   } else {
-    out.kernels = std::move(timed.kernels);
-    out.kernel_records = std::move(timed.records);
+    out.kernels = std::move(timed->kernels);
+    out.kernel_records = std::move(timed->records);
   }
   return ok_status();
 }

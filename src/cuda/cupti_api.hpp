@@ -12,7 +12,7 @@ namespace boo::cuda {
 #define BOO_CUPTI_FUNCTIONS(X)                                                                          \
   X(cuptiGetResultString) X(cuptiActivityEnable) X(cuptiActivityDisable) X(cuptiActivityRegisterCallbacks) \
   X(cuptiActivityFlushAll) X(cuptiActivityGetNextRecord) X(cuptiActivityPushExternalCorrelationId)       \
-  X(cuptiActivityPopExternalCorrelationId)
+  X(cuptiActivityPopExternalCorrelationId) X(cuptiGetTimestamp)
 
 struct CuptiApi {
 #define BOO_CUPTI_DECLARE(name) decltype(&::name) name = nullptr;
