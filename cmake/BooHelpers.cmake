@@ -19,15 +19,20 @@ endfunction()
 # boo_add_test(NAME SRCS <files> DEPS <targets> LABELS <labels>)
 # One gtest executable; each TEST() becomes its own ctest case.
 function(boo_add_test name)
-  cmake_parse_arguments(ARG "" "TIMEOUT" "SRCS;DEPS;LABELS" ${ARGN})
+  # SERIAL: the cases run alone (timing comparisons must not share the GPU).
+  cmake_parse_arguments(ARG "SERIAL" "TIMEOUT" "SRCS;DEPS;LABELS" ${ARGN})
   add_executable(${name} ${ARG_SRCS})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
   boo_set_warnings(${name})
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 600)
   endif()
+  set(serial FALSE)
+  if(ARG_SERIAL)
+    set(serial TRUE)
+  endif()
   gtest_discover_tests(${name}
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
-    PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT}
+    PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT} RUN_SERIAL ${serial}
     DISCOVERY_TIMEOUT 60)
 endfunction()

@@ -47,9 +47,9 @@ if want info; then
 fi
 
 if want tests; then
-  (cd $BUILD && ctest -L gpu -LE numerics --output-on-failure -j 4) > "$OUT/gpu-tests.log" 2>&1
+  (cd $BUILD && ctest -L gpu -LE numerics -V -j 4) > "$OUT/gpu-tests.log" 2>&1
   row "ctest -L gpu" "$(grep -E 'tests passed|tests failed' "$OUT/gpu-tests.log" | tail -1)"
-  grep -E "cached module load|device memory in use:|Failed|FAILED|executor isolation holds" "$OUT/gpu-tests.log" | head -8 | sed 's/^/  /'
+  grep -E "cached module load|MiB after the first command|\*\*\*Failed|executor isolation holds" "$OUT/gpu-tests.log" | head -8 | sed 's/^/  /'
 fi
 
 # numerics: the given files (default: the conv matrix, the examples and BOO's sample).

@@ -76,25 +76,31 @@ std::optional<std::pair<int, std::vector<std::string>>> decode_run(const std::st
 }
 
 std::string encode_done(const DoneRecord& done) {
-  return std::string(1, kRecord) + "DONE " + std::to_string(done.index) + " " + done.outcome + " " + encode_fields(done.row) +
-         "\n";
+  return std::string(1, kRecord) + "DONE " + std::to_string(done.index) + " " + done.outcome + " " +
+         (done.executor_exits ? "exit" : "stay") + " " + encode_fields(done.row) + "\n";
 }
 
 std::optional<DoneRecord> decode_done(const std::string& line_in) {
   std::string line = line_in;
   if (!line.empty() && line.back() == '\n') line.pop_back();
   if (line.size() < 6 || line[0] != kRecord || line.compare(1, 5, "DONE ") != 0) return std::nullopt;
+  // Tokens: index, outcome, stay|exit, then the row.
   DoneRecord d;
   const size_t a = line.find(' ', 6);
   if (a == std::string::npos) return std::nullopt;
   const size_t b = line.find(' ', a + 1);
+  if (b == std::string::npos) return std::nullopt;
+  const size_t c = line.find(' ', b + 1);
   try {
     d.index = std::stoi(line.substr(6, a - 6));
   } catch (...) {
     return std::nullopt;
   }
-  d.outcome = line.substr(a + 1, b == std::string::npos ? std::string::npos : b - a - 1);
-  if (b != std::string::npos) d.row = decode_fields(line.substr(b + 1));
+  d.outcome = line.substr(a + 1, b - a - 1);
+  const std::string exits = line.substr(b + 1, c == std::string::npos ? std::string::npos : c - b - 1);
+  if (exits != "stay" && exits != "exit") return std::nullopt;
+  d.executor_exits = exits == "exit";
+  if (c != std::string::npos) d.row = decode_fields(line.substr(c + 1));
   return d;
 }
 

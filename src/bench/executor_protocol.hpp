@@ -2,7 +2,9 @@
 //
 // parent -> child, one line per command:   RUN <index> <word>\x1f<word>\x1f...\n
 // child -> parent: the command's printed output, verbatim, then one line
-//   \x1eDONE <index> <outcome> <csv field>\x1f<csv field>...\n
+//   \x1eDONE <index> <outcome> <stay|exit> <csv field>\x1f<csv field>...\n
+//   ("exit": the child leaves after this command, its GPU context being
+//   unusable, so the parent waits for it and starts a fresh one)
 // \x1e (record separator) and \x1f (unit separator) never occur in commands
 // or output, so framing needs no escaping; tabs and newlines inside fields
 // are escaped as \t and \n.
@@ -27,6 +29,7 @@ struct DoneRecord {
   int index = 0;
   std::string outcome;             ///< "ok", "failed", "unsupported"
   std::vector<std::string> row;    ///< the command's CSV row
+  bool executor_exits = false;     ///< the child leaves after this command
 };
 
 std::string encode_done(const DoneRecord& done);

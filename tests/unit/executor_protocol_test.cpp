@@ -26,9 +26,27 @@ TEST(ExecutorProtocolTest, DoneRecordsAreDistinctFromOutput) {
   EXPECT_EQ(back->index, 3);
   EXPECT_EQ(back->outcome, "failed");
   EXPECT_EQ(back->row, d.row);
+  EXPECT_FALSE(back->executor_exits);
   // Ordinary output, even output that mentions DONE, is not a record.
   EXPECT_FALSE(decode_done(">>> DONE 3 ok\n").has_value());
   EXPECT_FALSE(decode_done("DONE 3 ok x\n").has_value());
+  EXPECT_FALSE(decode_done("\x1e" "DONE 3 ok maybe x\n").has_value());
+}
+
+TEST(ExecutorProtocolTest, DoneRecordSaysWhenTheExecutorLeaves) {
+  // After a sticky GPU fault the child reports its command, then exits: the
+  // parent must know before it sends the next command, or that command
+  // would be blamed for the exit.
+  DoneRecord d{5, "failed", {"bootest_fault -n 4096", "illegal address"}, true};
+  auto back = decode_done(encode_done(d));
+  ASSERT_TRUE(back.has_value());
+  EXPECT_TRUE(back->executor_exits);
+  EXPECT_EQ(back->row, d.row);
+  DoneRecord empty{6, "ok", {}, false};
+  back = decode_done(encode_done(empty));
+  ASSERT_TRUE(back.has_value());
+  EXPECT_FALSE(back->executor_exits);
+  EXPECT_TRUE(back->row.empty() || back->row == std::vector<std::string>{""});
 }
 
 }  // namespace

@@ -440,16 +440,17 @@ int run_executor_child(DriverOptions opts) {
     cmd.line_number = std::atoi(run->second[1].c_str());
     cmd.words.assign(run->second.begin() + 2, run->second.end());
     const Outcome outcome = driver.run_one(cmd, run->first);
-    driver.report_memory();
+    // After a sticky fault every later CUDA call fails: the DONE record says
+    // this executor leaves, and the parent starts a fresh one.
+    Status health = outcome == Outcome::kFailed ? driver.context_health() : ok_status();
+    if (health.ok()) driver.report_memory();
     std::cout << std::flush;
-    std::cout << bench::encode_done(bench::DoneRecord{run->first, outcome_name(outcome), driver.last_row()})
+    std::cout << bench::encode_done(
+                     bench::DoneRecord{run->first, outcome_name(outcome), driver.last_row(), !health.ok()})
               << std::flush;
-    // After a sticky fault every later CUDA call fails: leave, the parent starts a fresh executor.
-    if (outcome == Outcome::kFailed) {
-      if (Status health = driver.context_health(); !health.ok()) {
-        std::cerr << "boo-driver executor: leaving after a sticky CUDA error: " << health.to_string() << "\n";
-        return 3;
-      }
+    if (!health.ok()) {
+      std::cerr << "boo-driver executor: leaving after a sticky CUDA error: " << health.to_string() << "\n";
+      return 3;
     }
   }
   std::cout << driver.runtime_summary() << std::flush;

@@ -124,6 +124,9 @@ ExecutorResult Executor::run(int index, const std::vector<std::string>& words) {
       std::string line = pending_.substr(0, newline + 1);
       pending_.erase(0, newline + 1);
       if (std::optional<bench::DoneRecord> done = bench::decode_done(line); done && done->index == index) {
+        // A child that leaves (its GPU context is unusable) is reaped now, so
+        // the next command goes to a fresh one instead of into a closing pipe.
+        if (done->executor_exits) stop(false);
         result.done = std::move(done);
         return result;
       }
