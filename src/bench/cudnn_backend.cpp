@@ -267,11 +267,7 @@ class CudnnBackend final : public Backend {
     BOO_CUDNN_RETURN_IF_ERROR(api_, cudnnSetStream(handle_, static_cast<cudaStream_t>(rt_.stream())));
 
     BackendRun out;
-    size_t input_bytes = 0;
-    for (const base::HostTensor& t : args) input_bytes += t.size_bytes();
-    out.input_sets = run.time ? input_rotation_count(input_bytes, rt_.device().l2_bytes, timing_.flush_l2,
-                                                     kRotationBudgetBytes)
-                              : 1;
+    out.input_sets = run.time ? timed_input_sets(rt_, timing_, args) : 1;
     // Device tensors addressed by name, one map per input rotation set
     // (the results are shared).
     std::vector<DeviceBuffer> owned;
@@ -537,8 +533,6 @@ class CudnnBackend final : public Backend {
     return index;
   }
 
-  // Device memory the rotated input copies may take.
-  static constexpr size_t kRotationBudgetBytes = size_t{1} << 30;
   Runtime& rt_;
   TimingOptions timing_;
   const CudnnApi& api_;

@@ -18,11 +18,7 @@ class BooBackend final : public Backend {
                          const RunOptions& run) override {
     BOO_ASSIGN_OR_RETURN(std::shared_ptr<Launchable> launchable, rt_.get_launchable(sig));
     BackendRun out;
-    size_t input_bytes = 0;
-    for (const base::HostTensor& t : args) input_bytes += t.size_bytes();
-    out.input_sets = run.time ? input_rotation_count(input_bytes, rt_.device().l2_bytes, timing_.flush_l2,
-                                                     kRotationBudgetBytes)
-                              : 1;
+    out.input_sets = run.time ? timed_input_sets(rt_, timing_, args) : 1;
     // Inputs: copied as stored (the host tensors already have the signature's
     // strides), once per rotation set.
     std::vector<DeviceBuffer> buffers;
@@ -69,8 +65,6 @@ class BooBackend final : public Backend {
   }
 
  private:
-  // Device memory the rotated input copies may take.
-  static constexpr size_t kRotationBudgetBytes = size_t{1} << 30;
   Runtime& rt_;
   TimingOptions timing_;
 };

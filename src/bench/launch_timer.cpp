@@ -251,6 +251,13 @@ int64_t input_rotation_count(size_t input_bytes, int64_t l2_bytes, bool flush_l2
   return std::max<int64_t>(sets, 1);
 }
 
+int64_t timed_input_sets(const Runtime& rt, const TimingOptions& options, const std::vector<base::HostTensor>& args) {
+  constexpr size_t kRotationBudgetBytes = size_t{1} << 30;  // device memory the copies may take
+  size_t input_bytes = 0;
+  for (const base::HostTensor& t : args) input_bytes += t.size_bytes();
+  return input_rotation_count(input_bytes, rt.device().l2_bytes, options.flush_l2, kRotationBudgetBytes);
+}
+
 Status time_backend_launches(Runtime& rt, const TimingOptions& options, int64_t iterations,
                              const std::function<Status(int64_t)>& launch, const std::string& label, BackendRun& out) {
   // Warm-up, untimed: every input copy once (clocks up, caches and TLBs filled).

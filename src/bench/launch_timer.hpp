@@ -47,6 +47,9 @@ LaunchTimer& event_timer();
 /// bytes); 1 when L2 is flushed instead or when the inputs alone exceed L2.
 int64_t input_rotation_count(size_t input_bytes, int64_t l2_bytes, bool flush_l2, size_t memory_budget);
 
+/// input_rotation_count for these inputs on this runtime's GPU, within 1 GiB.
+int64_t timed_input_sets(const Runtime& rt, const TimingOptions& options, const std::vector<base::HostTensor>& args);
+
 /// Times `iterations` launches of an op for a backend: launch(i) must read
 /// input copy i % out.input_sets. Warms up on every input copy first, then
 /// flushes L2 before each launch when asked, and fills out.kernels (per
