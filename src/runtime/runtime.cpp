@@ -39,7 +39,7 @@ Result<DeviceInfo> query_device(const DriverApi& api, int ordinal, CUdevice* out
   if (ordinal < 0 || ordinal >= count)
     return invalid_argument("GPU " + std::to_string(ordinal) + " does not exist: this machine has " +
                             std::to_string(count) + " (ordinals 0.." + std::to_string(count - 1) + ")");
-  CUdevice dev;
+  CUdevice dev = 0;
   BOO_CU_RETURN_IF_ERROR(api, cuDeviceGet(&dev, ordinal));
   DeviceInfo info;
   info.ordinal = ordinal;
@@ -353,7 +353,7 @@ Result<std::string> cuda_driver_version() {
 
 Result<std::unique_ptr<Runtime>> Runtime::create(const RuntimeOptions& options) {
   BOO_ASSIGN_OR_RETURN(const DriverApi* api, cuda::driver_api());
-  CUdevice dev;
+  CUdevice dev = 0;
   BOO_ASSIGN_OR_RETURN(DeviceInfo info, query_device(*api, options.device, &dev));
   CUcontext ctx = nullptr;
   BOO_CU_RETURN_IF_ERROR(*api, cuDevicePrimaryCtxRetain(&ctx, dev));

@@ -1,0 +1,27 @@
+"""boo: a bag of ops for GPUs.
+
+One neural-network operation, described by its signature, becomes a
+specialized GPU kernel, JIT-compiled with NVRTC and cached on disk.
+
+    sig = boo.Signature.from_command("convbfp16 -n 8 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 1")
+    x, w = boo.sample_args(sig, device="cuda")
+    (y,) = boo.get_launchable(sig)(x, w)
+
+`boo.ops` (functional ops with autograd) and the modules need PyTorch; the
+signature API above needs it only for tensors.
+"""
+import importlib
+
+from ._C import Signature, TensorSpec, __version__, git_commit
+
+__all__ = ["Signature", "TensorSpec", "Launchable", "get_launchable", "sample_args", "ops", "__version__",
+           "git_commit"]
+
+
+def __getattr__(name):
+    # The PyTorch-facing parts load on first use, so `import boo` works without PyTorch.
+    if name in ("Launchable", "get_launchable", "sample_args"):
+        return getattr(importlib.import_module(".launch", __name__), name)
+    if name == "ops":
+        return importlib.import_module(".ops", __name__)
+    raise AttributeError(f"module 'boo' has no attribute '{name}'")

@@ -1,0 +1,349 @@
+"""boo's ops for PyTorch: convolution and layer norm as torch.library custom
+ops (traceable by torch.compile through their fake implementations) with
+autograd whose backward runs boo's backward kernels.
+
+On CUDA tensors they run boo's GPU kernels on the current stream; on CPU
+tensors the float64 reference (exact, slow: for tests and small problems).
+Set BOO_USE_BACKWARD_KERNELS=0 to compute gradients with PyTorch instead.
+"""
+import functools
+import os
+from typing import List, Optional, Sequence, Union
+
+import torch
+import torch.nn.functional as F
+
+from . import _C, _tensors
+from .launch import get_launchable
+
+__all__ = ["conv", "layer_norm", "conv_signature", "layer_norm_signature"]
+
+_CONV_TOKENS = {torch.float32: "conv", torch.float16: "convfp16", torch.bfloat16: "convbfp16"}
+_NORM_TOKENS = {torch.float32: "layernorm", torch.float16: "layernormfp16", torch.bfloat16: "layernormbfp16"}
+
+
+def _use_backward_kernels():
+    return os.environ.get("BOO_USE_BACKWARD_KERNELS", "1") != "0"
+
+
+# ---------------------------------------------------------------------------
+# Layouts: PyTorch strides <-> MIOpen layout strings.
+
+def _letters(rank):
+    """Logical dimension letters of a conv activation: NCH, NCHW, NCDHW."""
+    return {3: "NCH", 4: "NCHW", 5: "NCDHW"}[rank]
+
+
+def _channels_last(rank):
+    logical = _letters(rank)
+    return logical[0] + logical[2:] + logical[1]
+
+
+def layout_of(t):
+    """The layout string of a conv tensor: channels-first when contiguous,
+    channels-last when PyTorch's channels_last (any rank), else channels-first
+    (the tensor is then copied)."""
+    rank = t.dim()
+    if t.is_contiguous():
+        return _letters(rank)
+    order = sorted(range(rank), key=lambda d: -t.stride(d))
+    if order == [0] + list(range(2, rank)) + [1]:
+        return _channels_last(rank)
+    return _letters(rank)
+
+
+def _check_layout(name, layout, rank):
+    if layout is None:
+        return None
+    valid = {_letters(rank), _channels_last(rank)}
+    layout = layout.upper()
+    if sorted(layout) != sorted(_letters(rank)):
+        raise ValueError(f"{name}={layout!r}: expected a permutation of {_letters(rank)} "
+                         f"(e.g. {' or '.join(sorted(valid))}) for a {rank - 2}-D convolution")
+    return layout
+
+
+def _tuple(value, n, name):
+    if isinstance(value, int):
+        return [value] * n
+    value = list(value)
+    if len(value) != n:
+        raise ValueError(f"{name}: expected an int or {n} ints, got {value}")
+    return value
+
+
+# ---------------------------------------------------------------------------
+# Signatures.
+
+@functools.lru_cache(maxsize=4096)
+def _parse(command):
+    return _C.Signature.from_command(command)
+
+
+def conv_signature(x_shape, w_shape, dtype, stride, padding, dilation, groups, bias, activation, layouts, direction):
+    """The boo signature of a convolution. `direction`: "forward", or a set of
+    gradients among "input", "weight", "bias"; layouts: (input, kernel, output)."""
+    rank = len(x_shape)
+    spatial = rank - 2
+    if spatial not in (1, 2, 3):
+        raise ValueError(f"conv: expected a 3-D to 5-D input (N, C, spatial...), got shape {list(x_shape)}")
+    if dtype not in _CONV_TOKENS:
+        raise ValueError(f"conv: dtype {dtype} is not supported; boo takes float32, float16 and bfloat16")
+    n, c, *sizes = x_shape
+    k, _, *filt = w_shape
+    words = [_CONV_TOKENS[dtype], "-n", n, "-c", c, "-k", k, "-g", groups, "-_", spatial]
+    names = {1: [("H", "y", "p", "u", "l")],
+             2: [("H", "y", "p", "u", "l"), ("W", "x", "q", "v", "j")],
+             3: [("-in_d", "-fil_d", "-pad_d", "-conv_stride_d", "-dilation_d"), ("H", "y", "p", "u", "l"),
+                 ("W", "x", "q", "v", "j")]}[spatial]
+    for d, (size, fil, pad, strd, dil) in enumerate(names):
+        for flag, value in ((size, sizes[d]), (fil, filt[d]), (pad, padding[d]), (strd, stride[d]),
+                            (dil, dilation[d])):
+            words += [f"-{flag}", value]
+    if direction == "forward":
+        forw = 1
+    else:
+        forw = (2 if "input" in direction else 0) + (4 if "weight" in direction else 0)
+        if forw == 0:
+            forw = 7  # the bias gradient alone
+    words += ["-F", forw, "-b", 1 if bias else 0]
+    if activation and activation != "none":
+        words += ["--activation", activation]
+    words += ["--in_layout", layouts[0], "--fil_layout", layouts[1], "--out_layout", layouts[2]]
+    return _parse(" ".join(str(w) for w in words))
+
+
+def layer_norm_signature(x_shape, normalized_ndim, dtype, has_weight, has_bias, eps, forw):
+    if dtype not in _NORM_TOKENS:
+        raise ValueError(f"layer_norm: dtype {dtype} is not supported; boo takes float32, float16 and bfloat16")
+    words = [_NORM_TOKENS[dtype], "-X", "x".join(str(s) for s in x_shape), "-o", len(x_shape) - normalized_ndim,
+             "-e", repr(float(eps)), "-m", 1 if has_weight else 0, "-F", forw]
+    if has_weight and not has_bias:
+        words += ["--bias", 0]
+    return _parse(" ".join(str(w) for w in words))
+
+
+def _run(sig, by_name):
+    """Runs `sig` with arguments looked up by name; returns results by name."""
+    outputs = get_launchable(sig)(*[by_name[spec.name] for spec in sig.arguments])
+    return {spec.name: t for spec, t in zip(sig.results, outputs)}
+
+
+# ---------------------------------------------------------------------------
+# Convolution.
+
+_ACTIVATIONS = {
+    "none": lambda z: z,
+    "relu": F.relu,
+    "sigmoid": torch.sigmoid,
+    "tanh": torch.tanh,
+    "silu": F.silu,
+    "gelu": F.gelu,
+    "gelu_tanh": functools.partial(F.gelu, approximate="tanh"),
+}
+
+
+def _activation_fn(activation):
+    name, _, args = activation.partition(":")
+    if name in _ACTIVATIONS and not args:
+        return _ACTIVATIONS[name]
+    if name == "leaky_relu":
+        return functools.partial(F.leaky_relu, negative_slope=float(args) if args else 0.01)
+    if name == "clamp" and args.count(":") == 1:
+        lo, hi = (float(v) for v in args.split(":"))
+        return functools.partial(torch.clamp, min=lo, max=hi)
+    raise ValueError(f"activation {activation!r}: expected none, relu, sigmoid, tanh, silu, gelu, gelu_tanh, "
+                     "leaky_relu[:alpha] or clamp:lo:hi")
+
+
+def _conv_output_shape(x_shape, w_shape, stride, padding, dilation):
+    out = [x_shape[0], w_shape[0]]
+    for size, fil, s, p, d in zip(x_shape[2:], w_shape[2:], stride, padding, dilation):
+        out.append((size + 2 * p - d * (fil - 1) - 1) // s + 1)
+    return out
+
+
+def _strides_for(shape, layout, rank):
+    logical = _letters(rank)
+    order = [logical.index(ch) for ch in layout]
+    strides = [0] * rank
+    step = 1
+    for d in reversed(order):
+        strides[d] = step
+        step *= shape[d]
+    return strides
+
+
+@torch.library.custom_op("boo::conv", mutates_args=())
+def _conv(x: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tensor], stride: List[int], padding: List[int],
+          dilation: List[int], groups: int, activation: str, layouts: str) -> torch.Tensor:
+    """layouts: "input,kernel,output", e.g. "NHWC,NHWC,NHWC"."""
+    sig = conv_signature(tuple(x.shape), tuple(w.shape), x.dtype, tuple(stride), tuple(padding), tuple(dilation),
+                         groups, bias is not None, activation, tuple(layouts.split(",")), "forward")
+    return _run(sig, {"x": x, "w": w, "b": bias})["y"]
+
+
+@_conv.register_fake
+def _(x, w, bias, stride, padding, dilation, groups, activation, layouts):
+    shape = _conv_output_shape(x.shape, w.shape, stride, padding, dilation)
+    return x.new_empty_strided(shape, _strides_for(shape, layouts.split(",")[2], x.dim()))
+
+
+@torch.library.custom_op("boo::conv_backward", mutates_args=())
+def _conv_backward(dy: torch.Tensor, x: torch.Tensor, w: torch.Tensor, has_bias: bool, stride: List[int],
+                   padding: List[int], dilation: List[int], groups: int, layouts: str,
+                   output_mask: List[bool]) -> List[torch.Tensor]:
+    """Gradients (dx, dw, db) through boo's backward kernels; the ones not in
+    output_mask come back empty."""
+    wanted = {name for name, on in zip(("input", "weight", "bias"), output_mask) if on}
+    sig = conv_signature(tuple(x.shape), tuple(w.shape), x.dtype, tuple(stride), tuple(padding), tuple(dilation),
+                         groups, has_bias and "bias" in wanted, "none", tuple(layouts.split(",")), frozenset(wanted))
+    got = _run(sig, {"dy": dy, "x": x, "w": w})
+    # Gradients not asked for come back as distinct empty tensors (outputs may not alias).
+    return [got["dx"] if output_mask[0] else x.new_empty(0), got["dw"] if output_mask[1] else w.new_empty(0),
+            got["db"] if output_mask[2] else w.new_empty(0)]
+
+
+@_conv_backward.register_fake
+def _(dy, x, w, has_bias, stride, padding, dilation, groups, layouts, output_mask):
+    layouts = layouts.split(",")
+    return [x.new_empty_strided(x.shape, _strides_for(list(x.shape), layouts[0], x.dim())) if output_mask[0]
+            else x.new_empty(0),
+            w.new_empty_strided(w.shape, _strides_for(list(w.shape), layouts[1], w.dim())) if output_mask[1]
+            else w.new_empty(0),
+            w.new_empty(w.shape[0]) if output_mask[2] else w.new_empty(0)]
+
+
+def _conv_setup_context(ctx, inputs, output):
+    x, w, bias, stride, padding, dilation, groups, activation, layouts = inputs
+    ctx.save_for_backward(x, w, bias)
+    ctx.params = (stride, padding, dilation, groups, activation, layouts)
+
+
+def _conv_backward_rule(ctx, dy):
+    x, w, bias = ctx.saved_tensors
+    stride, padding, dilation, groups, activation, layouts = ctx.params
+    need_x, need_w, need_b = ctx.needs_input_grad[:3]
+    if activation != "none":
+        # The fused activation is forward-only: recompute its input z = conv(x, w) + b
+        # and take the activation's gradient with PyTorch.
+        with torch.enable_grad():
+            z = _conv(x, w, bias, stride, padding, dilation, groups, "none", layouts).detach().requires_grad_()
+            (dy,) = torch.autograd.grad(_activation_fn(activation)(z), z, dy)
+    if not _use_backward_kernels():
+        grads = torch.ops.aten.convolution_backward(
+            dy, x, w, [w.shape[0]] if bias is not None else None, stride, padding, dilation, False,
+            [0] * len(stride), groups, [need_x, need_w, need_b and bias is not None])
+        return (*grads, None, None, None, None, None, None)
+    dx, dw, db = _conv_backward(dy, x, w, bias is not None, stride, padding, dilation, groups, layouts,
+                                [bool(need_x), bool(need_w), bool(need_b and bias is not None)])
+    return (dx if need_x else None, dw if need_w else None, db if need_b and bias is not None else None,
+            None, None, None, None, None, None)
+
+
+_conv.register_autograd(_conv_backward_rule, setup_context=_conv_setup_context)
+
+
+def conv(x, w, bias=None, stride: Union[int, Sequence[int]] = 1, padding: Union[int, Sequence[int]] = 0,
+         dilation: Union[int, Sequence[int]] = 1, groups: int = 1, activation: Optional[str] = None,
+         shared_layout: Optional[str] = None, input_layout: Optional[str] = None,
+         kernel_layout: Optional[str] = None, output_layout: Optional[str] = None):
+    """Convolution (1-D to 3-D), optionally with bias and a fused activation
+    (relu, sigmoid, tanh, silu, gelu, gelu_tanh, leaky_relu[:alpha], clamp:lo:hi),
+    as torch.nn.functional.conv{1,2,3}d followed by the activation.
+
+    Layouts follow PyTorch's memory-format rule unless given: the output is
+    channels-last when the input is. `shared_layout` sets all three."""
+    rank = x.dim()
+    if rank not in (3, 4, 5) or w.dim() != rank:
+        raise ValueError(f"conv: expected input and weight of the same rank 3 to 5, got {list(x.shape)} "
+                         f"and {list(w.shape)}")
+    spatial = rank - 2
+    stride, padding, dilation = (_tuple(v, spatial, n) for v, n in ((stride, "stride"), (padding, "padding"),
+                                                                    (dilation, "dilation")))
+    in_layout = _check_layout("input_layout", input_layout or shared_layout, rank) or layout_of(x)
+    fil_layout = _check_layout("kernel_layout", kernel_layout or shared_layout, rank) or layout_of(w)
+    out_layout = _check_layout("output_layout", output_layout or shared_layout, rank) or in_layout
+    activation = activation or "none"
+    _activation_fn(activation)  # validates the name before anything runs
+    return _conv(x, w, bias, stride, padding, dilation, groups, activation, ",".join((in_layout, fil_layout, out_layout)))
+
+
+# ---------------------------------------------------------------------------
+# Layer norm.
+
+@torch.library.custom_op("boo::layer_norm", mutates_args=())
+def _layer_norm(x: torch.Tensor, normalized_ndim: int, weight: Optional[torch.Tensor], bias: Optional[torch.Tensor],
+                eps: float) -> List[torch.Tensor]:
+    """(y, mean, rstd); mean and rstd are float32 with the normalized dims kept as 1."""
+    sig = layer_norm_signature(tuple(x.shape), normalized_ndim, x.dtype, weight is not None, bias is not None, eps, 1)
+    got = _run(sig, {"x": x.contiguous(), "weight": weight, "bias": bias})
+    return [got["y"], got["mean"], got["rstd"]]
+
+
+@_layer_norm.register_fake
+def _(x, normalized_ndim, weight, bias, eps):
+    stats = list(x.shape[:x.dim() - normalized_ndim]) + [1] * normalized_ndim
+    return [x.new_empty(x.shape), x.new_empty(stats, dtype=torch.float32), x.new_empty(stats, dtype=torch.float32)]
+
+
+@torch.library.custom_op("boo::layer_norm_backward", mutates_args=())
+def _layer_norm_backward(dy: torch.Tensor, x: torch.Tensor, normalized_ndim: int, weight: Optional[torch.Tensor],
+                         has_bias: bool, mean: torch.Tensor, rstd: torch.Tensor, eps: float,
+                         output_mask: List[bool]) -> List[torch.Tensor]:
+    forw = (2 if output_mask[0] else 0) + (4 if output_mask[1] else 0) + (8 if output_mask[2] else 0)
+    sig = layer_norm_signature(tuple(x.shape), normalized_ndim, x.dtype, weight is not None, has_bias, eps, forw)
+    got = _run(sig, {"dy": dy.contiguous(), "x": x.contiguous(), "weight": weight, "mean": mean, "rstd": rstd})
+    # Gradients not asked for come back as distinct empty tensors (outputs may not alias).
+    return [got["dx"] if output_mask[0] else x.new_empty(0), got["dweight"] if output_mask[1] else x.new_empty(0),
+            got["dbias"] if output_mask[2] else x.new_empty(0)]
+
+
+@_layer_norm_backward.register_fake
+def _(dy, x, normalized_ndim, weight, has_bias, mean, rstd, eps, output_mask):
+    params = x.shape[x.dim() - normalized_ndim:]
+    return [x.new_empty(x.shape) if output_mask[0] else x.new_empty(0),
+            x.new_empty(params) if output_mask[1] else x.new_empty(0),
+            x.new_empty(params) if output_mask[2] else x.new_empty(0)]
+
+
+def _layer_norm_setup_context(ctx, inputs, output):
+    x, normalized_ndim, weight, bias, eps = inputs
+    _, mean, rstd = output
+    ctx.save_for_backward(x, weight, mean, rstd)
+    ctx.params = (normalized_ndim, bias is not None, eps)
+
+
+def _layer_norm_backward_rule(ctx, grads):
+    dy = grads[0]  # mean and rstd are not differentiated through
+    x, weight, mean, rstd = ctx.saved_tensors
+    normalized_ndim, has_bias, eps = ctx.params
+    need_x, _, need_w, need_b = ctx.needs_input_grad[:4]
+    mask = [bool(need_x), bool(need_w and weight is not None), bool(need_b and has_bias)]
+    if not _use_backward_kernels():
+        grads = torch.ops.aten.native_layer_norm_backward(
+            dy, x, list(x.shape[x.dim() - normalized_ndim:]), mean, rstd, weight,
+            torch.zeros_like(weight) if has_bias else None, mask)
+    elif not any(mask):
+        grads = [None, None, None]
+    else:
+        grads = _layer_norm_backward(dy, x, normalized_ndim, weight, has_bias, mean, rstd, eps, mask)
+    dx, dw, db = grads
+    return (dx if mask[0] else None, None, dw if mask[1] else None, db if mask[2] else None, None)
+
+
+_layer_norm.register_autograd(_layer_norm_backward_rule, setup_context=_layer_norm_setup_context)
+
+
+def layer_norm(x, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
+    """As torch.nn.functional.layer_norm: statistics in float32 whatever the dtype."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    normalized_shape = tuple(normalized_shape)
+    if tuple(x.shape[x.dim() - len(normalized_shape):]) != normalized_shape:
+        raise ValueError(f"layer_norm: normalized_shape {list(normalized_shape)} does not match the trailing "
+                         f"dimensions of the input {list(x.shape)}")
+    if bias is not None and weight is None:
+        raise NotImplementedError("layer_norm: a bias without a weight has no boo signature (MIOpen's -m 1 "
+                                  "pairs the bias with a weight)")
+    return _layer_norm(x, len(normalized_shape), weight, bias, eps)[0]

@@ -1,0 +1,254 @@
+// boo._C: the Python extension over boo's C++ API (nanobind).
+//
+// Signatures parse from MIOpenDriver commands; tensors cross by DLPack
+// (nanobind ndarrays: PyTorch tensors, NumPy arrays), zero-copy on the GPU.
+// Errors become Python exceptions by Status code: INVALID_ARGUMENT ->
+// ValueError, UNIMPLEMENTED -> NotImplementedError, anything else -> RuntimeError.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "base/host_tensor.hpp"
+#include "base/version.hpp"
+#include "bench/backend.hpp"
+#include "boo/registry.hpp"
+#include "boo/runtime.hpp"
+#include "ops/op_definition.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace boo::python {
+namespace {
+
+[[noreturn]] void raise(const Status& status) {
+  PyObject* type = status.code() == StatusCode::kInvalidArgument ? PyExc_ValueError
+                   : status.code() == StatusCode::kUnimplemented  ? PyExc_NotImplementedError
+                                                                  : PyExc_RuntimeError;
+  PyErr_SetString(type, status.to_string().c_str());
+  throw nb::python_error();
+}
+
+template <typename T>
+T value_or_raise(Result<T>&& r) {
+  if (!r.ok()) raise(r.status());
+  return std::move(*r);
+}
+
+void ok_or_raise(const Status& st) {
+  if (!st.ok()) raise(st);
+}
+
+// A parsed signature, shared between Python objects and launch caches.
+struct Signature {
+  std::shared_ptr<const OpSignature> sig;
+};
+
+// A tensor from Python: any device, any dtype, any strides (DLPack).
+using AnyArray = nb::ndarray<nb::ro>;
+
+Result<DType> dtype_of(const nb::dlpack::dtype& t) {
+  if (t.code == static_cast<uint8_t>(nb::dlpack::dtype_code::Float) && t.bits == 32 && t.lanes == 1) return DType::kF32;
+  if (t.code == static_cast<uint8_t>(nb::dlpack::dtype_code::Float) && t.bits == 16 && t.lanes == 1) return DType::kF16;
+  if (t.code == static_cast<uint8_t>(nb::dlpack::dtype_code::Bfloat) && t.bits == 16 && t.lanes == 1) return DType::kBF16;
+  if (t.code == static_cast<uint8_t>(nb::dlpack::dtype_code::Float) && t.bits == 64 && t.lanes == 1) return DType::kF64;
+  return invalid_argument("unsupported tensor dtype (code " + std::to_string(t.code) + ", " + std::to_string(t.bits) +
+                          " bits); boo takes float32, float16 and bfloat16");
+}
+
+// Checks one array against its spec (shape and dtype; strides are the caller's).
+Status check_array(const AnyArray& a, const TensorSpec& spec, const char* what) {
+  std::vector<int64_t> shape(a.ndim());
+  for (size_t d = 0; d < a.ndim(); ++d) shape[d] = static_cast<int64_t>(a.shape(d));
+  BOO_ASSIGN_OR_RETURN(DType dtype, dtype_of(a.dtype()));
+  if (shape != spec.shape || dtype != spec.dtype)
+    return invalid_argument(std::string(what) + " '" + spec.name + "': expected shape " + format_dims(spec.shape) +
+                            " " + std::string(dtype_name(spec.dtype)) + ", got " + format_dims(shape) + " " +
+                            std::string(dtype_name(dtype)));
+  return ok_status();
+}
+
+TensorRef tensor_ref(const AnyArray& a, const TensorSpec& spec) {
+  TensorRef ref{const_cast<void*>(a.data()), spec.shape, {}, spec.dtype};
+  for (size_t d = 0; d < a.ndim(); ++d) ref.strides.push_back(static_cast<int64_t>(a.stride(d)));
+  return ref;
+}
+
+// A host copy of a CPU array in its spec's strides (element by element, any source strides).
+Result<base::HostTensor> host_copy(const AnyArray& a, const TensorSpec& spec) {
+  BOO_RETURN_IF_ERROR(check_array(a, spec, "argument"));
+  base::HostTensor t(spec);
+  const size_t elem = dtype_size_bytes(spec.dtype);
+  const auto* src = static_cast<const std::byte*>(a.data());
+  std::vector<int64_t> index(spec.shape.size(), 0);
+  const int64_t n = spec.numel();
+  for (int64_t linear = 0; linear < n; ++linear) {
+    int64_t rest = linear, src_offset = 0;
+    for (size_t d = spec.shape.size(); d-- > 0;) {
+      index[d] = rest % spec.shape[d];
+      rest /= spec.shape[d];
+      src_offset += index[d] * static_cast<int64_t>(a.stride(d));
+    }
+    std::memcpy(t.data() + t.offset_of(index.data()) * static_cast<int64_t>(elem),
+                src + src_offset * static_cast<int64_t>(elem), elem);
+  }
+  return t;
+}
+
+// One Runtime per GPU for the process, created on first use.
+Runtime& runtime_for(int device) {
+  static std::mutex mutex;
+  static std::map<int, std::unique_ptr<Runtime>> runtimes;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = runtimes.find(device);
+  if (it == runtimes.end()) {
+    RuntimeOptions o = RuntimeOptions::from_environment();
+    o.device = device;
+    it = runtimes.emplace(device, value_or_raise(Runtime::create(o))).first;
+  }
+  return *it->second;
+}
+
+nb::list specs_to_list(const std::vector<TensorSpec>& specs) {
+  nb::list out;
+  for (const TensorSpec& s : specs) out.append(nb::cast(s));
+  return out;
+}
+
+}  // namespace
+}  // namespace boo::python
+
+NB_MODULE(_C, m) {
+  using namespace boo;
+  using namespace boo::python;
+  m.doc() = "boo's C++ runtime: signatures, kernels, the CPU reference";
+  // Signatures cached by boo.ops (functools.lru_cache) are still alive while
+  // the interpreter tears modules down; that is not a leak worth a warning.
+  nb::set_leak_warnings(false);
+  m.attr("__version__") = std::string(base::library_version());
+  m.attr("git_commit") = std::string(base::git_commit());
+
+  nb::class_<TensorSpec>(m, "TensorSpec", "The logical shape, strides (in elements), dtype and layout of one tensor.")
+      .def_ro("name", &TensorSpec::name)
+      .def_ro("shape", &TensorSpec::shape)
+      .def_ro("strides", &TensorSpec::strides)
+      .def_prop_ro("dtype", [](const TensorSpec& s) { return std::string(dtype_name(s.dtype)); })
+      .def_ro("layout", &TensorSpec::layout)
+      .def_prop_ro("storage_elems", &TensorSpec::storage_elems)
+      .def("__repr__", [](const TensorSpec& s) {
+        return "TensorSpec(" + s.name + ", shape=" + format_dims(s.shape) + ", strides=" + format_dims(s.strides) +
+               ", " + std::string(dtype_name(s.dtype)) + (s.layout.empty() ? "" : ", " + s.layout) + ")";
+      });
+
+  nb::class_<Signature>(m, "Signature", "One operation: shapes, layouts, dtype, direction and fusions.")
+      .def_static(
+          "from_command",
+          [](const std::string& command) {
+            ParsedCommand parsed = value_or_raise(parse_command(std::string_view(command)));
+            return Signature{std::shared_ptr<const OpSignature>(std::move(parsed.signature))};
+          },
+          "command"_a, "Parses a MIOpenDriver command, e.g. 'convbfp16 -n 8 -c 64 ...'.")
+      .def_prop_ro("command", [](const Signature& s) { return s.sig->command(); })
+      .def_prop_ro("func_name", [](const Signature& s) { return s.sig->func_name(); })
+      .def_prop_ro("op_name", [](const Signature& s) { return std::string(s.sig->op_name()); })
+      .def_prop_ro("arguments", [](const Signature& s) { return specs_to_list(s.sig->arguments()); })
+      .def_prop_ro("results", [](const Signature& s) { return specs_to_list(s.sig->results()); })
+      .def_prop_ro("flop_count", [](const Signature& s) { return s.sig->flop_count(); })
+      .def_prop_ro("min_bytes", [](const Signature& s) { return s.sig->min_bytes_moved(); })
+      .def("__eq__", [](const Signature& a, const Signature& b) { return a.sig->equals(*b.sig); })
+      .def("__hash__", [](const Signature& s) { return std::hash<std::string>{}(s.sig->command()); })
+      .def("__repr__", [](const Signature& s) { return "Signature('" + s.sig->command() + "')"; });
+
+  m.def(
+      "sample_args",
+      [](const Signature& s, uint64_t seed) {
+        const ops::OpDefinition* op = ops::find_op(s.sig->op_name());
+        std::vector<base::HostTensor> args = value_or_raise(op->make_arguments(*s.sig, ops::InputOptions{seed, {}}));
+        nb::list out;
+        for (const base::HostTensor& t : args) out.append(nb::bytes(reinterpret_cast<const char*>(t.data()), t.size_bytes()));
+        return out;
+      },
+      "signature"_a, "seed"_a,
+      "The driver's seeded inputs, as the storage bytes of each argument in its spec's strides and dtype.");
+
+  m.def(
+      "run_reference",
+      [](const Signature& s, const std::vector<AnyArray>& arrays) {
+        const std::vector<TensorSpec> specs = s.sig->arguments();
+        if (arrays.size() != specs.size())
+          raise(invalid_argument(s.sig->func_name() + " takes " + std::to_string(specs.size()) + " tensors, got " +
+                                 std::to_string(arrays.size())));
+        std::vector<base::HostTensor> args;
+        for (size_t i = 0; i < arrays.size(); ++i) {
+          if (arrays[i].device_type() != nb::device::cpu::value)
+            raise(invalid_argument("run_reference takes CPU tensors ('" + specs[i].name + "' is not)"));
+          args.push_back(value_or_raise(host_copy(arrays[i], specs[i])));
+        }
+        std::vector<base::HostTensor> results;
+        {
+          nb::gil_scoped_release release;
+          std::unique_ptr<bench::Backend> cpu = bench::make_cpu_backend(1);
+          Result<bench::BackendRun> run = cpu->run(*s.sig, args, RunOptions{1, false});
+          if (!run.ok()) {
+            nb::gil_scoped_acquire acquire;
+            raise(run.status());
+          }
+          results = std::move(run->results);
+        }
+        nb::list out;
+        for (const base::HostTensor& t : results)
+          out.append(nb::bytes(reinterpret_cast<const char*>(t.data()), t.size_bytes()));
+        return out;
+      },
+      "signature"_a, "args"_a,
+      "Runs the float64 CPU reference on CPU tensors; returns each result's storage bytes in its spec's strides "
+      "and dtype.");
+
+  m.def(
+      "launch",
+      [](const Signature& s, const std::vector<AnyArray>& args, const std::vector<AnyArray>& results, int device,
+         uintptr_t stream) {
+        const std::vector<TensorSpec> arg_specs = s.sig->arguments(), result_specs = s.sig->results();
+        if (args.size() != arg_specs.size() || results.size() != result_specs.size())
+          raise(invalid_argument(s.sig->func_name() + " takes " + std::to_string(arg_specs.size()) + " arguments and " +
+                                 std::to_string(result_specs.size()) + " results, got " + std::to_string(args.size()) +
+                                 " and " + std::to_string(results.size())));
+        std::vector<TensorRef> arg_refs, result_refs;
+        auto bind = [&](const std::vector<AnyArray>& arrays, const std::vector<TensorSpec>& specs, const char* what,
+                        std::vector<TensorRef>& refs) {
+          for (size_t i = 0; i < arrays.size(); ++i) {
+            if (arrays[i].device_type() != nb::device::cuda::value || arrays[i].device_id() != device)
+              raise(invalid_argument(std::string(what) + " '" + specs[i].name + "' is not on cuda:" +
+                                     std::to_string(device)));
+            ok_or_raise(check_array(arrays[i], specs[i], what));
+            refs.push_back(tensor_ref(arrays[i], specs[i]));
+          }
+        };
+        bind(args, arg_specs, "argument", arg_refs);
+        bind(results, result_specs, "result", result_refs);
+        Runtime& rt = runtime_for(device);
+        std::shared_ptr<Launchable> launchable = value_or_raise(rt.get_launchable(*s.sig));
+        Status st;
+        {
+          nb::gil_scoped_release release;
+          st = launchable->launch(arg_refs, result_refs, reinterpret_cast<void*>(stream));
+        }
+        ok_or_raise(st);
+      },
+      "signature"_a, "args"_a, "results"_a, "device"_a, "stream"_a,
+      "Launches the signature's kernels on `stream` (a CUstream handle) of GPU `device`; compiles or loads them "
+      "from the cache on first use.");
+
+  m.def(
+      "implementation",
+      [](const Signature& s, int device) {
+        return std::string(value_or_raise(runtime_for(device).get_launchable(*s.sig))->implementation());
+      },
+      "signature"_a, "device"_a, "The GPU implementation that runs the signature, e.g. 'gpu:conv:implicit_gemm'.");
+}

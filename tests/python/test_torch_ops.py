@@ -1,0 +1,217 @@
+"""boo's Python package against PyTorch: signatures, launchables, the
+functional ops with autograd, torch.compile tracing and error mapping.
+
+Run as: python3 tests/python/test_torch_ops.py [cpu|cuda]
+(cpu: the float64 reference behind every op, label unit; cuda: boo's kernels,
+label gpu). Each case names the boo-driver command it exercises where it has one.
+"""
+import os
+import sys
+import unittest
+
+import torch
+import torch.nn.functional as F
+
+try:
+    import boo
+    from boo import _tensors, ops
+except ImportError as e:
+    sys.exit(f"boo is not installed for {sys.executable} ({e}): run `pip install .` (scripts/test.sh does)")
+
+DEVICE = sys.argv.pop(1) if len(sys.argv) > 1 and sys.argv[1] in ("cpu", "cuda") else "cpu"
+# Errors allowed versus PyTorch in float32 (the reference is exact; PyTorch's CPU
+# convolutions and boo's kernels round differently) and in half precision.
+TOL = {torch.float32: (2e-5, 1e-4), torch.float16: (2e-3, 2e-2), torch.bfloat16: (1.6e-2, 5e-2)}
+
+_CONV_FNS = {3: F.conv1d, 4: F.conv2d, 5: F.conv3d}
+
+
+def assert_close(test, got, want, dtype, what):
+    rtol, atol = TOL[dtype]
+    test.assertEqual(got.shape, want.shape, what)
+    err = (got.double() - want.double()).abs().max().item() if got.numel() else 0.0
+    scale = want.double().abs().max().item() if want.numel() else 0.0
+    test.assertLessEqual(err, atol + rtol * scale, f"{what}: max error {err:.3g} (scale {scale:.3g})")
+
+
+class SignatureTest(unittest.TestCase):
+    def test_from_command_matches_the_driver(self):
+        sig = boo.Signature.from_command("convbfp16 -n 2 -c 8 -H 6 -W 6 -k 4 -y 3 -x 3 -p 1 -q 1 -F 1 "
+                                         "--in_layout NHWC --out_layout NHWC --fil_layout NHWC")
+        self.assertEqual(sig.func_name, "conv_2d_bfloat16_forward_2x6x6x8_nhwc_4x3x3x8_fhwc_nhwf_1x1s_1x1p_1x1d_1g")
+        self.assertEqual([s.name for s in sig.arguments], ["x", "w"])
+        x = sig.arguments[0]
+        self.assertEqual((x.shape, x.strides, x.dtype, x.layout), ([2, 8, 6, 6], [288, 1, 48, 8], "bfloat16", "NHWC"))
+        self.assertEqual(sig, boo.Signature.from_command(sig.command))
+        self.assertEqual(hash(sig), hash(boo.Signature.from_command(sig.command)))
+
+    def test_errors_map_to_python_exceptions(self):
+        with self.assertRaisesRegex(ValueError, "batch size"):
+            boo.Signature.from_command("conv -n 0")
+        with self.assertRaisesRegex(NotImplementedError, "gemm"):
+            boo.Signature.from_command("gemm -m 4 -n 4 -k 4")
+        with self.assertRaises(ValueError):
+            boo.get_launchable("conv -n 1 -c 2 -H 4 -W 4 -k 2 -y 1 -x 1 -F 1")(torch.ones(1))
+
+    def test_sample_args_are_seeded(self):
+        sig = boo.Signature.from_command("layernormfp16 -X 3x40 -o 1 -m 1 -F 1")
+        a = boo.sample_args(sig, DEVICE, seed=3)
+        b = boo.sample_args(sig, DEVICE, seed=3)
+        c = boo.sample_args(sig, DEVICE, seed=4)
+        self.assertEqual([t.dtype for t in a], [torch.float16] * 3)
+        self.assertTrue(all(torch.equal(x, y) for x, y in zip(a, b)))
+        self.assertFalse(torch.equal(a[0], c[0]))
+
+
+class LaunchableTest(unittest.TestCase):
+    def check(self, command, torch_fn):
+        sig = boo.Signature.from_command(command)
+        args = boo.sample_args(sig, DEVICE)
+        results = boo.get_launchable(sig)(*args)
+        want = torch_fn(*[a.float() for a in args])
+        assert_close(self, results[0].float(), want, args[0].dtype, command)
+        for t, spec in zip(results, sig.results):
+            self.assertEqual(list(t.stride()), list(spec.strides), spec.name)
+
+    def test_conv_forward_nchw(self):
+        self.check("conv -n 2 -c 3 -H 9 -W 7 -k 5 -y 3 -x 2 -p 1 -q 0 -u 2 -v 1 -F 1",
+                   lambda x, w: F.conv2d(x, w, stride=(2, 1), padding=(1, 0)))
+
+    def test_conv_forward_nhwc_bf16_bias_relu(self):
+        self.check("convbfp16 -n 2 -c 8 -H 6 -W 6 -k 8 -y 3 -x 3 -p 1 -q 1 -F 1 -b 1 --activation relu "
+                   "--in_layout NHWC --out_layout NHWC --fil_layout NHWC",
+                   lambda x, w, b: F.relu(F.conv2d(x, w, b, padding=1)))
+
+    def test_conv_1d_and_3d(self):
+        self.check("conv -_ 1 -n 2 -c 4 -H 11 -k 6 -y 3 -l 2 -F 1", lambda x, w: F.conv1d(x, w, dilation=2))
+        self.check("convfp16 -_ 3 -n 1 -c 4 --in_d 5 -H 6 -W 6 -k 4 --fil_d 3 -y 3 -x 3 -p 1 -q 1 --pad_d 1 -F 1",
+                   lambda x, w: F.conv3d(x, w, padding=1))
+
+
+class ConvOpTest(unittest.TestCase):
+    def run_case(self, x_shape, w_shape, dtype=torch.float32, bias=True, stride=1, padding=0, dilation=1, groups=1,
+                 activation=None, channels_last=False):
+        torch.manual_seed(sum(x_shape) + sum(w_shape))
+        rank = len(x_shape)
+        x = torch.randn(x_shape, dtype=dtype, device=DEVICE)
+        w = torch.randn(w_shape, dtype=dtype, device=DEVICE) / (w_shape[1] * w_shape[2]) ** 0.5
+        if channels_last:
+            fmt = torch.channels_last if rank == 4 else torch.channels_last_3d
+            x, w = x.to(memory_format=fmt), w.to(memory_format=fmt)
+        b = torch.randn(w_shape[0], dtype=dtype, device=DEVICE) if bias else None
+        leaves = [t.requires_grad_() for t in (x, w, b) if t is not None]
+        act = {None: lambda z: z, "relu": F.relu, "silu": F.silu, "gelu": F.gelu, "sigmoid": torch.sigmoid,
+               "tanh": torch.tanh, "leaky_relu:0.2": lambda z: F.leaky_relu(z, 0.2),
+               "clamp:-0.5:0.5": lambda z: z.clamp(-0.5, 0.5)}[activation]
+        y = ops.conv(x, w, b, stride=stride, padding=padding, dilation=dilation, groups=groups, activation=activation)
+        ref = act(_CONV_FNS[rank](x.double(), w.double(), None if b is None else b.double(), stride, padding,
+                                  dilation, groups))
+        what = f"conv x{list(x_shape)} w{list(w_shape)} {dtype} s{stride} p{padding} d{dilation} g{groups} {activation}"
+        assert_close(self, y, ref, dtype, what + " forward")
+        if channels_last:
+            self.assertTrue(y.is_contiguous(memory_format=torch.channels_last if rank == 4 else torch.channels_last_3d))
+        dy = torch.randn_like(y)
+        grads = torch.autograd.grad(y, leaves, dy)
+        ref_grads = torch.autograd.grad(ref, leaves, dy.double())
+        for name, g, r in zip("xwb", grads, ref_grads):
+            assert_close(self, g, r, dtype, f"{what} d{name}")
+
+    def test_2d_bias_stride_padding(self):
+        self.run_case((2, 4, 9, 8), (6, 4, 3, 3), stride=2, padding=1)
+
+    def test_2d_groups_dilation_no_bias(self):
+        self.run_case((2, 6, 10, 10), (6, 2, 3, 3), bias=False, dilation=2, groups=3, padding=2)
+
+    def test_2d_channels_last_bf16(self):
+        self.run_case((2, 8, 6, 6), (8, 8, 3, 3), dtype=torch.bfloat16, padding=1, channels_last=True)
+
+    def test_1d_fp16(self):
+        self.run_case((2, 4, 16), (8, 4, 5), dtype=torch.float16, padding=2)
+
+    def test_3d_channels_last(self):
+        self.run_case((1, 4, 4, 5, 5), (4, 4, 3, 3, 3), padding=1, channels_last=True)
+
+    def test_fused_activations(self):
+        for activation in ("relu", "silu", "gelu", "sigmoid", "tanh", "leaky_relu:0.2", "clamp:-0.5:0.5"):
+            with self.subTest(activation=activation):
+                self.run_case((1, 3, 6, 6), (4, 3, 3, 3), padding=1, activation=activation)
+
+    def test_pytorch_backward_switch(self):
+        os.environ["BOO_USE_BACKWARD_KERNELS"] = "0"
+        try:
+            self.run_case((2, 4, 7, 7), (4, 4, 3, 3), padding=1)
+        finally:
+            del os.environ["BOO_USE_BACKWARD_KERNELS"]
+
+    def test_non_contiguous_input_is_copied_once(self):
+        x = torch.randn(2, 4, 8, 16, device=DEVICE)[..., ::2]  # every other column: no layout fits
+        w = torch.randn(4, 4, 1, 1, device=DEVICE)
+        before = _tensors.copied_inputs
+        y = ops.conv(x, w)
+        self.assertEqual(_tensors.copied_inputs, before + 1)
+        assert_close(self, y, F.conv2d(x, w), torch.float32, "sliced input")
+
+    def test_bad_arguments(self):
+        x, w = torch.randn(1, 2, 4, 4, device=DEVICE), torch.randn(2, 2, 1, 1, device=DEVICE)
+        with self.assertRaisesRegex(ValueError, "activation"):
+            ops.conv(x, w, activation="swish")
+        with self.assertRaisesRegex(ValueError, "rank"):
+            ops.conv(x[0], w)
+        with self.assertRaisesRegex(ValueError, "float64"):
+            ops.conv(x.double(), w.double())
+        with self.assertRaisesRegex(ValueError, "permutation"):
+            ops.conv(x, w, input_layout="NCWX")
+
+    def test_opcheck_and_compile(self):
+        x = torch.randn(1, 2, 5, 5, device=DEVICE, requires_grad=True)
+        w = torch.randn(3, 2, 3, 3, device=DEVICE, requires_grad=True)
+        b = torch.randn(3, device=DEVICE, requires_grad=True)
+        torch.library.opcheck(torch.ops.boo.conv.default, (x, w, b, [1, 1], [1, 1], [1, 1], 1, "relu",
+                                                           "NCHW,NCHW,NCHW"))
+        compiled = torch.compile(lambda x, w, b: ops.conv(x, w, b, padding=1, activation="relu").sum(),
+                                 backend="aot_eager", fullgraph=True)
+        eager = ops.conv(x, w, b, padding=1, activation="relu").sum()
+        assert_close(self, compiled(x, w, b), eager, torch.float32, "torch.compile(aot_eager)")
+
+
+class LayerNormOpTest(unittest.TestCase):
+    def run_case(self, shape, normalized, dtype=torch.float32, weight=True, bias=True, eps=1e-5, shift=0.0):
+        torch.manual_seed(len(shape) + normalized)
+        x = (torch.randn(shape, dtype=torch.float64) + shift).to(dtype).to(DEVICE).requires_grad_()
+        params = shape[len(shape) - normalized:]
+        w = torch.randn(params, dtype=dtype, device=DEVICE, requires_grad=True) if weight else None
+        b = torch.randn(params, dtype=dtype, device=DEVICE, requires_grad=True) if bias else None
+        y = ops.layer_norm(x, params, w, b, eps)
+        ref = F.layer_norm(x.double(), params, None if w is None else w.double(), None if b is None else b.double(),
+                           eps)
+        what = f"layer_norm {list(shape)} normalized {list(params)} {dtype} w={weight} b={bias}"
+        assert_close(self, y, ref, dtype, what)
+        leaves = [t for t in (x, w, b) if t is not None]
+        dy = torch.randn_like(y)
+        for name, g, r in zip("xwb", torch.autograd.grad(y, leaves, dy),
+                              torch.autograd.grad(ref, leaves, dy.double())):
+            assert_close(self, g, r, dtype, f"{what} d{name}")
+
+    def test_affine(self):
+        self.run_case((4, 33), 1)
+
+    def test_two_normalized_dims_no_affine(self):
+        self.run_case((3, 5, 6), 2, weight=False, bias=False)
+
+    def test_weight_without_bias_bf16(self):
+        self.run_case((8, 64), 1, dtype=torch.bfloat16, bias=False)
+
+    def test_large_mean_small_variance(self):
+        self.run_case((4, 100), 1, shift=1000.0)
+
+    def test_bias_without_weight_is_unsupported(self):
+        x = torch.randn(2, 4, device=DEVICE)
+        with self.assertRaises(NotImplementedError):
+            ops.layer_norm(x, (4,), None, torch.zeros(4, device=DEVICE))
+
+
+if __name__ == "__main__":
+    if DEVICE == "cuda" and not torch.cuda.is_available():
+        print("no CUDA device: skipped")
+        sys.exit(0)
+    unittest.main(verbosity=1)
