@@ -14,14 +14,18 @@ import importlib
 
 from ._C import Signature, TensorSpec, __version__, git_commit
 
-__all__ = ["Signature", "TensorSpec", "Launchable", "get_launchable", "sample_args", "ops", "__version__",
-           "git_commit"]
+__all__ = ["Signature", "TensorSpec", "Launchable", "get_launchable", "sample_args", "ops", "nn", "replace_modules",
+           "compile", "backend", "__version__", "git_commit"]
 
 
 def __getattr__(name):
     # The PyTorch-facing parts load on first use, so `import boo` works without PyTorch.
     if name in ("Launchable", "get_launchable", "sample_args"):
         return getattr(importlib.import_module(".launch", __name__), name)
-    if name == "ops":
-        return importlib.import_module(".ops", __name__)
+    if name in ("ops", "nn", "compile"):
+        return importlib.import_module("." + name, __name__)
+    if name == "backend":
+        return importlib.import_module(".compile", __name__).backend
+    if name == "replace_modules":
+        return importlib.import_module(".nn", __name__).replace_modules
     raise AttributeError(f"module 'boo' has no attribute '{name}'")

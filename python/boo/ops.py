@@ -5,9 +5,13 @@ autograd whose backward runs boo's backward kernels.
 On CUDA tensors they run boo's GPU kernels on the current stream; on CPU
 tensors the float64 reference (exact, slow: for tests and small problems).
 Set BOO_USE_BACKWARD_KERNELS=0 to compute gradients with PyTorch instead.
+A valid call boo cannot run (a signature it does not support, kernels that do
+not compile) runs on PyTorch with one warning per signature; BOO_STRICT=1
+raises instead.
 """
 import functools
 import os
+import warnings
 from typing import List, Optional, Sequence, Union
 
 import torch
@@ -18,6 +22,7 @@ from .launch import get_launchable
 
 __all__ = ["conv", "layer_norm", "conv_signature", "layer_norm_signature"]
 
+_CONV_FNS = {3: F.conv1d, 4: F.conv2d, 5: F.conv3d}
 _CONV_TOKENS = {torch.float32: "conv", torch.float16: "convfp16", torch.bfloat16: "convbfp16"}
 _NORM_TOKENS = {torch.float32: "layernorm", torch.float16: "layernormfp16", torch.bfloat16: "layernormbfp16"}
 
@@ -129,6 +134,35 @@ def _run(sig, by_name):
     return {spec.name: t for spec, t in zip(sig.results, outputs)}
 
 
+def _strict():
+    return os.environ.get("BOO_STRICT", "0") != "0"
+
+
+@functools.lru_cache(maxsize=None)
+def _warn_fallback(what, reason):
+    warnings.warn(f"boo: {what} runs on PyTorch: {reason}", stacklevel=4)
+
+
+def _boo_or_torch(what, run_boo, run_torch):
+    """run_boo(), or when boo cannot run this signature (it does not support
+    it, or its kernels do not compile) run_torch(), with one warning per
+    signature; BOO_STRICT=1 raises instead."""
+    try:
+        return run_boo()
+    except (ValueError, NotImplementedError, RuntimeError) as e:
+        if _strict():
+            raise
+        _warn_fallback(what, str(e).splitlines()[0] if str(e) else type(e).__name__)
+        return run_torch()
+
+
+def _restride(t, like_strides):
+    """`t` copied into the given strides (fallback results must have the strides the fake implementation promised)."""
+    if tuple(t.stride()) == tuple(like_strides):
+        return t
+    return torch.empty_strided(t.shape, like_strides, dtype=t.dtype, device=t.device).copy_(t)
+
+
 # ---------------------------------------------------------------------------
 # Convolution.
 
@@ -178,9 +212,18 @@ def _strides_for(shape, layout, rank):
 def _conv(x: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tensor], stride: List[int], padding: List[int],
           dilation: List[int], groups: int, activation: str, layouts: str) -> torch.Tensor:
     """layouts: "input,kernel,output", e.g. "NHWC,NHWC,NHWC"."""
-    sig = conv_signature(tuple(x.shape), tuple(w.shape), x.dtype, tuple(stride), tuple(padding), tuple(dilation),
-                         groups, bias is not None, activation, tuple(layouts.split(",")), "forward")
-    return _run(sig, {"x": x, "w": w, "b": bias})["y"]
+    layouts = tuple(layouts.split(","))
+
+    def boo():
+        sig = conv_signature(tuple(x.shape), tuple(w.shape), x.dtype, tuple(stride), tuple(padding), tuple(dilation),
+                             groups, bias is not None, activation, layouts, "forward")
+        return _run(sig, {"x": x, "w": w, "b": bias})["y"]
+
+    def pytorch():
+        y = _activation_fn(activation)(_CONV_FNS[x.dim()](x, w, bias, stride, padding, dilation, groups))
+        return _restride(y, _strides_for(list(y.shape), layouts[2], x.dim()))
+
+    return _boo_or_torch(f"conv {list(x.shape)} * {list(w.shape)} {x.dtype}", boo, pytorch)
 
 
 @_conv.register_fake
@@ -196,9 +239,22 @@ def _conv_backward(dy: torch.Tensor, x: torch.Tensor, w: torch.Tensor, has_bias:
     """Gradients (dx, dw, db) through boo's backward kernels; the ones not in
     output_mask come back empty."""
     wanted = {name for name, on in zip(("input", "weight", "bias"), output_mask) if on}
-    sig = conv_signature(tuple(x.shape), tuple(w.shape), x.dtype, tuple(stride), tuple(padding), tuple(dilation),
-                         groups, has_bias and "bias" in wanted, "none", tuple(layouts.split(",")), frozenset(wanted))
-    got = _run(sig, {"dy": dy, "x": x, "w": w})
+    layouts = tuple(layouts.split(","))
+
+    def boo():
+        sig = conv_signature(tuple(x.shape), tuple(w.shape), x.dtype, tuple(stride), tuple(padding), tuple(dilation),
+                             groups, has_bias and "bias" in wanted, "none", layouts, frozenset(wanted))
+        return _run(sig, {"dy": dy, "x": x, "w": w})
+
+    def pytorch():
+        dx, dw, db = torch.ops.aten.convolution_backward(
+            dy, x, w, [w.shape[0]] if has_bias else None, stride, padding, dilation, False, [0] * len(stride), groups,
+            [bool(output_mask[0]), bool(output_mask[1]), bool(output_mask[2] and has_bias)])
+        return {"dx": None if dx is None else _restride(dx, _strides_for(list(x.shape), layouts[0], x.dim())),
+                "dw": None if dw is None else _restride(dw, _strides_for(list(w.shape), layouts[1], w.dim())),
+                "db": db}
+
+    got = _boo_or_torch(f"conv backward {list(x.shape)} * {list(w.shape)} {x.dtype}", boo, pytorch)
     # Gradients not asked for come back as distinct empty tensors (outputs may not alias).
     return [got["dx"] if output_mask[0] else x.new_empty(0), got["dw"] if output_mask[1] else w.new_empty(0),
             got["db"] if output_mask[2] else w.new_empty(0)]
@@ -264,6 +320,8 @@ def conv(x, w, bias=None, stride: Union[int, Sequence[int]] = 1, padding: Union[
     in_layout = _check_layout("input_layout", input_layout or shared_layout, rank) or layout_of(x)
     fil_layout = _check_layout("kernel_layout", kernel_layout or shared_layout, rank) or layout_of(w)
     out_layout = _check_layout("output_layout", output_layout or shared_layout, rank) or in_layout
+    if x.dtype not in _CONV_TOKENS:
+        raise ValueError(f"conv: dtype {x.dtype} is not supported; boo takes float32, float16 and bfloat16")
     activation = activation or "none"
     _activation_fn(activation)  # validates the name before anything runs
     return _conv(x, w, bias, stride, padding, dilation, groups, activation, ",".join((in_layout, fil_layout, out_layout)))
@@ -276,9 +334,17 @@ def conv(x, w, bias=None, stride: Union[int, Sequence[int]] = 1, padding: Union[
 def _layer_norm(x: torch.Tensor, normalized_ndim: int, weight: Optional[torch.Tensor], bias: Optional[torch.Tensor],
                 eps: float) -> List[torch.Tensor]:
     """(y, mean, rstd); mean and rstd are float32 with the normalized dims kept as 1."""
-    sig = layer_norm_signature(tuple(x.shape), normalized_ndim, x.dtype, weight is not None, bias is not None, eps, 1)
-    got = _run(sig, {"x": x.contiguous(), "weight": weight, "bias": bias})
-    return [got["y"], got["mean"], got["rstd"]]
+    def boo():
+        sig = layer_norm_signature(tuple(x.shape), normalized_ndim, x.dtype, weight is not None, bias is not None,
+                                   eps, 1)
+        got = _run(sig, {"x": x.contiguous(), "weight": weight, "bias": bias})
+        return [got["y"], got["mean"], got["rstd"]]
+
+    def pytorch():
+        y, mean, rstd = torch.native_layer_norm(x.contiguous(), x.shape[x.dim() - normalized_ndim:], weight, bias, eps)
+        return [y, mean.float(), rstd.float()]
+
+    return _boo_or_torch(f"layer_norm {list(x.shape)} {x.dtype}", boo, pytorch)
 
 
 @_layer_norm.register_fake
@@ -291,9 +357,20 @@ def _(x, normalized_ndim, weight, bias, eps):
 def _layer_norm_backward(dy: torch.Tensor, x: torch.Tensor, normalized_ndim: int, weight: Optional[torch.Tensor],
                          has_bias: bool, mean: torch.Tensor, rstd: torch.Tensor, eps: float,
                          output_mask: List[bool]) -> List[torch.Tensor]:
-    forw = (2 if output_mask[0] else 0) + (4 if output_mask[1] else 0) + (8 if output_mask[2] else 0)
-    sig = layer_norm_signature(tuple(x.shape), normalized_ndim, x.dtype, weight is not None, has_bias, eps, forw)
-    got = _run(sig, {"dy": dy.contiguous(), "x": x.contiguous(), "weight": weight, "mean": mean, "rstd": rstd})
+    def boo():
+        forw = (2 if output_mask[0] else 0) + (4 if output_mask[1] else 0) + (8 if output_mask[2] else 0)
+        sig = layer_norm_signature(tuple(x.shape), normalized_ndim, x.dtype, weight is not None, has_bias, eps, forw)
+        return _run(sig, {"dy": dy.contiguous(), "x": x.contiguous(), "weight": weight, "mean": mean, "rstd": rstd})
+
+    def pytorch():
+        normalized = x.shape[x.dim() - normalized_ndim:]
+        dx, dw, db = torch.ops.aten.native_layer_norm_backward(
+            dy.contiguous(), x.contiguous(), normalized, mean, rstd, weight,
+            torch.zeros(normalized, dtype=x.dtype, device=x.device) if has_bias else None,
+            [bool(m) for m in output_mask])
+        return {"dx": dx, "dweight": dw, "dbias": db}
+
+    got = _boo_or_torch(f"layer_norm backward {list(x.shape)} {x.dtype}", boo, pytorch)
     # Gradients not asked for come back as distinct empty tensors (outputs may not alias).
     return [got["dx"] if output_mask[0] else x.new_empty(0), got["dweight"] if output_mask[1] else x.new_empty(0),
             got["dbias"] if output_mask[2] else x.new_empty(0)]
@@ -343,6 +420,8 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
     if tuple(x.shape[x.dim() - len(normalized_shape):]) != normalized_shape:
         raise ValueError(f"layer_norm: normalized_shape {list(normalized_shape)} does not match the trailing "
                          f"dimensions of the input {list(x.shape)}")
+    if x.dtype not in _NORM_TOKENS:
+        raise ValueError(f"layer_norm: dtype {x.dtype} is not supported; boo takes float32, float16 and bfloat16")
     if bias is not None and weight is None:
         raise NotImplementedError("layer_norm: a bias without a weight has no boo signature (MIOpen's -m 1 "
                                   "pairs the bias with a weight)")

@@ -8,6 +8,7 @@ label gpu). Each case names the boo-driver command it exercises where it has one
 import os
 import sys
 import unittest
+import unittest.mock
 
 import torch
 import torch.nn.functional as F
@@ -162,6 +163,21 @@ class ConvOpTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "permutation"):
             ops.conv(x, w, input_layout="NCWX")
 
+    def test_unsupported_signature_falls_back_with_one_warning(self):
+        # A signature boo cannot run (simulated: no signature builds) runs on PyTorch.
+        x, w = torch.randn(1, 2, 5, 5, device=DEVICE), torch.randn(3, 2, 3, 3, device=DEVICE)
+        with unittest.mock.patch.object(ops, "conv_signature", side_effect=NotImplementedError("no kernel for it")):
+            with self.assertWarnsRegex(UserWarning, "runs on PyTorch: no kernel for it"):
+                y = ops.conv(x.to(memory_format=torch.channels_last), w, padding=1, activation="relu")
+            self.assertTrue(y.is_contiguous(memory_format=torch.channels_last), "the layout the op promises")
+            assert_close(self, y, F.relu(F.conv2d(x, w, padding=1)), torch.float32, "fallback")
+            os.environ["BOO_STRICT"] = "1"
+            try:
+                with self.assertRaises(NotImplementedError):
+                    ops.conv(x, w, padding=1)
+            finally:
+                del os.environ["BOO_STRICT"]
+
     def test_opcheck_and_compile(self):
         x = torch.randn(1, 2, 5, 5, device=DEVICE, requires_grad=True)
         w = torch.randn(3, 2, 3, 3, device=DEVICE, requires_grad=True)
@@ -208,6 +224,124 @@ class LayerNormOpTest(unittest.TestCase):
         x = torch.randn(2, 4, device=DEVICE)
         with self.assertRaises(NotImplementedError):
             ops.layer_norm(x, (4,), None, torch.zeros(4, device=DEVICE))
+
+
+class ModulesTest(unittest.TestCase):
+    def test_same_init_state_dict_and_output_as_torch(self):
+        cases = [(torch.nn.Conv2d, boo.nn.Conv2d, dict(in_channels=4, out_channels=6, kernel_size=3, padding=1)),
+                 (torch.nn.Conv2d, boo.nn.Conv2d, dict(in_channels=4, out_channels=4, kernel_size=4, padding="same",
+                                                      bias=False)),
+                 (torch.nn.Conv2d, boo.nn.Conv2d, dict(in_channels=4, out_channels=4, kernel_size=3, padding=1,
+                                                      padding_mode="reflect", groups=2)),
+                 (torch.nn.Conv1d, boo.nn.Conv1d, dict(in_channels=3, out_channels=5, kernel_size=3, stride=2,
+                                                      padding=1, padding_mode="circular")),
+                 (torch.nn.Conv3d, boo.nn.Conv3d, dict(in_channels=2, out_channels=3, kernel_size=3, dilation=2,
+                                                      padding=2)),
+                 (torch.nn.LayerNorm, boo.nn.LayerNorm, dict(normalized_shape=(6,), bias=False)),
+                 (torch.nn.LayerNorm, boo.nn.LayerNorm, dict(normalized_shape=(5, 6), elementwise_affine=False))]
+        inputs = {torch.nn.Conv1d: (2, 3, 9), torch.nn.Conv2d: (2, 4, 7, 7), torch.nn.Conv3d: (1, 2, 6, 6, 6),
+                  torch.nn.LayerNorm: (3, 5, 6)}
+        for torch_cls, boo_cls, kwargs in cases:
+            with self.subTest(module=torch_cls.__name__, **{k: str(v) for k, v in kwargs.items()}):
+                torch.manual_seed(0)
+                ref = torch_cls(**kwargs, device=DEVICE)
+                torch.manual_seed(0)
+                mod = boo_cls(**kwargs, device=DEVICE)
+                self.assertEqual(ref.state_dict().keys(), mod.state_dict().keys())
+                for k, v in ref.state_dict().items():
+                    self.assertTrue(torch.equal(v, mod.state_dict()[k]), k)
+                x = torch.randn(inputs[torch_cls], device=DEVICE)
+                assert_close(self, mod(x), ref(x), torch.float32, torch_cls.__name__)
+
+    def test_replace_modules_in_place(self):
+        torch.manual_seed(1)
+        model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(),
+                                    torch.nn.Sequential(torch.nn.Conv2d(8, 8, 1), torch.nn.LayerNorm(6)),
+                                    torch.nn.Linear(6, 2)).to(DEVICE)
+        x = torch.randn(2, 3, 6, 6, device=DEVICE)
+        want = model(x)
+        weight = model[0].weight
+        self.assertIs(boo.replace_modules(model), model)
+        self.assertIsInstance(model[0], boo.nn.Conv2d)
+        self.assertIsInstance(model[2][0], boo.nn.Conv2d)
+        self.assertIsInstance(model[2][1], boo.nn.LayerNorm)
+        self.assertIsInstance(model[3], torch.nn.Linear)
+        self.assertIs(model[0].weight, weight)  # parameters are shared, not copied
+        assert_close(self, model(x), want, torch.float32, "replaced model")
+
+
+class _Block(torch.nn.Module):
+    """conv + bias + relu, conv + silu, a conv left alone (two users), layer norm."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.conv2 = torch.nn.Conv2d(8, 8, 1, bias=False)
+        self.conv3 = torch.nn.Conv2d(8, 4, 3, padding="same")
+        self.norm = torch.nn.LayerNorm(4)
+
+    def forward(self, x):
+        y = torch.relu(self.conv1(x))
+        y = F.silu(self.conv2(y))
+        z = self.conv3(y)  # 'same' padding: left to PyTorch
+        return self.norm((z + z.sigmoid()).permute(0, 2, 3, 1))
+
+
+class CompileTest(unittest.TestCase):
+    def compiled_counts(self, model, x, nested):
+        counts = {}
+
+        def recorder(gm, example_inputs):
+            for node in gm.graph.nodes:
+                if node.target in (ops.conv, ops.layer_norm):
+                    counts[node.target.__name__] = counts.get(node.target.__name__, 0) + 1
+                if node.target in (torch.conv2d, torch.relu, F.silu, F.layer_norm):
+                    counts["torch." + node.target.__name__] = counts.get("torch." + node.target.__name__, 0) + 1
+            from torch._dynamo import lookup_backend
+            return lookup_backend(nested)(gm, example_inputs)
+
+        out = torch.compile(model, backend=boo.backend(recorder))(x)
+        return counts, out
+
+    def setUp(self):
+        torch._dynamo.reset()  # static shapes in every case: boo's signatures are checked at compile time
+
+    def test_rewrite_carves_out_convs_activations_and_norms(self):
+        torch.manual_seed(2)
+        model = _Block().to(DEVICE)
+        x = torch.randn(2, 3, 6, 6, device=DEVICE, requires_grad=True)
+        counts, out = self.compiled_counts(model, x, "eager")
+        self.assertEqual(counts, {"conv": 2, "layer_norm": 1, "torch.conv2d": 1}, counts)
+        want = model(x)
+        assert_close(self, out, want, torch.float32, "rewritten graph")
+        dy = torch.randn_like(out)
+        got = torch.autograd.grad(out, [x] + list(model.parameters()), dy)
+        ref = torch.autograd.grad(want, [x] + list(model.parameters()), dy)
+        for i, (g, r) in enumerate(zip(got, ref)):
+            assert_close(self, g, r, torch.float32, f"gradient {i}")
+
+    def test_named_backends(self):
+        torch.manual_seed(3)
+        model = _Block().to(DEVICE)
+        x = torch.randn(1, 3, 5, 5, device=DEVICE)
+        want = model(x)
+        for name in ("boo", "boo_inductor"):
+            with self.subTest(backend=name):
+                torch._dynamo.reset()
+                assert_close(self, torch.compile(model, backend=name)(x), want, torch.float32, name)
+
+    def test_fusion_schema_turns_ops_off(self):
+        model = _Block().to(DEVICE)
+        x = torch.randn(1, 3, 5, 5, device=DEVICE)
+        counts = {}
+
+        def recorder(gm, example_inputs):
+            counts.update({n.target.__name__: 1 for n in gm.graph.nodes if n.target in (ops.conv, ops.layer_norm)})
+            return gm.forward
+
+        torch._dynamo.reset()
+        torch.compile(model, backend=boo.backend(recorder, fusion_schema={"conv": False}))(x)
+        self.assertEqual(counts, {"layer_norm": 1})
 
 
 if __name__ == "__main__":

@@ -1,0 +1,229 @@
+"""torch.compile backends: "boo" (boo's ops, the rest eager) and
+"boo_inductor" (boo's ops, the rest through inductor).
+
+The rewrite works on Dynamo's FX graph before autograd: every convolution
+(with its bias) followed by a supported activation, and every layer norm,
+becomes a boo op. boo's ops carry their own autograd, so the backward graph
+runs boo's backward kernels too. Each candidate is checked when the graph is
+compiled (on a GPU its kernels are compiled or loaded then): one boo cannot
+run stays with PyTorch, with one warning — never an error at run time.
+"""
+import functools
+import logging
+import warnings
+
+import torch
+import torch.nn.functional as F
+
+from . import _C, ops
+
+__all__ = ["backend", "boo_backend", "boo_inductor_backend", "DEFAULT_FUSION_SCHEMA"]
+
+log = logging.getLogger("boo")
+
+# What the rewrite carves out: convolutions (with the activations that may
+# follow them, by boo's activation name) and layer norms.
+DEFAULT_FUSION_SCHEMA = {
+    "conv": True,
+    "conv_activations": ("relu", "sigmoid", "tanh", "silu", "gelu", "gelu_tanh", "leaky_relu", "clamp"),
+    "layer_norm": True,
+}
+
+_CONVS = {torch.conv1d: 1, torch.conv2d: 2, torch.conv3d: 3, F.conv1d: 1, F.conv2d: 2, F.conv3d: 3}
+_LAYER_NORMS = (F.layer_norm, torch.layer_norm)
+
+
+def _activation_of(node):
+    """boo's activation name for an FX node that applies one to its first
+    argument (and nothing else), or None."""
+    target, args, kwargs = node.target, node.args, node.kwargs
+    if node.op == "call_method":
+        return {"relu": "relu", "relu_": "relu", "sigmoid": "sigmoid", "tanh": "tanh"}.get(target) \
+            if len(args) == 1 and not kwargs else None
+    if node.op != "call_function":
+        return None
+    if target in (F.relu, torch.relu, torch.relu_) and len(args) == 1:
+        return "relu"
+    if target in (torch.sigmoid, F.sigmoid) and len(args) == 1 and not kwargs:
+        return "sigmoid"
+    if target in (torch.tanh, F.tanh) and len(args) == 1 and not kwargs:
+        return "tanh"
+    if target in (F.silu, torch._C._nn.silu) and len(args) == 1:
+        return "silu"
+    if target in (F.gelu, torch._C._nn.gelu) and len(args) == 1:
+        approximate = kwargs.get("approximate", "none")
+        return {"none": "gelu", "tanh": "gelu_tanh"}.get(approximate)
+    if target in (F.leaky_relu, torch._C._nn.leaky_relu):
+        slope = args[1] if len(args) > 1 else kwargs.get("negative_slope", 0.01)
+        return f"leaky_relu:{float(slope)!r}" if isinstance(slope, (int, float)) else None
+    if target is torch.clamp:
+        lo = args[1] if len(args) > 1 else kwargs.get("min")
+        hi = args[2] if len(args) > 2 else kwargs.get("max")
+        if isinstance(lo, (int, float)) and isinstance(hi, (int, float)):
+            return f"clamp:{float(lo)!r}:{float(hi)!r}"
+    return None
+
+
+def _value(node):
+    return node.meta.get("example_value") if isinstance(node, torch.fx.Node) else node
+
+
+def _conv_arguments(node):
+    """(x, w, b, stride, padding, dilation, groups) of a conv node with
+    numeric padding, or None."""
+    names = ("input", "weight", "bias", "stride", "padding", "dilation", "groups")
+    defaults = (None, None, None, 1, 0, 1, 1)
+    values = [node.args[i] if i < len(node.args) else node.kwargs.get(n, d)
+              for i, (n, d) in enumerate(zip(names, defaults))]
+    if values[4] == "valid":
+        values[4] = 0
+    if isinstance(values[4], str):
+        return None  # 'same': torch.nn pads asymmetrically for even kernels; left to PyTorch
+    return values
+
+
+def _boo_can_run(sig_of, tensors):
+    """Whether boo runs the signatures `sig_of()` builds on the tensors' device
+    (on a GPU: compiles or loads their kernels now); warns once otherwise.
+    With symbolic shapes (dynamic=True) there is nothing to check yet: the op
+    checks at run time and falls back to PyTorch there (boo.ops)."""
+    if any(isinstance(d, torch.SymInt) for t in tensors for d in t.shape):
+        return tensors[0].device.type in ("cuda", "cpu")
+    try:
+        sigs = sig_of()
+        device = tensors[0].device
+        if device.type == "cuda":
+            for sig in sigs:
+                _C.implementation(sig, device.index or 0)
+        elif device.type != "cpu":
+            return False
+        return True
+    except (ValueError, NotImplementedError, RuntimeError) as e:
+        _warn_once(str(e))
+        return False
+
+
+@functools.lru_cache(maxsize=None)
+def _warn_once(message):
+    warnings.warn(f"boo: left to PyTorch: {message}", stacklevel=3)
+
+
+def _rewrite_convs(gm, schema):
+    graph = gm.graph
+    count = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node.target not in _CONVS:
+            continue
+        arguments = _conv_arguments(node)
+        if arguments is None:
+            continue
+        x, w, b, stride, padding, dilation, groups = arguments
+        xv, wv, bv = _value(x), _value(w), _value(b)
+        if not isinstance(xv, torch.Tensor) or not isinstance(wv, torch.Tensor):
+            continue
+        spatial = _CONVS[node.target]
+        stride, padding, dilation = (ops._tuple(v, spatial, n) for v, n in ((stride, "stride"),
+                                                                           (padding, "padding"),
+                                                                           (dilation, "dilation")))
+        # A single activation user is fused; the activation node then goes away.
+        users = list(node.users)
+        activation, fused = "none", None
+        if len(users) == 1:
+            name = _activation_of(users[0])
+            if name and name.split(":")[0] in schema["conv_activations"]:
+                activation, fused = name, users[0]
+        layouts = (ops.layout_of(xv), ops.layout_of(wv), ops.layout_of(xv))
+        needs_grad = any(t is not None and t.requires_grad for t in (xv, wv, bv))
+
+        def signatures():
+            shape = (tuple(xv.shape), tuple(wv.shape), xv.dtype, tuple(stride), tuple(padding), tuple(dilation),
+                     groups, bv is not None)
+            sigs = [ops.conv_signature(*shape, activation, layouts, "forward")]
+            if needs_grad:
+                sigs.append(ops.conv_signature(*shape, "none", layouts, frozenset(("input", "weight", "bias"))))
+            return sigs
+
+        if not _boo_can_run(signatures, [xv]):
+            continue
+        with graph.inserting_after(fused or node):
+            new = graph.call_function(ops.conv, (x, w, b), {"stride": stride, "padding": padding,
+                                                            "dilation": dilation, "groups": groups,
+                                                            "activation": activation})
+        new.meta.update((fused or node).meta)
+        (fused or node).replace_all_uses_with(new)
+        if fused is not None:
+            graph.erase_node(fused)
+        graph.erase_node(node)
+        count += 1
+    return count
+
+
+def _rewrite_layer_norms(gm):
+    graph = gm.graph
+    count = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node.target not in _LAYER_NORMS:
+            continue
+        names = ("input", "normalized_shape", "weight", "bias", "eps")
+        defaults = (None, None, None, None, 1e-5)
+        x, shape, w, b, eps = (node.args[i] if i < len(node.args) else node.kwargs.get(n, d)
+                               for i, (n, d) in enumerate(zip(names, defaults)))
+        xv = _value(x)
+        if not isinstance(xv, torch.Tensor) or not isinstance(eps, (int, float)) or (w is None and b is not None):
+            continue
+        shape = tuple(shape) if not isinstance(shape, int) else (shape,)
+        needs_grad = xv.requires_grad or any(isinstance(_value(t), torch.Tensor) and _value(t).requires_grad
+                                             for t in (w, b))
+
+        def signatures():
+            common = (tuple(xv.shape), len(shape), xv.dtype, w is not None, b is not None, eps)
+            return [ops.layer_norm_signature(*common, 1)] + ([ops.layer_norm_signature(*common, 14)]
+                                                            if needs_grad else [])
+
+        if not _boo_can_run(signatures, [xv]):
+            continue
+        with graph.inserting_after(node):
+            new = graph.call_function(ops.layer_norm, (x, shape, w, b, float(eps)))
+        new.meta.update(node.meta)
+        node.replace_all_uses_with(new)
+        graph.erase_node(node)
+        count += 1
+    return count
+
+
+def rewrite(gm, fusion_schema=None):
+    """Rewrites `gm` (a Dynamo FX graph) in place; returns {op: nodes replaced}."""
+    schema = dict(DEFAULT_FUSION_SCHEMA, **(fusion_schema or {}))
+    counts = {"conv": _rewrite_convs(gm, schema) if schema["conv"] else 0,
+              "layer_norm": _rewrite_layer_norms(gm) if schema["layer_norm"] else 0}
+    gm.graph.lint()
+    gm.recompile()
+    log.debug("boo: rewrote %s", counts)
+    return counts
+
+
+def backend(nested_backend="eager", fusion_schema=None):
+    """A torch.compile backend: boo's rewrite, then `nested_backend` ("eager",
+    "inductor", or any backend callable) on the rewritten graph."""
+    def compile_graph(gm, example_inputs):
+        rewrite(gm, fusion_schema)
+        if nested_backend == "eager":
+            return gm.forward
+        if nested_backend == "inductor":
+            from torch._inductor.compile_fx import compile_fx
+            return compile_fx(gm, example_inputs)
+        if callable(nested_backend):
+            return nested_backend(gm, example_inputs)
+        from torch._dynamo import lookup_backend
+        return lookup_backend(nested_backend)(gm, example_inputs)
+    return compile_graph
+
+
+def boo_backend(gm, example_inputs):
+    """The "boo" torch.compile backend: boo's ops, everything else eager."""
+    return backend("eager")(gm, example_inputs)
+
+
+def boo_inductor_backend(gm, example_inputs):
+    """The "boo_inductor" torch.compile backend: boo's ops, everything else through inductor."""
+    return backend("inductor")(gm, example_inputs)
