@@ -2,7 +2,7 @@
 # The one script for the GPU machine: builds boo there, runs the GPU tests, the
 # numerics over the workloads, and prints one short table at the end.
 # Usage (from the repository root): scripts/gpu-check.sh [stage ...]
-#   stages: build info tests numerics cache sanitizer perf full  (default: all but full)
+#   stages: build info tests python numerics cache sanitizer perf full  (default: all but full)
 #   full: the complete benchmark of one workload (FULL_FILE, default BOO's 413
 #   convs): boo and cuDNN, --verify-numerics, CSV and Perfetto trace, with its
 #   wall time, numerics pass rate and trace size.
@@ -16,7 +16,7 @@ BUILD=build-gpu
 [ -f .deps/commit ] && export BOO_GIT_COMMIT="$(cat .deps/commit)"
 COMMIT="${BOO_GIT_COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}"
 stages=("$@")
-[ ${#stages[@]} -eq 0 ] && stages=(build info tests numerics cache sanitizer perf)
+[ ${#stages[@]} -eq 0 ] && stages=(build info tests python numerics cache sanitizer perf)
 declare -a table
 
 want() { local s; for s in "${stages[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
@@ -50,6 +50,21 @@ if want tests; then
   (cd $BUILD && ctest -L gpu -LE numerics -V -j 4) > "$OUT/gpu-tests.log" 2>&1
   row "ctest -L gpu" "$(grep -E 'tests passed|tests failed' "$OUT/gpu-tests.log" | tail -1)"
   grep -E "cached module load|MiB after the first command|\*\*\*Failed|executor isolation holds" "$OUT/gpu-tests.log" | head -8 | sed 's/^/  /'
+fi
+
+# python: pip install . with the machine's PyTorch (build tools from .deps/wheels), then the
+# package's tests on CUDA tensors.
+if want python; then
+  start=$(date +%s)
+  if python3 -m pip install -q --no-index --find-links .deps/wheels scikit-build-core nanobind > "$OUT/python.log" 2>&1 &&
+     CMAKE_BUILD_PARALLEL_LEVEL=16 python3 -m pip install -q --no-build-isolation --no-deps . >> "$OUT/python.log" 2>&1; then
+    row "pip install ." "ok ($(( $(date +%s) - start )) s)"
+    (cd /tmp && python3 "$OLDPWD/tests/python/test_torch_ops.py" cuda) >> "$OUT/python.log" 2>&1
+    row "python tests (cuda)" "$(grep -E '^(OK|FAILED)' "$OUT/python.log" | tail -1), $(grep -E '^Ran ' "$OUT/python.log" | tail -1)"
+  else
+    row "pip install ." "FAILED (see python.log)"
+    tail -20 "$OUT/python.log"
+  fi
 fi
 
 # numerics: the given files (default: the conv matrix, the examples and BOO's sample).

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fills .deps/ (git-ignored) with what the GPU machine lacks, for the device
 # tool's `carry`: GoogleTest's sources, cuDNN 9's graph header, CUPTI's headers
-# (in case the toolkit there lacks them), and the commit
+# (in case the toolkit there lacks them), the Python build tools' wheels, and the commit
 # of the tree (the copy there has no .git). Run here before each GPU call:
 #   scripts/prepare-gpu-carry.sh && <device run: scripts/gpu-check.sh ...> with carry [".deps"]
 set -euo pipefail
@@ -13,5 +13,10 @@ for h in cudnn_graph.h cudnn_version.h; do
   if [ -n "$src" ]; then cp "$src" .deps/cudnn-include/; fi
 done
 cp /usr/local/cuda/include/cupti*.h .deps/cupti-include/ 2>/dev/null || true
+# The Python package's build tools (pure-Python wheels; the GPU machine has PyTorch but no PyPI).
+if [ ! -d .deps/wheels ]; then
+  python3 -m pip download -q --only-binary=:all: -d .deps/wheels \
+    nanobind==2.4.0 scikit-build-core==0.10.7 pathspec packaging
+fi
 git rev-parse --short=12 HEAD > .deps/commit
 echo "prepared .deps: $(ls .deps | tr '\n' ' ')"
