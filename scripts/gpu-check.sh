@@ -68,7 +68,7 @@ if want python; then
 fi
 
 # numerics: the given files (default: the conv matrix, the examples and BOO's sample).
-NUMERICS_FILES="${NUMERICS_FILES:-tests/gpu/conv_matrix.txt examples/sample-commands.txt workloads/boo-sample.txt}"
+NUMERICS_FILES="${NUMERICS_FILES:-tests/gpu/conv_matrix.txt tests/gpu/norm_matrix.txt examples/sample-commands.txt workloads/boo-sample.txt}"
 if want numerics; then
   export BOO_CACHE_DIR="$PWD/$BUILD/cache"
   for wl in $NUMERICS_FILES; do

@@ -2,8 +2,8 @@
 "boo_inductor" (boo's ops, the rest through inductor).
 
 The rewrite works on Dynamo's FX graph before autograd: every convolution
-(with its bias) followed by a supported activation, and every layer norm,
-becomes a boo op. boo's ops carry their own autograd, so the backward graph
+(with its bias) followed by a supported activation, every layer norm and
+every RMS norm becomes a boo op. boo's ops carry their own autograd, so the backward graph
 runs boo's backward kernels too. Each candidate is checked when the graph is
 compiled (on a GPU its kernels are compiled or loaded then): one boo cannot
 run stays with PyTorch, with one warning — never an error at run time.
@@ -27,10 +27,12 @@ DEFAULT_FUSION_SCHEMA = {
     "conv": True,
     "conv_activations": ("relu", "sigmoid", "tanh", "silu", "gelu", "gelu_tanh", "leaky_relu", "clamp"),
     "layer_norm": True,
+    "rms_norm": True,
 }
 
 _CONVS = {torch.conv1d: 1, torch.conv2d: 2, torch.conv3d: 3, F.conv1d: 1, F.conv2d: 2, F.conv3d: 3}
 _LAYER_NORMS = (F.layer_norm, torch.layer_norm)
+_RMS_NORMS = (F.rms_norm, torch.rms_norm)
 
 
 def _activation_of(node):
@@ -191,11 +193,44 @@ def _rewrite_layer_norms(gm):
     return count
 
 
+def _rewrite_rms_norms(gm):
+    graph = gm.graph
+    count = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node.target not in _RMS_NORMS:
+            continue
+        names, defaults = ("input", "normalized_shape", "weight", "eps"), (None, None, None, None)
+        x, shape, w, eps = (node.args[i] if i < len(node.args) else node.kwargs.get(n, d)
+                            for i, (n, d) in enumerate(zip(names, defaults)))
+        xv = _value(x)
+        if not isinstance(xv, torch.Tensor) or not (eps is None or isinstance(eps, (int, float))):
+            continue
+        shape = tuple(shape) if not isinstance(shape, int) else (shape,)
+        if eps is None and xv.dtype in (torch.float32, torch.float16, torch.bfloat16):
+            eps = torch.finfo(xv.dtype).eps
+        needs_grad = xv.requires_grad or (isinstance(_value(w), torch.Tensor) and _value(w).requires_grad)
+
+        def signatures():
+            common = (tuple(xv.shape), len(shape), xv.dtype, w is not None, eps)
+            return [ops.rms_norm_signature(*common, 1)] + ([ops.rms_norm_signature(*common, 2)] if needs_grad else [])
+
+        if not _boo_can_run(signatures, [xv]):
+            continue
+        with graph.inserting_after(node):
+            new = graph.call_function(ops.rms_norm, (x, shape, w, float(eps)))
+        new.meta.update(node.meta)
+        node.replace_all_uses_with(new)
+        graph.erase_node(node)
+        count += 1
+    return count
+
+
 def rewrite(gm, fusion_schema=None):
     """Rewrites `gm` (a Dynamo FX graph) in place; returns {op: nodes replaced}."""
     schema = dict(DEFAULT_FUSION_SCHEMA, **(fusion_schema or {}))
     counts = {"conv": _rewrite_convs(gm, schema) if schema["conv"] else 0,
-              "layer_norm": _rewrite_layer_norms(gm) if schema["layer_norm"] else 0}
+              "layer_norm": _rewrite_layer_norms(gm) if schema["layer_norm"] else 0,
+              "rms_norm": _rewrite_rms_norms(gm) if schema["rms_norm"] else 0}
     gm.graph.lint()
     gm.recompile()
     log.debug("boo: rewrote %s", counts)

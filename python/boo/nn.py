@@ -4,7 +4,7 @@ import torch
 
 from . import ops
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "LayerNorm", "replace_modules"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "LayerNorm", "RMSNorm", "replace_modules"]
 
 
 class _BooConv:
@@ -50,8 +50,13 @@ class LayerNorm(torch.nn.LayerNorm):
         return ops.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
 
+class RMSNorm(torch.nn.RMSNorm):
+    def forward(self, x):
+        return ops.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+
 _REPLACEMENTS = {torch.nn.Conv1d: Conv1d, torch.nn.Conv2d: Conv2d, torch.nn.Conv3d: Conv3d,
-                 torch.nn.LayerNorm: LayerNorm}
+                 torch.nn.LayerNorm: LayerNorm, torch.nn.RMSNorm: RMSNorm}
 
 
 def _swap(module):
@@ -67,7 +72,7 @@ def _swap(module):
 
 
 def replace_modules(model, types=None):
-    """Replaces, in place, every torch.nn.Conv1d/2d/3d and LayerNorm in `model`
+    """Replaces, in place, every torch.nn.Conv1d/2d/3d, LayerNorm and RMSNorm in `model`
     (or only those of `types`) by boo's, sharing their parameters. Returns
     `model` (itself replaced when it is one of those modules)."""
     wanted = tuple(types) if types is not None else tuple(_REPLACEMENTS)

@@ -20,11 +20,12 @@ import torch.nn.functional as F
 from . import _C, _tensors
 from .launch import get_launchable
 
-__all__ = ["conv", "layer_norm", "conv_signature", "layer_norm_signature"]
+__all__ = ["conv", "layer_norm", "rms_norm", "conv_signature", "layer_norm_signature", "rms_norm_signature"]
 
 _CONV_FNS = {3: F.conv1d, 4: F.conv2d, 5: F.conv3d}
 _CONV_TOKENS = {torch.float32: "conv", torch.float16: "convfp16", torch.bfloat16: "convbfp16"}
 _NORM_TOKENS = {torch.float32: "layernorm", torch.float16: "layernormfp16", torch.bfloat16: "layernormbfp16"}
+_RMS_TOKENS = {torch.float32: "t5layernorm", torch.float16: "t5layernormfp16", torch.bfloat16: "t5layernormbfp16"}
 
 
 def _use_backward_kernels():
@@ -125,6 +126,15 @@ def layer_norm_signature(x_shape, normalized_ndim, dtype, has_weight, has_bias, 
              "-e", repr(float(eps)), "-m", 1 if has_weight else 0, "-F", forw]
     if has_weight and not has_bias:
         words += ["--bias", 0]
+    return _parse(" ".join(str(w) for w in words))
+
+
+def rms_norm_signature(x_shape, normalized_ndim, dtype, has_weight, eps, forw):
+    """forw: MIOpen's -F (0 forward and backward, 1 forward, 2 backward)."""
+    if dtype not in _RMS_TOKENS:
+        raise ValueError(f"rms_norm: dtype {dtype} is not supported; boo takes float32, float16 and bfloat16")
+    words = [_RMS_TOKENS[dtype], "-X", "x".join(str(s) for s in x_shape), "-o", len(x_shape) - normalized_ndim,
+             "-e", repr(float(eps)), "-m", 5 if has_weight else 4, "-F", forw]
     return _parse(" ".join(str(w) for w in words))
 
 
@@ -426,3 +436,104 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
         raise NotImplementedError("layer_norm: a bias without a weight has no boo signature (MIOpen's -m 1 "
                                   "pairs the bias with a weight)")
     return _layer_norm(x, len(normalized_shape), weight, bias, eps)[0]
+
+
+# ---------------------------------------------------------------------------
+# RMS norm.
+
+def _rms_torch(x, normalized_ndim, weight, eps):
+    """(y, rstd) computed by PyTorch with float32 statistics (the fallback)."""
+    dims = tuple(range(x.dim() - normalized_ndim, x.dim()))
+    rstd = torch.rsqrt(x.float().pow(2).mean(dims, keepdim=True) + eps)
+    y = x.float() * rstd
+    if weight is not None:
+        y = y * weight.float()
+    return y.to(x.dtype), rstd.reshape(x.shape[:x.dim() - normalized_ndim] or (1,))
+
+
+@torch.library.custom_op("boo::rms_norm", mutates_args=())
+def _rms_norm(x: torch.Tensor, normalized_ndim: int, weight: Optional[torch.Tensor], eps: float) -> List[torch.Tensor]:
+    """(y, rstd); rstd is float32 with the leading dims' shape."""
+    def boo():
+        sig = rms_norm_signature(tuple(x.shape), normalized_ndim, x.dtype, weight is not None, eps, 1)
+        got = _run(sig, {"x": x.contiguous(), "weight": weight})
+        return [got["y"], got["rstd"]]
+
+    return _boo_or_torch(f"rms_norm {list(x.shape)} {x.dtype}", boo,
+                         lambda: list(_rms_torch(x.contiguous(), normalized_ndim, weight, eps)))
+
+
+@_rms_norm.register_fake
+def _(x, normalized_ndim, weight, eps):
+    return [x.new_empty(x.shape), x.new_empty(x.shape[:x.dim() - normalized_ndim] or (1,), dtype=torch.float32)]
+
+
+@torch.library.custom_op("boo::rms_norm_backward", mutates_args=())
+def _rms_norm_backward(dy: torch.Tensor, x: torch.Tensor, normalized_ndim: int, weight: Optional[torch.Tensor],
+                       rstd: torch.Tensor, eps: float) -> List[torch.Tensor]:
+    """(dx, dweight); dweight is empty without a weight."""
+    def boo():
+        sig = rms_norm_signature(tuple(x.shape), normalized_ndim, x.dtype, weight is not None, eps, 2)
+        got = _run(sig, {"dy": dy.contiguous(), "x": x.contiguous(), "weight": weight, "rstd": rstd})
+        return [got["dx"], got["dweight"] if weight is not None else x.new_empty(0)]
+
+    def pytorch():
+        dims = tuple(range(x.dim() - normalized_ndim, x.dim()))
+        r = rstd.reshape(list(x.shape[:x.dim() - normalized_ndim]) + [1] * normalized_ndim)
+        xhat = x.float() * r
+        g = dy.float() * (weight.float() if weight is not None else 1.0)
+        dx = r * (g - xhat * (g * xhat).mean(dims, keepdim=True))
+        lead = tuple(range(x.dim() - normalized_ndim))
+        dw = (dy.float() * xhat).sum(lead).to(x.dtype) if weight is not None else x.new_empty(0)
+        return [dx.to(x.dtype), dw]
+
+    return _boo_or_torch(f"rms_norm backward {list(x.shape)} {x.dtype}", boo, pytorch)
+
+
+@_rms_norm_backward.register_fake
+def _(dy, x, normalized_ndim, weight, rstd, eps):
+    return [x.new_empty(x.shape), x.new_empty(weight.shape) if weight is not None else x.new_empty(0)]
+
+
+def _rms_norm_setup_context(ctx, inputs, output):
+    x, normalized_ndim, weight, eps = inputs
+    ctx.save_for_backward(x, weight, output[1])
+    ctx.params = (normalized_ndim, eps)
+
+
+def _rms_norm_backward_rule(ctx, grads):
+    dy = grads[0]  # rstd is not differentiated through
+    x, weight, rstd = ctx.saved_tensors
+    normalized_ndim, eps = ctx.params
+    need_x, _, need_w = ctx.needs_input_grad[:3]
+    if not (need_x or (need_w and weight is not None)):
+        return None, None, None, None
+    if _use_backward_kernels():
+        dx, dw = _rms_norm_backward(dy, x, normalized_ndim, weight, rstd, eps)
+    else:
+        with torch.enable_grad():
+            leaves = [t.detach().requires_grad_() for t in (x, weight) if t is not None]
+            y = torch.nn.functional.rms_norm(leaves[0], x.shape[x.dim() - normalized_ndim:],
+                                             leaves[1] if weight is not None else None, eps)
+            grads_t = torch.autograd.grad(y, leaves, dy)
+        dx, dw = grads_t[0], grads_t[1] if weight is not None else None
+    return (dx if need_x else None, None, dw if need_w and weight is not None else None, None)
+
+
+_rms_norm.register_autograd(_rms_norm_backward_rule, setup_context=_rms_norm_setup_context)
+
+
+def rms_norm(x, normalized_shape, weight=None, eps: Optional[float] = None):
+    """As torch.nn.functional.rms_norm (eps None: the dtype's machine epsilon),
+    with float32 statistics whatever the dtype."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    normalized_shape = tuple(normalized_shape)
+    if tuple(x.shape[x.dim() - len(normalized_shape):]) != normalized_shape:
+        raise ValueError(f"rms_norm: normalized_shape {list(normalized_shape)} does not match the trailing "
+                         f"dimensions of the input {list(x.shape)}")
+    if x.dtype not in _RMS_TOKENS:
+        raise ValueError(f"rms_norm: dtype {x.dtype} is not supported; boo takes float32, float16 and bfloat16")
+    if eps is None:
+        eps = torch.finfo(x.dtype).eps
+    return _rms_norm(x, len(normalized_shape), weight, float(eps))[0]

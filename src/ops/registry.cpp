@@ -8,6 +8,7 @@
 #include "ops/conv/conv_op.hpp"
 #include "ops/layernorm/layernorm_op.hpp"
 #include "ops/op_definition.hpp"
+#include "ops/rmsnorm/rmsnorm_op.hpp"
 #include "ops/testing/test_op.hpp"
 
 namespace boo::ops {
@@ -16,6 +17,7 @@ std::span<const OpDefinition* const> all_ops() {
   static const OpDefinition* const kOps[] = {
       &conv::definition(),
       &layernorm::definition(),
+      &rmsnorm::definition(),
       &testing::definition(),  // only with BOO_ENABLE_TEST_OPS=1 (below)
   };
   // The test ops (faulting and hanging kernels for the executor's tests) are
@@ -24,7 +26,7 @@ std::span<const OpDefinition* const> all_ops() {
     const char* v = std::getenv("BOO_ENABLE_TEST_OPS");
     return v && std::string_view(v) == "1";
   }();
-  return std::span<const OpDefinition* const>(kOps, test_ops ? 3 : 2);
+  return std::span<const OpDefinition* const>(kOps, std::size(kOps) - (test_ops ? 0 : 1));
 }
 
 const OpDefinition* find_op_by_token(std::string_view token, DType* dtype_out) {

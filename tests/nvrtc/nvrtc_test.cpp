@@ -50,6 +50,10 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
       commands.push_back(std::string(dtype) + " -X 3x4x8 -o 2 " + mode);
     }
   }
+  for (const char* dtype : {"t5layernorm", "t5layernormfp16", "t5layernormbfp16"}) {
+    for (const char* mode : {"-m 5 -F 0", "-m 5 -F 1", "-m 5 -F 2", "-m 4 -F 0", "-m 4 -F 2"})
+      commands.push_back(std::string(dtype) + " -X 3x4x8 " + mode);
+  }
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
   std::set<std::string> compiled;
   for (const std::string& command : commands) {

@@ -226,6 +226,35 @@ class LayerNormOpTest(unittest.TestCase):
             ops.layer_norm(x, (4,), None, torch.zeros(4, device=DEVICE))
 
 
+class RmsNormOpTest(unittest.TestCase):
+    def run_case(self, shape, normalized, dtype=torch.float32, weight=True, eps=1e-6):
+        torch.manual_seed(sum(shape))
+        x = torch.randn(shape, dtype=dtype, device=DEVICE, requires_grad=True)
+        params = shape[len(shape) - normalized:]
+        w = torch.randn(params, dtype=dtype, device=DEVICE, requires_grad=True) if weight else None
+        y = ops.rms_norm(x, params, w, eps)
+        ref = F.rms_norm(x.double(), params, None if w is None else w.double(), eps)
+        what = f"rms_norm {list(shape)} normalized {list(params)} {dtype} w={weight}"
+        assert_close(self, y, ref, dtype, what)
+        leaves = [t for t in (x, w) if t is not None]
+        dy = torch.randn_like(y)
+        for name, g, r in zip("xw", torch.autograd.grad(y, leaves, dy), torch.autograd.grad(ref, leaves, dy.double())):
+            assert_close(self, g, r, dtype, f"{what} d{name}")
+
+    def test_weight(self):
+        self.run_case((4, 33), 1)
+
+    def test_two_normalized_dims_no_weight(self):
+        self.run_case((3, 5, 6), 2, weight=False)
+
+    def test_bf16(self):
+        self.run_case((8, 64), 1, dtype=torch.bfloat16)
+
+    def test_default_eps_is_the_dtypes(self):
+        x = torch.randn(2, 8, device=DEVICE)
+        assert_close(self, ops.rms_norm(x, 8), F.rms_norm(x, (8,)), torch.float32, "eps=None")
+
+
 class ModulesTest(unittest.TestCase):
     def test_same_init_state_dict_and_output_as_torch(self):
         cases = [(torch.nn.Conv2d, boo.nn.Conv2d, dict(in_channels=4, out_channels=6, kernel_size=3, padding=1)),
@@ -238,9 +267,11 @@ class ModulesTest(unittest.TestCase):
                  (torch.nn.Conv3d, boo.nn.Conv3d, dict(in_channels=2, out_channels=3, kernel_size=3, dilation=2,
                                                       padding=2)),
                  (torch.nn.LayerNorm, boo.nn.LayerNorm, dict(normalized_shape=(6,), bias=False)),
-                 (torch.nn.LayerNorm, boo.nn.LayerNorm, dict(normalized_shape=(5, 6), elementwise_affine=False))]
+                 (torch.nn.LayerNorm, boo.nn.LayerNorm, dict(normalized_shape=(5, 6), elementwise_affine=False)),
+                 (torch.nn.RMSNorm, boo.nn.RMSNorm, dict(normalized_shape=(6,), eps=1e-6)),
+                 (torch.nn.RMSNorm, boo.nn.RMSNorm, dict(normalized_shape=(5, 6), elementwise_affine=False))]
         inputs = {torch.nn.Conv1d: (2, 3, 9), torch.nn.Conv2d: (2, 4, 7, 7), torch.nn.Conv3d: (1, 2, 6, 6, 6),
-                  torch.nn.LayerNorm: (3, 5, 6)}
+                  torch.nn.LayerNorm: (3, 5, 6), torch.nn.RMSNorm: (3, 5, 6)}
         for torch_cls, boo_cls, kwargs in cases:
             with self.subTest(module=torch_cls.__name__, **{k: str(v) for k, v in kwargs.items()}):
                 torch.manual_seed(0)
@@ -279,12 +310,13 @@ class _Block(torch.nn.Module):
         self.conv2 = torch.nn.Conv2d(8, 8, 1, bias=False)
         self.conv3 = torch.nn.Conv2d(8, 4, 3, padding="same")
         self.norm = torch.nn.LayerNorm(4)
+        self.rms = torch.nn.RMSNorm(4, eps=1e-6)
 
     def forward(self, x):
         y = torch.relu(self.conv1(x))
         y = F.silu(self.conv2(y))
         z = self.conv3(y)  # 'same' padding: left to PyTorch
-        return self.norm((z + z.sigmoid()).permute(0, 2, 3, 1))
+        return self.rms(self.norm((z + z.sigmoid()).permute(0, 2, 3, 1)))
 
 
 class CompileTest(unittest.TestCase):
@@ -293,9 +325,9 @@ class CompileTest(unittest.TestCase):
 
         def recorder(gm, example_inputs):
             for node in gm.graph.nodes:
-                if node.target in (ops.conv, ops.layer_norm):
+                if node.target in (ops.conv, ops.layer_norm, ops.rms_norm):
                     counts[node.target.__name__] = counts.get(node.target.__name__, 0) + 1
-                if node.target in (torch.conv2d, torch.relu, F.silu, F.layer_norm):
+                if node.target in (torch.conv2d, torch.relu, F.silu, F.layer_norm, F.rms_norm, torch.rms_norm):
                     counts["torch." + node.target.__name__] = counts.get("torch." + node.target.__name__, 0) + 1
             from torch._dynamo import lookup_backend
             return lookup_backend(nested)(gm, example_inputs)
@@ -311,7 +343,7 @@ class CompileTest(unittest.TestCase):
         model = _Block().to(DEVICE)
         x = torch.randn(2, 3, 6, 6, device=DEVICE, requires_grad=True)
         counts, out = self.compiled_counts(model, x, "eager")
-        self.assertEqual(counts, {"conv": 2, "layer_norm": 1, "torch.conv2d": 1}, counts)
+        self.assertEqual(counts, {"conv": 2, "layer_norm": 1, "rms_norm": 1, "torch.conv2d": 1}, counts)
         want = model(x)
         assert_close(self, out, want, torch.float32, "rewritten graph")
         dy = torch.randn_like(out)
@@ -336,12 +368,13 @@ class CompileTest(unittest.TestCase):
         counts = {}
 
         def recorder(gm, example_inputs):
-            counts.update({n.target.__name__: 1 for n in gm.graph.nodes if n.target in (ops.conv, ops.layer_norm)})
+            counts.update({n.target.__name__: 1 for n in gm.graph.nodes
+                           if n.target in (ops.conv, ops.layer_norm, ops.rms_norm)})
             return gm.forward
 
         torch._dynamo.reset()
         torch.compile(model, backend=boo.backend(recorder, fusion_schema={"conv": False}))(x)
-        self.assertEqual(counts, {"layer_norm": 1})
+        self.assertEqual(counts, {"layer_norm": 1, "rms_norm": 1})
 
 
 if __name__ == "__main__":

@@ -90,6 +90,10 @@ TEST(FuncNameTest, MatchesBooGoldenNames) {
       {"layernorm -X 10x32x42x32 -F 4 -m 1", "layer_norm_1d_float32_float32_weight_backward_10x32x42x32_w_b__aten"},
       {"layernormbfp16 -X 2x3x4 -o 1 -m 1 --input-permutation 0 2 1",
        "layer_norm_2d_bfloat16_float32_forward_2x3x4_w_b_perm_021_aten"},
+      // RMS norm (MIOpen's t5layernorm; BOO has no name for it: boo's, in the layer_norm form).
+      {"t5layernormbfp16 -X 16x1024x768", "rms_norm_1d_bfloat16_float32_forward_backward_16x1024x768_w"},
+      {"t5layernorm -X 8x4096 -m 4 -F 1", "rms_norm_1d_float32_float32_forward_8x4096"},
+      {"t5layernormfp16 -X 2x3x4 -o 1 -F 2", "rms_norm_2d_float16_float32_backward_2x3x4_w"},
   };
   for (const Golden& g : goldens) {
     ParsedCommand p = must_parse(g.command);
@@ -203,7 +207,8 @@ TEST(LayerNormParserTest, MIOpenAndBooForms) {
   EXPECT_EQ(as_ln(must_parse("layernorm -X 2x3x4,NCHW -o 2")).input_shape, (std::vector<int64_t>{2, 3, 4}));
   for (const char* cmd : {"layernorm -X 10x32x42x32 -F 8", "layernormfp16 -X 4x7 -o 1 -m 1 --bias 0 -F 6",
                           "layernormbfp16 -X 2x3x4 -o 2 --input-permutation 2 0 1 -F 1 -e 0.001",
-                          "layernorm -X 8x9 -o 1 --use-aten 0"}) {
+                          "layernorm -X 8x9 -o 1 --use-aten 0", "t5layernorm -X 4x5 -F 1", "t5layernormfp16 -X 2x3x4 -o 1 -m 4",
+                          "t5layernormbfp16 -X 7x9,NCHW -e 1e-06 -F 2"}) {
     expect_round_trip(cmd);
   }
 }
@@ -258,6 +263,12 @@ TEST(ValidationTest, BadCommandsGetSpecificMessages) {
       {"layernorm -X 4x4 -o 1 -F 16", "layernorm --forw/-F 16", StatusCode::kInvalidArgument},
       {"layernorm -X 4x4 -o 1 -m 7", "accepted values are 0 (no weight and bias) and 1", StatusCode::kInvalidArgument},
       {"layernorm -X 4x4 -o 1 -m 3", "addlayernorm", StatusCode::kUnimplemented},
+      {"layernorm -X 4x4 -o 1 -m 5", "use the t5layernorm command", StatusCode::kInvalidArgument},
+      {"t5layernorm -X 4x4 -m 1", "accepted values are 5 (with a weight) and 4 (without)", StatusCode::kInvalidArgument},
+      {"t5layernorm -X 4x4 -F 4", "t5layernorm --forw/-F 4: use 0", StatusCode::kInvalidArgument},
+      {"t5layernorm -X 4x4 -o 2", "--normalized_dim/-o 2 is out of range for a rank-2 input", StatusCode::kInvalidArgument},
+      {"t5layernorm -X 4x0", "dimension 1 must be positive", StatusCode::kInvalidArgument},
+      {"t5layernormbfp16 -X 4x4 -e -1", "--eps/-e must be positive", StatusCode::kInvalidArgument},
       {"layernorm -X 4x4 -o 1 -e 0", "--eps/-e must be positive", StatusCode::kInvalidArgument},
       {"layernorm -X 2x3x4 -o 2 --input-permutation 0 1 1", "is not a permutation of 0..2",
        StatusCode::kInvalidArgument},

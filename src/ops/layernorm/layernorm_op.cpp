@@ -4,6 +4,7 @@
 #include "base/parallel.hpp"
 #include "base/strings.hpp"
 #include "boo/layernorm.hpp"
+#include "ops/common/shape_flag.hpp"
 #include "ops/layernorm/layernorm_ref.hpp"
 #include "ops/layernorm/layernorm_simple_impl.hpp"
 
@@ -35,19 +36,6 @@ std::vector<FlagSpec> make_flag_table() {
   return table;
 }
 
-Result<std::vector<int64_t>> parse_shape(const std::string& text) {
-  // MIOpen's tensor descriptor "16x1024x768[,layout-or-strides]": only the lengths are used.
-  std::string lengths = text.substr(0, text.find(','));
-  std::vector<int64_t> shape;
-  for (const std::string& part : base::split(lengths, 'x')) {
-    Result<int64_t> d = base::parse_int(part);
-    if (!d.ok()) return invalid_argument("--input/-X '" + text + "': " + d.status().message() + " (expected e.g. 16x1024x768)");
-    shape.push_back(*d);
-  }
-  if (shape.empty()) return invalid_argument("--input/-X '" + text + "': expected a shape such as 16x1024x768");
-  return shape;
-}
-
 class LayerNormOp final : public OpDefinition {
  public:
   std::string_view name() const override { return "layernorm"; }
@@ -57,7 +45,7 @@ class LayerNormOp final : public OpDefinition {
   Result<std::unique_ptr<OpSignature>> make_signature(DType dtype, const ParsedFlags& flags) const override {
     auto sig = std::make_unique<LayerNormSignature>();
     sig->dtype = dtype;
-    BOO_ASSIGN_OR_RETURN(sig->input_shape, parse_shape(flags.text("input")));
+    BOO_ASSIGN_OR_RETURN(sig->input_shape, parse_shape_flag(flags.text("input"), "--input/-X"));
     BOO_ASSIGN_OR_RETURN(int64_t normalized_dim, flags.integer("normalized_dim"));
     sig->normalized_dim = static_cast<int>(normalized_dim);
     BOO_ASSIGN_OR_RETURN(sig->eps, flags.number("eps"));
@@ -66,8 +54,8 @@ class LayerNormOp final : public OpDefinition {
       return unimplemented("layernorm --mode/-m " + std::to_string(mode) +
                            " (fused add) is MIOpen's addlayernorm, which boo does not implement yet");
     if (mode == 4 || mode == 5)
-      return unimplemented("layernorm --mode/-m " + std::to_string(mode) +
-                           " (T5) is MIOpen's t5layernorm (RMSNorm), which boo does not implement yet");
+      return invalid_argument("layernorm --mode/-m " + std::to_string(mode) +
+                              " is a T5 (RMSNorm) mode: use the t5layernorm command (boo runs it)");
     if (mode != 0 && mode != 1)
       return invalid_argument("layernorm --mode/-m " + std::to_string(mode) +
                               ": accepted values are 0 (no weight and bias) and 1 (weight and bias)");
