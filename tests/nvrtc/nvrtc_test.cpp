@@ -54,6 +54,14 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
     for (const char* mode : {"-m 5 -F 0", "-m 5 -F 1", "-m 5 -F 2", "-m 4 -F 0", "-m 4 -F 2"})
       commands.push_back(std::string(dtype) + " -X 3x4x8 " + mode);
   }
+  // The row kernels' tilings: every row length class (scalar, sub-warp, warp,
+  // block of 256 to 1024 threads) forward and backward, without spills.
+  for (const char* length : {"1", "7", "32", "768", "1000", "4096", "8192", "12288", "16384"}) {
+    commands.push_back(std::string("layernormbfp16 -X 64x") + length + " -o 1 -m 1 -F 1");
+    commands.push_back(std::string("layernormbfp16 -X 64x") + length + " -o 1 -m 1 -F 14");
+    commands.push_back(std::string("layernorm -X 64x") + length + " -o 1 -m 1 -F 14");
+    commands.push_back(std::string("t5layernormfp16 -X 64x") + length + " -m 5 -F 0");
+  }
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
   std::set<std::string> compiled;
   for (const std::string& command : commands) {

@@ -4,6 +4,7 @@
 #include "base/parallel.hpp"
 #include "base/strings.hpp"
 #include "boo/layernorm.hpp"
+#include "ops/common/row_norm_impl.hpp"
 #include "ops/common/shape_flag.hpp"
 #include "ops/layernorm/layernorm_ref.hpp"
 #include "ops/layernorm/layernorm_simple_impl.hpp"
@@ -34,6 +35,26 @@ std::vector<FlagSpec> make_flag_table() {
   std::vector<FlagSpec> table(std::begin(kLayerNormFlags), std::end(kLayerNormFlags));
   for (const FlagSpec& f : common_run_flags()) table.push_back(f);
   return table;
+}
+
+// What the row kernels compute for a layernorm signature; they take
+// contiguous inputs only (a permuted one runs on gpu:layernorm:simple).
+Result<RowNormProblem> row_problem(const OpSignature& sig) {
+  const auto* ln = dynamic_cast<const LayerNormSignature*>(&sig);
+  if (!ln) return invalid_argument("not a layernorm signature");
+  if (ln->permuted()) return unimplemented("a permuted input (--input-permutation) is not contiguous");
+  RowNormProblem p;
+  p.dtype = ln->dtype;
+  p.rows = ln->rows();
+  p.cols = ln->row_length();
+  p.eps = ln->eps;
+  p.weight = ln->weight;
+  p.bias = ln->bias;
+  p.forward = ln->directions & kLayerNormForward;
+  p.dx = ln->directions & kLayerNormBackwardData;
+  p.dweight = ln->directions & kLayerNormBackwardWeight;
+  p.dbias = ln->directions & kLayerNormBackwardBias;
+  return p;
 }
 
 class LayerNormOp final : public OpDefinition {
@@ -117,7 +138,9 @@ class LayerNormOp final : public OpDefinition {
   }
 
   std::span<const GpuImplementation* const> gpu_implementations() const override {
-    static const GpuImplementation* const kImpls[] = {&simple_implementation()};
+    // The row kernels first; the simple ones take what they decline (permuted inputs, very wide rows).
+    static const std::unique_ptr<GpuImplementation> rows = make_row_norm_implementation("gpu:layernorm:rows", row_problem);
+    static const GpuImplementation* const kImpls[] = {rows.get(), &simple_implementation()};
     return kImpls;
   }
 

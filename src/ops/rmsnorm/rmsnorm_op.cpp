@@ -2,6 +2,7 @@
 #include "ops/rmsnorm/rmsnorm_op.hpp"
 
 #include "boo/rmsnorm.hpp"
+#include "ops/common/row_norm_impl.hpp"
 #include "ops/common/shape_flag.hpp"
 #include "ops/rmsnorm/rmsnorm_ref.hpp"
 #include "ops/rmsnorm/rmsnorm_simple_impl.hpp"
@@ -28,6 +29,23 @@ std::vector<FlagSpec> make_flag_table() {
   std::vector<FlagSpec> table(std::begin(kRmsNormFlags), std::end(kRmsNormFlags));
   for (const FlagSpec& f : common_run_flags()) table.push_back(f);
   return table;
+}
+
+// What the row kernels compute for an rmsnorm signature.
+Result<RowNormProblem> row_problem(const OpSignature& sig) {
+  const auto* rms = dynamic_cast<const RmsNormSignature*>(&sig);
+  if (!rms) return invalid_argument("not an rmsnorm signature");
+  RowNormProblem p;
+  p.dtype = rms->dtype;
+  p.rows = rms->rows();
+  p.cols = rms->row_length();
+  p.eps = rms->eps;
+  p.rms = true;
+  p.weight = rms->weight;
+  p.forward = rms->directions & kRmsNormForward;
+  p.dx = rms->directions & kRmsNormBackwardData;
+  p.dweight = rms->directions & kRmsNormBackwardWeight;
+  return p;
 }
 
 class RmsNormOp final : public OpDefinition {
@@ -88,7 +106,9 @@ class RmsNormOp final : public OpDefinition {
   }
 
   std::span<const GpuImplementation* const> gpu_implementations() const override {
-    static const GpuImplementation* const kImpls[] = {&simple_implementation()};
+    // The row kernels first; the simple ones take the rows too wide for them.
+    static const std::unique_ptr<GpuImplementation> rows = make_row_norm_implementation("gpu:rmsnorm:rows", row_problem);
+    static const GpuImplementation* const kImpls[] = {rows.get(), &simple_implementation()};
     return kImpls;
   }
 

@@ -1,0 +1,271 @@
+// boo device code: bandwidth-bound row normalizations (layer norm and RMS
+// norm), forward and backward, shared by gpu:layernorm:rows and gpu:rmsnorm:rows.
+//
+// A row of kCols elements (contiguous, every tensor) is split into vectors of
+// kVec elements (16 bytes when the row length allows) spread over the
+// kThreadsPerRow threads of a row group; each thread keeps its share of the
+// row in registers, so x (and dy) are read from memory exactly once.
+// A block holds kBlock / kThreadsPerRow row groups.
+//
+// Backward: each row group also sums dweight/dbias over the rows it visits
+// (its columns are fixed) into float32 partial rows of the workspace;
+// row_norm_finalize adds the partial rows in a fixed order, so the result is
+// the same run to run.
+#pragma once
+
+#include "boo/common/row_norm_params.cuh"
+#include "boo/common/types.cuh"
+
+namespace boo {
+
+/// Two float sums reduced together (NVRTC has no make_float2 without headers).
+struct Sum2 {
+  float a, b;
+};
+
+/// kVec elements of T moved by one load or store instruction.
+template <typename T, int kVec>
+struct alignas(sizeof(T) * kVec) Vec {
+  T v[kVec];
+};
+
+/// The compile-time split of a row over a row group.
+template <int kCols, int kVec, int kThreadsPerRow, int kBlock>
+struct RowSplit {
+  static_assert(kCols % kVec == 0, "a row is a whole number of vectors");
+  static_assert((kThreadsPerRow & (kThreadsPerRow - 1)) == 0, "row groups are a power of two of threads");
+  static_assert(kThreadsPerRow <= 32 || kThreadsPerRow == kBlock, "a row wider than a warp takes the whole block");
+  static constexpr int kVectors = kCols / kVec;                                             // vectors per row
+  static constexpr int kPerThread = (kVectors + kThreadsPerRow - 1) / kThreadsPerRow;       // vectors per thread
+  static constexpr int kRowsPerBlock = kBlock / kThreadsPerRow;                              // row groups per block
+};
+
+/// Sums (a, b) over the kThreads threads of a row group; every thread of the
+/// group gets the sums. Groups of up to 32 threads reduce with shuffles;
+/// wider groups are the whole block and reduce through `scratch` (32 Sum2).
+/// @pre every thread of the block calls it (the shuffles name the whole warp).
+template <int kThreads>
+__device__ __forceinline__ Sum2 group_sum2(Sum2 v, Sum2* scratch) {
+  constexpr int kWarpPart = kThreads < 32 ? kThreads : 32;
+#pragma unroll
+  for (int offset = kWarpPart / 2; offset > 0; offset >>= 1) {
+    v.a += __shfl_xor_sync(0xffffffffu, v.a, offset);
+    v.b += __shfl_xor_sync(0xffffffffu, v.b, offset);
+  }
+  if (kThreads <= 32) return v;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __syncthreads();  // scratch may still be read by the previous call
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  v = lane < kThreads / 32 ? scratch[lane] : Sum2{0.f, 0.f};
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    v.a += __shfl_xor_sync(0xffffffffu, v.a, offset);
+    v.b += __shfl_xor_sync(0xffffffffu, v.b, offset);
+  }
+  return v;
+}
+
+/// Loads vector `vec` of a row into floats (zeros when `valid` is false).
+template <typename T, int kVec>
+__device__ __forceinline__ void load_vector(unsigned long long base, long long vector_index, bool valid,
+                                            float (&out)[kVec]) {
+  if (valid) {
+    const Vec<T, kVec> v = reinterpret_cast<const Vec<T, kVec>*>(base)[vector_index];
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) out[k] = to_float(v.v[k]);
+  } else {
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) out[k] = 0.f;
+  }
+}
+
+template <typename T, int kVec>
+__device__ __forceinline__ void store_vector(unsigned long long base, long long vector_index, const float (&in)[kVec]) {
+  Vec<T, kVec> v;
+#pragma unroll
+  for (int k = 0; k < kVec; ++k) v.v[k] = from_float<T>(in[k]);
+  reinterpret_cast<Vec<T, kVec>*>(base)[vector_index] = v;
+}
+
+/// Forward: y = (x - mean) * rstd * weight + bias, rstd = 1/sqrt(var + eps)
+/// (layer norm; var biased, two passes over the registers), or
+/// y = x * rstd * weight, rstd = 1/sqrt(mean(x^2) + eps) (kRms).
+/// Writes float32 mean (layer norm) and rstd per row.
+template <typename T, int kCols, int kVec, int kThreadsPerRow, int kBlock, bool kRms, bool kWeight, bool kBias>
+__device__ void row_norm_forward(const RowNormParams& p) {
+  using Split = RowSplit<kCols, kVec, kThreadsPerRow, kBlock>;
+  __shared__ Sum2 scratch[32];
+  const int lane = threadIdx.x % kThreadsPerRow;  // position in the row group
+  const int group = threadIdx.x / kThreadsPerRow;  // row group in the block
+  // The trip count depends on the block only: every thread reaches every reduction.
+  for (long long first = static_cast<long long>(blockIdx.x) * Split::kRowsPerBlock; first < p.rows;
+       first += static_cast<long long>(gridDim.x) * Split::kRowsPerBlock) {
+    const long long row = first + group;
+    const bool active = row < p.rows;
+    float x[Split::kPerThread][kVec];  // [vectors of this thread][kVec]: its share of the row
+    float sum = 0.f;
+#pragma unroll
+    for (int i = 0; i < Split::kPerThread; ++i) {
+      const int vec = lane + i * kThreadsPerRow;
+      load_vector<T, kVec>(p.x, row * Split::kVectors + vec, active && vec < Split::kVectors, x[i]);
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) sum += x[i][k];
+    }
+    float mean = 0.f;
+    if (!kRms) mean = group_sum2<kThreadsPerRow>(Sum2{sum, 0.f}, scratch).a / static_cast<float>(kCols);
+    float squares = 0.f;
+#pragma unroll
+    for (int i = 0; i < Split::kPerThread; ++i) {
+      if (lane + i * kThreadsPerRow < Split::kVectors) {
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) {
+          const float d = x[i][k] - mean;
+          squares += d * d;
+        }
+      }
+    }
+    const float rstd =
+        rsqrtf(group_sum2<kThreadsPerRow>(Sum2{squares, 0.f}, scratch).a / static_cast<float>(kCols) + p.eps);
+    if (!active) continue;
+#pragma unroll
+    for (int i = 0; i < Split::kPerThread; ++i) {
+      const int vec = lane + i * kThreadsPerRow;
+      if (vec >= Split::kVectors) continue;
+      float w[kVec], b[kVec], y[kVec];
+      if (kWeight) load_vector<T, kVec>(p.weight, vec, true, w);
+      if (kBias) load_vector<T, kVec>(p.bias, vec, true, b);
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) {
+        float v = (x[i][k] - mean) * rstd;
+        if (kWeight) v *= w[k];
+        if (kBias) v += b[k];
+        y[k] = v;
+      }
+      store_vector<T, kVec>(p.y, row * Split::kVectors + vec, y);
+    }
+    if (lane == 0) {
+      if (!kRms) reinterpret_cast<float*>(p.mean)[row] = mean;
+      reinterpret_cast<float*>(p.rstd)[row] = rstd;
+    }
+  }
+}
+
+/// Backward from the saved statistics: xhat = (x - mean) * rstd (mean = 0 for
+/// kRms), g = dy * weight,
+///   dx = rstd * (g - mean(g) - xhat * mean(g * xhat))   (layer norm)
+///   dx = rstd * (g - xhat * mean(g * xhat))             (kRms)
+/// and the row group's partial sums of dweight (dy * xhat) and dbias (dy) over
+/// its rows, in partial row blockIdx.x * kRowsPerBlock + group.
+template <typename T, int kCols, int kVec, int kThreadsPerRow, int kBlock, bool kRms, bool kWeight, bool kDx, bool kDw,
+          bool kDb>
+__device__ void row_norm_backward(const RowNormParams& p) {
+  using Split = RowSplit<kCols, kVec, kThreadsPerRow, kBlock>;
+  // dbias alone needs only dy (its signature has no x, mean or rstd).
+  constexpr bool kNeedX = kDx || kDw;
+  __shared__ Sum2 scratch[32];
+  const int lane = threadIdx.x % kThreadsPerRow;
+  const int group = threadIdx.x / kThreadsPerRow;
+  // [vectors of this thread][kVec]: partial dweight and dbias of its columns
+  // (left unused, and so removed by the compiler, when not asked for).
+  float dw[Split::kPerThread][kVec], db[Split::kPerThread][kVec];
+#pragma unroll
+  for (int i = 0; i < Split::kPerThread; ++i)
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) dw[i][k] = db[i][k] = 0.f;
+  for (long long first = static_cast<long long>(blockIdx.x) * Split::kRowsPerBlock; first < p.rows;
+       first += static_cast<long long>(gridDim.x) * Split::kRowsPerBlock) {
+    const long long row = first + group;
+    const bool active = row < p.rows;
+    const float mean = (!kRms && kNeedX && active) ? reinterpret_cast<const float*>(p.mean)[row] : 0.f;
+    const float rstd = (kNeedX && active) ? reinterpret_cast<const float*>(p.rstd)[row] : 0.f;
+    float xhat[Split::kPerThread][kVec];  // [vectors of this thread][kVec]
+    float dy[Split::kPerThread][kVec];    // [vectors of this thread][kVec]
+    float sum_g = 0.f, sum_gx = 0.f;
+#pragma unroll
+    for (int i = 0; i < Split::kPerThread; ++i) {
+      const int vec = lane + i * kThreadsPerRow;
+      const bool valid = active && vec < Split::kVectors;
+      load_vector<T, kVec>(p.x, row * Split::kVectors + vec, kNeedX && valid, xhat[i]);
+      load_vector<T, kVec>(p.dy, row * Split::kVectors + vec, valid, dy[i]);
+      float w[kVec];
+      if (kWeight && kDx) load_vector<T, kVec>(p.weight, vec, vec < Split::kVectors, w);
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) {
+        xhat[i][k] = valid ? (xhat[i][k] - mean) * rstd : 0.f;
+        if (kDx) {
+          const float g = kWeight ? dy[i][k] * w[k] : dy[i][k];
+          sum_g += g;
+          sum_gx += g * xhat[i][k];
+        }
+        if (kDw) dw[i][k] += dy[i][k] * xhat[i][k];
+        if (kDb) db[i][k] += dy[i][k];
+      }
+    }
+    if (!kDx) continue;
+    const Sum2 sums = group_sum2<kThreadsPerRow>(Sum2{sum_g, sum_gx}, scratch);
+    const float mean_g = kRms ? 0.f : sums.a / static_cast<float>(kCols);
+    const float mean_gx = sums.b / static_cast<float>(kCols);
+    if (!active) continue;
+#pragma unroll
+    for (int i = 0; i < Split::kPerThread; ++i) {
+      const int vec = lane + i * kThreadsPerRow;
+      if (vec >= Split::kVectors) continue;
+      float w[kVec], out[kVec];
+      if (kWeight) load_vector<T, kVec>(p.weight, vec, true, w);
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) {
+        const float g = kWeight ? dy[i][k] * w[k] : dy[i][k];
+        out[k] = rstd * (g - mean_g - xhat[i][k] * mean_gx);
+      }
+      store_vector<T, kVec>(p.dx, row * Split::kVectors + vec, out);
+    }
+  }
+  if (!kDw && !kDb) return;
+  const long long slot = static_cast<long long>(blockIdx.x) * Split::kRowsPerBlock + group;
+  float* partial_dw = reinterpret_cast<float*>(p.partials) + slot * kCols;                  // [kCols] of slot
+  float* partial_db = reinterpret_cast<float*>(p.partials) + (p.slots + slot) * kCols;      // [kCols] of slot
+#pragma unroll
+  for (int i = 0; i < Split::kPerThread; ++i) {
+    const int vec = lane + i * kThreadsPerRow;
+    if (vec >= Split::kVectors) continue;
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) {
+      if (kDw) partial_dw[vec * kVec + k] = dw[i][k];
+      if (kDb) partial_db[vec * kVec + k] = db[i][k];
+    }
+  }
+}
+
+/// dweight[c] / dbias[c] = the sum of the partial rows' column c, in a fixed
+/// order. Block: 32 columns x 8 slot lanes; lane t adds slots t, t+8, ...,
+/// then the 8 lane sums are added in lane order.
+template <typename T, int kCols, bool kDw, bool kDb>
+__device__ void row_norm_finalize(const RowNormParams& p) {
+  __shared__ float sums[2][8][33];  // [dweight, dbias][slot lane][column in the block], padded
+  const int column_in_block = threadIdx.x & 31, slot_lane = threadIdx.x >> 5;
+  const long long col = static_cast<long long>(blockIdx.x) * 32 + column_in_block;
+  float dw = 0.f, db = 0.f;
+  if (col < kCols) {
+    const float* partial_dw = reinterpret_cast<const float*>(p.partials);  // [slots][kCols]
+    const float* partial_db = partial_dw + p.slots * kCols;                // [slots][kCols]
+    for (long long s = slot_lane; s < p.slots; s += 8) {
+      if (kDw) dw += partial_dw[s * kCols + col];
+      if (kDb) db += partial_db[s * kCols + col];
+    }
+  }
+  sums[0][slot_lane][column_in_block] = dw;
+  sums[1][slot_lane][column_in_block] = db;
+  __syncthreads();
+  if (slot_lane != 0 || col >= kCols) return;
+  float total_dw = 0.f, total_db = 0.f;
+#pragma unroll
+  for (int l = 0; l < 8; ++l) {
+    total_dw += sums[0][l][column_in_block];
+    total_db += sums[1][l][column_in_block];
+  }
+  if (kDw) store_from_float<T>(p.dweight, col, total_dw);
+  if (kDb) store_from_float<T>(p.dbias, col, total_db);
+}
+
+}  // namespace boo
