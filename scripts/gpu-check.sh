@@ -2,7 +2,7 @@
 # The one script for the GPU machine: builds boo there, runs the GPU tests, the
 # numerics over the workloads, and prints one short table at the end.
 # Usage (from the repository root): scripts/gpu-check.sh [stage ...]
-#   stages: build info tests python numerics cache sanitizer perf full  (default: all but full)
+#   stages: build info tests python numerics cache sanitizer perf norms full  (default: all but full)
 #   full: the complete benchmark of one workload (FULL_FILE, default BOO's 413
 #   convs): boo and cuDNN, --verify-numerics, CSV and Perfetto trace, with its
 #   wall time, numerics pass rate and trace size.
@@ -16,7 +16,7 @@ BUILD=build-gpu
 [ -f .deps/commit ] && export BOO_GIT_COMMIT="$(cat .deps/commit)"
 COMMIT="${BOO_GIT_COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}"
 stages=("$@")
-[ ${#stages[@]} -eq 0 ] && stages=(build info tests python numerics cache sanitizer perf)
+[ ${#stages[@]} -eq 0 ] && stages=(build info tests python numerics cache sanitizer perf norms)
 declare -a table
 
 want() { local s; for s in "${stages[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
@@ -124,6 +124,19 @@ if want perf; then
     row "perf $name ($(( $(date +%s) - start )) s)" "$(grep -E '^\| all' "$OUT/perf-$name.md")"
     grep -E '^\| (forward|backward)' "$OUT/perf-$name.md" | head -4 | sed 's/^/  /'
   done
+fi
+
+# norms: boo's norm kernels on the issue-6 shapes against PyTorch (eager, compile) and a copy.
+if want norms; then
+  export BOO_CACHE_DIR="$PWD/$BUILD/cache"
+  $BUILD/tools/boo-driver --backend boo --commands-file benchmarks/norm_shapes.txt --csv "$OUT/norms-boo.csv" \
+    > "$OUT/norms-boo.log" 2>&1
+  python3 benchmarks/torch_norms.py --out "$OUT/norms-torch.csv" > "$OUT/norms-torch.log" 2>&1
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+  python3 benchmarks/norm_table.py "$OUT/norms-boo.csv" "$OUT/norms-torch.csv" --device "$gpu" \
+    --title "norms, commit $COMMIT, $(date -u +%Y-%m-%d)" > "$OUT/norms.md" 2>&1
+  row "norms" "$(grep -c '^| layernorm\|^| rmsnorm' "$OUT/norms.md") rows in norms.md"
+  grep -E '^\| (layernorm|rmsnorm)' "$OUT/norms.md" | cut -d'|' -f2-7 | head -24 | sed 's/^/  /'
 fi
 
 # full: the issue-5 acceptance run over one workload.
