@@ -138,6 +138,34 @@ def rms_norm_signature(x_shape, normalized_ndim, dtype, has_weight, eps, forw):
     return _parse(" ".join(str(w) for w in words))
 
 
+# ---------------------------------------------------------------------------
+# Autocast: the dtype PyTorch's autocast would compute an op in, learned once
+# per (op, device, autocast dtype, input dtype) by running PyTorch's op on
+# one-element tensors, so boo follows PyTorch's policy on every device and
+# version (convolutions in the autocast dtype; on CUDA layer_norm in float32).
+
+@functools.lru_cache(maxsize=None)
+def _autocast_probe(op, device_type, device_index, autocast_dtype, in_dtype):
+    device = torch.device(device_type, device_index) if device_index is not None else torch.device(device_type)
+    ones = functools.partial(torch.ones, dtype=in_dtype, device=device)
+    with torch.autocast(device_type, dtype=autocast_dtype):
+        if op == "conv":
+            return F.conv1d(ones(1, 1, 1), ones(1, 1, 1)).dtype
+        if op == "layer_norm":
+            return F.layer_norm(ones(1, 2), (2,), ones(2), ones(2)).dtype
+        return F.rms_norm(ones(1, 2), (2,), ones(2)).dtype
+
+
+def _autocast(op, tensors):
+    """`tensors` cast as PyTorch's autocast would for `op`, or None when
+    autocast is off on their device."""
+    x = tensors[0]
+    if not torch.is_autocast_enabled(x.device.type):
+        return None
+    target = _autocast_probe(op, x.device.type, x.device.index, torch.get_autocast_dtype(x.device.type), x.dtype)
+    return [t if t is None or t.dtype == target else t.to(target) for t in tensors]
+
+
 def _run(sig, by_name):
     """Runs `sig` with arguments looked up by name; returns results by name."""
     outputs = get_launchable(sig)(*[by_name[spec.name] for spec in sig.arguments])
@@ -330,10 +358,15 @@ def conv(x, w, bias=None, stride: Union[int, Sequence[int]] = 1, padding: Union[
     in_layout = _check_layout("input_layout", input_layout or shared_layout, rank) or layout_of(x)
     fil_layout = _check_layout("kernel_layout", kernel_layout or shared_layout, rank) or layout_of(w)
     out_layout = _check_layout("output_layout", output_layout or shared_layout, rank) or in_layout
-    if x.dtype not in _CONV_TOKENS:
-        raise ValueError(f"conv: dtype {x.dtype} is not supported; boo takes float32, float16 and bfloat16")
     activation = activation or "none"
     _activation_fn(activation)  # validates the name before anything runs
+    cast = _autocast("conv", [x, w, bias])
+    if cast is not None:
+        with torch.autocast(x.device.type, enabled=False):
+            return conv(*cast, stride, padding, dilation, groups, activation, shared_layout, input_layout,
+                        kernel_layout, output_layout)
+    if x.dtype not in _CONV_TOKENS:
+        raise ValueError(f"conv: dtype {x.dtype} is not supported; boo takes float32, float16 and bfloat16")
     return _conv(x, w, bias, stride, padding, dilation, groups, activation, ",".join((in_layout, fil_layout, out_layout)))
 
 
@@ -430,6 +463,10 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
     if tuple(x.shape[x.dim() - len(normalized_shape):]) != normalized_shape:
         raise ValueError(f"layer_norm: normalized_shape {list(normalized_shape)} does not match the trailing "
                          f"dimensions of the input {list(x.shape)}")
+    cast = _autocast("layer_norm", [x, weight, bias])
+    if cast is not None:
+        with torch.autocast(x.device.type, enabled=False):
+            return layer_norm(cast[0], normalized_shape, cast[1], cast[2], eps)
     if x.dtype not in _NORM_TOKENS:
         raise ValueError(f"layer_norm: dtype {x.dtype} is not supported; boo takes float32, float16 and bfloat16")
     if bias is not None and weight is None:
@@ -532,6 +569,10 @@ def rms_norm(x, normalized_shape, weight=None, eps: Optional[float] = None):
     if tuple(x.shape[x.dim() - len(normalized_shape):]) != normalized_shape:
         raise ValueError(f"rms_norm: normalized_shape {list(normalized_shape)} does not match the trailing "
                          f"dimensions of the input {list(x.shape)}")
+    cast = _autocast("rms_norm", [x, weight])
+    if cast is not None:
+        with torch.autocast(x.device.type, enabled=False):
+            return rms_norm(cast[0], normalized_shape, cast[1], eps)
     if x.dtype not in _RMS_TOKENS:
         raise ValueError(f"rms_norm: dtype {x.dtype} is not supported; boo takes float32, float16 and bfloat16")
     if eps is None:

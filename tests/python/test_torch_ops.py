@@ -255,6 +255,22 @@ class RmsNormOpTest(unittest.TestCase):
         assert_close(self, ops.rms_norm(x, 8), F.rms_norm(x, (8,)), torch.float32, "eps=None")
 
 
+class AutocastTest(unittest.TestCase):
+    def test_ops_follow_pytorchs_autocast_policy(self):
+        torch.manual_seed(5)
+        x = torch.randn(2, 4, 6, 6, device=DEVICE)
+        w = torch.randn(8, 4, 3, 3, device=DEVICE)
+        h = torch.randn(3, 16, device=DEVICE)
+        g = torch.randn(16, device=DEVICE)
+        for dtype in (torch.bfloat16, torch.float16):
+            with self.subTest(dtype=dtype), torch.autocast(DEVICE, dtype=dtype):
+                for got, want in ((ops.conv(x, w, padding=1), F.conv2d(x, w, padding=1)),
+                                  (ops.layer_norm(h, (16,), g, g), F.layer_norm(h, (16,), g, g)),
+                                  (ops.rms_norm(h.to(dtype), (16,), g), F.rms_norm(h.to(dtype), (16,), g))):
+                    self.assertEqual(got.dtype, want.dtype)
+                    assert_close(self, got.float(), want.float(), want.dtype, f"autocast {dtype}")
+
+
 class ModulesTest(unittest.TestCase):
     def test_same_init_state_dict_and_output_as_torch(self):
         cases = [(torch.nn.Conv2d, boo.nn.Conv2d, dict(in_channels=4, out_channels=6, kernel_size=3, padding=1)),
