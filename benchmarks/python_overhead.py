@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Host overhead of one eager boo call beyond its kernel, on the GPU.
+
+For a small convolution (its kernel takes a few microseconds), times N calls
+back to back with the CPU clock (the loop is host-bound when the host work
+per call exceeds the kernel) and the kernel's GPU time (CUDA events around
+back-to-back launches). Reports, per call: the host time of boo.ops.conv, of
+the bare boo launchable and of torch.nn.functional.conv2d, and the part
+beyond the kernel.
+
+Run: python3 benchmarks/python_overhead.py [--iter 2000]
+"""
+import argparse
+import time
+
+import torch
+import torch.nn.functional as F
+
+import boo
+
+
+def host_us(fn, iters):
+    for _ in range(20):
+        fn()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(iters):
+        fn()
+    elapsed = time.perf_counter() - start
+    torch.cuda.synchronize()
+    return elapsed / iters * 1e6
+
+
+def gpu_us(fn, iters):
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    fn()
+    torch.cuda.synchronize()
+    start.record()
+    for _ in range(iters):
+        fn()
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) * 1000 / iters
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--iter", type=int, default=2000)
+    args = ap.parse_args()
+    x = torch.randn(8, 64, 28, 28, device="cuda", dtype=torch.bfloat16).to(memory_format=torch.channels_last)
+    w = torch.randn(64, 64, 3, 3, device="cuda", dtype=torch.bfloat16).to(memory_format=torch.channels_last)
+    sig = boo.Signature.from_command("convbfp16 -n 8 -c 64 -H 28 -W 28 -k 64 -y 3 -x 3 -p 1 -q 1 -F 1 "
+                                     "--in_layout NHWC --fil_layout NHWC --out_layout NHWC")
+    launchable = boo.get_launchable(sig)
+    calls = {
+        "boo.ops.conv": lambda: boo.ops.conv(x, w, padding=1),
+        "boo launchable": lambda: launchable(x, w),
+        "torch conv2d": lambda: F.conv2d(x, w, padding=1),
+    }
+    kernel = gpu_us(lambda: launchable(x, w), args.iter)
+    print(f"kernel (GPU time per launch, back to back): {kernel:.2f} us")
+    for name, fn in calls.items():
+        host = host_us(fn, args.iter)
+        print(f"{name:16s} host time per call {host:6.2f} us; beyond the kernel {max(host - kernel, 0):6.2f} us")
+
+
+if __name__ == "__main__":
+    main()
