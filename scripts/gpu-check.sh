@@ -2,7 +2,8 @@
 # The one script for the GPU machine: builds boo there, runs the GPU tests, the
 # numerics over the workloads, and prints one short table at the end.
 # Usage (from the repository root): scripts/gpu-check.sh [stage ...]
-#   stages: build info tests python numerics cache sanitizer perf norms full  (default: all but full)
+#   stages: build info tests python numerics cache sanitizer perf norms full resnet (default: all but
+#   full and resnet; resnet runs inside python: ResNet-50 training with boo_inductor vs inductor)
 #   full: the complete benchmark of one workload (FULL_FILE, default BOO's 413
 #   convs): boo and cuDNN, --verify-numerics, CSV and Perfetto trace, with its
 #   wall time, numerics pass rate and trace size.
@@ -61,6 +62,14 @@ if want python; then
     row "pip install ." "ok ($(( $(date +%s) - start )) s)"
     (cd /tmp && python3 "$OLDPWD/tests/python/test_torch_ops.py" cuda) >> "$OUT/python.log" 2>&1
     row "python tests (cuda)" "$(grep -E '^(OK|FAILED)' "$OUT/python.log" | tail -1), $(grep -E '^Ran ' "$OUT/python.log" | tail -1)"
+    (cd /tmp && python3 "$OLDPWD/tests/python/test_ddp.py") >> "$OUT/python.log" 2>&1
+    row "python DDP" "$(grep -E 'DDP on|skipped|Error' "$OUT/python.log" | tail -1)"
+    (cd /tmp && python3 "$OLDPWD/benchmarks/python_overhead.py") >> "$OUT/python.log" 2>&1
+    grep -E '^(kernel|boo|torch)' "$OUT/python.log" | sed 's/^/  /'
+    if want resnet; then
+      (cd /tmp && python3 "$OLDPWD/benchmarks/resnet50_train.py") > "$OUT/resnet50.log" 2>&1
+      grep -E 'median step|largest loss' "$OUT/resnet50.log" | sed 's/^/  /'
+    fi
   else
     row "pip install ." "FAILED (see python.log)"
     tail -20 "$OUT/python.log"

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""ResNet-50 (channels_last, bf16 autocast) under torch.compile: boo's backend
+against inductor. Trains --steps steps from the same initial weights on the
+same synthetic batches with each backend and prints both loss curves, the
+largest loss difference, the per-step training time and the inference time.
+
+Run (GPU): python3 benchmarks/resnet50_train.py [--batch 64] [--steps 20] [--backends boo_inductor,inductor]
+"""
+import argparse
+import copy
+import time
+
+import torch
+import torch.nn as nn
+
+
+class Bottleneck(nn.Module):
+    expansion = 4
+
+    def __init__(self, cin, width, stride):
+        super().__init__()
+        cout = width * self.expansion
+        self.conv1 = nn.Conv2d(cin, width, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(width)
+        self.conv2 = nn.Conv2d(width, width, 3, stride=stride, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(width)
+        self.conv3 = nn.Conv2d(width, cout, 1, bias=False)
+        self.bn3 = nn.BatchNorm2d(cout)
+        self.relu = nn.ReLU(inplace=True)
+        self.down = None
+        if stride != 1 or cin != cout:
+            self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride=stride, bias=False), nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        y = self.relu(self.bn1(self.conv1(x)))
+        y = self.relu(self.bn2(self.conv2(y)))
+        y = self.bn3(self.conv3(y))
+        return self.relu(y + (x if self.down is None else self.down(x)))
+
+
+class ResNet50(nn.Module):
+    def __init__(self, classes=1000):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 64, 7, stride=2, padding=3, bias=False), nn.BatchNorm2d(64),
+                                  nn.ReLU(inplace=True), nn.MaxPool2d(3, stride=2, padding=1))
+        layers, cin = [], 64
+        for width, blocks, stride in ((64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)):
+            for i in range(blocks):
+                layers.append(Bottleneck(cin, width, stride if i == 0 else 1))
+                cin = width * Bottleneck.expansion
+        self.layers = nn.Sequential(*layers)
+        self.head = nn.Linear(cin, classes)
+
+    def forward(self, x):
+        return self.head(torch.flatten(nn.functional.adaptive_avg_pool2d(self.layers(self.stem(x)), 1), 1))
+
+
+def train(model, backend, batches, steps):
+    compiled = torch.compile(model, backend=backend)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    losses, times = [], []
+    for step in range(steps):
+        x, target = batches[step % len(batches)]
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = nn.functional.cross_entropy(compiled(x), target)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        torch.cuda.synchronize()
+        times.append(time.perf_counter() - start)
+        losses.append(loss.item())
+    model.eval()
+    with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+        infer = torch.compile(model, backend=backend)
+        for _ in range(3):
+            infer(batches[0][0])
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(10):
+            infer(batches[0][0])
+        torch.cuda.synchronize()
+    model.train()
+    return losses, times, (time.perf_counter() - start) / 10
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--backends", default="boo_inductor,inductor")
+    args = ap.parse_args()
+    torch.manual_seed(0)
+    base = ResNet50().cuda().to(memory_format=torch.channels_last)
+    batches = [(torch.randn(args.batch, 3, 224, 224, device="cuda").to(memory_format=torch.channels_last),
+                torch.randint(0, 1000, (args.batch,), device="cuda")) for _ in range(4)]
+    results = {}
+    for backend in args.backends.split(","):
+        torch._dynamo.reset()
+        model = copy.deepcopy(base)
+        losses, times, infer_s = train(model, backend, batches, args.steps)
+        steady = sorted(times[3:])[len(times[3:]) // 2] if len(times) > 3 else times[-1]
+        results[backend] = losses
+        print(f"{backend}: first step {times[0]:.1f} s (compiles), median step {steady * 1e3:.1f} ms, "
+              f"inference {infer_s * 1e3:.1f} ms per batch of {args.batch}")
+        print(f"  losses: {' '.join(f'{v:.4f}' for v in losses)}")
+    names = list(results)
+    if len(names) == 2:
+        diff = max(abs(a - b) for a, b in zip(*results.values()))
+        print(f"largest loss difference {names[0]} vs {names[1]} over {args.steps} steps: {diff:.4f}")
+
+
+if __name__ == "__main__":
+    main()
