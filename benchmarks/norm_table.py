@@ -24,11 +24,11 @@ def main():
     torch_rows = {r["shape"]: r for r in csv.DictReader(open(args.torch_csv, newline=""))}
     out = [f"## {args.title}", "",
            f"Device: {args.device}. boo: per-launch GPU mean of boo-driver (CUPTI, bf16, weight and, for layer norm, bias; inputs "
-           "rotated past L2); PyTorch: CUDA-event means, eager and torch.compile, same shapes. Bandwidth = bytes "
+           "rotated past L2); cuDNN: its graph API norm in the same run; PyTorch: CUDA-event means, eager and torch.compile, same shapes. Bandwidth = bytes "
            "that must move / time; 'of copy' = its fraction of a device-to-device copy of the same tensor.", "",
-           "| op | direction | shape | boo µs | boo TB/s | of copy | eager µs | compile µs | boo vs eager | "
-           "boo vs compile |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
+           "| op | direction | shape | boo µs | boo TB/s | of copy | cuDNN µs | eager µs | compile µs | boo vs cuDNN | "
+           "boo vs eager | boo vs compile |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in csv.DictReader(open(args.boo_csv, newline="")):
         cmd = r["arguments"]
         m = re.search(r"-X (\d+)x(\d+)", cmd)
@@ -46,8 +46,13 @@ def main():
         eager = float(t.get(f"{op}_{direction}_eager_us", "nan"))
         comp = float(t.get(f"{op}_{direction}_compile_us", "nan"))
         tbs = moved / boo_us / 1e6
+        try:
+            cudnn = float(r.get("cudnn mean", "nan"))
+        except ValueError:
+            cudnn = float("nan")  # cuDNN declined the signature ("N.A.")
         out.append(f"| {op} | {direction} | {rows}x{cols} | {boo_us:.1f} | {tbs:.2f} | {tbs / copy_tbs:.0%} | "
-                   f"{eager:.1f} | {comp:.1f} | {eager / boo_us:.2f}x | {comp / boo_us:.2f}x |")
+                   f"{cudnn:.1f} | {eager:.1f} | {comp:.1f} | {cudnn / boo_us:.2f}x | {eager / boo_us:.2f}x | "
+                   f"{comp / boo_us:.2f}x |")
     print("\n".join(out))
 
 

@@ -138,7 +138,7 @@ fi
 # norms: boo's norm kernels on the issue-6 shapes against PyTorch (eager, compile) and a copy.
 if want norms; then
   export BOO_CACHE_DIR="$PWD/$BUILD/cache"
-  $BUILD/tools/boo-driver --backend boo --commands-file benchmarks/norm_shapes.txt --csv "$OUT/norms-boo.csv" \
+  $BUILD/tools/boo-driver --backend boo --backend cudnn --commands-file benchmarks/norm_shapes.txt --csv "$OUT/norms-boo.csv" \
     > "$OUT/norms-boo.log" 2>&1
   python3 benchmarks/torch_norms.py --out "$OUT/norms-torch.csv" > "$OUT/norms-torch.log" 2>&1
   gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)

@@ -9,6 +9,8 @@
 #include "bench/backend.hpp"
 #include "bench/launch_timer.hpp"
 #include "boo/conv.hpp"
+#include "boo/layernorm.hpp"
+#include "boo/rmsnorm.hpp"
 #include "boo/runtime.hpp"
 #include "cuda/cudnn_api.hpp"
 
@@ -88,14 +90,19 @@ struct Graph {
   int64_t workspace_bytes = 0;
   // (uid, which tensor): the variant pack binds args/results by name.
   std::vector<std::pair<int64_t, std::string>> tensors;
+  float epsilon = 0;  // the by-value epsilon of a norm graph, bound as kEpsilonTensor
 };
+
+// The name a norm graph's by-value epsilon tensor is bound by.
+constexpr const char* kEpsilonTensor = "#epsilon";
 
 class GraphBuilder {
  public:
   GraphBuilder(const CudnnApi& api, cudnnHandle_t handle) : api_(api), handle_(handle) {}
 
-  /// A tensor descriptor for `spec` (virtual tensors are the intermediates of a fused graph).
-  Result<int64_t> tensor(Graph& g, const TensorSpec& spec, bool is_virtual, DType dtype) {
+  /// A tensor descriptor for `spec` (virtual tensors are the intermediates of
+  /// a fused graph; a by-value tensor is a host scalar, such as epsilon).
+  Result<int64_t> tensor(Graph& g, const TensorSpec& spec, bool is_virtual, DType dtype, bool by_value = false) {
     std::vector<int64_t> dims = spec.shape, strides = spec.strides;
     promote_1d(dims, strides);
     BOO_ASSIGN_OR_RETURN(Desc d, Desc::make(api_, CUDNN_BACKEND_TENSOR_DESCRIPTOR));
@@ -109,6 +116,7 @@ class GraphBuilder {
     BOO_RETURN_IF_ERROR(d.set(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid));
     BOO_RETURN_IF_ERROR(d.set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &alignment));
     BOO_RETURN_IF_ERROR(d.set(CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &virt));
+    if (by_value) BOO_RETURN_IF_ERROR(d.set(CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, &by_value));
     BOO_RETURN_IF_ERROR(d.finalize());
     descs_[uid] = d.get();
     g.keep.push_back(std::move(d));
@@ -229,6 +237,61 @@ class GraphBuilder {
     return raw;
   }
 
+  /// A normalization forward (training phase: the statistics are outputs).
+  /// mean and bias are -1 when absent (RMS norm).
+  Result<cudnnBackendDescriptor_t> norm_forward(Graph& g, cudnnBackendNormMode_t mode, int64_t x, int64_t mean,
+                                                int64_t inv_variance, int64_t scale, int64_t bias, int64_t epsilon,
+                                                int64_t y) {
+    BOO_ASSIGN_OR_RETURN(Desc op, Desc::make(api_, CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR));
+    const cudnnBackendNormFwdPhase_t phase = CUDNN_NORM_FWD_TRAINING;
+    BOO_RETURN_IF_ERROR(op.set(CUDNN_ATTR_OPERATION_NORM_FWD_MODE, CUDNN_TYPE_NORM_MODE, 1, &mode));
+    BOO_RETURN_IF_ERROR(op.set(CUDNN_ATTR_OPERATION_NORM_FWD_PHASE, CUDNN_TYPE_NORM_FWD_PHASE, 1, &phase));
+    const std::pair<cudnnBackendAttributeName_t, int64_t> tensors[] = {
+        {CUDNN_ATTR_OPERATION_NORM_FWD_XDESC, x},
+        {CUDNN_ATTR_OPERATION_NORM_FWD_MEAN_DESC, mean},
+        {CUDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC, inv_variance},
+        {CUDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC, scale},
+        {CUDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC, bias},
+        {CUDNN_ATTR_OPERATION_NORM_FWD_EPSILON_DESC, epsilon},
+        {CUDNN_ATTR_OPERATION_NORM_FWD_YDESC, y}};
+    for (const auto& [attr, uid] : tensors) {
+      if (uid < 0) continue;
+      cudnnBackendDescriptor_t d = desc(uid);
+      BOO_RETURN_IF_ERROR(op.set(attr, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d));
+    }
+    BOO_RETURN_IF_ERROR(op.finalize());
+    cudnnBackendDescriptor_t raw = op.get();
+    g.keep.push_back(std::move(op));
+    return raw;
+  }
+
+  /// A normalization backward from the saved statistics (mean and dbias -1 when absent).
+  Result<cudnnBackendDescriptor_t> norm_backward(Graph& g, cudnnBackendNormMode_t mode, int64_t x, int64_t mean,
+                                                 int64_t inv_variance, int64_t dy, int64_t scale, int64_t epsilon,
+                                                 int64_t dscale, int64_t dbias, int64_t dx) {
+    BOO_ASSIGN_OR_RETURN(Desc op, Desc::make(api_, CUDNN_BACKEND_OPERATION_NORM_BACKWARD_DESCRIPTOR));
+    BOO_RETURN_IF_ERROR(op.set(CUDNN_ATTR_OPERATION_NORM_BWD_MODE, CUDNN_TYPE_NORM_MODE, 1, &mode));
+    const std::pair<cudnnBackendAttributeName_t, int64_t> tensors[] = {
+        {CUDNN_ATTR_OPERATION_NORM_BWD_XDESC, x},
+        {CUDNN_ATTR_OPERATION_NORM_BWD_MEAN_DESC, mean},
+        {CUDNN_ATTR_OPERATION_NORM_BWD_INV_VARIANCE_DESC, inv_variance},
+        {CUDNN_ATTR_OPERATION_NORM_BWD_DYDESC, dy},
+        {CUDNN_ATTR_OPERATION_NORM_BWD_SCALE_DESC, scale},
+        {CUDNN_ATTR_OPERATION_NORM_BWD_EPSILON_DESC, epsilon},
+        {CUDNN_ATTR_OPERATION_NORM_BWD_DSCALE_DESC, dscale},
+        {CUDNN_ATTR_OPERATION_NORM_BWD_DBIAS_DESC, dbias},
+        {CUDNN_ATTR_OPERATION_NORM_BWD_DXDESC, dx}};
+    for (const auto& [attr, uid] : tensors) {
+      if (uid < 0) continue;
+      cudnnBackendDescriptor_t d = desc(uid);
+      BOO_RETURN_IF_ERROR(op.set(attr, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d));
+    }
+    BOO_RETURN_IF_ERROR(op.finalize());
+    cudnnBackendDescriptor_t raw = op.get();
+    g.keep.push_back(std::move(op));
+    return raw;
+  }
+
   Result<Desc> operation_graph(Graph& g, const std::vector<cudnnBackendDescriptor_t>& ops) {
     BOO_ASSIGN_OR_RETURN(Desc d, Desc::make(api_, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR));
     BOO_RETURN_IF_ERROR(d.set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
@@ -263,7 +326,9 @@ class CudnnBackend final : public Backend {
   Result<BackendRun> run(const OpSignature& sig, const std::vector<base::HostTensor>& args,
                          const RunOptions& run) override {
     const auto* conv = dynamic_cast<const ConvSignature*>(&sig);
-    if (!conv) return unimplemented("the cudnn backend runs conv signatures (" + std::string(sig.op_name()) + " is not)");
+    if (!conv && !dynamic_cast<const LayerNormSignature*>(&sig) && !dynamic_cast<const RmsNormSignature*>(&sig))
+      return unimplemented("the cudnn backend runs conv, layernorm and t5layernorm signatures (" +
+                           std::string(sig.op_name()) + " is none)");
     BOO_CUDNN_RETURN_IF_ERROR(api_, cudnnSetStream(handle_, static_cast<cudaStream_t>(rt_.stream())));
 
     BackendRun out;
@@ -288,7 +353,7 @@ class CudnnBackend final : public Backend {
       for (Pointers& set : sets) set[spec.name] = buf.data();
       result_buffers.push_back(std::move(buf));
     }
-    BOO_ASSIGN_OR_RETURN(std::vector<Graph>* graphs, graphs_for(*conv, sets[0]));
+    BOO_ASSIGN_OR_RETURN(std::vector<Graph>* graphs, conv ? graphs_for(*conv, sets[0]) : norm_graphs(sig, sets[0]));
     int64_t workspace_bytes = 0;
     for (const Graph& g : *graphs) workspace_bytes = std::max(workspace_bytes, g.workspace_bytes);
     BOO_ASSIGN_OR_RETURN(DeviceBuffer workspace, rt_.allocate(static_cast<size_t>(workspace_bytes)));
@@ -301,7 +366,7 @@ class CudnnBackend final : public Backend {
     out.device = "cuda:" + std::to_string(rt_.device().ordinal);
     std::string engines;
     for (const Graph& g : *graphs) engines += (engines.empty() ? "" : "+") + g.engine;
-    out.implementation = "cudnn:conv [" + engines + "]";
+    out.implementation = "cudnn:" + std::string(sig.op_name()) + " [" + engines + "]";
     for (size_t i = 0; i < result_specs.size(); ++i) {
       base::HostTensor host(result_specs[i]);
       BOO_RETURN_IF_ERROR(rt_.copy_to_host(host.data(), result_buffers[i], host.size_bytes()));
@@ -318,7 +383,7 @@ class CudnnBackend final : public Backend {
     std::vector<void*> pointers;
     for (const auto& [uid, name] : g.tensors) {
       uids.push_back(uid);
-      pointers.push_back(buffers.at(name));
+      pointers.push_back(name == kEpsilonTensor ? static_cast<void*>(&g.epsilon) : buffers.at(name));
     }
     BOO_ASSIGN_OR_RETURN(Desc pack, Desc::make(api_, CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR));
     void* ws = workspace.data();
@@ -377,7 +442,7 @@ class CudnnBackend final : public Backend {
         BOO_ASSIGN_OR_RETURN(cudnnBackendDescriptor_t act, b.pointwise(g, mode, last, -1, out, &sig.activation));
         ops.push_back(act);
       }
-      BOO_RETURN_IF_ERROR(finish(g, b, ops, sig, buffers));
+      BOO_RETURN_IF_ERROR(finish(g, b, ops, ieee_fp32(sig), buffers));
       graphs.push_back(std::move(g));
     }
     if (sig.directions & kConvBackwardData) {
@@ -389,7 +454,7 @@ class CudnnBackend final : public Backend {
       BOO_ASSIGN_OR_RETURN(int64_t dxu, b.tensor(g, renamed(x, "dx"), false, sig.dtype));
       BOO_ASSIGN_OR_RETURN(cudnnBackendDescriptor_t op, sig.transposed ? b.conv_op(g, fwd, conv, dyu, wu, dxu)
                                                                        : b.conv_op(g, bwd_data, conv, dxu, wu, dyu));
-      BOO_RETURN_IF_ERROR(finish(g, b, {op}, sig, buffers));
+      BOO_RETURN_IF_ERROR(finish(g, b, {op}, ieee_fp32(sig), buffers));
       graphs.push_back(std::move(g));
     }
     if (sig.directions & kConvBackwardWeight) {
@@ -401,7 +466,7 @@ class CudnnBackend final : public Backend {
       BOO_ASSIGN_OR_RETURN(int64_t dwu, b.tensor(g, renamed(w, "dw"), false, sig.dtype));
       BOO_ASSIGN_OR_RETURN(cudnnBackendDescriptor_t op, sig.transposed ? b.conv_op(g, bwd_filter, conv, dyu, dwu, xu)
                                                                        : b.conv_op(g, bwd_filter, conv, xu, dwu, dyu));
-      BOO_RETURN_IF_ERROR(finish(g, b, {op}, sig, buffers));
+      BOO_RETURN_IF_ERROR(finish(g, b, {op}, ieee_fp32(sig), buffers));
       graphs.push_back(std::move(g));
     }
     if (sig.directions & kConvBackwardBias) {
@@ -413,7 +478,78 @@ class CudnnBackend final : public Backend {
       db.strides = contiguous_strides(db.shape);
       BOO_ASSIGN_OR_RETURN(int64_t dbu, b.tensor(g, db, false, sig.dtype));
       BOO_ASSIGN_OR_RETURN(cudnnBackendDescriptor_t op, b.reduction_sum(g, dyu, dbu));
-      BOO_RETURN_IF_ERROR(finish(g, b, {op}, sig, buffers));
+      BOO_RETURN_IF_ERROR(finish(g, b, {op}, ieee_fp32(sig), buffers));
+      graphs.push_back(std::move(g));
+    }
+    return &graphs_.emplace(key, std::move(graphs)).first->second;
+  }
+
+  static bool ieee_fp32(const ConvSignature& sig) { return sig.dtype == DType::kF32 && !sig.fp32_tf32; }
+
+  // The graphs of a layernorm or t5layernorm signature: a forward and/or a
+  // backward norm operation over rows x cols, described as cuDNN's
+  // [rows, cols, 1, 1] tensors with [1, cols, 1, 1] parameters and
+  // [rows, 1, 1, 1] float32 statistics (the same memory as boo's tensors).
+  Result<std::vector<Graph>*> norm_graphs(const OpSignature& sig, const Pointers& buffers) {
+    const std::string key = sig.command();
+    if (auto it = graphs_.find(key); it != graphs_.end()) return &it->second;
+    const auto* ln = dynamic_cast<const LayerNormSignature*>(&sig);
+    const auto* rms = dynamic_cast<const RmsNormSignature*>(&sig);
+    const DType dtype = ln ? ln->dtype : rms->dtype;
+    const int64_t rows = ln ? ln->rows() : rms->rows(), cols = ln ? ln->row_length() : rms->row_length();
+    const bool forward = ln ? (ln->directions & kLayerNormForward) : (rms->directions & kRmsNormForward);
+    const bool backward = ln ? !forward : (rms->directions & kRmsNormBackwardData);
+    const bool weight = ln ? ln->weight : rms->weight;
+    if (ln && ln->permuted()) return unimplemented("cuDNN's layer norm takes a contiguous input");
+    if (ln && !(ln->weight && ln->bias))
+      return unimplemented("cuDNN's layer norm takes a scale and a bias (-m 1 with the bias)");
+    if (ln && backward && ln->directions != (kLayerNormBackwardData | kLayerNormBackwardWeight | kLayerNormBackwardBias))
+      return unimplemented("cuDNN's layer norm backward computes dx, dweight and dbias together (-F 14)");
+    if (rms && !weight) return unimplemented("cuDNN's RMS norm takes a scale (-m 5)");
+    const cudnnBackendNormMode_t mode = ln ? CUDNN_LAYER_NORM : CUDNN_RMS_NORM;
+    auto spec = [&](const char* name, std::vector<int64_t> shape, DType t) {
+      TensorSpec s{name, shape, contiguous_strides(shape), t, ""};
+      return s;
+    };
+    const std::vector<int64_t> data{rows, cols, 1, 1}, param{1, cols, 1, 1}, stat{rows, 1, 1, 1}, scalar{1, 1, 1, 1};
+    std::vector<Graph> graphs;
+    if (forward) {
+      Graph g;
+      g.epsilon = static_cast<float>(ln ? ln->eps : rms->eps);
+      GraphBuilder b(api_, handle_);
+      BOO_ASSIGN_OR_RETURN(int64_t x, b.tensor(g, spec("x", data, dtype), false, dtype));
+      BOO_ASSIGN_OR_RETURN(int64_t scale, b.tensor(g, spec("weight", param, dtype), false, dtype));
+      int64_t bias = -1, mean = -1;
+      if (ln) {
+        BOO_ASSIGN_OR_RETURN(bias, b.tensor(g, spec("bias", param, dtype), false, dtype));
+        BOO_ASSIGN_OR_RETURN(mean, b.tensor(g, spec("mean", stat, DType::kF32), false, DType::kF32));
+      }
+      BOO_ASSIGN_OR_RETURN(int64_t rstd, b.tensor(g, spec("rstd", stat, DType::kF32), false, DType::kF32));
+      BOO_ASSIGN_OR_RETURN(int64_t eps, b.tensor(g, spec(kEpsilonTensor, scalar, DType::kF32), false, DType::kF32, true));
+      BOO_ASSIGN_OR_RETURN(int64_t y, b.tensor(g, spec("y", data, dtype), false, dtype));
+      BOO_ASSIGN_OR_RETURN(cudnnBackendDescriptor_t op, b.norm_forward(g, mode, x, mean, rstd, scale, bias, eps, y));
+      BOO_RETURN_IF_ERROR(finish(g, b, {op}, false, buffers));
+      graphs.push_back(std::move(g));
+    }
+    if (backward) {
+      Graph g;
+      g.epsilon = static_cast<float>(ln ? ln->eps : rms->eps);
+      GraphBuilder b(api_, handle_);
+      BOO_ASSIGN_OR_RETURN(int64_t x, b.tensor(g, spec("x", data, dtype), false, dtype));
+      BOO_ASSIGN_OR_RETURN(int64_t dy, b.tensor(g, spec("dy", data, dtype), false, dtype));
+      BOO_ASSIGN_OR_RETURN(int64_t scale, b.tensor(g, spec("weight", param, dtype), false, dtype));
+      int64_t mean = -1, dbias = -1;
+      if (ln) {
+        BOO_ASSIGN_OR_RETURN(mean, b.tensor(g, spec("mean", stat, DType::kF32), false, DType::kF32));
+        BOO_ASSIGN_OR_RETURN(dbias, b.tensor(g, spec("dbias", param, dtype), false, dtype));
+      }
+      BOO_ASSIGN_OR_RETURN(int64_t rstd, b.tensor(g, spec("rstd", stat, DType::kF32), false, DType::kF32));
+      BOO_ASSIGN_OR_RETURN(int64_t eps, b.tensor(g, spec(kEpsilonTensor, scalar, DType::kF32), false, DType::kF32, true));
+      BOO_ASSIGN_OR_RETURN(int64_t dscale, b.tensor(g, spec("dweight", param, dtype), false, dtype));
+      BOO_ASSIGN_OR_RETURN(int64_t dx, b.tensor(g, spec("dx", data, dtype), false, dtype));
+      BOO_ASSIGN_OR_RETURN(cudnnBackendDescriptor_t op,
+                           b.norm_backward(g, mode, x, mean, rstd, dy, scale, eps, dscale, dbias, dx));
+      BOO_RETURN_IF_ERROR(finish(g, b, {op}, false, buffers));
       graphs.push_back(std::move(g));
     }
     return &graphs_.emplace(key, std::move(graphs)).first->second;
@@ -434,7 +570,8 @@ class CudnnBackend final : public Backend {
   }
 
   // Operation graph -> every heuristic engine config -> the fastest plan that builds.
-  Status finish(Graph& g, GraphBuilder& b, const std::vector<cudnnBackendDescriptor_t>& ops, const ConvSignature& sig,
+  // `ieee_fp32`: fp32 data that must not be computed in TF32 (engines on tensor cores are skipped).
+  Status finish(Graph& g, GraphBuilder& b, const std::vector<cudnnBackendDescriptor_t>& ops, bool ieee_fp32,
                 const Pointers& buffers) {
     BOO_ASSIGN_OR_RETURN(Desc graph, b.operation_graph(g, ops));
     BOO_ASSIGN_OR_RETURN(Desc heur, Desc::make(api_, CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR));
@@ -459,7 +596,7 @@ class CudnnBackend final : public Backend {
     double best_us = 1e30;
     Status last_error = unimplemented("no cuDNN engine configuration builds for this graph");
     for (int64_t i = 0; i < count; ++i) {
-      if (sig.dtype == DType::kF32 && !sig.fp32_tf32 && uses_tensor_cores(raw[static_cast<size_t>(i)])) continue;
+      if (ieee_fp32 && uses_tensor_cores(raw[static_cast<size_t>(i)])) continue;
       Result<Desc> plan = Desc::make(api_, CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
       if (!plan.ok()) return plan.status();
       cudnnBackendDescriptor_t cfg = raw[static_cast<size_t>(i)];
