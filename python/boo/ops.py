@@ -82,10 +82,11 @@ def _tuple(value, n, name):
 # Signatures.
 
 @functools.lru_cache(maxsize=4096)
-def _parse(command):
+def _parse(command):  # the signature builders above are cached too: a repeated call builds no string
     return _C.Signature.from_command(command)
 
 
+@functools.lru_cache(maxsize=4096)
 def conv_signature(x_shape, w_shape, dtype, stride, padding, dilation, groups, bias, activation, layouts, direction):
     """The boo signature of a convolution. `direction`: "forward", or a set of
     gradients among "input", "weight", "bias"; layouts: (input, kernel, output)."""
@@ -119,6 +120,7 @@ def conv_signature(x_shape, w_shape, dtype, stride, padding, dilation, groups, b
     return _parse(" ".join(str(w) for w in words))
 
 
+@functools.lru_cache(maxsize=4096)
 def layer_norm_signature(x_shape, normalized_ndim, dtype, has_weight, has_bias, eps, forw):
     if dtype not in _NORM_TOKENS:
         raise ValueError(f"layer_norm: dtype {dtype} is not supported; boo takes float32, float16 and bfloat16")
@@ -129,6 +131,7 @@ def layer_norm_signature(x_shape, normalized_ndim, dtype, has_weight, has_bias, 
     return _parse(" ".join(str(w) for w in words))
 
 
+@functools.lru_cache(maxsize=4096)
 def rms_norm_signature(x_shape, normalized_ndim, dtype, has_weight, eps, forw):
     """forw: MIOpen's -F (0 forward and backward, 1 forward, 2 backward)."""
     if dtype not in _RMS_TOKENS:

@@ -45,9 +45,12 @@ void ok_or_raise(const Status& st) {
   if (!st.ok()) raise(st);
 }
 
-// A parsed signature, shared between Python objects and launch caches.
+// A parsed signature, shared between Python objects and launch caches. The
+// launchable of its last GPU is kept, so a repeated launch looks nothing up.
 struct Signature {
   std::shared_ptr<const OpSignature> sig;
+  std::shared_ptr<Launchable> launchable;
+  int launchable_device = -1;
 };
 
 // A tensor from Python: any device, any dtype, any strides (DLPack).
@@ -212,7 +215,7 @@ NB_MODULE(_C, m) {
 
   m.def(
       "launch",
-      [](const Signature& s, const std::vector<AnyArray>& args, const std::vector<AnyArray>& results, int device,
+      [](Signature& s, const std::vector<AnyArray>& args, const std::vector<AnyArray>& results, int device,
          uintptr_t stream) {
         const std::vector<TensorSpec> arg_specs = s.sig->arguments(), result_specs = s.sig->results();
         if (args.size() != arg_specs.size() || results.size() != result_specs.size())
@@ -232,8 +235,11 @@ NB_MODULE(_C, m) {
         };
         bind(args, arg_specs, "argument", arg_refs);
         bind(results, result_specs, "result", result_refs);
-        Runtime& rt = runtime_for(device);
-        std::shared_ptr<Launchable> launchable = value_or_raise(rt.get_launchable(*s.sig));
+        if (!s.launchable || s.launchable_device != device) {
+          s.launchable = value_or_raise(runtime_for(device).get_launchable(*s.sig));
+          s.launchable_device = device;
+        }
+        std::shared_ptr<Launchable> launchable = s.launchable;
         Status st;
         {
           nb::gil_scoped_release release;
