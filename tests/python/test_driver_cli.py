@@ -74,6 +74,18 @@ def test_single_command_and_help(driver):
     assert r.returncode == 2 and "cannot open" in r.stderr, r.stderr
 
 
+def test_boo_backend_names(driver, tmp):
+    # BOO's --backend names are accepted and keep their CSV columns (iree_boo* run boo's kernels).
+    out_csv = tmp / "names.csv"
+    r = run([driver, "--dry-run", "--backend", "iree_boo_experimental", "--backend", "iree_boo_experimental",
+             "--csv", str(out_csv), "conv", "-n", "1", "-F", "1"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    header = next(csv.reader(out_csv.open(newline="")))
+    assert header[:6] == ["arguments", "iree_boo_experimental min", "iree_boo_experimental max",
+                          "iree_boo_experimental mean", "iree_boo_experimental stddev",
+                          "iree_boo_experimental num_dispatches"], header
+
+
 def main():
     driver = sys.argv[1]
     root = pathlib.Path(__file__).resolve().parents[2]
@@ -83,6 +95,7 @@ def main():
         test_extra_arguments_are_appended(driver, tmp)
         test_dry_run_over_shipped_workloads(driver, root)
         test_single_command_and_help(driver)
+        test_boo_backend_names(driver, tmp)
     print("driver CLI behaves")
 
 

@@ -184,7 +184,8 @@ class DriverRun {
     }
     backend_names_ = opts_.backends;
     auto wants = [&](const char* name) {
-      return std::find(backend_names_.begin(), backend_names_.end(), name) != backend_names_.end();
+      return std::any_of(backend_names_.begin(), backend_names_.end(),
+                         [&](const std::string& b) { return canonical_backend(b) == name; });
     };
     const bool want_gpu = backend_names_.empty() || wants("boo") || wants("cudnn");
     if (want_gpu && !opts_.dry_run) {
@@ -201,9 +202,10 @@ class DriverRun {
     if (backend_names_.empty()) backend_names_ = {runtime_ || opts_.dry_run ? "boo" : "cpu"};
     if (opts_.dry_run) return ok_status();
     for (const std::string& name : backend_names_) {
-      if (name == "cpu") {
+      const std::string kind = canonical_backend(name);
+      if (kind == "cpu") {
         backends_.push_back(bench::make_cpu_backend(opts_.cpu_iterations));
-      } else if (name == "cudnn") {
+      } else if (kind == "cudnn") {
         BOO_ASSIGN_OR_RETURN(std::unique_ptr<bench::Backend> cudnn,
                              bench::make_cudnn_backend(*runtime_, opts_.timing));
         backends_.push_back(std::move(cudnn));
@@ -253,7 +255,7 @@ class DriverRun {
   /// one made for numerics when a GPU and cuDNN are there; null otherwise.
   bench::Backend* numerics_vendor() {
     for (size_t b = 0; b < backends_.size(); ++b)
-      if (backend_names_[b] == "cudnn") return backends_[b].get();
+      if (canonical_backend(backend_names_[b]) == "cudnn") return backends_[b].get();
     if (!numerics_cudnn_ && runtime_ && !numerics_cudnn_failed_) {
       Result<std::unique_ptr<bench::Backend>> cudnn = bench::make_cudnn_backend(*runtime_, opts_.timing);
       if (cudnn.ok()) numerics_cudnn_ = std::move(*cudnn);
@@ -340,10 +342,10 @@ class DriverRun {
         NvtxRange backend_range(backend_names_[b]);
         return backends_[b]->run(sig, *args, parsed->run);
       }();
-      if (!run.ok() && run.status().code() == StatusCode::kUnimplemented && backend_names_[b] == "cudnn" &&
+      if (!run.ok() && run.status().code() == StatusCode::kUnimplemented && canonical_backend(backend_names_[b]) == "cudnn" &&
           backends_.size() > 1) {
         // The baseline does not implement this signature: boo's results and times still count.
-        std::cout << ">>>\tcudnn: not run: " << run.status().message() << "\n";
+        std::cout << ">>>\t" << backend_names_[b] << ": not run: " << run.status().message() << "\n";
         row.insert(row.end(), 5, "N.A.");
         continue;
       }
@@ -363,7 +365,7 @@ class DriverRun {
     // Ratios of per-launch GPU time against the baseline: cudnn when it ran, else the first backend.
     size_t base = 0;
     for (size_t b = 0; b < runs.size(); ++b)
-      if (runs[b].first == "cudnn") base = b;
+      if (canonical_backend(runs[b].first) == "cudnn") base = b;
     if (runs.size() > 1 && !runs[base].second.kernels.empty()) {
       const double base_us = per_launch_mean_us(runs[base].second);
       for (size_t b = 0; b < runs.size(); ++b) {

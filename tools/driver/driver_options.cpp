@@ -1,6 +1,8 @@
 // boo-driver: driver-level options.
 #include "driver_options.hpp"
 
+#include <algorithm>
+
 #include "base/strings.hpp"
 
 namespace boo::driver {
@@ -32,6 +34,18 @@ std::vector<std::string> executor_child_arguments(const DriverOptions& o, const 
   return a;
 }
 
+std::string canonical_backend(const std::string& name) {
+  // BOO's backend names run as their boo counterparts: its own kernels as boo,
+  // PyTorch's (cuDNN on NVIDIA GPUs) as cudnn. The CSV keeps the name given.
+  static const std::pair<const char*, const char*> kNames[] = {
+      {"boo", "boo"},         {"cudnn", "cudnn"},           {"cpu", "cpu"},
+      {"iree_boo", "boo"},    {"iree_boo_experimental", "boo"}, {"iree_boo_legacy", "boo"},
+      {"iree_boo_inductor", "boo"}, {"torch", "cudnn"},        {"inductor", "cudnn"}};
+  for (const auto& [given, canonical] : kNames)
+    if (name == given) return canonical;
+  return "";
+}
+
 std::string driver_usage() {
   return R"(usage: boo-driver [driver options] <MIOpenDriver command>
        boo-driver [driver options] --commands-file FILE [words appended to every command]
@@ -44,7 +58,8 @@ driver options:
                            '#' comments and blank lines are skipped
   --backend NAME           boo (boo's GPU kernels; the default with a GPU), cudnn (cuDNN 9, its fastest
                            engine per signature) or cpu (the float64 reference; the default without
-                           a GPU); repeatable to compare backends (ratios to the first are printed)
+                           a GPU); repeatable to compare backends (ratios to cudnn are printed).
+                           BOO's names work too: iree_boo* run as boo, torch and inductor as cudnn
   --impl NAME              run only this GPU implementation (boo explain lists them)
   --gpu-id N               the GPU to run on (default 0); -1 runs the commands across every GPU
                            in parallel (one executor each), results in input order
@@ -194,10 +209,15 @@ Result<DriverOptions> parse_driver_options(const std::vector<std::string>& argv)
       opts.command.push_back(word);
     }
   }
+  std::vector<std::string> unique;
   for (const std::string& b : opts.backends) {
-    if (b != "cpu" && b != "boo" && b != "cudnn")
-      return invalid_argument("--backend " + b + ": unknown backend; accepted: boo (GPU), cudnn (cuDNN 9), cpu (float64 reference)");
+    if (canonical_backend(b).empty())
+      return invalid_argument("--backend " + b + ": unknown backend; accepted: boo (GPU), cudnn (cuDNN 9), cpu (float64 "
+                              "reference), and BOO's names iree_boo, iree_boo_experimental, iree_boo_legacy, "
+                              "iree_boo_inductor (run as boo), torch, inductor (run as cudnn)");
+    if (std::find(unique.begin(), unique.end(), b) == unique.end()) unique.push_back(b);
   }
+  opts.backends = std::move(unique);
   return opts;
 }
 

@@ -47,6 +47,11 @@ Result<DriverOptions> parse_driver_options(const std::vector<std::string>& argv)
 std::vector<std::string> executor_child_arguments(const DriverOptions& opts, const std::vector<std::string>& backends,
                                                   int gpu_id, const std::string& trace_part);
 
+/// The backend a --backend name runs: "boo", "cudnn" or "cpu" ("" for an
+/// unknown name). BOO's names are accepted: iree_boo* -> boo, torch and
+/// inductor -> cudnn.
+std::string canonical_backend(const std::string& name);
+
 /// The usage text.
 std::string driver_usage();
 
