@@ -169,7 +169,10 @@ class DirectConv final : public GpuImplementation {
       BOO_RETURN_IF_ERROR(bind(p, 'w', find(results, "dw")));
       KernelLaunch l;
       l.entry = entry++;
-      l.grid[0] = grid_for(base.cb * (base.ca / base.groups) * base.f_size[0] * base.f_size[1] * base.f_size[2]);
+      // A block per weight element (see conv_weight_face).
+      const long long elements = base.cb * (base.ca / base.groups) * base.f_size[0] * base.f_size[1] * base.f_size[2];
+      l.grid[0] = static_cast<uint32_t>(
+          std::clamp<long long>(elements, 1, int64_t{device.sm_count > 0 ? device.sm_count : 132} * 64));
       l.block[0] = kThreads;
       l.set_params(p);
       launches.push_back(std::move(l));

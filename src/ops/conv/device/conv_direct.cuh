@@ -98,33 +98,34 @@ __device__ void conv_data_face(const ConvFaceParams& p) {
 }
 
 /// W[kb, c, r] = sum over (n, o) of A[n, g*cpg + c, o*stride - pad + r*dil] * B[n, kb, o]: backward-weight.
+/// One block per weight element: its threads split the (n, o) positions and
+/// the block sum adds them in a fixed order (deterministic). A thread per
+/// element would leave a small filter (depthwise, 2 channels) to a handful of
+/// threads, each walking every position.
 template <typename T>
 __device__ void conv_weight_face(const ConvFaceParams& p) {
+  __shared__ float scratch[32];
   const long long ca_per_group = p.ca / p.groups, cb_per_group = p.cb / p.groups;
   const long long total = p.cb * ca_per_group * p.f_size[0] * p.f_size[1] * p.f_size[2];
-  for (long long linear = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; linear < total;
-       linear += static_cast<long long>(gridDim.x) * blockDim.x) {
+  const long long positions = p.b_size[0] * p.b_size[1] * p.b_size[2];  // output pixels per image
+  // The trip count depends on the block only: every thread reaches block_sum.
+  for (long long linear = blockIdx.x; linear < total; linear += gridDim.x) {
     long long i[5];  // (kb, c, rz, ry, rx)
     unravel5(linear, p.cb, ca_per_group, p.f_size, i);
     const long long ch = (i[0] / cb_per_group) * ca_per_group + i[1];
     float acc = 0.f;
-    for (long long n = 0; n < p.n; ++n) {
-      for (long long oz = 0; oz < p.b_size[0]; ++oz) {
-        const long long iz = oz * p.stride[0] - p.pad[0] + i[2] * p.dil[0];
-        if (iz < 0 || iz >= p.a_size[0]) continue;
-        for (long long oy = 0; oy < p.b_size[1]; ++oy) {
-          const long long iy = oy * p.stride[1] - p.pad[1] + i[3] * p.dil[1];
-          if (iy < 0 || iy >= p.a_size[1]) continue;
-          for (long long ox = 0; ox < p.b_size[2]; ++ox) {
-            const long long ix = ox * p.stride[2] - p.pad[2] + i[4] * p.dil[2];
-            if (ix < 0 || ix >= p.a_size[2]) continue;
-            acc += load_as_float<T>(p.a, offset5(p.a_strides, n, ch, iz, iy, ix)) *
-                   load_as_float<T>(p.b, offset5(p.b_strides, n, i[0], oz, oy, ox));
-          }
-        }
-      }
+    for (long long j = threadIdx.x; j < p.n * positions; j += blockDim.x) {
+      const long long n = j / positions, o = j % positions;
+      const long long ox = o % p.b_size[2], oy = (o / p.b_size[2]) % p.b_size[1], oz = o / (p.b_size[2] * p.b_size[1]);
+      const long long iz = oz * p.stride[0] - p.pad[0] + i[2] * p.dil[0];
+      const long long iy = oy * p.stride[1] - p.pad[1] + i[3] * p.dil[1];
+      const long long ix = ox * p.stride[2] - p.pad[2] + i[4] * p.dil[2];
+      if (iz < 0 || iz >= p.a_size[0] || iy < 0 || iy >= p.a_size[1] || ix < 0 || ix >= p.a_size[2]) continue;
+      acc += load_as_float<T>(p.a, offset5(p.a_strides, n, ch, iz, iy, ix)) *
+             load_as_float<T>(p.b, offset5(p.b_strides, n, i[0], oz, oy, ox));
     }
-    store_from_float<T>(p.w, offset5(p.w_strides, i[0], i[1], i[2], i[3], i[4]), acc);
+    acc = block_sum(acc, scratch);
+    if (threadIdx.x == 0) store_from_float<T>(p.w, offset5(p.w_strides, i[0], i[1], i[2], i[3], i[4]), acc);
   }
 }
 
