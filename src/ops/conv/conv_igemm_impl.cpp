@@ -6,6 +6,7 @@
 #include <array>
 
 #include "boo/conv.hpp"
+#include "ops/common/generated_source.hpp"
 #include "ops/conv/device/conv_direct_params.cuh"
 #include "ops/conv/device/conv_igemm_params.cuh"
 
@@ -296,14 +297,6 @@ std::string array_fn(const char* name, const long long* v, int n) {
   for (int i = 0; i < n; ++i) body += (i ? ", " : "") + std::to_string(v[i]) + "LL";
   return "  __host__ __device__ static constexpr long long " + std::string(name) +
          "(int i) { constexpr long long v[] = {" + body + "}; return v[i]; }\n";
-}
-
-const char* device_type(DType dtype) {
-  switch (dtype) {
-    case DType::kBF16: return "boo::bf16";
-    case DType::kF16: return "boo::f16";
-    default: return "float";
-  }
 }
 
 // The Cfg struct of one GEMM (every size a compile-time constant).
