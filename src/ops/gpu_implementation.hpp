@@ -26,6 +26,22 @@ struct DeviceTensor {
   TensorSpec spec;
 };
 
+/// The tensor named `name` ("x", "dw", ...) among `tensors`, or nullptr.
+inline const DeviceTensor* find_tensor(std::span<const DeviceTensor> tensors, std::string_view name) {
+  for (const DeviceTensor& t : tensors)
+    if (t.spec.name == name) return &t;
+  return nullptr;
+}
+
+/// The address of the tensor named `name` among a launch's arguments and
+/// results, or 0 when the signature has no such tensor.
+inline uint64_t tensor_address(std::span<const DeviceTensor> args, std::span<const DeviceTensor> results,
+                               std::string_view name) {
+  const DeviceTensor* t = find_tensor(args, name);
+  if (!t) t = find_tensor(results, name);
+  return t ? t->address : 0;
+}
+
 /// One kernel launch of a plan.
 struct KernelLaunch {
   size_t entry = 0;  ///< index into KernelSource::entries

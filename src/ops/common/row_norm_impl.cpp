@@ -157,12 +157,7 @@ class RowNormImplementation final : public GpuImplementation {
     BOO_ASSIGN_OR_RETURN(RowNormProblem p, problem_of_(sig));
     BOO_ASSIGN_OR_RETURN(auto tiling, tilings(p));
     const auto& [fwd, bwd] = tiling;
-    auto address = [&](std::string_view name) -> uint64_t {
-      for (std::span<const DeviceTensor> list : {args, results})
-        for (const DeviceTensor& t : list)
-          if (t.spec.name == name) return t.address;
-      return 0;
-    };
+    auto address = [&](std::string_view name) { return tensor_address(args, results, name); };
     RowNormParams params{};
     params.x = address("x");
     params.weight = address("weight");

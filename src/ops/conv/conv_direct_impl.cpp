@@ -80,11 +80,7 @@ class DirectConv final : public GpuImplementation {
                                          std::span<const DeviceTensor> args,
                                          std::span<const DeviceTensor> results, uint64_t) const override {
     const auto& conv = dynamic_cast<const ConvSignature&>(sig);
-    auto find = [](std::span<const DeviceTensor> list, std::string_view name) -> const DeviceTensor* {
-      for (const DeviceTensor& t : list)
-        if (t.spec.name == name) return &t;
-      return nullptr;
-    };
+    auto find = [](std::span<const DeviceTensor> list, std::string_view name) { return find_tensor(list, name); };
     // Geometry of the regular relation: A is x (regular) or y (transposed).
     ConvFaceParams base{};
     base.n = conv.n;

@@ -452,11 +452,7 @@ class ImplicitGemmConv final : public GpuImplementation {
                                          std::span<const DeviceTensor> args, std::span<const DeviceTensor> results,
                                          uint64_t workspace) const override {
     const auto& conv = dynamic_cast<const ConvSignature&>(sig);
-    auto find = [](std::span<const DeviceTensor> list, std::string_view name) -> const DeviceTensor* {
-      for (const DeviceTensor& t : list)
-        if (t.spec.name == name) return &t;
-      return nullptr;
-    };
+    auto find = [](std::span<const DeviceTensor> list, std::string_view name) { return find_tensor(list, name); };
     // Strides and alignment are compiled in: the tensors must match the signature.
     for (std::span<const DeviceTensor> list : {args, results}) {
       for (const DeviceTensor& t : list) {

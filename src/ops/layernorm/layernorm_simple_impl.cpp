@@ -65,11 +65,7 @@ class SimpleLayerNorm final : public GpuImplementation {
                                          std::span<const DeviceTensor> args,
                                          std::span<const DeviceTensor> results, uint64_t) const override {
     const auto& ln = dynamic_cast<const LayerNormSignature&>(sig);
-    auto address = [](std::span<const DeviceTensor> list, std::string_view name) -> uint64_t {
-      for (const DeviceTensor& t : list)
-        if (t.spec.name == name) return t.address;
-      return 0;
-    };
+    auto address = [&](std::string_view name) { return tensor_address(args, results, name); };
     LayerNormParams p{};
     p.rows = ln.rows();
     p.cols = ln.row_length();
@@ -80,17 +76,16 @@ class SimpleLayerNorm final : public GpuImplementation {
       p.shape[d] = x.shape[static_cast<size_t>(d)];
       p.x_strides[d] = x.strides[static_cast<size_t>(d)];
     }
-    p.x = address(args, "x");
-    p.weight = address(args, "weight");
-    p.bias = address(args, "bias");
-    p.dy = address(args, "dy");
-    const bool forward = ln.directions & kLayerNormForward;
-    p.mean = forward ? address(results, "mean") : address(args, "mean");
-    p.rstd = forward ? address(results, "rstd") : address(args, "rstd");
-    p.y = address(results, "y");
-    p.dx = address(results, "dx");
-    p.dweight = address(results, "dweight");
-    p.dbias = address(results, "dbias");
+    p.x = address("x");
+    p.weight = address("weight");
+    p.bias = address("bias");
+    p.dy = address("dy");
+    p.mean = address("mean");  // a result with the forward, an argument without
+    p.rstd = address("rstd");
+    p.y = address("y");
+    p.dx = address("dx");
+    p.dweight = address("dweight");
+    p.dbias = address("dbias");
     const uint32_t row_blocks =
         static_cast<uint32_t>(std::clamp<long long>(p.rows, 1, int64_t{device.sm_count > 0 ? device.sm_count : 132} * 16));
     const uint32_t col_blocks = static_cast<uint32_t>(std::max<long long>(1, (p.cols + kThreads - 1) / kThreads));

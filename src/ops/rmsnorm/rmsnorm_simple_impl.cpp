@@ -60,12 +60,7 @@ class SimpleRmsNorm final : public GpuImplementation {
                                          std::span<const DeviceTensor> args,
                                          std::span<const DeviceTensor> results, uint64_t) const override {
     const auto& rms = dynamic_cast<const RmsNormSignature&>(sig);
-    auto address = [&](std::string_view name) -> uint64_t {
-      for (std::span<const DeviceTensor> list : {args, results})
-        for (const DeviceTensor& t : list)
-          if (t.spec.name == name) return t.address;
-      return 0;
-    };
+    auto address = [&](std::string_view name) { return tensor_address(args, results, name); };
     RmsNormParams p{};
     p.rows = rms.rows();
     p.cols = rms.row_length();
