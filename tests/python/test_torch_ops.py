@@ -10,14 +10,15 @@ import sys
 import unittest
 import unittest.mock
 
-import torch
-import torch.nn.functional as F
-
 try:
+    import torch
+    import torch.nn.functional as F
+
     import boo
     from boo import _tensors, ops
 except ImportError as e:
-    sys.exit(f"boo is not installed for {sys.executable} ({e}): run `pip install .` (scripts/test.sh does)")
+    sys.exit(f"{e.name} is not installed for {sys.executable}: run scripts/test.sh (it installs PyTorch from "
+             "requirements-dev.txt and boo with `pip install .`)")
 
 DEVICE = sys.argv.pop(1) if len(sys.argv) > 1 and sys.argv[1] in ("cpu", "cuda") else "cpu"
 # Errors allowed versus PyTorch in float32 (the reference is exact; PyTorch's CPU
