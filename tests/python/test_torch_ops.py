@@ -61,6 +61,7 @@ class SignatureTest(unittest.TestCase):
         b = boo.sample_args(sig, DEVICE, seed=3)
         c = boo.sample_args(sig, DEVICE, seed=4)
         self.assertEqual([t.dtype for t in a], [torch.float16] * 3)
+        self.assertTrue(all(torch.equal(x, y) for x, y in zip(a, sig.sample_args(DEVICE, seed=3))))
         self.assertTrue(all(torch.equal(x, y) for x, y in zip(a, b)))
         self.assertFalse(torch.equal(a[0], c[0]))
 
