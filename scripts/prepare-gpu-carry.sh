@@ -16,7 +16,7 @@ cp /usr/local/cuda/include/cupti*.h .deps/cupti-include/ 2>/dev/null || true
 # The Python package's build tools (pure-Python wheels; the GPU machine has PyTorch but no PyPI).
 if [ ! -d .deps/wheels ]; then
   python3 -m pip download -q --only-binary=:all: -d .deps/wheels \
-    nanobind==2.4.0 scikit-build-core==0.10.7 pathspec packaging
+    nanobind==2.4.0 scikit-build-core==0.10.7 pathspec packaging tomli exceptiongroup
 fi
 git rev-parse --short=12 HEAD > .deps/commit
 echo "prepared .deps: $(ls .deps | tr '\n' ' ')"
