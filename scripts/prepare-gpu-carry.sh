@@ -16,7 +16,9 @@ cp /usr/local/cuda/include/cupti*.h .deps/cupti-include/ 2>/dev/null || true
 # The Python package's build tools (pure-Python wheels; the GPU machine has PyTorch but no PyPI).
 if [ ! -d .deps/wheels ]; then
   python3 -m pip download -q --only-binary=:all: -d .deps/wheels \
-    nanobind==2.4.0 scikit-build-core==0.10.7 pathspec packaging tomli exceptiongroup
+    nanobind==2.4.0 scikit-build-core==0.10.7 pathspec packaging exceptiongroup
+  # tomli (Python < 3.11) as its pure-Python wheel, whatever the Python there.
+  python3 -m pip download -q --only-binary=:all: --no-deps --python-version 3.10 --platform any -d .deps/wheels tomli
 fi
 git rev-parse --short=12 HEAD > .deps/commit
 echo "prepared .deps: $(ls .deps | tr '\n' ' ')"
