@@ -58,22 +58,28 @@ fi
 # package's tests on CUDA tensors.
 if want python; then
   start=$(date +%s)
-  if python3 -m pip install -q --no-index --find-links .deps/wheels scikit-build-core nanobind > "$OUT/python.log" 2>&1 &&
-     CMAKE_BUILD_PARALLEL_LEVEL=16 python3 -m pip install -q --no-build-isolation --no-deps . >> "$OUT/python.log" 2>&1; then
+  # No index anywhere: the GPU machine has no network, and pip would otherwise wait on PyPI.
+  pipq=(python3 -m pip install --no-index --disable-pip-version-check)
+  if timeout 300 "${pipq[@]}" -q --find-links .deps/wheels scikit-build-core nanobind > "$OUT/python.log" 2>&1 &&
+     CMAKE_BUILD_PARALLEL_LEVEL=16 timeout 400 "${pipq[@]}" -v --no-build-isolation --no-deps . > "$OUT/pip-install.log" 2>&1; then
     row "pip install ." "ok ($(( $(date +%s) - start )) s)"
-    (cd /tmp && python3 "$OLDPWD/tests/python/test_torch_ops.py" cuda) >> "$OUT/python.log" 2>&1
+    # PY_GPU: the GPU the package's tests use (the other stages may be timing on GPU 0).
+    # A hang prints every thread's stack (faulthandler on SIGABRT) instead of eating the run.
+    (cd /tmp && CUDA_VISIBLE_DEVICES="${PY_GPU:-0}" PYTHONFAULTHANDLER=1 timeout -s ABRT 240 \
+       python3 "$OLDPWD/tests/python/test_torch_ops.py" cuda) >> "$OUT/python.log" 2>&1
     row "python tests (cuda)" "$(grep -E '^(OK|FAILED)' "$OUT/python.log" | tail -1), $(grep -E '^Ran ' "$OUT/python.log" | tail -1)"
-    (cd /tmp && python3 "$OLDPWD/tests/python/test_ddp.py") >> "$OUT/python.log" 2>&1
+    (cd /tmp && PYTHONFAULTHANDLER=1 timeout -s ABRT 180 python3 "$OLDPWD/tests/python/test_ddp.py") >> "$OUT/python.log" 2>&1
     row "python DDP" "$(grep -E 'DDP on|skipped|Error' "$OUT/python.log" | tail -1)"
-    (cd /tmp && python3 "$OLDPWD/benchmarks/python_overhead.py") >> "$OUT/python.log" 2>&1
+    (cd /tmp && CUDA_VISIBLE_DEVICES="${PY_GPU:-0}" timeout 120 python3 "$OLDPWD/benchmarks/python_overhead.py") >> "$OUT/python.log" 2>&1
     grep -E '^(kernel|boo|torch)' "$OUT/python.log" | sed 's/^/  /'
     if want resnet; then
-      (cd /tmp && python3 "$OLDPWD/benchmarks/resnet50_train.py") > "$OUT/resnet50.log" 2>&1
+      (cd /tmp && CUDA_VISIBLE_DEVICES="${PY_GPU:-0}" PYTHONFAULTHANDLER=1 timeout -s ABRT 500 \
+         python3 "$OLDPWD/benchmarks/resnet50_train.py") > "$OUT/resnet50.log" 2>&1
       grep -E 'median step|largest loss' "$OUT/resnet50.log" | sed 's/^/  /'
     fi
   else
-    row "pip install ." "FAILED (see python.log)"
-    tail -20 "$OUT/python.log"
+    row "pip install ." "FAILED or timed out (see python.log, pip-install.log)"
+    tail -20 "$OUT/python.log" "$OUT/pip-install.log"
   fi
 fi
 
@@ -85,7 +91,8 @@ if want numerics; then
     name=$(basename "$wl" .txt)
     start=$(date +%s)
     $BUILD/tools/boo preload --commands-file "$wl" -j 16 > "$OUT/preload-$name.log" 2>&1
-    $BUILD/tools/boo-driver --backend boo --commands-file "$wl" --verify-numerics -t 0 > "$OUT/numerics-$name.log" 2>&1
+    timeout "${NUMERICS_TIMEOUT:-900}" $BUILD/tools/boo-driver --backend boo --commands-file "$wl" --verify-numerics -t 0 \
+      > "$OUT/numerics-$name.log" 2>&1
     row "numerics $name" "$(grep -c '^Numerics: PASS' "$OUT/numerics-$name.log") pass, $(grep -c '^Numerics: FAIL' "$OUT/numerics-$name.log") fail, $(grep -c '>>> FAILED' "$OUT/numerics-$name.log") errors ($(( $(date +%s) - start )) s)"
     # The command before each failure, so it can be re-run as is.
     grep -B30 -E '^Numerics: FAIL|^>>> FAILED' "$OUT/numerics-$name.log" | grep -E '^>>> [a-z]|FAIL' | head -12
