@@ -91,7 +91,7 @@ if want numerics; then
     name=$(basename "$wl" .txt)
     start=$(date +%s)
     $BUILD/tools/boo preload --commands-file "$wl" -j 16 > "$OUT/preload-$name.log" 2>&1
-    timeout "${NUMERICS_TIMEOUT:-900}" $BUILD/tools/boo-driver --backend boo --commands-file "$wl" --verify-numerics -t 0 \
+    timeout "${NUMERICS_TIMEOUT:-900}" $BUILD/tools/boo-driver --backend boo --commands-file "$wl" --verify-numerics -t 0 ${NUMERICS_ARGS:-} \
       > "$OUT/numerics-$name.log" 2>&1
     row "numerics $name" "$(grep -c '^Numerics: PASS' "$OUT/numerics-$name.log") pass, $(grep -c '^Numerics: FAIL' "$OUT/numerics-$name.log") fail, $(grep -c '>>> FAILED' "$OUT/numerics-$name.log") errors ($(( $(date +%s) - start )) s)"
     # The command before each failure, so it can be re-run as is.

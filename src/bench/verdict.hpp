@@ -29,6 +29,7 @@ struct NumericsOptions {
   bool structured_tests = true;    ///< off with --skip-structured-tests
   bool verbose = false;            ///< --numerics-verbose
   bool reference_float32 = false;  ///< --numerics-reference-dtype float32
+  bool vendor = true;              ///< off with --numerics-vendor none: the spread is bounded by the tolerance alone
 };
 
 /// Mean, Bessel stddev, max |x| and count of a signed error set.

@@ -252,8 +252,10 @@ class DriverRun {
   void set_backend_names(std::vector<std::string> names) { backend_names_ = std::move(names); }
 
   /// The cudnn backend numerics compare against: the one the run has, else
-  /// one made for numerics when a GPU and cuDNN are there; null otherwise.
+  /// one made for numerics when a GPU and cuDNN are there; null otherwise
+  /// (and with --numerics-vendor none).
   bench::Backend* numerics_vendor() {
+    if (!opts_.numerics.vendor) return nullptr;
     for (size_t b = 0; b < backends_.size(); ++b)
       if (canonical_backend(backend_names_[b]) == "cudnn") return backends_[b].get();
     if (!numerics_cudnn_ && runtime_ && !numerics_cudnn_failed_) {

@@ -30,6 +30,7 @@ std::vector<std::string> executor_child_arguments(const DriverOptions& o, const 
                        n.reference_float32 ? "float32" : "float64"});
     if (n.verbose) a.push_back("--numerics-verbose");
     if (!n.structured_tests) a.push_back("--skip-structured-tests");
+    if (!n.vendor) a.insert(a.end(), {"--numerics-vendor", "none"});
   }
   return a;
 }
@@ -74,6 +75,8 @@ driver options:
   --numerics-min-samples N (1000)   --numerics-stddev-rtol X (1.2)   --numerics-stddev-atol X (1e-5)
   --numerics-mean-rtol X (0.2)      --numerics-mean-atol X (1e-5)
   --numerics-reference-dtype float64|float32 (float64)   --skip-structured-tests
+  --numerics-vendor cudnn|none (cudnn)   none: no cuDNN spread; the spread is bounded by boo's
+                           documented tolerance (saves cuDNN's per-signature plan build on long matrices)
   --timer cupti|events     how launches are timed (default cupti): CUPTI activity records time every
                            kernel of every launch, attributed by correlation id (per kernel name and
                            per launch); CUDA events time each launch as a whole (the fallback when
@@ -160,6 +163,11 @@ Result<DriverOptions> parse_driver_options(const std::vector<std::string>& argv)
       if (v != "float64" && v != "float32")
         return invalid_argument("--numerics-reference-dtype: expected float64 or float32, got '" + v + "'");
       opts.numerics.reference_float32 = v == "float32";
+    } else if (name == "--numerics-vendor") {
+      BOO_ASSIGN_OR_RETURN(std::string v, take());
+      if (v != "cudnn" && v != "none")
+        return invalid_argument("--numerics-vendor: expected cudnn or none, got '" + v + "'");
+      opts.numerics.vendor = v == "cudnn";
     } else if (name == "--numerics-min-samples") {
       BOO_ASSIGN_OR_RETURN(std::string v, take());
       Result<int64_t> n = base::parse_int(v);
