@@ -2,8 +2,8 @@
 # The one script for the GPU machine: builds boo there, runs the GPU tests, the
 # numerics over the workloads, and prints one short table at the end.
 # Usage (from the repository root): scripts/gpu-check.sh [stage ...]
-#   stages: build info tests python numerics cache sanitizer perf norms full resnet (default: all but
-#   full and resnet; resnet runs inside python: ResNet-50 training with boo_inductor vs inductor)
+#   stages: build info tests python pydebug numerics cache sanitizer perf norms full resnet (default: all but
+#   pydebug, full and resnet; resnet runs inside python: ResNet-50 training with boo_inductor vs inductor)
 #   full: the complete benchmark of one workload (FULL_FILE, default BOO's 413
 #   convs): boo and cuDNN, --verify-numerics, CSV and Perfetto trace, with its
 #   wall time, numerics pass rate and trace size.
@@ -60,9 +60,15 @@ if want python; then
   start=$(date +%s)
   # No index anywhere: the GPU machine has no network, and pip would otherwise wait on PyPI.
   pipq=(python3 -m pip install --no-index --disable-pip-version-check)
-  if timeout 300 "${pipq[@]}" -q --find-links .deps/wheels scikit-build-core nanobind > "$OUT/python.log" 2>&1 &&
+  # The pinned build tools (pyproject.toml), not the machine's own newer ones: what a user's
+  # isolated `pip install .` gets.
+  if timeout 300 "${pipq[@]}" -q --find-links .deps/wheels "scikit-build-core==0.10.7" "nanobind==2.4.0" > "$OUT/python.log" 2>&1 &&
      CMAKE_BUILD_PARALLEL_LEVEL=16 timeout 400 "${pipq[@]}" -v --no-build-isolation --no-deps . > "$OUT/pip-install.log" 2>&1; then
     row "pip install ." "ok ($(( $(date +%s) - start )) s)"
+    export PYTHONUNBUFFERED=1  # a killed or crashed test still leaves its output
+    (cd /tmp && CUDA_VISIBLE_DEVICES="${PY_GPU:-0}" PYTHONFAULTHANDLER=1 timeout 120 \
+       python3 "$OLDPWD/tests/python/gpu_smoke.py") >> "$OUT/python.log" 2>&1
+    row "python smoke" "exit $? $(grep -E 'boo.ops.conv on cuda' "$OUT/python.log" | tail -1)"
     # PY_GPU: the GPU the package's tests use (the other stages may be timing on GPU 0).
     # A hang prints every thread's stack (faulthandler on SIGABRT) instead of eating the run.
     (cd /tmp && CUDA_VISIBLE_DEVICES="${PY_GPU:-0}" PYTHONFAULTHANDLER=1 timeout -s ABRT 240 \
@@ -81,6 +87,15 @@ if want python; then
     row "pip install ." "FAILED or timed out (see python.log, pip-install.log)"
     tail -20 "$OUT/python.log" "$OUT/pip-install.log"
   fi
+fi
+
+# pydebug: the Python package's smallest GPU use under cuda-gdb: a crash in the
+# extension prints a native backtrace (needs the python stage's install first).
+if want pydebug; then
+  (cd /tmp && CUDA_VISIBLE_DEVICES="${PY_GPU:-0}" timeout 240 cuda-gdb -q -batch -ex run -ex bt \
+     --args python3 "$OLDPWD/tests/python/gpu_smoke.py") > "$OUT/pydebug.log" 2>&1
+  row "python smoke under cuda-gdb" "$(grep -E 'boo.ops.conv on cuda|SIGSEGV|signal' "$OUT/pydebug.log" | head -1)"
+  grep -E '^#[0-9]+ ' "$OUT/pydebug.log" | head -25 | sed 's/^/  /'
 fi
 
 # numerics: the given files (default: the conv matrix, the examples and BOO's sample).

@@ -5,6 +5,7 @@
 // Errors become Python exceptions by Status code: INVALID_ARGUMENT ->
 // ValueError, UNIMPLEMENTED -> NotImplementedError, anything else -> RuntimeError.
 #include <nanobind/nanobind.h>
+#include <cuda.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -243,7 +244,11 @@ NB_MODULE(_C, m) {
         Status st;
         {
           nb::gil_scoped_release release;
-          st = launchable->launch(arg_refs, result_refs, reinterpret_cast<void*>(stream));
+          // PyTorch names its default stream 0, the legacy default stream; to a
+          // Launchable nullptr means the runtime's own (non-blocking) stream,
+          // which is not ordered with PyTorch's work. So 0 is CU_STREAM_LEGACY.
+          void* s = stream ? reinterpret_cast<void*>(stream) : static_cast<void*>(CU_STREAM_LEGACY);
+          st = launchable->launch(arg_refs, result_refs, s);
         }
         ok_or_raise(st);
       },
