@@ -18,6 +18,10 @@ double relative_tolerance(DType dtype, int64_t reduction_length, bool tf32) {
   return std::ldexp(1.0, -mantissa_bits) + 8.0 * std::sqrt(k) * std::ldexp(1.0, -24);
 }
 
+double cancellation_allowance(double cancellation_scale) {
+  return kCancellationUlps * std::ldexp(1.0, -24) * cancellation_scale;
+}
+
 std::string Comparison::summary() const {
   char buf[256];
   std::snprintf(buf, sizeof buf, "%s: max |err| %.2e, rel L2 %.2e, rtol %.2e, %lld of %lld over", name.c_str(),
@@ -33,7 +37,8 @@ std::string Comparison::summary() const {
   return out;
 }
 
-Comparison compare_to_reference(const base::HostTensor& result, const base::HostTensor& reference, double rtol) {
+Comparison compare_to_reference(const base::HostTensor& result, const base::HostTensor& reference, double rtol,
+                                double cancellation_scale) {
   Comparison c;
   c.name = result.spec().name;
   c.rtol = rtol;
@@ -69,7 +74,7 @@ Comparison compare_to_reference(const base::HostTensor& result, const base::Host
     const double err = std::abs(v - r);
     err_sq += err * err;
     c.max_abs_error = std::max(c.max_abs_error, err);
-    const double bound = rtol * (std::abs(r) + rms);
+    const double bound = rtol * (std::abs(r) + rms) + cancellation_allowance(cancellation_scale);
     const double ratio = bound > 0 ? err / bound : (err > 0 ? INFINITY : 0);
     if (ratio > 1) ++c.over_tolerance;
     if (ratio > worst_ratio) {
@@ -84,7 +89,7 @@ Comparison compare_to_reference(const base::HostTensor& result, const base::Host
 }
 
 Comparison compare_to_sample(const base::HostTensor& result, const std::vector<int64_t>& linear,
-                             const std::vector<double>& reference, double rtol) {
+                             const std::vector<double>& reference, double rtol, double cancellation_scale) {
   // The sampled values as small dense tensors, compared like whole ones.
   TensorSpec spec{result.spec().name, {static_cast<int64_t>(linear.size())}, {1}, result.spec().dtype, ""};
   TensorSpec ref_spec = spec;
@@ -94,7 +99,7 @@ Comparison compare_to_sample(const base::HostTensor& result, const std::vector<i
     picked.store(static_cast<int64_t>(i), result.load(base::offset_of_linear(result.spec(), linear[i])));
     ref.store(static_cast<int64_t>(i), reference[i]);
   }
-  Comparison c = compare_to_reference(picked, ref, rtol);
+  Comparison c = compare_to_reference(picked, ref, rtol, cancellation_scale);
   if (c.worst_index >= 0) c.worst_index = linear[static_cast<size_t>(c.worst_index)];
   return c;
 }
@@ -126,7 +131,7 @@ Result<std::vector<Comparison>> verify_results(const OpSignature& sig, const std
   const ops::OpDefinition* op = ops::find_op(sig.op_name());
   if (sig.flop_count() <= options.full_reference_flops) {
     BOO_ASSIGN_OR_RETURN(std::vector<base::HostTensor> reference, op->reference(sig, args));
-    return compare_results(sig, results, reference);
+    return compare_results(sig, args, results, reference);
   }
   const auto* conv = dynamic_cast<const ConvSignature*>(&sig);
   const bool tf32 = conv && conv->fp32_tf32;
@@ -135,20 +140,23 @@ Result<std::vector<Comparison>> verify_results(const OpSignature& sig, const std
     const std::vector<int64_t> positions = sample_positions(results[i].spec().numel(), options.samples_per_result);
     BOO_ASSIGN_OR_RETURN(std::vector<double> reference, op->reference_sample(sig, args, i, positions));
     const double rtol = relative_tolerance(results[i].spec().dtype, op->reduction_length(sig, i), tf32);
-    out.push_back(compare_to_sample(results[i], positions, reference, rtol));
+    BOO_ASSIGN_OR_RETURN(double scale, op->cancellation_scale(sig, args, i));
+    out.push_back(compare_to_sample(results[i], positions, reference, rtol, scale));
   }
   return out;
 }
 
-std::vector<Comparison> compare_results(const OpSignature& sig, const std::vector<base::HostTensor>& results,
-                                        const std::vector<base::HostTensor>& reference) {
+Result<std::vector<Comparison>> compare_results(const OpSignature& sig, const std::vector<base::HostTensor>& args,
+                                                const std::vector<base::HostTensor>& results,
+                                                const std::vector<base::HostTensor>& reference) {
   const ops::OpDefinition* op = ops::find_op(sig.op_name());
   const auto* conv = dynamic_cast<const ConvSignature*>(&sig);
   const bool tf32 = conv && conv->fp32_tf32;
   std::vector<Comparison> out;
   for (size_t i = 0; i < results.size() && i < reference.size(); ++i) {
     const double rtol = relative_tolerance(results[i].spec().dtype, op->reduction_length(sig, i), tf32);
-    out.push_back(compare_to_reference(results[i], reference[i], rtol));
+    BOO_ASSIGN_OR_RETURN(double scale, op->cancellation_scale(sig, args, i));
+    out.push_back(compare_to_reference(results[i], reference[i], rtol, scale));
   }
   return out;
 }

@@ -6,7 +6,9 @@
 // accumulation over K terms. Relative tolerance:
 //   rtol(dtype, K) = 2^-p(dtype) + 8 * sqrt(K) * 2^-24      (p = 8 bf16, 11 fp16, 24 fp32; TF32: p = 11 for the products)
 // and every element must satisfy |out - ref| <= rtol * (|ref| + rms(ref)),
-// which scales with the tensor's magnitude where cancellation makes |ref| small.
+// which scales with the tensor's magnitude where cancellation makes |ref| small,
+// plus kCancellationUlps float32 ulps of the op's cancellation scale where the
+// result is a difference of larger terms (OpDefinition::cancellation_scale).
 #pragma once
 
 #include <string>
@@ -18,6 +20,11 @@
 namespace boo::bench {
 
 double relative_tolerance(DType dtype, int64_t reduction_length, bool tf32 = false);
+
+/// Float32 ulps of the cancelling terms' magnitude allowed on top of rtol.
+inline constexpr double kCancellationUlps = 32;
+/// The absolute error allowed for a cancellation scale (0 for 0).
+double cancellation_allowance(double cancellation_scale);
 
 struct Comparison {
   std::string name;                ///< result name ("y", "dx", ...)
@@ -34,12 +41,13 @@ struct Comparison {
   std::string summary() const;
 };
 
-Comparison compare_to_reference(const base::HostTensor& result, const base::HostTensor& reference, double rtol);
+Comparison compare_to_reference(const base::HostTensor& result, const base::HostTensor& reference, double rtol,
+                                double cancellation_scale = 0);
 
 /// The same comparison at sampled positions: `linear` logical indices with
 /// their reference values.
 Comparison compare_to_sample(const base::HostTensor& result, const std::vector<int64_t>& linear,
-                             const std::vector<double>& reference, double rtol);
+                             const std::vector<double>& reference, double rtol, double cancellation_scale = 0);
 
 /// Up to `count` deterministic positions in [0, numel): the first and last
 /// elements (edges and padding) and pseudo-random ones, sorted, distinct.
@@ -59,7 +67,8 @@ Result<std::vector<Comparison>> verify_results(const OpSignature& sig, const std
 
 /// Compares every result of `sig` with the reference, with each result's
 /// tolerance (its dtype and reduction length).
-std::vector<Comparison> compare_results(const OpSignature& sig, const std::vector<base::HostTensor>& results,
+Result<std::vector<Comparison>> compare_results(const OpSignature& sig, const std::vector<base::HostTensor>& args,
+                                                const std::vector<base::HostTensor>& results,
                                         const std::vector<base::HostTensor>& reference);
 
 }  // namespace boo::bench

@@ -93,10 +93,17 @@ NumericsVerdict check_numerics(const OpSignature& sig, Backend& candidate, Backe
       sets.add(v, ref, vend);
     }
     if (batch == 0) {
-      // The tolerance bound on the spread when there is no vendor: rtol times the reference's rms.
+      // The tolerance bound on the spread when there is no vendor: rtol times the reference's rms,
+      // plus the allowance for cancelling terms.
       double sq = 0;
       for (double r : *reference) sq += std::isfinite(r) ? r * r : 0.0;
-      tolerance_bound = rtol * std::sqrt(sq / static_cast<double>(std::max<size_t>(reference->size(), 1)));
+      Result<double> scale = op->cancellation_scale(sig, *args, 0);
+      if (!scale.ok()) {
+        verdict.error = scale.status().to_string();
+        return verdict;
+      }
+      tolerance_bound = rtol * std::sqrt(sq / static_cast<double>(std::max<size_t>(reference->size(), 1))) +
+                        cancellation_allowance(*scale);
     }
   }
   if (!vendor_ok) {

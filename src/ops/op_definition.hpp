@@ -51,6 +51,15 @@ class OpDefinition {
   /// numerics tolerance of that result).
   virtual int64_t reduction_length(const OpSignature& sig, size_t result_index) const = 0;
 
+  /// Per result: the rms magnitude of the terms whose difference forms its
+  /// elements, where they cancel (0, the default, where nothing cancels). A
+  /// float32 difference is exact to a few ulps of its terms, not of its value,
+  /// so the numerics bound adds kCancellationUlps float32 ulps of this scale
+  /// (docs/tolerances.md). RMS norm's dx with short rows is the case: the part
+  /// of dy along x is scaled by eps * rstd^2 through such a difference.
+  virtual Result<double> cancellation_scale(const OpSignature& sig, const std::vector<base::HostTensor>& args,
+                                            size_t result_index) const;
+
   /// GPU implementations, best first (dispatch takes the first that accepts).
   virtual std::span<const GpuImplementation* const> gpu_implementations() const = 0;
 

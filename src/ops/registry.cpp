@@ -65,6 +65,11 @@ uint64_t input_stream(std::string_view name) {
   return h;
 }
 
+Result<double> OpDefinition::cancellation_scale(const OpSignature&, const std::vector<base::HostTensor>&,
+                                                size_t) const {
+  return 0.0;
+}
+
 Result<std::vector<double>> OpDefinition::reference_sample(const OpSignature& sig,
                                                           const std::vector<base::HostTensor>& args,
                                                           size_t result_index, const std::vector<int64_t>& linear) const {

@@ -57,8 +57,9 @@ void run_and_check(Runtime& rt, const std::string& command) {
     ASSERT_TRUE(rt.copy_to_host(results[i].data(), buffers[args->size() + i], results[i].size_bytes()).ok());
   auto reference = op->reference(sig, *args);
   ASSERT_TRUE(reference.ok());
-  for (const bench::Comparison& c : bench::compare_results(sig, results, *reference))
-    EXPECT_TRUE(c.pass()) << c.summary();
+  auto comparisons = bench::compare_results(sig, *args, results, *reference);
+  ASSERT_TRUE(comparisons.ok()) << comparisons.status().to_string();
+  for (const bench::Comparison& c : *comparisons) EXPECT_TRUE(c.pass()) << c.summary();
 }
 
 class GpuRuntimeTest : public ::testing::Test {

@@ -77,8 +77,9 @@ TEST(RmsNormReferenceTest, GradientsMatchFiniteDifferences) {
       // The backward's rstd argument is float32: compare with a tolerance that allows for it.
       const base::HostTensor& dx = back.results[0];
       for (int64_t i = 0; i < 30; ++i) EXPECT_NEAR(dx.load(i), central(x, i), 2e-6) << "dx[" << i << "]";
-      if (fwd.weight)
+      if (fwd.weight) {
         for (int64_t j = 0; j < n; ++j) EXPECT_NEAR(back.results[1].load(j), central(w, j), 2e-6) << "dweight[" << j << "]";
+      }
     }
   }
 }

@@ -5,9 +5,11 @@
 #include <cmath>
 
 #include "base/random.hpp"
+#include "bench/numerics.hpp"
 #include "bench/numerics_check.hpp"
 #include "bench/verdict.hpp"
 #include "boo/registry.hpp"
+#include "ops/op_definition.hpp"
 
 namespace boo::bench {
 namespace {
@@ -39,6 +41,15 @@ TEST(VerdictTest, BiasFails) {
   EXPECT_FALSE(v.mean_ok);
   EXPECT_TRUE(v.stddev_ok);
   EXPECT_EQ(format_verdict_line(v), "Numerics: FAIL (mean bias)");
+}
+
+TEST(VerdictTest, FewSamplesJudgeTheMeanByItsStandardError) {
+  // A mean of 0.35 stddev: chance in 32 unbiased samples (standard error 0.18
+  // stddev), a real bias in 4000 (standard error 0.016 stddev).
+  EXPECT_TRUE(decide(synthetic(32, 2e-4, 1e-3, 1e-3), NumericsOptions{}, 0).mean_ok);
+  EXPECT_FALSE(decide(synthetic(4000, 2e-4, 1e-3, 1e-3), NumericsOptions{}, 0).mean_ok);
+  // A bias of 1.7 stddev fails in 32 samples too.
+  EXPECT_FALSE(decide(synthetic(32, 1e-3, 1e-3, 1e-3), NumericsOptions{}, 0).mean_ok);
 }
 
 TEST(VerdictTest, SpreadBeyondTheVendorsFails) {
@@ -121,6 +132,45 @@ TEST(NumericsCheckTest, TheCpuBackendPassesAgainstItsOwnReference) {
   EXPECT_GE(v.boo.samples, 1000);
   ASSERT_TRUE(v.structured_ok.has_value());
   EXPECT_TRUE(*v.structured_ok);
+}
+
+// RMS norm's dx over rows of one element is rstd * g * (1 - xhat^2) = g * eps * rstd^3: a
+// float32 kernel's difference is exact to ulps of rstd * g, not of the result. The
+// cancellation allowance accepts exactly that error; without it the check fails.
+TEST(NumericsTest, RmsNormShortRowsAllowForCancellation) {
+  Result<ParsedCommand> p = parse_command(std::string_view("t5layernorm -X 64x1 -m 5 -F 2"));
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  const OpSignature& sig = *p->signature;
+  const ops::OpDefinition* op = ops::find_op(sig.op_name());
+  Result<std::vector<base::HostTensor>> args = op->make_arguments(sig, ops::InputOptions{10, {}});
+  ASSERT_TRUE(args.ok());
+  Result<std::vector<base::HostTensor>> reference = op->reference(sig, *args);
+  ASSERT_TRUE(reference.ok());
+  const std::vector<TensorSpec> arg_specs = sig.arguments(), result_specs = sig.results();
+  auto arg = [&](std::string_view name) -> const base::HostTensor& {
+    for (size_t i = 0; i < arg_specs.size(); ++i)
+      if (arg_specs[i].name == name) return (*args)[i];
+    throw std::runtime_error("no argument " + std::string(name));
+  };
+  // Results as a float32 kernel computes them: dx with float arithmetic, the rest rounded.
+  std::vector<base::HostTensor> results;
+  for (size_t i = 0; i < result_specs.size(); ++i) {
+    results.emplace_back(result_specs[i]);
+    for (int64_t e = 0; e < result_specs[i].numel(); ++e) results[i].store(e, (*reference)[i].load(e));
+  }
+  ASSERT_EQ(result_specs[0].name, "dx");
+  for (int64_t r = 0; r < sig.arguments()[0].shape[0]; ++r) {
+    const float x = static_cast<float>(arg("x").load(r)), dy = static_cast<float>(arg("dy").load(r));
+    const float w = static_cast<float>(arg("weight").load(0)), rstd = static_cast<float>(arg("rstd").load(r));
+    const float g = dy * w, xhat = x * rstd;
+    results[0].store(r, rstd * (g - xhat * (g * xhat)));
+  }
+  Result<std::vector<Comparison>> with_allowance = compare_results(sig, *args, results, *reference);
+  ASSERT_TRUE(with_allowance.ok());
+  for (const Comparison& c : *with_allowance) EXPECT_TRUE(c.pass()) << c.summary();
+  const double rtol = relative_tolerance(DType::kF32, 1);
+  EXPECT_FALSE(compare_to_reference(results[0], (*reference)[0], rtol).pass())
+      << "the float32 dx should cancel beyond rtol without the allowance";
 }
 
 }  // namespace

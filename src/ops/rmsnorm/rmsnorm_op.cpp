@@ -105,6 +105,12 @@ class RmsNormOp final : public OpDefinition {
     return sig.results().at(result_index).name == "dweight" ? rms.rows() : rms.row_length();
   }
 
+  Result<double> cancellation_scale(const OpSignature& sig, const std::vector<base::HostTensor>& args,
+                                    size_t result_index) const override {
+    if (sig.results().at(result_index).name != "dx") return 0.0;
+    return rmsnorm_dx_term_rms(dynamic_cast<const RmsNormSignature&>(sig), args);
+  }
+
   std::span<const GpuImplementation* const> gpu_implementations() const override {
     // The row kernels first; the simple ones take the rows too wide for them.
     static const std::unique_ptr<GpuImplementation> rows = make_row_norm_implementation("gpu:rmsnorm:rows", row_problem);

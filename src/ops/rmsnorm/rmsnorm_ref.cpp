@@ -23,6 +23,16 @@ base::HostTensor* find(const std::vector<TensorSpec>& specs, std::vector<base::H
   return nullptr;
 }
 
+// 1 / sqrt(mean(x^2) + eps) of row r.
+double row_rstd(const base::HostTensor& x, int64_t r, int64_t n, double eps) {
+  double sq = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    const double v = x.load(r * n + j);
+    sq += v * v;
+  }
+  return 1.0 / std::sqrt(sq / static_cast<double>(n) + eps);
+}
+
 }  // namespace
 
 Result<std::vector<base::HostTensor>> rmsnorm_reference(const RmsNormSignature& sig,
@@ -46,12 +56,7 @@ Result<std::vector<base::HostTensor>> rmsnorm_reference(const RmsNormSignature& 
     base::HostTensor& rstd_out = *find(result_specs, results, "rstd");
     base::parallel_for(rows, [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
-        double sq = 0;
-        for (int64_t j = 0; j < n; ++j) {
-          const double v = x.load(r * n + j);
-          sq += v * v;
-        }
-        const double rs = 1.0 / std::sqrt(sq / static_cast<double>(n) + sig.eps);
+        const double rs = row_rstd(x, r, n, sig.eps);
         for (int64_t j = 0; j < n; ++j) y.store(r * n + j, x.load(r * n + j) * rs * weight[static_cast<size_t>(j)]);
         rstd_out.store(r, rs);
         rstd[static_cast<size_t>(r)] = rs;
@@ -97,6 +102,28 @@ Result<std::vector<base::HostTensor>> rmsnorm_reference(const RmsNormSignature& 
     }
   }
   return results;
+}
+
+Result<double> rmsnorm_dx_term_rms(const RmsNormSignature& sig, const std::vector<base::HostTensor>& args) {
+  if (!(sig.directions & kRmsNormBackwardData)) return 0.0;
+  const std::vector<TensorSpec> arg_specs = sig.arguments();
+  if (args.size() != arg_specs.size())
+    return invalid_argument("rmsnorm cancellation scale: expected " + std::to_string(arg_specs.size()) +
+                            " arguments, got " + std::to_string(args.size()));
+  const int64_t rows = sig.rows(), n = sig.row_length();
+  const base::HostTensor& x = *find(arg_specs, args, "x");
+  const base::HostTensor& dy = *find(arg_specs, args, "dy");
+  const base::HostTensor* w = find(arg_specs, args, "weight");
+  const base::HostTensor* rstd_in = find(arg_specs, args, "rstd");
+  double sum_sq = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const double rs = rstd_in ? rstd_in->load(r) : row_rstd(x, r, n, sig.eps);
+    for (int64_t j = 0; j < n; ++j) {
+      const double term = rs * dy.load(r * n + j) * (w ? w->load(j) : 1.0);
+      sum_sq += term * term;
+    }
+  }
+  return rows * n > 0 ? std::sqrt(sum_sq / static_cast<double>(rows * n)) : 0.0;
 }
 
 }  // namespace boo::ops::rmsnorm

@@ -17,4 +17,9 @@ namespace boo::ops::rmsnorm {
 Result<std::vector<base::HostTensor>> rmsnorm_reference(const RmsNormSignature& sig,
                                                         const std::vector<base::HostTensor>& args);
 
+/// The rms over all elements of rstd * |dy * weight|, the first of the two
+/// terms whose difference is dx (their difference keeps only eps * rstd^2 of
+/// the part of dy along x, so short rows cancel). 0 without dx.
+Result<double> rmsnorm_dx_term_rms(const RmsNormSignature& sig, const std::vector<base::HostTensor>& args);
+
 }  // namespace boo::ops::rmsnorm
