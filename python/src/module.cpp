@@ -4,8 +4,8 @@
 // (nanobind ndarrays: PyTorch tensors, NumPy arrays), zero-copy on the GPU.
 // Errors become Python exceptions by Status code: INVALID_ARGUMENT ->
 // ValueError, UNIMPLEMENTED -> NotImplementedError, anything else -> RuntimeError.
-#include <nanobind/nanobind.h>
 #include <cuda.h>
+#include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -20,6 +20,9 @@
 #include "bench/backend.hpp"
 #include "boo/registry.hpp"
 #include "boo/runtime.hpp"
+#include "cuda/driver_api.hpp"
+#include "cuda/nvrtc_api.hpp"
+#include "jit/nvrtc_compiler.hpp"
 #include "ops/op_definition.hpp"
 
 namespace nb = nanobind;
@@ -255,6 +258,24 @@ NB_MODULE(_C, m) {
       "signature"_a, "args"_a, "results"_a, "device"_a, "stream"_a,
       "Launches the signature's kernels on `stream` (a CUstream handle) of GPU `device`; compiles or loads them "
       "from the cache on first use.");
+
+  m.def(
+      "libraries",
+      [] {
+        // What this process resolved: inside PyTorch, NVRTC may be the copy its wheels preloaded.
+        nb::dict out;
+        Result<const cuda::DriverApi*> driver = cuda::driver_api();
+        Result<std::string> driver_version = cuda_driver_version();
+        out["cuda_driver"] = driver.ok() && driver_version.ok()
+                                 ? *driver_version + " (" + (*driver)->library_path + ")"
+                                 : "unavailable (" + driver.status().message() + ")";
+        Result<std::string> nvrtc = jit::nvrtc_version();
+        Result<const cuda::NvrtcApi*> nvrtc_api = cuda::nvrtc_api();
+        out["nvrtc"] = nvrtc.ok() && nvrtc_api.ok() ? *nvrtc + " (" + (*nvrtc_api)->library_path + ")"
+                                                   : "unavailable (" + nvrtc.status().message() + ")";
+        return out;
+      },
+      "The CUDA driver and NVRTC this process uses: version and path.");
 
   m.def(
       "implementation",

@@ -62,6 +62,13 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
     commands.push_back(std::string("layernorm -X 64x") + length + " -o 1 -m 1 -F 14");
     commands.push_back(std::string("t5layernormfp16 -X 64x") + length + " -m 5 -F 0");
   }
+  // Rows too wide for the fused backward: dx alone plus the column-parallel dweight/dbias kernel.
+  for (const char* length : {"12288", "16384", "24576", "65536"}) {
+    commands.push_back(std::string("layernormbfp16 -X 64x") + length + " -o 1 -m 1 -F 14");
+    commands.push_back(std::string("layernormbfp16 -X 64x") + length + " -o 1 -F 8");
+    commands.push_back(std::string("t5layernormbfp16 -X 64x") + length + " -m 5 -F 2");
+    commands.push_back(std::string("t5layernorm -X 64x") + length + " -m 5 -F 0");
+  }
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
   std::set<std::string> compiled;
   for (const std::string& command : commands) {
@@ -81,6 +88,23 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
     }
   }
   EXPECT_GT(compiled.size(), 40u);
+}
+
+// Rows the fused backward cannot hold in registers still run on the row
+// kernels (split backward), not on the simple ones.
+TEST(NvrtcTest, WideRowBackwardsStayOnTheRowKernels) {
+  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
+  for (const char* command : {"layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 14", "t5layernormbfp16 -X 1024x12288 -m 5 -F 2",
+                              "layernormbfp16 -X 1024x16384 -o 1 -m 1 -F 14", "layernormbfp16 -X 8x65536 -o 1 -F 8"}) {
+    SCOPED_TRACE(command);
+    Result<ParsedCommand> p = parse_command(std::string_view(command));
+    ASSERT_TRUE(p.ok()) << p.status().to_string();
+    const ops::OpDefinition* op = ops::find_op(p->signature->op_name());
+    const ops::GpuImplementation* rows = op->gpu_implementations()[0];
+    EXPECT_NE(rows->name().find(":rows"), std::string_view::npos);
+    Status accepted = rows->accepts(*p->signature, device);
+    EXPECT_TRUE(accepted.ok()) << accepted.to_string();
+  }
 }
 
 TEST(NvrtcTest, CompileErrorsCarryTheLog) {

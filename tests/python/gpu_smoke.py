@@ -4,7 +4,9 @@ it under cuda-gdb, so a crash inside the extension prints a native backtrace."""
 import torch
 
 import boo
+from boo import _C
 
+print("boo libraries:", _C.libraries(), flush=True)
 x = torch.randn(2, 8, 8, 8, device="cuda")
 w = torch.randn(8, 8, 3, 3, device="cuda")
 y = boo.ops.conv(x, w, padding=1)

@@ -19,32 +19,49 @@ struct RowTiling {
   int rows_per_block() const { return block / threads_per_row; }
 };
 
-// Elements a thread keeps in registers: about 16 per tensor it caches (forward
-// caches x; backward x and dy plus the dweight/dbias partials). Blocks of 1024
-// threads have 64 registers per thread, so they cache half as much.
-constexpr int kTargetElements = 16;
-constexpr int kMaxElements = 32;
+// Elements a thread keeps in registers: about 16 per tensor it caches (the
+// forward caches x; the fused backward x and dy plus the dweight/dbias
+// partials; a dx-only backward x and dy). Blocks of 1024 threads have 64
+// registers per thread, so they cache half as much.
+enum class Pass { kForward, kBackward, kBackwardDx };
+int target_elements(Pass pass) { return pass == Pass::kBackward ? 8 : 16; }
+int max_elements(Pass pass) { return pass == Pass::kBackward ? 16 : 32; }
 constexpr int kSmallBlock = 128;
 // Backward rows per row group at least (when there are that many): fewer
 // partial rows for the finalize step to add.
 constexpr int64_t kBackwardRowsPerGroup = 16;
+// The column-parallel dweight/dbias kernel of a split backward: threads per
+// block, rows per partial row at least, and blocks to aim for per SM.
+constexpr int kParamBlock = 128;
+constexpr int64_t kParamRowsPerSlot = 32;
+constexpr int64_t kParamBlocksPerSm = 4;
 
-Result<RowTiling> choose_tiling(const RowNormProblem& p, bool backward) {
-  RowTiling t;
-  t.vec = 16 / static_cast<int>(dtype_size_bytes(p.dtype));
-  while (t.vec > 1 && p.cols % t.vec != 0) t.vec /= 2;
-  const int64_t vectors = p.cols / t.vec;
-  const int64_t target = std::max<int64_t>(1, (backward ? kTargetElements / 2 : kTargetElements) / t.vec);
-  const int64_t want = (vectors + target - 1) / target;
-  t.threads_per_row = static_cast<int>(std::min<int64_t>(std::bit_ceil(static_cast<uint64_t>(want)), 1024));
-  t.per_thread = static_cast<int>((vectors + t.threads_per_row - 1) / t.threads_per_row);
-  int limit = backward ? kMaxElements / 2 : kMaxElements;
-  if (t.threads_per_row == 1024) limit /= 2;
-  if (t.per_thread * t.vec > limit)
-    return unimplemented("rows of " + std::to_string(p.cols) + " elements do not fit in registers (" +
-                         std::to_string(t.per_thread * t.vec) + " per thread > " + std::to_string(limit) + ")");
-  t.block = t.threads_per_row >= 32 ? t.threads_per_row : kSmallBlock;
-  return t;
+// Widest vector (16 bytes down to one element) that divides the row.
+int widest_vector(const RowNormProblem& p) {
+  int vec = 16 / static_cast<int>(dtype_size_bytes(p.dtype));
+  while (vec > 1 && p.cols % vec != 0) vec /= 2;
+  return vec;
+}
+
+Result<RowTiling> choose_tiling(const RowNormProblem& p, Pass pass) {
+  std::string why;
+  // Narrower vectors spread a wide row over more threads when 16-byte ones
+  // leave a thread more than it can hold.
+  for (int vec = widest_vector(p); vec >= 1; vec /= 2) {
+    RowTiling t;
+    t.vec = vec;
+    const int64_t vectors = p.cols / t.vec;
+    const int64_t target = std::max<int64_t>(1, target_elements(pass) / t.vec);
+    const int64_t want = (vectors + target - 1) / target;
+    t.threads_per_row = static_cast<int>(std::min<int64_t>(std::bit_ceil(static_cast<uint64_t>(want)), 1024));
+    t.per_thread = static_cast<int>((vectors + t.threads_per_row - 1) / t.threads_per_row);
+    int limit = max_elements(pass);
+    if (t.threads_per_row == 1024) limit /= 2;
+    t.block = t.threads_per_row >= 32 ? t.threads_per_row : kSmallBlock;
+    if (t.per_thread * t.vec <= limit) return t;
+    if (why.empty()) why = std::to_string(t.per_thread * t.vec) + " per thread > " + std::to_string(limit);
+  }
+  return unimplemented("rows of " + std::to_string(p.cols) + " elements do not fit in registers (" + why + ")");
 }
 
 const char* flag(bool v) { return v ? "true" : "false"; }
@@ -52,14 +69,42 @@ const char* flag(bool v) { return v ? "true" : "false"; }
 bool backward(const RowNormProblem& p) { return p.dx || p.dweight || p.dbias; }
 bool partial_sums(const RowNormProblem& p) { return p.dweight || p.dbias; }
 
+// How a problem runs: the forward's and the backward's tilings (defaults for
+// passes the problem lacks), and whether the backward is split (rows too wide
+// for the fused one: dx by row_norm_backward alone, dweight/dbias by
+// row_norm_param_grads with vectors of param_vec elements).
+struct Layout {
+  RowTiling fwd, bwd;
+  bool split = false;
+  int param_vec = 1;
+};
+
+Result<Layout> layout(const RowNormProblem& p) {
+  Layout l;
+  if (p.forward) {
+    BOO_ASSIGN_OR_RETURN(l.fwd, choose_tiling(p, Pass::kForward));
+  }
+  if (!backward(p)) return l;
+  if (Result<RowTiling> fused = choose_tiling(p, Pass::kBackward); fused.ok()) {
+    l.bwd = *fused;
+    return l;
+  }
+  l.split = partial_sums(p);
+  l.param_vec = widest_vector(p);
+  if (p.dx) {
+    BOO_ASSIGN_OR_RETURN(l.bwd, choose_tiling(p, Pass::kBackwardDx));
+  }
+  return l;
+}
+
 // Kernel entries of a problem, in launch order: the forward first (a backward
 // in the same signature reads the rstd it writes), the finalize last.
 struct Entry {
   std::string name, call;
-  enum Kind { kForward, kBackward, kFinalize } kind;
+  enum Kind { kForward, kBackward, kParamGrads, kFinalize } kind;
 };
 
-std::vector<Entry> entries(const RowNormProblem& p, const RowTiling& fwd, const RowTiling& bwd) {
+std::vector<Entry> entries(const RowNormProblem& p, const Layout& l) {
   const std::string t = device_type(p.dtype), cols = std::to_string(p.cols);
   auto split = [&](const RowTiling& r) {
     return cols + ", " + std::to_string(r.vec) + ", " + std::to_string(r.threads_per_row) + ", " +
@@ -68,14 +113,22 @@ std::vector<Entry> entries(const RowNormProblem& p, const RowTiling& fwd, const 
   std::vector<Entry> out;
   if (p.forward)
     out.push_back({"boo_row_norm_forward",
-                   "boo::row_norm_forward<" + t + ", " + split(fwd) + ", " + flag(p.rms) + ", " + flag(p.weight) +
+                   "boo::row_norm_forward<" + t + ", " + split(l.fwd) + ", " + flag(p.rms) + ", " + flag(p.weight) +
                        ", " + flag(p.bias) + ">(p)",
                    Entry::kForward});
-  if (backward(p))
+  const bool fused_partials = partial_sums(p) && !l.split;
+  if (p.dx || fused_partials)
     out.push_back({"boo_row_norm_backward",
-                   "boo::row_norm_backward<" + t + ", " + split(bwd) + ", " + flag(p.rms) + ", " + flag(p.weight) +
-                       ", " + flag(p.dx) + ", " + flag(p.dweight) + ", " + flag(p.dbias) + ">(p)",
+                   "boo::row_norm_backward<" + t + ", " + split(l.bwd) + ", " + flag(p.rms) + ", " + flag(p.weight) +
+                       ", " + flag(p.dx) + ", " + flag(p.dweight && fused_partials) + ", " +
+                       flag(p.dbias && fused_partials) + ">(p)",
                    Entry::kBackward});
+  if (l.split)
+    out.push_back({"boo_row_norm_param_grads",
+                   "boo::row_norm_param_grads<" + t + ", " + cols + ", " + std::to_string(l.param_vec) + ", " +
+                       std::to_string(kParamBlock) + ", " + flag(p.rms) + ", " + flag(p.dweight) + ", " +
+                       flag(p.dbias) + ">(p)",
+                   Entry::kParamGrads});
   if (partial_sums(p))
     out.push_back({"boo_row_norm_finalize",
                    "boo::row_norm_finalize<" + t + ", " + cols + ", " + flag(p.dweight) + ", " + flag(p.dbias) + ">(p)",
@@ -83,16 +136,15 @@ std::vector<Entry> entries(const RowNormProblem& p, const RowTiling& fwd, const 
   return out;
 }
 
-// The forward and backward tilings (default ones for passes the problem lacks).
-Result<std::pair<RowTiling, RowTiling>> tilings(const RowNormProblem& p) {
-  std::pair<RowTiling, RowTiling> t;
-  if (p.forward) {
-    BOO_ASSIGN_OR_RETURN(t.first, choose_tiling(p, false));
+// Threads per block of each kernel (the finalize: 32 columns x 8 slot lanes).
+int block_of(Entry::Kind kind, const Layout& l) {
+  switch (kind) {
+    case Entry::kForward: return l.fwd.block;
+    case Entry::kBackward: return l.bwd.block;
+    case Entry::kParamGrads: return kParamBlock;
+    case Entry::kFinalize: break;
   }
-  if (backward(p)) {
-    BOO_ASSIGN_OR_RETURN(t.second, choose_tiling(p, true));
-  }
-  return t;
+  return 256;
 }
 
 int sm_count(const DeviceInfo& device) { return device.sm_count > 0 ? device.sm_count : 132; }
@@ -111,6 +163,19 @@ uint32_t backward_blocks(const RowNormProblem& p, const RowTiling& t, const Devi
   return static_cast<uint32_t>(std::clamp<int64_t>(needed, 1, int64_t{sm_count(device)} * (2048 / t.block)));
 }
 
+// The split backward's column-parallel kernel: blocks across the row's
+// vectors, and partial rows (gridDim.y) enough to fill the GPU with at least
+// kParamRowsPerSlot rows each.
+uint32_t param_column_blocks(const RowNormProblem& p, const Layout& l) {
+  return static_cast<uint32_t>((p.cols / l.param_vec + kParamBlock - 1) / kParamBlock);
+}
+
+uint32_t param_slots(const RowNormProblem& p, const Layout& l, const DeviceInfo& device) {
+  const int64_t fill = std::max<int64_t>(1, sm_count(device) * kParamBlocksPerSm / param_column_blocks(p, l));
+  const int64_t most = std::max<int64_t>(1, p.rows / kParamRowsPerSlot);
+  return static_cast<uint32_t>(std::min(fill, most));
+}
+
 class RowNormImplementation final : public GpuImplementation {
  public:
   RowNormImplementation(std::string name, RowNormProblemOf problem_of)
@@ -120,43 +185,41 @@ class RowNormImplementation final : public GpuImplementation {
 
   Status accepts(const OpSignature& sig, const DeviceInfo&) const override {
     BOO_ASSIGN_OR_RETURN(RowNormProblem p, problem_of_(sig));
-    return tilings(p).status();
+    return layout(p).status();
   }
 
   std::string compile_params(const OpSignature& sig, const DeviceInfo&) const override {
     Result<RowNormProblem> p = problem_of_(sig);
     if (!p.ok()) return "declined";
-    Result<std::pair<RowTiling, RowTiling>> t = tilings(*p);
-    if (!t.ok()) return "declined";
+    Result<Layout> l = layout(*p);
+    if (!l.ok()) return "declined";
     std::string record;  // the calls carry every compile-time choice
-    for (const Entry& e : entries(*p, t->first, t->second)) record += e.name + "=" + e.call + ";";
+    for (const Entry& e : entries(*p, *l)) record += e.name + "=" + e.call + ";";
     return record;
   }
 
   Result<base::KernelSource> source(const OpSignature& sig, const DeviceInfo&) const override {
     BOO_ASSIGN_OR_RETURN(RowNormProblem p, problem_of_(sig));
-    BOO_ASSIGN_OR_RETURN(auto tiling, tilings(p));
-    const auto& [fwd, bwd] = tiling;
+    BOO_ASSIGN_OR_RETURN(Layout l, layout(p));
     std::vector<KernelEntry> kernels;
-    for (const Entry& e : entries(p, fwd, bwd))
-      kernels.push_back({e.name, e.call, e.kind == Entry::kForward ? fwd.block : e.kind == Entry::kBackward ? bwd.block : 256});
+    for (const Entry& e : entries(p, l))
+      kernels.push_back({e.name, e.call, block_of(e.kind, l)});
     return generated_source("row_norm.cu", name_, "boo/common/row_norm.cuh", "boo::RowNormParams", kernels);
   }
 
   size_t workspace_bytes(const OpSignature& sig, const DeviceInfo& device) const override {
     Result<RowNormProblem> p = problem_of_(sig);
     if (!p.ok() || !partial_sums(*p)) return 0;
-    Result<RowTiling> t = choose_tiling(*p, true);
-    if (!t.ok()) return 0;
-    return 2 * slots(*p, *t, device) * static_cast<size_t>(p->cols) * sizeof(float);
+    Result<Layout> l = layout(*p);
+    if (!l.ok()) return 0;
+    return 2 * slots(*p, *l, device) * static_cast<size_t>(p->cols) * sizeof(float);
   }
 
   Result<std::vector<KernelLaunch>> plan(const OpSignature& sig, const DeviceInfo& device,
                                          std::span<const DeviceTensor> args, std::span<const DeviceTensor> results,
                                          uint64_t workspace) const override {
     BOO_ASSIGN_OR_RETURN(RowNormProblem p, problem_of_(sig));
-    BOO_ASSIGN_OR_RETURN(auto tiling, tilings(p));
-    const auto& [fwd, bwd] = tiling;
+    BOO_ASSIGN_OR_RETURN(Layout lay, layout(p));
     auto address = [&](std::string_view name) { return tensor_address(args, results, name); };
     RowNormParams params{};
     params.x = address("x");
@@ -171,31 +234,27 @@ class RowNormImplementation final : public GpuImplementation {
     params.dbias = address("dbias");
     params.partials = workspace;
     params.rows = p.rows;
-    params.slots = backward(p) ? static_cast<long long>(slots(p, bwd, device)) : 0;
+    params.slots = backward(p) ? static_cast<long long>(slots(p, lay, device)) : 0;
     params.eps = static_cast<float>(p.eps);
     for (std::span<const DeviceTensor> list : {args, results})
       for (const DeviceTensor& t : list)
         if (t.address % 16 != 0)
           return invalid_argument(name_ + " needs 16-byte aligned tensors; '" + t.spec.name + "' is not");
     std::vector<KernelLaunch> launches;
-    const std::vector<Entry> es = entries(p, fwd, bwd);
+    const std::vector<Entry> es = entries(p, lay);
     for (size_t i = 0; i < es.size(); ++i) {
       KernelLaunch l;
       l.entry = i;
       switch (es[i].kind) {
-        case Entry::kForward:
-          l.grid[0] = forward_blocks(p, fwd, device);
-          l.block[0] = static_cast<uint32_t>(fwd.block);
+        case Entry::kForward: l.grid[0] = forward_blocks(p, lay.fwd, device); break;
+        case Entry::kBackward: l.grid[0] = backward_blocks(p, lay.bwd, device); break;
+        case Entry::kParamGrads:
+          l.grid[0] = param_column_blocks(p, lay);
+          l.grid[1] = param_slots(p, lay, device);
           break;
-        case Entry::kBackward:
-          l.grid[0] = backward_blocks(p, bwd, device);
-          l.block[0] = static_cast<uint32_t>(bwd.block);
-          break;
-        case Entry::kFinalize:
-          l.grid[0] = static_cast<uint32_t>((p.cols + 31) / 32);  // 32 columns x 8 slot lanes per block
-          l.block[0] = 256;
-          break;
+        case Entry::kFinalize: l.grid[0] = static_cast<uint32_t>((p.cols + 31) / 32); break;  // 32 columns per block
       }
+      l.block[0] = static_cast<uint32_t>(block_of(es[i].kind, lay));
       l.set_params(params);
       launches.push_back(std::move(l));
     }
@@ -203,8 +262,11 @@ class RowNormImplementation final : public GpuImplementation {
   }
 
  private:
-  static size_t slots(const RowNormProblem& p, const RowTiling& bwd, const DeviceInfo& device) {
-    return static_cast<size_t>(backward_blocks(p, bwd, device)) * static_cast<size_t>(bwd.rows_per_block());
+  // Partial rows of dweight/dbias: one per row group of the fused backward, or
+  // the split backward's gridDim.y.
+  static size_t slots(const RowNormProblem& p, const Layout& l, const DeviceInfo& device) {
+    if (l.split) return param_slots(p, l, device);
+    return static_cast<size_t>(backward_blocks(p, l.bwd, device)) * static_cast<size_t>(l.bwd.rows_per_block());
   }
 
   std::string name_;

@@ -10,7 +10,9 @@
 // Backward: each row group also sums dweight/dbias over the rows it visits
 // (its columns are fixed) into float32 partial rows of the workspace;
 // row_norm_finalize adds the partial rows in a fixed order, so the result is
-// the same run to run.
+// the same run to run. Rows too wide to hold x, dy and both partials in
+// registers split the backward: row_norm_backward computes dx alone and
+// row_norm_param_grads the partial rows, column-parallel.
 #pragma once
 
 #include "boo/common/row_norm_params.cuh"
@@ -234,6 +236,41 @@ __device__ void row_norm_backward(const RowNormParams& p) {
       if (kDw) partial_dw[vec * kVec + k] = dw[i][k];
       if (kDb) partial_db[vec * kVec + k] = db[i][k];
     }
+  }
+}
+
+/// dweight and dbias partial rows for rows too wide for row_norm_backward to
+/// hold (which then computes dx alone): column-parallel, no row reductions.
+/// Thread t of block (bx, by) owns vector bx * kBlock + t of the columns and
+/// adds dy * xhat and dy over rows by, by + gridDim.y, ... into partial row
+/// `by` (p.slots == gridDim.y), so every partial sum has a fixed order.
+template <typename T, int kCols, int kVec, int kBlock, bool kRms, bool kDw, bool kDb>
+__device__ void row_norm_param_grads(const RowNormParams& p) {
+  constexpr int kVectors = kCols / kVec;  // vectors per row
+  const int vec = blockIdx.x * kBlock + threadIdx.x;
+  if (vec >= kVectors) return;
+  float dw[kVec], db[kVec];  // [kVec]: this thread's columns
+#pragma unroll
+  for (int k = 0; k < kVec; ++k) dw[k] = db[k] = 0.f;
+  for (long long row = blockIdx.y; row < p.rows; row += gridDim.y) {
+    float dy[kVec], xhat[kVec];  // [kVec]
+    load_vector<T, kVec>(p.dy, row * kVectors + vec, true, dy);
+    if (kDw) {
+      const float mean = kRms ? 0.f : reinterpret_cast<const float*>(p.mean)[row];
+      const float rstd = reinterpret_cast<const float*>(p.rstd)[row];
+      load_vector<T, kVec>(p.x, row * kVectors + vec, true, xhat);
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) dw[k] += dy[k] * ((xhat[k] - mean) * rstd);
+    }
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) db[k] += dy[k];
+  }
+  float* partial_dw = reinterpret_cast<float*>(p.partials) + blockIdx.y * static_cast<long long>(kCols);  // [kCols]
+  float* partial_db = reinterpret_cast<float*>(p.partials) + (p.slots + blockIdx.y) * kCols;              // [kCols]
+#pragma unroll
+  for (int k = 0; k < kVec; ++k) {
+    if (kDw) partial_dw[vec * kVec + k] = dw[k];
+    if (kDb) partial_db[vec * kVec + k] = db[k];
   }
 }
 
