@@ -55,6 +55,14 @@ class SignatureTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             boo.get_launchable("conv -n 1 -c 2 -H 4 -W 4 -k 2 -y 1 -x 1 -F 1")(torch.ones(1))
 
+    def test_libraries_name_what_this_process_uses(self):
+        libs = boo._C.libraries()
+        self.assertEqual(sorted(libs), ["cuda_driver", "nvrtc"])
+        # NVRTC loads without a GPU; the driver only where there is one.
+        self.assertRegex(libs["nvrtc"], r"^\d+\.\d+ \(.*libnvrtc")
+        if DEVICE == "cuda":
+            self.assertRegex(libs["cuda_driver"], r"^\d+\.\d+ \(.*libcuda")
+
     def test_sample_args_are_seeded(self):
         sig = boo.Signature.from_command("layernormfp16 -X 3x40 -o 1 -m 1 -F 1")
         a = boo.sample_args(sig, DEVICE, seed=3)
