@@ -30,7 +30,8 @@ class Launchable:
         if device.type == "cuda":
             results = [_tensors.empty(spec, device) for spec in sig.results]
             stream = torch.cuda.current_stream(device).cuda_stream
-            _C.launch(sig, args, results, device.index or 0, stream)
+            # detach(): DLPack refuses tensors that require grad (a view, no copy).
+            _C.launch(sig, [a.detach() for a in args], results, device.index or 0, stream)
             return results
         if device.type != "cpu":
             raise ValueError(f"boo runs on CUDA and CPU tensors, not {device.type}")
