@@ -44,6 +44,18 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
     commands.push_back(std::string(dtype) + " -n 2 -c 4 -H 5 -W 5 -k 4 -F 0 -b 1");
     commands.push_back(std::string(dtype) + " -m trans -n 2 -c 4 -H 5 -W 5 -k 4 -u 2 -v 2 -F 0 -b 1");
   }
+  // Odd channel counts: the forward and weight faces on channel-padded copies (layouts, 1-3-D).
+  const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
+  for (const std::string& geometry : {std::string("-n 2 -c 5 -H 9 -W 9 -k 16 -y 3 -x 3 -p 1 -q 1 -F 0"),
+                                      std::string("-n 2 -c 35 -H 6 -W 4 -k 35 -y 1 -x 1 -F 4"),
+                                      std::string("-n 2 -c 13 -H 7 -W 7 -k 8 -y 3 -x 3 -F 1 -b 1")}) {
+    commands.push_back("convbfp16 " + geometry);
+    commands.push_back("convbfp16 " + geometry + nhwc);
+  }
+  commands.push_back("convfp16 -_ 3 -n 1 -c 3 --in_d 4 -H 5 -W 5 -k 8 --fil_d 3 -y 3 -x 3 --pad_d 1 -p 1 -q 1 -F 0 "
+                     "--in_layout NDHWC --fil_layout NDHWC --out_layout NDHWC");
+  commands.push_back("convbfp16 --spatial_dim 1 -n 2 -c 7 -H 33 -k 8 -y 5 -p 2 -F 0 --in_layout NHC --fil_layout NHC "
+                     "--out_layout NHC");
   for (const char* dtype : {"layernorm", "layernormfp16", "layernormbfp16"}) {
     for (const char* mode : {"-m 0 -F 1", "-m 1 -F 1", "-m 1 --bias 0 -F 1", "-m 1 -F 14", "-m 0 -F 2", "-F 4",
                              "-F 8", "-m 1 -F 6"}) {

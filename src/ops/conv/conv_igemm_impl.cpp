@@ -120,6 +120,48 @@ std::vector<Phase> phases(const Relation& r) {
   return out;
 }
 
+// Forward and weight faces whose A channels allow only narrow loads (3, 5, 13,
+// 35, 49, 419, ...: every load of A a scalar) run on dense channels-last
+// copies with the channels zero-padded (to 4, or a multiple of 8):
+// A (x) for both faces and W (w) for the forward are copied in before the
+// GEMMs, the weight gradient is computed padded and copied out after. The
+// zeros add nothing to any sum; the copies cost one pass over x (and w, dw).
+struct ChannelPad {
+  bool on = false;
+  long long channels = 0, padded = 0;  // A's real and padded channel counts
+};
+
+ChannelPad channel_pad_of(const ConvSignature& sig, const Relation& r) {
+  ChannelPad pad;
+  if (sig.transposed || r.groups != 1 || sig.dtype == DType::kF32) return pad;
+  if (!(sig.directions & (kConvForward | kConvBackwardWeight))) return pad;
+  // Copies pay where A loads are scalar or 4-byte (odd C, C = 2 mod 4); 3 or 4
+  // channels pad to 4 (8-byte vectors: a third more MACs, not 8/3 as many),
+  // more to a multiple of 8 (16-byte vectors). C < 3 stays as it is.
+  // Channels-last A only: for other layouts the copy would be a transpose,
+  // which has not been measured against their scalar loads.
+  const long long es = static_cast<long long>(dtype_size_bytes(sig.dtype));
+  if (r.a_strides[1] != 1 || r.ca < 3 || vector_width(r.a_strides, 1, r.ag(), es) * es >= 8) return pad;
+  pad.on = true;
+  pad.channels = r.ca;
+  pad.padded = r.ca <= 4 ? 4 : (r.ca + 7) / 8 * 8;
+  return pad;
+}
+
+// Dense channels-last strides (outer, channel, z, y, x) of `size` pixels with `channels`.
+Strides5 channels_last(const Dims3& size, long long channels) {
+  return {size[0] * size[1] * size[2] * channels, 1, size[1] * size[2] * channels, size[2] * channels, channels};
+}
+
+// The relation the padded faces see: A and W dense channels-last with padded channels.
+Relation padded_relation(const Relation& r, const ChannelPad& pad) {
+  Relation p = r;
+  p.ca = pad.padded;
+  p.a_strides = channels_last(r.a_size, pad.padded);
+  p.w_strides = channels_last(r.f_size, pad.padded);
+  return p;
+}
+
 // One GEMM launch of the plan: a face of the relation with its tiling.
 struct Gemm {
   std::string entry;  // kernel name
@@ -318,7 +360,8 @@ std::string cfg_source(const std::string& name, const Gemm& g, const Relation& r
   // 32-bit index arithmetic when every tensor (and the GEMM) stays below 2^31 elements.
   const long long kMax = (1LL << 31) - 1;
   const bool idx32 = sig.x_spec().storage_elems() < kMax && sig.y_spec().storage_elems() < kMax &&
-                     sig.w_spec().storage_elems() < kMax && g.m * g.n < kMax && g.k < kMax;
+                     sig.w_spec().storage_elems() < kMax && g.m * g.n < kMax && g.k < kMax &&
+                     r.batch * r.pix_a() * r.ca < kMax && r.cb * r.taps() * r.ca < kMax;  // padded copies too
   s += "  static constexpr bool kIdx32 = " + std::string(idx32 ? "true" : "false") + ";\n";
   s += "  static constexpr bool kVecOut = " + std::string(g.vec_out ? "true" : "false") + ";\n";
   // Linear pixel addressing (no division per element) and the pointwise case.
@@ -348,12 +391,15 @@ std::string cfg_source(const std::string& name, const Gemm& g, const Relation& r
 // The GEMMs of a signature, in launch order, with which result each writes.
 struct Work {
   Gemm gemm;
+  Relation rel;        // the relation it runs on (padded channels or the signature's)
   std::string result;  // "y", "dx", "dw"
   bool epilogue;       // bias + activation on this output
 };
 
 std::vector<Work> work_of(const ConvSignature& sig, const DeviceInfo& device) {
   const Relation r = relation_of(sig);
+  const ChannelPad pad = channel_pad_of(sig, r);
+  const Relation padded = pad.on ? padded_relation(r, pad) : r;
   std::vector<Work> out;
   // A strided data face (dilation 1) runs as one GEMM per stride phase, so
   // that no GEMM step multiplies a tap that cannot reach its pixel.
@@ -363,16 +409,71 @@ std::vector<Work> work_of(const ConvSignature& sig, const DeviceInfo& device) {
     if (face == kDataFace && strided && unit_dilation) {
       int index = 0;
       for (const Phase& p : phases(r))
-        out.push_back({plan_gemm(entry + "_p" + std::to_string(index++), face, r, sig.dtype, device, p), result,
+        out.push_back({plan_gemm(entry + "_p" + std::to_string(index++), face, r, sig.dtype, device, p), r, result,
                        epilogue});
     } else {
-      out.push_back({plan_gemm(entry, face, r, sig.dtype, device, whole(r)), result, epilogue});
+      const Relation& rel = face == kDataFace ? r : padded;  // the data face writes x: never padded
+      out.push_back({plan_gemm(entry, face, rel, sig.dtype, device, whole(rel)), rel, result, epilogue});
     }
   };
   if (sig.directions & kConvForward) add("boo_igemm_y", sig.transposed ? kDataFace : kForwardFace, "y", true);
   if (sig.directions & kConvBackwardData) add("boo_igemm_dx", sig.transposed ? kForwardFace : kDataFace, "dx", false);
   if (sig.directions & kConvBackwardWeight) add("boo_igemm_dw", kWeightFace, "dw", false);
   return out;
+}
+
+// The workspace: split-K partials (the largest GEMM's; GEMMs run one after
+// another), then the padded copies of x, w (forward) and dw (weight face).
+struct WorkspaceLayout {
+  size_t partials = 0, x_pad = 0, w_pad = 0, dw_pad = 0, total = 0;  // byte offsets, total size
+};
+
+WorkspaceLayout workspace_layout(const ConvSignature& sig, const std::vector<Work>& works) {
+  auto align = [](size_t bytes) { return (bytes + 255) / 256 * 256; };
+  WorkspaceLayout l;
+  size_t partials = 0;
+  for (const Work& w : works) partials = std::max(partials, workspace_bytes_of(w.gemm, sig.groups));
+  l.total = align(partials);
+  const Relation r = relation_of(sig);
+  const ChannelPad pad = channel_pad_of(sig, r);
+  if (!pad.on) return l;
+  const size_t es = dtype_size_bytes(sig.dtype);
+  l.x_pad = l.total;
+  l.total += align(static_cast<size_t>(r.batch * r.pix_a() * pad.padded) * es);
+  const size_t w_bytes = align(static_cast<size_t>(r.cb * r.taps() * pad.padded) * es);
+  if (sig.directions & kConvForward) {
+    l.w_pad = l.total;
+    l.total += w_bytes;
+  }
+  if (sig.directions & kConvBackwardWeight) {
+    l.dw_pad = l.total;
+    l.total += w_bytes;
+  }
+  return l;
+}
+
+// One copy between a strided conv tensor (`spec` at `strided`) with `outer`
+// (N or K) and `size` pixels and its padded dense copy at `dense`.
+KernelLaunch channel_pad_launch(size_t entry, uint64_t strided, const TensorSpec& spec, long long outer,
+                                const Dims3& size, uint64_t dense, const ChannelPad& pad, bool into_dense,
+                                const DeviceInfo& device) {
+  ConvChannelPadParams p{};
+  p.strided = strided;
+  p.dense = dense;
+  const Strides5 st = strides5(spec);
+  for (int i = 0; i < 5; ++i) p.strides[i] = st[i];
+  p.sizes[0] = outer;
+  for (int i = 0; i < 3; ++i) p.sizes[1 + i] = size[i];
+  p.channels = pad.channels;
+  p.padded_channels = pad.padded;
+  const long long elements = outer * size[0] * size[1] * size[2] * (into_dense ? pad.padded : pad.channels);
+  KernelLaunch l;
+  l.entry = entry;
+  const long long most = 16LL * (device.sm_count > 0 ? device.sm_count : 132);  // grid-stride beyond this
+  l.grid[0] = static_cast<uint32_t>(std::clamp<long long>(ceil_div(elements, 256), 1, most));
+  l.block[0] = 256;
+  l.set_params(p);
+  return l;
 }
 
 class ImplicitGemmConv final : public GpuImplementation {
@@ -416,14 +517,26 @@ class ImplicitGemmConv final : public GpuImplementation {
 
   Result<base::KernelSource> source(const OpSignature& sig, const DeviceInfo& device) const override {
     const auto& conv = dynamic_cast<const ConvSignature&>(sig);
-    const Relation r = relation_of(conv);
+    const ChannelPad pad = channel_pad_of(conv, relation_of(conv));
+    const std::string t = device_type(conv.dtype);
     base::KernelSource src;
     src.name = "conv_implicit_gemm.cu";
     src.text = "// Generated by boo: gpu:conv:implicit_gemm.\n#include \"boo/conv/conv_igemm.cuh\"\n";
     if (conv.directions & kConvBackwardBias) src.text += "#include \"boo/conv/conv_direct.cuh\"\n";
+    // Entries in launch order (plan() counts them the same way).
+    auto pad_kernel = [&](const std::string& entry, const char* fn) {
+      src.text += "extern \"C\" __global__ void __launch_bounds__(256) " + entry +
+                  "(const boo::ConvChannelPadParams p) { boo::" + fn + "<" + t + ">(p); }\n";
+      src.entries.push_back(entry);
+    };
+    if (pad.on) {
+      src.text += "#include \"boo/conv/conv_channel_pad.cuh\"\n";
+      pad_kernel("boo_conv_pad_x", "conv_pad_channels");
+      if (conv.directions & kConvForward) pad_kernel("boo_conv_pad_w", "conv_pad_channels");
+    }
     for (const Work& w : work_of(conv, device)) {
       const std::string cfg = "Cfg_" + w.gemm.entry.substr(std::string("boo_igemm_").size());
-      src.text += "\n" + cfg_source(cfg, w.gemm, r, conv, w.epilogue);
+      src.text += "\n" + cfg_source(cfg, w.gemm, w.rel, conv, w.epilogue);
       src.text += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(w.gemm.threads()) + ", 2) " +
                   w.gemm.entry + "(const boo::ConvIgemmParams p) { boo::igemm::conv_igemm<" + cfg + ">(p); }\n";
       src.entries.push_back(w.gemm.entry);
@@ -433,6 +546,7 @@ class ImplicitGemmConv final : public GpuImplementation {
         src.entries.push_back(w.gemm.entry + "_reduce");
       }
     }
+    if (pad.on && (conv.directions & kConvBackwardWeight)) pad_kernel("boo_conv_unpad_dw", "conv_unpad_channels");
     if (conv.directions & kConvBackwardBias) {
       src.text += "\nextern \"C\" __global__ void __launch_bounds__(256) boo_conv_db(const boo::ConvFaceParams p) {\n"
                   "  boo::conv_bias_gradient<" + std::string(device_type(conv.dtype)) + ">(p);\n}\n";
@@ -443,9 +557,7 @@ class ImplicitGemmConv final : public GpuImplementation {
 
   size_t workspace_bytes(const OpSignature& sig, const DeviceInfo& device) const override {
     const auto& conv = dynamic_cast<const ConvSignature&>(sig);
-    size_t bytes = 0;
-    for (const Work& w : work_of(conv, device)) bytes = std::max(bytes, workspace_bytes_of(w.gemm, conv.groups));
-    return bytes;
+    return workspace_layout(conv, work_of(conv, device)).total;
   }
 
   Result<std::vector<KernelLaunch>> plan(const OpSignature& sig, const DeviceInfo& device,
@@ -470,15 +582,28 @@ class ImplicitGemmConv final : public GpuImplementation {
       }
     }
     const Relation r = relation_of(conv);
+    const ChannelPad pad = channel_pad_of(conv, r);
+    const std::vector<Work> works = work_of(conv, device);
+    const WorkspaceLayout ws = workspace_layout(conv, works);
     std::vector<KernelLaunch> launches;
     size_t entry = 0;
     const bool tr = conv.transposed;
-    for (const Work& w : work_of(conv, device)) {
+    if (pad.on) {
+      const DeviceTensor* x = find(args, "x");
+      launches.push_back(channel_pad_launch(entry++, x->address, x->spec, r.batch, r.a_size, workspace + ws.x_pad,
+                                            pad, true, device));
+      if (conv.directions & kConvForward) {
+        const DeviceTensor* w = find(args, "w");
+        launches.push_back(channel_pad_launch(entry++, w->address, w->spec, r.cb, r.f_size, workspace + ws.w_pad,
+                                              pad, true, device));
+      }
+    }
+    for (const Work& w : works) {
       ConvIgemmParams p{};
       p.act_alpha = static_cast<float>(conv.activation.alpha);
       p.act_lo = static_cast<float>(conv.activation.lo);
       p.act_hi = static_cast<float>(conv.activation.hi);
-      p.workspace = workspace;
+      p.workspace = workspace + ws.partials;
       const DeviceTensor* out = find(results, w.result);
       if (!out) return internal_error("result '" + w.result + "' missing from the plan");
       p.out = out->address;
@@ -499,6 +624,12 @@ class ImplicitGemmConv final : public GpuImplementation {
         (tr ? p.b : p.a) = find(args, "x")->address;
         p.w = out->address;
       }
+      // Padded faces read the padded copies; the weight face writes dw padded.
+      if (pad.on && w.result != "dx") {
+        p.a = workspace + ws.x_pad;
+        if (w.result == "y") p.w = workspace + ws.w_pad;
+        if (w.result == "dw") p.w = p.out = workspace + ws.dw_pad;
+      }
       KernelLaunch l;
       l.entry = entry++;
       l.grid[0] = static_cast<uint32_t>(ceil_div(w.gemm.m, w.gemm.bm) * ceil_div(w.gemm.n, w.gemm.bn));
@@ -517,6 +648,11 @@ class ImplicitGemmConv final : public GpuImplementation {
         reduce.set_params(p);
         launches.push_back(reduce);
       }
+    }
+    if (pad.on && (conv.directions & kConvBackwardWeight)) {
+      const DeviceTensor* dw = find(results, "dw");
+      launches.push_back(channel_pad_launch(entry++, dw->address, dw->spec, r.cb, r.f_size, workspace + ws.dw_pad,
+                                            pad, false, device));
     }
     if (conv.directions & kConvBackwardBias) {
       ConvFaceParams p{};

@@ -14,4 +14,14 @@ struct ConvIgemmParams {
   int unused_padding;
 };
 
+/// A conv tensor with any strides (`strided`) and its dense channels-last copy
+/// with zero-padded channels (`dense`: [outer][z][y][x][padded_channels]);
+/// conv_channel_pad.cuh copies one way or the other.
+struct ConvChannelPadParams {
+  unsigned long long strided, dense;
+  long long strides[5];  ///< of the strided tensor: (outer, channel, z, y, x), in elements
+  long long sizes[4];    ///< outer (N or K), z, y, x
+  long long channels, padded_channels;
+};
+
 }  // namespace boo

@@ -1,0 +1,133 @@
+// boo tests: gpu:conv:implicit_gemm's launch plans, computed on the host (no
+// GPU): odd channel counts run the forward and weight faces on channel-padded
+// copies in the workspace, and every other tensor is bound where it lives.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+
+#include "boo/registry.hpp"
+#include "ops/conv/conv_igemm_impl.hpp"
+#include "ops/conv/device/conv_igemm_params.cuh"
+#include "ops/op_definition.hpp"
+
+namespace boo::ops {
+namespace {
+
+struct Planned {
+  std::vector<std::string> entries;  // per launch, its kernel's name
+  std::vector<KernelLaunch> launches;
+  uint64_t workspace = 0;
+  size_t workspace_bytes = 0;
+  std::map<std::string, uint64_t> address;  // of each argument and result
+};
+
+Planned plan_of(const std::string& command) {
+  Result<ParsedCommand> p = parse_command(std::string_view(command));
+  EXPECT_TRUE(p.ok()) << p.status().to_string();
+  const OpSignature& sig = *p->signature;
+  const DeviceInfo device = *DeviceInfo::for_arch("sm_90a");
+  const GpuImplementation& impl = conv::implicit_gemm_implementation();
+  EXPECT_TRUE(impl.accepts(sig, device).ok());
+  Planned out;
+  std::vector<DeviceTensor> args, results;
+  uint64_t next = 1 << 20;  // distinct 16-byte aligned fake addresses
+  for (const TensorSpec& s : sig.arguments()) {
+    args.push_back({next, s});
+    out.address[s.name] = next;
+    next += 1 << 20;
+  }
+  for (const TensorSpec& s : sig.results()) {
+    results.push_back({next, s});
+    out.address[s.name] = next;
+    next += 1 << 20;
+  }
+  out.workspace = next;
+  out.workspace_bytes = impl.workspace_bytes(sig, device);
+  Result<base::KernelSource> src = impl.source(sig, device);
+  EXPECT_TRUE(src.ok());
+  Result<std::vector<KernelLaunch>> launches = impl.plan(sig, device, args, results, out.workspace);
+  EXPECT_TRUE(launches.ok()) << launches.status().to_string();
+  out.launches = *launches;
+  for (const KernelLaunch& l : out.launches) out.entries.push_back(src->entries.at(l.entry));
+  return out;
+}
+
+template <typename Params>
+Params params_of(const KernelLaunch& l) {
+  Params p;
+  EXPECT_EQ(l.params.size(), sizeof(Params));
+  std::memcpy(&p, l.params.data(), sizeof(Params));
+  return p;
+}
+
+bool in_workspace(const Planned& p, uint64_t address) {
+  return address >= p.workspace && address < p.workspace + p.workspace_bytes;
+}
+
+TEST(ConvPlanTest, OddChannelsRunOnPaddedCopies) {
+  const Planned p = plan_of("convbfp16 -n 2 -c 5 -H 9 -W 9 -k 16 -y 3 -x 3 -p 1 -q 1 -F 0 "
+                            "--in_layout NHWC --fil_layout NHWC --out_layout NHWC");
+  ASSERT_GE(p.entries.size(), 6u);
+  EXPECT_EQ(p.entries[0], "boo_conv_pad_x");
+  EXPECT_EQ(p.entries[1], "boo_conv_pad_w");
+  EXPECT_EQ(p.entries.back(), "boo_conv_unpad_dw");
+  // x (2*9*9 pixels) and w, dw (16*3*3 taps) padded to 8 channels of 2 bytes.
+  EXPECT_GE(p.workspace_bytes, (2 * 81 * 8 + 2 * 16 * 9 * 8) * 2u);
+  const auto pad_x = params_of<ConvChannelPadParams>(p.launches[0]);
+  EXPECT_EQ(pad_x.strided, p.address.at("x"));
+  EXPECT_TRUE(in_workspace(p, pad_x.dense));
+  EXPECT_EQ(pad_x.channels, 5);
+  EXPECT_EQ(pad_x.padded_channels, 8);
+  const auto pad_w = params_of<ConvChannelPadParams>(p.launches[1]);
+  EXPECT_EQ(pad_w.strided, p.address.at("w"));
+  int faces_seen = 0;
+  for (size_t i = 2; i + 1 < p.launches.size(); ++i) {
+    const std::string& e = p.entries[i];
+    const auto g = params_of<ConvIgemmParams>(p.launches[i]);
+    if (e.rfind("boo_igemm_y", 0) == 0) {  // reads the padded x and w, writes y
+      EXPECT_EQ(g.a, pad_x.dense);
+      EXPECT_EQ(g.w, pad_w.dense);
+      EXPECT_EQ(g.out, p.address.at("y"));
+      faces_seen |= 1;
+    } else if (e.rfind("boo_igemm_dx", 0) == 0) {  // the data face writes the real dx from the real w
+      EXPECT_EQ(g.a, p.address.at("dx"));
+      EXPECT_EQ(g.w, p.address.at("w"));
+      faces_seen |= 2;
+    } else if (e.rfind("boo_igemm_dw", 0) == 0) {  // reads the padded x, writes dw padded
+      EXPECT_EQ(g.a, pad_x.dense);
+      EXPECT_EQ(g.b, p.address.at("dy"));
+      EXPECT_TRUE(in_workspace(p, g.out));
+      EXPECT_EQ(g.w, g.out);
+      faces_seen |= 4;
+    }
+  }
+  EXPECT_EQ(faces_seen, 7) << "a GEMM of each face";
+  const auto unpad = params_of<ConvChannelPadParams>(p.launches.back());
+  EXPECT_EQ(unpad.strided, p.address.at("dw"));
+  EXPECT_TRUE(in_workspace(p, unpad.dense));
+  EXPECT_NE(unpad.dense, pad_w.dense);
+}
+
+TEST(ConvPlanTest, ThreeChannelsPadToFour) {
+  const Planned p = plan_of("convbfp16 -n 2 -c 3 -H 17 -W 15 -k 16 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 -F 1 "
+                            "--in_layout NHWC --fil_layout NHWC --out_layout NHWC");
+  ASSERT_EQ(p.entries.at(0), "boo_conv_pad_x");
+  EXPECT_EQ(params_of<ConvChannelPadParams>(p.launches[0]).padded_channels, 4);
+}
+
+TEST(ConvPlanTest, VectorizableChannelsAreNotCopied) {
+  for (const char* command : {"convbfp16 -n 2 -c 16 -H 9 -W 9 -k 16 -y 3 -x 3 -p 1 -q 1 -F 0 --in_layout NHWC "
+                              "--fil_layout NHWC --out_layout NHWC",
+                              "conv -n 2 -c 5 -H 9 -W 9 -k 16 -y 3 -x 3 -p 1 -q 1 -F 0",  // fp32: FFMA path
+                              "convbfp16 -n 2 -c 12 -H 9 -W 9 -k 16 -y 3 -x 3 -F 4 --in_layout NHWC "
+                              "--fil_layout NHWC --out_layout NHWC",  // 8-byte vectors already
+                              "convbfp16 -n 2 -c 5 -H 9 -W 9 -k 16 -y 3 -x 3 -F 1",  // NCHW: a transpose, unmeasured
+                              "convbfp16 -n 2 -c 5 -H 9 -W 9 -k 16 -y 3 -x 3 -p 1 -q 1 -F 2"}) {  // data face only
+    SCOPED_TRACE(command);
+    for (const std::string& e : plan_of(command).entries) EXPECT_EQ(e.find("pad"), std::string::npos) << e;
+  }
+}
+
+}  // namespace
+}  // namespace boo::ops
