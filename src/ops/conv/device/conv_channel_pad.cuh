@@ -34,29 +34,21 @@ __device__ __forceinline__ ChannelPadIndex channel_pad_index(const ConvChannelPa
   return out;
 }
 
-/// dense[outer, z, y, x, c] = c < channels ? strided[outer, c, z, y, x] : 0.
-template <typename T>
-__device__ void conv_pad_channels(const ConvChannelPadParams& p) {
-  const T* src = reinterpret_cast<const T*>(p.strided);
-  T* dst = reinterpret_cast<T*>(p.dense);
-  const long long total = p.sizes[0] * p.sizes[1] * p.sizes[2] * p.sizes[3] * p.padded_channels;
+/// kIntoDense: dense[outer, z, y, x, c] = c < channels ? strided[outer, c, z, y, x] : 0;
+/// else strided[outer, c, z, y, x] = dense[outer, z, y, x, c] for c < channels.
+template <typename T, bool kIntoDense>
+__device__ void conv_copy_channels(const ConvChannelPadParams& p) {
+  const long long per_pixel = kIntoDense ? p.padded_channels : p.channels;  // elements written per pixel
+  const long long total = p.sizes[0] * p.sizes[1] * p.sizes[2] * p.sizes[3] * per_pixel;
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<long long>(gridDim.x) * blockDim.x) {
-    const ChannelPadIndex at = channel_pad_index(p, i, p.padded_channels);
-    dst[at.dense] = at.channel < p.channels ? src[at.strided] : T{};
-  }
-}
-
-/// strided[outer, c, z, y, x] = dense[outer, z, y, x, c] for c < channels.
-template <typename T>
-__device__ void conv_unpad_channels(const ConvChannelPadParams& p) {
-  const T* src = reinterpret_cast<const T*>(p.dense);
-  T* dst = reinterpret_cast<T*>(p.strided);
-  const long long total = p.sizes[0] * p.sizes[1] * p.sizes[2] * p.sizes[3] * p.channels;
-  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total;
-       i += static_cast<long long>(gridDim.x) * blockDim.x) {
-    const ChannelPadIndex at = channel_pad_index(p, i, p.channels);
-    dst[at.strided] = src[at.dense];
+    const ChannelPadIndex at = channel_pad_index(p, i, per_pixel);
+    if (kIntoDense) {
+      reinterpret_cast<T*>(p.dense)[at.dense] =
+          at.channel < p.channels ? reinterpret_cast<const T*>(p.strided)[at.strided] : T{};
+    } else {
+      reinterpret_cast<T*>(p.strided)[at.strided] = reinterpret_cast<const T*>(p.dense)[at.dense];
+    }
   }
 }
 
