@@ -125,6 +125,17 @@ __device__ __forceinline__ void load_vector(unsigned long long base, long long v
   }
 }
 
+/// This thread's vectors of a per-column parameter (weight or bias), loaded
+/// once and kept packed in registers for every row the thread visits.
+template <typename T, int kVec, int kPerThread, int kThreadsPerRow, int kVectors>
+__device__ __forceinline__ void load_columns(unsigned long long base, int lane, Vec<T, kVec> (&out)[kPerThread]) {
+#pragma unroll
+  for (int i = 0; i < kPerThread; ++i) {
+    const int vec = lane + i * kThreadsPerRow;
+    out[i] = vec < kVectors ? reinterpret_cast<const Vec<T, kVec>*>(base)[vec] : Vec<T, kVec>{};  // zeros past the row
+  }
+}
+
 template <typename T, int kVec>
 __device__ __forceinline__ void store_vector(unsigned long long base, long long vector_index, const float (&in)[kVec]) {
   Vec<T, kVec> v;
@@ -145,6 +156,9 @@ __device__ void row_norm_forward(const RowNormParams& p) {
   __shared__ RowStats stats_scratch[32];
   const int lane = threadIdx.x % kThreadsPerRow;  // position in the row group
   const int group = threadIdx.x / kThreadsPerRow;  // row group in the block
+  Vec<T, kVec> weight[Split::kPerThread], bias[Split::kPerThread];  // [vectors of this thread]: its columns
+  if (kWeight) load_columns<T, kVec, Split::kPerThread, kThreadsPerRow, Split::kVectors>(p.weight, lane, weight);
+  if (kBias) load_columns<T, kVec, Split::kPerThread, kThreadsPerRow, Split::kVectors>(p.bias, lane, bias);
   // The trip count depends on the block only: every thread reaches every reduction.
   for (long long first = static_cast<long long>(blockIdx.x) * Split::kRowsPerBlock; first < p.rows;
        first += static_cast<long long>(gridDim.x) * Split::kRowsPerBlock) {
@@ -203,14 +217,12 @@ __device__ void row_norm_forward(const RowNormParams& p) {
     for (int i = 0; i < Split::kPerThread; ++i) {
       const int vec = lane + i * kThreadsPerRow;
       if (vec >= Split::kVectors) continue;
-      float w[kVec], b[kVec], y[kVec];
-      if (kWeight) load_vector<T, kVec>(p.weight, vec, true, w);
-      if (kBias) load_vector<T, kVec>(p.bias, vec, true, b);
+      float y[kVec];
 #pragma unroll
       for (int k = 0; k < kVec; ++k) {
         float v = (x[i][k] - mean) * rstd;
-        if (kWeight) v *= w[k];
-        if (kBias) v += b[k];
+        if (kWeight) v *= to_float(weight[i].v[k]);
+        if (kBias) v += to_float(bias[i].v[k]);
         y[k] = v;
       }
       store_vector<T, kVec>(p.y, row * Split::kVectors + vec, y);
@@ -237,6 +249,8 @@ __device__ void row_norm_backward(const RowNormParams& p) {
   __shared__ Sum2 scratch[32];
   const int lane = threadIdx.x % kThreadsPerRow;
   const int group = threadIdx.x / kThreadsPerRow;
+  Vec<T, kVec> weight[Split::kPerThread];  // [vectors of this thread]: its columns of the weight
+  if (kWeight && kDx) load_columns<T, kVec, Split::kPerThread, kThreadsPerRow, Split::kVectors>(p.weight, lane, weight);
   // [vectors of this thread][kVec]: partial dweight and dbias of its columns
   // (left unused, and so removed by the compiler, when not asked for).
   float dw[Split::kPerThread][kVec], db[Split::kPerThread][kVec];
@@ -259,13 +273,11 @@ __device__ void row_norm_backward(const RowNormParams& p) {
       const bool valid = active && vec < Split::kVectors;
       load_vector<T, kVec>(p.x, row * Split::kVectors + vec, kNeedX && valid, xhat[i]);
       load_vector<T, kVec>(p.dy, row * Split::kVectors + vec, valid, dy[i]);
-      float w[kVec];
-      if (kWeight && kDx) load_vector<T, kVec>(p.weight, vec, vec < Split::kVectors, w);
 #pragma unroll
       for (int k = 0; k < kVec; ++k) {
         xhat[i][k] = valid ? (xhat[i][k] - mean) * rstd : 0.f;
         if (kDx) {
-          const float g = kWeight ? dy[i][k] * w[k] : dy[i][k];
+          const float g = kWeight ? dy[i][k] * to_float(weight[i].v[k]) : dy[i][k];
           sum_g += g;
           sum_gx += g * xhat[i][k];
         }
@@ -282,11 +294,10 @@ __device__ void row_norm_backward(const RowNormParams& p) {
     for (int i = 0; i < Split::kPerThread; ++i) {
       const int vec = lane + i * kThreadsPerRow;
       if (vec >= Split::kVectors) continue;
-      float w[kVec], out[kVec];
-      if (kWeight) load_vector<T, kVec>(p.weight, vec, true, w);
+      float out[kVec];
 #pragma unroll
       for (int k = 0; k < kVec; ++k) {
-        const float g = kWeight ? dy[i][k] * w[k] : dy[i][k];
+        const float g = kWeight ? dy[i][k] * to_float(weight[i].v[k]) : dy[i][k];
         out[k] = rstd * (g - mean_g - xhat[i][k] * mean_gx);
       }
       store_vector<T, kVec>(p.dx, row * Split::kVectors + vec, out);
