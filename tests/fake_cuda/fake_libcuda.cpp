@@ -1,0 +1,91 @@
+// A host-memory stand-in for libcuda, for tests on machines without a GPU
+// (BOO_CUDA_DRIVER_DIR=<this library's folder>). It implements exactly the
+// driver functions boo loads (cuda/driver_api.hpp) well enough for boo's host
+// paths — Runtime creation, NVRTC compile and cache, module "load", workspace
+// allocation, launch planning and parameter packing — to run for real:
+// memory is host memory, modules and kernels are tokens, launches only count.
+// Results are therefore meaningless; what a test checks is that every
+// command gets through the host side without an error.
+#include <cuda.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace {
+int token;  // the one context, stream, module, function and event
+CUresult ok() { return CUDA_SUCCESS; }
+void* as_ptr(CUdeviceptr p) { return reinterpret_cast<void*>(static_cast<uintptr_t>(p)); }
+}  // namespace
+
+extern "C" {
+CUresult cuInit(unsigned) { return ok(); }
+CUresult cuDriverGetVersion(int* v) { *v = CUDA_VERSION; return ok(); }
+CUresult cuGetErrorName(CUresult, const char** s) { *s = "CUDA_ERROR_FAKE"; return ok(); }
+CUresult cuGetErrorString(CUresult, const char** s) { *s = "fake driver"; return ok(); }
+CUresult cuDeviceGet(CUdevice* d, int ordinal) { *d = ordinal; return ordinal == 0 ? ok() : CUDA_ERROR_INVALID_DEVICE; }
+CUresult cuDeviceGetCount(int* count) { *count = 1; return ok(); }
+CUresult cuDeviceGetName(char* name, int len, CUdevice) { std::snprintf(name, len, "fake H100 (tests/fake_cuda)"); return ok(); }
+CUresult cuDeviceGetAttribute(int* v, CUdevice_attribute attr, CUdevice) {  // an H100 SXM's values
+  switch (attr) {
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 132; break;
+    case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *v = 50 << 20; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *v = 48 << 10; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = 227 << 10; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: *v = 228 << 10; break;
+    default: *v = 0; break;
+  }
+  return ok();
+}
+CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice) { *bytes = size_t{80} << 30; return ok(); }
+CUresult cuDevicePrimaryCtxRetain(CUcontext* c, CUdevice) { *c = reinterpret_cast<CUcontext>(&token); return ok(); }
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice) { return ok(); }
+CUresult cuCtxSetCurrent(CUcontext) { return ok(); }
+CUresult cuCtxGetCurrent(CUcontext* c) { *c = reinterpret_cast<CUcontext>(&token); return ok(); }
+CUresult cuCtxSynchronize() { return ok(); }
+CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t bytes) {
+  void* m = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+  *p = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(m));
+  return m ? ok() : CUDA_ERROR_OUT_OF_MEMORY;
+}
+CUresult cuMemFree_v2(CUdeviceptr p) { std::free(as_ptr(p)); return ok(); }
+CUresult cuMemGetInfo_v2(size_t* free_bytes, size_t* total) { *free_bytes = size_t{79} << 30; *total = size_t{80} << 30; return ok(); }
+CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void* s, size_t n) { std::memcpy(as_ptr(d), s, n); return ok(); }
+CUresult cuMemcpyDtoH_v2(void* d, CUdeviceptr s, size_t n) { std::memcpy(d, as_ptr(s), n); return ok(); }
+CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) { std::memcpy(as_ptr(d), as_ptr(s), n); return ok(); }
+CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) { std::memset(as_ptr(d), v, n); return ok(); }
+CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream) { std::memset(as_ptr(d), v, n); return ok(); }
+CUresult cuModuleLoadData(CUmodule* m, const void* image) {
+  *m = reinterpret_cast<CUmodule>(&token);
+  return image ? ok() : CUDA_ERROR_INVALID_IMAGE;
+}
+CUresult cuModuleUnload(CUmodule) { return ok(); }
+CUresult cuModuleGetFunction(CUfunction* f, CUmodule, const char* name) {
+  *f = reinterpret_cast<CUfunction>(&token);
+  return name && *name ? ok() : CUDA_ERROR_NOT_FOUND;
+}
+CUresult cuFuncGetAttribute(int* v, CUfunction_attribute, CUfunction) { *v = 0; return ok(); }
+CUresult cuFuncSetAttribute(CUfunction, CUfunction_attribute, int) { return ok(); }
+CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                        unsigned shared, CUstream, void** params, void**) {
+  // What a real launch would reject: an empty grid or block, more than 1024 threads or 227 KiB of shared memory.
+  if (!f || !params || gx * gy * gz == 0 || bx * by * bz == 0 || bx * by * bz > 1024 || shared > (227u << 10))
+    return CUDA_ERROR_INVALID_VALUE;
+  return ok();
+}
+CUresult cuStreamCreate(CUstream* s, unsigned) { *s = reinterpret_cast<CUstream>(&token); return ok(); }
+CUresult cuStreamDestroy_v2(CUstream) { return ok(); }
+CUresult cuStreamSynchronize(CUstream) { return ok(); }
+CUresult cuEventCreate(CUevent* e, unsigned) { *e = reinterpret_cast<CUevent>(&token); return ok(); }
+CUresult cuEventRecord(CUevent, CUstream) { return ok(); }
+CUresult cuEventSynchronize(CUevent) { return ok(); }
+CUresult cuEventElapsedTime_v2(float* ms, CUevent, CUevent) { *ms = 0.001f; return ok(); }
+CUresult cuEventDestroy_v2(CUevent) { return ok(); }
+CUresult cuGetProcAddress_v2(const char*, void** p, int, cuuint64_t, CUdriverProcAddressQueryResult* r) {
+  *p = nullptr;
+  if (r) *r = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  return CUDA_ERROR_NOT_FOUND;
+}
+}
