@@ -70,18 +70,32 @@ def _value(node):
     return node.meta.get("example_value") if isinstance(node, torch.fx.Node) else node
 
 
+def _call_arguments(node, names, defaults):
+    """The values of a call node's arguments `names`, positional or keyword,
+    with `defaults` for those not given."""
+    return [node.args[i] if i < len(node.args) else node.kwargs.get(n, d)
+            for i, (n, d) in enumerate(zip(names, defaults))]
+
+
 def _conv_arguments(node):
     """(x, w, b, stride, padding, dilation, groups) of a conv node with
     numeric padding, or None."""
-    names = ("input", "weight", "bias", "stride", "padding", "dilation", "groups")
-    defaults = (None, None, None, 1, 0, 1, 1)
-    values = [node.args[i] if i < len(node.args) else node.kwargs.get(n, d)
-              for i, (n, d) in enumerate(zip(names, defaults))]
+    values = _call_arguments(node, ("input", "weight", "bias", "stride", "padding", "dilation", "groups"),
+                             (None, None, None, 1, 0, 1, 1))
     if values[4] == "valid":
         values[4] = 0
     if isinstance(values[4], str):
         return None  # 'same': torch.nn pads asymmetrically for even kernels; left to PyTorch
     return values
+
+
+def _replace(graph, node, op, args):
+    """Puts a call of `op` on `args` where `node` was."""
+    with graph.inserting_after(node):
+        new = graph.call_function(op, args)
+    new.meta.update(node.meta)
+    node.replace_all_uses_with(new)
+    graph.erase_node(node)
 
 
 def _boo_can_run(sig_of, tensors):
@@ -166,10 +180,8 @@ def _rewrite_layer_norms(gm):
     for node in list(graph.nodes):
         if node.op != "call_function" or node.target not in _LAYER_NORMS:
             continue
-        names = ("input", "normalized_shape", "weight", "bias", "eps")
-        defaults = (None, None, None, None, 1e-5)
-        x, shape, w, b, eps = (node.args[i] if i < len(node.args) else node.kwargs.get(n, d)
-                               for i, (n, d) in enumerate(zip(names, defaults)))
+        x, shape, w, b, eps = _call_arguments(node, ("input", "normalized_shape", "weight", "bias", "eps"),
+                                              (None, None, None, None, 1e-5))
         xv = _value(x)
         if not isinstance(xv, torch.Tensor) or not isinstance(eps, (int, float)) or (w is None and b is not None):
             continue
@@ -184,11 +196,7 @@ def _rewrite_layer_norms(gm):
 
         if not _boo_can_run(signatures, [xv]):
             continue
-        with graph.inserting_after(node):
-            new = graph.call_function(ops.layer_norm, (x, shape, w, b, float(eps)))
-        new.meta.update(node.meta)
-        node.replace_all_uses_with(new)
-        graph.erase_node(node)
+        _replace(graph, node, ops.layer_norm, (x, shape, w, b, float(eps)))
         count += 1
     return count
 
@@ -199,9 +207,8 @@ def _rewrite_rms_norms(gm):
     for node in list(graph.nodes):
         if node.op != "call_function" or node.target not in _RMS_NORMS:
             continue
-        names, defaults = ("input", "normalized_shape", "weight", "eps"), (None, None, None, None)
-        x, shape, w, eps = (node.args[i] if i < len(node.args) else node.kwargs.get(n, d)
-                            for i, (n, d) in enumerate(zip(names, defaults)))
+        x, shape, w, eps = _call_arguments(node, ("input", "normalized_shape", "weight", "eps"),
+                                           (None, None, None, None))
         xv = _value(x)
         if not isinstance(xv, torch.Tensor) or not (eps is None or isinstance(eps, (int, float))):
             continue
@@ -216,11 +223,7 @@ def _rewrite_rms_norms(gm):
 
         if not _boo_can_run(signatures, [xv]):
             continue
-        with graph.inserting_after(node):
-            new = graph.call_function(ops.rms_norm, (x, shape, w, float(eps)))
-        new.meta.update(node.meta)
-        node.replace_all_uses_with(new)
-        graph.erase_node(node)
+        _replace(graph, node, ops.rms_norm, (x, shape, w, float(eps)))
         count += 1
     return count
 
