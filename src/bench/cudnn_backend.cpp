@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <span>
 
 #include "bench/backend.hpp"
 #include "bench/launch_timer.hpp"
@@ -237,6 +238,21 @@ class GraphBuilder {
     return raw;
   }
 
+  /// Binds an operation's tensor attributes (uids; -1: absent), finalizes it
+  /// and keeps it alive with the graph.
+  Result<cudnnBackendDescriptor_t> finish_operation(
+      Graph& g, Desc op, std::span<const std::pair<cudnnBackendAttributeName_t, int64_t>> tensors) {
+    for (const auto& [attr, uid] : tensors) {
+      if (uid < 0) continue;
+      cudnnBackendDescriptor_t d = desc(uid);
+      BOO_RETURN_IF_ERROR(op.set(attr, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d));
+    }
+    BOO_RETURN_IF_ERROR(op.finalize());
+    cudnnBackendDescriptor_t raw = op.get();
+    g.keep.push_back(std::move(op));
+    return raw;
+  }
+
   /// A normalization forward (training phase: the statistics are outputs).
   /// mean and bias are -1 when absent (RMS norm).
   Result<cudnnBackendDescriptor_t> norm_forward(Graph& g, cudnnBackendNormMode_t mode, int64_t x, int64_t mean,
@@ -254,15 +270,7 @@ class GraphBuilder {
         {CUDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC, bias},
         {CUDNN_ATTR_OPERATION_NORM_FWD_EPSILON_DESC, epsilon},
         {CUDNN_ATTR_OPERATION_NORM_FWD_YDESC, y}};
-    for (const auto& [attr, uid] : tensors) {
-      if (uid < 0) continue;
-      cudnnBackendDescriptor_t d = desc(uid);
-      BOO_RETURN_IF_ERROR(op.set(attr, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d));
-    }
-    BOO_RETURN_IF_ERROR(op.finalize());
-    cudnnBackendDescriptor_t raw = op.get();
-    g.keep.push_back(std::move(op));
-    return raw;
+    return finish_operation(g, std::move(op), tensors);
   }
 
   /// A normalization backward from the saved statistics (mean and dbias -1 when absent).
@@ -281,15 +289,7 @@ class GraphBuilder {
         {CUDNN_ATTR_OPERATION_NORM_BWD_DSCALE_DESC, dscale},
         {CUDNN_ATTR_OPERATION_NORM_BWD_DBIAS_DESC, dbias},
         {CUDNN_ATTR_OPERATION_NORM_BWD_DXDESC, dx}};
-    for (const auto& [attr, uid] : tensors) {
-      if (uid < 0) continue;
-      cudnnBackendDescriptor_t d = desc(uid);
-      BOO_RETURN_IF_ERROR(op.set(attr, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d));
-    }
-    BOO_RETURN_IF_ERROR(op.finalize());
-    cudnnBackendDescriptor_t raw = op.get();
-    g.keep.push_back(std::move(op));
-    return raw;
+    return finish_operation(g, std::move(op), tensors);
   }
 
   Result<Desc> operation_graph(Graph& g, const std::vector<cudnnBackendDescriptor_t>& ops) {
