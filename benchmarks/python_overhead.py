@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 
 import boo
+from cuda_timing import gpu_us
 
 
 def host_us(fn, iters):
@@ -29,18 +30,6 @@ def host_us(fn, iters):
     elapsed = time.perf_counter() - start
     torch.cuda.synchronize()
     return elapsed / iters * 1e6
-
-
-def gpu_us(fn, iters):
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    fn()
-    torch.cuda.synchronize()
-    start.record()
-    for _ in range(iters):
-        fn()
-    end.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(end) * 1000 / iters
 
 
 def main():

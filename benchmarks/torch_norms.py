@@ -17,6 +17,8 @@ import re
 import torch
 import torch.nn.functional as F
 
+from cuda_timing import gpu_us
+
 
 def shapes(path):
     seen = []
@@ -27,19 +29,6 @@ def shapes(path):
             if shape not in seen:
                 seen.append(shape)
     return seen
-
-
-def time_us(fn, iters):
-    for _ in range(3):
-        fn()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    torch.cuda.synchronize()
-    start.record()
-    for _ in range(iters):
-        fn()
-    end.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(end) * 1000.0 / iters
 
 
 def main():
@@ -57,7 +46,7 @@ def main():
         b = torch.randn(c, device=dev, dtype=torch.bfloat16, requires_grad=True)
         dy = torch.randn_like(x)
         y = torch.empty_like(x)
-        copy_us = time_us(lambda: y.copy_(x), args.iter)
+        copy_us = gpu_us(lambda: y.copy_(x), args.iter)
         elem = x.numel() * x.element_size()
         row = {"shape": f"{r}x{c}", "copy_us": copy_us, "copy_tbs": 2 * elem / copy_us / 1e6}
         fns = {
@@ -67,12 +56,12 @@ def main():
         for name, (fn, params) in fns.items():
             compiled = torch.compile(fn, dynamic=False)
             with torch.no_grad():
-                row[f"{name}_fwd_eager_us"] = time_us(lambda: fn(x), args.iter)
-                row[f"{name}_fwd_compile_us"] = time_us(lambda: compiled(x), args.iter)
+                row[f"{name}_fwd_eager_us"] = gpu_us(lambda: fn(x), args.iter)
+                row[f"{name}_fwd_compile_us"] = gpu_us(lambda: compiled(x), args.iter)
             for kind, f in (("eager", fn), ("compile", compiled)):
                 xg = x.detach().requires_grad_()
                 out = f(xg)
-                row[f"{name}_bwd_{kind}_us"] = time_us(
+                row[f"{name}_bwd_{kind}_us"] = gpu_us(
                     lambda: torch.autograd.grad(out, (xg, *params), dy, retain_graph=True), args.iter)
         rows.append(row)
         print(row, flush=True)
