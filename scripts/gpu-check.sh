@@ -38,7 +38,7 @@ if want build; then
     row "build" "ok ($(( $(date +%s) - start )) s)"
   else
     row "build" "FAILED (tail of $AUX/build.log below)"
-    tail -30 "$AUX/configure.log" "$AUX/build.log"
+    tail -n 30 "$AUX/configure.log" "$AUX/build.log"
     printf '%s\n' "${table[@]}"
     exit 1
   fi
@@ -89,7 +89,7 @@ if want python; then
     fi
   else
     row "pip install ." "FAILED or timed out (tails of python.log and $AUX/pip-install.log below)"
-    tail -20 "$OUT/python.log" "$AUX/pip-install.log"
+    tail -n 20 "$OUT/python.log" "$AUX/pip-install.log"
   fi
 fi
 

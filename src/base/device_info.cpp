@@ -1,5 +1,7 @@
 // boo: device descriptions.
-#include <regex>
+#include <algorithm>
+#include <charconv>
+#include <string_view>
 
 #include "boo/device.hpp"
 
@@ -12,13 +14,16 @@ std::string DeviceInfo::arch() const {
 }
 
 Result<DeviceInfo> DeviceInfo::for_arch(const std::string& arch) {
-  static const std::regex pattern(R"(sm_(\d)(\d+)a?)");
-  std::smatch m;
-  if (!std::regex_match(arch, m, pattern))
+  // "sm_" then one major digit, the minor digits, and an optional "a" (no <regex>: see nvrtc_compiler.cpp).
+  const std::string_view digits = std::string_view(arch).substr(std::min<size_t>(arch.size(), 3));
+  const size_t minor_end = digits.size() - (digits.ends_with('a') ? 1 : 0);
+  const bool well_formed = arch.starts_with("sm_") && minor_end >= 2 &&
+                           digits.substr(0, minor_end).find_first_not_of("0123456789") == std::string_view::npos;
+  if (!well_formed)
     return invalid_argument("--arch '" + arch + "': expected an NVRTC target such as sm_90a or sm_80");
   DeviceInfo d;
-  d.cc_major = std::stoi(m[1]);
-  d.cc_minor = std::stoi(m[2]);
+  d.cc_major = digits[0] - '0';
+  std::from_chars(digits.data() + 1, digits.data() + minor_end, d.cc_minor);
   d.name = arch + " (no device)";
   if (d.cc_major < 7) return invalid_argument("--arch " + arch + ": boo needs compute capability 7.0 or newer");
   if (d.arch() != arch)

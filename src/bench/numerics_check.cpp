@@ -42,6 +42,9 @@ NumericsVerdict check_numerics(const OpSignature& sig, Backend& candidate, Backe
   const RunOptions untimed{1, false};
   ErrorSets sets;
   double tolerance_bound = 0;
+  double reference_sq = 0, cancellation_sq = 0;
+  int64_t reference_count = 0;
+  int batches = 0;
   bool vendor_ok = vendor != nullptr;
   std::vector<std::string> tolerance_failures;
   for (int batch = 0; batch < kMaxBatches && static_cast<int64_t>(sets.boo.size()) < options.min_samples; ++batch) {
@@ -92,20 +95,25 @@ NumericsVerdict check_numerics(const OpSignature& sig, Backend& candidate, Backe
       if (vendor_run) vend = vendor_run->results[0].load(base::offset_of_linear(vendor_run->results[0].spec(), positions[i]));
       sets.add(v, ref, vend);
     }
-    if (batch == 0) {
-      // The tolerance bound on the spread when there is no vendor: rtol times the reference's rms,
-      // plus the allowance for cancelling terms.
-      double sq = 0;
-      for (double r : *reference) sq += std::isfinite(r) ? r * r : 0.0;
-      Result<double> scale = op->cancellation_scale(sig, *args, 0);
-      if (!scale.ok()) {
-        verdict.error = scale.status().to_string();
-        return verdict;
+    // The tolerance bound on the spread when there is no vendor: rtol times the rms of every
+    // sampled reference value, plus the allowance for cancelling terms (rms over the batches).
+    // Every batch counts: a small output's first batch alone (3 values) can be far below typical.
+    for (double r : *reference)
+      if (std::isfinite(r)) {
+        reference_sq += r * r;
+        ++reference_count;
       }
-      tolerance_bound = rtol * std::sqrt(sq / static_cast<double>(std::max<size_t>(reference->size(), 1))) +
-                        cancellation_allowance(*scale);
+    Result<double> scale = op->cancellation_scale(sig, *args, 0);
+    if (!scale.ok()) {
+      verdict.error = scale.status().to_string();
+      return verdict;
     }
+    cancellation_sq += *scale * *scale;
+    ++batches;
   }
+  if (batches > 0)
+    tolerance_bound = rtol * std::sqrt(reference_sq / static_cast<double>(std::max<int64_t>(reference_count, 1))) +
+                      cancellation_allowance(std::sqrt(cancellation_sq / batches));
   if (!vendor_ok) {
     sets.vendor.clear();
     sets.diff.clear();

@@ -1,8 +1,9 @@
 // boo: NVRTC compilation.
 #include "jit/nvrtc_compiler.hpp"
 
+#include <charconv>
 #include <chrono>
-#include <regex>
+#include <string_view>
 
 #include "cuda/nvrtc_api.hpp"
 #include "jit/embedded_sources.hpp"
@@ -10,20 +11,41 @@
 namespace boo::jit {
 namespace {
 
-// Reads ptxas' "Used N registers" and "N bytes stack frame, N bytes spill
-// stores, N bytes spill loads" lines (max over the entry points).
-void parse_ptxas_report(CompiledKernel& k) {
-  static const std::regex regs(R"(Used (\d+) registers)");
-  static const std::regex frame(R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
-  for (std::sregex_iterator it(k.log.begin(), k.log.end(), regs), end; it != end; ++it)
-    k.registers = std::max(k.registers, std::stoi((*it)[1]));
-  for (std::sregex_iterator it(k.log.begin(), k.log.end(), frame), end; it != end; ++it) {
-    k.stack_bytes = std::max(k.stack_bytes, std::stoi((*it)[1]));
-    k.spill_bytes = std::max(k.spill_bytes, std::stoi((*it)[2]) + std::stoi((*it)[3]));
-  }
+// The integer that ends just before `end` in `text` ("... 48 registers": the 48), or -1.
+int integer_before(std::string_view text, size_t end) {
+  while (end > 0 && text[end - 1] == ' ') --end;
+  size_t begin = end;
+  while (begin > 0 && text[begin - 1] >= '0' && text[begin - 1] <= '9') --begin;
+  int value = -1;
+  if (begin < end) std::from_chars(text.data() + begin, text.data() + end, value);
+  return value;
+}
+
+// The largest integer written just before `label` anywhere in `text` (-1 if none).
+int max_before(std::string_view text, std::string_view label) {
+  int best = -1;
+  for (size_t at = text.find(label); at != std::string_view::npos; at = text.find(label, at + 1))
+    best = std::max(best, integer_before(text, at));
+  return best;
 }
 
 }  // namespace
+
+// Plain string scanning, not <regex>: inside a Python process std::regex's locale facets can
+// come from another libstdc++ than the one boo was built with (it crashed there).
+void parse_ptxas_report(CompiledKernel& k) {
+  const std::string_view log = k.log;
+  k.registers = std::max(k.registers, max_before(log, " registers"));
+  k.stack_bytes = std::max(k.stack_bytes, max_before(log, " bytes stack frame"));
+  // Per entry point: the spill stores and loads of one line add up.
+  for (size_t at = log.find(" bytes spill stores"); at != std::string_view::npos;
+       at = log.find(" bytes spill stores", at + 1)) {
+    const size_t loads = log.find(" bytes spill loads", at);
+    const int stores = std::max(integer_before(log, at), 0);
+    const int load_bytes = loads == std::string_view::npos ? 0 : std::max(integer_before(log, loads), 0);
+    k.spill_bytes = std::max(k.spill_bytes, stores + load_bytes);
+  }
+}
 
 std::vector<std::string> nvrtc_options(const std::string& arch) {
   return {"--gpu-architecture=" + arch, "-std=c++17", "-default-device", "--ptxas-options=--verbose",

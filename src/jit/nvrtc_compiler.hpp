@@ -28,6 +28,10 @@ std::vector<std::string> nvrtc_options(const std::string& arch);
 /// Compiles `source` for `arch`. Errors carry the full compile log.
 Result<CompiledKernel> compile_kernel(const KernelSource& source, const std::string& arch, bool want_ptx);
 
+/// Reads ptxas' "Used N registers" and "N bytes stack frame, N bytes spill stores,
+/// N bytes spill loads" lines of `k.log` into k's counts (max over the entry points).
+void parse_ptxas_report(CompiledKernel& k);
+
 /// "13.0"
 Result<std::string> nvrtc_version();
 

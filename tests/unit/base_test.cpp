@@ -11,7 +11,9 @@
 #include "base/strings.hpp"
 #include "bench/csv_writer.hpp"
 #include "bench/statistics.hpp"
+#include "boo/device.hpp"
 #include "boo/status.hpp"
+#include "jit/nvrtc_compiler.hpp"
 
 namespace boo {
 namespace {
@@ -119,6 +121,42 @@ TEST(ParallelTest, CoversEveryIndexOnce) {
     for (int64_t i = b; i < e; ++i) ++hits[static_cast<size_t>(i)];
   });
   for (int h : hits) EXPECT_EQ(h, 1);
+}
+
+
+TEST(DeviceInfoTest, ForArchParsesNvrtcTargets) {
+  Result<DeviceInfo> hopper = DeviceInfo::for_arch("sm_90a");
+  ASSERT_TRUE(hopper.ok()) << hopper.status().to_string();
+  EXPECT_EQ(hopper->cc_major, 9);
+  EXPECT_EQ(hopper->cc_minor, 0);
+  Result<DeviceInfo> ampere = DeviceInfo::for_arch("sm_86");
+  ASSERT_TRUE(ampere.ok()) << ampere.status().to_string();
+  EXPECT_EQ(ampere->cc_minor, 6);
+  for (const char* bad : {"sm_9", "sm_", "sm90a", "sm_x0", "sm_90b", "compute_90", ""})
+    EXPECT_EQ(DeviceInfo::for_arch(bad).status().code(), StatusCode::kInvalidArgument) << bad;
+  EXPECT_FALSE(DeviceInfo::for_arch("sm_90").ok()) << "Hopper compiles for sm_90a";
+  EXPECT_FALSE(DeviceInfo::for_arch("sm_61").ok()) << "below compute capability 7.0";
+}
+
+TEST(PtxasReportTest, MaxOverEntryPoints) {
+  jit::CompiledKernel k;
+  k.log =
+      "ptxas info    : Compiling entry function 'a' for 'sm_90a'\n"
+      "ptxas info    : Function properties for a\n"
+      "    16 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads\n"
+      "ptxas info    : Used 168 registers, used 1 barriers, 400 bytes cmem[0]\n"
+      "ptxas info    : Function properties for b\n"
+      "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+      "ptxas info    : Used 40 registers, used 0 barriers, 380 bytes cmem[0]\n";
+  jit::parse_ptxas_report(k);
+  EXPECT_EQ(k.registers, 168);
+  EXPECT_EQ(k.stack_bytes, 16);
+  EXPECT_EQ(k.spill_bytes, 12);
+  jit::CompiledKernel silent;
+  silent.log = "no report";
+  jit::parse_ptxas_report(silent);
+  EXPECT_EQ(silent.registers, -1);
+  EXPECT_EQ(silent.spill_bytes, -1);
 }
 
 }  // namespace

@@ -134,6 +134,18 @@ TEST(NumericsCheckTest, TheCpuBackendPassesAgainstItsOwnReference) {
   EXPECT_TRUE(*v.structured_ok);
 }
 
+// A small output (3 values per batch) with no vendor: the spread's bound comes from every
+// batch's reference values, not the first batch's three (which can be far below typical:
+// this command failed a correct kernel, and the CPU backend, before).
+TEST(NumericsCheckTest, SmallOutputsBoundTheSpreadByEveryBatch) {
+  Result<ParsedCommand> p = parse_command(std::string_view("t5layernormbfp16 -X 3x1 -m 5 -F 2"));
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  std::unique_ptr<Backend> cpu = make_cpu_backend(1);
+  NumericsVerdict v = check_numerics(*p->signature, *cpu, nullptr, NumericsOptions{}, 10);  // the driver's default seed
+  EXPECT_TRUE(v.pass()) << v.failure_reasons();
+  EXPECT_EQ(v.boo.samples, 96);
+}
+
 // RMS norm's dx over rows of one element is rstd * g * (1 - xhat^2) = g * eps * rstd^3: a
 // float32 kernel's difference is exact to ulps of rstd * g, not of the result. The
 // cancellation allowance accepts exactly that error; without it the check fails.
