@@ -5,6 +5,8 @@ same synthetic batches with each backend and prints both loss curves, the
 largest loss difference, the per-step training time and the inference time.
 
 Run (GPU): python3 benchmarks/resnet50_train.py [--batch 64] [--steps 20] [--backends boo_inductor,inductor]
+           python3 benchmarks/resnet50_train.py --grad-check   (one step's gradients per parameter: each
+           backend's relative error against a float32 eager step, worst first)
 """
 import argparse
 import copy
@@ -85,16 +87,52 @@ def train(model, backend, batches, steps):
     return losses, times, (time.perf_counter() - start) / 10
 
 
+def step_gradients(model, backend, x, target):
+    """Every parameter's gradient after one bf16-autocast step (backend None: float32 eager)."""
+    model.zero_grad(set_to_none=True)
+    run = model if backend is None else torch.compile(model, backend=backend)
+    with torch.autocast("cuda", dtype=torch.bfloat16, enabled=backend is not None):
+        loss = nn.functional.cross_entropy(run(x), target)
+    loss.backward()
+    return {name: p.grad.detach().double().clone() for name, p in model.named_parameters()}
+
+
+def grad_check(base, batch, backends):
+    """Per parameter: ||g - g_ref|| / ||g_ref|| of each backend against float32 eager (TF32 off)."""
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    x, target = batch
+    reference = step_gradients(copy.deepcopy(base), None, x, target)
+    errors = {}
+    for backend in backends:
+        torch._dynamo.reset()
+        grads = step_gradients(copy.deepcopy(base), backend, x, target)
+        errors[backend] = {n: ((g - reference[n]).norm() / reference[n].norm().clamp_min(1e-30)).item()
+                           for n, g in grads.items()}
+    first = backends[0]
+    worst = sorted(errors[first], key=lambda n: -errors[first][n])
+    print("parameter".ljust(40) + "".join(b.rjust(16) for b in backends))
+    for name in worst[:12]:
+        print(name.ljust(40) + "".join(f"{errors[b][name]:16.3e}" for b in backends))
+    for b in backends:
+        values = sorted(errors[b].values())
+        print(f"{b}: median relative gradient error {values[len(values) // 2]:.3e}, max {values[-1]:.3e}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--backends", default="boo_inductor,inductor")
+    ap.add_argument("--grad-check", action="store_true")
     args = ap.parse_args()
     torch.manual_seed(0)
     base = ResNet50().cuda().to(memory_format=torch.channels_last)
     batches = [(torch.randn(args.batch, 3, 224, 224, device="cuda").to(memory_format=torch.channels_last),
                 torch.randint(0, 1000, (args.batch,), device="cuda")) for _ in range(4)]
+    if args.grad_check:
+        grad_check(base, batches[0], args.backends.split(","))
+        return
     results = {}
     for backend in args.backends.split(","):
         torch._dynamo.reset()

@@ -2,8 +2,9 @@
 # The one script for the GPU machine: builds boo there, runs the GPU tests, the
 # numerics over the workloads, and prints one short table at the end.
 # Usage (from the repository root): scripts/gpu-check.sh [stage ...]
-#   stages: build info tests python pydebug numerics cache sanitizer perf norms full resnet (default: all but
-#   pydebug, full and resnet; resnet runs inside python: ResNet-50 training with boo_inductor vs inductor)
+#   stages: build info tests python pydebug numerics cache sanitizer perf norms full resnet gradcheck (default: all
+#   but pydebug, full, resnet and gradcheck; resnet and gradcheck run inside python: ResNet-50 training with
+#   boo_inductor vs inductor, and one step's gradients per parameter against float32 eager)
 #   full: the complete benchmark of one workload (FULL_FILE, default BOO's 413
 #   convs): boo and cuDNN, --verify-numerics, CSV and Perfetto trace, with its
 #   wall time, numerics pass rate and trace size.
@@ -86,6 +87,11 @@ if want python; then
       (cd /tmp && CUDA_VISIBLE_DEVICES="${PY_GPU:-0}" PYTHONFAULTHANDLER=1 timeout -s ABRT 500 \
          python3 "$OLDPWD/benchmarks/resnet50_train.py") > "$OUT/resnet50.log" 2>&1
       grep -E 'median step|largest loss' "$OUT/resnet50.log" | sed 's/^/  /'
+    fi
+    if want gradcheck; then
+      (cd /tmp && CUDA_VISIBLE_DEVICES="${PY_GPU:-0}" PYTHONFAULTHANDLER=1 timeout -s ABRT 300 \
+         python3 "$OLDPWD/benchmarks/resnet50_train.py" --grad-check) > "$OUT/resnet50-grads.log" 2>&1
+      grep -E 'median relative' "$OUT/resnet50-grads.log" | sed 's/^/  /'
     fi
   else
     row "pip install ." "FAILED or timed out (tails of python.log and $AUX/pip-install.log below)"

@@ -68,49 +68,6 @@ __device__ __forceinline__ Sum2 group_sum2(Sum2 v, Sum2* scratch) {
   return v;
 }
 
-/// Count, mean and sum of squared deviations (M2) of some elements of a row.
-struct RowStats {
-  float n, mean, m2;
-};
-
-/// The statistics of two disjoint parts (Chan et al.'s pairwise update). The
-/// formula is symmetric in (a, b) to the bit, so both partners of a shuffle
-/// get the same result and every thread of a row group normalizes alike.
-__device__ __forceinline__ RowStats combine(RowStats a, RowStats b) {
-  const float n = a.n + b.n;
-  if (n == 0.f) return RowStats{0.f, 0.f, 0.f};
-  const float delta = b.mean - a.mean;
-  return RowStats{n, (a.n * a.mean + b.n * b.mean) / n, a.m2 + b.m2 + delta * delta * (a.n * b.n / n)};
-}
-
-/// Combines RowStats over the kThreads threads of a row group in one
-/// reduction round (the layer norm forward's mean and variance together,
-/// stable for rows with a large mean). Same structure as group_sum2;
-/// `scratch` holds 32 RowStats. @pre every thread of the block calls it.
-template <int kThreads>
-__device__ __forceinline__ RowStats group_stats(RowStats v, RowStats* scratch) {
-  constexpr int kWarpPart = kThreads < 32 ? kThreads : 32;
-#pragma unroll
-  for (int offset = kWarpPart / 2; offset > 0; offset >>= 1) {
-    const RowStats other{__shfl_xor_sync(0xffffffffu, v.n, offset), __shfl_xor_sync(0xffffffffu, v.mean, offset),
-                         __shfl_xor_sync(0xffffffffu, v.m2, offset)};
-    v = combine(v, other);
-  }
-  if (kThreads <= 32) return v;
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  __syncthreads();  // scratch may still be read by the previous call
-  if (lane == 0) scratch[warp] = v;
-  __syncthreads();
-  v = lane < kThreads / 32 ? scratch[lane] : RowStats{0.f, 0.f, 0.f};
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) {
-    const RowStats other{__shfl_xor_sync(0xffffffffu, v.n, offset), __shfl_xor_sync(0xffffffffu, v.mean, offset),
-                         __shfl_xor_sync(0xffffffffu, v.m2, offset)};
-    v = combine(v, other);
-  }
-  return v;
-}
-
 /// Loads vector `vec` of a row into floats (zeros when `valid` is false).
 template <typename T, int kVec>
 __device__ __forceinline__ void load_vector(unsigned long long base, long long vector_index, bool valid,
@@ -145,15 +102,13 @@ __device__ __forceinline__ void store_vector(unsigned long long base, long long 
 }
 
 /// Forward: y = (x - mean) * rstd * weight + bias, rstd = 1/sqrt(var + eps)
-/// (layer norm; var biased: each thread's mean and M2 of x - x[row, 0] from
-/// its registers in two passes, then one combining reduction), or
+/// (layer norm; var biased, two passes over the registers), or
 /// y = x * rstd * weight, rstd = 1/sqrt(mean(x^2) + eps) (kRms).
 /// Writes float32 mean (layer norm) and rstd per row.
 template <typename T, int kCols, int kVec, int kThreadsPerRow, int kBlock, bool kRms, bool kWeight, bool kBias>
 __device__ void row_norm_forward(const RowNormParams& p) {
   using Split = RowSplit<kCols, kVec, kThreadsPerRow, kBlock>;
   __shared__ Sum2 scratch[32];
-  __shared__ RowStats stats_scratch[32];
   const int lane = threadIdx.x % kThreadsPerRow;  // position in the row group
   const int group = threadIdx.x / kThreadsPerRow;  // row group in the block
   Vec<T, kVec> weight[Split::kPerThread], bias[Split::kPerThread];  // [vectors of this thread]: its columns
@@ -164,54 +119,30 @@ __device__ void row_norm_forward(const RowNormParams& p) {
        first += static_cast<long long>(gridDim.x) * Split::kRowsPerBlock) {
     const long long row = first + group;
     const bool active = row < p.rows;
-    // Layer norm works on x - shift, shift = the row's first element: the
-    // threads' means are then small numbers whose differences (which the
-    // combining reduction squares) keep their precision however large the
-    // row's mean. RMS norm needs no shift.
-    const float shift = (!kRms && active) ? to_float(reinterpret_cast<const T*>(p.x)[row * kCols]) : 0.f;
-    float x[Split::kPerThread][kVec];  // [vectors of this thread][kVec]: its share of the row, minus shift
+    float x[Split::kPerThread][kVec];  // [vectors of this thread][kVec]: its share of the row
     float sum = 0.f;
-    int valid_vectors = 0;
 #pragma unroll
     for (int i = 0; i < Split::kPerThread; ++i) {
       const int vec = lane + i * kThreadsPerRow;
-      const bool valid = active && vec < Split::kVectors;
-      load_vector<T, kVec>(p.x, row * Split::kVectors + vec, valid, x[i]);
-      if (vec < Split::kVectors) ++valid_vectors;
+      load_vector<T, kVec>(p.x, row * Split::kVectors + vec, active && vec < Split::kVectors, x[i]);
 #pragma unroll
-      for (int k = 0; k < kVec; ++k) {
-        if (valid) x[i][k] -= shift;
-        sum += x[i][k];
-      }
+      for (int k = 0; k < kVec; ++k) sum += x[i][k];
     }
-    float mean = 0.f, variance = 0.f;
-    if (kRms) {
-      float squares = 0.f;
+    float mean = 0.f;
+    if (!kRms) mean = group_sum2<kThreadsPerRow>(Sum2{sum, 0.f}, scratch).a / static_cast<float>(kCols);
+    float squares = 0.f;
 #pragma unroll
-      for (int i = 0; i < Split::kPerThread; ++i)
+    for (int i = 0; i < Split::kPerThread; ++i) {
+      if (lane + i * kThreadsPerRow < Split::kVectors) {
 #pragma unroll
-        for (int k = 0; k < kVec; ++k) squares += x[i][k] * x[i][k];  // invalid vectors hold zeros
-      variance = group_sum2<kThreadsPerRow>(Sum2{squares, 0.f}, scratch).a / static_cast<float>(kCols);
-    } else {
-      // This thread's mean and M2 (about its own mean, from registers), then one round for the row.
-      const float n = static_cast<float>(valid_vectors * kVec);
-      const float local_mean = valid_vectors ? sum / n : 0.f;
-      float m2 = 0.f;
-#pragma unroll
-      for (int i = 0; i < Split::kPerThread; ++i) {
-        if (lane + i * kThreadsPerRow < Split::kVectors) {
-#pragma unroll
-          for (int k = 0; k < kVec; ++k) {
-            const float d = x[i][k] - local_mean;
-            m2 += d * d;
-          }
+        for (int k = 0; k < kVec; ++k) {
+          const float d = x[i][k] - mean;
+          squares += d * d;
         }
       }
-      const RowStats row_stats = group_stats<kThreadsPerRow>(RowStats{n, local_mean, m2}, stats_scratch);
-      mean = row_stats.mean;  // of x - shift
-      variance = row_stats.m2 / static_cast<float>(kCols);
     }
-    const float rstd = rsqrtf(variance + p.eps);
+    const float rstd =
+        rsqrtf(group_sum2<kThreadsPerRow>(Sum2{squares, 0.f}, scratch).a / static_cast<float>(kCols) + p.eps);
     if (!active) continue;
 #pragma unroll
     for (int i = 0; i < Split::kPerThread; ++i) {
@@ -228,7 +159,7 @@ __device__ void row_norm_forward(const RowNormParams& p) {
       store_vector<T, kVec>(p.y, row * Split::kVectors + vec, y);
     }
     if (lane == 0) {
-      if (!kRms) reinterpret_cast<float*>(p.mean)[row] = shift + mean;
+      if (!kRms) reinterpret_cast<float*>(p.mean)[row] = mean;
       reinterpret_cast<float*>(p.rstd)[row] = rstd;
     }
   }
