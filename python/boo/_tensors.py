@@ -1,5 +1,6 @@
 """Tensors in and out of boo's signatures: dtypes, layouts, copies."""
 import logging
+from typing import NamedTuple, Tuple
 
 import torch
 
@@ -16,9 +17,16 @@ def dtype_of(spec):
     return DTYPES[spec.dtype]
 
 
-def empty(spec, device):
-    """An uninitialized tensor with the spec's shape, strides and dtype."""
-    return torch.empty_strided(spec.shape, spec.strides, dtype=dtype_of(spec), device=device)
+class Spec(NamedTuple):
+    """A TensorSpec's fields as Python values (reading boo._C's spec builds new lists every time)."""
+    name: str
+    shape: Tuple[int, ...]
+    strides: Tuple[int, ...]
+    dtype: torch.dtype
+
+    @staticmethod
+    def of(spec):
+        return Spec(spec.name, tuple(spec.shape), tuple(spec.strides), dtype_of(spec))
 
 
 def from_storage_bytes(data, spec, device):
@@ -28,18 +36,20 @@ def from_storage_bytes(data, spec, device):
 
 
 def conform(t, spec):
-    """`t` with the spec's strides: a view when only the strides of size-1
-    dimensions differ, else a copy (counted, and logged at debug level)."""
+    """`t` (checked against `spec`, a Spec) with the spec's strides: a view when only the
+    strides of size-1 dimensions differ, else a copy (counted, and logged at debug level)."""
     global copied_inputs
-    if list(t.shape) != list(spec.shape):
+    if t.shape != spec.shape:
         raise ValueError(f"'{spec.name}': expected shape {list(spec.shape)}, got {list(t.shape)}")
-    if t.dtype != dtype_of(spec):
+    if t.dtype != spec.dtype:
         raise ValueError(f"'{spec.name}': expected {spec.dtype}, got {t.dtype}")
-    strides, wanted = t.stride(), tuple(spec.strides)
-    aligned = t.data_ptr() % 16 == 0 or t.device.type == "cpu"
+    strides, wanted = t.stride(), spec.strides
+    aligned = t.device.type == "cpu" or t.data_ptr() % 16 == 0
+    if aligned and strides == wanted:
+        return t
     if aligned and all(s == w or n == 1 for s, w, n in zip(strides, wanted, t.shape)):
-        return t if strides == wanted else t.as_strided(spec.shape, spec.strides)
+        return t.as_strided(spec.shape, spec.strides)
     copied_inputs += 1
     log.debug("boo: copying '%s' %s strides %s into the signature's strides %s", spec.name, list(t.shape),
               list(strides), list(wanted))
-    return empty(spec, t.device).copy_(t)
+    return torch.empty_strided(spec.shape, spec.strides, dtype=spec.dtype, device=t.device).copy_(t)

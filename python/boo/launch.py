@@ -1,4 +1,6 @@
 """Signatures made callable on PyTorch tensors."""
+import functools
+
 import torch
 
 from . import _C, _tensors
@@ -10,38 +12,51 @@ def sample_args(sig, device="cpu", seed=10):
     return [_tensors.from_storage_bytes(b, spec, device) for b, spec in zip(data, sig.arguments)]
 
 
+def _current_stream(device):
+    """The raw handle of PyTorch's current CUDA stream on `device` (0: the legacy default stream)."""
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # no Stream object: this runs on every launch
+    return raw(device.index or 0) if raw else torch.cuda.current_stream(device).cuda_stream
+
+
 class Launchable:
     """Runs one signature: on the GPU through boo's kernels (on the current
     CUDA stream, zero-copy), on the CPU through the float64 reference."""
 
     def __init__(self, sig):
         self.signature = sig
+        # The specs (_tensors.Spec), read once: every call checks tensors against them.
+        self.arguments = [_tensors.Spec.of(s) for s in sig.arguments]
+        self.results = [_tensors.Spec.of(s) for s in sig.results]
 
     def __call__(self, *args):
         sig = self.signature
-        if len(args) != len(sig.arguments):
-            raise ValueError(f"{sig.func_name} takes {len(sig.arguments)} tensors "
-                             f"({', '.join(s.name for s in sig.arguments)}), got {len(args)}")
+        if len(args) != len(self.arguments):
+            raise ValueError(f"{sig.func_name} takes {len(self.arguments)} tensors "
+                             f"({', '.join(s.name for s in self.arguments)}), got {len(args)}")
         device = args[0].device if args else torch.device("cpu")
-        for a, spec in zip(args, sig.arguments):
+        for a, spec in zip(args, self.arguments):
             if a.device != device:
-                raise ValueError(f"'{spec.name}' is on {a.device}, '{sig.arguments[0].name}' on {device}")
-        args = [_tensors.conform(a, spec) for a, spec in zip(args, sig.arguments)]
+                raise ValueError(f"'{spec.name}' is on {a.device}, '{self.arguments[0].name}' on {device}")
+        # detach(): DLPack refuses tensors that require grad (a view, no copy).
+        args = [_tensors.conform(a.detach() if a.requires_grad else a, spec) for a, spec in zip(args, self.arguments)]
         if device.type == "cuda":
-            results = [_tensors.empty(spec, device) for spec in sig.results]
-            stream = torch.cuda.current_stream(device).cuda_stream
-            # detach(): DLPack refuses tensors that require grad (a view, no copy).
-            _C.launch(sig, [a.detach() for a in args], results, device.index or 0, stream)
+            results = [torch.empty_strided(s.shape, s.strides, dtype=s.dtype, device=device) for s in self.results]
+            _C.launch(sig, args, results, device.index or 0, _current_stream(device))
             return results
         if device.type != "cpu":
             raise ValueError(f"boo runs on CUDA and CPU tensors, not {device.type}")
-        data = _C.run_reference(sig, [a.detach() for a in args])
+        data = _C.run_reference(sig, args)
         return [_tensors.from_storage_bytes(b, spec, device) for b, spec in zip(data, sig.results)]
+
+
+@functools.lru_cache(maxsize=4096)
+def _launchable_of(sig):
+    return Launchable(sig)
 
 
 def get_launchable(sig):
     """A callable that runs `sig` on tensors laid out as sig.arguments and
-    returns new tensors laid out as sig.results."""
+    returns new tensors laid out as sig.results (one per signature object)."""
     if isinstance(sig, str):
         sig = _C.Signature.from_command(sig)
-    return Launchable(sig)
+    return _launchable_of(sig)

@@ -171,8 +171,9 @@ def _autocast(op, tensors):
 
 def _run(sig, by_name):
     """Runs `sig` with arguments looked up by name; returns results by name."""
-    outputs = get_launchable(sig)(*[by_name[spec.name] for spec in sig.arguments])
-    return {spec.name: t for spec, t in zip(sig.results, outputs)}
+    launchable = get_launchable(sig)
+    outputs = launchable(*[by_name[spec.name] for spec in launchable.arguments])
+    return {spec.name: t for spec, t in zip(launchable.results, outputs)}
 
 
 def _strict():

@@ -53,6 +53,7 @@ void ok_or_raise(const Status& st) {
 // launchable of its last GPU is kept, so a repeated launch looks nothing up.
 struct Signature {
   std::shared_ptr<const OpSignature> sig;
+  std::vector<TensorSpec> arguments, results;  // sig's, built once (launch checks them every call)
   std::shared_ptr<Launchable> launchable;
   int launchable_device = -1;
 };
@@ -158,14 +159,15 @@ NB_MODULE(_C, m) {
           "from_command",
           [](const std::string& command) {
             ParsedCommand parsed = value_or_raise(parse_command(std::string_view(command)));
-            return Signature{std::shared_ptr<const OpSignature>(std::move(parsed.signature))};
+            std::shared_ptr<const OpSignature> sig(std::move(parsed.signature));
+            return Signature{sig, sig->arguments(), sig->results()};
           },
           "command"_a, "Parses a MIOpenDriver command, e.g. 'convbfp16 -n 8 -c 64 ...'.")
       .def_prop_ro("command", [](const Signature& s) { return s.sig->command(); })
       .def_prop_ro("func_name", [](const Signature& s) { return s.sig->func_name(); })
       .def_prop_ro("op_name", [](const Signature& s) { return std::string(s.sig->op_name()); })
-      .def_prop_ro("arguments", [](const Signature& s) { return specs_to_list(s.sig->arguments()); })
-      .def_prop_ro("results", [](const Signature& s) { return specs_to_list(s.sig->results()); })
+      .def_prop_ro("arguments", [](const Signature& s) { return specs_to_list(s.arguments); })
+      .def_prop_ro("results", [](const Signature& s) { return specs_to_list(s.results); })
       .def_prop_ro("flop_count", [](const Signature& s) { return s.sig->flop_count(); })
       .def_prop_ro("min_bytes", [](const Signature& s) { return s.sig->min_bytes_moved(); })
       .def("__eq__", [](const Signature& a, const Signature& b) { return a.sig->equals(*b.sig); })
@@ -221,7 +223,7 @@ NB_MODULE(_C, m) {
       "launch",
       [](Signature& s, const std::vector<AnyArray>& args, const std::vector<AnyArray>& results, int device,
          uintptr_t stream) {
-        const std::vector<TensorSpec> arg_specs = s.sig->arguments(), result_specs = s.sig->results();
+        const std::vector<TensorSpec>&arg_specs = s.arguments, &result_specs = s.results;
         if (args.size() != arg_specs.size() || results.size() != result_specs.size())
           raise(invalid_argument(s.sig->func_name() + " takes " + std::to_string(arg_specs.size()) + " arguments and " +
                                  std::to_string(result_specs.size()) + " results, got " + std::to_string(args.size()) +

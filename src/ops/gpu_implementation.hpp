@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -57,6 +58,14 @@ struct KernelLaunch {
   }
 };
 
+/// What an implementation decides once per signature and device, before any
+/// tensor address is known (tile shapes, workspace layout). A Launchable keeps
+/// it, so a repeated launch only binds addresses: eager calls are on the hot path.
+class PreparedPlan {
+ public:
+  virtual ~PreparedPlan() = default;
+};
+
 class GpuImplementation {
  public:
   virtual ~GpuImplementation() = default;
@@ -75,6 +84,18 @@ class GpuImplementation {
   virtual Result<std::vector<KernelLaunch>> plan(const OpSignature& sig, const DeviceInfo& device,
                                                  std::span<const DeviceTensor> args,
                                                  std::span<const DeviceTensor> results, uint64_t workspace) const = 0;
+  /// The address-independent part of plan(), computed once per Launchable, or
+  /// nullptr (the default) when an implementation's plan is cheap anyway.
+  virtual Result<std::shared_ptr<const PreparedPlan>> prepare(const OpSignature&, const DeviceInfo&) const {
+    return std::shared_ptr<const PreparedPlan>();
+  }
+  /// plan() given what prepare() returned for the same signature and device.
+  virtual Result<std::vector<KernelLaunch>> plan_prepared(const PreparedPlan* /*prepared*/, const OpSignature& sig,
+                                                          const DeviceInfo& device, std::span<const DeviceTensor> args,
+                                                          std::span<const DeviceTensor> results,
+                                                          uint64_t workspace) const {
+    return plan(sig, device, args, results, workspace);
+  }
 };
 
 }  // namespace boo::ops

@@ -70,8 +70,18 @@ class RuntimeImpl;
 class LaunchableImpl final : public Launchable {
  public:
   LaunchableImpl(RuntimeImpl& rt, std::unique_ptr<OpSignature> sig, const ops::GpuImplementation& impl,
-                 std::vector<std::string> names, const LoadedModule& module)
-      : rt_(rt), sig_(std::move(sig)), impl_(impl), names_(std::move(names)), module_(module) {}
+                 std::vector<std::string> names, const LoadedModule& module,
+                 std::shared_ptr<const ops::PreparedPlan> prepared, size_t workspace_bytes)
+      : rt_(rt),
+        sig_(std::move(sig)),
+        impl_(impl),
+        names_(std::move(names)),
+        module_(module),
+        arg_specs_(sig_->arguments()),
+        result_specs_(sig_->results()),
+        prepared_(std::move(prepared)),
+        workspace_bytes_(workspace_bytes),
+        shared_bytes_set_(module.functions.size(), 48 * 1024) {}
 
   const OpSignature& signature() const override { return *sig_; }
   std::string_view implementation() const override { return impl_.name(); }
@@ -84,6 +94,11 @@ class LaunchableImpl final : public Launchable {
   const ops::GpuImplementation& impl_;
   std::vector<std::string> names_;
   const LoadedModule& module_;
+  // Fixed by the signature, so computed once (launch() is on every eager call's path).
+  const std::vector<TensorSpec> arg_specs_, result_specs_;
+  const std::shared_ptr<const ops::PreparedPlan> prepared_;  // the implementation's address-independent plan
+  const size_t workspace_bytes_;
+  std::vector<uint32_t> shared_bytes_set_;  // [entry]: the dynamic shared memory each function is allowed
   // Scratch memory of the plan (split-K partials), grown on demand. Launches
   // of one launchable on several streams at once would share it: they are
   // serialized by the caller (one launchable per stream).
@@ -169,8 +184,10 @@ class RuntimeImpl final : public Runtime {
     }
     base::log_debug(std::string(built.from_cache ? "loaded " : "compiled ") + std::string(dispatch.chosen->name()) +
                     " for " + identity + " (key " + built.key.substr(0, 12) + ")");
-    auto launchable = std::make_shared<LaunchableImpl>(*this, sig.clone(), *dispatch.chosen,
-                                                       request.source.entries, *module);
+    BOO_ASSIGN_OR_RETURN(std::shared_ptr<const ops::PreparedPlan> prepared, dispatch.chosen->prepare(sig, info_));
+    auto launchable = std::make_shared<LaunchableImpl>(*this, sig.clone(), *dispatch.chosen, request.source.entries,
+                                                       *module, std::move(prepared),
+                                                       dispatch.chosen->workspace_bytes(sig, info_));
     launchables_.emplace(identity, launchable);
     return std::shared_ptr<Launchable>(launchable);
   }
@@ -286,7 +303,6 @@ class RuntimeImpl final : public Runtime {
 };
 
 Status LaunchableImpl::launch(std::span<const TensorRef> args, std::span<const TensorRef> results, void* stream) {
-  const std::vector<TensorSpec> arg_specs = sig_->arguments(), result_specs = sig_->results();
   auto bind = [](std::span<const TensorRef> refs, const std::vector<TensorSpec>& specs, const char* what,
                  std::vector<ops::DeviceTensor>& out) -> Status {
     if (refs.size() != specs.size())
@@ -310,22 +326,26 @@ Status LaunchableImpl::launch(std::span<const TensorRef> args, std::span<const T
     return ok_status();
   };
   std::vector<ops::DeviceTensor> dargs, dresults;
-  BOO_RETURN_IF_ERROR(bind(args, arg_specs, "argument", dargs));
-  BOO_RETURN_IF_ERROR(bind(results, result_specs, "result", dresults));
-  const size_t workspace_bytes = impl_.workspace_bytes(*sig_, rt_.device());
-  if (workspace_.size_bytes() < workspace_bytes) {
-    BOO_ASSIGN_OR_RETURN(workspace_, rt_.allocate(workspace_bytes));
+  dargs.reserve(args.size());
+  dresults.reserve(results.size());
+  BOO_RETURN_IF_ERROR(bind(args, arg_specs_, "argument", dargs));
+  BOO_RETURN_IF_ERROR(bind(results, result_specs_, "result", dresults));
+  if (workspace_.size_bytes() < workspace_bytes_) {
+    BOO_ASSIGN_OR_RETURN(workspace_, rt_.allocate(workspace_bytes_));
   }
   BOO_ASSIGN_OR_RETURN(std::vector<ops::KernelLaunch> plan,
-                       impl_.plan(*sig_, rt_.device(), dargs, dresults, reinterpret_cast<uint64_t>(workspace_.data())));
+                       impl_.plan_prepared(prepared_.get(), *sig_, rt_.device(), dargs, dresults,
+                                           reinterpret_cast<uint64_t>(workspace_.data())));
   BOO_RETURN_IF_ERROR(rt_.make_current());
   const DriverApi& api = rt_.api();
   CUstream s = stream ? static_cast<CUstream>(stream) : static_cast<CUstream>(rt_.stream());
   for (ops::KernelLaunch& l : plan) {
     CUfunction fn = module_.functions.at(l.entry);
-    if (l.shared_bytes > 48 * 1024)
+    if (l.shared_bytes > shared_bytes_set_[l.entry]) {  // once per function, not per launch
       BOO_CU_RETURN_IF_ERROR(api, cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                                      static_cast<int>(l.shared_bytes)));
+      shared_bytes_set_[l.entry] = l.shared_bytes;
+    }
     void* params[] = {l.params.data()};
     BOO_CU_RETURN_IF_ERROR(api, cuLaunchKernel(fn, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1],
                                                l.block[2], l.shared_bytes, s, params, nullptr));

@@ -452,6 +452,15 @@ WorkspaceLayout workspace_layout(const ConvSignature& sig, const std::vector<Wor
   return l;
 }
 
+// Everything plan() needs that no tensor address changes, kept by the Launchable.
+struct Prepared final : PreparedPlan {
+  Relation r;
+  ChannelPad pad;
+  std::vector<Work> works;
+  WorkspaceLayout ws;
+  std::vector<TensorSpec> arguments, results;  // the signature's (their strides are compiled in)
+};
+
 // One copy between a strided conv tensor (`spec` at `strided`) with `outer`
 // (N or K) and `size` pixels and its padded dense copy at `dense`.
 KernelLaunch channel_pad_launch(size_t entry, uint64_t strided, const TensorSpec& spec, long long outer,
@@ -561,18 +570,36 @@ class ImplicitGemmConv final : public GpuImplementation {
     return workspace_layout(conv, work_of(conv, device)).total;
   }
 
+  Result<std::shared_ptr<const PreparedPlan>> prepare(const OpSignature& sig, const DeviceInfo& device) const override {
+    const auto& conv = dynamic_cast<const ConvSignature&>(sig);
+    auto p = std::make_shared<Prepared>();
+    p->r = relation_of(conv);
+    p->pad = channel_pad_of(conv, p->r);
+    p->works = work_of(conv, device);
+    p->ws = workspace_layout(conv, p->works);
+    p->arguments = sig.arguments();
+    p->results = sig.results();
+    return std::shared_ptr<const PreparedPlan>(std::move(p));
+  }
+
   Result<std::vector<KernelLaunch>> plan(const OpSignature& sig, const DeviceInfo& device,
                                          std::span<const DeviceTensor> args, std::span<const DeviceTensor> results,
                                          uint64_t workspace) const override {
+    BOO_ASSIGN_OR_RETURN(std::shared_ptr<const PreparedPlan> prepared, prepare(sig, device));
+    return plan_prepared(prepared.get(), sig, device, args, results, workspace);
+  }
+
+  Result<std::vector<KernelLaunch>> plan_prepared(const PreparedPlan* prepared_plan, const OpSignature& sig,
+                                                  const DeviceInfo& device, std::span<const DeviceTensor> args,
+                                                  std::span<const DeviceTensor> results,
+                                                  uint64_t workspace) const override {
+    const auto* prepared = dynamic_cast<const Prepared*>(prepared_plan);
+    if (!prepared) return internal_error("gpu:conv:implicit_gemm: plan_prepared without its prepare()");
     const auto& conv = dynamic_cast<const ConvSignature&>(sig);
     auto find = [](std::span<const DeviceTensor> list, std::string_view name) { return find_tensor(list, name); };
     // Strides and alignment are compiled in: the tensors must match the signature.
-    for (std::span<const DeviceTensor> list : {args, results}) {
-      for (const DeviceTensor& t : list) {
-        const std::vector<TensorSpec> specs = t.spec.name == "y" || t.spec.name == "dx" || t.spec.name == "dw" ||
-                                                      t.spec.name == "db"
-                                                  ? sig.results()
-                                                  : sig.arguments();
+    auto check = [](std::span<const DeviceTensor> tensors, const std::vector<TensorSpec>& specs) -> Status {
+      for (const DeviceTensor& t : tensors) {
         for (const TensorSpec& s : specs)
           if (s.name == t.spec.name && s.strides != t.spec.strides)
             return invalid_argument("gpu:conv:implicit_gemm compiles the strides in: '" + t.spec.name + "' has " +
@@ -581,11 +608,14 @@ class ImplicitGemmConv final : public GpuImplementation {
         if (t.address % 16 != 0)
           return invalid_argument("gpu:conv:implicit_gemm needs 16-byte aligned tensors; '" + t.spec.name + "' is not");
       }
-    }
-    const Relation r = relation_of(conv);
-    const ChannelPad pad = channel_pad_of(conv, r);
-    const std::vector<Work> works = work_of(conv, device);
-    const WorkspaceLayout ws = workspace_layout(conv, works);
+      return ok_status();
+    };
+    BOO_RETURN_IF_ERROR(check(args, prepared->arguments));
+    BOO_RETURN_IF_ERROR(check(results, prepared->results));
+    const Relation& r = prepared->r;
+    const ChannelPad& pad = prepared->pad;
+    const std::vector<Work>& works = prepared->works;
+    const WorkspaceLayout& ws = prepared->ws;
     std::vector<KernelLaunch> launches;
     size_t entry = 0;
     const bool tr = conv.transposed;
