@@ -1,6 +1,7 @@
 // boo tests: gpu:conv:implicit_gemm's launch plans, computed on the host (no
 // GPU): odd channel counts run the forward and weight faces on channel-padded
-// copies in the workspace, and every other tensor is bound where it lives.
+// copies in the workspace (x, w; dy for the weight face), and every other
+// tensor is bound where it lives.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -107,6 +108,43 @@ TEST(ConvPlanTest, OddChannelsRunOnPaddedCopies) {
   EXPECT_EQ(unpad.strided, p.address.at("dw"));
   EXPECT_TRUE(in_workspace(p, unpad.dense));
   EXPECT_NE(unpad.dense, pad_w.dense);
+}
+
+// An odd output channel count (K = 35): the weight gradient also reads dy from a
+// channel-padded copy, and writes dw as [K padded][taps][C padded] before the copy out.
+TEST(ConvPlanTest, OddOutputChannelsPadDyForTheWeightGradient) {
+  const Planned p = plan_of("convbfp16 -n 4 -c 35 -H 6 -W 5 -k 35 -y 1 -x 1 -F 4 "
+                            "--in_layout NHWC --fil_layout NHWC --out_layout NHWC");
+  ASSERT_GE(p.entries.size(), 4u);
+  EXPECT_EQ(p.entries[0], "boo_conv_pad_x");
+  EXPECT_EQ(p.entries[1], "boo_conv_pad_dy");
+  EXPECT_EQ(p.entries.back(), "boo_conv_unpad_dw");
+  const auto pad_x = params_of<ConvChannelPadParams>(p.launches[0]);
+  const auto pad_dy = params_of<ConvChannelPadParams>(p.launches[1]);
+  EXPECT_EQ(pad_dy.strided, p.address.at("dy"));
+  EXPECT_EQ(pad_dy.channels, 35);
+  EXPECT_EQ(pad_dy.padded_channels, 40);
+  EXPECT_TRUE(in_workspace(p, pad_dy.dense));
+  // x, dy (4*30 pixels) and dw (40*40) with 40 channels of 2 bytes.
+  EXPECT_GE(p.workspace_bytes, (2 * 4 * 30 * 40 + 40 * 40) * 2u);
+  const auto g = params_of<ConvIgemmParams>(p.launches[2]);
+  ASSERT_EQ(p.entries[2].rfind("boo_igemm_dw", 0), 0u);
+  EXPECT_EQ(g.a, pad_x.dense);
+  EXPECT_EQ(g.b, pad_dy.dense);
+  EXPECT_TRUE(in_workspace(p, g.out));
+  const auto unpad = params_of<ConvChannelPadParams>(p.launches.back());
+  EXPECT_EQ(unpad.strided, p.address.at("dw"));
+  EXPECT_EQ(unpad.dense, g.out);
+  EXPECT_EQ(unpad.channels, 35);
+  EXPECT_EQ(unpad.padded_channels, 40);
+  EXPECT_EQ(unpad.sizes[0], 35) << "only the real output channels are copied out";
+  // Only dy odd: x is not copied, dw still goes through the padded buffer.
+  const Planned only_dy = plan_of("convbfp16 -n 4 -c 32 -H 6 -W 5 -k 35 -y 1 -x 1 -F 4 "
+                                  "--in_layout NHWC --fil_layout NHWC --out_layout NHWC");
+  EXPECT_EQ(only_dy.entries.at(0), "boo_conv_pad_dy");
+  const auto unpad_only = params_of<ConvChannelPadParams>(only_dy.launches.back());
+  EXPECT_EQ(unpad_only.channels, 32);
+  EXPECT_EQ(unpad_only.padded_channels, 32);
 }
 
 TEST(ConvPlanTest, ThreeChannelsPadToFour) {

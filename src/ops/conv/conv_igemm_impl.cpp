@@ -120,32 +120,44 @@ std::vector<Phase> phases(const Relation& r) {
   return out;
 }
 
-// Forward and weight faces whose A channels allow only narrow loads (3, 5, 13,
-// 35, 49, 419, ...: every load of A a scalar) run on dense channels-last
-// copies with the channels zero-padded (to 4, or a multiple of 8):
-// A (x) for both faces and W (w) for the forward are copied in before the
-// GEMMs, the weight gradient is computed padded and copied out after. The
-// zeros add nothing to any sum; the copies cost one pass over x (and w, dw).
+// Forward and weight faces whose channels allow only narrow loads (3, 5, 13,
+// 35, 49, 419, ...: every load a scalar) run on dense channels-last copies
+// with the channels zero-padded (to 4, or a multiple of 8): A (x) for both
+// faces, W (w) for the forward and B (dy) for the weight face are copied in
+// before the GEMMs; the weight gradient is computed padded and copied out
+// after. The zeros add nothing to any sum; each copy costs one pass.
 struct ChannelPad {
   bool on = false;
-  long long channels = 0, padded = 0;  // A's real and padded channel counts
+  long long channels = 0, padded = 0;  // real and padded channel counts
+  long long count() const { return on ? padded : channels; }
 };
 
-ChannelPad channel_pad_of(const ConvSignature& sig, const Relation& r) {
-  ChannelPad pad;
-  if (sig.transposed || r.groups != 1 || sig.dtype == DType::kF32) return pad;
-  if (!(sig.directions & (kConvForward | kConvBackwardWeight))) return pad;
-  // Copies pay where A loads are scalar or 4-byte (odd C, C = 2 mod 4); 3 or 4
-  // channels pad to 4 (8-byte vectors: a third more MACs, not 8/3 as many),
-  // more to a multiple of 8 (16-byte vectors). C < 3 stays as it is.
-  // Channels-last A only: for other layouts the copy would be a transpose,
-  // which has not been measured against their scalar loads.
-  const long long es = static_cast<long long>(dtype_size_bytes(sig.dtype));
-  if (r.a_strides[1] != 1 || r.ca < 3 || vector_width(r.a_strides, 1, r.ag(), es) * es >= 8) return pad;
+// Copies pay where loads are scalar or 4-byte (odd C, C = 2 mod 4); 3 or 4
+// channels pad to 4 (8-byte vectors: a third more MACs, not 8/3 as many),
+// more to a multiple of 8 (16-byte vectors). C < 3 stays as it is.
+// Channels-last tensors only: for other layouts the copy would be a transpose,
+// which has not been measured against their scalar loads.
+ChannelPad narrow_channel_pad(long long channels, const Strides5& strides, long long elem_bytes) {
+  ChannelPad pad{false, channels, channels};
+  if (strides[1] != 1 || channels < 3 || vector_width(strides, 1, channels, elem_bytes) * elem_bytes >= 8) return pad;
   pad.on = true;
-  pad.channels = r.ca;
-  pad.padded = r.ca <= 4 ? 4 : (r.ca + 7) / 8 * 8;
+  pad.padded = channels <= 4 ? 4 : (channels + 7) / 8 * 8;
   return pad;
+}
+
+struct ChannelPads {
+  ChannelPad a;  // x: for the forward and weight faces
+  ChannelPad b;  // dy: for the weight face
+  bool any() const { return a.on || b.on; }
+};
+
+ChannelPads channel_pads_of(const ConvSignature& sig, const Relation& r) {
+  ChannelPads pads{{false, r.ca, r.ca}, {false, r.cb, r.cb}};
+  if (sig.transposed || r.groups != 1 || sig.dtype == DType::kF32) return pads;
+  const long long es = static_cast<long long>(dtype_size_bytes(sig.dtype));
+  if (sig.directions & (kConvForward | kConvBackwardWeight)) pads.a = narrow_channel_pad(r.ca, r.a_strides, es);
+  if (sig.directions & kConvBackwardWeight) pads.b = narrow_channel_pad(r.cb, r.b_strides, es);
+  return pads;
 }
 
 // Dense channels-last strides (outer, channel, z, y, x) of `size` pixels with `channels`.
@@ -153,12 +165,24 @@ Strides5 channels_last(const Dims3& size, long long channels) {
   return {size[0] * size[1] * size[2] * channels, 1, size[1] * size[2] * channels, size[2] * channels, channels};
 }
 
-// The relation the padded faces see: A and W dense channels-last with padded channels.
-Relation padded_relation(const Relation& r, const ChannelPad& pad) {
+// The relation the forward face sees: A and W dense channels-last with A's padded channels.
+Relation forward_relation(const Relation& r, const ChannelPads& pads) {
+  if (!pads.a.on) return r;
   Relation p = r;
-  p.ca = pad.padded;
-  p.a_strides = channels_last(r.a_size, pad.padded);
-  p.w_strides = channels_last(r.f_size, pad.padded);
+  p.ca = pads.a.padded;
+  p.a_strides = channels_last(r.a_size, pads.a.padded);
+  p.w_strides = channels_last(r.f_size, pads.a.padded);
+  return p;
+}
+
+// The relation the weight face sees: with any padding, B dense channels-last with its
+// padded channels too, and W (the gradient) a dense padded buffer [Cb padded][taps][Ca padded].
+Relation weight_relation(const Relation& r, const ChannelPads& pads) {
+  if (!pads.any()) return r;
+  Relation p = forward_relation(r, pads);
+  p.cb = pads.b.count();
+  if (pads.b.on) p.b_strides = channels_last(r.b_size, pads.b.padded);
+  p.w_strides = channels_last(r.f_size, pads.a.count());
   return p;
 }
 
@@ -398,8 +422,8 @@ struct Work {
 
 std::vector<Work> work_of(const ConvSignature& sig, const DeviceInfo& device) {
   const Relation r = relation_of(sig);
-  const ChannelPad pad = channel_pad_of(sig, r);
-  const Relation padded = pad.on ? padded_relation(r, pad) : r;
+  const ChannelPads pads = channel_pads_of(sig, r);
+  const Relation forward = forward_relation(r, pads), weight = weight_relation(r, pads);
   std::vector<Work> out;
   // A strided data face (dilation 1) runs as one GEMM per stride phase, so
   // that no GEMM step multiplies a tap that cannot reach its pixel.
@@ -412,7 +436,7 @@ std::vector<Work> work_of(const ConvSignature& sig, const DeviceInfo& device) {
         out.push_back({plan_gemm(entry + "_p" + std::to_string(index++), face, r, sig.dtype, device, p), r, result,
                        epilogue});
     } else {
-      const Relation& rel = face == kDataFace ? r : padded;  // the data face writes x: never padded
+      const Relation& rel = face == kDataFace ? r : face == kWeightFace ? weight : forward;  // dx: never padded
       out.push_back({plan_gemm(entry, face, rel, sig.dtype, device, whole(rel)), rel, result, epilogue});
     }
   };
@@ -423,9 +447,9 @@ std::vector<Work> work_of(const ConvSignature& sig, const DeviceInfo& device) {
 }
 
 // The workspace: split-K partials (the largest GEMM's; GEMMs run one after
-// another), then the padded copies of x, w (forward) and dw (weight face).
+// another), then the padded copies of x, w (forward), dy and dw (weight face).
 struct WorkspaceLayout {
-  size_t partials = 0, x_pad = 0, w_pad = 0, dw_pad = 0, total = 0;  // byte offsets, total size
+  size_t partials = 0, x_pad = 0, w_pad = 0, dy_pad = 0, dw_pad = 0, total = 0;  // byte offsets, total size
 };
 
 WorkspaceLayout workspace_layout(const ConvSignature& sig, const std::vector<Work>& works) {
@@ -435,27 +459,23 @@ WorkspaceLayout workspace_layout(const ConvSignature& sig, const std::vector<Wor
   for (const Work& w : works) partials = std::max(partials, workspace_bytes_of(w.gemm, sig.groups));
   l.total = align(partials);
   const Relation r = relation_of(sig);
-  const ChannelPad pad = channel_pad_of(sig, r);
-  if (!pad.on) return l;
+  const ChannelPads pads = channel_pads_of(sig, r);
   const size_t es = dtype_size_bytes(sig.dtype);
-  l.x_pad = l.total;
-  l.total += align(static_cast<size_t>(r.batch * r.pix_a() * pad.padded) * es);
-  const size_t w_bytes = align(static_cast<size_t>(r.cb * r.taps() * pad.padded) * es);
-  if (sig.directions & kConvForward) {
-    l.w_pad = l.total;
-    l.total += w_bytes;
-  }
-  if (sig.directions & kConvBackwardWeight) {
-    l.dw_pad = l.total;
-    l.total += w_bytes;
-  }
+  auto take = [&](size_t& offset, long long elements) {
+    offset = l.total;
+    l.total += align(static_cast<size_t>(elements) * es);
+  };
+  if (pads.a.on) take(l.x_pad, r.batch * r.pix_a() * pads.a.padded);
+  if (pads.a.on && (sig.directions & kConvForward)) take(l.w_pad, r.cb * r.taps() * pads.a.padded);
+  if (pads.b.on) take(l.dy_pad, r.batch * r.pix_b() * pads.b.padded);
+  if (pads.any() && (sig.directions & kConvBackwardWeight)) take(l.dw_pad, pads.b.count() * r.taps() * pads.a.count());
   return l;
 }
 
 // Everything plan() needs that no tensor address changes, kept by the Launchable.
 struct Prepared final : PreparedPlan {
   Relation r;
-  ChannelPad pad;
+  ChannelPads pads;
   std::vector<Work> works;
   WorkspaceLayout ws;
   std::vector<TensorSpec> arguments, results;  // the signature's (their strides are compiled in)
@@ -526,7 +546,8 @@ class ImplicitGemmConv final : public GpuImplementation {
 
   Result<base::KernelSource> source(const OpSignature& sig, const DeviceInfo& device) const override {
     const auto& conv = dynamic_cast<const ConvSignature&>(sig);
-    const ChannelPad pad = channel_pad_of(conv, relation_of(conv));
+    const ChannelPads pads = channel_pads_of(conv, relation_of(conv));
+    const bool wgrad = conv.directions & kConvBackwardWeight;
     const std::string t = device_type(conv.dtype);
     base::KernelSource src;
     src.name = "conv_implicit_gemm.cu";
@@ -539,11 +560,10 @@ class ImplicitGemmConv final : public GpuImplementation {
                   (into_dense ? "true" : "false") + ">(p); }\n";
       src.entries.push_back(entry);
     };
-    if (pad.on) {
-      src.text += "#include \"boo/conv/conv_channel_pad.cuh\"\n";
-      pad_kernel("boo_conv_pad_x", true);
-      if (conv.directions & kConvForward) pad_kernel("boo_conv_pad_w", true);
-    }
+    if (pads.any()) src.text += "#include \"boo/conv/conv_channel_pad.cuh\"\n";
+    if (pads.a.on) pad_kernel("boo_conv_pad_x", true);
+    if (pads.a.on && (conv.directions & kConvForward)) pad_kernel("boo_conv_pad_w", true);
+    if (pads.b.on) pad_kernel("boo_conv_pad_dy", true);
     for (const Work& w : work_of(conv, device)) {
       const std::string cfg = "Cfg_" + w.gemm.entry.substr(std::string("boo_igemm_").size());
       src.text += "\n" + cfg_source(cfg, w.gemm, w.rel, conv, w.epilogue);
@@ -556,7 +576,7 @@ class ImplicitGemmConv final : public GpuImplementation {
         src.entries.push_back(w.gemm.entry + "_reduce");
       }
     }
-    if (pad.on && (conv.directions & kConvBackwardWeight)) pad_kernel("boo_conv_unpad_dw", false);
+    if (pads.any() && wgrad) pad_kernel("boo_conv_unpad_dw", false);
     if (conv.directions & kConvBackwardBias) {
       src.text += "\nextern \"C\" __global__ void __launch_bounds__(256) boo_conv_db(const boo::ConvFaceParams p) {\n"
                   "  boo::conv_bias_gradient<" + std::string(device_type(conv.dtype)) + ">(p);\n}\n";
@@ -574,7 +594,7 @@ class ImplicitGemmConv final : public GpuImplementation {
     const auto& conv = dynamic_cast<const ConvSignature&>(sig);
     auto p = std::make_shared<Prepared>();
     p->r = relation_of(conv);
-    p->pad = channel_pad_of(conv, p->r);
+    p->pads = channel_pads_of(conv, p->r);
     p->works = work_of(conv, device);
     p->ws = workspace_layout(conv, p->works);
     p->arguments = sig.arguments();
@@ -613,21 +633,26 @@ class ImplicitGemmConv final : public GpuImplementation {
     BOO_RETURN_IF_ERROR(check(args, prepared->arguments));
     BOO_RETURN_IF_ERROR(check(results, prepared->results));
     const Relation& r = prepared->r;
-    const ChannelPad& pad = prepared->pad;
+    const ChannelPads& pads = prepared->pads;
     const std::vector<Work>& works = prepared->works;
     const WorkspaceLayout& ws = prepared->ws;
     std::vector<KernelLaunch> launches;
     size_t entry = 0;
     const bool tr = conv.transposed;
-    if (pad.on) {
+    if (pads.a.on) {
       const DeviceTensor* x = find(args, "x");
       launches.push_back(channel_pad_launch(entry++, x->address, x->spec, r.batch, r.a_size, workspace + ws.x_pad,
-                                            pad, true, device));
+                                            pads.a, true, device));
       if (conv.directions & kConvForward) {
         const DeviceTensor* w = find(args, "w");
         launches.push_back(channel_pad_launch(entry++, w->address, w->spec, r.cb, r.f_size, workspace + ws.w_pad,
-                                              pad, true, device));
+                                              pads.a, true, device));
       }
+    }
+    if (pads.b.on) {
+      const DeviceTensor* dy = find(args, "dy");
+      launches.push_back(channel_pad_launch(entry++, dy->address, dy->spec, r.batch, r.b_size, workspace + ws.dy_pad,
+                                            pads.b, true, device));
     }
     for (const Work& w : works) {
       ConvIgemmParams p{};
@@ -656,11 +681,12 @@ class ImplicitGemmConv final : public GpuImplementation {
         p.w = out->address;
       }
       // Padded faces read the padded copies; the weight face writes dw padded.
-      if (pad.on && w.result != "dx") {
+      if (pads.a.on && w.result != "dx") {
         p.a = workspace + ws.x_pad;
         if (w.result == "y") p.w = workspace + ws.w_pad;
-        if (w.result == "dw") p.w = p.out = workspace + ws.dw_pad;
       }
+      if (pads.b.on && w.result == "dw") p.b = workspace + ws.dy_pad;
+      if (pads.any() && w.result == "dw") p.w = p.out = workspace + ws.dw_pad;
       KernelLaunch l;
       l.entry = entry++;
       l.grid[0] = static_cast<uint32_t>(ceil_div(w.gemm.m, w.gemm.bm) * ceil_div(w.gemm.n, w.gemm.bn));
@@ -680,10 +706,11 @@ class ImplicitGemmConv final : public GpuImplementation {
         launches.push_back(reduce);
       }
     }
-    if (pad.on && (conv.directions & kConvBackwardWeight)) {
+    if (pads.any() && (conv.directions & kConvBackwardWeight)) {
+      // dw [Cb][taps][Ca] out of the padded [Cb padded][taps][Ca padded]: rows past Cb are left behind.
       const DeviceTensor* dw = find(results, "dw");
       launches.push_back(channel_pad_launch(entry++, dw->address, dw->spec, r.cb, r.f_size, workspace + ws.dw_pad,
-                                            pad, false, device));
+                                            ChannelPad{true, r.ca, pads.a.count()}, false, device));
     }
     if (conv.directions & kConvBackwardBias) {
       ConvFaceParams p{};
