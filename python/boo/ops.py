@@ -52,6 +52,11 @@ def layout_of(t):
     rank = t.dim()
     if t.is_contiguous():
         return _letters(rank)
+    # Dense channels-last by PyTorch's own check first (this runs on every call), then any
+    # other tensor by the order of its strides.
+    memory_format = {4: torch.channels_last, 5: torch.channels_last_3d}.get(rank)
+    if memory_format is not None and t.is_contiguous(memory_format=memory_format):
+        return _channels_last(rank)
     order = sorted(range(rank), key=lambda d: -t.stride(d))
     if order == [0] + list(range(2, rank)) + [1]:
         return _channels_last(rank)
@@ -188,14 +193,38 @@ def _warn_fallback(what, reason):
 def _boo_or_torch(what, run_boo, run_torch):
     """run_boo(), or when boo cannot run this signature (it does not support
     it, or its kernels do not compile) run_torch(), with one warning per
-    signature; BOO_STRICT=1 raises instead."""
+    signature (`what()` names it); BOO_STRICT=1 raises instead."""
     try:
         return run_boo()
     except (ValueError, NotImplementedError, RuntimeError) as e:
         if _strict():
             raise
-        _warn_fallback(what, str(e).splitlines()[0] if str(e) else type(e).__name__)
+        _warn_fallback(what(), str(e).splitlines()[0] if str(e) else type(e).__name__)
         return run_torch()
+
+
+def _dispatch_modes_active():
+    """Whether a TorchDispatchMode or TorchFunctionMode (a profiler, FakeTensorMode, export's
+    tracing) is watching: it must see boo's ops as ops. Unknown (private API gone): assume so."""
+    stack_len = getattr(torch._C, "_len_torch_dispatch_stack", None)
+    function_modes = getattr(torch._C, "_is_torch_function_mode_enabled", None)
+    if stack_len is None or function_modes is None:
+        return True
+    return stack_len() > 0 or function_modes()
+
+
+def _direct_call_allowed(*tensors):
+    """Whether an eager call may run boo's forward directly instead of through its torch.library
+    op: the op's dispatch (dispatcher, autograd wrapper, dynamo guard) costs tens of microseconds
+    of host time per call, more than the kernel of a small layer. Allowed only when nothing can
+    tell the difference: plain tensors, no gradient to record, no compiler tracing, no mode watching."""
+    if torch.compiler.is_compiling() or _dispatch_modes_active():
+        return False
+    grad = torch.is_grad_enabled()
+    for t in tensors:
+        if t is not None and (type(t) is not torch.Tensor or (grad and t.requires_grad)):
+            return False
+    return True
 
 
 def _restride(t, like_strides):
@@ -250,8 +279,7 @@ def _strides_for(shape, layout, rank):
     return strides
 
 
-@torch.library.custom_op("boo::conv", mutates_args=())
-def _conv(x: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tensor], stride: List[int], padding: List[int],
+def _conv_forward(x: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tensor], stride: List[int], padding: List[int],
           dilation: List[int], groups: int, activation: str, layouts: str) -> torch.Tensor:
     """layouts: "input,kernel,output", e.g. "NHWC,NHWC,NHWC"."""
     layouts = tuple(layouts.split(","))
@@ -265,7 +293,10 @@ def _conv(x: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tensor], stride
         y = _activation_fn(activation)(_CONV_FNS[x.dim()](x, w, bias, stride, padding, dilation, groups))
         return _restride(y, _strides_for(list(y.shape), layouts[2], x.dim()))
 
-    return _boo_or_torch(f"conv {list(x.shape)} * {list(w.shape)} {x.dtype}", boo, pytorch)
+    return _boo_or_torch(lambda: f"conv {list(x.shape)} * {list(w.shape)} {x.dtype}", boo, pytorch)
+
+
+_conv = torch.library.custom_op("boo::conv", mutates_args=())(_conv_forward)
 
 
 @_conv.register_fake
@@ -296,7 +327,7 @@ def _conv_backward(dy: torch.Tensor, x: torch.Tensor, w: torch.Tensor, has_bias:
                 "dw": None if dw is None else _restride(dw, _strides_for(list(w.shape), layouts[1], w.dim())),
                 "db": db}
 
-    got = _boo_or_torch(f"conv backward {list(x.shape)} * {list(w.shape)} {x.dtype}", boo, pytorch)
+    got = _boo_or_torch(lambda: f"conv backward {list(x.shape)} * {list(w.shape)} {x.dtype}", boo, pytorch)
     # Gradients not asked for come back as distinct empty tensors (outputs may not alias).
     return [got["dx"] if output_mask[0] else x.new_empty(0), got["dw"] if output_mask[1] else w.new_empty(0),
             got["db"] if output_mask[2] else w.new_empty(0)]
@@ -371,14 +402,14 @@ def conv(x, w, bias=None, stride: Union[int, Sequence[int]] = 1, padding: Union[
                         kernel_layout, output_layout)
     if x.dtype not in _CONV_TOKENS:
         raise ValueError(f"conv: dtype {x.dtype} is not supported; boo takes float32, float16 and bfloat16")
-    return _conv(x, w, bias, stride, padding, dilation, groups, activation, ",".join((in_layout, fil_layout, out_layout)))
+    run = _conv_forward if _direct_call_allowed(x, w, bias) else _conv
+    return run(x, w, bias, stride, padding, dilation, groups, activation, ",".join((in_layout, fil_layout, out_layout)))
 
 
 # ---------------------------------------------------------------------------
 # Layer norm.
 
-@torch.library.custom_op("boo::layer_norm", mutates_args=())
-def _layer_norm(x: torch.Tensor, normalized_ndim: int, weight: Optional[torch.Tensor], bias: Optional[torch.Tensor],
+def _layer_norm_forward(x: torch.Tensor, normalized_ndim: int, weight: Optional[torch.Tensor], bias: Optional[torch.Tensor],
                 eps: float) -> List[torch.Tensor]:
     """(y, mean, rstd); mean and rstd are float32 with the normalized dims kept as 1."""
     def boo():
@@ -391,7 +422,10 @@ def _layer_norm(x: torch.Tensor, normalized_ndim: int, weight: Optional[torch.Te
         y, mean, rstd = torch.native_layer_norm(x.contiguous(), x.shape[x.dim() - normalized_ndim:], weight, bias, eps)
         return [y, mean.float(), rstd.float()]
 
-    return _boo_or_torch(f"layer_norm {list(x.shape)} {x.dtype}", boo, pytorch)
+    return _boo_or_torch(lambda: f"layer_norm {list(x.shape)} {x.dtype}", boo, pytorch)
+
+
+_layer_norm = torch.library.custom_op("boo::layer_norm", mutates_args=())(_layer_norm_forward)
 
 
 @_layer_norm.register_fake
@@ -417,7 +451,7 @@ def _layer_norm_backward(dy: torch.Tensor, x: torch.Tensor, normalized_ndim: int
             [bool(m) for m in output_mask])
         return {"dx": dx, "dweight": dw, "dbias": db}
 
-    got = _boo_or_torch(f"layer_norm backward {list(x.shape)} {x.dtype}", boo, pytorch)
+    got = _boo_or_torch(lambda: f"layer_norm backward {list(x.shape)} {x.dtype}", boo, pytorch)
     # Gradients not asked for come back as distinct empty tensors (outputs may not alias).
     return [got["dx"] if output_mask[0] else x.new_empty(0), got["dweight"] if output_mask[1] else x.new_empty(0),
             got["dbias"] if output_mask[2] else x.new_empty(0)]
@@ -476,7 +510,8 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
     if bias is not None and weight is None:
         raise NotImplementedError("layer_norm: a bias without a weight has no boo signature (MIOpen's -m 1 "
                                   "pairs the bias with a weight)")
-    return _layer_norm(x, len(normalized_shape), weight, bias, eps)[0]
+    run = _layer_norm_forward if _direct_call_allowed(x, weight, bias) else _layer_norm
+    return run(x, len(normalized_shape), weight, bias, eps)[0]
 
 
 # ---------------------------------------------------------------------------
@@ -492,16 +527,18 @@ def _rms_torch(x, normalized_ndim, weight, eps):
     return y.to(x.dtype), rstd.reshape(x.shape[:x.dim() - normalized_ndim] or (1,))
 
 
-@torch.library.custom_op("boo::rms_norm", mutates_args=())
-def _rms_norm(x: torch.Tensor, normalized_ndim: int, weight: Optional[torch.Tensor], eps: float) -> List[torch.Tensor]:
+def _rms_norm_forward(x: torch.Tensor, normalized_ndim: int, weight: Optional[torch.Tensor], eps: float) -> List[torch.Tensor]:
     """(y, rstd); rstd is float32 with the leading dims' shape."""
     def boo():
         sig = rms_norm_signature(tuple(x.shape), normalized_ndim, x.dtype, weight is not None, eps, 1)
         got = _run(sig, {"x": x.contiguous(), "weight": weight})
         return [got["y"], got["rstd"]]
 
-    return _boo_or_torch(f"rms_norm {list(x.shape)} {x.dtype}", boo,
+    return _boo_or_torch(lambda: f"rms_norm {list(x.shape)} {x.dtype}", boo,
                          lambda: list(_rms_torch(x.contiguous(), normalized_ndim, weight, eps)))
+
+
+_rms_norm = torch.library.custom_op("boo::rms_norm", mutates_args=())(_rms_norm_forward)
 
 
 @_rms_norm.register_fake
@@ -528,7 +565,7 @@ def _rms_norm_backward(dy: torch.Tensor, x: torch.Tensor, normalized_ndim: int, 
         dw = (dy.float() * xhat).sum(lead).to(x.dtype) if weight is not None else x.new_empty(0)
         return [dx.to(x.dtype), dw]
 
-    return _boo_or_torch(f"rms_norm backward {list(x.shape)} {x.dtype}", boo, pytorch)
+    return _boo_or_torch(lambda: f"rms_norm backward {list(x.shape)} {x.dtype}", boo, pytorch)
 
 
 @_rms_norm_backward.register_fake
@@ -581,4 +618,5 @@ def rms_norm(x, normalized_shape, weight=None, eps: Optional[float] = None):
         raise ValueError(f"rms_norm: dtype {x.dtype} is not supported; boo takes float32, float16 and bfloat16")
     if eps is None:
         eps = torch.finfo(x.dtype).eps
-    return _rms_norm(x, len(normalized_shape), weight, float(eps))[0]
+    run = _rms_norm_forward if _direct_call_allowed(x, weight) else _rms_norm
+    return run(x, len(normalized_shape), weight, float(eps))[0]

@@ -54,6 +54,7 @@ void ok_or_raise(const Status& st) {
 struct Signature {
   std::shared_ptr<const OpSignature> sig;
   std::vector<TensorSpec> arguments, results;  // sig's, built once (launch checks them every call)
+  size_t hash = 0;                             // of its canonical command, for Python's dict and lru_cache keys
   std::shared_ptr<Launchable> launchable;
   int launchable_device = -1;
 };
@@ -160,7 +161,7 @@ NB_MODULE(_C, m) {
           [](const std::string& command) {
             ParsedCommand parsed = value_or_raise(parse_command(std::string_view(command)));
             std::shared_ptr<const OpSignature> sig(std::move(parsed.signature));
-            return Signature{sig, sig->arguments(), sig->results()};
+            return Signature{sig, sig->arguments(), sig->results(), std::hash<std::string>{}(sig->command())};
           },
           "command"_a, "Parses a MIOpenDriver command, e.g. 'convbfp16 -n 8 -c 64 ...'.")
       .def_prop_ro("command", [](const Signature& s) { return s.sig->command(); })
@@ -171,7 +172,7 @@ NB_MODULE(_C, m) {
       .def_prop_ro("flop_count", [](const Signature& s) { return s.sig->flop_count(); })
       .def_prop_ro("min_bytes", [](const Signature& s) { return s.sig->min_bytes_moved(); })
       .def("__eq__", [](const Signature& a, const Signature& b) { return a.sig->equals(*b.sig); })
-      .def("__hash__", [](const Signature& s) { return std::hash<std::string>{}(s.sig->command()); })
+      .def("__hash__", [](const Signature& s) { return s.hash; })
       .def("__repr__", [](const Signature& s) { return "Signature('" + s.sig->command() + "')"; });
 
   m.def(

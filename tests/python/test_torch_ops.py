@@ -166,6 +166,43 @@ class ConvOpTest(unittest.TestCase):
         self.assertEqual(_tensors.copied_inputs, before + 1)
         assert_close(self, y, F.conv2d(x, w), torch.float32, "sliced input")
 
+    def test_inference_calls_skip_the_dispatcher_unless_something_watches(self):
+        """Without gradients, compiling or a dispatch mode, boo.ops run boo directly (the op's
+        dispatch costs more host time than a small kernel); otherwise through torch.ops.boo."""
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        class SeenOps(TorchDispatchMode):
+            def __init__(self):
+                super().__init__()
+                self.names = []
+
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                self.names.append(str(func))
+                return func(*args, **(kwargs or {}))
+
+        x = torch.randn(1, 3, 6, 6, device=DEVICE)
+        w = torch.randn(4, 3, 3, 3, device=DEVICE)
+        g = torch.randn(6, device=DEVICE)
+        with unittest.mock.patch.object(ops, "_conv", side_effect=AssertionError("dispatched")), \
+                unittest.mock.patch.object(ops, "_layer_norm", side_effect=AssertionError("dispatched")), \
+                unittest.mock.patch.object(ops, "_rms_norm", side_effect=AssertionError("dispatched")):
+            direct = ops.conv(x, w, padding=1)  # nothing requires grad: direct
+            with torch.no_grad():
+                ops.conv(x, w.clone().requires_grad_(), padding=1)
+            ops.layer_norm(x, (6,), g)
+            ops.rms_norm(x, (6,), g)
+        assert_close(self, direct, F.conv2d(x, w, padding=1), torch.float32, "direct conv")
+        with SeenOps() as seen:
+            watched = ops.conv(x, w, padding=1)
+            ops.layer_norm(x, (6,), g)
+            ops.rms_norm(x, (6,), g)
+        for name in ("boo.conv.default", "boo.layer_norm.default", "boo.rms_norm.default"):
+            self.assertIn(name, seen.names)
+        assert_close(self, watched, direct, torch.float32, "dispatched conv")
+        with unittest.mock.patch.object(ops, "_conv_forward", side_effect=AssertionError("direct")):
+            y = ops.conv(x, w.clone().requires_grad_(), padding=1)  # a gradient to record: the op
+        self.assertIsNotNone(y.grad_fn)
+
     def test_bad_arguments(self):
         x, w = torch.randn(1, 2, 4, 4, device=DEVICE), torch.randn(2, 2, 1, 1, device=DEVICE)
         with self.assertRaisesRegex(ValueError, "activation"):
