@@ -5,7 +5,8 @@ matrix, one driver command per line.
 Every mode x dtype x affine x row length (1, 7, 32, 768, 1000, 4096, 8192,
 65536) x row count (1, 3, 4096); the widest rows only with 1 and 3 rows, so
 that the float64 CPU reference stays a few seconds per command. Layer norm
-also over two normalized dims and with a permuted input.
+also over two normalized dims and with a permuted input; both ops on rows of
+about a million elements (2^20, and 1000003: odd, no vector width divides it).
 Run: python3 tests/gpu/make_norm_matrix.py > tests/gpu/norm_matrix.txt
 """
 
@@ -36,6 +37,11 @@ def main():
         print(f"layernorm{dtype} -X 4x6x40 -o 1 -m 1 -F 14")
         print(f"layernorm{dtype} -X 8x12x64 -o 2 -m 1 -F 1 --input-permutation 0 2 1")
         print(f"t5layernorm{dtype} -X 4x6x40 -o 1 -m 5 -F 0")
+        # The widest rows the issue names (1M elements).
+        for rows, length in ((2, 1 << 20), (3, 1000003)):
+            for mode in ("-m 1 -F 1", "-m 1 -F 14"):
+                print(f"layernorm{dtype} -X {rows}x{length} -o 1 {mode}")
+            print(f"t5layernorm{dtype} -X {rows}x{length} -m 5 -F 0")
 
 
 if __name__ == "__main__":
