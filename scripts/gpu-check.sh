@@ -74,6 +74,9 @@ if want python; then
     (cd /tmp && CUDA_VISIBLE_DEVICES="${PY_GPU:-0}" PYTHONFAULTHANDLER=1 timeout 120 \
        python3 "$OLDPWD/tests/python/gpu_smoke.py") >> "$OUT/python.log" 2>&1
     row "python smoke" "exit $? $(grep -E 'boo.ops.conv on cuda' "$OUT/python.log" | tail -1)"
+    (cd /tmp && CUDA_VISIBLE_DEVICES="${PY_GPU:-0}" PYTHONFAULTHANDLER=1 timeout 300 \
+       python3 "$OLDPWD/examples/python_example.py" cuda) >> "$OUT/python.log" 2>&1
+    row "python example (README)" "exit $?"
     # PY_GPU: the GPU the package's tests use (the other stages may be timing on GPU 0).
     # A hang prints every thread's stack (faulthandler on SIGABRT) instead of eating the run.
     (cd /tmp && CUDA_VISIBLE_DEVICES="${PY_GPU:-0}" PYTHONFAULTHANDLER=1 timeout -s ABRT 240 \
