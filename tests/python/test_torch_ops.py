@@ -5,6 +5,7 @@ Run as: python3 tests/python/test_torch_ops.py [cpu|cuda]
 (cpu: the float64 reference behind every op, label unit; cuda: boo's kernels,
 label gpu). Each case names the boo-driver command it exercises where it has one.
 """
+import functools
 import os
 import sys
 import unittest
@@ -386,6 +387,77 @@ class _Block(torch.nn.Module):
         return self.rms(self.norm((z + z.sigmoid()).permute(0, 2, 3, 1)))
 
 
+class _ResNetStyle(torch.nn.Module):
+    """A ResNet-18-style CNN: stem, two basic blocks (the second strided, with a 1x1
+    projection shortcut), pooling and a linear head. 6 convolutions."""
+
+    class Basic(torch.nn.Module):
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.conv1 = torch.nn.Conv2d(cin, cout, 3, stride=stride, padding=1, bias=False)
+            self.bn1 = torch.nn.BatchNorm2d(cout)
+            self.conv2 = torch.nn.Conv2d(cout, cout, 3, padding=1, bias=False)
+            self.bn2 = torch.nn.BatchNorm2d(cout)
+            self.short = None
+            if stride != 1 or cin != cout:
+                self.short = torch.nn.Sequential(torch.nn.Conv2d(cin, cout, 1, stride=stride, bias=False),
+                                                 torch.nn.BatchNorm2d(cout))
+
+        def forward(self, x):
+            y = torch.relu(self.bn1(self.conv1(x)))
+            y = self.bn2(self.conv2(y))
+            return torch.relu(y + (x if self.short is None else self.short(x)))
+
+    def __init__(self):
+        super().__init__()
+        self.stem = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1, bias=False), torch.nn.BatchNorm2d(8),
+                                        torch.nn.ReLU())
+        self.blocks = torch.nn.Sequential(self.Basic(8, 8, 1), self.Basic(8, 16, 2))
+        self.head = torch.nn.Linear(16, 10)
+
+    def forward(self, x):
+        return self.head(torch.flatten(F.adaptive_avg_pool2d(self.blocks(self.stem(x)), 1), 1))
+
+
+class _UNetBlock(torch.nn.Module):
+    """A small UNet level: two conv+relu, down, two conv+relu, up, skip concat, conv+relu,
+    a 1x1 output conv. 6 convolutions, 5 with their activation fused."""
+
+    def __init__(self):
+        super().__init__()
+        conv = functools.partial(torch.nn.Conv2d, kernel_size=3, padding=1)
+        self.enc1, self.enc2 = conv(3, 8), conv(8, 8)
+        self.mid1, self.mid2 = conv(8, 16), conv(16, 16)
+        self.dec = conv(24, 8)
+        self.out = torch.nn.Conv2d(8, 2, 1)
+
+    def forward(self, x):
+        e = torch.relu(self.enc2(torch.relu(self.enc1(x))))
+        m = F.silu(self.mid2(F.silu(self.mid1(F.max_pool2d(e, 2)))))
+        u = F.interpolate(m, scale_factor=2.0, mode="nearest")
+        return self.out(torch.relu(self.dec(torch.cat([e, u], 1))))
+
+
+class _TransformerBlock(torch.nn.Module):
+    """Pre-norm attention and MLP: a layer norm and an RMS norm (boo), the rest PyTorch's."""
+
+    def __init__(self, dim=32, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.norm1 = torch.nn.LayerNorm(dim)
+        self.qkv = torch.nn.Linear(dim, 3 * dim)
+        self.proj = torch.nn.Linear(dim, dim)
+        self.norm2 = torch.nn.RMSNorm(dim, eps=1e-6)
+        self.mlp = torch.nn.Sequential(torch.nn.Linear(dim, 4 * dim), torch.nn.GELU(), torch.nn.Linear(4 * dim, dim))
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.norm1(x)).reshape(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(a.transpose(1, 2).reshape(b, t, d))
+        return x + self.mlp(self.norm2(x))
+
+
 class CompileTest(unittest.TestCase):
     def compiled_counts(self, model, x, nested):
         counts = {}
@@ -418,6 +490,42 @@ class CompileTest(unittest.TestCase):
         ref = torch.autograd.grad(want, [x] + list(model.parameters()), dy)
         for i, (g, r) in enumerate(zip(got, ref)):
             assert_close(self, g, r, torch.float32, f"gradient {i}")
+
+    def check_model(self, model, x, expected_counts):
+        """The rewrite's boo ops (counted) and the compiled model's outputs and gradients against eager,
+        in float32 and, on a GPU, bfloat16 (channels-last for 4-D inputs)."""
+        dtypes = [torch.float32] + ([torch.bfloat16] if DEVICE == "cuda" else [])
+        for dtype in dtypes:
+            with self.subTest(dtype=dtype):
+                torch._dynamo.reset()
+                torch.manual_seed(7)
+                m = model().to(DEVICE, dtype)
+                inp = x.to(DEVICE, dtype)
+                if inp.dim() == 4:
+                    m, inp = m.to(memory_format=torch.channels_last), inp.contiguous(memory_format=torch.channels_last)
+                inp.requires_grad_()
+                counts, out = self.compiled_counts(m, inp, "eager")
+                self.assertEqual({k: v for k, v in counts.items() if not k.startswith("torch.")}, expected_counts)
+                want = m(inp)
+                name = type(m).__name__
+                assert_close(self, out, want, dtype, f"{name} output")
+                dy = torch.randn_like(out)
+                leaves = [inp] + list(m.parameters())
+                for i, (g, r) in enumerate(zip(torch.autograd.grad(out, leaves, dy),
+                                               torch.autograd.grad(want, leaves, dy))):
+                    assert_close(self, g, r, dtype, f"{name} gradient {i}")
+                for backend in ("boo", "boo_inductor"):
+                    torch._dynamo.reset()
+                    assert_close(self, torch.compile(m, backend=backend)(inp), want, dtype, f"{name} {backend}")
+
+    def test_resnet18_style_cnn(self):
+        self.check_model(_ResNetStyle, torch.randn(2, 3, 8, 8), {"conv": 6})
+
+    def test_unet_block(self):
+        self.check_model(_UNetBlock, torch.randn(1, 3, 8, 8), {"conv": 6})
+
+    def test_transformer_block(self):
+        self.check_model(_TransformerBlock, torch.randn(2, 6, 32), {"layer_norm": 1, "rms_norm": 1})
 
     def test_named_backends(self):
         torch.manual_seed(3)
