@@ -124,6 +124,33 @@ Runtime& runtime_for(int device) {
   return *it->second;
 }
 
+void check_counts(const Signature& s, size_t args, size_t results) {
+  if (args != s.arguments.size() || results != s.results.size())
+    raise(invalid_argument(s.sig->func_name() + " takes " + std::to_string(s.arguments.size()) + " arguments and " +
+                           std::to_string(s.results.size()) + " results, got " + std::to_string(args) + " and " +
+                           std::to_string(results)));
+}
+
+// Launches `s` on GPU `device` (its launchable kept in `s`), the GIL released.
+void launch_on(Signature& s, const std::vector<TensorRef>& args, const std::vector<TensorRef>& results, int device,
+               uintptr_t stream) {
+  if (!s.launchable || s.launchable_device != device) {
+    s.launchable = value_or_raise(runtime_for(device).get_launchable(*s.sig));
+    s.launchable_device = device;
+  }
+  std::shared_ptr<Launchable> launchable = s.launchable;
+  Status st;
+  {
+    nb::gil_scoped_release release;
+    // PyTorch names its default stream 0, the legacy default stream; to a
+    // Launchable nullptr means the runtime's own (non-blocking) stream,
+    // which is not ordered with PyTorch's work. So 0 is CU_STREAM_LEGACY.
+    void* handle = stream ? reinterpret_cast<void*>(stream) : static_cast<void*>(CU_STREAM_LEGACY);
+    st = launchable->launch(args, results, handle);
+  }
+  ok_or_raise(st);
+}
+
 nb::list specs_to_list(const std::vector<TensorSpec>& specs) {
   nb::list out;
   for (const TensorSpec& s : specs) out.append(nb::cast(s));
@@ -224,11 +251,7 @@ NB_MODULE(_C, m) {
       "launch",
       [](Signature& s, const std::vector<AnyArray>& args, const std::vector<AnyArray>& results, int device,
          uintptr_t stream) {
-        const std::vector<TensorSpec>&arg_specs = s.arguments, &result_specs = s.results;
-        if (args.size() != arg_specs.size() || results.size() != result_specs.size())
-          raise(invalid_argument(s.sig->func_name() + " takes " + std::to_string(arg_specs.size()) + " arguments and " +
-                                 std::to_string(result_specs.size()) + " results, got " + std::to_string(args.size()) +
-                                 " and " + std::to_string(results.size())));
+        check_counts(s, args.size(), results.size());
         std::vector<TensorRef> arg_refs, result_refs;
         auto bind = [&](const std::vector<AnyArray>& arrays, const std::vector<TensorSpec>& specs, const char* what,
                         std::vector<TensorRef>& refs) {
@@ -240,27 +263,34 @@ NB_MODULE(_C, m) {
             refs.push_back(tensor_ref(arrays[i], specs[i]));
           }
         };
-        bind(args, arg_specs, "argument", arg_refs);
-        bind(results, result_specs, "result", result_refs);
-        if (!s.launchable || s.launchable_device != device) {
-          s.launchable = value_or_raise(runtime_for(device).get_launchable(*s.sig));
-          s.launchable_device = device;
-        }
-        std::shared_ptr<Launchable> launchable = s.launchable;
-        Status st;
-        {
-          nb::gil_scoped_release release;
-          // PyTorch names its default stream 0, the legacy default stream; to a
-          // Launchable nullptr means the runtime's own (non-blocking) stream,
-          // which is not ordered with PyTorch's work. So 0 is CU_STREAM_LEGACY.
-          void* s = stream ? reinterpret_cast<void*>(stream) : static_cast<void*>(CU_STREAM_LEGACY);
-          st = launchable->launch(arg_refs, result_refs, s);
-        }
-        ok_or_raise(st);
+        bind(args, s.arguments, "argument", arg_refs);
+        bind(results, s.results, "result", result_refs);
+        launch_on(s, arg_refs, result_refs, device, stream);
       },
       "signature"_a, "args"_a, "results"_a, "device"_a, "stream"_a,
-      "Launches the signature's kernels on `stream` (a CUstream handle) of GPU `device`; compiles or loads them "
-      "from the cache on first use.");
+      "Launches the signature's kernels on `stream` (a CUstream handle) of GPU `device` over DLPack arrays "
+      "(any strides; checked here); compiles or loads the kernels from the cache on first use.");
+
+  m.def(
+      "launch_addresses",
+      [](Signature& s, const std::vector<uintptr_t>& args, const std::vector<uintptr_t>& results, int device,
+         uintptr_t stream) {
+        check_counts(s, args.size(), results.size());
+        std::vector<TensorRef> arg_refs, result_refs;
+        auto bind = [](const std::vector<uintptr_t>& addresses, const std::vector<TensorSpec>& specs,
+                       std::vector<TensorRef>& refs) {
+          for (size_t i = 0; i < addresses.size(); ++i)
+            refs.push_back(TensorRef{reinterpret_cast<void*>(addresses[i]), specs[i].shape, specs[i].strides,
+                                     specs[i].dtype});
+        };
+        bind(args, s.arguments, arg_refs);
+        bind(results, s.results, result_refs);
+        launch_on(s, arg_refs, result_refs, device, stream);
+      },
+      "signature"_a, "args"_a, "results"_a, "device"_a, "stream"_a,
+      "launch() for tensors the caller has checked against the signature (device, shape, dtype, strides, "
+      "alignment), passed by address: boo.Launchable's path for PyTorch tensors, which skips the DLPack "
+      "round trip (several microseconds a tensor).");
 
   m.def(
       "libraries",

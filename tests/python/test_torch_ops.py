@@ -89,6 +89,25 @@ class LaunchableTest(unittest.TestCase):
         for t, spec in zip(results, sig.results):
             self.assertEqual(list(t.stride()), list(spec.strides), spec.name)
 
+    def test_dlpack_launch_checks_and_matches(self):
+        """_C.launch takes any DLPack arrays and checks them itself (boo.Launchable passes checked
+        PyTorch tensors by address instead): wrong device, shape or dtype is a ValueError; on a GPU
+        its result equals the launchable's."""
+        sig = boo.Signature.from_command("convbfp16 -n 2 -c 8 -H 6 -W 6 -k 8 -y 3 -x 3 -p 1 -q 1 -F 1")
+        x, w = boo.sample_args(sig, DEVICE)
+        y = torch.empty(sig.results[0].shape, dtype=torch.bfloat16, device=DEVICE)
+        if DEVICE == "cpu":
+            with self.assertRaisesRegex(ValueError, "'x' is not on cuda:0"):
+                boo._C.launch(sig, [x, w], [y], 0, 0)
+            return
+        with self.assertRaisesRegex(ValueError, "expected shape"):
+            boo._C.launch(sig, [x[:1], w], [y], x.device.index or 0, 0)
+        with self.assertRaisesRegex(ValueError, "takes 2 arguments"):
+            boo._C.launch(sig, [x], [y], x.device.index or 0, 0)
+        boo._C.launch(sig, [x, w], [y], x.device.index or 0, torch.cuda.current_stream().cuda_stream)
+        (want,) = boo.get_launchable(sig)(x, w)
+        self.assertTrue(torch.equal(y, want))
+
     def test_conv_forward_nchw(self):
         self.check("conv -n 2 -c 3 -H 9 -W 7 -k 5 -y 3 -x 2 -p 1 -q 0 -u 2 -v 1 -F 1",
                    lambda x, w: F.conv2d(x, w, stride=(2, 1), padding=(1, 0)))
