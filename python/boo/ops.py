@@ -383,6 +383,38 @@ def conv(x, w, bias=None, stride: Union[int, Sequence[int]] = 1, padding: Union[
 
     Layouts follow PyTorch's memory-format rule unless given: the output is
     channels-last when the input is. `shared_layout` sets all three."""
+    cast = _autocast("conv", [x, w, bias])
+    if cast is not None:
+        with torch.autocast(x.device.type, enabled=False):
+            return conv(*cast, stride, padding, dilation, groups, activation, shared_layout, input_layout,
+                        kernel_layout, output_layout)
+    # A model calls each layer with the same arguments step after step: what the checks and the
+    # layout inference below make of them is kept, keyed by everything they read (in eager mode on
+    # plain tensors: a traced call may have symbolic shapes and must not touch the table).
+    key, call = None, None
+    if type(x) is torch.Tensor and type(w) is torch.Tensor and not torch.compiler.is_compiling():
+        key = (x.shape, x.stride(), x.dtype, w.shape, w.stride(), bias is None, stride, padding, dilation, groups,
+               activation, shared_layout, input_layout, kernel_layout, output_layout)
+        try:
+            call = _CONV_CALLS.get(key)
+        except TypeError:  # a list among the arguments: not hashable, checked every time
+            key = None
+    if call is None:
+        call = _conv_call(x, w, stride, padding, dilation, activation, shared_layout, input_layout, kernel_layout,
+                          output_layout)
+        if key is not None and len(_CONV_CALLS) < 4096:
+            _CONV_CALLS[key] = call
+    stride, padding, dilation, activation, layouts = call
+    run = _conv_forward if _direct_call_allowed(x, w, bias) else _conv
+    return run(x, w, bias, stride, padding, dilation, groups, activation, layouts)
+
+
+_CONV_CALLS = {}
+
+
+def _conv_call(x, w, stride, padding, dilation, activation, shared_layout, input_layout, kernel_layout,
+               output_layout):
+    """conv()'s arguments checked and completed: (stride, padding, dilation, activation, layouts)."""
     rank = x.dim()
     if rank not in (3, 4, 5) or w.dim() != rank:
         raise ValueError(f"conv: expected input and weight of the same rank 3 to 5, got {list(x.shape)} "
@@ -395,15 +427,9 @@ def conv(x, w, bias=None, stride: Union[int, Sequence[int]] = 1, padding: Union[
     out_layout = _check_layout("output_layout", output_layout or shared_layout, rank) or in_layout
     activation = activation or "none"
     _activation_fn(activation)  # validates the name before anything runs
-    cast = _autocast("conv", [x, w, bias])
-    if cast is not None:
-        with torch.autocast(x.device.type, enabled=False):
-            return conv(*cast, stride, padding, dilation, groups, activation, shared_layout, input_layout,
-                        kernel_layout, output_layout)
     if x.dtype not in _CONV_TOKENS:
         raise ValueError(f"conv: dtype {x.dtype} is not supported; boo takes float32, float16 and bfloat16")
-    run = _conv_forward if _direct_call_allowed(x, w, bias) else _conv
-    return run(x, w, bias, stride, padding, dilation, groups, activation, ",".join((in_layout, fil_layout, out_layout)))
+    return stride, padding, dilation, activation, ",".join((in_layout, fil_layout, out_layout))
 
 
 # ---------------------------------------------------------------------------

@@ -223,6 +223,19 @@ class ConvOpTest(unittest.TestCase):
             y = ops.conv(x, w.clone().requires_grad_(), padding=1)  # a gradient to record: the op
         self.assertIsNotNone(y.grad_fn)
 
+    def test_repeated_calls_follow_each_calls_layout_and_arguments(self):
+        """conv() keeps what it made of a call's arguments; a call that differs in strides,
+        padding or a bad activation must still be treated as itself."""
+        x, w = torch.randn(1, 4, 5, 5, device=DEVICE), torch.randn(4, 4, 3, 3, device=DEVICE)
+        for _ in range(2):
+            self.assertTrue(ops.conv(x, w, padding=1).is_contiguous())
+            cl = ops.conv(x.to(memory_format=torch.channels_last), w, padding=1)
+            self.assertTrue(cl.is_contiguous(memory_format=torch.channels_last))
+            self.assertEqual(list(ops.conv(x, w, padding=0).shape), [1, 4, 3, 3])
+            assert_close(self, ops.conv(x, w, stride=[2, 2]), F.conv2d(x, w, stride=2), torch.float32, "list stride")
+            with self.assertRaisesRegex(ValueError, "activation"):
+                ops.conv(x, w, activation="swish")
+
     def test_bad_arguments(self):
         x, w = torch.randn(1, 2, 4, 4, device=DEVICE), torch.randn(2, 2, 1, 1, device=DEVICE)
         with self.assertRaisesRegex(ValueError, "activation"):
