@@ -4,8 +4,9 @@
 For a small convolution (its kernel takes a few microseconds), times N calls
 back to back with the CPU clock (the loop is host-bound when the host work
 per call exceeds the kernel) and the kernel's GPU time (CUDA events around
-back-to-back launches). Reports, per call: the host time of boo.ops.conv, of
-the bare boo launchable and of torch.nn.functional.conv2d, and the part
+launches queued ahead). Reports, per call: the host time of boo.ops.conv (no
+gradient: boo directly), of torch.ops.boo.conv (the op compiled graphs call),
+of the bare boo launchable and of torch.nn.functional.conv2d, and the part
 beyond the kernel.
 
 Run: python3 benchmarks/python_overhead.py [--iter 2000]
@@ -42,7 +43,9 @@ def main():
                                      "--in_layout NHWC --fil_layout NHWC --out_layout NHWC")
     launchable = boo.get_launchable(sig)
     calls = {
-        "boo.ops.conv": lambda: boo.ops.conv(x, w, padding=1),
+        "boo.ops.conv": lambda: boo.ops.conv(x, w, padding=1),  # nothing requires grad: the direct path
+        "torch.ops.boo.conv": lambda: torch.ops.boo.conv.default(x, w, None, [1, 1], [1, 1], [1, 1], 1, "none",
+                                                                 "NHWC,NHWC,NHWC"),  # what compiled graphs call
         "boo launchable": lambda: launchable(x, w),
         "torch conv2d": lambda: F.conv2d(x, w, padding=1),
     }
