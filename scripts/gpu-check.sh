@@ -2,9 +2,10 @@
 # The one script for the GPU machine: builds boo there, runs the GPU tests, the
 # numerics over the workloads, and prints one short table at the end.
 # Usage (from the repository root): scripts/gpu-check.sh [stage ...]
-#   stages: build info tests python pydebug numerics cache sanitizer perf norms full resnet gradcheck (default: all
-#   but pydebug, full, resnet and gradcheck; resnet and gradcheck run inside python: ResNet-50 training with
-#   boo_inductor vs inductor, and one step's gradients per parameter against float32 eager)
+#   stages: build info tests python pydebug numerics cache sanitizer perf norms full resnet gradcheck split
+#   (default: all but pydebug, full, resnet, gradcheck and split; resnet and gradcheck run inside python:
+#   ResNet-50 training with boo_inductor vs inductor, and one step's gradients per parameter against float32
+#   eager; split runs the Python stages and the driver stages on two GPUs at once, see below)
 #   full: the complete benchmark of one workload (FULL_FILE, default BOO's 413
 #   convs): boo and cuDNN, --verify-numerics, CSV and Perfetto trace, with its
 #   wall time, numerics pass rate and trace size.
@@ -187,6 +188,25 @@ if want norms; then
     --title "norms, commit $COMMIT, $(date -u +%Y-%m-%d)" > "$OUT/norms.md" 2>&1
   row "norms" "$(grep -c '^| layernorm\|^| rmsnorm' "$OUT/norms.md") rows in norms.md"
   grep -E '^\| (layernorm|rmsnorm)' "$OUT/norms.md" | cut -d'|' -f2-7 | head -24 | sed 's/^/  /'
+fi
+
+# split: on a host with two GPUs, the Python stages on GPU 1 and the driver stages on GPU 0 at the
+# same time, each branch under SPLIT_TIMEOUT seconds, then one archive of both branches' logs
+# (split-logs.tgz: the device tool brings back at most 8 files). Run after build.
+if want split; then
+  split_timeout="${SPLIT_TIMEOUT:-480}"
+  mkdir -p "$OUT/gpu1-python" "$OUT/gpu0-driver"
+  (OUT="$OUT/gpu1-python" PY_GPU=1 timeout "$split_timeout" "$0" ${SPLIT_PYTHON_STAGES:-python resnet gradcheck} \
+     > "$OUT/gpu1-python/summary.txt" 2>&1) &
+  (OUT="$OUT/gpu0-driver" CUDA_VISIBLE_DEVICES=0 timeout "$split_timeout" "$0" \
+     ${SPLIT_DRIVER_STAGES:-numerics perf norms sanitizer} > "$OUT/gpu0-driver/summary.txt" 2>&1) &
+  wait
+  for branch in gpu1-python gpu0-driver; do
+    echo "--- $branch"
+    grep -v '^\[gpu-check\]' "$OUT/$branch/summary.txt" | tail -n 40
+  done
+  tar czf "$OUT/split-logs.tgz" -C "$OUT" gpu1-python gpu0-driver && rm -rf "$OUT/gpu1-python" "$OUT/gpu0-driver"
+  row "split" "logs in split-logs.tgz"
 fi
 
 # full: the issue-5 acceptance run over one workload.
