@@ -80,7 +80,7 @@ if want python; then
     row "python example (README)" "exit $?"
     # PY_GPU: the GPU the package's tests use (the other stages may be timing on GPU 0).
     # A hang prints every thread's stack (faulthandler on SIGABRT) instead of eating the run.
-    (cd /tmp && CUDA_VISIBLE_DEVICES="${PY_GPU:-0}" PYTHONFAULTHANDLER=1 timeout -s ABRT 240 \
+    (cd /tmp && CUDA_VISIBLE_DEVICES="${PY_GPU:-0}" PYTHONFAULTHANDLER=1 timeout -s ABRT 420 \
        python3 "$OLDPWD/tests/python/test_torch_ops.py" cuda) >> "$OUT/python.log" 2>&1
     row "python tests (cuda)" "$(grep -E '^(OK|FAILED)' "$OUT/python.log" | tail -1), $(grep -E '^Ran ' "$OUT/python.log" | tail -1)"
     (cd /tmp && PYTHONFAULTHANDLER=1 timeout -s ABRT 180 python3 "$OLDPWD/tests/python/test_ddp.py") >> "$OUT/python.log" 2>&1

@@ -546,9 +546,10 @@ class CompileTest(unittest.TestCase):
                 for i, (g, r) in enumerate(zip(torch.autograd.grad(out, leaves, dy),
                                                torch.autograd.grad(want, leaves, dy))):
                     assert_close(self, g, r, dtype, f"{name} gradient {i}")
-                for backend in ("boo", "boo_inductor"):
-                    torch._dynamo.reset()
-                    assert_close(self, torch.compile(m, backend=backend)(inp), want, dtype, f"{name} {backend}")
+                if dtype == torch.float32:  # the named backends once: inductor's compiles take seconds each
+                    for backend in ("boo", "boo_inductor"):
+                        torch._dynamo.reset()
+                        assert_close(self, torch.compile(m, backend=backend)(inp), want, dtype, f"{name} {backend}")
 
     def test_resnet18_style_cnn(self):
         self.check_model(_ResNetStyle, torch.randn(2, 3, 8, 8), {"conv": 6})
