@@ -12,10 +12,15 @@ def sample_args(sig, device="cpu", seed=10):
     return [_tensors.from_storage_bytes(b, spec, device) for b, spec in zip(data, sig.arguments)]
 
 
+# PyTorch's raw current-stream query (no Stream object), looked up once: it is read on every launch.
+_RAW_CURRENT_STREAM = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
 def _current_stream(device):
     """The raw handle of PyTorch's current CUDA stream on `device` (0: the legacy default stream)."""
-    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # no Stream object: this runs on every launch
-    return raw(device.index or 0) if raw else torch.cuda.current_stream(device).cuda_stream
+    if _RAW_CURRENT_STREAM is not None:
+        return _RAW_CURRENT_STREAM(device.index or 0)
+    return torch.cuda.current_stream(device).cuda_stream
 
 
 class Launchable:

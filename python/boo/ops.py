@@ -203,14 +203,17 @@ def _boo_or_torch(what, run_boo, run_torch):
         return run_torch()
 
 
+# PyTorch's private mode queries, looked up once (they are read on every eager call).
+_DISPATCH_STACK_LEN = getattr(torch._C, "_len_torch_dispatch_stack", None)
+_FUNCTION_MODES_ENABLED = getattr(torch._C, "_is_torch_function_mode_enabled", None)
+
+
 def _dispatch_modes_active():
     """Whether a TorchDispatchMode or TorchFunctionMode (a profiler, FakeTensorMode, export's
     tracing) is watching: it must see boo's ops as ops. Unknown (private API gone): assume so."""
-    stack_len = getattr(torch._C, "_len_torch_dispatch_stack", None)
-    function_modes = getattr(torch._C, "_is_torch_function_mode_enabled", None)
-    if stack_len is None or function_modes is None:
+    if _DISPATCH_STACK_LEN is None or _FUNCTION_MODES_ENABLED is None:
         return True
-    return stack_len() > 0 or function_modes()
+    return _DISPATCH_STACK_LEN() > 0 or _FUNCTION_MODES_ENABLED()
 
 
 def _direct_call_allowed(*tensors):
