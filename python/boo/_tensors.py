@@ -44,7 +44,7 @@ def conform(t, spec):
     if t.dtype != spec.dtype:
         raise ValueError(f"'{spec.name}': expected {spec.dtype}, got {t.dtype}")
     strides, wanted = t.stride(), spec.strides
-    aligned = t.device.type == "cpu" or t.data_ptr() % 16 == 0
+    aligned = t.is_cpu or t.data_ptr() % 16 == 0
     if aligned and strides == wanted:
         return t
     if aligned and all(s == w or n == 1 for s, w, n in zip(strides, wanted, t.shape)):

@@ -16,11 +16,11 @@ def sample_args(sig, device="cpu", seed=10):
 _RAW_CURRENT_STREAM = getattr(torch._C, "_cuda_getCurrentRawStream", None)
 
 
-def _current_stream(device):
-    """The raw handle of PyTorch's current CUDA stream on `device` (0: the legacy default stream)."""
+def _current_stream(index):
+    """The raw handle of PyTorch's current CUDA stream on device `index` (0: the legacy default stream)."""
     if _RAW_CURRENT_STREAM is not None:
-        return _RAW_CURRENT_STREAM(device.index or 0)
-    return torch.cuda.current_stream(device).cuda_stream
+        return _RAW_CURRENT_STREAM(index)
+    return torch.cuda.current_stream(index).cuda_stream
 
 
 class Launchable:
@@ -38,23 +38,35 @@ class Launchable:
         if len(args) != len(self.arguments):
             raise ValueError(f"{sig.func_name} takes {len(self.arguments)} tensors "
                              f"({', '.join(s.name for s in self.arguments)}), got {len(args)}")
-        device = args[0].device if args else torch.device("cpu")
-        for a, spec in zip(args, self.arguments):
-            if a.device != device:
-                raise ValueError(f"'{spec.name}' is on {a.device}, '{self.arguments[0].name}' on {device}")
-        # conform(): each tensor now has its spec's shape, dtype and strides (and, on a GPU, 16-byte
-        # alignment), so CUDA tensors cross by address, zero-copy, without a DLPack round trip.
-        args = [_tensors.conform(a, spec) for a, spec in zip(args, self.arguments)]
-        if device.type == "cuda":
+        if args and args[0].is_cuda:
+            # The hot path of eager calls: device indices as ints (torch.device objects cost more
+            # than the rest of the checks). conform(): each tensor now has its spec's shape, dtype,
+            # strides and 16-byte alignment, so it crosses by address, zero-copy, without DLPack.
+            index = args[0].get_device()
+            addresses = []
+            for a, spec in zip(args, self.arguments):
+                if a.get_device() != index:
+                    self._raise_device_mismatch(args)
+                addresses.append(_tensors.conform(a, spec).data_ptr())
+            device = args[0].device
             results = [torch.empty_strided(s.shape, s.strides, dtype=s.dtype, device=device) for s in self.results]
-            _C.launch_addresses(sig, [a.data_ptr() for a in args], [r.data_ptr() for r in results], device.index or 0,
-                                _current_stream(device))
+            _C.launch_addresses(sig, addresses, [r.data_ptr() for r in results], index, _current_stream(index))
             return results
+        device = args[0].device if args else torch.device("cpu")
         if device.type != "cpu":
             raise ValueError(f"boo runs on CUDA and CPU tensors, not {device.type}")
+        if any(a.device != device for a in args):
+            self._raise_device_mismatch(args)
+        args = [_tensors.conform(a, spec) for a, spec in zip(args, self.arguments)]
         # detach(): DLPack refuses tensors that require grad (a view, no copy).
         data = _C.run_reference(sig, [a.detach() if a.requires_grad else a for a in args])
         return [_tensors.from_storage_bytes(b, spec, device) for b, spec in zip(data, sig.results)]
+
+    def _raise_device_mismatch(self, args):
+        first = self.arguments[0].name
+        for a, spec in zip(args, self.arguments):
+            if a.device != args[0].device:
+                raise ValueError(f"'{spec.name}' is on {a.device}, '{first}' on {args[0].device}")
 
 
 @functools.lru_cache(maxsize=4096)

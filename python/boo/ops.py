@@ -168,7 +168,7 @@ def _autocast(op, tensors):
     """`tensors` cast as PyTorch's autocast would for `op`, or None when
     autocast is off on their device."""
     x = tensors[0]
-    if not torch.is_autocast_enabled(x.device.type):
+    if not torch.is_autocast_enabled("cuda" if x.is_cuda else x.device.type):  # is_cuda: no device object
         return None
     target = _autocast_probe(op, x.device.type, x.device.index, torch.get_autocast_dtype(x.device.type), x.dtype)
     return [t if t is None or t.dtype == target else t.to(target) for t in tensors]
@@ -393,26 +393,65 @@ def conv(x, w, bias=None, stride: Union[int, Sequence[int]] = 1, padding: Union[
                         kernel_layout, output_layout)
     # A model calls each layer with the same arguments step after step: what the checks and the
     # layout inference below make of them is kept, keyed by everything they read (in eager mode on
-    # plain tensors: a traced call may have symbolic shapes and must not touch the table).
-    key, call = None, None
+    # plain tensors: a traced call may have symbolic shapes and must not touch the table), with the
+    # device: the key then also fixes the forward's launchable, kept beside it for direct calls.
+    key, memo = None, None
     if type(x) is torch.Tensor and type(w) is torch.Tensor and not torch.compiler.is_compiling():
-        key = (x.shape, x.stride(), x.dtype, w.shape, w.stride(), bias is None, stride, padding, dilation, groups,
-               activation, shared_layout, input_layout, kernel_layout, output_layout)
+        key = (x.shape, x.stride(), x.dtype, x.device, w.shape, w.stride(), bias is None, stride, padding, dilation,
+               groups, activation, shared_layout, input_layout, kernel_layout, output_layout)
         try:
-            call = _CONV_CALLS.get(key)
+            memo = _CONV_CALLS.get(key)
         except TypeError:  # a list among the arguments: not hashable, checked every time
             key = None
-    if call is None:
-        call = _conv_call(x, w, stride, padding, dilation, activation, shared_layout, input_layout, kernel_layout,
-                          output_layout)
+    if memo is None:
+        memo = _ConvCall(_conv_call(x, w, stride, padding, dilation, activation, shared_layout, input_layout,
+                                    kernel_layout, output_layout))
         if key is not None and len(_CONV_CALLS) < 4096:
-            _CONV_CALLS[key] = call
-    stride, padding, dilation, activation, layouts = call
-    run = _conv_forward if _direct_call_allowed(x, w, bias) else _conv
-    return run(x, w, bias, stride, padding, dilation, groups, activation, layouts)
+            _CONV_CALLS[key] = memo
+    stride, padding, dilation, activation, layouts = memo.arguments
+    if not _direct_call_allowed(x, w, bias):
+        return _conv(x, w, bias, stride, padding, dilation, groups, activation, layouts)
+    if key is not None:
+        if memo.launcher is None:
+            memo.launcher = _conv_launcher(x, w, bias, stride, padding, dilation, groups, activation, layouts)
+        if memo.launcher:
+            try:
+                return memo.launcher(x, w, bias)
+            except (ValueError, NotImplementedError, RuntimeError):
+                # Kernels that do not compile, or a failed launch: from now on this call goes the
+                # general way, which reports it (one warning, or BOO_STRICT's exception) and falls back.
+                memo.launcher = False
+    return _conv_forward(x, w, bias, stride, padding, dilation, groups, activation, layouts)
+
+
+class _ConvCall:
+    """What conv() makes of one set of arguments: the checked (stride, padding, dilation, activation,
+    layouts), and once a direct call has needed it, the forward's launcher (False: boo declines it)."""
+    __slots__ = ("arguments", "launcher")
+
+    def __init__(self, arguments):
+        self.arguments, self.launcher = arguments, None
 
 
 _CONV_CALLS = {}
+
+
+def _conv_launcher(x, w, bias, stride, padding, dilation, groups, activation, layouts):
+    """A function running the forward launchable of this call's signature on (x, w, bias) with no
+    per-call lookups, or False when boo does not take the signature (_conv_forward then decides)."""
+    try:
+        sig = conv_signature(tuple(x.shape), tuple(w.shape), x.dtype, tuple(stride), tuple(padding),
+                             tuple(dilation), groups, bias is not None, activation, tuple(layouts.split(",")),
+                             "forward")
+    except (ValueError, NotImplementedError):
+        return False
+    launchable = get_launchable(sig)
+    names = [spec.name for spec in launchable.arguments]
+    if names == ["x", "w"]:
+        return lambda x, w, bias: launchable(x, w)[0]
+    if names == ["x", "w", "b"]:
+        return lambda x, w, bias: launchable(x, w, bias)[0]
+    raise AssertionError(f"{sig.func_name}: unexpected forward arguments {names}")
 
 
 def _conv_call(x, w, stride, padding, dilation, activation, shared_layout, input_layout, kernel_layout,

@@ -5,6 +5,7 @@ Run as: python3 tests/python/test_torch_ops.py [cpu|cuda]
 (cpu: the float64 reference behind every op, label unit; cuda: boo's kernels,
 label gpu). Each case names the boo-driver command it exercises where it has one.
 """
+import copy
 import functools
 import os
 import sys
@@ -39,6 +40,22 @@ def assert_close(test, got, want, dtype, what):
     err = (got.double() - want.double()).abs().max().item() if got.numel() else 0.0
     scale = want.double().abs().max().item() if want.numel() else 0.0
     test.assertLessEqual(err, atol + rtol * scale, f"{what}: max error {err:.3g} (scale {scale:.3g})")
+
+
+def assert_no_worse_than_torch(test, got, torch_got, exact, dtype, what):
+    """boo's error against a float64 computation of the same inputs is within the dtype's bound or
+    at most twice PyTorch's own error. In half precision a ReLU whose input rounds to the other side
+    of zero flips a gradient path, for PyTorch as much as for boo; comparing boo with PyTorch alone
+    then measures PyTorch's rounding as well as boo's."""
+    rtol, atol = TOL[dtype]
+    test.assertEqual(got.shape, exact.shape, what)
+    if not got.numel():
+        return
+    err = (got.double() - exact).abs().max().item()
+    torch_err = (torch_got.double() - exact).abs().max().item()
+    scale = exact.abs().max().item()
+    test.assertLessEqual(err, max(atol + rtol * scale, 2 * torch_err),
+                         f"{what}: max error vs float64 {err:.3g}, PyTorch's {torch_err:.3g} (scale {scale:.3g})")
 
 
 class SignatureTest(unittest.TestCase):
@@ -222,6 +239,28 @@ class ConvOpTest(unittest.TestCase):
         with unittest.mock.patch.object(ops, "_conv_forward", side_effect=AssertionError("direct")):
             y = ops.conv(x, w.clone().requires_grad_(), padding=1)  # a gradient to record: the op
         self.assertIsNotNone(y.grad_fn)
+
+    def test_a_direct_call_that_fails_to_launch_falls_back_once_and_then_goes_the_general_way(self):
+        """A direct call keeps its launchable; when that fails (kernels that do not compile) the call
+        runs on PyTorch with one warning, and later calls stop trying the launcher first."""
+        x, w = torch.randn(1, 2, 7, 7, device=DEVICE), torch.randn(3, 2, 3, 3, device=DEVICE)
+
+        class FailingLaunchable:
+            arguments = [_tensors.Spec("x", (), (), torch.float32), _tensors.Spec("w", (), (), torch.float32)]
+            calls = 0
+
+            def __call__(self, *args):
+                FailingLaunchable.calls += 1
+                raise RuntimeError("nvrtc: the kernel does not compile")
+
+        with unittest.mock.patch.object(ops, "get_launchable", return_value=FailingLaunchable()):
+            with self.assertWarnsRegex(UserWarning, "runs on PyTorch: nvrtc: the kernel does not compile"):
+                first = ops.conv(x, w, padding=1)
+            again = ops.conv(x, w, padding=1)
+        # The first call: its launcher, then the general way's launch; the second: the general way's only.
+        self.assertEqual(FailingLaunchable.calls, 3)
+        for y in (first, again):
+            assert_close(self, y, F.conv2d(x, w, padding=1), torch.float32, "fallback")
 
     def test_repeated_calls_follow_each_calls_layout_and_arguments(self):
         """conv() keeps what it made of a call's arguments; a call that differs in strides,
@@ -539,13 +578,17 @@ class CompileTest(unittest.TestCase):
                 counts, out = self.compiled_counts(m, inp, "eager")
                 self.assertEqual({k: v for k, v in counts.items() if not k.startswith("torch.")}, expected_counts)
                 want = m(inp)
+                # The same model, parameters and input in float64: what both are measured against.
+                m64, inp64 = copy.deepcopy(m).double(), inp.detach().double().requires_grad_()
+                exact = m64(inp64)
                 name = type(m).__name__
-                assert_close(self, out, want, dtype, f"{name} output")
+                assert_no_worse_than_torch(self, out, want, exact.detach(), dtype, f"{name} output")
                 dy = torch.randn_like(out)
-                leaves = [inp] + list(m.parameters())
-                for i, (g, r) in enumerate(zip(torch.autograd.grad(out, leaves, dy),
-                                               torch.autograd.grad(want, leaves, dy))):
-                    assert_close(self, g, r, dtype, f"{name} gradient {i}")
+                leaves, leaves64 = [inp] + list(m.parameters()), [inp64] + list(m64.parameters())
+                for i, (g, r, e) in enumerate(zip(torch.autograd.grad(out, leaves, dy),
+                                                  torch.autograd.grad(want, leaves, dy),
+                                                  torch.autograd.grad(exact, leaves64, dy.double()))):
+                    assert_no_worse_than_torch(self, g, r, e, dtype, f"{name} gradient {i}")
                 if dtype == torch.float32:  # the named backends once: inductor's compiles take seconds each
                     for backend in ("boo", "boo_inductor"):
                         torch._dynamo.reset()
