@@ -226,12 +226,23 @@ bool is_pointwise(const Relation& r) {
   return pointwise;
 }
 
+// Warps of a BM x BN CTA: warp tiles of 64x32 (32x32 when the CTA is one warp
+// wide; 32-row tiles for BM = 64). Measured against 64x64 warp tiles (CUTLASS's
+// sm80 shape): those leave 8 warps per SM and ran 6% slower over the 413 convs
+// (docs/perf/).
+int warps_n_of(int bn) { return bn / 32; }
+int warps_m_of(int bm, int bn) { return bm == 128 ? (warps_n_of(bn) == 1 ? 4 : 2) : (warps_n_of(bn) == 1 ? 2 : 1); }
+
 // Tile shape and split-K by a small cost model: padded MACs per CTA over a
-// tile-efficiency factor, times the waves of two CTAs per SM, plus the
-// split-K reduction's memory traffic. Larger tiles reuse each loaded element
-// more; the waves term captures quantization (270 CTAs on 264 slots run as
-// two waves); splitting K refills an under-occupied GPU at the price of fp32
-// partials.
+// tile-efficiency factor and an occupancy factor, times the waves of two CTAs
+// per SM, plus the split-K reduction's memory traffic. Larger tiles reuse each
+// loaded element more; the waves term captures quantization (270 CTAs on 264
+// slots run as two waves); splitting K refills an under-occupied GPU at the
+// price of fp32 partials. Occupancy: two CTAs of fewer than 4 warps leave each
+// of an SM's 4 schedulers under two warps to hide mma.sync and shared-memory
+// latency. Measured A/B over the 413 convs (docs/perf/2026-11-22-conv-occupancy-ab-h200.md):
+// the 194 shapes whose tiles it changes ran 1.09x (forward), 1.23x (backward
+// data) and 1.10x (backward weight) faster.
 void choose_tiling(Gemm& g, long long groups, const DeviceInfo& device) {
   const long long slots = 2LL * (device.sm_count > 0 ? device.sm_count : 132);
   const double mac_per_us_per_slot = 150e12 / 264 / 1e6;  // measured order of boo's mma.sync rate
@@ -242,7 +253,8 @@ void choose_tiling(Gemm& g, long long groups, const DeviceInfo& device) {
     for (int bn : {128, 96, 64, 32}) {
       const long long tiles = ceil_div(g.m, bm) * ceil_div(g.n, bn) * groups;
       const double reuse = static_cast<double>(bm) * bn / (bm + bn) / 64.0;  // 1 for 128x128
-      const double efficiency = 0.5 + 0.5 * reuse;
+      const double occupancy = std::min(1.0, 2.0 * warps_m_of(bm, bn) * warps_n_of(bn) / 8.0);
+      const double efficiency = (0.5 + 0.5 * reuse) * occupancy;
       const long long max_splits = std::max<long long>(1, std::min<long long>(64, k_tiles / 4));
       for (long long splits = 1; splits <= max_splits; ++splits) {
         const long long waves = ceil_div(tiles * splits, slots);
@@ -258,11 +270,8 @@ void choose_tiling(Gemm& g, long long groups, const DeviceInfo& device) {
       }
     }
   }
-  // Warp tiles of 64x32 (32x32 when the CTA is one warp wide; 32-row tiles for
-  // BM = 64). Measured against 64x64 warp tiles (CUTLASS's sm80 shape): those
-  // leave 8 warps per SM and ran 6% slower over the 413 convs (docs/perf/).
-  g.warps_n = g.bn / 32;
-  g.warps_m = g.bm == 128 ? (g.warps_n == 1 ? 4 : 2) : (g.warps_n == 1 ? 2 : 1);
+  g.warps_n = warps_n_of(g.bn);
+  g.warps_m = warps_m_of(g.bm, g.bn);
 }
 
 Gemm plan_gemm(const std::string& entry, Face face, const Relation& r, DType dtype, const DeviceInfo& device,
