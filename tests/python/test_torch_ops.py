@@ -44,9 +44,7 @@ def assert_close(test, got, want, dtype, what):
 
 def assert_no_worse_than_torch(test, got, torch_got, exact, dtype, what):
     """boo's error against a float64 computation of the same inputs is within the dtype's bound or
-    at most twice PyTorch's own error. In half precision a ReLU whose input rounds to the other side
-    of zero flips a gradient path, for PyTorch as much as for boo; comparing boo with PyTorch alone
-    then measures PyTorch's rounding as well as boo's."""
+    at most twice PyTorch's own error."""
     rtol, atol = TOL[dtype]
     test.assertEqual(got.shape, exact.shape, what)
     if not got.numel():
@@ -56,6 +54,57 @@ def assert_no_worse_than_torch(test, got, torch_got, exact, dtype, what):
     scale = exact.abs().max().item()
     test.assertLessEqual(err, max(atol + rtol * scale, 2 * torch_err),
                          f"{what}: max error vs float64 {err:.3g}, PyTorch's {torch_err:.3g} (scale {scale:.3g})")
+
+
+# Half precision, gradients of a whole network: relative error in norm against float64. A network with
+# ReLU and max-pooling in bfloat16 is a discontinuous function of its rounded activations: a value that
+# rounds across zero or into a tie moves whole gradient rows, so element-wise bounds measure luck.
+# Measured on the UNet level below (bfloat16, seed 7): PyTorch's CPU ops 0.2-7.5% per parameter,
+# boo's identical; the bound leaves room for a different rounding of the same size.
+GRAD_NORM_RTOL = {torch.float16: 0.05, torch.bfloat16: 0.15}
+
+
+def assert_gradient_close(test, got, exact, dtype, what):
+    test.assertEqual(got.shape, exact.shape, what)
+    err = ((got.double() - exact).norm() / max(exact.norm().item(), 1e-30)).item()
+    test.assertLessEqual(err, GRAD_NORM_RTOL[dtype], f"{what}: relative error in norm vs float64 {err:.3g}")
+
+
+class KernelCheck:
+    """While active, every boo launch on CUDA tensors is repeated on boo's float64 CPU reference with
+    the same inputs, and each result must agree within two roundings of its dtype (relative to the
+    result's largest value; float32 within 2^-16 of it: fp32 sums in another order): end-to-end
+    errors then cannot hide a kernel's."""
+
+    ULPS = {torch.float32: 2 ** -16, torch.float16: 2 ** -9, torch.bfloat16: 2 ** -6}
+
+    def __init__(self, test):
+        self.test, self.launches = test, 0
+
+    def __enter__(self):
+        from boo import launch
+        real_call = launch.Launchable.__call__
+
+        def checked(launchable, *args):
+            results = real_call(launchable, *args)
+            if args and args[0].is_cuda:
+                self.launches += 1
+                reference = real_call(launchable, *[a.detach().cpu() for a in args])
+                for spec, got, want in zip(launchable.results, results, reference):
+                    if not want.numel():
+                        continue
+                    err = (got.detach().cpu().double() - want.double()).abs().max().item()
+                    bound = self.ULPS[want.dtype] * max(want.double().abs().max().item(), 1e-30)
+                    self.test.assertLessEqual(err, bound, f"{launchable.signature.func_name} '{spec.name}' vs "
+                                                          "boo's float64 reference on the same inputs")
+            return results
+
+        self._patch = unittest.mock.patch.object(launch.Launchable, "__call__", checked)
+        self._patch.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._patch.stop()
 
 
 class SignatureTest(unittest.TestCase):
@@ -575,20 +624,27 @@ class CompileTest(unittest.TestCase):
                 if inp.dim() == 4:
                     m, inp = m.to(memory_format=torch.channels_last), inp.contiguous(memory_format=torch.channels_last)
                 inp.requires_grad_()
-                counts, out = self.compiled_counts(m, inp, "eager")
-                self.assertEqual({k: v for k, v in counts.items() if not k.startswith("torch.")}, expected_counts)
-                want = m(inp)
-                # The same model, parameters and input in float64: what both are measured against.
-                m64, inp64 = copy.deepcopy(m).double(), inp.detach().double().requires_grad_()
-                exact = m64(inp64)
-                name = type(m).__name__
-                assert_no_worse_than_torch(self, out, want, exact.detach(), dtype, f"{name} output")
-                dy = torch.randn_like(out)
-                leaves, leaves64 = [inp] + list(m.parameters()), [inp64] + list(m64.parameters())
-                for i, (g, r, e) in enumerate(zip(torch.autograd.grad(out, leaves, dy),
-                                                  torch.autograd.grad(want, leaves, dy),
-                                                  torch.autograd.grad(exact, leaves64, dy.double()))):
-                    assert_no_worse_than_torch(self, g, r, e, dtype, f"{name} gradient {i}")
+                with KernelCheck(self) as kernels:
+                    counts, out = self.compiled_counts(m, inp, "eager")
+                    self.assertEqual({k: v for k, v in counts.items() if not k.startswith("torch.")},
+                                     expected_counts)
+                    want = m(inp)
+                    # The same model, parameters and input in float64: what both are measured against.
+                    m64, inp64 = copy.deepcopy(m).double(), inp.detach().double().requires_grad_()
+                    exact = m64(inp64)
+                    name = type(m).__name__
+                    assert_no_worse_than_torch(self, out, want, exact.detach(), dtype, f"{name} output")
+                    dy = torch.randn_like(out)
+                    leaves, leaves64 = [inp] + list(m.parameters()), [inp64] + list(m64.parameters())
+                    for i, (g, r, e) in enumerate(zip(torch.autograd.grad(out, leaves, dy),
+                                                      torch.autograd.grad(want, leaves, dy),
+                                                      torch.autograd.grad(exact, leaves64, dy.double()))):
+                        if dtype == torch.float32:
+                            assert_no_worse_than_torch(self, g, r, e, dtype, f"{name} gradient {i}")
+                        else:
+                            assert_gradient_close(self, g, e, dtype, f"{name} gradient {i}")
+                if DEVICE == "cuda":
+                    self.assertGreaterEqual(kernels.launches, 2 * sum(expected_counts.values()), "boo launches")
                 if dtype == torch.float32:  # the named backends once: inductor's compiles take seconds each
                     for backend in ("boo", "boo_inductor"):
                         torch._dynamo.reset()
