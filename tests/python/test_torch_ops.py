@@ -56,18 +56,22 @@ def assert_no_worse_than_torch(test, got, torch_got, exact, dtype, what):
                          f"{what}: max error vs float64 {err:.3g}, PyTorch's {torch_err:.3g} (scale {scale:.3g})")
 
 
-# Half precision, gradients of a whole network: relative error in norm against float64. A network with
-# ReLU and max-pooling in bfloat16 is a discontinuous function of its rounded activations: a value that
-# rounds across zero or into a tie moves whole gradient rows, so element-wise bounds measure luck.
-# Measured on the UNet level below (bfloat16, seed 7): PyTorch's CPU ops 0.2-7.5% per parameter,
-# boo's identical; the bound leaves room for a different rounding of the same size.
+# Half precision, gradients of a whole network: relative error in norm against float64, within a bound
+# or twice PyTorch's own. A network with ReLU and max-pooling in bfloat16 is a discontinuous function of
+# its rounded activations: a value that rounds across zero or into a tie moves whole gradient rows, so
+# element-wise bounds measure luck; a batch norm's weight gradient is a cancelling sum, relatively far
+# off for PyTorch too. Measured on the UNet level below (bfloat16, seed 7, CPU): PyTorch's ops 0.2-7.5%
+# per parameter, boo's identical. KernelCheck holds each boo kernel to its rounding.
 GRAD_NORM_RTOL = {torch.float16: 0.05, torch.bfloat16: 0.15}
 
 
-def assert_gradient_close(test, got, exact, dtype, what):
+def assert_gradient_close(test, got, torch_got, exact, dtype, what):
     test.assertEqual(got.shape, exact.shape, what)
-    err = ((got.double() - exact).norm() / max(exact.norm().item(), 1e-30)).item()
-    test.assertLessEqual(err, GRAD_NORM_RTOL[dtype], f"{what}: relative error in norm vs float64 {err:.3g}")
+    norm = max(exact.norm().item(), 1e-30)
+    err = ((got.double() - exact).norm() / norm).item()
+    torch_err = ((torch_got.double() - exact).norm() / norm).item()
+    test.assertLessEqual(err, max(GRAD_NORM_RTOL[dtype], 2 * torch_err),
+                         f"{what}: relative error in norm vs float64 {err:.3g}, PyTorch's {torch_err:.3g}")
 
 
 class KernelCheck:
@@ -642,7 +646,7 @@ class CompileTest(unittest.TestCase):
                         if dtype == torch.float32:
                             assert_no_worse_than_torch(self, g, r, e, dtype, f"{name} gradient {i}")
                         else:
-                            assert_gradient_close(self, g, e, dtype, f"{name} gradient {i}")
+                            assert_gradient_close(self, g, r, e, dtype, f"{name} gradient {i}")
                 if DEVICE == "cuda":
                     self.assertGreaterEqual(kernels.launches, 2 * sum(expected_counts.values()), "boo launches")
                 if dtype == torch.float32:  # the named backends once: inductor's compiles take seconds each
