@@ -4,8 +4,8 @@
 For a small convolution (its kernel takes a few microseconds), times N calls
 back to back with the CPU clock (the loop is host-bound when the host work
 per call exceeds the kernel) and the kernel's GPU time (CUDA events around
-launches queued ahead). Reports, per call: the host time of boo.ops.conv (no
-gradient: boo directly), of torch.ops.boo.conv (the op compiled graphs call),
+launches queued ahead). Reports, per call: the host time of boo.ops.conv (boo
+directly, with and without a gradient to record), of torch.ops.boo.conv (the op compiled graphs call),
 of the bare boo launchable and of torch.nn.functional.conv2d, and the part
 beyond the kernel.
 
@@ -39,21 +39,24 @@ def main():
     args = ap.parse_args()
     x = torch.randn(8, 64, 28, 28, device="cuda", dtype=torch.bfloat16).to(memory_format=torch.channels_last)
     w = torch.randn(64, 64, 3, 3, device="cuda", dtype=torch.bfloat16).to(memory_format=torch.channels_last)
+    wg = w.detach().clone().requires_grad_()  # a training step's weight: its calls record the backward
     sig = boo.Signature.from_command("convbfp16 -n 8 -c 64 -H 28 -W 28 -k 64 -y 3 -x 3 -p 1 -q 1 -F 1 "
                                      "--in_layout NHWC --fil_layout NHWC --out_layout NHWC")
     launchable = boo.get_launchable(sig)
     calls = {
         "boo.ops.conv": lambda: boo.ops.conv(x, w, padding=1),  # nothing requires grad: the direct path
+        "boo.ops.conv, grad": lambda: boo.ops.conv(x, wg, padding=1),  # direct, recording the op's backward
         "torch.ops.boo.conv": lambda: torch.ops.boo.conv.default(x, w, None, [1, 1], [1, 1], [1, 1], 1, "none",
                                                                  "NHWC,NHWC,NHWC"),  # what compiled graphs call
         "boo launchable": lambda: launchable(x, w),
         "torch conv2d": lambda: F.conv2d(x, w, padding=1),
+        "torch conv2d, grad": lambda: F.conv2d(x, wg, padding=1),
     }
     kernel = gpu_us(lambda: launchable(x, w), 200)  # 200 calls: queued within the timer's head start
     print(f"kernel (GPU time per launch, queued ahead): {kernel:.2f} us")
     for name, fn in calls.items():
         host = host_us(fn, args.iter)
-        print(f"{name:16s} host time per call {host:6.2f} us; beyond the kernel {max(host - kernel, 0):6.2f} us")
+        print(f"{name:20s} host time per call {host:6.2f} us; beyond the kernel {max(host - kernel, 0):6.2f} us")
 
 
 if __name__ == "__main__":

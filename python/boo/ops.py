@@ -206,28 +206,68 @@ def _boo_or_torch(what, run_boo, run_torch):
 # PyTorch's private mode queries, looked up once (they are read on every eager call).
 _DISPATCH_STACK_LEN = getattr(torch._C, "_len_torch_dispatch_stack", None)
 _FUNCTION_MODES_ENABLED = getattr(torch._C, "_is_torch_function_mode_enabled", None)
+_FUNCTORCH_ACTIVE = getattr(torch._C, "_are_functorch_transforms_active", None)
 
 
-def _dispatch_modes_active():
+def _watched():
     """Whether a TorchDispatchMode or TorchFunctionMode (a profiler, FakeTensorMode, export's
-    tracing) is watching: it must see boo's ops as ops. Unknown (private API gone): assume so."""
-    if _DISPATCH_STACK_LEN is None or _FUNCTION_MODES_ENABLED is None:
+    tracing) or a torch.func transform is watching: it must see boo's ops as ops. Unknown (private
+    API gone): assume so."""
+    if _DISPATCH_STACK_LEN is None or _FUNCTION_MODES_ENABLED is None or _FUNCTORCH_ACTIVE is None:
         return True
-    return _DISPATCH_STACK_LEN() > 0 or _FUNCTION_MODES_ENABLED()
+    return _DISPATCH_STACK_LEN() > 0 or _FUNCTION_MODES_ENABLED() or _FUNCTORCH_ACTIVE()
 
 
 def _direct_call_allowed(*tensors):
-    """Whether an eager call may run boo's forward directly instead of through its torch.library
-    op: the op's dispatch (dispatcher, autograd wrapper, dynamo guard) costs tens of microseconds
-    of host time per call, more than the kernel of a small layer. Allowed only when nothing can
-    tell the difference: plain tensors, no gradient to record, no compiler tracing, no mode watching."""
-    if torch.compiler.is_compiling() or _dispatch_modes_active():
+    """Whether an eager call may run boo directly instead of through its torch.library op: the op's
+    dispatch (dispatcher, autograd wrapper, dynamo guard) costs tens of microseconds of host time per
+    call, more than the kernel of a small layer. Allowed only when nothing can tell the difference:
+    plain tensors, no compiler tracing, nothing watching. A call that records a gradient then goes
+    through _EagerOp, which applies the op's own autograd rules."""
+    if torch.compiler.is_compiling() or _watched():
         return False
-    grad = torch.is_grad_enabled()
-    for t in tensors:
-        if t is not None and (type(t) is not torch.Tensor or (grad and t.requires_grad)):
-            return False
-    return True
+    return all(t is None or type(t) is torch.Tensor for t in tensors)
+
+
+class _EagerOp(torch.autograd.Function):
+    """A direct eager call that records a gradient: `run(*inputs)` is the op's forward, `rules` the
+    op's autograd rules (setup_context, backward: those its torch.library registration uses), so the
+    backward is the op's own without the op's dispatch. Outputs the rules do not differentiate
+    (normalization statistics) are marked so."""
+
+    @staticmethod
+    def forward(ctx, *inputs_rules_run):
+        *inputs, rules, run = inputs_rules_run
+        output = run(*inputs)
+        rules.setup_context(ctx, inputs, output)
+        ctx.backward_rule = rules.backward
+        if isinstance(output, torch.Tensor):
+            ctx.single_output = True
+            return output
+        ctx.single_output = False
+        ctx.mark_non_differentiable(*output[1:])
+        return tuple(output)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return (*ctx.backward_rule(ctx, grads[0] if ctx.single_output else grads), None, None)
+
+
+class _AutogradRules:
+    """An op's autograd rules, registered with its torch.library op and reused by _EagerOp."""
+
+    def __init__(self, op, setup_context, backward):
+        self.setup_context, self.backward = setup_context, backward
+        op.register_autograd(backward, setup_context=setup_context)
+
+
+def _eager(rules, run, *inputs):
+    """run(*inputs) for a direct eager call, through _EagerOp when it records a gradient."""
+    if torch.is_grad_enabled():
+        for t in inputs:
+            if isinstance(t, torch.Tensor) and t.requires_grad:
+                return _EagerOp.apply(*inputs, rules, run)
+    return run(*inputs)
 
 
 def _restride(t, like_strides):
@@ -360,7 +400,8 @@ def _conv_backward_rule(ctx, dy):
         # The fused activation is forward-only: recompute its input z = conv(x, w) + b
         # and take the activation's gradient with PyTorch.
         with torch.enable_grad():
-            z = _conv(x, w, bias, stride, padding, dilation, groups, "none", layouts).detach().requires_grad_()
+            forward = _conv_forward if _direct_call_allowed(x, w, bias) else _conv
+            z = forward(x, w, bias, stride, padding, dilation, groups, "none", layouts).detach().requires_grad_()
             (dy,) = torch.autograd.grad(_activation_fn(activation)(z), z, dy)
     if not _use_backward_kernels():
         grads = torch.ops.aten.convolution_backward(
@@ -373,7 +414,7 @@ def _conv_backward_rule(ctx, dy):
             None, None, None, None, None, None)
 
 
-_conv.register_autograd(_conv_backward_rule, setup_context=_conv_setup_context)
+_CONV_RULES = _AutogradRules(_conv, _conv_setup_context, _conv_backward_rule)
 
 
 def conv(x, w, bias=None, stride: Union[int, Sequence[int]] = 1, padding: Union[int, Sequence[int]] = 0,
@@ -411,17 +452,8 @@ def conv(x, w, bias=None, stride: Union[int, Sequence[int]] = 1, padding: Union[
     stride, padding, dilation, activation, layouts = memo.arguments
     if not _direct_call_allowed(x, w, bias):
         return _conv(x, w, bias, stride, padding, dilation, groups, activation, layouts)
-    if key is not None:
-        if memo.launcher is None:
-            memo.launcher = _conv_launcher(x, w, bias, stride, padding, dilation, groups, activation, layouts)
-        if memo.launcher:
-            try:
-                return memo.launcher(x, w, bias)
-            except (ValueError, NotImplementedError, RuntimeError):
-                # Kernels that do not compile, or a failed launch: from now on this call goes the
-                # general way, which reports it (one warning, or BOO_STRICT's exception) and falls back.
-                memo.launcher = False
-    return _conv_forward(x, w, bias, stride, padding, dilation, groups, activation, layouts)
+    run = memo.forward if key is not None else _conv_forward
+    return _eager(_CONV_RULES, run, x, w, bias, stride, padding, dilation, groups, activation, layouts)
 
 
 class _ConvCall:
@@ -431,6 +463,19 @@ class _ConvCall:
 
     def __init__(self, arguments):
         self.arguments, self.launcher = arguments, None
+
+    def forward(self, x, w, bias, stride, padding, dilation, groups, activation, layouts):
+        """_conv_forward through the kept launcher (the arguments are this entry's)."""
+        if self.launcher is None:
+            self.launcher = _conv_launcher(x, w, bias, stride, padding, dilation, groups, activation, layouts)
+        if self.launcher:
+            try:
+                return self.launcher(x, w, bias)
+            except (ValueError, NotImplementedError, RuntimeError):
+                # Kernels that do not compile, or a failed launch: from now on this call goes the
+                # general way, which reports it (one warning, or BOO_STRICT's exception) and falls back.
+                self.launcher = False
+        return _conv_forward(x, w, bias, stride, padding, dilation, groups, activation, layouts)
 
 
 _CONV_CALLS = {}
@@ -558,7 +603,7 @@ def _layer_norm_backward_rule(ctx, grads):
     return (dx if mask[0] else None, None, dw if mask[1] else None, db if mask[2] else None, None)
 
 
-_layer_norm.register_autograd(_layer_norm_backward_rule, setup_context=_layer_norm_setup_context)
+_LAYER_NORM_RULES = _AutogradRules(_layer_norm, _layer_norm_setup_context, _layer_norm_backward_rule)
 
 
 def layer_norm(x, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
@@ -578,8 +623,9 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
     if bias is not None and weight is None:
         raise NotImplementedError("layer_norm: a bias without a weight has no boo signature (MIOpen's -m 1 "
                                   "pairs the bias with a weight)")
-    run = _layer_norm_forward if _direct_call_allowed(x, weight, bias) else _layer_norm
-    return run(x, len(normalized_shape), weight, bias, eps)[0]
+    if _direct_call_allowed(x, weight, bias):
+        return _eager(_LAYER_NORM_RULES, _layer_norm_forward, x, len(normalized_shape), weight, bias, eps)[0]
+    return _layer_norm(x, len(normalized_shape), weight, bias, eps)[0]
 
 
 # ---------------------------------------------------------------------------
@@ -666,7 +712,7 @@ def _rms_norm_backward_rule(ctx, grads):
     return (dx if need_x else None, None, dw if need_w and weight is not None else None, None)
 
 
-_rms_norm.register_autograd(_rms_norm_backward_rule, setup_context=_rms_norm_setup_context)
+_RMS_NORM_RULES = _AutogradRules(_rms_norm, _rms_norm_setup_context, _rms_norm_backward_rule)
 
 
 def rms_norm(x, normalized_shape, weight=None, eps: Optional[float] = None):
@@ -686,5 +732,6 @@ def rms_norm(x, normalized_shape, weight=None, eps: Optional[float] = None):
         raise ValueError(f"rms_norm: dtype {x.dtype} is not supported; boo takes float32, float16 and bfloat16")
     if eps is None:
         eps = torch.finfo(x.dtype).eps
-    run = _rms_norm_forward if _direct_call_allowed(x, weight) else _rms_norm
-    return run(x, len(normalized_shape), weight, float(eps))[0]
+    if _direct_call_allowed(x, weight):
+        return _eager(_RMS_NORM_RULES, _rms_norm_forward, x, len(normalized_shape), weight, float(eps))[0]
+    return _rms_norm(x, len(normalized_shape), weight, float(eps))[0]
