@@ -164,9 +164,15 @@ def _autocast_probe(op, device_type, device_index, autocast_dtype, in_dtype):
         return F.rms_norm(ones(1, 2), (2,), ones(2)).dtype
 
 
+# Whether autocast is on for any device: one query where the per-device one costs a microsecond.
+_ANY_AUTOCAST = getattr(torch._C, "_is_any_autocast_enabled", lambda: True)
+
+
 def _autocast(op, tensors):
     """`tensors` cast as PyTorch's autocast would for `op`, or None when
     autocast is off on their device."""
+    if not _ANY_AUTOCAST():
+        return None
     x = tensors[0]
     if not torch.is_autocast_enabled("cuda" if x.is_cuda else x.device.type):  # is_cuda: no device object
         return None
@@ -222,18 +228,17 @@ def _direct_call_allowed(*tensors):
     """Whether an eager call may run boo directly instead of through its torch.library op: the op's
     dispatch (dispatcher, autograd wrapper, dynamo guard) costs tens of microseconds of host time per
     call, more than the kernel of a small layer. Allowed only when nothing can tell the difference:
-    plain tensors, no compiler tracing, nothing watching. A call that records a gradient then goes
-    through _EagerOp, which applies the op's own autograd rules."""
+    plain tensors, no compiler tracing, nothing watching. A call that records a gradient then runs
+    through an autograd.Function that applies the op's own autograd rules."""
     if torch.compiler.is_compiling() or _watched():
         return False
     return all(t is None or type(t) is torch.Tensor for t in tensors)
 
 
-class _EagerOp(torch.autograd.Function):
-    """A direct eager call that records a gradient: `run(*inputs)` is the op's forward, `rules` the
-    op's autograd rules (setup_context, backward: those its torch.library registration uses), so the
-    backward is the op's own without the op's dispatch. Outputs the rules do not differentiate
-    (normalization statistics) are marked so."""
+class _NormFunction(torch.autograd.Function):
+    """A direct eager norm call that records a gradient: `run(*inputs)` is the op's forward and
+    (y, statistics...), `rules` the op's autograd rules (those its torch.library registration uses),
+    so the backward is the op's own. The statistics are not differentiated."""
 
     @staticmethod
     def forward(ctx, *inputs_rules_run):
@@ -241,32 +246,28 @@ class _EagerOp(torch.autograd.Function):
         output = run(*inputs)
         rules.setup_context(ctx, inputs, output)
         ctx.backward_rule = rules.backward
-        if isinstance(output, torch.Tensor):
-            ctx.single_output = True
-            return output
-        ctx.single_output = False
         ctx.mark_non_differentiable(*output[1:])
         return tuple(output)
 
     @staticmethod
     def backward(ctx, *grads):
-        return (*ctx.backward_rule(ctx, grads[0] if ctx.single_output else grads), None, None)
+        return (*ctx.backward_rule(ctx, grads), None, None)
 
 
 class _AutogradRules:
-    """An op's autograd rules, registered with its torch.library op and reused by _EagerOp."""
+    """A norm op's autograd rules, registered with its torch.library op and reused by _NormFunction."""
 
     def __init__(self, op, setup_context, backward):
         self.setup_context, self.backward = setup_context, backward
         op.register_autograd(backward, setup_context=setup_context)
 
 
-def _eager(rules, run, *inputs):
-    """run(*inputs) for a direct eager call, through _EagerOp when it records a gradient."""
+def _norm_direct(rules, run, *inputs):
+    """run(*inputs) for a direct eager norm call, through _NormFunction when it records a gradient."""
     if torch.is_grad_enabled():
         for t in inputs:
             if isinstance(t, torch.Tensor) and t.requires_grad:
-                return _EagerOp.apply(*inputs, rules, run)
+                return _NormFunction.apply(*inputs, rules, run)
     return run(*inputs)
 
 
@@ -414,7 +415,23 @@ def _conv_backward_rule(ctx, dy):
             None, None, None, None, None, None)
 
 
-_CONV_RULES = _AutogradRules(_conv, _conv_setup_context, _conv_backward_rule)
+_conv.register_autograd(_conv_backward_rule, setup_context=_conv_setup_context)
+
+
+class _ConvFunction(torch.autograd.Function):
+    """A direct eager conv() call that records a gradient: the forward through the call's memo, the
+    backward by the op's own rule, with the context _conv_setup_context makes. Four arguments, not
+    the op's nine: each costs autograd.Function.apply host time."""
+
+    @staticmethod
+    def forward(ctx, x, w, bias, call):
+        ctx.save_for_backward(x, w, bias)
+        ctx.params = call.params
+        return call.forward(x, w, bias)
+
+    @staticmethod
+    def backward(ctx, dy):
+        return (*_conv_backward_rule(ctx, dy)[:3], None)
 
 
 def conv(x, w, bias=None, stride: Union[int, Sequence[int]] = 1, padding: Union[int, Sequence[int]] = 0,
@@ -436,8 +453,10 @@ def conv(x, w, bias=None, stride: Union[int, Sequence[int]] = 1, padding: Union[
     # layout inference below make of them is kept, keyed by everything they read (in eager mode on
     # plain tensors: a traced call may have symbolic shapes and must not touch the table), with the
     # device: the key then also fixes the forward's launchable, kept beside it for direct calls.
+    plain = type(x) is torch.Tensor and type(w) is torch.Tensor and (bias is None or type(bias) is torch.Tensor)
+    compiling = torch.compiler.is_compiling()
     key, memo = None, None
-    if type(x) is torch.Tensor and type(w) is torch.Tensor and not torch.compiler.is_compiling():
+    if plain and not compiling:
         key = (x.shape, x.stride(), x.dtype, x.device, w.shape, w.stride(), bias is None, stride, padding, dilation,
                groups, activation, shared_layout, input_layout, kernel_layout, output_layout)
         try:
@@ -445,29 +464,32 @@ def conv(x, w, bias=None, stride: Union[int, Sequence[int]] = 1, padding: Union[
         except TypeError:  # a list among the arguments: not hashable, checked every time
             key = None
     if memo is None:
-        memo = _ConvCall(_conv_call(x, w, stride, padding, dilation, activation, shared_layout, input_layout,
+        memo = _ConvCall(_conv_call(x, w, stride, padding, dilation, groups, activation, shared_layout, input_layout,
                                     kernel_layout, output_layout))
         if key is not None and len(_CONV_CALLS) < 4096:
             _CONV_CALLS[key] = memo
-    stride, padding, dilation, activation, layouts = memo.arguments
-    if not _direct_call_allowed(x, w, bias):
-        return _conv(x, w, bias, stride, padding, dilation, groups, activation, layouts)
-    run = memo.forward if key is not None else _conv_forward
-    return _eager(_CONV_RULES, run, x, w, bias, stride, padding, dilation, groups, activation, layouts)
+    # Directly (the op's dispatch costs more host time than a small layer's kernel) only where nothing
+    # can tell the difference: plain tensors, no compiler tracing, nothing watching.
+    if not plain or compiling or _watched():
+        return _conv(x, w, bias, *memo.params)
+    if torch.is_grad_enabled() and (x.requires_grad or w.requires_grad or (bias is not None and bias.requires_grad)):
+        return _ConvFunction.apply(x, w, bias, memo)
+    return memo.forward(x, w, bias)
 
 
 class _ConvCall:
-    """What conv() makes of one set of arguments: the checked (stride, padding, dilation, activation,
-    layouts), and once a direct call has needed it, the forward's launcher (False: boo declines it)."""
-    __slots__ = ("arguments", "launcher")
+    """What conv() makes of one set of arguments: the op's checked non-tensor arguments (stride,
+    padding, dilation, groups, activation, layouts), and once a direct call has needed it, the
+    forward's launcher (False: boo declines it)."""
+    __slots__ = ("params", "launcher")
 
-    def __init__(self, arguments):
-        self.arguments, self.launcher = arguments, None
+    def __init__(self, params):
+        self.params, self.launcher = params, None
 
-    def forward(self, x, w, bias, stride, padding, dilation, groups, activation, layouts):
-        """_conv_forward through the kept launcher (the arguments are this entry's)."""
+    def forward(self, x, w, bias):
+        """_conv_forward of these arguments, through the kept launcher."""
         if self.launcher is None:
-            self.launcher = _conv_launcher(x, w, bias, stride, padding, dilation, groups, activation, layouts)
+            self.launcher = _conv_launcher(x, w, bias, *self.params)
         if self.launcher:
             try:
                 return self.launcher(x, w, bias)
@@ -475,7 +497,7 @@ class _ConvCall:
                 # Kernels that do not compile, or a failed launch: from now on this call goes the
                 # general way, which reports it (one warning, or BOO_STRICT's exception) and falls back.
                 self.launcher = False
-        return _conv_forward(x, w, bias, stride, padding, dilation, groups, activation, layouts)
+        return _conv_forward(x, w, bias, *self.params)
 
 
 _CONV_CALLS = {}
@@ -499,9 +521,10 @@ def _conv_launcher(x, w, bias, stride, padding, dilation, groups, activation, la
     raise AssertionError(f"{sig.func_name}: unexpected forward arguments {names}")
 
 
-def _conv_call(x, w, stride, padding, dilation, activation, shared_layout, input_layout, kernel_layout,
+def _conv_call(x, w, stride, padding, dilation, groups, activation, shared_layout, input_layout, kernel_layout,
                output_layout):
-    """conv()'s arguments checked and completed: (stride, padding, dilation, activation, layouts)."""
+    """conv()'s arguments checked and completed: the op's (stride, padding, dilation, groups, activation,
+    layouts)."""
     rank = x.dim()
     if rank not in (3, 4, 5) or w.dim() != rank:
         raise ValueError(f"conv: expected input and weight of the same rank 3 to 5, got {list(x.shape)} "
@@ -516,7 +539,7 @@ def _conv_call(x, w, stride, padding, dilation, activation, shared_layout, input
     _activation_fn(activation)  # validates the name before anything runs
     if x.dtype not in _CONV_TOKENS:
         raise ValueError(f"conv: dtype {x.dtype} is not supported; boo takes float32, float16 and bfloat16")
-    return stride, padding, dilation, activation, ",".join((in_layout, fil_layout, out_layout))
+    return stride, padding, dilation, groups, activation, ",".join((in_layout, fil_layout, out_layout))
 
 
 # ---------------------------------------------------------------------------
@@ -624,7 +647,7 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
         raise NotImplementedError("layer_norm: a bias without a weight has no boo signature (MIOpen's -m 1 "
                                   "pairs the bias with a weight)")
     if _direct_call_allowed(x, weight, bias):
-        return _eager(_LAYER_NORM_RULES, _layer_norm_forward, x, len(normalized_shape), weight, bias, eps)[0]
+        return _norm_direct(_LAYER_NORM_RULES, _layer_norm_forward, x, len(normalized_shape), weight, bias, eps)[0]
     return _layer_norm(x, len(normalized_shape), weight, bias, eps)[0]
 
 
@@ -733,5 +756,5 @@ def rms_norm(x, normalized_shape, weight=None, eps: Optional[float] = None):
     if eps is None:
         eps = torch.finfo(x.dtype).eps
     if _direct_call_allowed(x, weight):
-        return _eager(_RMS_NORM_RULES, _rms_norm_forward, x, len(normalized_shape), weight, float(eps))[0]
+        return _norm_direct(_RMS_NORM_RULES, _rms_norm_forward, x, len(normalized_shape), weight, float(eps))[0]
     return _rms_norm(x, len(normalized_shape), weight, float(eps))[0]

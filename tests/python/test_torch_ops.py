@@ -263,7 +263,7 @@ class ConvOpTest(unittest.TestCase):
 
     def test_inference_calls_skip_the_dispatcher_unless_something_watches(self):
         """Without compiling or a dispatch mode, boo.ops run boo directly (the op's dispatch costs
-        more host time than a small kernel), a call that records a gradient through _EagerOp with
+        more host time than a small kernel), a call that records a gradient through an autograd.Function with
         the op's own autograd rules; otherwise through torch.ops.boo."""
         from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -301,7 +301,7 @@ class ConvOpTest(unittest.TestCase):
                 unittest.mock.patch.object(ops, "_layer_norm", side_effect=AssertionError("dispatched")), \
                 unittest.mock.patch.object(ops, "_rms_norm", side_effect=AssertionError("dispatched")):
             y = ops.rms_norm(ops.layer_norm(ops.conv(xg, wg, padding=1, activation="silu"), (6,), gg), (6,), gg)
-            self.assertEqual(type(y.grad_fn).__name__, "_EagerOpBackward")
+            self.assertEqual(type(y.grad_fn).__name__, "_NormFunctionBackward")
             dy = torch.randn_like(y)
             got = torch.autograd.grad(y, [xg, wg, gg], dy)
         want = F.rms_norm(F.layer_norm(F.silu(F.conv2d(xg, wg, padding=1)), (6,), gg), (6,), gg,
