@@ -50,6 +50,37 @@ __device__ __forceinline__ void cp_async_vector(void* smem, const void* gmem, bo
   }
 }
 
+/// A GEMM k index as mixed-radix digits (d0, d1, d2, d3), d3 fastest, radices (-, R1, R2, R3):
+/// advanced by a constant step without division, each digit taking the step's digit plus at most
+/// one carry. d0 is unbounded (a k past the end is caught by the caller's k < K check).
+template <class I, long long R1, long long R2, long long R3>
+struct KDigits {
+  I d0, d1, d2, d3;
+
+  __device__ void set(I k) {
+    d3 = k % static_cast<I>(R3);
+    k /= static_cast<I>(R3);
+    d2 = k % static_cast<I>(R2);
+    k /= static_cast<I>(R2);
+    d1 = k % static_cast<I>(R1);
+    d0 = k / static_cast<I>(R1);
+  }
+  template <long long kStep>
+  __device__ void advance() {
+    constexpr I s3 = kStep % R3, s2 = kStep / R3 % R2, s1 = kStep / (R3 * R2) % R1, s0 = kStep / (R3 * R2 * R1);
+    d3 += s3;
+    I carry = d3 >= static_cast<I>(R3) ? 1 : 0;
+    d3 -= carry * static_cast<I>(R3);
+    d2 += s2 + carry;
+    carry = d2 >= static_cast<I>(R2) ? 1 : 0;
+    d2 -= carry * static_cast<I>(R2);
+    d1 += s1 + carry;
+    carry = d1 >= static_cast<I>(R1) ? 1 : 0;
+    d1 -= carry * static_cast<I>(R1);
+    d0 += s0 + carry;
+  }
+};
+
 /// Coordinates of a GEMM (row, k) or (k, col) element in the conv tensors.
 template <class C>
 struct Face {
@@ -220,13 +251,49 @@ struct Loader {
   static constexpr int kPerRow = C::BK / V;
   static constexpr int kRowStep = C::kThreads / kPerRow;
   static constexpr int kIters = kRowsFast ? (kRows + kRowStep - 1) / kRowStep : 1;
+  // The precomputed-column path: the B operand of the weight face (x's im2col) and of the data face
+  // (the filter), vectors along its channels. A thread's column is the same in all its slots and
+  // tiles, so its part of the address is computed once; each slot's k advances by BK per tile, kept
+  // as mixed-radix digits -- weight face (n, z, y, x) of dy's pixels, data face (tap z, y, x, kb) --
+  // advanced by carries instead of divisions (the divisions per vector bound these kernels).
+  static constexpr bool kColsFast = kMode == kVectorMN && !kIsA &&
+                                    ((C::kFace == 2 && !(C::kAPixStride > 0 && C::kPointwise)) || C::kFace == 1);
+  static constexpr int kPerK = kRows / V;
+  static constexpr int kColSlots = kColsFast ? (C::BK * kPerK + C::kThreads - 1) / C::kThreads : 1;
+  using Digits = typename Select<C::kFace == 2, KDigits<I, C::BS(0), C::BS(1), C::BS(2)>,
+                                 KDigits<I, C::TN(1), C::TN(2), C::kCB / C::kGroups>>::type;
 
   int kk_;
   int row_[kIters];
   I base_[kIters];                         // offset of the row's batch/pixel (or filter row); -1 outside
   I sz_[kIters], sy_[kIters], sx_[kIters];  // first input coordinate of the row's receptive field
+  // kColsFast: the thread's column -- its offset (-1: outside) and, weight face, its tap's offsets
+  // (tap * dilation - padding) -- and per slot the digits of the k of the tile loaded next.
+  I col_base_, tz_, ty_, tx_;
+  Digits digits_[kColSlots];
 
-  __device__ void init(I row0, I g) {
+  /// k_first: the first k tile's start (the tiles then come in order, BK apart).
+  __device__ void init(I row0, I g, I k_first) {
+    if constexpr (kColsFast) {
+      static_assert(C::kThreads % kPerK == 0, "a thread's slots share one column");
+      const I col = row0 + (threadIdx.x % kPerK) * V;
+      col_base_ = -1;
+      tz_ = ty_ = tx_ = 0;
+      if (col < static_cast<I>(C::kN)) {
+        if constexpr (C::kFace == 2) {  // col = (tap, channel c)
+          I rz, ry, rx;
+          F::tap(col / F::kAg, rz, ry, rx);
+          col_base_ = F::a_at(0, g * F::kAg + col % F::kAg, 0, 0, 0);
+          tz_ = rz * static_cast<I>(C::DL(0)) - static_cast<I>(C::PD(0));
+          ty_ = ry * static_cast<I>(C::DL(1)) - static_cast<I>(C::PD(1));
+          tx_ = rx * static_cast<I>(C::DL(2)) - static_cast<I>(C::PD(2));
+        } else {  // col = channel c of the filter
+          col_base_ = F::w_at(g * F::kBg, col, 0, 0, 0);
+        }
+      }
+#pragma unroll
+      for (int s = 0; s < kColSlots; ++s) digits_[s].set(k_first + (threadIdx.x + s * C::kThreads) / kPerK);
+    }
     if constexpr (kRowsFast) {
       static_assert(C::kThreads % kPerRow == 0, "threads must cover whole tile rows");
       kk_ = (threadIdx.x % kPerRow) * V;
@@ -263,9 +330,32 @@ struct Loader {
   }
 
   /// Issues the loads of the tile at k0 (cp.async, or plain loads for scalar operands).
-  __device__ void load(T* smem, const T* __restrict__ gmem, I row0, I k0, I g) const {
+  __device__ void load(T* smem, const T* __restrict__ gmem, I row0, I k0, I g) {
     constexpr int kBytes = V * static_cast<int>(sizeof(T));
-    if constexpr (kRowsFast) {
+    if constexpr (kColsFast) {
+      const int row = (threadIdx.x % kPerK) * V;
+#pragma unroll
+      for (int s = 0; s < kColSlots; ++s) {
+        const int kk = (threadIdx.x + s * C::kThreads) / kPerK;
+        if (kk >= C::BK) continue;
+        const Digits& d = digits_[s];
+        bool ok = col_base_ >= 0 && k0 + kk < static_cast<I>(C::kK);
+        I off;
+        if constexpr (C::kFace == 2) {  // (n, z, y, x) of dy's pixel -> x's pixel under this tap
+          const I iz = d.d1 * static_cast<I>(C::ST(0)) + tz_, iy = d.d2 * static_cast<I>(C::ST(1)) + ty_,
+                  ix = d.d3 * static_cast<I>(C::ST(2)) + tx_;
+          ok = ok && iz >= 0 && iz < static_cast<I>(C::AS(0)) && iy >= 0 && iy < static_cast<I>(C::AS(1)) &&
+               ix >= 0 && ix < static_cast<I>(C::AS(2));
+          off = col_base_ + F::a_at(d.d0, 0, iz, iy, ix);
+        } else {  // (tap j = (z, y, x), kb): the data face's tap as data_tap() maps it
+          off = col_base_ + F::w_at(d.d3, 0, static_cast<I>(C::T0(0)) + F::row_step(0) * d.d0,
+                                    static_cast<I>(C::T0(1)) + F::row_step(1) * d.d1,
+                                    static_cast<I>(C::T0(2)) + F::row_step(2) * d.d2);
+        }
+        cp_async_vector<kBytes>(smem + TileT::index(row, kk), gmem + (ok ? off : 0), ok);
+        digits_[s].template advance<C::BK>();
+      }
+    } else if constexpr (kRowsFast) {
       const I k = k0 + kk_;
       const bool k_ok = k < static_cast<I>(C::kK);
       I rz, ry, rx;
@@ -320,7 +410,6 @@ struct Loader {
         cp_async_vector<kBytes>(smem + TileT::index(row, kk), gmem + (off >= 0 ? off : 0), off >= 0);
       }
     } else {
-      constexpr int kPerK = kRows / V;
       for (int v = threadIdx.x; v < C::BK * kPerK; v += C::kThreads) {
         const int kk = v / kPerK, row = (v % kPerK) * V;
         const I off = kIsA ? F::a_offset(row0 + row, k0 + kk, g) : F::b_offset(k0 + kk, row0 + row, g);
@@ -367,8 +456,8 @@ __device__ void conv_igemm(const ConvIgemmParams& p) {
 
   Loader<C, true> a_loader;
   Loader<C, false> b_loader;
-  a_loader.init(row0, g);
-  b_loader.init(col0, g);
+  a_loader.init(row0, g, kt_begin * C::BK);
+  b_loader.init(col0, g, kt_begin * C::BK);
   auto load_stage = [&](int stage, I kt) {
     a_loader.load(sA + stage * TileA::kElems, a_src, row0, kt * C::BK, g);
     b_loader.load(sB + stage * TileB::kElems, b_src, col0, kt * C::BK, g);
