@@ -39,15 +39,20 @@ enum OperandMode : int {
 template <class C>
 using Index = typename Select<C::kIdx32, int, long long>::type;
 
-/// cp.async of one vector of kBytes (16, 8 or 4), zero-filled when !valid.
+/// cp.async of one vector of kBytes (16, 8 or 4) to a shared-memory address, zero-filled when !valid.
 template <int kBytes>
-__device__ __forceinline__ void cp_async_vector(void* smem, const void* gmem, bool valid) {
+__device__ __forceinline__ void cp_async_vector_at(unsigned smem, const void* gmem, bool valid) {
   if constexpr (kBytes == 16) {
-    cp_async_16(smem, gmem, valid);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem), "l"(gmem), "r"(valid ? 16 : 0));
   } else {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem_address(smem)), "l"(gmem), "n"(kBytes),
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem), "l"(gmem), "n"(kBytes),
                  "r"(valid ? kBytes : 0));
   }
+}
+
+template <int kBytes>
+__device__ __forceinline__ void cp_async_vector(void* smem, const void* gmem, bool valid) {
+  cp_async_vector_at<kBytes>(smem_address(smem), gmem, valid);
 }
 
 /// A GEMM k index as mixed-radix digits (d0, d1, d2, d3), d3 fastest, radices (-, R1, R2, R3):
@@ -263,10 +268,32 @@ struct Loader {
   using Digits = typename Select<C::kFace == 2, KDigits<I, C::BS(0), C::BS(1), C::BS(2)>,
                                  KDigits<I, C::TN(1), C::TN(2), C::kCB / C::kGroups>>::type;
 
+  // kRowsFast with unit strides (every forward face; the data face unless strided): a vector's offset
+  // is its row's offset plus the tile's k part, one add; a bound is checked only in a dimension where
+  // the receptive field can leave the tensor, by one unsigned compare. Row it of the thread is tile
+  // row threadIdx.x / kPerRow + it * kRowStep: its shared-memory slot is a constant step from slot 0.
+  static constexpr bool kLinear = C::kFace == 0 || (C::ST(0) == 1 && C::ST(1) == 1 && C::ST(2) == 1);
+  static constexpr unsigned kSlotBytes = kRowStep * TileT::kPitch * sizeof(T);
+  /// The extent a row coordinate plus a tap displacement is checked against in dimension d.
+  __device__ static constexpr long long extent(int d) { return C::kFace == 0 ? C::AS(d) : C::BS(d); }
+  /// Whether dimension d needs that check: the coordinates' range there, from the constants.
+  __device__ static constexpr bool bounded(int d) {
+    if constexpr (C::kFace == 0) {  // iz = oz * stride - pad + r * dil, oz < BS, r < FS
+      return kIsA && (C::PD(d) > 0 || (C::BS(d) - 1) * C::ST(d) - C::PD(d) + (C::FS(d) - 1) * C::DL(d) >= C::AS(d));
+    } else {  // t = i + pad - r * dil over the phase's rows i and taps r
+      const long long step = C::kPhase ? C::ST(d) : 1;
+      const long long i_lo = C::I0(d), i_hi = C::I0(d) + step * (C::IS(d) - 1);
+      const long long r_lo = C::T0(d), r_hi = C::T0(d) + step * (C::TN(d) - 1);
+      return i_lo + C::PD(d) - r_hi * C::DL(d) < 0 || i_hi + C::PD(d) - r_lo * C::DL(d) >= C::BS(d);
+    }
+  }
+
   int kk_;
-  int row_[kIters];
-  I base_[kIters];                         // offset of the row's batch/pixel (or filter row); -1 outside
-  I sz_[kIters], sy_[kIters], sx_[kIters];  // first input coordinate of the row's receptive field
+  unsigned smem_off_;                       // byte offset of slot 0 in a stage
+  bool row_ok_[kIters];                     // the row is in the tile and the GEMM
+  I base_[kIters];                          // offset of the row's batch/pixel (or filter row); kLinear: at
+                                            // its receptive field's first coordinate (may lie outside)
+  I sz_[kIters], sy_[kIters], sx_[kIters];  // first coordinate of the row's receptive field
   // kColsFast: the thread's column -- its offset (-1: outside) and, weight face, its tap's offsets
   // (tap * dilation - padding) -- and per slot the digits of the k of the tile loaded next.
   I col_base_, tz_, ty_, tx_;
@@ -297,33 +324,31 @@ struct Loader {
     if constexpr (kRowsFast) {
       static_assert(C::kThreads % kPerRow == 0, "threads must cover whole tile rows");
       kk_ = (threadIdx.x % kPerRow) * V;
+      smem_off_ = static_cast<unsigned>(TileT::index(threadIdx.x / kPerRow, kk_) * sizeof(T));
 #pragma unroll
       for (int it = 0; it < kIters; ++it) {
         const int row = threadIdx.x / kPerRow + it * kRowStep;
-        row_[it] = row;
         const I m = row0 + row;
-        base_[it] = -1;
+        row_ok_[it] = row < kRows && m < static_cast<I>(kIsA ? C::kM : C::kN);
+        base_[it] = 0;
         sz_[it] = sy_[it] = sx_[it] = 0;
-        if (row >= kRows) continue;
+        if (!row_ok_[it]) continue;
         if constexpr (C::kFace == 0 && kIsA) {  // im2col rows: (n, output pixel)
-          if (m >= static_cast<I>(C::kM)) continue;
           I z, y, x;
           F::template spatial<false>(m % F::kPixB, z, y, x);
-          base_[it] = F::a_at(m / F::kPixB, g * F::kAg, 0, 0, 0);
           sz_[it] = z * static_cast<I>(C::ST(0)) - static_cast<I>(C::PD(0));
           sy_[it] = y * static_cast<I>(C::ST(1)) - static_cast<I>(C::PD(1));
           sx_[it] = x * static_cast<I>(C::ST(2)) - static_cast<I>(C::PD(2));
+          base_[it] = F::a_at(m / F::kPixB, g * F::kAg, sz_[it], sy_[it], sx_[it]);
         } else if constexpr (C::kFace == 0) {  // filter rows: output channel m of the group
-          if (m >= static_cast<I>(C::kN)) continue;
           base_[it] = F::w_at(g * F::kBg + m, 0, 0, 0, 0);
         } else {  // data face: (n, input pixel) rows reading dy
-          if (m >= static_cast<I>(C::kM)) continue;
           I n, z, y, x;
           F::data_row(m, n, z, y, x);
-          base_[it] = F::b_at(n, g * F::kBg, 0, 0, 0);
           sz_[it] = z + static_cast<I>(C::PD(0));
           sy_[it] = y + static_cast<I>(C::PD(1));
           sx_[it] = x + static_cast<I>(C::PD(2));
+          base_[it] = kLinear ? F::b_at(n, g * F::kBg, sz_[it], sy_[it], sx_[it]) : F::b_at(n, g * F::kBg, 0, 0, 0);
         }
       }
     }
@@ -355,46 +380,51 @@ struct Loader {
         cp_async_vector<kBytes>(smem + TileT::index(row, kk), gmem + (ok ? off : 0), ok);
         digits_[s].template advance<C::BK>();
       }
-    } else if constexpr (kRowsFast) {
+    } else if constexpr (kRowsFast && kLinear) {
       const I k = k0 + kk_;
       const bool k_ok = k < static_cast<I>(C::kK);
-      I rz, ry, rx;
+      // The tap's displacement (dz, dy, dx) of a row's coordinates and the k part of the offset.
+      I rz, ry, rx, dz, dy, dx, k_off;
       if constexpr (C::kFace == 0) {
         const I c = k % F::kAg;
         F::tap(k / F::kAg, rz, ry, rx);
-        const I dz = rz * static_cast<I>(C::DL(0)), dy = ry * static_cast<I>(C::DL(1)), dx = rx * static_cast<I>(C::DL(2));
-#pragma unroll
-        for (int it = 0; it < kIters; ++it) {
-          if (row_[it] >= kRows) continue;
-          bool ok = k_ok && base_[it] >= 0;
-          I off = 0;
-          if constexpr (kIsA) {
-            const I iz = sz_[it] + dz, iy = sy_[it] + dy, ix = sx_[it] + dx;
-            ok = ok && iz >= 0 && iz < static_cast<I>(C::AS(0)) && iy >= 0 && iy < static_cast<I>(C::AS(1)) &&
-                 ix >= 0 && ix < static_cast<I>(C::AS(2));
-            off = base_[it] + F::a_at(0, c, iz, iy, ix);
-          } else {
-            off = base_[it] + F::w_at(0, c, rz, ry, rx);
-          }
-          cp_async_vector<kBytes>(smem + TileT::index(row_[it], kk_), gmem + (ok ? off : 0), ok);
-        }
+        dz = rz * static_cast<I>(C::DL(0)), dy = ry * static_cast<I>(C::DL(1)), dx = rx * static_cast<I>(C::DL(2));
+        k_off = kIsA ? F::a_at(0, c, dz, dy, dx) : F::w_at(0, c, rz, ry, rx);
       } else {
         const I kb = k % F::kBg;
         F::data_tap(k / F::kBg, rz, ry, rx);
-        const I dz = rz * static_cast<I>(C::DL(0)), dy = ry * static_cast<I>(C::DL(1)), dx = rx * static_cast<I>(C::DL(2));
+        dz = -rz * static_cast<I>(C::DL(0)), dy = -ry * static_cast<I>(C::DL(1)), dx = -rx * static_cast<I>(C::DL(2));
+        k_off = F::b_at(0, kb, dz, dy, dx);
+      }
+      using U = typename Select<C::kIdx32, unsigned, unsigned long long>::type;
+      const unsigned slot0 = smem_address(smem) + smem_off_;
 #pragma unroll
-        for (int it = 0; it < kIters; ++it) {
-          if (row_[it] >= kRows) continue;
-          const I tz = sz_[it] - dz, ty = sy_[it] - dy, tx = sx_[it] - dx;
-          bool ok = k_ok && base_[it] >= 0 && tz >= 0 && ty >= 0 && tx >= 0;
-          if constexpr (!C::kPhase && C::ST(0) > 1) ok = ok && tz % static_cast<I>(C::ST(0)) == 0;
-          if constexpr (!C::kPhase && C::ST(1) > 1) ok = ok && ty % static_cast<I>(C::ST(1)) == 0;
-          if constexpr (!C::kPhase && C::ST(2) > 1) ok = ok && tx % static_cast<I>(C::ST(2)) == 0;
-          const I oz = tz / static_cast<I>(C::ST(0)), oy = ty / static_cast<I>(C::ST(1)), ox = tx / static_cast<I>(C::ST(2));
-          ok = ok && oz < static_cast<I>(C::BS(0)) && oy < static_cast<I>(C::BS(1)) && ox < static_cast<I>(C::BS(2));
-          const I off = base_[it] + F::b_at(0, kb, oz, oy, ox);
-          cp_async_vector<kBytes>(smem + TileT::index(row_[it], kk_), gmem + (ok ? off : 0), ok);
-        }
+      for (int it = 0; it < kIters; ++it) {
+        bool ok = k_ok && row_ok_[it];
+        if constexpr (bounded(0)) ok = ok && static_cast<U>(sz_[it] + dz) < static_cast<U>(extent(0));
+        if constexpr (bounded(1)) ok = ok && static_cast<U>(sy_[it] + dy) < static_cast<U>(extent(1));
+        if constexpr (bounded(2)) ok = ok && static_cast<U>(sx_[it] + dx) < static_cast<U>(extent(2));
+        cp_async_vector_at<kBytes>(slot0 + it * kSlotBytes, gmem + (ok ? base_[it] + k_off : 0), ok);
+      }
+    } else if constexpr (kRowsFast) {  // the strided data face
+      const I k = k0 + kk_;
+      const bool k_ok = k < static_cast<I>(C::kK);
+      I rz, ry, rx;
+      const I kb = k % F::kBg;
+      F::data_tap(k / F::kBg, rz, ry, rx);
+      const I dz = rz * static_cast<I>(C::DL(0)), dy = ry * static_cast<I>(C::DL(1)), dx = rx * static_cast<I>(C::DL(2));
+      const unsigned slot0 = smem_address(smem) + smem_off_;
+#pragma unroll
+      for (int it = 0; it < kIters; ++it) {
+        const I tz = sz_[it] - dz, ty = sy_[it] - dy, tx = sx_[it] - dx;
+        bool ok = k_ok && row_ok_[it] && tz >= 0 && ty >= 0 && tx >= 0;
+        if constexpr (!C::kPhase && C::ST(0) > 1) ok = ok && tz % static_cast<I>(C::ST(0)) == 0;
+        if constexpr (!C::kPhase && C::ST(1) > 1) ok = ok && ty % static_cast<I>(C::ST(1)) == 0;
+        if constexpr (!C::kPhase && C::ST(2) > 1) ok = ok && tx % static_cast<I>(C::ST(2)) == 0;
+        const I oz = tz / static_cast<I>(C::ST(0)), oy = ty / static_cast<I>(C::ST(1)), ox = tx / static_cast<I>(C::ST(2));
+        ok = ok && oz < static_cast<I>(C::BS(0)) && oy < static_cast<I>(C::BS(1)) && ox < static_cast<I>(C::BS(2));
+        const I off = base_[it] + F::b_at(0, kb, oz, oy, ox);
+        cp_async_vector_at<kBytes>(slot0 + it * kSlotBytes, gmem + (ok ? off : 0), ok);
       }
     } else if constexpr (kMode == kScalar) {
       // Consecutive threads take consecutive rows: coalesced when rows are contiguous (NCHW pixels).
@@ -477,18 +507,20 @@ __device__ void conv_igemm(const ConvIgemmParams& p) {
     const int stage = static_cast<int>((kt - kt_begin) % C::STAGES);
     const T* tA = sA + stage * TileA::kElems;  // (BM, BK)
     const T* tB = sB + stage * TileB::kElems;  // (BN, BK)
-#pragma unroll
-    for (int kk = 0; kk < C::BK; kk += kStepK) {
-      unsigned a_frag[kMmaM][4];
-      unsigned b_frag[kMmaN][2];
-      if constexpr (!kTf32) {
+    if constexpr (!kTf32) {
+      // bf16/fp16 tensor cores. The fragments of k16 step kk + 16 are loaded before step kk's mma
+      // are issued (two fragment buffers), so ldmatrix latency overlaps tensor-core work.
+      unsigned a_frag[2][kMmaM][4];  // (buffer, m16 block, A fragment)
+      unsigned b_frag[2][kMmaN][2];  // (buffer, n8 block, B fragment)
+      auto load_fragments = [&](int buf, int kk) {
 #pragma unroll
         for (int i = 0; i < kMmaM; ++i) {
           const int m = warp_m * kWarpM + i * 16;
           if constexpr (TileA::kKMajor)
-            ldmatrix_x4(a_frag[i], tA + TileA::index(m + (lane & 15), kk + (lane >> 4) * 8));
+            ldmatrix_x4(a_frag[buf][i], tA + TileA::index(m + (lane & 15), kk + (lane >> 4) * 8));
           else
-            ldmatrix_x4_trans(a_frag[i], tA + TileA::index(m + ((lane >> 3) & 1) * 8, kk + (lane & 7) + (lane >> 4) * 8));
+            ldmatrix_x4_trans(a_frag[buf][i],
+                              tA + TileA::index(m + ((lane >> 3) & 1) * 8, kk + (lane & 7) + (lane >> 4) * 8));
         }
 #pragma unroll
         for (int j = 0; j < kMmaN; j += 2) {
@@ -498,65 +530,76 @@ __device__ void conv_igemm(const ConvIgemmParams& p) {
             ldmatrix_x4(r, tB + TileB::index(n + (lane & 7) + (lane >> 4) * 8, kk + ((lane >> 3) & 1) * 8));
           else
             ldmatrix_x4_trans(r, tB + TileB::index(n + (lane >> 4) * 8, kk + (lane & 7) + ((lane >> 3) & 1) * 8));
-          b_frag[j][0] = r[0];
-          b_frag[j][1] = r[1];
-          b_frag[j + 1][0] = r[2];
-          b_frag[j + 1][1] = r[3];
+          b_frag[buf][j][0] = r[0];
+          b_frag[buf][j][1] = r[1];
+          b_frag[buf][j + 1][0] = r[2];
+          b_frag[buf][j + 1][1] = r[3];
         }
+      };
+      load_fragments(0, 0);
+#pragma unroll
+      for (int kk = 0; kk < C::BK; kk += 16) {
+        const int buf = (kk / 16) % 2;
+        if (kk + 16 < C::BK) load_fragments(buf ^ 1, kk + 16);
 #pragma unroll
         for (int i = 0; i < kMmaM; ++i)
 #pragma unroll
           for (int j = 0; j < kMmaN; ++j) {
-            if constexpr (C::kHalf) mma_f16_16816(acc[i][j], a_frag[i], b_frag[j]);
-            else mma_bf16_16816(acc[i][j], a_frag[i], b_frag[j]);
+            if constexpr (C::kHalf) mma_f16_16816(acc[i][j], a_frag[buf][i], b_frag[buf][j]);
+            else mma_bf16_16816(acc[i][j], a_frag[buf][i], b_frag[buf][j]);
           }
-      } else if constexpr (C::kMath == 1) {
-        // fp32 operands on TF32 tensor cores (--fp32-math tf32): scalar fragment loads.
-        const int gid = lane >> 2, tid = lane & 3;
-        unsigned a_tf[kMmaM][4], b_tf[kMmaN][2];
+      }
+    } else {
 #pragma unroll
-        for (int i = 0; i < kMmaM; ++i) {
-          const int m = warp_m * kWarpM + i * 16 + gid;
-          a_tf[i][0] = to_tf32(tA[TileA::index(m, kk + tid)]);
-          a_tf[i][1] = to_tf32(tA[TileA::index(m + 8, kk + tid)]);
-          a_tf[i][2] = to_tf32(tA[TileA::index(m, kk + tid + 4)]);
-          a_tf[i][3] = to_tf32(tA[TileA::index(m + 8, kk + tid + 4)]);
-        }
-#pragma unroll
-        for (int j = 0; j < kMmaN; ++j) {
-          const int n = warp_n * kWarpN + j * 8 + gid;
-          b_tf[j][0] = to_tf32(tB[TileB::index(n, kk + tid)]);
-          b_tf[j][1] = to_tf32(tB[TileB::index(n, kk + tid + 4)]);
-        }
-#pragma unroll
-        for (int i = 0; i < kMmaM; ++i)
-#pragma unroll
-          for (int j = 0; j < kMmaN; ++j) mma_tf32_1688(acc[i][j], a_tf[i], b_tf[j]);
-      } else {
-        // Full fp32 (the default for fp32): FFMA on the CUDA cores, one k at a
-        // time, accumulators kept in the mma layout so the epilogue is shared.
-        const int gid = lane >> 2, tid = lane & 3;
-#pragma unroll
-        for (int k8 = 0; k8 < kStepK; ++k8) {
-          float a_row[kMmaM][2], b_col[kMmaN][2];
+      for (int kk = 0; kk < C::BK; kk += kStepK) {
+        if constexpr (C::kMath == 1) {
+          // fp32 operands on TF32 tensor cores (--fp32-math tf32): scalar fragment loads.
+          const int gid = lane >> 2, tid = lane & 3;
+          unsigned a_tf[kMmaM][4], b_tf[kMmaN][2];
 #pragma unroll
           for (int i = 0; i < kMmaM; ++i) {
             const int m = warp_m * kWarpM + i * 16 + gid;
-            a_row[i][0] = tA[TileA::index(m, kk + k8)];
-            a_row[i][1] = tA[TileA::index(m + 8, kk + k8)];
+            a_tf[i][0] = to_tf32(tA[TileA::index(m, kk + tid)]);
+            a_tf[i][1] = to_tf32(tA[TileA::index(m + 8, kk + tid)]);
+            a_tf[i][2] = to_tf32(tA[TileA::index(m, kk + tid + 4)]);
+            a_tf[i][3] = to_tf32(tA[TileA::index(m + 8, kk + tid + 4)]);
           }
 #pragma unroll
           for (int j = 0; j < kMmaN; ++j) {
-            const int n = warp_n * kWarpN + j * 8 + tid * 2;
-            b_col[j][0] = tB[TileB::index(n, kk + k8)];
-            b_col[j][1] = tB[TileB::index(n + 1, kk + k8)];
+            const int n = warp_n * kWarpN + j * 8 + gid;
+            b_tf[j][0] = to_tf32(tB[TileB::index(n, kk + tid)]);
+            b_tf[j][1] = to_tf32(tB[TileB::index(n, kk + tid + 4)]);
           }
 #pragma unroll
           for (int i = 0; i < kMmaM; ++i)
 #pragma unroll
-            for (int j = 0; j < kMmaN; ++j)
+            for (int j = 0; j < kMmaN; ++j) mma_tf32_1688(acc[i][j], a_tf[i], b_tf[j]);
+        } else {
+          // Full fp32 (the default for fp32): FFMA on the CUDA cores, one k at a
+          // time, accumulators kept in the mma layout so the epilogue is shared.
+          const int gid = lane >> 2, tid = lane & 3;
 #pragma unroll
-              for (int q = 0; q < 4; ++q) acc[i][j][q] = fmaf(a_row[i][q >> 1], b_col[j][q & 1], acc[i][j][q]);
+          for (int k8 = 0; k8 < kStepK; ++k8) {
+            float a_row[kMmaM][2], b_col[kMmaN][2];
+#pragma unroll
+            for (int i = 0; i < kMmaM; ++i) {
+              const int m = warp_m * kWarpM + i * 16 + gid;
+              a_row[i][0] = tA[TileA::index(m, kk + k8)];
+              a_row[i][1] = tA[TileA::index(m + 8, kk + k8)];
+            }
+#pragma unroll
+            for (int j = 0; j < kMmaN; ++j) {
+              const int n = warp_n * kWarpN + j * 8 + tid * 2;
+              b_col[j][0] = tB[TileB::index(n, kk + k8)];
+              b_col[j][1] = tB[TileB::index(n + 1, kk + k8)];
+            }
+#pragma unroll
+            for (int i = 0; i < kMmaM; ++i)
+#pragma unroll
+              for (int j = 0; j < kMmaN; ++j)
+#pragma unroll
+                for (int q = 0; q < 4; ++q) acc[i][j][q] = fmaf(a_row[i][q >> 1], b_col[j][q & 1], acc[i][j][q]);
+          }
         }
       }
     }
