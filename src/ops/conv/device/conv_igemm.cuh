@@ -274,6 +274,12 @@ struct Loader {
   // row threadIdx.x / kPerRow + it * kRowStep: its shared-memory slot is a constant step from slot 0.
   static constexpr bool kLinear = C::kFace == 0 || (C::ST(0) == 1 && C::ST(1) == 1 && C::ST(2) == 1);
   static constexpr unsigned kSlotBytes = kRowStep * TileT::kPitch * sizeof(T);
+  /// Whether the thread's row it lies in the tile: only the last can fall past it, when the tile's
+  /// rows are not a multiple of kRowStep (a 96-row tile by 64-row steps). Its slot would be the next
+  /// tile's memory: no copy at all, not even a zero-filling one, may go there.
+  __device__ static bool in_tile(int it) {
+    return kRows % kRowStep == 0 || it < kIters - 1 || static_cast<int>(threadIdx.x) / kPerRow + it * kRowStep < kRows;
+  }
   /// The extent a row coordinate plus a tap displacement is checked against in dimension d.
   __device__ static constexpr long long extent(int d) { return C::kFace == 0 ? C::AS(d) : C::BS(d); }
   /// Whether dimension d needs that check: the coordinates' range there, from the constants.
@@ -400,6 +406,7 @@ struct Loader {
       const unsigned slot0 = smem_address(smem) + smem_off_;
 #pragma unroll
       for (int it = 0; it < kIters; ++it) {
+        if (!in_tile(it)) continue;
         bool ok = k_ok && row_ok_[it];
         if constexpr (bounded(0)) ok = ok && static_cast<U>(sz_[it] + dz) < static_cast<U>(extent(0));
         if constexpr (bounded(1)) ok = ok && static_cast<U>(sy_[it] + dy) < static_cast<U>(extent(1));
@@ -416,6 +423,7 @@ struct Loader {
       const unsigned slot0 = smem_address(smem) + smem_off_;
 #pragma unroll
       for (int it = 0; it < kIters; ++it) {
+        if (!in_tile(it)) continue;
         const I tz = sz_[it] - dz, ty = sy_[it] - dy, tx = sx_[it] - dx;
         bool ok = k_ok && row_ok_[it] && tz >= 0 && ty >= 0 && tx >= 0;
         if constexpr (!C::kPhase && C::ST(0) > 1) ok = ok && tz % static_cast<I>(C::ST(0)) == 0;
