@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #include "base/random.hpp"
 #include "bench/numerics.hpp"
@@ -183,6 +185,40 @@ TEST(NumericsTest, RmsNormShortRowsAllowForCancellation) {
   const double rtol = relative_tolerance(DType::kF32, 1);
   EXPECT_FALSE(compare_to_reference(results[0], (*reference)[0], rtol).pass())
       << "the float32 dx should cancel beyond rtol without the allowance";
+}
+
+// A float32 convolution in TF32 as the tensor cores compute it: both operands of every product
+// rounded to 11 significant bits (to nearest, ties away, like cvt.rna.tf32.f32), the K = 864
+// products summed in float32. The TF32 bound holds for every output; TF32 counted as an 11-bit
+// output alone (2^-11) fails, as it did on the GPU.
+TEST(VerdictTest, Tf32OperandRoundingStaysWithinTheTf32Bound) {
+  constexpr int64_t kK = 864, kOutputs = 8192;
+  auto to_tf32 = [](float v) {
+    uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    bits = (bits + 0x1000u) & ~0x1fffu;  // keep 10 of the 23 stored mantissa bits, rounded
+    std::memcpy(&v, &bits, sizeof v);
+    return v;
+  };
+  const TensorSpec spec{"y", {kOutputs}, {1}, DType::kF32, ""};
+  base::HostTensor result(spec), reference(spec);
+  for (int64_t o = 0; o < kOutputs; ++o) {
+    float sum = 0.f;
+    double exact = 0.0;
+    for (int64_t k = 0; k < kK; ++k) {
+      const auto x = static_cast<float>(base::uniform_pm1(5, 1, static_cast<uint64_t>(o * kK + k)));
+      const auto w = static_cast<float>(base::uniform_pm1(5, 2, static_cast<uint64_t>(k)));
+      sum += to_tf32(x) * to_tf32(w);
+      exact += static_cast<double>(x) * static_cast<double>(w);
+    }
+    result.store(o, sum);
+    reference.store(o, exact);
+  }
+  const Comparison tf32 = compare_to_reference(result, reference, relative_tolerance(DType::kF32, kK, true));
+  EXPECT_TRUE(tf32.pass()) << tf32.summary();
+  const double output_bits_only = std::ldexp(1.0, -11) + 8.0 * std::sqrt(static_cast<double>(kK)) * std::ldexp(1.0, -24);
+  EXPECT_FALSE(compare_to_reference(result, reference, output_bits_only).pass())
+      << "TF32's operand rounding should exceed a bound that treats it as an 11-bit output";
 }
 
 }  // namespace
