@@ -71,6 +71,7 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
   for (const char* length : {"1", "7", "32", "768", "1000", "4096", "8192", "12288", "16384"}) {
     commands.push_back(std::string("layernormbfp16 -X 64x") + length + " -o 1 -m 1 -F 1");
     commands.push_back(std::string("layernormbfp16 -X 64x") + length + " -o 1 -m 1 -F 14");
+    commands.push_back(std::string("layernorm -X 64x") + length + " -o 1 -m 1 -F 1");
     commands.push_back(std::string("layernorm -X 64x") + length + " -o 1 -m 1 -F 14");
     commands.push_back(std::string("t5layernormfp16 -X 64x") + length + " -m 5 -F 0");
   }

@@ -17,6 +17,7 @@ struct KernelEntry {
   std::string name;
   std::string call;   ///< e.g. "boo::layernorm_forward<float, true, true>(p)"
   int threads = 256;  ///< the launch bound (the block size the plan launches it with)
+  int min_blocks = 0; ///< blocks per SM the compiler must leave registers for (0: no bound)
 };
 
 /// A translation unit named `file` that includes `header` and defines

@@ -16,6 +16,7 @@ struct RowTiling {
   int threads_per_row = 1;  ///< a power of two, <= 1024
   int per_thread = 1;       ///< vectors per thread
   int block = 128;          ///< threads per block
+  bool prefetch = false;    ///< load the next row's share early (RowShare in row_norm.cuh)
   int rows_per_block() const { return block / threads_per_row; }
 };
 
@@ -80,20 +81,30 @@ struct Layout {
   int param_vec = 1;
 };
 
+// Prefetching (the next row's share loaded before the current row is reduced)
+// where a thread holds one vector of a row: a larger share leaves no room for a
+// second one in 64 registers. Not in the fused backward that sums both dweight
+// and dbias (layer norm's full backward): on an H200 it measured 0.84x there at
+// 65536x1024 and 0.93x at 16384x4096 (1.12x at 4096x8192 and 8192x768), while
+// RMS norm's backward (dx and dweight) gained 1.06x-1.20x on each bf16 shape
+// it applies to (docs/perf/2026-11-22-norms-h200-prefetch.md).
 Result<Layout> layout(const RowNormProblem& p) {
   Layout l;
   if (p.forward) {
     BOO_ASSIGN_OR_RETURN(l.fwd, choose_tiling(p, Pass::kForward));
+    l.fwd.prefetch = l.fwd.per_thread == 1;
   }
   if (!backward(p)) return l;
   if (Result<RowTiling> fused = choose_tiling(p, Pass::kBackward); fused.ok()) {
     l.bwd = *fused;
+    l.bwd.prefetch = l.bwd.per_thread == 1 && !(p.dweight && p.dbias);
     return l;
   }
   l.split = partial_sums(p);
   l.param_vec = widest_vector(p);
   if (p.dx) {
     BOO_ASSIGN_OR_RETURN(l.bwd, choose_tiling(p, Pass::kBackwardDx));
+    l.bwd.prefetch = l.bwd.per_thread == 1;
   }
   return l;
 }
@@ -109,7 +120,7 @@ std::vector<Entry> entries(const RowNormProblem& p, const Layout& l) {
   const std::string t = device_type(p.dtype), cols = std::to_string(p.cols);
   auto split = [&](const RowTiling& r) {
     return cols + ", " + std::to_string(r.vec) + ", " + std::to_string(r.threads_per_row) + ", " +
-           std::to_string(r.block);
+           std::to_string(r.block) + ", " + flag(r.prefetch);
   };
   std::vector<Entry> out;
   if (p.forward)
@@ -146,6 +157,16 @@ int block_of(Entry::Kind kind, const Layout& l) {
     case Entry::kFinalize: break;
   }
   return 256;
+}
+
+// A prefetching row kernel holds a second row share: in blocks of 256
+// threads or more, a few registers over 64 would halve the threads resident
+// per SM, so those kernels are bounded to 1024 resident threads (64 registers
+// each). The nvrtc tests fail on any spill this bound causes.
+int min_blocks_per_sm(Entry::Kind kind, const Layout& l) {
+  const RowTiling* t = kind == Entry::kForward ? &l.fwd : kind == Entry::kBackward ? &l.bwd : nullptr;
+  if (t == nullptr || !t->prefetch || t->block < 256) return 0;
+  return 1024 / t->block;
 }
 
 int sm_count(const DeviceInfo& device) { return device.sm_count > 0 ? device.sm_count : 132; }
@@ -203,8 +224,10 @@ class RowNormImplementation final : public GpuImplementation {
     BOO_ASSIGN_OR_RETURN(RowNormProblem p, problem_of_(sig));
     BOO_ASSIGN_OR_RETURN(Layout l, layout(p));
     std::vector<KernelEntry> kernels;
-    for (const Entry& e : entries(p, l))
-      kernels.push_back({e.name, e.call, block_of(e.kind, l)});
+    for (const Entry& e : entries(p, l)) {
+      const int block = block_of(e.kind, l);
+      kernels.push_back({e.name, e.call, block, min_blocks_per_sm(e.kind, l)});
+    }
     return generated_source("row_norm.cu", name_, "boo/common/row_norm.cuh", "boo::RowNormParams", kernels);
   }
 

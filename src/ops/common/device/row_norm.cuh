@@ -93,6 +93,32 @@ __device__ __forceinline__ void load_columns(unsigned long long base, int lane, 
   }
 }
 
+/// A thread's share of one row as loaded: its kPerThread vectors (vector
+/// lane + i * kThreadsPerRow of the row), zeros outside the row or past the
+/// last row. With kPrefetch (chosen by row_norm_impl.cpp) a thread loads its
+/// share of the row it visits next before reducing the current one, so the
+/// loads overlap the reductions and stores.
+template <typename T, int kVec, int kPerThread, int kThreadsPerRow, int kVectors>
+struct RowShare {
+  Vec<T, kVec> v[kPerThread];  // [vectors of this thread]
+
+  __device__ __forceinline__ void load(unsigned long long base, long long row, bool active, int lane) {
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i) {
+      const int vec = lane + i * kThreadsPerRow;
+      v[i] = active && vec < kVectors ? reinterpret_cast<const Vec<T, kVec>*>(base)[row * kVectors + vec]
+                                      : Vec<T, kVec>{};
+    }
+  }
+
+  __device__ __forceinline__ void to_float(float (&out)[kPerThread][kVec]) const {
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i)
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) out[i][k] = boo::to_float(v[i].v[k]);
+  }
+};
+
 template <typename T, int kVec>
 __device__ __forceinline__ void store_vector(unsigned long long base, long long vector_index, const float (&in)[kVec]) {
   Vec<T, kVec> v;
@@ -105,7 +131,8 @@ __device__ __forceinline__ void store_vector(unsigned long long base, long long 
 /// (layer norm; var biased, two passes over the registers), or
 /// y = x * rstd * weight, rstd = 1/sqrt(mean(x^2) + eps) (kRms).
 /// Writes float32 mean (layer norm) and rstd per row.
-template <typename T, int kCols, int kVec, int kThreadsPerRow, int kBlock, bool kRms, bool kWeight, bool kBias>
+template <typename T, int kCols, int kVec, int kThreadsPerRow, int kBlock, bool kPrefetch, bool kRms, bool kWeight,
+          bool kBias>
 __device__ void row_norm_forward(const RowNormParams& p) {
   using Split = RowSplit<kCols, kVec, kThreadsPerRow, kBlock>;
   __shared__ Sum2 scratch[32];
@@ -114,20 +141,23 @@ __device__ void row_norm_forward(const RowNormParams& p) {
   Vec<T, kVec> weight[Split::kPerThread], bias[Split::kPerThread];  // [vectors of this thread]: its columns
   if (kWeight) load_columns<T, kVec, Split::kPerThread, kThreadsPerRow, Split::kVectors>(p.weight, lane, weight);
   if (kBias) load_columns<T, kVec, Split::kPerThread, kThreadsPerRow, Split::kVectors>(p.bias, lane, bias);
+  const long long stride = static_cast<long long>(gridDim.x) * Split::kRowsPerBlock;  // rows between visits
+  long long first = static_cast<long long>(blockIdx.x) * Split::kRowsPerBlock;
+  RowShare<T, kVec, Split::kPerThread, kThreadsPerRow, Split::kVectors> share;  // kPrefetch: of the next row
+  if (kPrefetch) share.load(p.x, first + group, first + group < p.rows, lane);
   // The trip count depends on the block only: every thread reaches every reduction.
-  for (long long first = static_cast<long long>(blockIdx.x) * Split::kRowsPerBlock; first < p.rows;
-       first += static_cast<long long>(gridDim.x) * Split::kRowsPerBlock) {
+  for (; first < p.rows; first += stride) {
     const long long row = first + group;
     const bool active = row < p.rows;
+    if (!kPrefetch) share.load(p.x, row, active, lane);
     float x[Split::kPerThread][kVec];  // [vectors of this thread][kVec]: its share of the row
+    share.to_float(x);
+    if (kPrefetch) share.load(p.x, row + stride, row + stride < p.rows, lane);
     float sum = 0.f;
 #pragma unroll
-    for (int i = 0; i < Split::kPerThread; ++i) {
-      const int vec = lane + i * kThreadsPerRow;
-      load_vector<T, kVec>(p.x, row * Split::kVectors + vec, active && vec < Split::kVectors, x[i]);
+    for (int i = 0; i < Split::kPerThread; ++i)
 #pragma unroll
       for (int k = 0; k < kVec; ++k) sum += x[i][k];
-    }
     float mean = 0.f;
     if (!kRms) mean = group_sum2<kThreadsPerRow>(Sum2{sum, 0.f}, scratch).a / static_cast<float>(kCols);
     float squares = 0.f;
@@ -171,8 +201,8 @@ __device__ void row_norm_forward(const RowNormParams& p) {
 ///   dx = rstd * (g - xhat * mean(g * xhat))             (kRms)
 /// and the row group's partial sums of dweight (dy * xhat) and dbias (dy) over
 /// its rows, in partial row blockIdx.x * kRowsPerBlock + group.
-template <typename T, int kCols, int kVec, int kThreadsPerRow, int kBlock, bool kRms, bool kWeight, bool kDx, bool kDw,
-          bool kDb>
+template <typename T, int kCols, int kVec, int kThreadsPerRow, int kBlock, bool kPrefetch, bool kRms, bool kWeight,
+          bool kDx, bool kDw, bool kDb>
 __device__ void row_norm_backward(const RowNormParams& p) {
   using Split = RowSplit<kCols, kVec, kThreadsPerRow, kBlock>;
   // dbias alone needs only dy (its signature has no x, mean or rstd).
@@ -189,24 +219,37 @@ __device__ void row_norm_backward(const RowNormParams& p) {
   for (int i = 0; i < Split::kPerThread; ++i)
 #pragma unroll
     for (int k = 0; k < kVec; ++k) dw[i][k] = db[i][k] = 0.f;
-  for (long long first = static_cast<long long>(blockIdx.x) * Split::kRowsPerBlock; first < p.rows;
-       first += static_cast<long long>(gridDim.x) * Split::kRowsPerBlock) {
+  // A row's shares of x and dy and its statistics (kPrefetch: of the row
+  // visited next, loaded before the current row is reduced).
+  RowShare<T, kVec, Split::kPerThread, kThreadsPerRow, Split::kVectors> x_share, dy_share;
+  float row_mean = 0.f, row_rstd = 0.f;
+  auto load_row = [&](long long row) {
+    const bool active = row < p.rows;
+    if (kNeedX) x_share.load(p.x, row, active, lane);
+    dy_share.load(p.dy, row, active, lane);
+    if (!kRms && kNeedX) row_mean = active ? reinterpret_cast<const float*>(p.mean)[row] : 0.f;
+    if (kNeedX) row_rstd = active ? reinterpret_cast<const float*>(p.rstd)[row] : 0.f;
+  };
+  const long long stride = static_cast<long long>(gridDim.x) * Split::kRowsPerBlock;  // rows between visits
+  long long first = static_cast<long long>(blockIdx.x) * Split::kRowsPerBlock;
+  if (kPrefetch) load_row(first + group);
+  for (; first < p.rows; first += stride) {
     const long long row = first + group;
     const bool active = row < p.rows;
-    const float mean = (!kRms && kNeedX && active) ? reinterpret_cast<const float*>(p.mean)[row] : 0.f;
-    const float rstd = (kNeedX && active) ? reinterpret_cast<const float*>(p.rstd)[row] : 0.f;
+    if (!kPrefetch) load_row(row);
+    const float mean = row_mean, rstd = row_rstd;
     float xhat[Split::kPerThread][kVec];  // [vectors of this thread][kVec]
     float dy[Split::kPerThread][kVec];    // [vectors of this thread][kVec]
+    if (kNeedX) x_share.to_float(xhat);
+    dy_share.to_float(dy);
+    if (kPrefetch) load_row(row + stride);
     float sum_g = 0.f, sum_gx = 0.f;
 #pragma unroll
     for (int i = 0; i < Split::kPerThread; ++i) {
-      const int vec = lane + i * kThreadsPerRow;
-      const bool valid = active && vec < Split::kVectors;
-      load_vector<T, kVec>(p.x, row * Split::kVectors + vec, kNeedX && valid, xhat[i]);
-      load_vector<T, kVec>(p.dy, row * Split::kVectors + vec, valid, dy[i]);
+      const bool valid = active && lane + i * kThreadsPerRow < Split::kVectors;
 #pragma unroll
       for (int k = 0; k < kVec; ++k) {
-        xhat[i][k] = valid ? (xhat[i][k] - mean) * rstd : 0.f;
+        xhat[i][k] = kNeedX && valid ? (xhat[i][k] - mean) * rstd : 0.f;
         if (kDx) {
           const float g = kWeight ? dy[i][k] * to_float(weight[i].v[k]) : dy[i][k];
           sum_g += g;
