@@ -4,7 +4,8 @@ command per line, each shape with a comment naming the edge case it covers.
 
 Every shape runs in fp32, fp16 and bf16; in NCHW, NHWC and an odd permutation;
 forward (with bias and a rotating activation), backward data, backward weight,
-and once all directions with the bias gradient (-F 0 -b 1).
+and once all directions with the bias gradient (-F 0 -b 1); fp32 in NHWC also
+with --fp32-math tf32 (TF32 tensor cores, the opt-in).
 Run: python3 tests/gpu/make_conv_matrix.py > tests/gpu/conv_matrix.txt
 """
 
@@ -31,6 +32,8 @@ SHAPES = [
      "-v 2"),
     ("large-ish 1x1 (multi-tile GEMM)", 2, "-n 4 -c 96 -H 24 -W 20 -k 160 -y 1 -x 1"),
     ("3x3 with K tiles and split-K weight gradient", 2, "-n 8 -c 64 -H 28 -W 28 -k 64 -y 3 -x 3 -p 1 -q 1"),
+    ("tile rows not a multiple of the loaders' row step (6-warp CTAs)", 2,
+     "-n 16 -c 96 -H 48 -W 32 -k 96 -y 3 -x 3 -p 1 -q 1"),
 ]
 
 LAYOUTS = {
@@ -59,6 +62,10 @@ def main():
                 print(f"{dtype} {flags} -F 4{tail}")
                 if li == 1:
                     print(f"{dtype} {flags} -F 0 -b 1{tail}")
+                if li == 1 and dtype == "conv":
+                    print(f"{dtype} {flags} -F 1 -b 1 --activation {act} --fp32-math tf32{tail}")
+                    print(f"{dtype} {flags} -F 2 --fp32-math tf32{tail}")
+                    print(f"{dtype} {flags} -F 4 --fp32-math tf32{tail}")
 
 
 if __name__ == "__main__":
