@@ -112,8 +112,9 @@ if want pydebug; then
   grep -E '^#[0-9]+ ' "$OUT/pydebug.log" | head -25 | sed 's/^/  /'
 fi
 
-# numerics: the given files (default: the conv matrix, the examples and BOO's sample).
-NUMERICS_FILES="${NUMERICS_FILES:-tests/gpu/conv_matrix.txt tests/gpu/norm_matrix.txt examples/sample-commands.txt workloads/boo-sample.txt}"
+# numerics: the given files (default: the conv and norm matrices, the focus list of past regressions,
+# the examples and BOO's sample; the 413/257 workloads take ~5 min each: name them when loaders change).
+NUMERICS_FILES="${NUMERICS_FILES:-tests/gpu/conv_matrix.txt tests/gpu/focus.txt tests/gpu/norm_matrix.txt examples/sample-commands.txt workloads/boo-sample.txt}"
 if want numerics; then
   export BOO_CACHE_DIR="$PWD/$BUILD/cache"
   for wl in $NUMERICS_FILES; do
