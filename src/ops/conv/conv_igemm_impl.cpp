@@ -240,7 +240,7 @@ int warps_m_of(int bm, int bn) { return bm == 128 ? (warps_n_of(bn) == 1 ? 4 : 2
 // slots run as two waves); splitting K refills an under-occupied GPU at the
 // price of fp32 partials. Occupancy: two CTAs of fewer than 4 warps leave each
 // of an SM's 4 schedulers under two warps to hide mma.sync and shared-memory
-// latency. Measured A/B over the 413 convs (docs/perf/2026-11-22-conv-occupancy-ab-h200.md):
+// latency. Measured A/B over the 413 convs (docs/perf/2026-11-22-conv-413-h200-90d3901.md):
 // the 194 shapes whose tiles it changes ran 1.09x (forward), 1.23x (backward
 // data) and 1.10x (backward weight) faster.
 void choose_tiling(Gemm& g, long long groups, const DeviceInfo& device) {
