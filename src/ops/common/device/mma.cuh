@@ -8,17 +8,24 @@ __device__ __forceinline__ unsigned smem_address(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
 
-/// 16-byte asynchronous global->shared copy; copies zeros when !valid
-/// (src-size 0), which is how padding and out-of-range rows are filled.
-__device__ __forceinline__ void cp_async_16(void* smem, const void* gmem, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_address(smem)), "l"(gmem),
-               "r"(valid ? 16 : 0));
+/// Asynchronous global->shared copy of kBytes (16, 8 or 4) to the shared-memory address `smem`;
+/// copies zeros when !valid (src-size 0), which is how padding and out-of-range rows are filled.
+/// 16-byte copies bypass L1 (.cg); narrower ones cannot (.ca).
+template <int kBytes>
+__device__ __forceinline__ void cp_async_vector_at(unsigned smem, const void* gmem, bool valid) {
+  static_assert(kBytes == 16 || kBytes == 8 || kBytes == 4, "cp.async copies 4, 8 or 16 bytes");
+  if constexpr (kBytes == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem), "l"(gmem), "r"(valid ? 16 : 0));
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem), "l"(gmem), "n"(kBytes),
+                 "r"(valid ? kBytes : 0));
+  }
 }
 
-/// 4-byte asynchronous copy (single fp32 elements).
-__device__ __forceinline__ void cp_async_4(void* smem, const void* gmem, bool valid) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_address(smem)), "l"(gmem),
-               "r"(valid ? 4 : 0));
+/// The same to a shared-memory pointer.
+template <int kBytes>
+__device__ __forceinline__ void cp_async_vector(void* smem, const void* gmem, bool valid) {
+  cp_async_vector_at<kBytes>(smem_address(smem), gmem, valid);
 }
 
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }

@@ -39,22 +39,6 @@ enum OperandMode : int {
 template <class C>
 using Index = typename Select<C::kIdx32, int, long long>::type;
 
-/// cp.async of one vector of kBytes (16, 8 or 4) to a shared-memory address, zero-filled when !valid.
-template <int kBytes>
-__device__ __forceinline__ void cp_async_vector_at(unsigned smem, const void* gmem, bool valid) {
-  if constexpr (kBytes == 16) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem), "l"(gmem), "r"(valid ? 16 : 0));
-  } else {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem), "l"(gmem), "n"(kBytes),
-                 "r"(valid ? kBytes : 0));
-  }
-}
-
-template <int kBytes>
-__device__ __forceinline__ void cp_async_vector(void* smem, const void* gmem, bool valid) {
-  cp_async_vector_at<kBytes>(smem_address(smem), gmem, valid);
-}
-
 /// A GEMM k index as mixed-radix digits (d0, d1, d2, d3), d3 fastest, radices (-, R1, R2, R3):
 /// advanced by a constant step without division, each digit taking the step's digit plus at most
 /// one carry. d0 is unbounded (a k past the end is caught by the caller's k < K check).
