@@ -82,22 +82,12 @@ __device__ __forceinline__ void load_vector(unsigned long long base, long long v
   }
 }
 
-/// This thread's vectors of a per-column parameter (weight or bias), loaded
-/// once and kept packed in registers for every row the thread visits.
-template <typename T, int kVec, int kPerThread, int kThreadsPerRow, int kVectors>
-__device__ __forceinline__ void load_columns(unsigned long long base, int lane, Vec<T, kVec> (&out)[kPerThread]) {
-#pragma unroll
-  for (int i = 0; i < kPerThread; ++i) {
-    const int vec = lane + i * kThreadsPerRow;
-    out[i] = vec < kVectors ? reinterpret_cast<const Vec<T, kVec>*>(base)[vec] : Vec<T, kVec>{};  // zeros past the row
-  }
-}
-
 /// A thread's share of one row as loaded: its kPerThread vectors (vector
 /// lane + i * kThreadsPerRow of the row), zeros outside the row or past the
 /// last row. With kPrefetch (chosen by row_norm_impl.cpp) a thread loads its
 /// share of the row it visits next before reducing the current one, so the
-/// loads overlap the reductions and stores.
+/// loads overlap the reductions and stores. A per-column parameter (weight,
+/// bias) is the share of row 0, loaded once and kept packed in registers.
 template <typename T, int kVec, int kPerThread, int kThreadsPerRow, int kVectors>
 struct RowShare {
   Vec<T, kVec> v[kPerThread];  // [vectors of this thread]
@@ -138,12 +128,13 @@ __device__ void row_norm_forward(const RowNormParams& p) {
   __shared__ Sum2 scratch[32];
   const int lane = threadIdx.x % kThreadsPerRow;  // position in the row group
   const int group = threadIdx.x / kThreadsPerRow;  // row group in the block
-  Vec<T, kVec> weight[Split::kPerThread], bias[Split::kPerThread];  // [vectors of this thread]: its columns
-  if (kWeight) load_columns<T, kVec, Split::kPerThread, kThreadsPerRow, Split::kVectors>(p.weight, lane, weight);
-  if (kBias) load_columns<T, kVec, Split::kPerThread, kThreadsPerRow, Split::kVectors>(p.bias, lane, bias);
+  using Share = RowShare<T, kVec, Split::kPerThread, kThreadsPerRow, Split::kVectors>;
+  Share weight, bias;  // this thread's columns of each
+  if (kWeight) weight.load(p.weight, 0, true, lane);
+  if (kBias) bias.load(p.bias, 0, true, lane);
   const long long stride = static_cast<long long>(gridDim.x) * Split::kRowsPerBlock;  // rows between visits
   long long first = static_cast<long long>(blockIdx.x) * Split::kRowsPerBlock;
-  RowShare<T, kVec, Split::kPerThread, kThreadsPerRow, Split::kVectors> share;  // kPrefetch: of the next row
+  Share share;  // of x's row (kPrefetch: of the row visited next)
   if (kPrefetch) share.load(p.x, first + group, first + group < p.rows, lane);
   // The trip count depends on the block only: every thread reaches every reduction.
   for (; first < p.rows; first += stride) {
@@ -182,8 +173,8 @@ __device__ void row_norm_forward(const RowNormParams& p) {
 #pragma unroll
       for (int k = 0; k < kVec; ++k) {
         float v = (x[i][k] - mean) * rstd;
-        if (kWeight) v *= to_float(weight[i].v[k]);
-        if (kBias) v += to_float(bias[i].v[k]);
+        if (kWeight) v *= to_float(weight.v[i].v[k]);
+        if (kBias) v += to_float(bias.v[i].v[k]);
         y[k] = v;
       }
       store_vector<T, kVec>(p.y, row * Split::kVectors + vec, y);
@@ -210,8 +201,9 @@ __device__ void row_norm_backward(const RowNormParams& p) {
   __shared__ Sum2 scratch[32];
   const int lane = threadIdx.x % kThreadsPerRow;
   const int group = threadIdx.x / kThreadsPerRow;
-  Vec<T, kVec> weight[Split::kPerThread];  // [vectors of this thread]: its columns of the weight
-  if (kWeight && kDx) load_columns<T, kVec, Split::kPerThread, kThreadsPerRow, Split::kVectors>(p.weight, lane, weight);
+  using Share = RowShare<T, kVec, Split::kPerThread, kThreadsPerRow, Split::kVectors>;
+  Share weight;  // this thread's columns of the weight
+  if (kWeight && kDx) weight.load(p.weight, 0, true, lane);
   // [vectors of this thread][kVec]: partial dweight and dbias of its columns
   // (left unused, and so removed by the compiler, when not asked for).
   float dw[Split::kPerThread][kVec], db[Split::kPerThread][kVec];
@@ -221,7 +213,7 @@ __device__ void row_norm_backward(const RowNormParams& p) {
     for (int k = 0; k < kVec; ++k) dw[i][k] = db[i][k] = 0.f;
   // A row's shares of x and dy and its statistics (kPrefetch: of the row
   // visited next, loaded before the current row is reduced).
-  RowShare<T, kVec, Split::kPerThread, kThreadsPerRow, Split::kVectors> x_share, dy_share;
+  Share x_share, dy_share;
   float row_mean = 0.f, row_rstd = 0.f;
   auto load_row = [&](long long row) {
     const bool active = row < p.rows;
@@ -251,7 +243,7 @@ __device__ void row_norm_backward(const RowNormParams& p) {
       for (int k = 0; k < kVec; ++k) {
         xhat[i][k] = kNeedX && valid ? (xhat[i][k] - mean) * rstd : 0.f;
         if (kDx) {
-          const float g = kWeight ? dy[i][k] * to_float(weight[i].v[k]) : dy[i][k];
+          const float g = kWeight ? dy[i][k] * to_float(weight.v[i].v[k]) : dy[i][k];
           sum_g += g;
           sum_gx += g * xhat[i][k];
         }
@@ -271,7 +263,7 @@ __device__ void row_norm_backward(const RowNormParams& p) {
       float out[kVec];
 #pragma unroll
       for (int k = 0; k < kVec; ++k) {
-        const float g = kWeight ? dy[i][k] * to_float(weight[i].v[k]) : dy[i][k];
+        const float g = kWeight ? dy[i][k] * to_float(weight.v[i].v[k]) : dy[i][k];
         out[k] = rstd * (g - mean_g - xhat[i][k] * mean_gx);
       }
       store_vector<T, kVec>(p.dx, row * Split::kVectors + vec, out);
