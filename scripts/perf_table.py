@@ -67,7 +67,7 @@ def main():
         worst.append((ratio, i, cmd))
         out.append(f"| {i} | {d} | {boo:.1f} | {cudnn:.1f} | {ratio:.2f} | {flops / (boo * 1e-6) / 1e12:.1f} | "
                    f"{bound} | {100 * limit_fraction:.0f}% | `{cmd}` |")
-    summary = ["", "| direction | commands | geomean boo/cuDNN | max | min |", "|---|---|---|---|---|"]
+    summary = ["| direction | commands | geomean boo/cuDNN | max | min |", "|---|---|---|---|---|"]
     for d, v in sorted(ratios.items()):
         summary.append(f"| {d} | {len(v)} | {geomean(v):.2f} | {max(v):.2f} | {min(v):.2f} |")
     allr = [x for v in ratios.values() for x in v]
@@ -78,7 +78,8 @@ def main():
         summary += [f"- line {i}: `{c}`: {e}" for i, c, e in failures[:20]]
     worst.sort(reverse=True)
     summary += ["", "Slowest relative to cuDNN:"] + [f"- {x:.2f}x line {i}: `{c}`" for x, i, c in worst[:10]]
-    text = "\n".join(out[:5] + summary + [""] + out[5:]) + "\n"
+    # The summary goes between the preamble and the per-command table (its header and separator row).
+    text = "\n".join(out[:4] + summary + [""] + out[4:]) + "\n"
     sys.stdout.write(text)
 
 
