@@ -17,6 +17,7 @@ struct RowTiling {
   int per_thread = 1;       ///< vectors per thread
   int block = 128;          ///< threads per block
   bool prefetch = false;    ///< load the next row's share early (RowShare in row_norm.cuh)
+  bool shared_partials = false;  ///< the backward's dweight/dbias sums in shared memory (PartialSums)
   int rows_per_block() const { return block / threads_per_row; }
 };
 
@@ -83,11 +84,12 @@ struct Layout {
 
 // Prefetching (the next row's share loaded before the current row is reduced)
 // where a thread holds one vector of a row: a larger share leaves no room for a
-// second one in 64 registers. Not in the fused backward that sums both dweight
-// and dbias (layer norm's full backward): on an H200 it measured 0.84x there at
-// 65536x1024 and 0.93x at 16384x4096 (1.12x at 4096x8192 and 8192x768), while
-// RMS norm's backward (dx and dweight) gained 1.06x-1.20x on each bf16 shape
-// it applies to (docs/perf/2026-11-22-norms-h200-prefetch.md).
+// second one in 64 registers. RMS norm's backward (dx and dweight) gained
+// 1.06x-1.20x from it on each bf16 shape it applies to
+// (docs/perf/2026-11-22-norms-h200-prefetch.md). The fused backward that sums
+// both dweight and dbias besides dx (layer norm's full backward) keeps those
+// sums in shared memory: in registers they left no room for the early load
+// (with both there it measured 0.84x at 65536x1024 on an H200).
 Result<Layout> layout(const RowNormProblem& p) {
   Layout l;
   if (p.forward) {
@@ -97,7 +99,8 @@ Result<Layout> layout(const RowNormProblem& p) {
   if (!backward(p)) return l;
   if (Result<RowTiling> fused = choose_tiling(p, Pass::kBackward); fused.ok()) {
     l.bwd = *fused;
-    l.bwd.prefetch = l.bwd.per_thread == 1 && !(p.dweight && p.dbias);
+    l.bwd.prefetch = l.bwd.per_thread == 1;
+    l.bwd.shared_partials = p.dx && p.dweight && p.dbias;
     return l;
   }
   l.split = partial_sums(p);
@@ -131,7 +134,8 @@ std::vector<Entry> entries(const RowNormProblem& p, const Layout& l) {
   const bool fused_partials = partial_sums(p) && !l.split;
   if (p.dx || fused_partials)
     out.push_back({"boo_row_norm_backward",
-                   "boo::row_norm_backward<" + t + ", " + split(l.bwd) + ", " + flag(p.rms) + ", " + flag(p.weight) +
+                   "boo::row_norm_backward<" + t + ", " + split(l.bwd) + ", " + flag(l.bwd.shared_partials) + ", " +
+                       flag(p.rms) + ", " + flag(p.weight) +
                        ", " + flag(p.dx) + ", " + flag(p.dweight && fused_partials) + ", " +
                        flag(p.dbias && fused_partials) + ">(p)",
                    Entry::kBackward});
@@ -157,6 +161,13 @@ int block_of(Entry::Kind kind, const Layout& l) {
     case Entry::kFinalize: break;
   }
   return 256;
+}
+
+// Dynamic shared memory of each kernel: the backward's partial sums when they
+// live there ([2][elements per thread][block] floats, see PartialSums).
+uint32_t shared_bytes_of(Entry::Kind kind, const Layout& l) {
+  if (kind != Entry::kBackward || !l.bwd.shared_partials) return 0;
+  return static_cast<uint32_t>(2 * l.bwd.per_thread * l.bwd.vec * l.bwd.block * sizeof(float));
 }
 
 // A prefetching row kernel holds a second row share: in blocks of 256
@@ -279,6 +290,7 @@ class RowNormImplementation final : public GpuImplementation {
         case Entry::kFinalize: l.grid[0] = static_cast<uint32_t>((p.cols + 31) / 32); break;  // 32 columns per block
       }
       l.block[0] = static_cast<uint32_t>(block_of(es[i].kind, lay));
+      l.shared_bytes = shared_bytes_of(es[i].kind, lay);
       l.set_params(params);
       launches.push_back(std::move(l));
     }

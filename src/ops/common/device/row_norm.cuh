@@ -109,6 +109,28 @@ struct RowShare {
   }
 };
 
+/// A thread's float32 partial sums of dweight and dbias over the rows its row
+/// group visits, kElems per parameter (its columns, in share order). In
+/// registers, or (kShared, chosen by row_norm_impl.cpp) in the block's dynamic
+/// shared memory, [2][kElems][kBlock] floats (dweight, dbias), which leaves
+/// the registers to the early load of the next row. Each thread touches only
+/// its own sums, so no barrier is needed.
+template <int kElems, int kBlock, bool kShared>
+struct PartialSums {
+  float held[kShared ? 1 : 2][kElems];  // [dweight, dbias][element] (registers only)
+
+  __device__ __forceinline__ float& at(int which, int e) {
+    if constexpr (kShared) {
+      extern __shared__ float dynamic_shared[];  // [2][kElems][kBlock]
+      return dynamic_shared[(which * kElems + e) * kBlock + threadIdx.x];
+    } else {
+      return held[which][e];
+    }
+  }
+  __device__ __forceinline__ float& dw(int e) { return at(0, e); }
+  __device__ __forceinline__ float& db(int e) { return at(1, e); }
+};
+
 template <typename T, int kVec>
 __device__ __forceinline__ void store_vector(unsigned long long base, long long vector_index, const float (&in)[kVec]) {
   Vec<T, kVec> v;
@@ -191,9 +213,10 @@ __device__ void row_norm_forward(const RowNormParams& p) {
 ///   dx = rstd * (g - mean(g) - xhat * mean(g * xhat))   (layer norm)
 ///   dx = rstd * (g - xhat * mean(g * xhat))             (kRms)
 /// and the row group's partial sums of dweight (dy * xhat) and dbias (dy) over
-/// its rows, in partial row blockIdx.x * kRowsPerBlock + group.
-template <typename T, int kCols, int kVec, int kThreadsPerRow, int kBlock, bool kPrefetch, bool kRms, bool kWeight,
-          bool kDx, bool kDw, bool kDb>
+/// its rows, in partial row blockIdx.x * kRowsPerBlock + group (kSharedPartials:
+/// kept in shared memory meanwhile, see PartialSums).
+template <typename T, int kCols, int kVec, int kThreadsPerRow, int kBlock, bool kPrefetch, bool kSharedPartials,
+          bool kRms, bool kWeight, bool kDx, bool kDw, bool kDb>
 __device__ void row_norm_backward(const RowNormParams& p) {
   using Split = RowSplit<kCols, kVec, kThreadsPerRow, kBlock>;
   // dbias alone needs only dy (its signature has no x, mean or rstd).
@@ -204,13 +227,15 @@ __device__ void row_norm_backward(const RowNormParams& p) {
   using Share = RowShare<T, kVec, Split::kPerThread, kThreadsPerRow, Split::kVectors>;
   Share weight;  // this thread's columns of the weight
   if (kWeight && kDx) weight.load(p.weight, 0, true, lane);
-  // [vectors of this thread][kVec]: partial dweight and dbias of its columns
-  // (left unused, and so removed by the compiler, when not asked for).
-  float dw[Split::kPerThread][kVec], db[Split::kPerThread][kVec];
+  // Element i * kVec + k: partial dweight and dbias of this thread's column
+  // (vector i, element k); left unused, and so removed by the compiler, when
+  // not asked for.
+  PartialSums<Split::kPerThread * kVec, kBlock, kSharedPartials> partial;
 #pragma unroll
-  for (int i = 0; i < Split::kPerThread; ++i)
-#pragma unroll
-    for (int k = 0; k < kVec; ++k) dw[i][k] = db[i][k] = 0.f;
+  for (int e = 0; e < Split::kPerThread * kVec; ++e) {
+    if (kDw) partial.dw(e) = 0.f;
+    if (kDb) partial.db(e) = 0.f;
+  }
   // A row's shares of x and dy and its statistics (kPrefetch: of the row
   // visited next, loaded before the current row is reduced).
   Share x_share, dy_share;
@@ -247,8 +272,8 @@ __device__ void row_norm_backward(const RowNormParams& p) {
           sum_g += g;
           sum_gx += g * xhat[i][k];
         }
-        if (kDw) dw[i][k] += dy[i][k] * xhat[i][k];
-        if (kDb) db[i][k] += dy[i][k];
+        if (kDw) partial.dw(i * kVec + k) += dy[i][k] * xhat[i][k];
+        if (kDb) partial.db(i * kVec + k) += dy[i][k];
       }
     }
     if (!kDx) continue;
@@ -279,8 +304,8 @@ __device__ void row_norm_backward(const RowNormParams& p) {
     if (vec >= Split::kVectors) continue;
 #pragma unroll
     for (int k = 0; k < kVec; ++k) {
-      if (kDw) partial_dw[vec * kVec + k] = dw[i][k];
-      if (kDb) partial_db[vec * kVec + k] = db[i][k];
+      if (kDw) partial_dw[vec * kVec + k] = partial.dw(i * kVec + k);
+      if (kDb) partial_db[vec * kVec + k] = partial.db(i * kVec + k);
     }
   }
 }
