@@ -190,10 +190,12 @@ uint32_t forward_blocks(const RowNormProblem& p, const RowTiling& t, const Devic
   return static_cast<uint32_t>(std::clamp<int64_t>(needed, 1, int64_t{sm_count(device)} * (2048 / t.block)));
 }
 
+// The backward kernels hold 40-64 registers per thread: 1024 threads fit on an
+// SM at once, and more blocks would only add a second wave and partial rows.
 uint32_t backward_blocks(const RowNormProblem& p, const RowTiling& t, const DeviceInfo& device) {
   const int64_t per_block = t.rows_per_block() * kBackwardRowsPerGroup;
   const int64_t needed = (p.rows + per_block - 1) / per_block;
-  return static_cast<uint32_t>(std::clamp<int64_t>(needed, 1, int64_t{sm_count(device)} * (2048 / t.block)));
+  return static_cast<uint32_t>(std::clamp<int64_t>(needed, 1, int64_t{sm_count(device)} * (1024 / t.block)));
 }
 
 // The split backward's column-parallel kernel: blocks across the row's
