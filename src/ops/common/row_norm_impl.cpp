@@ -23,14 +23,11 @@ struct RowTiling {
 
 // Elements of a row a thread keeps in registers, aimed at and at most: 16 and
 // 32 for the forward (x) and a dx-only backward (x, dy); 8 and 16 for the
-// fused backward, which also holds dweight/dbias partials; 8 and 32 for the
-// fused backward whose partials live in shared memory (one vector per thread
-// where the row allows, for the early load; rows as wide as the dx-only pass
-// takes). Blocks of 1024 threads have 64 registers per thread, so at most
-// half. The nvrtc tests compile every row class at these limits and fail on
-// spills.
-enum class Pass { kForward, kBackward, kBackwardSharedPartials, kBackwardDx };
-int target_elements(Pass pass) { return pass == Pass::kBackward || pass == Pass::kBackwardSharedPartials ? 8 : 16; }
+// fused backward, which also holds dweight/dbias partials. Blocks of 1024
+// threads have 64 registers per thread, so at most half. The nvrtc tests
+// compile every row class at these limits and fail on spills.
+enum class Pass { kForward, kBackward, kBackwardDx };
+int target_elements(Pass pass) { return pass == Pass::kBackward ? 8 : 16; }
 int max_elements(Pass pass) { return pass == Pass::kBackward ? 16 : 32; }
 constexpr int kSmallBlock = 128;
 // Backward rows per row group at least (when there are that many): fewer
@@ -72,12 +69,6 @@ Result<RowTiling> choose_tiling(const RowNormProblem& p, Pass pass) {
 
 const char* flag(bool v) { return v ? "true" : "false"; }
 
-// Dynamic shared memory of a backward tiling: its partial sums when they live
-// there ([2][elements per thread][block] floats, see PartialSums).
-size_t shared_bytes(const RowTiling& t) {
-  return t.shared_partials ? 2 * static_cast<size_t>(t.per_thread * t.vec * t.block) * sizeof(float) : 0;
-}
-
 bool backward(const RowNormProblem& p) { return p.dx || p.dweight || p.dbias; }
 bool partial_sums(const RowNormProblem& p) { return p.dweight || p.dbias; }
 
@@ -97,27 +88,24 @@ struct Layout {
 // 1.06x-1.20x from it on each bf16 shape it applies to
 // (docs/perf/2026-11-22-norms-h200-prefetch.md). The fused backward that sums
 // both dweight and dbias besides dx (layer norm's full backward) keeps those
-// sums in shared memory (in registers they left no room for the early load:
-// with both there it measured 0.84x at 65536x1024 on an H200), which also lets
-// it take rows as wide as the dx-only pass; where the device lacks that much
-// shared memory, the backward is split.
-Result<Layout> layout(const RowNormProblem& p, const DeviceInfo& device) {
+// sums in shared memory: in registers they left no room for the early load
+// (with both there it measured 0.84x at 65536x1024 on an H200). Not where a
+// row group is narrower than a warp (rows of under 32 vectors): there a block
+// visits few rows of many row groups, and the shared-memory sums measured
+// 0.89x at 13440x32, so they keep the registers and the plain loop.
+Result<Layout> layout(const RowNormProblem& p) {
   Layout l;
   if (p.forward) {
     BOO_ASSIGN_OR_RETURN(l.fwd, choose_tiling(p, Pass::kForward));
     l.fwd.prefetch = l.fwd.per_thread == 1;
   }
   if (!backward(p)) return l;
-  const bool shared_partials = p.dx && p.dweight && p.dbias;
-  if (Result<RowTiling> fused = choose_tiling(p, shared_partials ? Pass::kBackwardSharedPartials : Pass::kBackward);
-      fused.ok()) {
-    RowTiling t = *fused;
-    t.prefetch = t.per_thread == 1;
-    t.shared_partials = shared_partials;
-    if (shared_bytes(t) <= static_cast<size_t>(device.max_shared_bytes_per_block)) {
-      l.bwd = t;
-      return l;
-    }
+  if (Result<RowTiling> fused = choose_tiling(p, Pass::kBackward); fused.ok()) {
+    l.bwd = *fused;
+    const bool both_partials = p.dweight && p.dbias;
+    l.bwd.shared_partials = p.dx && both_partials && l.bwd.threads_per_row >= 32;
+    l.bwd.prefetch = l.bwd.per_thread == 1 && (!both_partials || l.bwd.shared_partials);
+    return l;
   }
   l.split = partial_sums(p);
   l.param_vec = widest_vector(p);
@@ -179,9 +167,11 @@ int block_of(Entry::Kind kind, const Layout& l) {
   return 256;
 }
 
-// Dynamic shared memory of each kernel: the backward's partial sums when they live there.
+// Dynamic shared memory of each kernel: the backward's partial sums when they
+// live there ([2][elements per thread][block] floats, see PartialSums).
 uint32_t shared_bytes_of(Entry::Kind kind, const Layout& l) {
-  return kind == Entry::kBackward ? static_cast<uint32_t>(shared_bytes(l.bwd)) : 0;
+  if (kind != Entry::kBackward || !l.bwd.shared_partials) return 0;
+  return static_cast<uint32_t>(2 * l.bwd.per_thread * l.bwd.vec * l.bwd.block * sizeof(float));
 }
 
 // A prefetching row kernel holds a second row share: in blocks of 256
@@ -232,24 +222,24 @@ class RowNormImplementation final : public GpuImplementation {
 
   std::string_view name() const override { return name_; }
 
-  Status accepts(const OpSignature& sig, const DeviceInfo& device) const override {
+  Status accepts(const OpSignature& sig, const DeviceInfo&) const override {
     BOO_ASSIGN_OR_RETURN(RowNormProblem p, problem_of_(sig));
-    return layout(p, device).status();
+    return layout(p).status();
   }
 
-  std::string compile_params(const OpSignature& sig, const DeviceInfo& device) const override {
+  std::string compile_params(const OpSignature& sig, const DeviceInfo&) const override {
     Result<RowNormProblem> p = problem_of_(sig);
     if (!p.ok()) return "declined";
-    Result<Layout> l = layout(*p, device);
+    Result<Layout> l = layout(*p);
     if (!l.ok()) return "declined";
     std::string record;  // the calls carry every compile-time choice
     for (const Entry& e : entries(*p, *l)) record += e.name + "=" + e.call + ";";
     return record;
   }
 
-  Result<base::KernelSource> source(const OpSignature& sig, const DeviceInfo& device) const override {
+  Result<base::KernelSource> source(const OpSignature& sig, const DeviceInfo&) const override {
     BOO_ASSIGN_OR_RETURN(RowNormProblem p, problem_of_(sig));
-    BOO_ASSIGN_OR_RETURN(Layout l, layout(p, device));
+    BOO_ASSIGN_OR_RETURN(Layout l, layout(p));
     std::vector<KernelEntry> kernels;
     for (const Entry& e : entries(p, l)) {
       const int block = block_of(e.kind, l);
@@ -261,7 +251,7 @@ class RowNormImplementation final : public GpuImplementation {
   size_t workspace_bytes(const OpSignature& sig, const DeviceInfo& device) const override {
     Result<RowNormProblem> p = problem_of_(sig);
     if (!p.ok() || !partial_sums(*p)) return 0;
-    Result<Layout> l = layout(*p, device);
+    Result<Layout> l = layout(*p);
     if (!l.ok()) return 0;
     return 2 * slots(*p, *l, device) * static_cast<size_t>(p->cols) * sizeof(float);
   }
@@ -270,7 +260,7 @@ class RowNormImplementation final : public GpuImplementation {
                                          std::span<const DeviceTensor> args, std::span<const DeviceTensor> results,
                                          uint64_t workspace) const override {
     BOO_ASSIGN_OR_RETURN(RowNormProblem p, problem_of_(sig));
-    BOO_ASSIGN_OR_RETURN(Layout lay, layout(p, device));
+    BOO_ASSIGN_OR_RETURN(Layout lay, layout(p));
     auto address = [&](std::string_view name) { return tensor_address(args, results, name); };
     RowNormParams params{};
     params.x = address("x");
