@@ -23,11 +23,14 @@ struct RowTiling {
 
 // Elements of a row a thread keeps in registers, aimed at and at most: 16 and
 // 32 for the forward (x) and a dx-only backward (x, dy); 8 and 16 for the
-// fused backward, which also holds dweight/dbias partials. Blocks of 1024
-// threads have 64 registers per thread, so at most half. The nvrtc tests
-// compile every row class at these limits and fail on spills.
-enum class Pass { kForward, kBackward, kBackwardDx };
-int target_elements(Pass pass) { return pass == Pass::kBackward ? 8 : 16; }
+// fused backward, which also holds dweight/dbias partials; 8 and 32 for the
+// fused backward whose partials live in shared memory (one vector per thread
+// where the row allows, for the early load; rows as wide as the dx-only pass
+// takes). Blocks of 1024 threads have 64 registers per thread, so at most
+// half. The nvrtc tests compile every row class at these limits and fail on
+// spills.
+enum class Pass { kForward, kBackward, kBackwardSharedPartials, kBackwardDx };
+int target_elements(Pass pass) { return pass == Pass::kBackward || pass == Pass::kBackwardSharedPartials ? 8 : 16; }
 int max_elements(Pass pass) { return pass == Pass::kBackward ? 16 : 32; }
 constexpr int kSmallBlock = 128;
 // Backward rows per row group at least (when there are that many): fewer
@@ -69,6 +72,12 @@ Result<RowTiling> choose_tiling(const RowNormProblem& p, Pass pass) {
 
 const char* flag(bool v) { return v ? "true" : "false"; }
 
+// Dynamic shared memory of a backward tiling: its partial sums when they live
+// there ([2][elements per thread][block] floats, see PartialSums).
+size_t shared_bytes(const RowTiling& t) {
+  return t.shared_partials ? 2 * static_cast<size_t>(t.per_thread * t.vec * t.block) * sizeof(float) : 0;
+}
+
 bool backward(const RowNormProblem& p) { return p.dx || p.dweight || p.dbias; }
 bool partial_sums(const RowNormProblem& p) { return p.dweight || p.dbias; }
 
@@ -92,20 +101,26 @@ struct Layout {
 // (with both there it measured 0.84x at 65536x1024 on an H200). Not where a
 // row group is narrower than a warp (rows of under 32 vectors): there a block
 // visits few rows of many row groups, and the shared-memory sums measured
-// 0.89x at 13440x32, so they keep the registers and the plain loop.
-Result<Layout> layout(const RowNormProblem& p) {
+// 0.89x at 13440x32, so they keep the registers and the plain loop. In shared
+// memory the sums also let the fused backward take rows as wide as the dx-only
+// pass does; where the device lacks that much shared memory, such rows split.
+Result<Layout> layout(const RowNormProblem& p, const DeviceInfo& device) {
   Layout l;
   if (p.forward) {
     BOO_ASSIGN_OR_RETURN(l.fwd, choose_tiling(p, Pass::kForward));
     l.fwd.prefetch = l.fwd.per_thread == 1;
   }
   if (!backward(p)) return l;
-  if (Result<RowTiling> fused = choose_tiling(p, Pass::kBackward); fused.ok()) {
-    l.bwd = *fused;
-    const bool both_partials = p.dweight && p.dbias;
-    l.bwd.shared_partials = p.dx && both_partials && l.bwd.threads_per_row >= 32;
-    l.bwd.prefetch = l.bwd.per_thread == 1 && (!both_partials || l.bwd.shared_partials);
-    return l;
+  const bool both_partials = p.dweight && p.dbias;
+  const Pass fused_pass = p.dx && both_partials ? Pass::kBackwardSharedPartials : Pass::kBackward;
+  if (Result<RowTiling> fused = choose_tiling(p, fused_pass); fused.ok()) {
+    RowTiling t = *fused;
+    t.shared_partials = fused_pass == Pass::kBackwardSharedPartials && t.threads_per_row >= 32;
+    t.prefetch = t.per_thread == 1 && (!both_partials || t.shared_partials);
+    if (shared_bytes(t) <= static_cast<size_t>(device.max_shared_bytes_per_block)) {
+      l.bwd = t;
+      return l;
+    }
   }
   l.split = partial_sums(p);
   l.param_vec = widest_vector(p);
@@ -167,11 +182,9 @@ int block_of(Entry::Kind kind, const Layout& l) {
   return 256;
 }
 
-// Dynamic shared memory of each kernel: the backward's partial sums when they
-// live there ([2][elements per thread][block] floats, see PartialSums).
+// Dynamic shared memory of each kernel: the backward's partial sums when they live there.
 uint32_t shared_bytes_of(Entry::Kind kind, const Layout& l) {
-  if (kind != Entry::kBackward || !l.bwd.shared_partials) return 0;
-  return static_cast<uint32_t>(2 * l.bwd.per_thread * l.bwd.vec * l.bwd.block * sizeof(float));
+  return kind == Entry::kBackward ? static_cast<uint32_t>(shared_bytes(l.bwd)) : 0;
 }
 
 // A prefetching row kernel holds a second row share: in blocks of 256
@@ -196,9 +209,14 @@ uint32_t forward_blocks(const RowNormProblem& p, const RowTiling& t, const Devic
 
 // The backward kernels hold 40-64 registers per thread: 1024 threads fit on an
 // SM at once, and more blocks would only add a second wave and partial rows.
+// A block of one row (rows of 32+ vectors) visits fewer rows where that gives
+// every SM a block: few wide rows (1024x12288) otherwise left half of them
+// idle. Narrower rows keep their rows per group: the finalize adds a narrow
+// row's partial rows in few blocks.
 uint32_t backward_blocks(const RowNormProblem& p, const RowTiling& t, const DeviceInfo& device) {
   const int64_t per_block = t.rows_per_block() * kBackwardRowsPerGroup;
-  const int64_t needed = (p.rows + per_block - 1) / per_block;
+  int64_t needed = (p.rows + per_block - 1) / per_block;
+  if (t.rows_per_block() == 1) needed = std::max<int64_t>(needed, std::min<int64_t>(p.rows, sm_count(device)));
   return static_cast<uint32_t>(std::clamp<int64_t>(needed, 1, int64_t{sm_count(device)} * (1024 / t.block)));
 }
 
@@ -222,24 +240,24 @@ class RowNormImplementation final : public GpuImplementation {
 
   std::string_view name() const override { return name_; }
 
-  Status accepts(const OpSignature& sig, const DeviceInfo&) const override {
+  Status accepts(const OpSignature& sig, const DeviceInfo& device) const override {
     BOO_ASSIGN_OR_RETURN(RowNormProblem p, problem_of_(sig));
-    return layout(p).status();
+    return layout(p, device).status();
   }
 
-  std::string compile_params(const OpSignature& sig, const DeviceInfo&) const override {
+  std::string compile_params(const OpSignature& sig, const DeviceInfo& device) const override {
     Result<RowNormProblem> p = problem_of_(sig);
     if (!p.ok()) return "declined";
-    Result<Layout> l = layout(*p);
+    Result<Layout> l = layout(*p, device);
     if (!l.ok()) return "declined";
     std::string record;  // the calls carry every compile-time choice
     for (const Entry& e : entries(*p, *l)) record += e.name + "=" + e.call + ";";
     return record;
   }
 
-  Result<base::KernelSource> source(const OpSignature& sig, const DeviceInfo&) const override {
+  Result<base::KernelSource> source(const OpSignature& sig, const DeviceInfo& device) const override {
     BOO_ASSIGN_OR_RETURN(RowNormProblem p, problem_of_(sig));
-    BOO_ASSIGN_OR_RETURN(Layout l, layout(p));
+    BOO_ASSIGN_OR_RETURN(Layout l, layout(p, device));
     std::vector<KernelEntry> kernels;
     for (const Entry& e : entries(p, l)) {
       const int block = block_of(e.kind, l);
@@ -251,7 +269,7 @@ class RowNormImplementation final : public GpuImplementation {
   size_t workspace_bytes(const OpSignature& sig, const DeviceInfo& device) const override {
     Result<RowNormProblem> p = problem_of_(sig);
     if (!p.ok() || !partial_sums(*p)) return 0;
-    Result<Layout> l = layout(*p);
+    Result<Layout> l = layout(*p, device);
     if (!l.ok()) return 0;
     return 2 * slots(*p, *l, device) * static_cast<size_t>(p->cols) * sizeof(float);
   }
@@ -260,7 +278,7 @@ class RowNormImplementation final : public GpuImplementation {
                                          std::span<const DeviceTensor> args, std::span<const DeviceTensor> results,
                                          uint64_t workspace) const override {
     BOO_ASSIGN_OR_RETURN(RowNormProblem p, problem_of_(sig));
-    BOO_ASSIGN_OR_RETURN(Layout lay, layout(p));
+    BOO_ASSIGN_OR_RETURN(Layout lay, layout(p, device));
     auto address = [&](std::string_view name) { return tensor_address(args, results, name); };
     RowNormParams params{};
     params.x = address("x");
