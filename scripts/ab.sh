@@ -8,7 +8,8 @@
 #   scripts/ab.sh --export base 9cceb5e~1   (git archive of the commit into .deps/ab/base)
 # On the GPU machine (the working tree itself is "." and may be a tree of the list):
 #   scripts/ab.sh benchmarks/norm_shapes.txt .deps/ab/base .
-# Results: $OUT/ab-<n>-<round>.csv (one per tree and round) and the table on stdout.
+# The table goes to stdout and $OUT/ab.md; each tree's CSV and log per round to $AB_WORK
+# (default /tmp/boo-ab: the device tool brings back at most 8 files from $OUT).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,8 +22,9 @@ fi
 [ $# -ge 3 ] || { echo "usage: scripts/ab.sh COMMANDS_FILE TREE TREE [TREE ...]" >&2; exit 2; }
 commands="$1"; shift
 OUT="${OUT:-$PWD/build-ab}"
+WORK="${AB_WORK:-/tmp/boo-ab}"
 ROUNDS="${ROUNDS:-2}"
-mkdir -p "$OUT"
+mkdir -p "$OUT" "$WORK"
 gtest_arg=()
 [ -d .deps/googletest ] && gtest_arg=(-DBOO_GTEST_SOURCE_DIR="$PWD/.deps/googletest")
 
@@ -32,8 +34,8 @@ for i in $(seq 1 $#); do
   build="/tmp/boo-ab-$i"
   if ! { cmake -S "$tree" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBOO_BUILD_TESTS=OFF "${gtest_arg[@]}" \
            -DPython3_EXECUTABLE="$(command -v python3)" && cmake --build "$build" -j16 --target boo-driver; } \
-         > "$OUT/ab-build-$i.log" 2>&1; then
-    echo "build of $tree failed:"; tail -n 20 "$OUT/ab-build-$i.log"; exit 1
+         > "$WORK/build-$i.log" 2>&1; then
+    echo "build of $tree failed:"; tail -n 20 "$WORK/build-$i.log"; exit 1
   fi
   drivers+=("$build/tools/boo-driver")
 done
@@ -42,11 +44,11 @@ for round in $(seq 1 "$ROUNDS"); do
   for i in "${!drivers[@]}"; do
     # Each tree its own kernel cache: the trees' kernels differ under the same signature.
     BOO_CACHE_DIR="/tmp/boo-ab-cache-$i" "${drivers[$i]}" --backend boo --commands-file "$commands" --iter 100 \
-      --csv "$OUT/ab-$((i + 1))-$round.csv" > "$OUT/ab-$((i + 1))-$round.log" 2>&1
+      --csv "$WORK/ab-$((i + 1))-$round.csv" > "$WORK/ab-$((i + 1))-$round.log" 2>&1
   done
 done
 
-python3 - "$OUT" "${#drivers[@]}" "$ROUNDS" "$@" <<'EOF'
+python3 - "$WORK" "${#drivers[@]}" "$ROUNDS" "$@" <<'EOF' | tee "$OUT/ab.md"
 import csv, math, sys
 out, trees, rounds, names = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
 best = [{} for _ in range(trees)]  # per tree: command -> best mean time over the rounds
