@@ -21,16 +21,16 @@ struct RowTiling {
   int rows_per_block() const { return block / threads_per_row; }
 };
 
-// Elements of a row a thread keeps in registers, aimed at and at most: 8 and
-// 32 for the forward (x: one 16-byte vector per thread where the row allows,
-// for the early load of the next row); 16 and 32 for a dx-only backward (x,
-// dy); 8 and 16 for the fused backward, which also holds dweight/dbias
-// partials; 8 and 32 for the fused backward whose partials live in shared
-// memory (rows as wide as the dx-only pass takes). Blocks of 1024 threads have
-// 64 registers per thread, so at most half. The nvrtc tests compile every row
-// class at these limits and fail on spills.
+// Elements of a row a thread keeps in registers, aimed at and at most: 16 and
+// 32 for the forward (x) and a dx-only backward (x, dy); 8 and 16 for the
+// fused backward, which also holds dweight/dbias partials; 8 and 32 for the
+// fused backward whose partials live in shared memory (one vector per thread
+// where the row allows, for the early load; rows as wide as the dx-only pass
+// takes). Blocks of 1024 threads have 64 registers per thread, so at most
+// half. The nvrtc tests compile every row class at these limits and fail on
+// spills.
 enum class Pass { kForward, kBackward, kBackwardSharedPartials, kBackwardDx };
-int target_elements(Pass pass) { return pass == Pass::kBackwardDx ? 16 : 8; }
+int target_elements(Pass pass) { return pass == Pass::kBackward || pass == Pass::kBackwardSharedPartials ? 8 : 16; }
 int max_elements(Pass pass) { return pass == Pass::kBackward ? 16 : 32; }
 constexpr int kSmallBlock = 128;
 // Backward rows per row group at least (when there are that many): fewer
