@@ -120,6 +120,40 @@ TEST(NvrtcTest, WideRowBackwardsStayOnTheRowKernels) {
   }
 }
 
+// Where layer norm's full backward keeps its dweight/dbias sums: shared memory
+// for row groups of a warp or more (with the early load where a thread holds
+// one vector), registers for narrower ones; rows of 12288 fused where the
+// device has 128 KiB of shared memory per block, split where it has not.
+TEST(NvrtcTest, LayerNormBackwardPartialsFollowTheRowAndTheDevice) {
+  struct Case {
+    const char* arch;
+    const char* command;
+    const char* expected;  // in the compile parameters
+    bool split;            // a column-parallel dweight/dbias kernel
+  };
+  for (const Case& c : {
+           Case{"sm_90a", "layernormbfp16 -X 16384x4096 -o 1 -m 1 -F 14",
+                "row_norm_backward<boo::bf16, 4096, 8, 512, 512, true, true, ", false},
+           Case{"sm_90a", "layernormbfp16 -X 13440x32 -o 1 -m 1 -F 14",
+                "row_norm_backward<boo::bf16, 32, 8, 4, 128, false, false, ", false},
+           Case{"sm_90a", "layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 14",
+                "row_norm_backward<boo::bf16, 12288, 8, 1024, 1024, false, true, ", false},
+           Case{"sm_70", "layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 14", "row_norm_param_grads<", true},
+           Case{"sm_90a", "t5layernormbfp16 -X 16384x4096 -m 5 -F 2",
+                "row_norm_backward<boo::bf16, 4096, 8, 512, 512, true, false, ", false},
+       }) {
+    SCOPED_TRACE(std::string(c.arch) + ": " + c.command);
+    const DeviceInfo device = *DeviceInfo::for_arch(c.arch);
+    Result<ParsedCommand> p = parse_command(std::string_view(c.command));
+    ASSERT_TRUE(p.ok()) << p.status().to_string();
+    const ops::GpuImplementation* rows = ops::find_op(p->signature->op_name())->gpu_implementations()[0];
+    ASSERT_TRUE(rows->accepts(*p->signature, device).ok());
+    const std::string params = rows->compile_params(*p->signature, device);
+    EXPECT_NE(params.find(c.expected), std::string::npos) << params;
+    EXPECT_EQ(params.find("param_grads") != std::string::npos, c.split) << params;
+  }
+}
+
 TEST(NvrtcTest, CompileErrorsCarryTheLog) {
   jit::KernelSource src{"broken.cu", "extern \"C\" __global__ void k() { undefined_thing(); }\n", {"k"}};
   Result<jit::CompiledKernel> k = jit::compile_kernel(src, kArch, false);
