@@ -33,8 +33,9 @@ enum class Pass { kForward, kBackward, kBackwardSharedPartials, kBackwardDx };
 int target_elements(Pass pass) { return pass == Pass::kBackward || pass == Pass::kBackwardSharedPartials ? 8 : 16; }
 int max_elements(Pass pass) { return pass == Pass::kBackward ? 16 : 32; }
 constexpr int kSmallBlock = 128;
-// Backward rows per row group at least (when there are that many): fewer
-// partial rows for the finalize step to add.
+// Backward rows per row group at least, when there are that many (fewer partial
+// rows for the finalize step to add); one-row blocks go below it where that
+// gives every SM a block (backward_blocks).
 constexpr int64_t kBackwardRowsPerGroup = 16;
 // The column-parallel dweight/dbias kernel of a split backward: threads per
 // block, rows per partial row at least, and blocks to aim for per SM.
