@@ -25,15 +25,13 @@ OUT="${OUT:-$PWD/build-ab}"
 WORK="${AB_WORK:-/tmp/boo-ab}"
 ROUNDS="${ROUNDS:-2}"
 mkdir -p "$OUT" "$WORK"
-gtest_arg=()
-[ -d .deps/googletest ] && gtest_arg=(-DBOO_GTEST_SOURCE_DIR="$PWD/.deps/googletest")
-
 drivers=()
 for i in $(seq 1 $#); do
   tree="${!i}"
-  build="/tmp/boo-ab-$i"
-  if ! { cmake -S "$tree" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBOO_BUILD_TESTS=OFF "${gtest_arg[@]}" \
-           -DPython3_EXECUTABLE="$(command -v python3)" && cmake --build "$build" -j16 --target boo-driver; } \
+  build="$WORK/build$(cd "$tree" && pwd | tr / _)"  # one build folder per source tree, kept between runs
+  # boo-driver alone: no tests (GoogleTest) and no Python extension to configure.
+  if ! { cmake -S "$tree" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBOO_BUILD_TESTS=OFF &&
+         cmake --build "$build" -j16 --target boo-driver; } \
          > "$WORK/build-$i.log" 2>&1; then
     echo "build of $tree failed:"; tail -n 20 "$WORK/build-$i.log"; exit 1
   fi
