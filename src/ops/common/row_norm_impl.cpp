@@ -33,6 +33,10 @@ enum class Pass { kForward, kBackward, kBackwardSharedPartials, kBackwardDx };
 int target_elements(Pass pass) { return pass == Pass::kBackward || pass == Pass::kBackwardSharedPartials ? 8 : 16; }
 int max_elements(Pass pass) { return pass == Pass::kBackward ? 16 : 32; }
 constexpr int kSmallBlock = 128;
+// Threads an SM holds at most, and at 64 registers each (its 64K registers):
+// the row kernels' occupancy bounds.
+constexpr int kThreadsPerSm = 2048;
+constexpr int kThreadsPerSmAt64Registers = 1024;
 // Backward rows per row group at least, when there are that many (fewer partial
 // rows for the finalize step to add); one-row blocks go below it where that
 // gives every SM a block (backward_blocks).
@@ -195,7 +199,7 @@ uint32_t shared_bytes_of(Entry::Kind kind, const Layout& l) {
 int min_blocks_per_sm(Entry::Kind kind, const Layout& l) {
   const RowTiling* t = kind == Entry::kForward ? &l.fwd : kind == Entry::kBackward ? &l.bwd : nullptr;
   if (t == nullptr || !t->prefetch || t->block < 256) return 0;
-  return 1024 / t->block;
+  return kThreadsPerSmAt64Registers / t->block;
 }
 
 int sm_count(const DeviceInfo& device) { return device.sm_count > 0 ? device.sm_count : 132; }
@@ -205,7 +209,7 @@ int sm_count(const DeviceInfo& device) { return device.sm_count > 0 ? device.sm_
 // on the GPU at once.
 uint32_t forward_blocks(const RowNormProblem& p, const RowTiling& t, const DeviceInfo& device) {
   const int64_t needed = (p.rows + t.rows_per_block() - 1) / t.rows_per_block();
-  return static_cast<uint32_t>(std::clamp<int64_t>(needed, 1, int64_t{sm_count(device)} * (2048 / t.block)));
+  return static_cast<uint32_t>(std::clamp<int64_t>(needed, 1, int64_t{sm_count(device)} * (kThreadsPerSm / t.block)));
 }
 
 // The backward kernels hold 40-64 registers per thread: 1024 threads fit on an
@@ -218,7 +222,7 @@ uint32_t backward_blocks(const RowNormProblem& p, const RowTiling& t, const Devi
   const int64_t per_block = t.rows_per_block() * kBackwardRowsPerGroup;
   int64_t needed = (p.rows + per_block - 1) / per_block;
   if (t.rows_per_block() == 1) needed = std::max<int64_t>(needed, std::min<int64_t>(p.rows, sm_count(device)));
-  return static_cast<uint32_t>(std::clamp<int64_t>(needed, 1, int64_t{sm_count(device)} * (1024 / t.block)));
+  return static_cast<uint32_t>(std::clamp<int64_t>(needed, 1, int64_t{sm_count(device)} * (kThreadsPerSmAt64Registers / t.block)));
 }
 
 // The split backward's column-parallel kernel: blocks across the row's
