@@ -47,9 +47,12 @@ bool has_bias_argument(const OpSignature& sig) {
   return false;
 }
 
-// The reason each fault must be reported with: the per-element tolerance catches every
-// wrong value, the NaN pattern the NaN.
-std::string expected_reason(Fault fault) { return fault == Fault::kNan ? "NaN mismatch" : "tolerance"; }
+// The reasons each fault must be reported with: the per-element tolerance catches every wrong value
+// (a NaN among them), and the statistical check's NaN pattern the NaN too.
+std::vector<std::string> expected_reasons(Fault fault) {
+  if (fault == Fault::kNan) return {"NaN mismatch", "tolerance"};
+  return {"tolerance"};
+}
 
 TEST(FaultBackendTest, TheUnfaultedCpuBackendPassesEveryCommand) {
   for (const std::string& command : kCommands) {
@@ -75,8 +78,9 @@ TEST(FaultBackendTest, VerifyNumericsFailsEveryFaultForItsReason) {
       const std::string what = std::string(info.name) + " on " + command;
       EXPECT_FALSE(v.pass()) << what << " passed --verify-numerics";
       EXPECT_TRUE(v.error.empty()) << what << ": the check did not run: " << v.error;
-      EXPECT_NE(v.failure_reasons().find(expected_reason(info.fault)), std::string::npos)
-          << what << ": failed for '" << v.failure_reasons() << "', expected '" << expected_reason(info.fault) << "'";
+      for (const std::string& reason : expected_reasons(info.fault))
+        EXPECT_NE(v.failure_reasons().find(reason), std::string::npos)
+            << what << ": failed for '" << v.failure_reasons() << "', expected '" << reason << "' among them";
       ++checked;
     }
   }
@@ -121,6 +125,40 @@ TEST(FaultBackendTest, EachFaultChangesTheResultsAsDocumented) {
     EXPECT_LT(i, 199);
   }
   EXPECT_EQ(changed, 1);
+}
+
+// A backend right on random inputs and wrong on the structured ones (every input 0 or 1): only the
+// structured test sees it, and its failure alone fails the verdict.
+class WrongOnStructuredInputs final : public Backend {
+ public:
+  std::string name() const override { return "wrong-on-structured"; }
+  Result<BackendRun> run(const OpSignature& sig, const std::vector<base::HostTensor>& args,
+                         const RunOptions& run) override {
+    BOO_ASSIGN_OR_RETURN(BackendRun out, cpu_->run(sig, args, run));
+    bool structured = true;
+    for (const base::HostTensor& t : args)
+      for (int64_t i = 0; i < t.spec().numel(); ++i) {
+        const double v = t.load(base::offset_of_linear(t.spec(), i));
+        structured &= v == 0.0 || v == 1.0;
+      }
+    if (structured) apply_result_fault(Fault::kShift, sig, 0, out.results[0]);
+    return out;
+  }
+
+ private:
+  std::unique_ptr<Backend> cpu_ = make_cpu_backend(1);
+};
+
+TEST(FaultBackendTest, AFailingStructuredTestFailsTheVerdict) {
+  std::unique_ptr<OpSignature> sig = signature("convbfp16 -n 2 -c 8 -H 6 -W 5 -k 8 -y 3 -x 3 -p 1 -F 1");
+  ASSERT_TRUE(sig);
+  WrongOnStructuredInputs backend;
+  const NumericsVerdict v = check_numerics(*sig, backend, nullptr, NumericsOptions{}, 10);
+  EXPECT_TRUE(v.tolerance_ok && v.mean_ok && v.stddev_ok && v.nan_ok) << "random inputs are right";
+  ASSERT_TRUE(v.structured_ok.has_value());
+  EXPECT_FALSE(*v.structured_ok);
+  EXPECT_FALSE(v.pass());
+  EXPECT_EQ(v.failure_reasons(), "structured test");
 }
 
 TEST(FaultBackendTest, NamesAndErrors) {

@@ -84,6 +84,29 @@ TEST(ToleranceTest, TheCancellationAllowanceIs32Float32UlpsOfTheScale) {
   EXPECT_EQ(c.over_tolerance, 4);
 }
 
+// A NaN where the reference has a number (or the reverse) fails the per-element check on its own,
+// whatever the other elements; NaN in both is agreement.
+TEST(ToleranceTest, ANanMismatchFailsThePerElementCheck) {
+  const TensorSpec spec{"y", {3}, {1}, DType::kF32, ""}, ref_spec{"y", {3}, {1}, DType::kF64, ""};
+  base::HostTensor result(spec), reference(ref_spec);
+  const double values[] = {1.0, NAN, 2.0};
+  for (int64_t i = 0; i < 3; ++i) {
+    result.store(i, values[i]);
+    reference.store(i, values[i]);
+  }
+  const double rtol = relative_tolerance(DType::kF32, 1);
+  EXPECT_TRUE(compare_to_reference(result, reference, rtol).pass()) << "NaN in both agrees";
+  result.store(0, NAN);
+  Comparison c = compare_to_reference(result, reference, rtol);
+  EXPECT_FALSE(c.pass());
+  EXPECT_EQ(c.nan_mismatches, 1);
+  EXPECT_EQ(c.worst_index, 0);
+  EXPECT_NE(c.summary().find("1 NaN mismatches"), std::string::npos) << c.summary();
+  result.store(0, 1.0);
+  reference.store(2, NAN);
+  EXPECT_FALSE(compare_to_reference(result, reference, rtol).pass()) << "a number where the reference has NaN";
+}
+
 TEST(SamplePositionsTest, SmallTensorsAreCheckedWhole) {
   const std::vector<int64_t> p = sample_positions({3, 5, 7}, 200, 1);
   ASSERT_EQ(p.size(), 105u);
