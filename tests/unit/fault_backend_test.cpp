@@ -18,22 +18,23 @@ namespace boo::bench {
 namespace {
 
 // Small enough that every output element is checked, in batches and in the structured test.
-const std::vector<std::string> kCommands = {
-    "conv -n 2 -c 8 -H 6 -W 5 -k 8 -y 3 -x 3 -p 1 -b 1 -F 1",
-    "convfp16 -n 2 -c 8 -H 6 -W 5 -k 8 -y 3 -x 3 -p 1 -b 1 -F 1",
-    "convbfp16 -n 2 -c 8 -H 6 -W 5 -k 8 -y 3 -x 3 -p 1 -b 1 -F 1",
-    "convbfp16 -n 2 -c 8 -H 6 -W 5 -k 8 -y 3 -x 3 -p 1 -g 2 -F 2",
-    "convbfp16 -n 2 -c 8 -H 6 -W 5 -k 8 -y 3 -x 3 -p 1 -g 2 -F 4",
-    "convbfp16 -m trans -n 2 -c 8 -H 4 -W 3 -k 6 -y 3 -x 3 -u 2 -v 2 -p 1 -q 1 -b 1 -F 1",
-    "layernorm -X 16x48 -o 1 -m 1 -F 1",
-    "layernormfp16 -X 16x48 -o 1 -m 1 -F 1",
-    "layernormbfp16 -X 16x48 -o 1 -m 1 -F 1",
-    "layernormbfp16 -X 16x48 -o 1 -m 1 -F 14",
-    "t5layernorm -X 16x48 -F 1",
-    "t5layernormfp16 -X 16x48 -F 1",
-    "t5layernormbfp16 -X 16x48 -F 1",
-    "t5layernormbfp16 -X 16x48 -F 2",
-};
+// Every op in every dtype and direction; the forward ones with a bias where the op has one.
+std::vector<std::string> commands() {
+  std::vector<std::string> out;
+  for (const char* dtype : {"", "fp16", "bfp16"}) {
+    const std::string d = dtype;
+    out.push_back("conv" + d + " -n 2 -c 8 -H 6 -W 5 -k 8 -y 3 -x 3 -p 1 -b 1 -F 1");
+    out.push_back("conv" + d + " -n 2 -c 8 -H 6 -W 5 -k 8 -y 3 -x 3 -p 1 -g 2 -F 2");
+    out.push_back("conv" + d + " -n 2 -c 8 -H 6 -W 5 -k 8 -y 3 -x 3 -p 1 -g 2 -F 4");
+    out.push_back("conv" + d + " -m trans -n 2 -c 8 -H 4 -W 3 -k 6 -y 3 -x 3 -u 2 -v 2 -p 1 -q 1 -b 1 -F 1");
+    out.push_back("layernorm" + d + " -X 16x48 -o 1 -m 1 -F 1");
+    out.push_back("layernorm" + d + " -X 16x48 -o 1 -m 1 -F 14");
+    out.push_back("t5layernorm" + d + " -X 16x48 -F 1");
+    out.push_back("t5layernorm" + d + " -X 16x48 -F 2");
+  }
+  return out;
+}
+const std::vector<std::string> kCommands = commands();
 
 std::unique_ptr<OpSignature> signature(const std::string& command) {
   Result<ParsedCommand> parsed = parse_command(command);
@@ -84,8 +85,8 @@ TEST(FaultBackendTest, VerifyNumericsFailsEveryFaultForItsReason) {
       ++checked;
     }
   }
-  // 7 faults on 14 commands, missing-bias only on the 7 forward ones with a bias argument.
-  EXPECT_EQ(checked, 6 * 14 + 7);
+  // 7 faults on 24 commands, missing-bias only on the 9 forward ones with a bias argument.
+  EXPECT_EQ(checked, 6 * 24 + 9);
 }
 
 TEST(FaultBackendTest, EachFaultChangesTheResultsAsDocumented) {
