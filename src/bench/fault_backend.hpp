@@ -21,7 +21,10 @@ enum class Fault {
   kPermute,        ///< neighbouring elements swapped: (0 1) (2 3) ...
   kMissingBias,    ///< the bias argument ('b' of conv -b 1, 'bias' of layernorm -m 1) read as zeros
   kUnwrittenTail,  ///< the last 1% of every result (at least one element) left as zeros
-  kScale,          ///< every element scaled by 1 + 2 rtol: twice the documented per-dtype tolerance
+  /// Every element scaled by 1 + 2 rtol: for bf16 and fp16 two units of the dtype's rounding. A scale
+  /// error of one rtol stays inside the per-element bound rtol * (|ref| + rms); twice it puts every
+  /// element larger than the rms outside.
+  kScale,
   kOutlier,        ///< one interior element off by 10x the result's rms
   kNan,            ///< one interior element NaN
 };
