@@ -1,13 +1,14 @@
 // boo: the row-normalization kernels' host side — tiling, source, launch plan.
-#include "ops/common/row_norm_impl.hpp"
+#include "ops/norm/norm_rows_impl.hpp"
 
 #include <algorithm>
 #include <bit>
 
-#include "ops/common/device/row_norm_params.cuh"
 #include "ops/common/generated_source.hpp"
+#include "ops/norm/device/row_norm_params.cuh"
+#include "ops/norm/norm_implementation.hpp"
 
-namespace boo::ops {
+namespace boo::ops::norm {
 namespace {
 
 // How a row is spread over threads (see RowSplit in row_norm.cuh).
@@ -48,13 +49,13 @@ constexpr int64_t kParamRowsPerSlot = 32;
 constexpr int64_t kParamBlocksPerSm = 4;
 
 // Widest vector (16 bytes down to one element) that divides the row.
-int widest_vector(const RowNormProblem& p) {
+int widest_vector(const NormProblem& p) {
   int vec = 16 / static_cast<int>(dtype_size_bytes(p.dtype));
   while (vec > 1 && p.cols % vec != 0) vec /= 2;
   return vec;
 }
 
-Result<RowTiling> choose_tiling(const RowNormProblem& p, Pass pass) {
+Result<RowTiling> choose_tiling(const NormProblem& p, Pass pass) {
   std::string why;
   // Narrower vectors spread a wide row over more threads when 16-byte ones
   // leave a thread more than it can hold.
@@ -83,9 +84,6 @@ size_t shared_bytes(const RowTiling& t) {
   return t.shared_partials ? 2 * static_cast<size_t>(t.per_thread * t.vec * t.block) * sizeof(float) : 0;
 }
 
-bool backward(const RowNormProblem& p) { return p.dx || p.dweight || p.dbias; }
-bool partial_sums(const RowNormProblem& p) { return p.dweight || p.dbias; }
-
 // How a problem runs: the forward's and the backward's tilings (defaults for
 // passes the problem lacks), and whether the backward is split (rows too wide
 // for the fused one: dx by row_norm_backward alone, dweight/dbias by
@@ -109,13 +107,13 @@ struct Layout {
 // 0.89x at 13440x32, so they keep the registers and the plain loop. In shared
 // memory the sums also let the fused backward take rows as wide as the dx-only
 // pass does; where the device lacks that much shared memory, such rows split.
-Result<Layout> layout(const RowNormProblem& p, const DeviceInfo& device) {
+Result<Layout> layout(const NormProblem& p, const DeviceInfo& device) {
   Layout l;
   if (p.forward) {
     BOO_ASSIGN_OR_RETURN(l.fwd, choose_tiling(p, Pass::kForward));
     l.fwd.prefetch = l.fwd.per_thread == 1;
   }
-  if (!backward(p)) return l;
+  if (!p.backward()) return l;
   const bool both_partials = p.dweight && p.dbias;
   const Pass fused_pass = p.dx && both_partials ? Pass::kBackwardSharedPartials : Pass::kBackward;
   if (Result<RowTiling> fused = choose_tiling(p, fused_pass); fused.ok()) {
@@ -127,7 +125,7 @@ Result<Layout> layout(const RowNormProblem& p, const DeviceInfo& device) {
       return l;
     }
   }
-  l.split = partial_sums(p);
+  l.split = p.param_grads();
   l.param_vec = widest_vector(p);
   if (p.dx) {
     BOO_ASSIGN_OR_RETURN(l.bwd, choose_tiling(p, Pass::kBackwardDx));
@@ -143,7 +141,7 @@ struct Entry {
   enum Kind { kForward, kBackward, kParamGrads, kFinalize } kind;
 };
 
-std::vector<Entry> entries(const RowNormProblem& p, const Layout& l) {
+std::vector<Entry> entries(const NormProblem& p, const Layout& l) {
   const std::string t = device_type(p.dtype), cols = std::to_string(p.cols);
   auto split = [&](const RowTiling& r) {
     return cols + ", " + std::to_string(r.vec) + ", " + std::to_string(r.threads_per_row) + ", " +
@@ -152,24 +150,24 @@ std::vector<Entry> entries(const RowNormProblem& p, const Layout& l) {
   std::vector<Entry> out;
   if (p.forward)
     out.push_back({"boo_row_norm_forward",
-                   "boo::row_norm_forward<" + t + ", " + split(l.fwd) + ", " + flag(p.rms) + ", " + flag(p.weight) +
+                   "boo::row_norm_forward<" + t + ", " + split(l.fwd) + ", " + flag(p.rms()) + ", " + flag(p.weight) +
                        ", " + flag(p.bias) + ">(p)",
                    Entry::kForward});
-  const bool fused_partials = partial_sums(p) && !l.split;
+  const bool fused_partials = p.param_grads() && !l.split;
   if (p.dx || fused_partials)
     out.push_back({"boo_row_norm_backward",
                    "boo::row_norm_backward<" + t + ", " + split(l.bwd) + ", " + flag(l.bwd.shared_partials) + ", " +
-                       flag(p.rms) + ", " + flag(p.weight) +
+                       flag(p.rms()) + ", " + flag(p.weight) +
                        ", " + flag(p.dx) + ", " + flag(p.dweight && fused_partials) + ", " +
                        flag(p.dbias && fused_partials) + ">(p)",
                    Entry::kBackward});
   if (l.split)
     out.push_back({"boo_row_norm_param_grads",
                    "boo::row_norm_param_grads<" + t + ", " + cols + ", " + std::to_string(l.param_vec) + ", " +
-                       std::to_string(kParamBlock) + ", " + flag(p.rms) + ", " + flag(p.dweight) + ", " +
+                       std::to_string(kParamBlock) + ", " + flag(p.rms()) + ", " + flag(p.dweight) + ", " +
                        flag(p.dbias) + ">(p)",
                    Entry::kParamGrads});
-  if (partial_sums(p))
+  if (p.param_grads())
     out.push_back({"boo_row_norm_finalize",
                    "boo::row_norm_finalize<" + t + ", " + cols + ", " + flag(p.dweight) + ", " + flag(p.dbias) + ">(p)",
                    Entry::kFinalize});
@@ -207,7 +205,7 @@ int sm_count(const DeviceInfo& device) { return device.sm_count > 0 ? device.sm_
 // Blocks of each pass. The backward has few enough row groups that each
 // visits kBackwardRowsPerGroup rows (fewer partial rows), and no more than fit
 // on the GPU at once.
-uint32_t forward_blocks(const RowNormProblem& p, const RowTiling& t, const DeviceInfo& device) {
+uint32_t forward_blocks(const NormProblem& p, const RowTiling& t, const DeviceInfo& device) {
   const int64_t needed = (p.rows + t.rows_per_block() - 1) / t.rows_per_block();
   return static_cast<uint32_t>(std::clamp<int64_t>(needed, 1, int64_t{sm_count(device)} * (kThreadsPerSm / t.block)));
 }
@@ -218,7 +216,7 @@ uint32_t forward_blocks(const RowNormProblem& p, const RowTiling& t, const Devic
 // every SM a block: few wide rows (1024x12288) otherwise left half of them
 // idle. Narrower rows keep their rows per group: the finalize adds a narrow
 // row's partial rows in few blocks.
-uint32_t backward_blocks(const RowNormProblem& p, const RowTiling& t, const DeviceInfo& device) {
+uint32_t backward_blocks(const NormProblem& p, const RowTiling& t, const DeviceInfo& device) {
   const int64_t per_block = t.rows_per_block() * kBackwardRowsPerGroup;
   int64_t needed = (p.rows + per_block - 1) / per_block;
   if (t.rows_per_block() == 1) needed = std::max<int64_t>(needed, std::min<int64_t>(p.rows, sm_count(device)));
@@ -228,30 +226,27 @@ uint32_t backward_blocks(const RowNormProblem& p, const RowTiling& t, const Devi
 // The split backward's column-parallel kernel: blocks across the row's
 // vectors, and partial rows (gridDim.y) enough to fill the GPU with at least
 // kParamRowsPerSlot rows each.
-uint32_t param_column_blocks(const RowNormProblem& p, const Layout& l) {
+uint32_t param_column_blocks(const NormProblem& p, const Layout& l) {
   return static_cast<uint32_t>((p.cols / l.param_vec + kParamBlock - 1) / kParamBlock);
 }
 
-uint32_t param_slots(const RowNormProblem& p, const Layout& l, const DeviceInfo& device) {
+uint32_t param_slots(const NormProblem& p, const Layout& l, const DeviceInfo& device) {
   const int64_t fill = std::max<int64_t>(1, sm_count(device) * kParamBlocksPerSm / param_column_blocks(p, l));
   const int64_t most = std::max<int64_t>(1, p.rows / kParamRowsPerSlot);
   return static_cast<uint32_t>(std::min(fill, most));
 }
 
-class RowNormImplementation final : public GpuImplementation {
+class RowNormImplementation final : public NormImplementation {
  public:
-  RowNormImplementation(std::string name, RowNormProblemOf problem_of)
-      : name_(std::move(name)), problem_of_(std::move(problem_of)) {}
-
-  std::string_view name() const override { return name_; }
+  using NormImplementation::NormImplementation;
 
   Status accepts(const OpSignature& sig, const DeviceInfo& device) const override {
-    BOO_ASSIGN_OR_RETURN(RowNormProblem p, problem_of_(sig));
+    BOO_ASSIGN_OR_RETURN(NormProblem p, problem(sig));
     return layout(p, device).status();
   }
 
   std::string compile_params(const OpSignature& sig, const DeviceInfo& device) const override {
-    Result<RowNormProblem> p = problem_of_(sig);
+    Result<NormProblem> p = problem(sig);
     if (!p.ok()) return "declined";
     Result<Layout> l = layout(*p, device);
     if (!l.ok()) return "declined";
@@ -261,19 +256,19 @@ class RowNormImplementation final : public GpuImplementation {
   }
 
   Result<base::KernelSource> source(const OpSignature& sig, const DeviceInfo& device) const override {
-    BOO_ASSIGN_OR_RETURN(RowNormProblem p, problem_of_(sig));
+    BOO_ASSIGN_OR_RETURN(NormProblem p, problem(sig));
     BOO_ASSIGN_OR_RETURN(Layout l, layout(p, device));
     std::vector<KernelEntry> kernels;
     for (const Entry& e : entries(p, l)) {
       const int block = block_of(e.kind, l);
       kernels.push_back({e.name, e.call, block, min_blocks_per_sm(e.kind, l)});
     }
-    return generated_source("row_norm.cu", name_, "boo/common/row_norm.cuh", "boo::RowNormParams", kernels);
+    return generated_source("row_norm.cu", std::string(name()), "boo/norm/row_norm.cuh", "boo::RowNormParams", kernels);
   }
 
   size_t workspace_bytes(const OpSignature& sig, const DeviceInfo& device) const override {
-    Result<RowNormProblem> p = problem_of_(sig);
-    if (!p.ok() || !partial_sums(*p)) return 0;
+    Result<NormProblem> p = problem(sig);
+    if (!p.ok() || !p->param_grads()) return 0;
     Result<Layout> l = layout(*p, device);
     if (!l.ok()) return 0;
     return 2 * slots(*p, *l, device) * static_cast<size_t>(p->cols) * sizeof(float);
@@ -282,28 +277,18 @@ class RowNormImplementation final : public GpuImplementation {
   Result<std::vector<KernelLaunch>> plan(const OpSignature& sig, const DeviceInfo& device,
                                          std::span<const DeviceTensor> args, std::span<const DeviceTensor> results,
                                          uint64_t workspace) const override {
-    BOO_ASSIGN_OR_RETURN(RowNormProblem p, problem_of_(sig));
+    BOO_ASSIGN_OR_RETURN(NormProblem p, problem(sig));
     BOO_ASSIGN_OR_RETURN(Layout lay, layout(p, device));
-    auto address = [&](std::string_view name) { return tensor_address(args, results, name); };
     RowNormParams params{};
-    params.x = address("x");
-    params.weight = address("weight");
-    params.bias = address("bias");
-    params.y = address("y");
-    params.mean = address("mean");
-    params.rstd = address("rstd");  // a result with the forward, an argument without
-    params.dy = address("dy");
-    params.dx = address("dx");
-    params.dweight = address("dweight");
-    params.dbias = address("dbias");
+    bind_tensors(params, args, results);
     params.partials = workspace;
     params.rows = p.rows;
-    params.slots = backward(p) ? static_cast<long long>(slots(p, lay, device)) : 0;
+    params.slots = p.backward() ? static_cast<long long>(slots(p, lay, device)) : 0;
     params.eps = static_cast<float>(p.eps);
     for (std::span<const DeviceTensor> list : {args, results})
       for (const DeviceTensor& t : list)
         if (t.address % 16 != 0)
-          return invalid_argument(name_ + " needs 16-byte aligned tensors; '" + t.spec.name + "' is not");
+          return invalid_argument(std::string(name()) + " needs 16-byte aligned tensors; '" + t.spec.name + "' is not");
     std::vector<KernelLaunch> launches;
     const std::vector<Entry> es = entries(p, lay);
     for (size_t i = 0; i < es.size(); ++i) {
@@ -329,19 +314,24 @@ class RowNormImplementation final : public GpuImplementation {
  private:
   // Partial rows of dweight/dbias: one per row group of the fused backward, or
   // the split backward's gridDim.y.
-  static size_t slots(const RowNormProblem& p, const Layout& l, const DeviceInfo& device) {
+  static size_t slots(const NormProblem& p, const Layout& l, const DeviceInfo& device) {
     if (l.split) return param_slots(p, l, device);
     return static_cast<size_t>(backward_blocks(p, l.bwd, device)) * static_cast<size_t>(l.bwd.rows_per_block());
   }
 
-  std::string name_;
-  RowNormProblemOf problem_of_;
+  // The problem of a signature of this kind; the row kernels take contiguous
+  // inputs only (a permuted one runs on the simple kernels).
+  Result<NormProblem> problem(const OpSignature& sig) const {
+    BOO_ASSIGN_OR_RETURN(NormProblem p, kind_problem(sig));
+    if (!p.contiguous) return unimplemented("a permuted input (--input-permutation) is not contiguous");
+    return p;
+  }
 };
 
 }  // namespace
 
-std::unique_ptr<GpuImplementation> make_row_norm_implementation(std::string name, RowNormProblemOf problem_of) {
-  return std::make_unique<RowNormImplementation>(std::move(name), std::move(problem_of));
+std::unique_ptr<GpuImplementation> make_rows_implementation(NormKind kind, std::string name) {
+  return std::make_unique<RowNormImplementation>(kind, std::move(name));
 }
 
-}  // namespace boo::ops
+}  // namespace boo::ops::norm
