@@ -493,7 +493,7 @@ class CudnnBackend final : public Backend {
   Result<std::vector<Graph>*> norm_graphs(const OpSignature& sig, const Pointers& buffers) {
     const std::string key = sig.command();
     if (auto it = graphs_.find(key); it != graphs_.end()) return &it->second;
-    BOO_ASSIGN_OR_RETURN(const ops::norm::NormProblem p, ops::norm::norm_problem(sig));
+    const ops::norm::NormProblem p(dynamic_cast<const NormSignature&>(sig));
     const bool ln = !p.rms();
     const DType dtype = p.dtype;
     const int64_t rows = p.rows, cols = p.cols;

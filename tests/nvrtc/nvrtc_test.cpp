@@ -16,6 +16,22 @@ namespace {
 
 const char* kArch = "sm_90a";
 
+// The plan `impl` makes of `sig` on `device` and its configuration's text,
+// or why it declines.
+struct Planned {
+  ops::Plan plan;
+  std::string config;
+};
+
+Result<Planned> plan_for(const ops::GpuImplementation& impl, const OpSignature& sig, const DeviceInfo& device) {
+  BOO_ASSIGN_OR_RETURN(std::unique_ptr<ops::OpProblem> problem, ops::find_op(sig.op_name())->make_problem(sig));
+  const ops::ArchSpec arch = ops::ArchSpec::of(device);
+  BOO_RETURN_IF_ERROR(impl.accepts(*problem, arch));
+  BOO_ASSIGN_OR_RETURN(std::unique_ptr<const ops::Config> config, impl.configure(*problem, arch));
+  BOO_ASSIGN_OR_RETURN(ops::Plan plan, impl.plan(*problem, *config, arch));
+  return Planned{std::move(plan), config->text()};
+}
+
 TEST(NvrtcTest, EveryDeviceSourceCompilesAlone) {
   ASSERT_FALSE(jit::embedded_sources().empty());
   for (const jit::EmbeddedSource& s : jit::embedded_sources()) {
@@ -90,9 +106,9 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
     ASSERT_TRUE(p.ok()) << p.status().to_string();
     const ops::OpDefinition* op = ops::find_op(p->signature->op_name());
     for (const ops::GpuImplementation* impl : op->gpu_implementations()) {
-      if (!impl->accepts(*p->signature, device).ok()) continue;
-      Result<jit::KernelSource> src = impl->source(*p->signature, device);
-      ASSERT_TRUE(src.ok()) << src.status().to_string();
+      Result<Planned> planned = plan_for(*impl, *p->signature, device);
+      if (!planned.ok()) continue;  // declined
+      const jit::KernelSource* src = &planned->plan.source;
       if (!compiled.insert(src->text).second) continue;
       Result<jit::CompiledKernel> k = jit::compile_kernel(*src, kArch, false);
       ASSERT_TRUE(k.ok()) << k.status().to_string();
@@ -115,8 +131,8 @@ TEST(NvrtcTest, WideRowBackwardsStayOnTheRowKernels) {
     const ops::OpDefinition* op = ops::find_op(p->signature->op_name());
     const ops::GpuImplementation* rows = op->gpu_implementations()[0];
     EXPECT_NE(rows->name().find(":rows"), std::string_view::npos);
-    Status accepted = rows->accepts(*p->signature, device);
-    EXPECT_TRUE(accepted.ok()) << accepted.to_string();
+    Result<Planned> planned = plan_for(*rows, *p->signature, device);
+    EXPECT_TRUE(planned.ok()) << planned.status().to_string();
   }
 }
 
@@ -147,8 +163,9 @@ TEST(NvrtcTest, LayerNormBackwardPartialsFollowTheRowAndTheDevice) {
     Result<ParsedCommand> p = parse_command(std::string_view(c.command));
     ASSERT_TRUE(p.ok()) << p.status().to_string();
     const ops::GpuImplementation* rows = ops::find_op(p->signature->op_name())->gpu_implementations()[0];
-    ASSERT_TRUE(rows->accepts(*p->signature, device).ok());
-    const std::string params = rows->compile_params(*p->signature, device);
+    Result<Planned> planned = plan_for(*rows, *p->signature, device);
+    ASSERT_TRUE(planned.ok()) << planned.status().to_string();
+    const std::string& params = planned->config;
     EXPECT_NE(params.find(c.expected), std::string::npos) << params;
     EXPECT_EQ(params.find("param_grads") != std::string::npos, c.split) << params;
   }

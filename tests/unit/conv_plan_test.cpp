@@ -4,63 +4,17 @@
 // tensor is bound where it lives.
 #include <gtest/gtest.h>
 
-#include <cstring>
-#include <map>
-
-#include "boo/registry.hpp"
 #include "ops/conv/conv_igemm_impl.hpp"
 #include "ops/conv/device/conv_igemm_params.cuh"
-#include "ops/op_definition.hpp"
+#include "plan_util.hpp"
 
 namespace boo::ops {
 namespace {
 
-struct Planned {
-  std::vector<std::string> entries;  // per launch, its kernel's name
-  std::vector<KernelLaunch> launches;
-  uint64_t workspace = 0;
-  size_t workspace_bytes = 0;
-  std::map<std::string, uint64_t> address;  // of each argument and result
-};
+using test::Planned;
+using test::params_of;
 
-Planned plan_of(const std::string& command) {
-  Result<ParsedCommand> p = parse_command(std::string_view(command));
-  EXPECT_TRUE(p.ok()) << p.status().to_string();
-  const OpSignature& sig = *p->signature;
-  const DeviceInfo device = *DeviceInfo::for_arch("sm_90a");
-  const GpuImplementation& impl = conv::implicit_gemm_implementation();
-  EXPECT_TRUE(impl.accepts(sig, device).ok());
-  Planned out;
-  std::vector<DeviceTensor> args, results;
-  uint64_t next = 1 << 20;  // distinct 16-byte aligned fake addresses
-  for (const TensorSpec& s : sig.arguments()) {
-    args.push_back({next, s});
-    out.address[s.name] = next;
-    next += 1 << 20;
-  }
-  for (const TensorSpec& s : sig.results()) {
-    results.push_back({next, s});
-    out.address[s.name] = next;
-    next += 1 << 20;
-  }
-  out.workspace = next;
-  out.workspace_bytes = impl.workspace_bytes(sig, device);
-  Result<base::KernelSource> src = impl.source(sig, device);
-  EXPECT_TRUE(src.ok());
-  Result<std::vector<KernelLaunch>> launches = impl.plan(sig, device, args, results, out.workspace);
-  EXPECT_TRUE(launches.ok()) << launches.status().to_string();
-  out.launches = *launches;
-  for (const KernelLaunch& l : out.launches) out.entries.push_back(src->entries.at(l.entry));
-  return out;
-}
-
-template <typename Params>
-Params params_of(const KernelLaunch& l) {
-  Params p;
-  EXPECT_EQ(l.params.size(), sizeof(Params));
-  std::memcpy(&p, l.params.data(), sizeof(Params));
-  return p;
-}
+Planned plan_of(const std::string& command) { return test::plan_of(conv::implicit_gemm_implementation(), command); }
 
 bool in_workspace(const Planned& p, uint64_t address) {
   return address >= p.workspace && address < p.workspace + p.workspace_bytes;

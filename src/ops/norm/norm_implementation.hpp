@@ -1,7 +1,9 @@
-// boo: what the norm tiers (rows, simple) share: each instance runs one kind.
+// boo: what the norm tiers (rows, simple) share: each instance runs the
+// problems of one kind, and their kernels' parameter blocks name the tensors
+// alike.
 #pragma once
 
-#include <span>
+#include <optional>
 #include <string>
 
 #include "ops/gpu_implementation.hpp"
@@ -9,39 +11,46 @@
 
 namespace boo::ops::norm {
 
-/// A GpuImplementation of one norm kind, named "gpu:<op>:<tier>".
-class NormImplementation : public GpuImplementation {
+/// A tier of one norm kind, named "gpu:<op>:<tier>".
+template <typename ConfigT>
+class NormTier : public Tier<NormProblem, ConfigT> {
  public:
-  NormImplementation(NormKind kind, std::string name) : kind_(kind), name_(std::move(name)) {}
+  NormTier(NormKind kind, std::string name) : kind_(kind), name_(std::move(name)) {}
   std::string_view name() const override { return name_; }
 
  protected:
-  /// The problem of `sig`; an error for a signature of another op or kind.
-  Result<NormProblem> kind_problem(const OpSignature& sig) const { return norm_problem(sig, kind_); }
+  /// OK for a problem of this tier's kind.
+  Status check_kind(const NormProblem& problem) const {
+    if (problem.kind == kind_) return ok_status();
+    return invalid_argument(kind_ == NormKind::kLayer ? "not a layernorm signature" : "not an rmsnorm signature");
+  }
 
  private:
   NormKind kind_;
   std::string name_;
 };
 
-/// Sets the tensor addresses of a norm kernel's parameter block from a
-/// launch's tensors, 0 for those the signature lacks (mean and rstd are
-/// results with the forward, arguments without). Layer norm's blocks also
-/// have mean, bias and dbias.
+/// Binds the tensor address fields of a norm kernel's parameter block to the
+/// signature's tensors; those it lacks stay 0 (mean and rstd are results with
+/// the forward, arguments without). Layer norm's blocks also have mean, bias
+/// and dbias.
 template <typename Params>
-void bind_tensors(Params& params, std::span<const DeviceTensor> args, std::span<const DeviceTensor> results) {
-  auto address = [&](std::string_view name) { return tensor_address(args, results, name); };
-  params.x = address("x");
-  params.weight = address("weight");
-  params.y = address("y");
-  params.rstd = address("rstd");
-  params.dy = address("dy");
-  params.dx = address("dx");
-  params.dweight = address("dweight");
-  if constexpr (requires { params.mean; }) {
-    params.mean = address("mean");
-    params.bias = address("bias");
-    params.dbias = address("dbias");
+void bind_tensors(StepBuilder<Params>& step, const TensorRoles& roles) {
+  auto bind = [&](unsigned long long& field, std::string_view name) {
+    if (std::optional<TensorBinding> t = roles.find(name)) step.bind(field, *t);
+  };
+  Params& p = step.params;
+  bind(p.x, "x");
+  bind(p.weight, "weight");
+  bind(p.y, "y");
+  bind(p.rstd, "rstd");
+  bind(p.dy, "dy");
+  bind(p.dx, "dx");
+  bind(p.dweight, "dweight");
+  if constexpr (requires { p.mean; }) {
+    bind(p.mean, "mean");
+    bind(p.bias, "bias");
+    bind(p.dbias, "dbias");
   }
 }
 

@@ -6,6 +6,7 @@
 #include "base/strings.hpp"
 #include "boo/norm.hpp"
 #include "ops/common/shape_flag.hpp"
+#include "ops/norm/norm_problem.hpp"
 #include "ops/norm/norm_ref.hpp"
 #include "ops/norm/norm_rows_impl.hpp"
 #include "ops/norm/norm_simple_impl.hpp"
@@ -158,6 +159,10 @@ class NormOp final : public OpDefinition {
     BOO_RETURN_IF_ERROR(sig->validate());
     if (!sig->permuted()) sig->input_permutation.clear();  // the identity is the default
     return std::unique_ptr<OpSignature>(std::move(sig));
+  }
+
+  Result<std::unique_ptr<OpProblem>> make_problem(const OpSignature& sig) const override {
+    return make_norm_problem(sig, spec_.kind);
   }
 
   // A backward without the forward needs statistics that belong to x (BOO

@@ -3,31 +3,28 @@
 
 namespace boo::ops::norm {
 
-Result<NormProblem> norm_problem(const OpSignature& sig) {
-  const auto* s = dynamic_cast<const NormSignature*>(&sig);
-  if (!s) return invalid_argument("not a norm signature: " + std::string(sig.op_name()));
-  NormProblem p;
-  p.kind = s->kind();
-  p.dtype = s->dtype;
-  p.rows = s->rows();
-  p.cols = s->row_length();
-  p.eps = s->eps;
-  p.weight = s->weight;
-  p.bias = s->bias;
-  p.forward = s->directions & kNormForward;
-  p.dx = s->directions & kNormBackwardData;
-  p.dweight = s->directions & kNormBackwardWeight;
-  p.dbias = s->directions & kNormBackwardBias;
-  p.x = s->x_spec();
-  p.contiguous = !s->permuted();
-  return p;
-}
+NormProblem::NormProblem(const NormSignature& sig)
+    : OpProblem(sig),
+      kind(sig.kind()),
+      dtype(sig.dtype),
+      rows(sig.rows()),
+      cols(sig.row_length()),
+      eps(sig.eps),
+      weight(sig.weight),
+      bias(sig.bias),
+      forward(sig.directions & kNormForward),
+      dx(sig.directions & kNormBackwardData),
+      dweight(sig.directions & kNormBackwardWeight),
+      dbias(sig.directions & kNormBackwardBias),
+      x(sig.x_spec()),
+      contiguous(!sig.permuted()) {}
 
-Result<NormProblem> norm_problem(const OpSignature& sig, NormKind kind) {
-  const auto* s = dynamic_cast<const NormSignature*>(&sig);
-  if (!s || s->kind() != kind)
-    return invalid_argument(kind == NormKind::kLayer ? "not a layernorm signature" : "not an rmsnorm signature");
-  return norm_problem(sig);
+Result<std::unique_ptr<OpProblem>> make_norm_problem(const OpSignature& sig, NormKind kind) {
+  const auto* norm = dynamic_cast<const NormSignature*>(&sig);
+  if (!norm || norm->kind() != kind)
+    return internal_error(std::string(kind == NormKind::kLayer ? "layernorm" : "rmsnorm") +
+                          " was given another op's signature");
+  return std::unique_ptr<OpProblem>(std::make_unique<NormProblem>(*norm));
 }
 
 }  // namespace boo::ops::norm

@@ -1,16 +1,26 @@
-// boo: what a norm signature asks for, derived once from it and read by the
-// CPU reference, the GPU implementations and the cuDNN baseline.
+// boo: what a norm signature asks for, read once from it by the CPU
+// reference, the GPU tiers and the cuDNN baseline.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "boo/norm.hpp"
+#include "ops/problem.hpp"
 
 namespace boo::ops::norm {
 
 /// A row normalization of `rows` rows of `cols` elements (the normalized dims
 /// of x, flattened), and which of its results a command computes.
-struct NormProblem {
+class NormProblem final : public OpProblem {
+ public:
+  explicit NormProblem(const NormSignature& sig);
+
+  const NormSignature& typed() const { return static_cast<const NormSignature&>(signature()); }
+  bool rms() const { return kind == NormKind::kRms; }
+  bool backward() const { return dx || dweight || dbias; }
+  bool param_grads() const { return dweight || dbias; }
+
   NormKind kind = NormKind::kLayer;
   DType dtype = DType::kF32;
   int64_t rows = 0, cols = 0;
@@ -22,15 +32,9 @@ struct NormProblem {
   /// permuted. Every other tensor is row-major.
   TensorSpec x;
   bool contiguous = true;  ///< x is row-major: element (row, col) at row * cols + col
-
-  bool rms() const { return kind == NormKind::kRms; }
-  bool backward() const { return dx || dweight || dbias; }
-  bool param_grads() const { return dweight || dbias; }
 };
 
-/// The problem a norm signature poses; an error for another op's signature.
-Result<NormProblem> norm_problem(const OpSignature& sig);
-/// The same, and an error for a norm signature of another kind.
-Result<NormProblem> norm_problem(const OpSignature& sig, NormKind kind);
+/// The problem of a norm signature of `kind`; INTERNAL for another op's or kind's.
+Result<std::unique_ptr<OpProblem>> make_norm_problem(const OpSignature& sig, NormKind kind);
 
 }  // namespace boo::ops::norm

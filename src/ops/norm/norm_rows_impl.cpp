@@ -107,7 +107,7 @@ struct Layout {
 // 0.89x at 13440x32, so they keep the registers and the plain loop. In shared
 // memory the sums also let the fused backward take rows as wide as the dx-only
 // pass does; where the device lacks that much shared memory, such rows split.
-Result<Layout> layout(const NormProblem& p, const DeviceInfo& device) {
+Result<Layout> layout(const NormProblem& p, const ArchSpec& arch) {
   Layout l;
   if (p.forward) {
     BOO_ASSIGN_OR_RETURN(l.fwd, choose_tiling(p, Pass::kForward));
@@ -120,7 +120,7 @@ Result<Layout> layout(const NormProblem& p, const DeviceInfo& device) {
     RowTiling t = *fused;
     t.shared_partials = fused_pass == Pass::kBackwardSharedPartials && t.threads_per_row >= 32;
     t.prefetch = t.per_thread == 1 && (!both_partials || t.shared_partials);
-    if (shared_bytes(t) <= static_cast<size_t>(device.max_shared_bytes_per_block)) {
+    if (shared_bytes(t) <= static_cast<size_t>(arch.max_shared_bytes_per_block)) {
       l.bwd = t;
       return l;
     }
@@ -200,14 +200,12 @@ int min_blocks_per_sm(Entry::Kind kind, const Layout& l) {
   return kThreadsPerSmAt64Registers / t->block;
 }
 
-int sm_count(const DeviceInfo& device) { return device.sm_count > 0 ? device.sm_count : 132; }
-
 // Blocks of each pass. The backward has few enough row groups that each
 // visits kBackwardRowsPerGroup rows (fewer partial rows), and no more than fit
 // on the GPU at once.
-uint32_t forward_blocks(const NormProblem& p, const RowTiling& t, const DeviceInfo& device) {
+uint32_t forward_blocks(const NormProblem& p, const RowTiling& t, const ArchSpec& arch) {
   const int64_t needed = (p.rows + t.rows_per_block() - 1) / t.rows_per_block();
-  return static_cast<uint32_t>(std::clamp<int64_t>(needed, 1, int64_t{sm_count(device)} * (kThreadsPerSm / t.block)));
+  return static_cast<uint32_t>(std::clamp<int64_t>(needed, 1, int64_t{arch.sm_count} * (kThreadsPerSm / t.block)));
 }
 
 // The backward kernels hold 40-64 registers per thread: 1024 threads fit on an
@@ -216,11 +214,11 @@ uint32_t forward_blocks(const NormProblem& p, const RowTiling& t, const DeviceIn
 // every SM a block: few wide rows (1024x12288) otherwise left half of them
 // idle. Narrower rows keep their rows per group: the finalize adds a narrow
 // row's partial rows in few blocks.
-uint32_t backward_blocks(const NormProblem& p, const RowTiling& t, const DeviceInfo& device) {
+uint32_t backward_blocks(const NormProblem& p, const RowTiling& t, const ArchSpec& arch) {
   const int64_t per_block = t.rows_per_block() * kBackwardRowsPerGroup;
   int64_t needed = (p.rows + per_block - 1) / per_block;
-  if (t.rows_per_block() == 1) needed = std::max<int64_t>(needed, std::min<int64_t>(p.rows, sm_count(device)));
-  return static_cast<uint32_t>(std::clamp<int64_t>(needed, 1, int64_t{sm_count(device)} * (kThreadsPerSmAt64Registers / t.block)));
+  if (t.rows_per_block() == 1) needed = std::max<int64_t>(needed, std::min<int64_t>(p.rows, arch.sm_count));
+  return static_cast<uint32_t>(std::clamp<int64_t>(needed, 1, int64_t{arch.sm_count} * (kThreadsPerSmAt64Registers / t.block)));
 }
 
 // The split backward's column-parallel kernel: blocks across the row's
@@ -230,108 +228,92 @@ uint32_t param_column_blocks(const NormProblem& p, const Layout& l) {
   return static_cast<uint32_t>((p.cols / l.param_vec + kParamBlock - 1) / kParamBlock);
 }
 
-uint32_t param_slots(const NormProblem& p, const Layout& l, const DeviceInfo& device) {
-  const int64_t fill = std::max<int64_t>(1, sm_count(device) * kParamBlocksPerSm / param_column_blocks(p, l));
+uint32_t param_slots(const NormProblem& p, const Layout& l, const ArchSpec& arch) {
+  const int64_t fill = std::max<int64_t>(1, arch.sm_count * kParamBlocksPerSm / param_column_blocks(p, l));
   const int64_t most = std::max<int64_t>(1, p.rows / kParamRowsPerSlot);
   return static_cast<uint32_t>(std::min(fill, most));
 }
 
-class RowNormImplementation final : public NormImplementation {
- public:
-  using NormImplementation::NormImplementation;
+// The configuration: how each pass spreads a row over threads, and the
+// kernels that follow from it (their calls carry every compile-time choice).
+struct RowNormConfig final : Config {
+  Layout layout;
+  std::vector<Entry> entries;
 
-  Status accepts(const OpSignature& sig, const DeviceInfo& device) const override {
-    BOO_ASSIGN_OR_RETURN(NormProblem p, problem(sig));
-    return layout(p, device).status();
-  }
-
-  std::string compile_params(const OpSignature& sig, const DeviceInfo& device) const override {
-    Result<NormProblem> p = problem(sig);
-    if (!p.ok()) return "declined";
-    Result<Layout> l = layout(*p, device);
-    if (!l.ok()) return "declined";
-    std::string record;  // the calls carry every compile-time choice
-    for (const Entry& e : entries(*p, *l)) record += e.name + "=" + e.call + ";";
+  std::string text() const override {
+    std::string record;
+    for (const Entry& e : entries) record += e.name + "=" + e.call + ";";
     return record;
   }
+};
 
-  Result<base::KernelSource> source(const OpSignature& sig, const DeviceInfo& device) const override {
-    BOO_ASSIGN_OR_RETURN(NormProblem p, problem(sig));
-    BOO_ASSIGN_OR_RETURN(Layout l, layout(p, device));
+class RowNorm final : public NormTier<RowNormConfig> {
+ public:
+  using NormTier::NormTier;
+
+  // The row kernels take contiguous inputs only (a permuted one runs on the
+  // simple kernels); configure declines rows too wide for registers.
+  Status accepts_problem(const NormProblem& p, const ArchSpec&) const override {
+    BOO_RETURN_IF_ERROR(check_kind(p));
+    if (!p.contiguous) return unimplemented("a permuted input (--input-permutation) is not contiguous");
+    return ok_status();
+  }
+
+  Result<RowNormConfig> configure_problem(const NormProblem& p, const ArchSpec& arch) const override {
+    RowNormConfig config;
+    BOO_ASSIGN_OR_RETURN(config.layout, layout(p, arch));
+    config.entries = entries(p, config.layout);
+    return config;
+  }
+
+  Result<Plan> plan_problem(const NormProblem& p, const RowNormConfig& config, const ArchSpec& arch) const override {
+    const Layout& lay = config.layout;
+    Plan plan;
     std::vector<KernelEntry> kernels;
-    for (const Entry& e : entries(p, l)) {
-      const int block = block_of(e.kind, l);
-      kernels.push_back({e.name, e.call, block, min_blocks_per_sm(e.kind, l)});
+    for (const Entry& e : config.entries)
+      kernels.push_back({e.name, e.call, block_of(e.kind, lay), min_blocks_per_sm(e.kind, lay)});
+    plan.source = generated_source("row_norm.cu", std::string(name()), "boo/norm/row_norm.cuh", "boo::RowNormParams",
+                                   kernels);
+    plan.tensor_alignment = 16;  // rows are read and written in 16-byte vectors
+    plan.workspace_bytes =
+        p.param_grads() ? 2 * slots(p, lay, arch) * static_cast<size_t>(p.cols) * sizeof(float) : 0;
+    const TensorRoles roles(p.signature());
+    for (const Entry& e : config.entries) {
+      StepBuilder<RowNormParams> step(e.name, grid_of(e.kind, p, lay, arch),
+                                      {static_cast<uint32_t>(block_of(e.kind, lay)), 1, 1}, shared_bytes_of(e.kind, lay));
+      bind_tensors(step, roles);
+      step.bind(step.params.partials, TensorBinding::workspace(0));
+      step.params.rows = p.rows;
+      step.params.slots = p.backward() ? static_cast<long long>(slots(p, lay, arch)) : 0;
+      step.params.eps = static_cast<float>(p.eps);
+      plan.steps.push_back(std::move(step).finish());
     }
-    return generated_source("row_norm.cu", std::string(name()), "boo/norm/row_norm.cuh", "boo::RowNormParams", kernels);
-  }
-
-  size_t workspace_bytes(const OpSignature& sig, const DeviceInfo& device) const override {
-    Result<NormProblem> p = problem(sig);
-    if (!p.ok() || !p->param_grads()) return 0;
-    Result<Layout> l = layout(*p, device);
-    if (!l.ok()) return 0;
-    return 2 * slots(*p, *l, device) * static_cast<size_t>(p->cols) * sizeof(float);
-  }
-
-  Result<std::vector<KernelLaunch>> plan(const OpSignature& sig, const DeviceInfo& device,
-                                         std::span<const DeviceTensor> args, std::span<const DeviceTensor> results,
-                                         uint64_t workspace) const override {
-    BOO_ASSIGN_OR_RETURN(NormProblem p, problem(sig));
-    BOO_ASSIGN_OR_RETURN(Layout lay, layout(p, device));
-    RowNormParams params{};
-    bind_tensors(params, args, results);
-    params.partials = workspace;
-    params.rows = p.rows;
-    params.slots = p.backward() ? static_cast<long long>(slots(p, lay, device)) : 0;
-    params.eps = static_cast<float>(p.eps);
-    for (std::span<const DeviceTensor> list : {args, results})
-      for (const DeviceTensor& t : list)
-        if (t.address % 16 != 0)
-          return invalid_argument(std::string(name()) + " needs 16-byte aligned tensors; '" + t.spec.name + "' is not");
-    std::vector<KernelLaunch> launches;
-    const std::vector<Entry> es = entries(p, lay);
-    for (size_t i = 0; i < es.size(); ++i) {
-      KernelLaunch l;
-      l.entry = i;
-      switch (es[i].kind) {
-        case Entry::kForward: l.grid[0] = forward_blocks(p, lay.fwd, device); break;
-        case Entry::kBackward: l.grid[0] = backward_blocks(p, lay.bwd, device); break;
-        case Entry::kParamGrads:
-          l.grid[0] = param_column_blocks(p, lay);
-          l.grid[1] = param_slots(p, lay, device);
-          break;
-        case Entry::kFinalize: l.grid[0] = static_cast<uint32_t>((p.cols + 31) / 32); break;  // 32 columns per block
-      }
-      l.block[0] = static_cast<uint32_t>(block_of(es[i].kind, lay));
-      l.shared_bytes = shared_bytes_of(es[i].kind, lay);
-      l.set_params(params);
-      launches.push_back(std::move(l));
-    }
-    return launches;
+    return plan;
   }
 
  private:
-  // Partial rows of dweight/dbias: one per row group of the fused backward, or
-  // the split backward's gridDim.y.
-  static size_t slots(const NormProblem& p, const Layout& l, const DeviceInfo& device) {
-    if (l.split) return param_slots(p, l, device);
-    return static_cast<size_t>(backward_blocks(p, l.bwd, device)) * static_cast<size_t>(l.bwd.rows_per_block());
+  static Dim3 grid_of(Entry::Kind kind, const NormProblem& p, const Layout& lay, const ArchSpec& arch) {
+    switch (kind) {
+      case Entry::kForward: return {forward_blocks(p, lay.fwd, arch), 1, 1};
+      case Entry::kBackward: return {backward_blocks(p, lay.bwd, arch), 1, 1};
+      case Entry::kParamGrads: return {param_column_blocks(p, lay), param_slots(p, lay, arch), 1};
+      case Entry::kFinalize: break;
+    }
+    return {static_cast<uint32_t>((p.cols + 31) / 32), 1, 1};  // 32 columns per block
   }
 
-  // The problem of a signature of this kind; the row kernels take contiguous
-  // inputs only (a permuted one runs on the simple kernels).
-  Result<NormProblem> problem(const OpSignature& sig) const {
-    BOO_ASSIGN_OR_RETURN(NormProblem p, kind_problem(sig));
-    if (!p.contiguous) return unimplemented("a permuted input (--input-permutation) is not contiguous");
-    return p;
+  // Partial rows of dweight/dbias: one per row group of the fused backward, or
+  // the split backward's gridDim.y.
+  static size_t slots(const NormProblem& p, const Layout& l, const ArchSpec& arch) {
+    if (l.split) return param_slots(p, l, arch);
+    return static_cast<size_t>(backward_blocks(p, l.bwd, arch)) * static_cast<size_t>(l.bwd.rows_per_block());
   }
 };
 
 }  // namespace
 
 std::unique_ptr<GpuImplementation> make_rows_implementation(NormKind kind, std::string name) {
-  return std::make_unique<RowNormImplementation>(kind, std::move(name));
+  return std::make_unique<RowNorm>(kind, std::move(name));
 }
 
 }  // namespace boo::ops::norm

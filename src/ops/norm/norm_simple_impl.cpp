@@ -40,78 +40,74 @@ std::vector<Entry> entries(const NormProblem& p) {
   return out;
 }
 
-// The parameter block of a launch (both kinds' blocks have these fields).
+// The configuration: the element type and the kernels, in launch order.
+struct SimpleConfig final : Config {
+  DType dtype = DType::kF32;
+  std::vector<Entry> entries;
+
+  std::string text() const override {
+    std::string record = "dtype=" + std::string(dtype_name(dtype));
+    for (const Entry& e : entries) record += ";" + e.name + "=" + e.call;
+    return record;
+  }
+};
+
+// The launch of `entry`: both kinds' parameter blocks have the tensors, the
+// row count, length and eps; layer norm's also x's shape and strides.
 template <typename Params>
-Params shared_params(const NormProblem& p, std::span<const DeviceTensor> args, std::span<const DeviceTensor> results) {
-  Params params{};
-  bind_tensors(params, args, results);
+LaunchStep launch(const NormProblem& p, const Entry& entry, const TensorRoles& roles, Dim3 grid, Dim3 block) {
+  StepBuilder<Params> step(entry.name, grid, block);
+  bind_tensors(step, roles);
+  Params& params = step.params;
   params.rows = p.rows;
   params.cols = p.cols;
   params.eps = static_cast<float>(p.eps);
-  return params;
-}
-
-// Layer norm's adds x's shape and strides.
-LayerNormParams layer_norm_params(const NormProblem& p, std::span<const DeviceTensor> args,
-                                  std::span<const DeviceTensor> results) {
-  LayerNormParams params = shared_params<LayerNormParams>(p, args, results);
-  params.rank = p.x.rank();
-  for (int d = 0; d < params.rank; ++d) {
-    params.shape[d] = p.x.shape[static_cast<size_t>(d)];
-    params.x_strides[d] = p.x.strides[static_cast<size_t>(d)];
+  if constexpr (requires { params.x_strides; }) {
+    params.rank = p.x.rank();
+    for (int d = 0; d < params.rank; ++d) {
+      params.shape[d] = p.x.shape[static_cast<size_t>(d)];
+      params.x_strides[d] = p.x.strides[static_cast<size_t>(d)];
+    }
   }
-  return params;
+  return std::move(step).finish();
 }
 
-class SimpleNorm final : public NormImplementation {
+class SimpleNorm final : public NormTier<SimpleConfig> {
  public:
-  using NormImplementation::NormImplementation;
+  using NormTier::NormTier;
 
-  Status accepts(const OpSignature& sig, const DeviceInfo&) const override {
-    BOO_ASSIGN_OR_RETURN(const NormProblem p, kind_problem(sig));
+  Status accepts_problem(const NormProblem& p, const ArchSpec&) const override {
+    BOO_RETURN_IF_ERROR(check_kind(p));
     // Only layer norm's x is strided (LayerNormParams' shape and strides).
     if (!p.rms() && p.x.rank() > kMaxRank)
       return unimplemented("rank " + std::to_string(p.x.rank()) + " > " + std::to_string(kMaxRank));
     return ok_status();
   }
 
-  std::string compile_params(const OpSignature& sig, const DeviceInfo&) const override {
-    Result<NormProblem> p = kind_problem(sig);
-    if (!p.ok()) return "declined";
-    std::string record = "dtype=" + std::string(dtype_name(p->dtype));
-    for (const Entry& e : entries(*p)) record += ";" + e.name + "=" + e.call;
-    return record;
+  Result<SimpleConfig> configure_problem(const NormProblem& p, const ArchSpec&) const override {
+    SimpleConfig config;
+    config.dtype = p.dtype;
+    config.entries = entries(p);
+    return config;
   }
 
-  Result<base::KernelSource> source(const OpSignature& sig, const DeviceInfo&) const override {
-    BOO_ASSIGN_OR_RETURN(const NormProblem p, kind_problem(sig));
+  Result<Plan> plan_problem(const NormProblem& p, const SimpleConfig& config, const ArchSpec& arch) const override {
+    Plan plan;
     std::vector<KernelEntry> kernels;
-    for (const Entry& e : entries(p)) kernels.push_back({e.name, e.call, static_cast<int>(kThreads)});
-    return generated_source(p.rms() ? "rmsnorm_simple.cu" : "layernorm_simple.cu", std::string(name()),
-                            "boo/norm/norm_simple.cuh", p.rms() ? "boo::RmsNormParams" : "boo::LayerNormParams",
-                            kernels);
-  }
-
-  Result<std::vector<KernelLaunch>> plan(const OpSignature& sig, const DeviceInfo& device,
-                                         std::span<const DeviceTensor> args,
-                                         std::span<const DeviceTensor> results, uint64_t) const override {
-    BOO_ASSIGN_OR_RETURN(const NormProblem p, kind_problem(sig));
-    KernelLaunch prototype;
-    prototype.block[0] = kThreads;
-    if (p.rms()) prototype.set_params(shared_params<RmsNormParams>(p, args, results));
-    else prototype.set_params(layer_norm_params(p, args, results));
-    const uint32_t row_blocks =
-        static_cast<uint32_t>(std::clamp<long long>(p.rows, 1, int64_t{device.sm_count > 0 ? device.sm_count : 132} * 16));
+    for (const Entry& e : config.entries) kernels.push_back({e.name, e.call, static_cast<int>(kThreads)});
+    plan.source = generated_source(p.rms() ? "rmsnorm_simple.cu" : "layernorm_simple.cu", std::string(name()),
+                                   "boo/norm/norm_simple.cuh",
+                                   p.rms() ? "boo::RmsNormParams" : "boo::LayerNormParams", kernels);
+    plan.tensor_alignment = static_cast<uint32_t>(dtype_size_bytes(p.dtype));
+    const TensorRoles roles(p.signature());
+    const uint32_t row_blocks = static_cast<uint32_t>(std::clamp<long long>(p.rows, 1, arch.sm_count * 16LL));
     const uint32_t col_blocks = static_cast<uint32_t>(std::max<long long>(1, (p.cols + kThreads - 1) / kThreads));
-    std::vector<KernelLaunch> launches;
-    const std::vector<Entry> es = entries(p);
-    for (size_t i = 0; i < es.size(); ++i) {
-      KernelLaunch l = prototype;
-      l.entry = i;
-      l.grid[0] = es[i].per_column ? col_blocks : row_blocks;
-      launches.push_back(std::move(l));
+    for (const Entry& e : config.entries) {
+      const Dim3 grid{e.per_column ? col_blocks : row_blocks, 1, 1}, block{kThreads, 1, 1};
+      plan.steps.push_back(p.rms() ? launch<RmsNormParams>(p, e, roles, grid, block)
+                                   : launch<LayerNormParams>(p, e, roles, grid, block));
     }
-    return launches;
+    return plan;
   }
 };
 

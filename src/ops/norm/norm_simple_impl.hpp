@@ -11,7 +11,7 @@
 
 namespace boo::ops::norm {
 
-/// A GpuImplementation named `name` running the simple kernels on `kind`'s signatures.
+/// The simple tier of `kind`'s problems, named `name`.
 std::unique_ptr<GpuImplementation> make_simple_implementation(NormKind kind, std::string name);
 
 }  // namespace boo::ops::norm
