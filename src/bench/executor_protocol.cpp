@@ -100,7 +100,8 @@ std::optional<DoneRecord> decode_done(const std::string& line_in) {
   const std::string exits = line.substr(b + 1, c == std::string::npos ? std::string::npos : c - b - 1);
   if (exits != "stay" && exits != "exit") return std::nullopt;
   d.executor_exits = exits == "exit";
-  if (c != std::string::npos) d.row = decode_fields(line.substr(c + 1));
+  // No row at all (a command that is not a benchmark) decodes as none, not as one empty field.
+  if (c != std::string::npos && c + 1 < line.size()) d.row = decode_fields(line.substr(c + 1));
   return d;
 }
 

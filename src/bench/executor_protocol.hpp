@@ -28,7 +28,7 @@ std::optional<std::pair<int, std::vector<std::string>>> decode_run(const std::st
 struct DoneRecord {
   int index = 0;
   std::string outcome;             ///< "ok", "failed", "unsupported"
-  std::vector<std::string> row;    ///< the command's CSV row
+  std::vector<std::string> row;    ///< the command's CSV row; empty when it has none (`<op> --help`)
   bool executor_exits = false;     ///< the child leaves after this command
 };
 

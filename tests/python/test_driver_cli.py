@@ -74,6 +74,34 @@ def test_single_command_and_help(driver):
     assert r.returncode == 2 and "cannot open" in r.stderr, r.stderr
 
 
+def test_help_lines_have_no_row(driver, tmp):
+    # '<op> --help' in a commands file prints the op's flags and is not a benchmark: no CSV row, in an
+    # executor as in this process (an executor used to repeat the previous command's row).
+    commands = tmp / "with_help.txt"
+    commands.write_text(GOOD_1 + "\nconv --help\n")
+    for isolation in [[], ["--no-isolation"]]:
+        out_csv = tmp / "help.csv"
+        r = run([driver, *isolation, "--backend", "cpu", "--commands-file", str(commands), "--csv", str(out_csv)])
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "--in_channels / -c" in r.stdout, r.stdout
+        assert r.stderr == "", r.stderr
+        rows = list(csv.reader(out_csv.open(newline="")))
+        assert [row[0] for row in rows] == ["arguments", GOOD_1], (isolation, rows)
+
+
+def test_option_values_are_checked(driver):
+    for args, message in [(["--seed=x"], "--seed: expected a non-negative integer, got 'x'"),
+                          (["--dry-run=1"], "driver option '--dry-run' takes no value"),
+                          (["--csv"], "driver option '--csv' needs a value"),
+                          (["--timer", "clock"], "--timer: expected cupti or events, got 'clock'")]:
+        r = run([driver, "conv", "-n", "1", *args])
+        assert r.returncode == 2 and message in r.stderr, (args, r.stderr)
+    usage = run([driver, "--help"]).stdout
+    for option in ["--commands-file FILE", "--seed N", "this text", "(default 10)", "--numerics-vendor cudnn|none"]:
+        assert option in usage, usage
+    assert "--executor-child" not in usage, usage
+
+
 def test_boo_backend_names(driver, tmp):
     # BOO's --backend names are accepted and keep their CSV columns (iree_boo* run boo's kernels).
     out_csv = tmp / "names.csv"
@@ -96,6 +124,8 @@ def main():
         test_dry_run_over_shipped_workloads(driver, root)
         test_single_command_and_help(driver)
         test_boo_backend_names(driver, tmp)
+        test_help_lines_have_no_row(driver, tmp)
+        test_option_values_are_checked(driver)
     print("driver CLI behaves")
 
 
