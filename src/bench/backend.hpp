@@ -48,6 +48,8 @@ struct BackendRun {
   std::vector<KernelRecord> kernel_records;  ///< every timed kernel (CUPTI only), for traces
   std::string device;          ///< "cpu", "cuda:0", ...
   std::string implementation;  ///< the implementation that ran, e.g. "cpu:conv:reference"
+  double vendor_tuning_s = 0;  ///< seconds spent choosing the vendor's plans (cuDNN's engine search)
+  double timing_s = 0;         ///< seconds of warm-up and timed launches
 };
 
 class Backend {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -260,6 +261,7 @@ int64_t timed_input_sets(const Runtime& rt, const TimingOptions& options, const 
 
 Status time_backend_launches(Runtime& rt, const TimingOptions& options, int64_t iterations,
                              const std::function<Status(int64_t)>& launch, const std::string& label, BackendRun& out) {
+  const auto start = std::chrono::steady_clock::now();
   // Warm-up, untimed: every input copy once (clocks up, caches and TLBs filled).
   for (int64_t i = 0; i < std::max<int64_t>(out.input_sets, 1); ++i) BOO_RETURN_IF_ERROR(launch(i));
   BOO_RETURN_IF_ERROR(rt.synchronize());
@@ -293,6 +295,7 @@ Status time_backend_launches(Runtime& rt, const TimingOptions& options, int64_t 
     out.kernels = std::move(timed->kernels);
     out.kernel_records = std::move(timed->records);
   }
+  out.timing_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return ok_status();
 }
 

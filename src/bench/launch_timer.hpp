@@ -54,7 +54,8 @@ int64_t timed_input_sets(const Runtime& rt, const TimingOptions& options, const 
 /// input copy i % out.input_sets. Warms up on every input copy first, then
 /// flushes L2 before each launch when asked, and fills out.kernels (per
 /// kernel name with CUPTI, else one entry named `label` with each launch's
-/// event time), out.timed_launches, out.timer and out.kernel_records.
+/// event time), out.timed_launches, out.timer, out.kernel_records and
+/// out.timing_s (the seconds all of this took).
 Status time_backend_launches(Runtime& rt, const TimingOptions& options, int64_t iterations,
                              const std::function<Status(int64_t)>& launch, const std::string& label, BackendRun& out);
 

@@ -4,7 +4,10 @@ command gets one CSV row, exit status, --dry-run over the shipped workloads.
 Run by ctest (label unit) as: python3 tests/python/test_driver_cli.py <boo-driver>
 """
 import csv
+import os
 import pathlib
+import pty
+import re
 import subprocess
 import sys
 import tempfile
@@ -102,6 +105,46 @@ def test_option_values_are_checked(driver):
     assert "--executor-child" not in usage, usage
 
 
+def run_with_terminal_stderr(args, stdout_path):
+    """Runs with stderr on a pseudo-terminal; returns (exit status, what the terminal got)."""
+    master, slave = pty.openpty()
+    with open(stdout_path, "w") as out:
+        p = subprocess.Popen(args, stdout=out, stderr=slave)
+    os.close(slave)
+    received = b""
+    while True:
+        try:
+            data = os.read(master, 4096)
+        except OSError:  # the child closed the terminal
+            break
+        if not data:
+            break
+        received += data
+    os.close(master)
+    return p.wait(), received.decode()
+
+
+def test_progress_line_on_a_terminal(driver, tmp):
+    commands = tmp / "progress.txt"
+    commands.write_text("\n".join([GOOD_1, TYPO, GOOD_2]) + "\n")
+    for isolation in [[], ["--no-isolation"]]:
+        args = [driver, *isolation, "--backend", "cpu", "--commands-file", str(commands)]
+        status, terminal = run_with_terminal_stderr(args, tmp / "progress.out")
+        assert status == 1, terminal
+        # Done/total, failures so far, time left and the current line, redrawn in place and erased at the end.
+        assert re.search(r"\[0/3\] 0 failed \| time left unknown", terminal), terminal
+        assert re.search(r"\[2/3\] 1 failed \| \d+s left", terminal), terminal
+        if isolation:  # in this process the line is drawn as each command starts (executors race the drawing)
+            assert re.search(r"\[0/3\] 0 failed \| time left unknown \| line 1: conv -n 1", terminal), terminal
+            assert re.search(r"\[2/3\] 1 failed \| \d+s left \| line 3: layernormbfp16", terminal), terminal
+        assert terminal.endswith("\r\x1b[K"), repr(terminal[-40:])
+        stdout = (tmp / "progress.out").read_text()
+        assert "\x1b" not in stdout and "3 command(s): 2 ok, 1 failed" in stdout, stdout
+        assert re.search(r"wall time \d+\.\d s; command time \d+\.\d s: compile", stdout), stdout
+        status, terminal = run_with_terminal_stderr(args + ["--quiet"], tmp / "progress.out")
+        assert status == 1 and terminal == "", repr(terminal)
+
+
 def test_boo_backend_names(driver, tmp):
     # BOO's --backend names are accepted and keep their CSV columns (iree_boo* run boo's kernels).
     out_csv = tmp / "names.csv"
@@ -126,6 +169,7 @@ def main():
         test_boo_backend_names(driver, tmp)
         test_help_lines_have_no_row(driver, tmp)
         test_option_values_are_checked(driver)
+        test_progress_line_on_a_terminal(driver, tmp)
     print("driver CLI behaves")
 
 

@@ -6,6 +6,7 @@
 // executor child processes by default (executor.hpp): the parent prints each
 // child's text and writes the rows, in input order.
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <iostream>
@@ -25,6 +26,7 @@
 #include "cuda/driver_api.hpp"
 #include "driver_options.hpp"
 #include "executor.hpp"
+#include "progress.hpp"
 
 namespace boo::driver {
 namespace {
@@ -61,16 +63,43 @@ class CsvOutput {
   std::optional<bench::CsvWriter> writer_;
 };
 
+// The phases of a command as the executor protocol carries them, and back.
+std::map<std::string, double> phase_map(const PhaseSeconds& p) {
+  return {{"compile", p.compile}, {"vendor_tuning", p.vendor_tuning}, {"timing", p.timing},
+          {"numerics", p.numerics}, {"total", p.total}};
+}
+
+PhaseSeconds phases_of(const std::map<std::string, double>& m) {
+  auto get = [&](const char* name) {
+    auto it = m.find(name);
+    return it == m.end() ? 0.0 : it->second;
+  };
+  return PhaseSeconds{get("compile"), get("vendor_tuning"), get("timing"), get("numerics"), get("total")};
+}
+
+// How the progress line names a command.
+std::string progress_label(const CommandLine& cmd) {
+  return cmd.line_number ? "line " + std::to_string(cmd.line_number) + ": " + cmd.text : cmd.text;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 void print_warnings(const CommandResult& result) {
   for (const std::string& w : result.warnings) std::cerr << "boo-driver: " << w << "\n";
 }
 
 // Runs one command in this process: the header first (flushed, so a command
-// that takes the process down is still named), then its text, its warnings
-// and, on a GPU, the memory in use.
-CommandResult run_and_print(CommandRunner& runner, const CommandLine& cmd, int index, const TextStyle& style) {
+// that takes the process down is still named), then its text and warnings.
+// The progress line (if any) is redrawn while the command runs.
+CommandResult run_and_print(CommandRunner& runner, const CommandLine& cmd, int index, const TextStyle& style,
+                            Progress& progress) {
+  progress.clear();
   std::cout << command_header(cmd.text) << std::flush;
+  progress.draw();
   CommandResult result = runner.run(cmd, index);
+  progress.clear();
   print_warnings(result);
   std::cout << render_text(result, style);
   return result;
@@ -88,6 +117,7 @@ int run_executor_child(DriverOptions opts) {
   }
   std::cout << notice;
   const CsvLayout layout(runner.backend_names(), numerics);
+  Progress no_progress(0, false);  // the driver draws the line
   std::string line;
   while (std::getline(std::cin, line)) {
     std::optional<std::pair<int, std::vector<std::string>>> run = bench::decode_run(line);
@@ -97,7 +127,7 @@ int run_executor_child(DriverOptions opts) {
     cmd.text = run->second[0];
     cmd.line_number = std::atoi(run->second[1].c_str());
     cmd.words.assign(run->second.begin() + 2, run->second.end());
-    const CommandResult result = run_and_print(runner, cmd, run->first, style);
+    const CommandResult result = run_and_print(runner, cmd, run->first, style, no_progress);
     // After a sticky fault every later CUDA call fails: the DONE record says
     // this executor leaves, and the parent starts a fresh one.
     Status health = result.outcome == Outcome::kFailed ? runner.context_health() : ok_status();
@@ -105,7 +135,7 @@ int run_executor_child(DriverOptions opts) {
     std::cout << std::flush;
     std::cout << bench::encode_done(bench::DoneRecord{run->first, outcome_name(result.outcome),
                                                       layout.row(result).value_or(std::vector<std::string>{}),
-                                                      !health.ok()})
+                                                      !health.ok(), phase_map(result.seconds)})
               << std::flush;
     if (!health.ok()) {
       std::cerr << "boo-driver executor: leaving after a sticky CUDA error: " << health.to_string() << "\n";
@@ -149,12 +179,14 @@ std::vector<int> executor_gpus(int gpu_id) {
   return gpus;
 }
 
-// The closing count, and the exit status: 1 when a command failed (or was
+// The closing count and time summary, and the exit status: 1 when a command failed (or was
 // unsupported with --fail-on-unsupported) or the trace could not be written.
-int finish_run(const std::map<Outcome, int>& counts_in, size_t commands, bool fail_on_unsupported, bool traced) {
+int finish_run(const std::map<Outcome, int>& counts_in, size_t commands, bool fail_on_unsupported, bool traced,
+               double wall_s, const PhaseSeconds& summed) {
   std::map<Outcome, int> counts = counts_in;
   std::cout << "boo-driver: " << commands << " command(s): " << counts[Outcome::kOk] << " ok, "
             << counts[Outcome::kFailed] << " failed, " << counts[Outcome::kUnsupported] << " unsupported\n";
+  std::cout << format_time_summary(wall_s, summed);
   const bool failed = counts[Outcome::kFailed] > 0 || (fail_on_unsupported && counts[Outcome::kUnsupported] > 0) ||
                       !traced;
   return failed ? 1 : 0;
@@ -163,6 +195,7 @@ int finish_run(const std::map<Outcome, int>& counts_in, size_t commands, bool fa
 // The parent of executors: dispatches commands to one executor per GPU and
 // prints results in input order.
 int run_isolated(DriverOptions opts, const std::vector<CommandLine>& commands) {
+  const auto start = std::chrono::steady_clock::now();
   // The backends, resolved here so that every executor and the CSV agree.
   std::vector<std::string> backends = opts.backends;
   if (backends.empty()) {
@@ -181,6 +214,7 @@ int run_isolated(DriverOptions opts, const std::vector<CommandLine>& commands) {
   }
   for (size_t w = 0; w < gpus.size() && !opts.trace_path.empty(); ++w)
     std::remove(trace_part_path(opts.trace_path, w).c_str());  // a part left by an earlier run
+  Progress progress(commands.size(), Progress::wanted(opts.quiet));
   std::vector<std::optional<ExecutorResult>> results(commands.size());
   std::vector<std::string> summaries(gpus.size());
   std::mutex mutex;
@@ -199,6 +233,7 @@ int run_isolated(DriverOptions opts, const std::vector<CommandLine>& commands) {
           i = next++;
         }
         const CommandLine& cmd = commands[i];
+        progress.started(i, progress_label(cmd));
         std::vector<std::string> fields{cmd.text, std::to_string(cmd.line_number)};
         fields.insert(fields.end(), cmd.words.begin(), cmd.words.end());
         ExecutorResult r;
@@ -209,6 +244,7 @@ int run_isolated(DriverOptions opts, const std::vector<CommandLine>& commands) {
         } else {
           r = executor.run(static_cast<int>(i) + 1, fields);
         }
+        progress.finished(i, r.done ? outcome_of(r.done->outcome) : Outcome::kFailed);
         std::lock_guard<std::mutex> lock(mutex);
         results[i] = std::move(r);
         ready.notify_all();
@@ -219,14 +255,21 @@ int run_isolated(DriverOptions opts, const std::vector<CommandLine>& commands) {
     });
   }
   std::map<Outcome, int> counts;
+  PhaseSeconds summed;
   for (size_t i = 0; i < commands.size(); ++i) {
     std::unique_lock<std::mutex> lock(mutex);
-    ready.wait(lock, [&] { return results[i].has_value(); });
+    // Woken by every finished command, and each second for the time left.
+    while (!results[i]) {
+      progress.draw();
+      ready.wait_for(lock, std::chrono::seconds(1));
+    }
     ExecutorResult r = std::move(*results[i]);
     lock.unlock();
+    progress.clear();
     std::cout << r.output;
     if (r.done) {
       ++counts[outcome_of(r.done->outcome)];
+      summed += phases_of(r.done->seconds);
       if (!r.done->row.empty()) csv.write(r.done->row);
     } else {
       // The executor died or timed out: the command failed with what it had printed.
@@ -241,15 +284,17 @@ int run_isolated(DriverOptions opts, const std::vector<CommandLine>& commands) {
     }
     std::cout << std::flush;
   }
+  progress.clear();
   for (std::thread& t : workers) t.join();
   std::cout << "\n";
   for (const std::string& s : summaries) std::cout << s;
   const bool traced = finish_trace(opts.trace_path, gpus.size());
-  return finish_run(counts, commands.size(), opts.fail_on_unsupported, traced);
+  return finish_run(counts, commands.size(), opts.fail_on_unsupported, traced, seconds_since(start), summed);
 }
 
 // Commands in this process, one after another.
 int run_in_process(DriverOptions opts, const std::vector<CommandLine>& commands) {
+  const auto start = std::chrono::steady_clock::now();
   if (opts.gpu_id < 0) {
     std::cerr << "boo-driver: --gpu-id -1 needs executor isolation (drop --no-isolation)\n";
     return 2;
@@ -261,6 +306,7 @@ int run_in_process(DriverOptions opts, const std::vector<CommandLine>& commands)
     std::remove(opts.trace_part.c_str());
   }
   const TextStyle style = text_style(opts);
+  Progress progress(commands.size(), Progress::wanted(opts.quiet));
   const DriverOptions csv_options = opts;
   CommandRunner runner(std::move(opts));
   std::string notice;
@@ -275,17 +321,23 @@ int run_in_process(DriverOptions opts, const std::vector<CommandLine>& commands)
     return 2;
   }
   std::map<Outcome, int> counts;
-  int index = 0;
-  for (const CommandLine& cmd : commands) {
-    const CommandResult result = run_and_print(runner, cmd, ++index, style);
+  PhaseSeconds summed;
+  for (size_t i = 0; i < commands.size(); ++i) {
+    progress.started(i, progress_label(commands[i]));
+    progress.draw();
+    const CommandResult result = run_and_print(runner, commands[i], static_cast<int>(i) + 1, style, progress);
     csv.write(csv.layout().row(result));
     ++counts[result.outcome];
+    summed += result.seconds;
     if (style.verbose) std::cout << runner.memory_report();
+    std::cout << std::flush;
+    progress.finished(i, result.outcome);
   }
+  progress.clear();
   std::cout << "\n" << runner.runtime_summary();
   runner.close_trace();
   const bool traced = finish_trace(trace_path, 1);
-  return finish_run(counts, commands.size(), fail_on_unsupported, traced);
+  return finish_run(counts, commands.size(), fail_on_unsupported, traced, seconds_since(start), summed);
 }
 
 int run_driver(const std::vector<std::string>& argv) {

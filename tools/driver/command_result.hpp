@@ -34,6 +34,17 @@ struct NumericsResult {
   bench::NumericsVerdict verdict;
 };
 
+/// Where one command's wall time went, in seconds.
+struct PhaseSeconds {
+  double compile = 0;        ///< boo's kernels: NVRTC compiles and cache loads
+  double vendor_tuning = 0;  ///< choosing vendor plans (cuDNN's engine search)
+  double timing = 0;         ///< warm-up and timed launches
+  double numerics = 0;       ///< --verify-numerics: the reference, the checks and their runs
+  double total = 0;          ///< the whole command
+
+  PhaseSeconds& operator+=(const PhaseSeconds& other);
+};
+
 struct CommandResult {
   int index = 0;             ///< 1-based position in the run
   std::string text;          ///< the command as written
@@ -53,6 +64,7 @@ struct CommandResult {
   /// --verify-numerics, in backend order; empty when every backend is the vendor.
   std::optional<std::vector<NumericsResult>> numerics;
   std::vector<std::string> warnings;  ///< for stderr: trouble that did not fail the command
+  PhaseSeconds seconds;
 
   const OpSignature* signature() const { return parsed ? parsed->signature.get() : nullptr; }
   /// Whether every numerics verdict passed (true without --verify-numerics).

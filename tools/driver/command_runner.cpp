@@ -2,6 +2,7 @@
 #include "command_runner.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 
 #include "base/file_util.hpp"
@@ -29,6 +30,10 @@ std::string format_fixed(double v, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", digits, v);
   return buf;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 bool is_help_request(const std::vector<std::string>& words) {
@@ -157,6 +162,26 @@ bench::Backend* CommandRunner::numerics_vendor() {
 }
 
 CommandResult CommandRunner::run(const tools::CommandLine& cmd, int index) {
+  const auto start = std::chrono::steady_clock::now();
+  const double compile_before = compile_seconds();
+  CommandResult result = run_steps(cmd, index);
+  result.seconds.compile = compile_seconds() - compile_before;
+  for (const BackendResult& b : result.backends) {
+    if (!b.run) continue;
+    result.seconds.vendor_tuning += b.run->vendor_tuning_s;
+    result.seconds.timing += b.run->timing_s;
+  }
+  result.seconds.total = seconds_since(start);
+  return result;
+}
+
+double CommandRunner::compile_seconds() const {
+  if (!runtime_) return 0;
+  const RuntimeStats s = runtime_->stats();
+  return (s.compile_ms + s.load_ms) * 1e-3;
+}
+
+CommandResult CommandRunner::run_steps(const tools::CommandLine& cmd, int index) {
   CommandResult result;
   result.index = index;
   result.text = cmd.text;
@@ -190,7 +215,11 @@ CommandResult CommandRunner::run(const tools::CommandLine& cmd, int index) {
     Status st = dump_command(opts_.dump_dir, index, sig, *args, result.backends);
     if (!st.ok()) return failed(std::move(result), st.annotate("--dump"));
   }
-  if (opts_.verify_numerics) check_numerics(sig, result);
+  if (opts_.verify_numerics) {
+    const auto start = std::chrono::steady_clock::now();
+    check_numerics(sig, result);
+    result.seconds.numerics = seconds_since(start);
+  }
   return result;
 }
 

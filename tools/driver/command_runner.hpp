@@ -25,7 +25,7 @@ class CommandRunner {
   /// cpu (with a note in `notice`, for stdout).
   Status open_backends(std::string& notice);
 
-  /// Runs one command (`index`: its 1-based position in the run).
+  /// Runs one command (`index`: its 1-based position in the run), and says where its time went.
   CommandResult run(const tools::CommandLine& cmd, int index);
 
   const std::vector<std::string>& backend_names() const { return backend_names_; }
@@ -40,6 +40,9 @@ class CommandRunner {
   void close_trace() { trace_.reset(); }
 
  private:
+  CommandResult run_steps(const tools::CommandLine& cmd, int index);
+  /// NVRTC compile and cache load time of this process so far.
+  double compile_seconds() const;
   /// The cudnn backend numerics compare against: the one the run has, else
   /// one made for numerics when a GPU and cuDNN are there; null otherwise
   /// (and with --numerics-vendor none).

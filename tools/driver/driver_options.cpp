@@ -172,6 +172,8 @@ constexpr DriverOptionSpec kOptions[] = {
      [](DriverOptions& o, const std::string&) { o.verbose = false; return ok_status(); }},
     {"fail-on-unsupported", 0, "", "", "exit non-zero when a command uses an op boo does not implement", kDriver,
      [](DriverOptions& o, const std::string&) { o.fail_on_unsupported = true; return ok_status(); }},
+    {"quiet", 0, "", "", "no progress line (one status line on stderr, drawn when it is a terminal)", kDriver,
+     [](DriverOptions& o, const std::string&) { o.quiet = true; return ok_status(); }},
     {"help", 'h', "", "", "this text; '<op> --help' lists an op's flags", kDriver,
      [](DriverOptions& o, const std::string&) { o.help = true; return ok_status(); }},
     {"trace-part", 0, "FILE", "", "the part of the --trace file this executor appends to", kInternal,

@@ -30,6 +30,7 @@ struct DriverOptions {
   std::optional<bool> verbose;        ///< --verbose / --no-verbose (default: verbose unless --csv)
   int64_t cpu_iterations = 0;         ///< --cpu-iterations N: cap on timed CPU-reference launches
   bool fail_on_unsupported = false;   ///< --fail-on-unsupported
+  bool quiet = false;                 ///< --quiet: no progress line
   bool verify_numerics = false;       ///< --verify-numerics: BOO's statistical verdict vs the float64 reference
   bench::NumericsOptions numerics;    ///< --numerics-* options
   std::string implementation;         ///< --impl NAME: only this GPU implementation
