@@ -372,7 +372,7 @@ class CudnnBackend final : public Backend {
       BOO_RETURN_IF_ERROR(rt_.copy_to_host(host.data(), result_buffers[i], host.size_bytes()));
       out.results.push_back(std::move(host));
     }
-    if (run.time) BOO_RETURN_IF_ERROR(time_backend_launches(rt_, timing_, run.iterations, launch, out.implementation, out));
+    if (run.time) BOO_RETURN_IF_ERROR(time_backend_launches(rt_, timing_, run, launch, out.implementation, out));
     BOO_RETURN_IF_ERROR(rt_.synchronize());
     return out;
   }

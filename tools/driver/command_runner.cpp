@@ -4,12 +4,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <span>
 
 #include "base/file_util.hpp"
 #include "base/npy.hpp"
 #include "base/strings.hpp"
 #include "bench/numerics_check.hpp"
 #include "boo/registry.hpp"
+#include "ops/flag_table.hpp"
 #include "ops/op_definition.hpp"
 
 #include <nvtx3/nvToolsExt.h>
@@ -38,6 +40,21 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 bool is_help_request(const std::vector<std::string>& words) {
   return !words.empty() && (words.back() == "--help" || words.back() == "-h");
+}
+
+// Whether a command says itself how many launches to time (--iter/-i), so
+// that --min-time leaves its count alone. The op's flag table decides, so
+// every spelling the op accepts counts. (RunOptions does not say whether
+// --iter was given, only its value.)
+bool iterations_given(const std::vector<std::string>& words, const ops::OpDefinition& op) {
+  // The op token comes before its flags, after an optional driver path.
+  for (size_t i = 0; i < words.size(); ++i) {
+    if (ops::find_op_by_token(words[i], nullptr) != &op) continue;
+    const std::span<const std::string> flag_words(words.data() + i + 1, words.size() - i - 1);
+    Result<ops::ParsedFlags> flags = ops::parse_flags(op.flags(), flag_words, words[i]);
+    return flags.ok() && flags->given("iter");
+  }
+  return false;
 }
 
 // Writes the inputs and every backend's results of one command as .npy files.
@@ -208,8 +225,10 @@ CommandResult CommandRunner::run_steps(const tools::CommandLine& cmd, int index)
   Result<std::vector<base::HostTensor>> args = op->make_arguments(sig, ops::InputOptions{opts_.seed, opts_.splat});
   if (!args.ok()) return failed(std::move(result), args.status());
 
+  RunOptions run = result.parsed->run;
+  if (opts_.min_time_s > 0 && !iterations_given(cmd.words, *op)) run.min_time_s = opts_.min_time_s;
   NvtxRange command_range("#" + std::to_string(index) + " " + cmd.text);
-  run_backends(sig, result.parsed->run, *args, result);
+  run_backends(sig, run, *args, result);
   if (!result.all_backends_ran) return result;
   if (!opts_.dump_dir.empty()) {
     Status st = dump_command(opts_.dump_dir, index, sig, *args, result.backends);

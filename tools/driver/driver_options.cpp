@@ -133,6 +133,17 @@ constexpr DriverOptionSpec kOptions[] = {
        o.timing.prefer_cupti = v == "cupti";
        return ok_status();
      }},
+    {"min-time", 0, "S", "",
+     "size the launches by their duration: about S/4 seconds of warm-up, then\n"
+     "about S seconds of timed launches (3 to 10000), for every command that\n"
+     "gives no --iter (default: --iter launches, 100 unless given)",
+     kRun,
+     [](DriverOptions& o, const std::string& v) -> Status {
+       Result<double> t = base::parse_double(v);
+       if (!t.ok() || *t <= 0) return invalid_argument("--min-time: expected seconds > 0, got '" + v + "'");
+       o.min_time_s = *t;
+       return ok_status();
+     }},
     {"flush-l2", 0, "", "",
      "overwrite L2 before every timed launch (default: rotate the inputs over\n"
      "enough copies to span twice the L2, so no launch reads a cached input)",

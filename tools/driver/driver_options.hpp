@@ -39,6 +39,7 @@ struct DriverOptions {
   bool isolation = true;              ///< commands run in executor child processes (--no-isolation: in-process)
   double command_timeout_s = 0;       ///< --command-timeout S: watchdog per command
   bench::TimingOptions timing;        ///< --flush-l2, --timer cupti|events
+  double min_time_s = 0;              ///< --min-time S: launches sized by duration for commands without --iter
   std::string trace_path;             ///< --trace FILE: Perfetto/Chrome trace of every timed kernel
   std::string trace_part;             ///< internal: the part file this process appends to (--trace-part)
   bool executor_child = false;        ///< internal: this process is an executor (--executor-child)
