@@ -113,6 +113,8 @@ Status CommandRunner::open_backends(std::string& notice) {
     ro.cache_dir = opts_.cache_dir;
     ro.cache_enabled = true;
   }
+  // cuDNN's chosen plans are remembered next to the kernels (and not when the cache is off).
+  opts_.timing.vendor_plan_dir = ro.cache_enabled ? ro.cache_dir : "";
   backend_names_ = opts_.backends;
   auto wants = [&](const char* name) {
     return std::any_of(backend_names_.begin(), backend_names_.end(),

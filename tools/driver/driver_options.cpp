@@ -144,6 +144,11 @@ constexpr DriverOptionSpec kOptions[] = {
        o.min_time_s = *t;
        return ok_status();
      }},
+    {"vendor-tune", 0, "", "",
+     "search cuDNN's engine configurations afresh for every signature (default: the\n"
+     "plan chosen by an earlier run with this cuDNN on this device is reused; plans\n"
+     "are remembered in the cache folder unless BOO_CACHE_ON=0)",
+     kRun, [](DriverOptions& o, const std::string&) { o.timing.vendor_retune = true; return ok_status(); }},
     {"flush-l2", 0, "", "",
      "overwrite L2 before every timed launch (default: rotate the inputs over\n"
      "enough copies to span twice the L2, so no launch reads a cached input)",
@@ -209,11 +214,22 @@ const DriverOptionSpec* find_option(std::string_view word) {
 // "  --name ARG" padded to the help column, or on a line of its own when longer.
 std::string format_option_help(const DriverOptionSpec& spec) {
   constexpr size_t kHelpColumn = 27;
-  std::string head = "  --" + std::string(spec.long_name);
-  if (spec.short_name) head += std::string(", -") + spec.short_name;
-  if (!spec.argument.empty()) head += " " + std::string(spec.argument);
+  std::string head = "  --";
+  head += spec.long_name;
+  if (spec.short_name) {
+    head += ", -";
+    head += spec.short_name;
+  }
+  if (!spec.argument.empty()) {
+    head += ' ';
+    head += spec.argument;
+  }
   std::string help(spec.help);
-  if (!spec.default_value.empty()) help += " (default " + std::string(spec.default_value) + ")";
+  if (!spec.default_value.empty()) {
+    help += " (default ";
+    help += spec.default_value;
+    help += ')';
+  }
   std::string out = head;
   const std::string indent(kHelpColumn, ' ');
   if (head.size() + 2 > kHelpColumn) out += "\n" + indent;
