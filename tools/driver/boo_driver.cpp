@@ -92,7 +92,7 @@ void print_warnings(const CommandResult& result) {
 
 // Runs one command in this process: the header first (flushed, so a command
 // that takes the process down is still named), then its text and warnings.
-// The progress line (if any) is redrawn while the command runs.
+// The progress line (if any) stays below the header while the command runs.
 CommandResult run_and_print(CommandRunner& runner, const CommandLine& cmd, int index, const TextStyle& style,
                             Progress& progress) {
   progress.clear();
@@ -324,7 +324,6 @@ int run_in_process(DriverOptions opts, const std::vector<CommandLine>& commands)
   PhaseSeconds summed;
   for (size_t i = 0; i < commands.size(); ++i) {
     progress.started(i, progress_label(commands[i]));
-    progress.draw();
     const CommandResult result = run_and_print(runner, commands[i], static_cast<int>(i) + 1, style, progress);
     csv.write(csv.layout().row(result));
     ++counts[result.outcome];
