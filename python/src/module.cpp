@@ -19,6 +19,7 @@
 #include "base/host_tensor.hpp"
 #include "base/version.hpp"
 #include "bench/backend.hpp"
+#include "cache/artifact_cache.hpp"
 #include "boo/registry.hpp"
 #include "boo/runtime.hpp"
 #include "cuda/driver_api.hpp"
@@ -167,18 +168,49 @@ Result<base::HostTensor> host_copy(const AnyArray& a, const TensorSpec& spec) {
   return t;
 }
 
-// One Runtime per GPU for the process, created on first use.
+// The process's Runtimes, one per GPU, created on first use with the kernel
+// cache settings of the moment. Changing the settings (boo.set_cache_dir,
+// boo.toggle_cache_on) retires the current Runtimes: kernels they loaded keep
+// running (their launchables are held by signatures), and kernels compiled
+// from then on go through Runtimes with the new settings.
+struct Runtimes {
+  std::mutex mutex;
+  cache::CacheConfig cache = cache::CacheConfig::from_environment();
+  std::map<int, std::unique_ptr<Runtime>> current;
+  std::vector<std::unique_ptr<Runtime>> retired;  // alive as long as the process: their launchables may be in use
+
+  static Runtimes& get() {
+    static Runtimes* runtimes = new Runtimes;  // never destroyed: launchables may outlive module teardown
+    return *runtimes;
+  }
+};
+
 Runtime& runtime_for(int device) {
-  static std::mutex mutex;
-  static std::map<int, std::unique_ptr<Runtime>> runtimes;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = runtimes.find(device);
-  if (it == runtimes.end()) {
+  Runtimes& r = Runtimes::get();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  auto it = r.current.find(device);
+  if (it == r.current.end()) {
     RuntimeOptions o = RuntimeOptions::from_environment();
     o.device = device;
-    it = runtimes.emplace(device, value_or_raise(Runtime::create(o))).first;
+    o.cache_dir = r.cache.dir;
+    o.cache_enabled = r.cache.enabled;
+    it = r.current.emplace(device, value_or_raise(Runtime::create(o))).first;
   }
   return *it->second;
+}
+
+void set_cache_config(const cache::CacheConfig& config) {
+  Runtimes& r = Runtimes::get();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.cache = config;
+  for (auto& [device, runtime] : r.current) r.retired.push_back(std::move(runtime));
+  r.current.clear();
+}
+
+cache::CacheConfig cache_config() {
+  Runtimes& r = Runtimes::get();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  return r.cache;
 }
 
 void check_counts(const Signature& s, size_t args, size_t results) {
@@ -206,6 +238,49 @@ void launch_on(Signature& s, const std::vector<TensorRef>& args, const std::vect
     st = launchable->launch(args, results, handle);
   }
   ok_or_raise(st);
+}
+
+// The fields of a signature, as the keywords of the Signature constructor that builds it
+// (Signature.conv(**sig.fields) == sig).
+nb::dict fields_of(const OpSignature& sig) {
+  nb::dict f;
+  if (const auto* conv = dynamic_cast<const ConvSignature*>(&sig)) {
+    f["dtype"] = conv->dtype;
+    f["input_shape"] = conv->x_spec().shape;
+    f["weight_shape"] = conv->w_spec().shape;
+    f["stride"] = conv->stride;
+    f["padding"] = conv->padding;
+    f["dilation"] = conv->dilation;
+    f["output_padding"] = conv->output_padding;
+    f["groups"] = conv->groups;
+    f["transposed"] = conv->transposed;
+    f["input_layout"] = conv->input_layout;
+    f["weight_layout"] = conv->filter_layout;
+    f["output_layout"] = conv->output_layout;
+    f["direction"] = static_cast<ConvDirection>(conv->directions);
+    f["bias"] = conv->bias;
+    f["activation"] = conv->activation;
+    f["tf32"] = conv->fp32_tf32;
+  } else if (const auto* ln = dynamic_cast<const LayerNormSignature*>(&sig)) {
+    f["dtype"] = ln->dtype;
+    f["input_shape"] = ln->input_shape;
+    f["normalized_shape"] = ln->normalized_shape();
+    f["eps"] = ln->eps;
+    f["weight"] = ln->weight;
+    f["bias"] = ln->bias;
+    f["direction"] = static_cast<LayerNormDirection>(ln->directions);
+    f["input_permutation"] = ln->input_permutation;
+  } else if (const auto* rms = dynamic_cast<const RmsNormSignature*>(&sig)) {
+    f["dtype"] = rms->dtype;
+    f["input_shape"] = rms->input_shape;
+    f["normalized_shape"] = rms->normalized_shape();
+    f["eps"] = rms->eps;
+    f["weight"] = rms->weight;
+    f["direction"] = static_cast<RmsNormDirection>(rms->directions);
+  } else {
+    raise(unimplemented("Signature.fields: " + std::string(sig.op_name()) + " signatures have no typed fields"));
+  }
+  return f;
 }
 
 nb::list specs_to_list(const std::vector<TensorSpec>& specs) {
@@ -382,6 +457,10 @@ NB_MODULE(_C, m) {
             return wrap(value_or_raise(parse_command(std::string_view(command))).signature);
           },
           "command"_a, "Parses a MIOpenDriver command, e.g. 'convbfp16 -n 8 -c 64 ...'.")
+      .def_prop_ro("fields", [](const Signature& s) { return fields_of(*s.sig); },
+                   "The typed fields, as the keywords of the constructor that builds the signature: "
+                   "Signature.conv(**sig.fields) == sig for a conv (op_name 'conv'), likewise layer_norm "
+                   "('layernorm') and rms_norm ('rmsnorm').")
       .def_prop_ro("command", [](const Signature& s) { return s.sig->command(); })
       .def_prop_ro("func_name", [](const Signature& s) { return s.sig->func_name(); })
       .def_prop_ro("op_name", [](const Signature& s) { return std::string(s.sig->op_name()); })
@@ -500,6 +579,27 @@ NB_MODULE(_C, m) {
         return out;
       },
       "The CUDA driver and NVRTC this process uses: version and path.");
+
+  m.def(
+      "cache_settings",
+      [] {
+        const cache::CacheConfig c = cache_config();
+        return nb::make_tuple(c.dir, c.enabled);
+      },
+      "The kernel cache of kernels compiled from now on: (folder, enabled). Starts from BOO_CACHE_DIR and "
+      "BOO_CACHE_ON.");
+  m.def(
+      "set_cache_settings",
+      [](const std::string& dir, bool enabled) {
+        if (dir.empty()) raise(invalid_argument("the kernel cache folder must not be empty"));
+        set_cache_config(cache::CacheConfig{dir, enabled});
+      },
+      "dir"_a, "enabled"_a,
+      "Sets the kernel cache for kernels compiled from now on; kernels already loaded stay loaded.");
+  m.def(
+      "clear_cache",
+      [] { ok_or_raise(cache::ArtifactCache(cache_config()).clear()); },
+      "Removes every kernel from the cache folder (its versioned contents; the folder stays).");
 
   m.def(
       "implementation",
