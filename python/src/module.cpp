@@ -270,6 +270,7 @@ nb::dict fields_of(const OpSignature& sig) {
     f["bias"] = ln->bias;
     f["direction"] = static_cast<LayerNormDirection>(ln->directions);
     f["input_permutation"] = ln->input_permutation;
+    f["use_aten"] = ln->use_aten;
   } else if (const auto* rms = dynamic_cast<const RmsNormSignature*>(&sig)) {
     f["dtype"] = rms->dtype;
     f["input_shape"] = rms->input_shape;
@@ -416,7 +417,7 @@ NB_MODULE(_C, m) {
       .def_static(
           "layer_norm",
           [](std::vector<int64_t> input_shape, std::vector<int64_t> normalized_shape, nb::handle dtype, double eps,
-             bool weight, bool bias, nb::handle direction, std::vector<int> input_permutation) {
+             bool weight, bool bias, nb::handle direction, std::vector<int> input_permutation, bool use_aten) {
             ops::LayerNormFields f;
             f.dtype = dtype_argument(dtype);
             f.input_shape = std::move(input_shape);
@@ -426,13 +427,16 @@ NB_MODULE(_C, m) {
             f.bias = bias;
             f.directions = directions_argument<LayerNormDirection>(direction, "LayerNormDirection");
             f.input_permutation = std::move(input_permutation);
+            f.use_aten = use_aten;
             return wrap(value_or_raise(ops::layer_norm_signature_from_fields(f)));
           },
           "input_shape"_a, "normalized_shape"_a, "dtype"_a, nb::kw_only(), "eps"_a = 1e-5, "weight"_a = false,
           "bias"_a = false, "direction"_a = kLayerNormForward, "input_permutation"_a = std::vector<int>{},
+          "use_aten"_a = true,
           "A layer norm over the trailing `normalized_shape` of `input_shape` from its fields. weight and bias: "
           "the elementwise affine parameters (a bias needs the weight). direction: LayerNormDirection.FORWARD, or "
-          "backward flags combined with |. input_permutation: the memory order of the input, outermost first.")
+          "backward flags combined with |. input_permutation: the memory order of the input, outermost first. "
+          "use_aten: BOO's flag, which only changes func_name.")
       .def_static(
           "rms_norm",
           [](std::vector<int64_t> input_shape, std::vector<int64_t> normalized_shape, nb::handle dtype, double eps,

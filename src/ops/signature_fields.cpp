@@ -132,6 +132,7 @@ Result<std::unique_ptr<LayerNormSignature>> layer_norm_signature_from_fields(con
   sig->bias = f.bias;
   sig->directions = f.directions;
   sig->input_permutation = f.input_permutation;
+  sig->use_aten = f.use_aten;
   BOO_RETURN_IF_ERROR(sig->validate());
   if (!sig->permuted()) sig->input_permutation.clear();  // the identity is the default, as parsed
   return sig;

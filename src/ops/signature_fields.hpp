@@ -47,6 +47,7 @@ struct LayerNormFields {
   bool bias = false;  ///< needs the weight
   uint8_t directions = kLayerNormForward;  ///< forward alone, or a set of backward bits
   std::vector<int> input_permutation;      ///< memory order of x, outermost first; empty: contiguous
+  bool use_aten = true;                    ///< BOO's --use-aten; only changes func_name
 };
 
 struct RmsNormFields {
