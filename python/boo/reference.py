@@ -72,8 +72,11 @@ def _layer_norm(f, a, dtype):
         return out
     dy = a["dy"]
     if f["direction"] & d.BACKWARD_DATA:
+        # In float32, the dtype of the statistics (ATen takes one dtype for all).
+        weight = a["weight"].float() if "weight" in a else None
         out["dx"] = torch.ops.aten.native_layer_norm_backward(
-            dy, a["x"], f["normalized_shape"], a["mean"], a["rstd"], a.get("weight"), None, [True, False, False])[0]
+            dy.float(), a["x"].float(), f["normalized_shape"], a["mean"], a["rstd"], weight, None,
+            [True, False, False])[0].to(dtype)
     if f["direction"] & d.BACKWARD_WEIGHT:
         xhat = (a["x"].float() - a["mean"]) * a["rstd"]
         out["dweight"] = (dy.float() * xhat).sum(_leading_dims(f)).to(dtype)
