@@ -114,7 +114,7 @@ def _boo_dtype(dtype, op):
     return _DTYPES[dtype]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=256)
 def _activation(activation):
     """boo's Activation for an activation name (see _activation_fn for the accepted spellings)."""
     _activation_fn(activation)  # checks the spelling
@@ -133,8 +133,6 @@ def conv_signature(x_shape, w_shape, dtype, stride, padding, dilation, groups, b
     """The boo signature of a convolution. `direction`: "forward", or a set of
     gradients among "input", "weight", "bias" (the bias gradient only when `bias`);
     layouts: (input, kernel, output)."""
-    if len(x_shape) not in (3, 4, 5):
-        raise ValueError(f"conv: expected a 3-D to 5-D input (N, C, spatial...), got shape {list(x_shape)}")
     if direction == "forward":
         directions = _C.ConvDirection.FORWARD
     else:

@@ -207,9 +207,10 @@ class ConvSignature(_Signature):
 
 
 class LayerNormSignature(_Signature):
-    """BOO's LayerNormSignature. boo keeps mean and rstd in float32 (forwarded_args_dtype)."""
+    """BOO's LayerNormSignature. boo keeps mean and rstd in float32 (forwarded_args_dtype). `bias` defaults to
+    `elementwise_affine` (BOO's True would pair a bias with no weight, which boo's layer norm does not take)."""
 
-    def __init__(self, *, input_shape, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
+    def __init__(self, *, input_shape, normalized_shape, eps=1e-5, elementwise_affine=True, bias=None,
                  dtype=torch.bfloat16, mode=LayerNormMode.FORWARD, forwarded_args_dtype=None,
                  input_permutation=None, use_aten=True):
         if forwarded_args_dtype not in (None, torch.float32):
@@ -217,7 +218,8 @@ class LayerNormSignature(_Signature):
                                       "and rstd in float32")
         self.input_shape, self.normalized_shape = list(input_shape), list(normalized_shape)
         self.eps = eps
-        self.elementwise_affine, self.bias = bool(elementwise_affine), bool(bias)
+        self.elementwise_affine = bool(elementwise_affine)
+        self.bias = self.elementwise_affine if bias is None else bool(bias)
         self.dtype = dtype
         self.mode = LayerNormMode.parse(mode)
         self.forwarded_args_dtype = torch.float32

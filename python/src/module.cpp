@@ -177,11 +177,11 @@ struct Runtimes {
   std::mutex mutex;
   cache::CacheConfig cache = cache::CacheConfig::from_environment();
   std::map<int, std::unique_ptr<Runtime>> current;
-  std::vector<std::unique_ptr<Runtime>> retired;  // alive as long as the process: their launchables may be in use
+  std::vector<std::unique_ptr<Runtime>> retired;  // kept: their launchables may still be in use
 
   static Runtimes& get() {
-    static Runtimes* runtimes = new Runtimes;  // never destroyed: launchables may outlive module teardown
-    return *runtimes;
+    static Runtimes runtimes;
+    return runtimes;
   }
 };
 

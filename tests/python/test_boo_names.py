@@ -172,6 +172,11 @@ class NormSignatureTest(unittest.TestCase):
         no_aten = boo.LayerNormSignature(input_shape=[4, 8, 16], normalized_shape=[16], use_aten=False)
         self.assertEqual(no_aten.signature, boo.Signature.from_command("layernormbfp16 -X 4x8x16 -o 2 -m 1 "
                                                                        "--use-aten 0"))
+        self.assertEqual(boo.LayerNormSignature(input_shape=[4, 8], normalized_shape=[8], elementwise_affine=False,
+                                                dtype=torch.float32).signature,
+                         boo.Signature.from_command("layernorm -X 4x8 -o 1 -m 0"))
+        with self.assertRaisesRegex(ValueError, "bias needs a weight"):
+            boo.LayerNormSignature(input_shape=[4, 8], normalized_shape=[8], elementwise_affine=False, bias=True)
         with self.assertRaisesRegex(NotImplementedError, "float32"):
             boo.LayerNormSignature(input_shape=[4, 8], normalized_shape=[8], forwarded_args_dtype=torch.bfloat16)
         with self.assertRaisesRegex(ValueError, "normalized_shape"):
