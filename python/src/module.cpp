@@ -83,7 +83,8 @@ std::vector<int64_t> ints_argument(nb::handle value, const char* name) {
   if (PyLong_Check(value.ptr())) return {nb::cast<int64_t>(value)};
   std::vector<int64_t> out;
   if (!PySequence_Check(value.ptr()) || PyUnicode_Check(value.ptr()))
-    raise(invalid_argument(std::string(name) + "=" + nb::repr(value).c_str() + ": expected an int or a sequence of ints"));
+    raise(invalid_argument(std::string(name) + "=" + nb::repr(value).c_str() +
+                           ": expected an int or a sequence of ints"));
   for (nb::handle item : nb::borrow<nb::sequence>(value)) {
     if (!PyLong_Check(item.ptr()))
       raise(invalid_argument(std::string(name) + "=" + nb::repr(value).c_str() + ": expected ints, got " +
@@ -331,7 +332,8 @@ NB_MODULE(_C, m) {
       .value("LEAKY_RELU", Activation::Kind::kLeakyRelu)
       .value("CLAMP", Activation::Kind::kClamp);
 
-  nb::class_<Activation>(m, "Activation", "A fused activation with its parameters (leaky_relu's alpha, clamp's bounds).")
+  nb::class_<Activation>(m, "Activation",
+                         "A fused activation with its parameters (leaky_relu's alpha, clamp's bounds).")
       .def(
           "__init__",
           [](Activation* self, Activation::Kind kind, double alpha, nb::object lo, nb::object hi) {
