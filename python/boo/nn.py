@@ -116,18 +116,23 @@ def replace_modules(model, types=None, *, allowed_spatial_dims=(1, 2, 3), kwarg_
                 return False
         return True
 
-    def replace(parent):
-        for name, child in list(parent.named_children()):
-            if chosen(child):
-                swapped = _swap(child)
-                if swapped is not None:
-                    setattr(parent, name, swapped)
-            else:
-                replace(child)
-
     if isinstance(model, wanted):
         return (_swap(model) or model) if chosen(model) else model
-    replace(model)
+    # Chosen first, swapped after: a bad filter raises before anything is replaced.
+    swaps = []
+
+    def collect(parent):
+        for name, child in parent.named_children():
+            if chosen(child):
+                swaps.append((parent, name, child))
+            else:
+                collect(child)
+
+    collect(model)
+    for parent, name, child in swaps:
+        swapped = _swap(child)
+        if swapped is not None:
+            setattr(parent, name, swapped)
     return model
 
 

@@ -308,8 +308,10 @@ class ModuleReplacementTest(unittest.TestCase):
                          [boo.nn.Conv1d, torch.nn.Conv2d, torch.nn.Conv2d, boo.nn.Conv3d, boo.nn.LayerNorm])
         with self.assertRaisesRegex(ValueError, "allowed_spatial_dims"):
             boo.replace_convs_with_boo(self.model(), allowed_spatial_dims=(4,))
+        model = self.model()
         with self.assertRaisesRegex(ValueError, "no attribute 'strides'"):
-            boo.replace_convs_with_boo(self.model(), kwarg_mapping={2: {"strides": (1, 1)}})
+            boo.replace_convs_with_boo(model, kwarg_mapping={2: {"strides": (1, 1)}})
+        self.assertFalse(any(type(m).__module__.startswith("boo") for m in model), "replaced before the error")
 
     def test_unbatched_conv_input(self):
         torch.manual_seed(0)
