@@ -16,8 +16,8 @@ signature API above needs it only for tensors.
 """
 import importlib
 
-from ._C import (Activation, ActivationKind, ConvDirection, DType, LayerNormDirection, RmsNormDirection, Signature,
-                 TensorSpec, __version__, git_commit)
+from ._C import (Activation, ActivationKind, ConvDirection, DType, LayerNormDirection, NormDirection, RmsNormDirection,
+                 Signature, TensorSpec, __version__, git_commit)
 from .cache import clear_cache, is_cache_enabled, set_cache_dir, toggle_cache_on, use_cache_dir
 
 # What loads on first use (it needs PyTorch), by module.
@@ -31,8 +31,8 @@ _LAZY = {
                 "RMSNormMode"),
 }
 
-__all__ = ["Signature", "TensorSpec", "DType", "Activation", "ActivationKind", "ConvDirection", "LayerNormDirection",
-           "RmsNormDirection", "ops", "nn", "compile", "reference", "turbine", "clear_cache", "is_cache_enabled",
+__all__ = ["Signature", "TensorSpec", "DType", "Activation", "ActivationKind", "ConvDirection", "NormDirection",
+           "LayerNormDirection", "RmsNormDirection", "ops", "nn", "compile", "reference", "turbine", "clear_cache", "is_cache_enabled",
            "set_cache_dir", "toggle_cache_on", "use_cache_dir", "__version__", "git_commit",
            *(name for names in _LAZY.values() for name in names)]
 

@@ -367,18 +367,16 @@ NB_MODULE(_C, m) {
       .value("BACKWARD_DATA", kConvBackwardData)
       .value("BACKWARD_WEIGHT", kConvBackwardWeight)
       .value("BACKWARD_BIAS", kConvBackwardBias);
-  nb::enum_<LayerNormDirection>(m, "LayerNormDirection", nb::is_flag(),
-                                "What a layer norm signature computes: FORWARD, or backward flags combined with |.")
-      .value("FORWARD", kLayerNormForward)
-      .value("BACKWARD_DATA", kLayerNormBackwardData)
-      .value("BACKWARD_WEIGHT", kLayerNormBackwardWeight)
-      .value("BACKWARD_BIAS", kLayerNormBackwardBias);
-  nb::enum_<RmsNormDirection>(m, "RmsNormDirection", nb::is_flag(),
-                              "What an RMS norm signature computes: FORWARD and/or the backward (BACKWARD_DATA, "
-                              "with BACKWARD_WEIGHT when there is a weight).")
-      .value("FORWARD", kRmsNormForward)
-      .value("BACKWARD_DATA", kRmsNormBackwardData)
-      .value("BACKWARD_WEIGHT", kRmsNormBackwardWeight);
+  // Layer and RMS norm share one direction type (boo/norm.hpp); RMS norm has no bias, so its
+  // signatures reject BACKWARD_BIAS. The per-op names stay as aliases.
+  nb::enum_<NormDirection>(m, "NormDirection", nb::is_flag(),
+                           "What a layer or RMS norm signature computes: FORWARD, or backward flags combined with |.")
+      .value("FORWARD", kNormForward)
+      .value("BACKWARD_DATA", kNormBackwardData)
+      .value("BACKWARD_WEIGHT", kNormBackwardWeight)
+      .value("BACKWARD_BIAS", kNormBackwardBias);
+  m.attr("LayerNormDirection") = m.attr("NormDirection");
+  m.attr("RmsNormDirection") = m.attr("NormDirection");
 
   nb::class_<Signature>(m, "Signature", "One operation: shapes, layouts, dtype, direction and fusions.")
       .def_static(

@@ -329,4 +329,6 @@ class ModuleReplacementTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
+    from cuda_or_skip import cuda_or_skip
+    cuda_or_skip(DEVICE)
     unittest.main()
