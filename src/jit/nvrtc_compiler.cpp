@@ -86,26 +86,36 @@ Result<CompiledKernel> compile_kernel(const KernelSource& source, const std::str
   for (const std::string& o : out.options) opts.push_back(o.c_str());
   r = api->nvrtcCompileProgram(program, static_cast<int>(opts.size()), opts.data());
   size_t log_size = 0;
-  api->nvrtcGetProgramLogSize(program, &log_size);
+  if (nvrtcResult lr = api->nvrtcGetProgramLogSize(program, &log_size); lr != NVRTC_SUCCESS)
+    return cuda::nvrtc_status(*api, lr, "nvrtcGetProgramLogSize");
   out.log.resize(log_size);
-  if (log_size) api->nvrtcGetProgramLog(program, out.log.data());
+  if (log_size) {
+    if (nvrtcResult lr = api->nvrtcGetProgramLog(program, out.log.data()); lr != NVRTC_SUCCESS)
+      return cuda::nvrtc_status(*api, lr, "nvrtcGetProgramLog");
+  }
   while (!out.log.empty() && out.log.back() == '\0') out.log.pop_back();
+  // boo generates every source it compiles from a signature its implementation
+  // accepted, so a compile error is boo's bug, never the caller's input.
   if (r != NVRTC_SUCCESS)
-    return invalid_argument("NVRTC failed to compile " + source.name + " for " + arch + ": " +
-                            api->nvrtcGetErrorString(r) + "\n" + out.log);
+    return internal_error("NVRTC failed to compile " + source.name + " for " + arch + ": " +
+                          api->nvrtcGetErrorString(r) + "\n" + out.log);
   size_t cubin_size = 0;
   r = api->nvrtcGetCUBINSize(program, &cubin_size);
   if (r != NVRTC_SUCCESS || cubin_size == 0)
     return internal_error("NVRTC produced no cubin for " + source.name + " (" + arch + " must be a real sm_ architecture)");
   out.cubin.resize(cubin_size);
-  api->nvrtcGetCUBIN(program, out.cubin.data());
+  r = api->nvrtcGetCUBIN(program, out.cubin.data());
+  if (r != NVRTC_SUCCESS) return cuda::nvrtc_status(*api, r, "nvrtcGetCUBIN");
   if (want_ptx) {
     size_t ptx_size = 0;
-    if (api->nvrtcGetPTXSize(program, &ptx_size) == NVRTC_SUCCESS && ptx_size) {
-      out.ptx.resize(ptx_size);
-      api->nvrtcGetPTX(program, out.ptx.data());
-      while (!out.ptx.empty() && out.ptx.back() == '\0') out.ptx.pop_back();
+    r = api->nvrtcGetPTXSize(program, &ptx_size);
+    if (r != NVRTC_SUCCESS) return cuda::nvrtc_status(*api, r, "nvrtcGetPTXSize");
+    out.ptx.resize(ptx_size);
+    if (ptx_size) {
+      r = api->nvrtcGetPTX(program, out.ptx.data());
+      if (r != NVRTC_SUCCESS) return cuda::nvrtc_status(*api, r, "nvrtcGetPTX");
     }
+    while (!out.ptx.empty() && out.ptx.back() == '\0') out.ptx.pop_back();
   }
   out.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   parse_ptxas_report(out);

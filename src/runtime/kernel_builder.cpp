@@ -63,7 +63,13 @@ Result<ModuleRequest> describe_module(const ops::GpuImplementation& impl, const 
   ModuleRequest request;
   request.impl = &impl;
   request.arch = device.arch();
-  BOO_ASSIGN_OR_RETURN(request.source, impl.source(sig, device));
+  // The implementation accepted the signature, so failing to generate its
+  // source is boo's bug, whatever code the generator reported.
+  Result<base::KernelSource> source = impl.source(sig, device);
+  if (!source.ok())
+    return internal_error(std::string(impl.name()) + " accepted " + sig.command() +
+                          " but could not generate its source: " + source.status().to_string());
+  request.source = std::move(*source);
   BOO_ASSIGN_OR_RETURN(std::string nvrtc, jit::nvrtc_version());
   std::string options;
   for (const std::string& o : jit::nvrtc_options(request.arch)) options += (options.empty() ? "" : " ") + o;

@@ -21,7 +21,8 @@ struct ModuleRequest {
   std::string arch;
 };
 
-/// The source and the complete cache key of `impl` for `sig` on `device`.
+/// The source and the complete cache key of `impl` for `sig` on `device`, which
+/// `impl` accepts: a source it cannot generate is kInternal (a bug in boo).
 Result<ModuleRequest> describe_module(const ops::GpuImplementation& impl, const OpSignature& sig,
                                       const DeviceInfo& device);
 

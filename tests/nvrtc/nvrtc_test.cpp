@@ -10,6 +10,7 @@
 #include "jit/nvrtc_compiler.hpp"
 #include "ops/op_definition.hpp"
 #include "runtime/dispatch.hpp"
+#include "runtime/kernel_builder.hpp"
 
 namespace boo {
 namespace {
@@ -154,12 +155,70 @@ TEST(NvrtcTest, LayerNormBackwardPartialsFollowTheRowAndTheDevice) {
   }
 }
 
-TEST(NvrtcTest, CompileErrorsCarryTheLog) {
+// A generated source that does not compile is boo's bug: kInternal (Python's
+// RuntimeError), never kInvalidArgument (a ValueError, the caller's fault).
+TEST(NvrtcTest, CompileErrorsAreInternalAndCarryTheLog) {
   jit::KernelSource src{"broken.cu", "extern \"C\" __global__ void k() { undefined_thing(); }\n", {"k"}};
   Result<jit::CompiledKernel> k = jit::compile_kernel(src, kArch, false);
   ASSERT_FALSE(k.ok());
+  EXPECT_EQ(k.status().code(), StatusCode::kInternal) << k.status().to_string();
   EXPECT_NE(k.status().message().find("undefined_thing"), std::string::npos) << k.status().to_string();
   EXPECT_NE(k.status().message().find("broken.cu"), std::string::npos);
+  EXPECT_NE(k.status().message().find(kArch), std::string::npos);
+}
+
+// An implementation that accepts every signature and generates `source_text`,
+// or fails to generate with `source_error` when that is set.
+class ScriptedImplementation final : public ops::GpuImplementation {
+ public:
+  ScriptedImplementation(std::string source_text, Status source_error)
+      : source_text_(std::move(source_text)), source_error_(std::move(source_error)) {}
+  std::string_view name() const override { return "gpu:test:scripted"; }
+  Status accepts(const OpSignature&, const DeviceInfo&) const override { return ok_status(); }
+  std::string compile_params(const OpSignature&, const DeviceInfo&) const override { return "scripted"; }
+  Result<base::KernelSource> source(const OpSignature&, const DeviceInfo&) const override {
+    if (!source_error_.ok()) return source_error_;
+    return base::KernelSource{"scripted.cu", source_text_, {"k"}};
+  }
+  Result<std::vector<ops::KernelLaunch>> plan(const OpSignature&, const DeviceInfo&, std::span<const ops::DeviceTensor>,
+                                              std::span<const ops::DeviceTensor>, uint64_t) const override {
+    return std::vector<ops::KernelLaunch>{};
+  }
+
+ private:
+  std::string source_text_;
+  Status source_error_;
+};
+
+TEST(NvrtcTest, SourceGenerationFailuresAreInternal) {
+  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
+  Result<ParsedCommand> p = parse_command(std::string_view("convbfp16 -n 1 -c 8 -H 4 -W 4 -k 8 -F 1"));
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  const ScriptedImplementation impl("", invalid_argument("tile 7x3 does not divide the block"));
+  Result<runtime::ModuleRequest> request = runtime::describe_module(impl, *p->signature, device);
+  ASSERT_FALSE(request.ok());
+  EXPECT_EQ(request.status().code(), StatusCode::kInternal) << request.status().to_string();
+  const std::string message = request.status().message();
+  EXPECT_NE(message.find("gpu:test:scripted"), std::string::npos) << message;
+  EXPECT_NE(message.find(p->signature->command()), std::string::npos) << message;
+  EXPECT_NE(message.find("INVALID_ARGUMENT: tile 7x3 does not divide the block"), std::string::npos) << message;
+}
+
+TEST(NvrtcTest, ModulesThatDoNotCompileAreInternalWithTheLog) {
+  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
+  Result<ParsedCommand> p = parse_command(std::string_view("convbfp16 -n 1 -c 8 -H 4 -W 4 -k 8 -F 1"));
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  const ScriptedImplementation impl("extern \"C\" __global__ void k() { int x = not_declared_here; }\n", ok_status());
+  Result<runtime::ModuleRequest> request = runtime::describe_module(impl, *p->signature, device);
+  ASSERT_TRUE(request.ok()) << request.status().to_string();
+  const cache::ArtifactCache no_cache(cache::CacheConfig{"", false});
+  Result<runtime::BuiltModule> built = runtime::build_module(*request, *p->signature, no_cache, {});
+  ASSERT_FALSE(built.ok());
+  EXPECT_EQ(built.status().code(), StatusCode::kInternal) << built.status().to_string();
+  EXPECT_NE(built.status().message().find("not_declared_here"), std::string::npos) << built.status().to_string();
+  EXPECT_NE(built.status().to_string().find("compiling gpu:test:scripted for " + p->signature->command()),
+            std::string::npos)
+      << built.status().to_string();
 }
 
 }  // namespace
