@@ -24,7 +24,7 @@
 #include "cuda/driver_api.hpp"
 #include "cuda/nvrtc_api.hpp"
 #include "jit/nvrtc_compiler.hpp"
-#include "ops/op_definition.hpp"
+#include "ops/op_registry.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;

@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include "boo/conv.hpp"
-#include "ops/op_definition.hpp"
+#include "ops/op_registry.hpp"
 
 namespace boo::bench {
 

@@ -1,7 +1,7 @@
 // boo: dispatch with decline reasons.
 #include "runtime/dispatch.hpp"
 
-#include "ops/op_definition.hpp"
+#include "ops/op_registry.hpp"
 
 namespace boo::runtime {
 

@@ -8,7 +8,7 @@
 #include "bench/numerics.hpp"
 #include "boo/registry.hpp"
 #include "boo/runtime.hpp"
-#include "ops/op_definition.hpp"
+#include "ops/op_registry.hpp"
 
 namespace boo {
 namespace {

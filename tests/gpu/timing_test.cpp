@@ -10,7 +10,7 @@
 #include "bench/launch_timer.hpp"
 #include "boo/registry.hpp"
 #include "boo/runtime.hpp"
-#include "ops/op_definition.hpp"
+#include "ops/op_registry.hpp"
 
 namespace boo::bench {
 namespace {

@@ -8,7 +8,7 @@
 #include "boo/registry.hpp"
 #include "jit/embedded_sources.hpp"
 #include "jit/nvrtc_compiler.hpp"
-#include "ops/op_definition.hpp"
+#include "ops/op_registry.hpp"
 #include "runtime/dispatch.hpp"
 #include "runtime/kernel_builder.hpp"
 

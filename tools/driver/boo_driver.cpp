@@ -27,7 +27,7 @@
 #include "executor.hpp"
 #include "bench/executor_protocol.hpp"
 #include "cuda/driver_api.hpp"
-#include "ops/op_definition.hpp"
+#include "ops/op_registry.hpp"
 
 #include <nvtx3/nvToolsExt.h>
 
