@@ -36,7 +36,8 @@ class OpDefinition {
 
   /// Host input tensors for `sig.arguments()`. The default fills every
   /// argument with deterministic uniform values in [-1, 1) (or the splat
-  /// value); ops override it where inputs must be consistent (saved statistics).
+  /// value: input_generation.cpp); ops override it where inputs must be
+  /// consistent (saved statistics).
   virtual Result<std::vector<base::HostTensor>> make_arguments(const OpSignature& sig,
                                                                const InputOptions& options) const;
 
