@@ -52,7 +52,9 @@ class Launchable {
   virtual const std::vector<std::string>& kernel_names() const = 0;
   /// Launches on `stream` (a CUstream; nullptr = the runtime's stream).
   /// `args` and `results` follow signature().arguments() and results():
-  /// shapes and dtypes must match; strides may be any the implementation accepts.
+  /// shapes, dtypes and strides must match (the layout is compiled into the
+  /// kernels; strides of size-1 dimensions are free), addresses aligned as
+  /// the implementation needs (16 bytes always suffices).
   virtual Status launch(std::span<const TensorRef> args, std::span<const TensorRef> results, void* stream) = 0;
 };
 

@@ -54,6 +54,9 @@ class OpDefinition {
   virtual Result<double> cancellation_scale(const OpSignature& sig, const std::vector<base::HostTensor>& args,
                                             size_t result_index) const;
 
+  /// The problem every implementation plans from, read once from the signature.
+  virtual Result<std::unique_ptr<OpProblem>> make_problem(const OpSignature& sig) const = 0;
+
   /// GPU implementations, best first (dispatch takes the first that accepts).
   virtual std::span<const GpuImplementation* const> gpu_implementations() const = 0;
 

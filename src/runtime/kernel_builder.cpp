@@ -34,7 +34,7 @@ bool on_path(const char* program) {
 // the driver command that reproduces the kernel.
 Status save_temps(const std::string& root, const ModuleRequest& request, const OpSignature& sig,
                   const jit::CompiledKernel& compiled, const std::string& key) {
-  std::string impl = std::string(request.impl->name());
+  std::string impl = request.implementation;
   for (char& ch : impl)
     if (ch == ':') ch = '_';
   const std::string dir = root + "/" + sig.func_name() + "/" + impl + "_" + key.substr(0, 12);
@@ -48,7 +48,7 @@ Status save_temps(const std::string& root, const ModuleRequest& request, const O
   BOO_RETURN_IF_ERROR(base::write_file_atomic(dir + "/kernel.cubin", compiled.cubin));
   BOO_RETURN_IF_ERROR(base::write_file_atomic(dir + "/key_record.txt", request.key.text()));
   BOO_RETURN_IF_ERROR(base::write_file_atomic(
-      dir + "/command.txt", "boo-driver " + sig.command() + " --backend boo --impl " + std::string(request.impl->name()) + "\n"));
+      dir + "/command.txt", "boo-driver " + sig.command() + " --backend boo --impl " + request.implementation + "\n"));
   if (on_path("cuobjdump")) {
     const std::string cmd = "cuobjdump --dump-sass '" + dir + "/kernel.cubin' > '" + dir + "/kernel.sass' 2>&1";
     if (std::system(cmd.c_str()) != 0) base::log_warning("cuobjdump failed for " + dir + "/kernel.cubin");
@@ -58,18 +58,12 @@ Status save_temps(const std::string& root, const ModuleRequest& request, const O
 
 }  // namespace
 
-Result<ModuleRequest> describe_module(const ops::GpuImplementation& impl, const OpSignature& sig,
-                                      const DeviceInfo& device) {
+Result<ModuleRequest> describe_module(std::string_view implementation, const ops::Config& config,
+                                      base::KernelSource source, const std::string& arch) {
   ModuleRequest request;
-  request.impl = &impl;
-  request.arch = device.arch();
-  // The implementation accepted the signature, so failing to generate its
-  // source is boo's bug, whatever code the generator reported.
-  Result<base::KernelSource> source = impl.source(sig, device);
-  if (!source.ok())
-    return internal_error(std::string(impl.name()) + " accepted " + sig.command() +
-                          " but could not generate its source: " + source.status().to_string());
-  request.source = std::move(*source);
+  request.implementation = std::string(implementation);
+  request.arch = arch;
+  request.source = std::move(source);
   BOO_ASSIGN_OR_RETURN(std::string nvrtc, jit::nvrtc_version());
   std::string options;
   for (const std::string& o : jit::nvrtc_options(request.arch)) options += (options.empty() ? "" : " ") + o;
@@ -80,8 +74,8 @@ Result<ModuleRequest> describe_module(const ops::GpuImplementation& impl, const 
   // which lets a machine without a GPU fill the cache for a GPU fleet.
   request.key.add("schema", std::to_string(cache::kCacheSchema))
       .add("boo_version", base::library_version())
-      .add("implementation", std::string(impl.name()))
-      .add("compile_params", impl.compile_params(sig, device))
+      .add("implementation", request.implementation)
+      .add("config", config.text())
       .add("entries", entries)
       .add("source_sha256", base::sha256_hex(request.source.text))
       .add("headers_sha256", jit::included_sources_digest(request.source.text))
@@ -107,11 +101,11 @@ Result<BuiltModule> build_module(const ModuleRequest& request, const OpSignature
   Result<jit::CompiledKernel> compiled = jit::compile_kernel(request.source, request.arch, save);
   if (!compiled.ok()) {
     Status st = compiled.status();
-    return std::move(st).annotate("compiling " + std::string(request.impl->name()) + " for " + sig.command());
+    return std::move(st).annotate("compiling " + request.implementation + " for " + sig.command());
   }
   built.cubin = compiled->cubin;
   built.compile_ms = compiled->compile_ms;
-  built.metadata.set("implementation", std::string(request.impl->name()))
+  built.metadata.set("implementation", request.implementation)
       .set("command", sig.command())
       .set("func_name", sig.func_name())
       .set("arch", request.arch)

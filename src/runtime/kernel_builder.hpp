@@ -1,5 +1,5 @@
-// boo: from (implementation, signature, device) to a cubin — through the
-// artifact cache, NVRTC on a miss, and BOO_SAVE_TEMPS dumps.
+// boo: from a plan's source to a cubin — through the artifact cache, NVRTC on
+// a miss, and BOO_SAVE_TEMPS dumps.
 #pragma once
 
 #include <string>
@@ -15,16 +15,16 @@ namespace boo::runtime {
 
 /// Everything that identifies a module before it is compiled.
 struct ModuleRequest {
-  const ops::GpuImplementation* impl = nullptr;
+  std::string implementation;  ///< "gpu:conv:implicit_gemm"
   base::KernelSource source;
   cache::KeyRecord key;
   std::string arch;
 };
 
-/// The source and the complete cache key of `impl` for `sig` on `device`, which
-/// `impl` accepts: a source it cannot generate is kInternal (a bug in boo).
-Result<ModuleRequest> describe_module(const ops::GpuImplementation& impl, const OpSignature& sig,
-                                      const DeviceInfo& device);
+/// The complete cache key of `source`, planned by `implementation` with
+/// `config`, compiled for `arch` ("sm_90a").
+Result<ModuleRequest> describe_module(std::string_view implementation, const ops::Config& config,
+                                      base::KernelSource source, const std::string& arch);
 
 struct BuiltModule {
   std::string cubin;

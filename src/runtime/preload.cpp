@@ -19,13 +19,11 @@ PreloadReport preload(const std::vector<const OpSignature*>& signatures, const D
   // One module per distinct cache key; remember one signature that needs it.
   std::map<std::string, std::pair<ModuleRequest, const OpSignature*>> modules;
   for (const OpSignature* sig : signatures) {
-    Dispatch d = choose_gpu_implementation(*sig, device, implementation);
-    if (!d.chosen) {
-      report.failures.push_back({sig->command(), d.failure()});
-      ++report.failed;
-      continue;
-    }
-    Result<ModuleRequest> request = describe_module(*d.chosen, *sig, device);
+    Result<ModuleRequest> request = [&]() -> Result<ModuleRequest> {
+      BOO_ASSIGN_OR_RETURN(Dispatch d, choose_gpu_implementation(*sig, device, implementation));
+      BOO_ASSIGN_OR_RETURN(ops::Plan plan, plan_chosen(d));
+      return describe_module(d.chosen->name(), *d.config, std::move(plan.source), device.arch());
+    }();
     if (!request.ok()) {
       report.failures.push_back({sig->command(), request.status()});
       ++report.failed;

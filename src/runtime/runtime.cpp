@@ -3,6 +3,8 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
+#include <future>
 #include <map>
 #include <mutex>
 
@@ -59,49 +61,58 @@ Result<DeviceInfo> query_device(const DriverApi& api, int ordinal, CUdevice* out
   return info;
 }
 
-// A loaded module: its functions in entry order. Owned by the runtime.
+// A loaded module: its functions by entry name. Owned by the runtime.
 struct LoadedModule {
   CUmodule module = nullptr;
-  std::vector<CUfunction> functions;
+  std::map<std::string, CUfunction> functions;
 };
 
 class RuntimeImpl;
 
+// One step of the plan with its function resolved and a parameter block that
+// launch() fills with this call's addresses.
+struct ResolvedStep {
+  CUfunction function = nullptr;
+  ops::Dim3 grid, block;
+  uint32_t shared_bytes = 0;
+  std::vector<std::byte> params;
+  std::vector<ops::LaunchStep::AddressSlot> addresses;
+};
+
 class LaunchableImpl final : public Launchable {
  public:
-  LaunchableImpl(RuntimeImpl& rt, std::unique_ptr<OpSignature> sig, const ops::GpuImplementation& impl,
-                 std::vector<std::string> names, const LoadedModule& module,
-                 std::shared_ptr<const ops::PreparedPlan> prepared, size_t workspace_bytes)
+  LaunchableImpl(RuntimeImpl& rt, std::unique_ptr<OpSignature> sig, std::string implementation,
+                 std::vector<std::string> names, std::vector<ResolvedStep> steps, size_t workspace_bytes,
+                 uint32_t tensor_alignment)
       : rt_(rt),
         sig_(std::move(sig)),
-        impl_(impl),
+        implementation_(std::move(implementation)),
         names_(std::move(names)),
-        module_(module),
         arg_specs_(sig_->arguments()),
         result_specs_(sig_->results()),
-        prepared_(std::move(prepared)),
+        steps_(std::move(steps)),
         workspace_bytes_(workspace_bytes),
-        shared_bytes_set_(module.functions.size(), 48 * 1024) {}
+        tensor_alignment_(tensor_alignment) {}
 
   const OpSignature& signature() const override { return *sig_; }
-  std::string_view implementation() const override { return impl_.name(); }
+  std::string_view implementation() const override { return implementation_; }
   const std::vector<std::string>& kernel_names() const override { return names_; }
   Status launch(std::span<const TensorRef> args, std::span<const TensorRef> results, void* stream) override;
 
  private:
   RuntimeImpl& rt_;
   std::unique_ptr<OpSignature> sig_;
-  const ops::GpuImplementation& impl_;
+  const std::string implementation_;
   std::vector<std::string> names_;
-  const LoadedModule& module_;
   // Fixed by the signature, so computed once (launch() is on every eager call's path).
   const std::vector<TensorSpec> arg_specs_, result_specs_;
-  const std::shared_ptr<const ops::PreparedPlan> prepared_;  // the implementation's address-independent plan
+  std::vector<ResolvedStep> steps_;
   const size_t workspace_bytes_;
-  std::vector<uint32_t> shared_bytes_set_;  // [entry]: the dynamic shared memory each function is allowed
-  // Scratch memory of the plan (split-K partials), grown on demand. Launches
-  // of one launchable on several streams at once would share it: they are
-  // serialized by the caller (one launchable per stream).
+  const uint32_t tensor_alignment_;
+  // Scratch memory of the plan (split-K partials, staged copies), allocated
+  // on the first launch. Launches of one launchable on several streams at
+  // once would share it and the parameter blocks: they are serialized by the
+  // caller (one launchable per stream).
   DeviceBuffer workspace_;
 };
 
@@ -143,53 +154,36 @@ class RuntimeImpl final : public Runtime {
   Result<std::shared_ptr<Launchable>> get_launchable(const OpSignature& sig) override {
     BOO_RETURN_IF_ERROR(sig.validate());
     const std::string identity = sig.command();
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (auto it = launchables_.find(identity); it != launchables_.end()) {
-      ++stats_.memory_hits;
-      return std::shared_ptr<Launchable>(it->second);
-    }
-    BOO_RETURN_IF_ERROR(make_current());
-    runtime::Dispatch dispatch = runtime::choose_gpu_implementation(sig, info_, options_.implementation);
-    BOO_RETURN_IF_ERROR(dispatch.failure());
-    BOO_ASSIGN_OR_RETURN(runtime::ModuleRequest request, runtime::describe_module(*dispatch.chosen, sig, info_));
-    const auto start = std::chrono::steady_clock::now();
-    BOO_ASSIGN_OR_RETURN(runtime::BuiltModule built,
-                         runtime::build_module(request, sig, cache_,
-                                               runtime::BuildOptions{options_.save_temps_dir, driver_version_}));
-    const LoadedModule* module = nullptr;
-    if (auto it = modules_.find(built.key); it != modules_.end()) {
-      module = &it->second;
-    } else {
-      LoadedModule m;
-      BOO_CU_RETURN_IF_ERROR(api_, cuModuleLoadData(&m.module, built.cubin.data()));
-      for (const std::string& entry : request.source.entries) {
-        CUfunction fn = nullptr;
-        CUresult r = api_.cuModuleGetFunction(&fn, m.module, entry.c_str());
-        if (r != CUDA_SUCCESS) {
-          api_.cuModuleUnload(m.module);
-          return cuda::cu_status(r, ("cuModuleGetFunction(" + entry + ")").c_str());
-        }
-        m.functions.push_back(fn);
+    // One thread plans and compiles a signature; others asking for the same
+    // one wait for it, and everything else proceeds: NVRTC runs unlocked.
+    std::promise<LaunchableResult> promise;
+    std::shared_future<LaunchableResult> pending;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (auto it = launchables_.find(identity); it != launchables_.end()) {
+        ++stats_.memory_hits;
+        return std::shared_ptr<Launchable>(it->second);
       }
-      module = &modules_.emplace(built.key, std::move(m)).first->second;
+      if (auto it = pending_.find(identity); it != pending_.end()) {
+        pending = it->second;
+      } else {
+        pending_.emplace(identity, promise.get_future().share());
+      }
     }
-    const double elapsed_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    if (built.from_cache) {
-      ++stats_.disk_hits;
-      stats_.load_ms += elapsed_ms;
-    } else {
-      ++stats_.compiled;
-      stats_.compile_ms += built.compile_ms;
+    if (pending.valid()) {
+      const LaunchableResult& made = pending.get();
+      if (!made.ok()) return made.status();
+      return std::shared_ptr<Launchable>(*made);
     }
-    base::log_debug(std::string(built.from_cache ? "loaded " : "compiled ") + std::string(dispatch.chosen->name()) +
-                    " for " + identity + " (key " + built.key.substr(0, 12) + ")");
-    BOO_ASSIGN_OR_RETURN(std::shared_ptr<const ops::PreparedPlan> prepared, dispatch.chosen->prepare(sig, info_));
-    auto launchable = std::make_shared<LaunchableImpl>(*this, sig.clone(), *dispatch.chosen, request.source.entries,
-                                                       *module, std::move(prepared),
-                                                       dispatch.chosen->workspace_bytes(sig, info_));
-    launchables_.emplace(identity, launchable);
-    return std::shared_ptr<Launchable>(launchable);
+    LaunchableResult made = make_launchable(sig, identity);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      pending_.erase(identity);
+      if (made.ok()) launchables_.emplace(identity, *made);
+    }
+    promise.set_value(made);
+    if (!made.ok()) return made.status();
+    return std::shared_ptr<Launchable>(*made);
   }
 
   Result<DeviceBuffer> allocate(size_t bytes) override {
@@ -298,57 +292,125 @@ class RuntimeImpl final : public Runtime {
   cache::ArtifactCache cache_;
   mutable std::mutex mutex_;
   RuntimeStats stats_;
-  std::map<std::string, LoadedModule> modules_;                     // by cache key
+  using LaunchableResult = Result<std::shared_ptr<LaunchableImpl>>;
+
+  // Plans, builds (cache or NVRTC, unlocked) and loads the launchable of `sig`.
+  LaunchableResult make_launchable(const OpSignature& sig, const std::string& identity) {
+    BOO_RETURN_IF_ERROR(make_current());
+    BOO_ASSIGN_OR_RETURN(runtime::Dispatch dispatch,
+                         runtime::choose_gpu_implementation(sig, info_, options_.implementation));
+    BOO_ASSIGN_OR_RETURN(ops::Plan plan, runtime::plan_chosen(dispatch));
+    const std::string implementation(dispatch.chosen->name());
+    BOO_ASSIGN_OR_RETURN(runtime::ModuleRequest request,
+                         runtime::describe_module(implementation, *dispatch.config, plan.source, info_.arch()));
+    const auto start = std::chrono::steady_clock::now();
+    BOO_ASSIGN_OR_RETURN(runtime::BuiltModule built,
+                         runtime::build_module(request, sig, cache_,
+                                               runtime::BuildOptions{options_.save_temps_dir, driver_version_}));
+    std::lock_guard<std::mutex> lock(mutex_);
+    const LoadedModule* module = nullptr;
+    if (auto it = modules_.find(built.key); it != modules_.end()) {
+      module = &it->second;
+    } else {
+      LoadedModule m;
+      BOO_CU_RETURN_IF_ERROR(api_, cuModuleLoadData(&m.module, built.cubin.data()));
+      for (const std::string& entry : request.source.entries) {
+        CUfunction fn = nullptr;
+        CUresult r = api_.cuModuleGetFunction(&fn, m.module, entry.c_str());
+        if (r != CUDA_SUCCESS) {
+          api_.cuModuleUnload(m.module);
+          return cuda::cu_status(r, ("cuModuleGetFunction(" + entry + ")").c_str());
+        }
+        m.functions.emplace(entry, fn);
+      }
+      module = &modules_.emplace(built.key, std::move(m)).first->second;
+    }
+    const double elapsed_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (built.from_cache) {
+      ++stats_.disk_hits;
+      stats_.load_ms += elapsed_ms;
+    } else {
+      ++stats_.compiled;
+      stats_.compile_ms += built.compile_ms;
+    }
+    base::log_debug(std::string(built.from_cache ? "loaded " : "compiled ") + implementation + " for " + identity +
+                    " (key " + built.key.substr(0, 12) + ")");
+    std::vector<ResolvedStep> steps;
+    for (ops::LaunchStep& step : plan.steps) {
+      CUfunction fn = module->functions.at(step.entry);  // Plan::validate checked the entry exists
+      // Above the 48 KiB default, a kernel must be allowed its dynamic shared memory.
+      if (step.shared_bytes > 48 * 1024)
+        BOO_CU_RETURN_IF_ERROR(api_, cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                        static_cast<int>(step.shared_bytes)));
+      steps.push_back(ResolvedStep{fn, step.grid, step.block, step.shared_bytes, std::move(step.params),
+                                   std::move(step.addresses)});
+    }
+    return std::make_shared<LaunchableImpl>(*this, sig.clone(), implementation, request.source.entries,
+                                            std::move(steps), plan.workspace_bytes, plan.tensor_alignment);
+  }
+
+  std::map<std::string, LoadedModule> modules_;                         // by cache key
   std::map<std::string, std::shared_ptr<LaunchableImpl>> launchables_;  // by canonical command
+  std::map<std::string, std::shared_future<LaunchableResult>> pending_;  // being made, by canonical command
 };
 
 Status LaunchableImpl::launch(std::span<const TensorRef> args, std::span<const TensorRef> results, void* stream) {
-  auto bind = [](std::span<const TensorRef> refs, const std::vector<TensorSpec>& specs, const char* what,
-                 std::vector<ops::DeviceTensor>& out) -> Status {
+  // The plan compiled the signature's layouts in: tensors must match them.
+  auto check = [&](std::span<const TensorRef> refs, const std::vector<TensorSpec>& specs, const char* what,
+                   std::vector<uint64_t>& addresses) -> Status {
     if (refs.size() != specs.size())
-      return invalid_argument(std::string("expected ") + std::to_string(specs.size()) + " " + what + ", got " +
+      return invalid_argument(std::string("expected ") + std::to_string(specs.size()) + " " + what + "s, got " +
                               std::to_string(refs.size()));
     for (size_t i = 0; i < refs.size(); ++i) {
       const TensorSpec& s = specs[i];
-      if (refs[i].shape != s.shape)
-        return invalid_argument(std::string(what) + " '" + s.name + "' has shape " + format_dims(refs[i].shape) +
+      const TensorRef& t = refs[i];
+      if (t.shape != s.shape)
+        return invalid_argument(std::string(what) + " '" + s.name + "' has shape " + format_dims(t.shape) +
                                 ", the signature needs " + format_dims(s.shape));
-      if (refs[i].dtype != s.dtype)
-        return invalid_argument(std::string(what) + " '" + s.name + "' is " + std::string(dtype_name(refs[i].dtype)) +
+      if (t.dtype != s.dtype)
+        return invalid_argument(std::string(what) + " '" + s.name + "' is " + std::string(dtype_name(t.dtype)) +
                                 ", the signature needs " + std::string(dtype_name(s.dtype)));
-      if (refs[i].strides.size() != s.shape.size())
+      if (t.strides.size() != s.shape.size())
         return invalid_argument(std::string(what) + " '" + s.name + "' needs one stride per dimension");
-      if (!refs[i].data && s.numel() > 0) return invalid_argument(std::string(what) + " '" + s.name + "' is null");
-      TensorSpec actual = s;
-      actual.strides = refs[i].strides;
-      out.push_back(ops::DeviceTensor{reinterpret_cast<uint64_t>(refs[i].data), std::move(actual)});
+      for (size_t d = 0; d < s.shape.size(); ++d)
+        if (s.shape[d] > 1 && t.strides[d] != s.strides[d])
+          return invalid_argument(std::string(what) + " '" + s.name + "' has strides " + format_dims(t.strides) +
+                                  ", the signature's layout (compiled into " + implementation_ + ") needs " +
+                                  format_dims(s.strides));
+      const auto address = reinterpret_cast<uint64_t>(t.data);
+      if (!t.data && s.numel() > 0) return invalid_argument(std::string(what) + " '" + s.name + "' is null");
+      if (address % tensor_alignment_ != 0)
+        return invalid_argument(std::string(what) + " '" + s.name + "' is not " + std::to_string(tensor_alignment_) +
+                                "-byte aligned, which " + implementation_ + " needs");
+      addresses.push_back(address);
     }
     return ok_status();
   };
-  std::vector<ops::DeviceTensor> dargs, dresults;
-  dargs.reserve(args.size());
-  dresults.reserve(results.size());
-  BOO_RETURN_IF_ERROR(bind(args, arg_specs_, "argument", dargs));
-  BOO_RETURN_IF_ERROR(bind(results, result_specs_, "result", dresults));
+  // Small vectors: the cost of an eager call is dominated by the driver's launch.
+  std::vector<uint64_t> arg_addresses, result_addresses;
+  arg_addresses.reserve(args.size());
+  result_addresses.reserve(results.size());
+  BOO_RETURN_IF_ERROR(check(args, arg_specs_, "argument", arg_addresses));
+  BOO_RETURN_IF_ERROR(check(results, result_specs_, "result", result_addresses));
   if (workspace_.size_bytes() < workspace_bytes_) {
     BOO_ASSIGN_OR_RETURN(workspace_, rt_.allocate(workspace_bytes_));
   }
-  BOO_ASSIGN_OR_RETURN(std::vector<ops::KernelLaunch> plan,
-                       impl_.plan_prepared(prepared_.get(), *sig_, rt_.device(), dargs, dresults,
-                                           reinterpret_cast<uint64_t>(workspace_.data())));
+  const auto workspace = reinterpret_cast<uint64_t>(workspace_.data());
   BOO_RETURN_IF_ERROR(rt_.make_current());
   const DriverApi& api = rt_.api();
   CUstream s = stream ? static_cast<CUstream>(stream) : static_cast<CUstream>(rt_.stream());
-  for (ops::KernelLaunch& l : plan) {
-    CUfunction fn = module_.functions.at(l.entry);
-    if (l.shared_bytes > shared_bytes_set_[l.entry]) {  // once per function, not per launch
-      BOO_CU_RETURN_IF_ERROR(api, cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                                     static_cast<int>(l.shared_bytes)));
-      shared_bytes_set_[l.entry] = l.shared_bytes;
+  for (ResolvedStep& step : steps_) {
+    for (const ops::LaunchStep::AddressSlot& slot : step.addresses) {
+      const ops::TensorBinding& t = slot.tensor;
+      const uint64_t address = t.source == ops::TensorBinding::Source::kArgument ? arg_addresses[t.index]
+                               : t.source == ops::TensorBinding::Source::kResult ? result_addresses[t.index]
+                                                                                  : workspace + t.offset;
+      std::memcpy(step.params.data() + slot.params_offset, &address, sizeof address);
     }
-    void* params[] = {l.params.data()};
-    BOO_CU_RETURN_IF_ERROR(api, cuLaunchKernel(fn, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1],
-                                               l.block[2], l.shared_bytes, s, params, nullptr));
+    void* params[] = {step.params.data()};
+    BOO_CU_RETURN_IF_ERROR(api, cuLaunchKernel(step.function, step.grid.x, step.grid.y, step.grid.z, step.block.x,
+                                               step.block.y, step.block.z, step.shared_bytes, s, params, nullptr));
   }
   return ok_status();
 }

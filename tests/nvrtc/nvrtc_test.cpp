@@ -17,6 +17,22 @@ namespace {
 
 const char* kArch = "sm_90a";
 
+// The plan `impl` makes of `sig` on `device` and its configuration's text,
+// or why it declines.
+struct Planned {
+  ops::Plan plan;
+  std::string config;
+};
+
+Result<Planned> plan_for(const ops::GpuImplementation& impl, const OpSignature& sig, const DeviceInfo& device) {
+  BOO_ASSIGN_OR_RETURN(std::unique_ptr<ops::OpProblem> problem, ops::find_op(sig.op_name())->make_problem(sig));
+  const ops::ArchSpec arch = ops::ArchSpec::of(device);
+  BOO_RETURN_IF_ERROR(impl.accepts(*problem, arch));
+  BOO_ASSIGN_OR_RETURN(std::unique_ptr<const ops::Config> config, impl.configure(*problem, arch));
+  BOO_ASSIGN_OR_RETURN(ops::Plan plan, impl.plan(*problem, *config, arch));
+  return Planned{std::move(plan), config->text()};
+}
+
 TEST(NvrtcTest, EveryDeviceSourceCompilesAlone) {
   ASSERT_FALSE(jit::embedded_sources().empty());
   for (const jit::EmbeddedSource& s : jit::embedded_sources()) {
@@ -91,9 +107,9 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
     ASSERT_TRUE(p.ok()) << p.status().to_string();
     const ops::OpDefinition* op = ops::find_op(p->signature->op_name());
     for (const ops::GpuImplementation* impl : op->gpu_implementations()) {
-      if (!impl->accepts(*p->signature, device).ok()) continue;
-      Result<jit::KernelSource> src = impl->source(*p->signature, device);
-      ASSERT_TRUE(src.ok()) << src.status().to_string();
+      Result<Planned> planned = plan_for(*impl, *p->signature, device);
+      if (!planned.ok()) continue;  // declined
+      const jit::KernelSource* src = &planned->plan.source;
       if (!compiled.insert(src->text).second) continue;
       Result<jit::CompiledKernel> k = jit::compile_kernel(*src, kArch, false);
       ASSERT_TRUE(k.ok()) << k.status().to_string();
@@ -116,8 +132,8 @@ TEST(NvrtcTest, WideRowBackwardsStayOnTheRowKernels) {
     const ops::OpDefinition* op = ops::find_op(p->signature->op_name());
     const ops::GpuImplementation* rows = op->gpu_implementations()[0];
     EXPECT_NE(rows->name().find(":rows"), std::string_view::npos);
-    Status accepted = rows->accepts(*p->signature, device);
-    EXPECT_TRUE(accepted.ok()) << accepted.to_string();
+    Result<Planned> planned = plan_for(*rows, *p->signature, device);
+    EXPECT_TRUE(planned.ok()) << planned.status().to_string();
   }
 }
 
@@ -148,8 +164,9 @@ TEST(NvrtcTest, LayerNormBackwardPartialsFollowTheRowAndTheDevice) {
     Result<ParsedCommand> p = parse_command(std::string_view(c.command));
     ASSERT_TRUE(p.ok()) << p.status().to_string();
     const ops::GpuImplementation* rows = ops::find_op(p->signature->op_name())->gpu_implementations()[0];
-    ASSERT_TRUE(rows->accepts(*p->signature, device).ok());
-    const std::string params = rows->compile_params(*p->signature, device);
+    Result<Planned> planned = plan_for(*rows, *p->signature, device);
+    ASSERT_TRUE(planned.ok()) << planned.status().to_string();
+    const std::string& params = planned->config;
     EXPECT_NE(params.find(c.expected), std::string::npos) << params;
     EXPECT_EQ(params.find("param_grads") != std::string::npos, c.split) << params;
   }
@@ -167,57 +184,73 @@ TEST(NvrtcTest, CompileErrorsAreInternalAndCarryTheLog) {
   EXPECT_NE(k.status().message().find(kArch), std::string::npos);
 }
 
-// An implementation that accepts every signature and generates `source_text`,
-// or fails to generate with `source_error` when that is set.
+// An implementation that accepts every problem and plans one kernel with
+// `source_text`, or fails to plan with `plan_error` when that is set.
 class ScriptedImplementation final : public ops::GpuImplementation {
  public:
-  ScriptedImplementation(std::string source_text, Status source_error)
-      : source_text_(std::move(source_text)), source_error_(std::move(source_error)) {}
+  struct ScriptedConfig final : ops::Config {
+    std::string text() const override { return "scripted"; }
+  };
+
+  ScriptedImplementation(std::string source_text, Status plan_error)
+      : source_text_(std::move(source_text)), plan_error_(std::move(plan_error)) {}
   std::string_view name() const override { return "gpu:test:scripted"; }
-  Status accepts(const OpSignature&, const DeviceInfo&) const override { return ok_status(); }
-  std::string compile_params(const OpSignature&, const DeviceInfo&) const override { return "scripted"; }
-  Result<base::KernelSource> source(const OpSignature&, const DeviceInfo&) const override {
-    if (!source_error_.ok()) return source_error_;
-    return base::KernelSource{"scripted.cu", source_text_, {"k"}};
+  Status accepts(const ops::OpProblem&, const ops::ArchSpec&) const override { return ok_status(); }
+  Result<std::unique_ptr<const ops::Config>> configure(const ops::OpProblem&, const ops::ArchSpec&) const override {
+    return std::unique_ptr<const ops::Config>(std::make_unique<ScriptedConfig>());
   }
-  Result<std::vector<ops::KernelLaunch>> plan(const OpSignature&, const DeviceInfo&, std::span<const ops::DeviceTensor>,
-                                              std::span<const ops::DeviceTensor>, uint64_t) const override {
-    return std::vector<ops::KernelLaunch>{};
+  Result<ops::Plan> plan(const ops::OpProblem&, const ops::Config&, const ops::ArchSpec&) const override {
+    if (!plan_error_.ok()) return plan_error_;
+    ops::Plan plan;
+    plan.source = base::KernelSource{"scripted.cu", source_text_, {"k"}};
+    return plan;
   }
 
  private:
   std::string source_text_;
-  Status source_error_;
+  Status plan_error_;
 };
 
-TEST(NvrtcTest, SourceGenerationFailuresAreInternal) {
-  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
-  Result<ParsedCommand> p = parse_command(std::string_view("convbfp16 -n 1 -c 8 -H 4 -W 4 -k 8 -F 1"));
-  ASSERT_TRUE(p.ok()) << p.status().to_string();
+// The dispatch of `command` to `impl` alone.
+runtime::Dispatch dispatch_to(const ScriptedImplementation& impl, const std::string& command) {
+  Result<ParsedCommand> p = parse_command(std::string_view(command));
+  EXPECT_TRUE(p.ok()) << p.status().to_string();
+  runtime::Dispatch d;
+  d.arch = ops::ArchSpec::of(*DeviceInfo::for_arch(kArch));
+  d.problem = std::move(*ops::find_op(p->signature->op_name())->make_problem(*p->signature));
+  d.chosen = &impl;
+  d.config = std::move(*impl.configure(*d.problem, d.arch));
+  return d;
+}
+
+// An implementation that accepted and configured a problem and then cannot
+// plan it (generate its source) has a bug, whatever code it reported.
+TEST(NvrtcTest, PlanFailuresAfterAcceptingAreInternal) {
   const ScriptedImplementation impl("", invalid_argument("tile 7x3 does not divide the block"));
-  Result<runtime::ModuleRequest> request = runtime::describe_module(impl, *p->signature, device);
-  ASSERT_FALSE(request.ok());
-  EXPECT_EQ(request.status().code(), StatusCode::kInternal) << request.status().to_string();
-  const std::string message = request.status().message();
+  const runtime::Dispatch d = dispatch_to(impl, "convbfp16 -n 1 -c 8 -H 4 -W 4 -k 8 -F 1");
+  Result<ops::Plan> plan = runtime::plan_chosen(d);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().code(), StatusCode::kInternal) << plan.status().to_string();
+  const std::string message = plan.status().message();
   EXPECT_NE(message.find("gpu:test:scripted"), std::string::npos) << message;
-  EXPECT_NE(message.find(p->signature->command()), std::string::npos) << message;
+  EXPECT_NE(message.find(d.problem->signature().command()), std::string::npos) << message;
   EXPECT_NE(message.find("INVALID_ARGUMENT: tile 7x3 does not divide the block"), std::string::npos) << message;
 }
 
 TEST(NvrtcTest, ModulesThatDoNotCompileAreInternalWithTheLog) {
-  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
-  Result<ParsedCommand> p = parse_command(std::string_view("convbfp16 -n 1 -c 8 -H 4 -W 4 -k 8 -F 1"));
-  ASSERT_TRUE(p.ok()) << p.status().to_string();
   const ScriptedImplementation impl("extern \"C\" __global__ void k() { int x = not_declared_here; }\n", ok_status());
-  Result<runtime::ModuleRequest> request = runtime::describe_module(impl, *p->signature, device);
+  const runtime::Dispatch d = dispatch_to(impl, "convbfp16 -n 1 -c 8 -H 4 -W 4 -k 8 -F 1");
+  Result<ops::Plan> plan = impl.plan(*d.problem, *d.config, d.arch);
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  Result<runtime::ModuleRequest> request = runtime::describe_module(impl.name(), *d.config, plan->source, kArch);
   ASSERT_TRUE(request.ok()) << request.status().to_string();
   const cache::ArtifactCache no_cache(cache::CacheConfig{"", false});
-  Result<runtime::BuiltModule> built = runtime::build_module(*request, *p->signature, no_cache, {});
+  const OpSignature& sig = d.problem->signature();
+  Result<runtime::BuiltModule> built = runtime::build_module(*request, sig, no_cache, {});
   ASSERT_FALSE(built.ok());
   EXPECT_EQ(built.status().code(), StatusCode::kInternal) << built.status().to_string();
   EXPECT_NE(built.status().message().find("not_declared_here"), std::string::npos) << built.status().to_string();
-  EXPECT_NE(built.status().to_string().find("compiling gpu:test:scripted for " + p->signature->command()),
-            std::string::npos)
+  EXPECT_NE(built.status().to_string().find("compiling gpu:test:scripted for " + sig.command()), std::string::npos)
       << built.status().to_string();
 }
 

@@ -16,12 +16,13 @@
 
 #include "boo/registry.hpp"
 #include "ops/conv/conv_igemm_impl.hpp"
+#include "plan_util.hpp"
 
 namespace boo::ops {
 namespace {
 
 // The configurations of one command's GEMMs, from the implementation's compile record
-// ("dtype=...; y: face 0 gemm MxNxK tile 128x96x64 warps 2x3 stages 3 A vecK8 B vecK8 splits 1; ..."):
+// ("pads ...; y: face 0 gemm MxNxK tile 128x96x64 warps 2x3 stages 3 A vecK8 B vecK8 splits 1; ..."):
 // "face F tile BMxBNxBK A <mode> B <mode> split|whole" per GEMM. The problem size, warps (set by
 // the tile) and pipeline depth are left out.
 std::set<std::string> configurations(const std::string& command) {
@@ -31,12 +32,11 @@ std::set<std::string> configurations(const std::string& command) {
     ADD_FAILURE() << command << ": " << p.status().to_string();
     return out;
   }
-  const DeviceInfo device = *DeviceInfo::for_arch("sm_90a");
   const GpuImplementation& impl = conv::implicit_gemm_implementation();
-  if (!impl.accepts(*p->signature, device).ok()) return out;
-  std::istringstream record(impl.compile_params(*p->signature, device));
+  if (!test::accepts(impl, command)) return out;
+  std::istringstream record(test::plan_of(impl, command).config);
   std::string part;
-  std::getline(record, part, ';');  // dtype=...
+  std::getline(record, part, ';');  // pads ...
   while (std::getline(record, part, ';')) {
     std::istringstream words(part);
     std::map<std::string, std::string> field;  // "face" -> "0", "tile" -> "128x96x64", ...

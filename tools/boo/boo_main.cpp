@@ -355,7 +355,12 @@ int cmd_explain(const Options& o) {
     return 1;
   }
   std::cout << "device:    " << device->name << " (" << device->arch() << ")\nimplementations, best first:\n";
-  runtime::Dispatch d = runtime::choose_gpu_implementation(sig, *device, o.implementation);
+  Result<runtime::Dispatch> dispatch = runtime::choose_gpu_implementation(sig, *device, o.implementation);
+  if (!dispatch.ok()) {
+    std::cout << dispatch.status().to_string() << "\n";
+    return 1;
+  }
+  const runtime::Dispatch& d = *dispatch;
   for (const runtime::Considered& c : d.considered) {
     std::cout << "  " << c.name << ": "
               << (c.verdict.ok() ? (d.chosen && d.chosen->name() == c.name ? "accepts  <- chosen" : "accepts")
@@ -367,7 +372,17 @@ int cmd_explain(const Options& o) {
     std::cout << d.failure().to_string() << "\n";
     return 1;
   }
-  Result<runtime::ModuleRequest> request = runtime::describe_module(*d.chosen, sig, *device);
+  Result<ops::Plan> plan = runtime::plan_chosen(d);
+  if (!plan.ok()) {
+    std::cout << plan.status().to_string() << "\n";
+    return 1;
+  }
+  std::cout << "config:    " << d.config->text() << "\nworkspace: " << plan->workspace_bytes << " bytes\nlaunches:\n";
+  for (const ops::LaunchStep& step : plan->steps)
+    std::cout << "  " << step.entry << " grid " << step.grid.x << "x" << step.grid.y << "x" << step.grid.z << " block "
+              << step.block.x << " shared " << step.shared_bytes << "\n";
+  Result<runtime::ModuleRequest> request =
+      runtime::describe_module(d.chosen->name(), *d.config, plan->source, device->arch());
   if (!request.ok()) {
     std::cout << request.status().to_string() << "\n";
     return 1;
@@ -375,7 +390,7 @@ int cmd_explain(const Options& o) {
   const cache::ArtifactCache cache = make_cache(o);
   const std::string key = request->key.digest();
   const bool cached = cache.load(request->key, request->arch).has_value();
-  std::cout << "compile params: " << d.chosen->compile_params(sig, *device) << "\nkernels:";
+  std::cout << "kernels:";
   for (const std::string& e : request->source.entries) std::cout << " " << e;
   std::cout << "\ncache key: " << key << "\ncached:    "
             << (cached ? "yes (" + cache.cubin_path(key, request->arch) + ")" : "no") << "\nkey record:\n";

@@ -16,6 +16,7 @@
 #include "base/strings.hpp"
 #include "bench/backend.hpp"
 #include "bench/csv_writer.hpp"
+#include "bench/fault_backend.hpp"
 #include "bench/numerics.hpp"
 #include "bench/numerics_check.hpp"
 #include "boo/runtime.hpp"
@@ -205,12 +206,17 @@ class DriverRun {
       const std::string kind = canonical_backend(name);
       if (kind == "cpu") {
         backends_.push_back(bench::make_cpu_backend(opts_.cpu_iterations));
+      } else if (kind == "faulty") {
+        BOO_ASSIGN_OR_RETURN(std::unique_ptr<bench::Backend> faulty, bench::make_faulty_backend(name, opts_.cpu_iterations));
+        backends_.push_back(std::move(faulty));
       } else if (kind == "cudnn") {
         BOO_ASSIGN_OR_RETURN(std::unique_ptr<bench::Backend> cudnn,
                              bench::make_cudnn_backend(*runtime_, opts_.timing));
         backends_.push_back(std::move(cudnn));
       } else if (runtime_) {
-        backends_.push_back(bench::make_boo_backend(*runtime_, opts_.timing));
+        BOO_ASSIGN_OR_RETURN(std::unique_ptr<bench::Backend> boo,
+                             bench::with_test_fault_from_environment(bench::make_boo_backend(*runtime_, opts_.timing)));
+        backends_.push_back(std::move(boo));
       }
     }
     if (!opts_.trace_part.empty()) {

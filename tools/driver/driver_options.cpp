@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "base/strings.hpp"
+#include "bench/fault_backend.hpp"
 
 namespace boo::driver {
 
@@ -44,6 +45,7 @@ std::string canonical_backend(const std::string& name) {
       {"iree_boo_inductor", "boo"}, {"torch", "cudnn"},        {"inductor", "cudnn"}};
   for (const auto& [given, canonical] : kNames)
     if (name == given) return canonical;
+  if (bench::is_faulty_backend_name(name)) return "faulty";
   return "";
 }
 
@@ -60,7 +62,10 @@ driver options:
   --backend NAME           boo (boo's GPU kernels; the default with a GPU), cudnn (cuDNN 9, its fastest
                            engine per signature) or cpu (the float64 reference; the default without
                            a GPU); repeatable to compare backends (ratios to cudnn are printed).
-                           BOO's names work too: iree_boo* run as boo, torch and inductor as cudnn
+                           BOO's names work too: iree_boo* run as boo, torch and inductor as cudnn;
+                           faulty:<fault> is the CPU reference made deliberately wrong, for testing
+                           --verify-numerics (faults: shift, permute, missing-bias, unwritten-tail,
+                           scale, outlier, nan; BOO_TEST_FAULT=<fault> puts one on the boo backend)
   --impl NAME              run only this GPU implementation (boo explain lists them)
   --gpu-id N               the GPU to run on (default 0); -1 runs the commands across every GPU
                            in parallel (one executor each), results in input order
@@ -90,7 +95,8 @@ driver options:
   --dry-run                parse and validate only; print each canonical command and function name
   --dump DIR               write every command's inputs and results as .npy files (see README)
   --splat-input-value V    every input element = V instead of seeded random values
-  --seed N                 seed of the random inputs (default 10)
+  --seed N                 seed of the random inputs and of the positions --verify-numerics samples
+                           in large results (default 10; corners and edges are always checked)
   --cpu-iterations N       at most N timed launches of the CPU reference (default 1)
   --verbose / --no-verbose print results and timings (default: verbose unless --csv)
   --fail-on-unsupported    exit non-zero when a command uses an op boo does not implement
@@ -222,7 +228,8 @@ Result<DriverOptions> parse_driver_options(const std::vector<std::string>& argv)
     if (canonical_backend(b).empty())
       return invalid_argument("--backend " + b + ": unknown backend; accepted: boo (GPU), cudnn (cuDNN 9), cpu (float64 "
                               "reference), and BOO's names iree_boo, iree_boo_experimental, iree_boo_legacy, "
-                              "iree_boo_inductor (run as boo), torch, inductor (run as cudnn)");
+                              "iree_boo_inductor (run as boo), torch, inductor (run as cudnn), faulty:<fault> (a deliberately wrong "
+                              "CPU reference; faults: shift, permute, missing-bias, unwritten-tail, scale, outlier, nan)");
     if (std::find(unique.begin(), unique.end(), b) == unique.end()) unique.push_back(b);
   }
   opts.backends = std::move(unique);

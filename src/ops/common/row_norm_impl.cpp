@@ -109,7 +109,7 @@ struct Layout {
 // 0.89x at 13440x32, so they keep the registers and the plain loop. In shared
 // memory the sums also let the fused backward take rows as wide as the dx-only
 // pass does; where the device lacks that much shared memory, such rows split.
-Result<Layout> layout(const RowNormProblem& p, const DeviceInfo& device) {
+Result<Layout> layout(const RowNormProblem& p, const ArchSpec& arch) {
   Layout l;
   if (p.forward) {
     BOO_ASSIGN_OR_RETURN(l.fwd, choose_tiling(p, Pass::kForward));
@@ -122,7 +122,7 @@ Result<Layout> layout(const RowNormProblem& p, const DeviceInfo& device) {
     RowTiling t = *fused;
     t.shared_partials = fused_pass == Pass::kBackwardSharedPartials && t.threads_per_row >= 32;
     t.prefetch = t.per_thread == 1 && (!both_partials || t.shared_partials);
-    if (shared_bytes(t) <= static_cast<size_t>(device.max_shared_bytes_per_block)) {
+    if (shared_bytes(t) <= static_cast<size_t>(arch.max_shared_bytes_per_block)) {
       l.bwd = t;
       return l;
     }
@@ -202,14 +202,12 @@ int min_blocks_per_sm(Entry::Kind kind, const Layout& l) {
   return kThreadsPerSmAt64Registers / t->block;
 }
 
-int sm_count(const DeviceInfo& device) { return device.sm_count > 0 ? device.sm_count : 132; }
-
 // Blocks of each pass. The backward has few enough row groups that each
 // visits kBackwardRowsPerGroup rows (fewer partial rows), and no more than fit
 // on the GPU at once.
-uint32_t forward_blocks(const RowNormProblem& p, const RowTiling& t, const DeviceInfo& device) {
+uint32_t forward_blocks(const RowNormProblem& p, const RowTiling& t, const ArchSpec& arch) {
   const int64_t needed = (p.rows + t.rows_per_block() - 1) / t.rows_per_block();
-  return static_cast<uint32_t>(std::clamp<int64_t>(needed, 1, int64_t{sm_count(device)} * (kThreadsPerSm / t.block)));
+  return static_cast<uint32_t>(std::clamp<int64_t>(needed, 1, int64_t{arch.sm_count} * (kThreadsPerSm / t.block)));
 }
 
 // The backward kernels hold 40-64 registers per thread: 1024 threads fit on an
@@ -218,11 +216,11 @@ uint32_t forward_blocks(const RowNormProblem& p, const RowTiling& t, const Devic
 // every SM a block: few wide rows (1024x12288) otherwise left half of them
 // idle. Narrower rows keep their rows per group: the finalize adds a narrow
 // row's partial rows in few blocks.
-uint32_t backward_blocks(const RowNormProblem& p, const RowTiling& t, const DeviceInfo& device) {
+uint32_t backward_blocks(const RowNormProblem& p, const RowTiling& t, const ArchSpec& arch) {
   const int64_t per_block = t.rows_per_block() * kBackwardRowsPerGroup;
   int64_t needed = (p.rows + per_block - 1) / per_block;
-  if (t.rows_per_block() == 1) needed = std::max<int64_t>(needed, std::min<int64_t>(p.rows, sm_count(device)));
-  return static_cast<uint32_t>(std::clamp<int64_t>(needed, 1, int64_t{sm_count(device)} * (kThreadsPerSmAt64Registers / t.block)));
+  if (t.rows_per_block() == 1) needed = std::max<int64_t>(needed, std::min<int64_t>(p.rows, arch.sm_count));
+  return static_cast<uint32_t>(std::clamp<int64_t>(needed, 1, int64_t{arch.sm_count} * (kThreadsPerSmAt64Registers / t.block)));
 }
 
 // The split backward's column-parallel kernel: blocks across the row's
@@ -232,11 +230,23 @@ uint32_t param_column_blocks(const RowNormProblem& p, const Layout& l) {
   return static_cast<uint32_t>((p.cols / l.param_vec + kParamBlock - 1) / kParamBlock);
 }
 
-uint32_t param_slots(const RowNormProblem& p, const Layout& l, const DeviceInfo& device) {
-  const int64_t fill = std::max<int64_t>(1, sm_count(device) * kParamBlocksPerSm / param_column_blocks(p, l));
+uint32_t param_slots(const RowNormProblem& p, const Layout& l, const ArchSpec& arch) {
+  const int64_t fill = std::max<int64_t>(1, arch.sm_count * kParamBlocksPerSm / param_column_blocks(p, l));
   const int64_t most = std::max<int64_t>(1, p.rows / kParamRowsPerSlot);
   return static_cast<uint32_t>(std::min(fill, most));
 }
+
+// The configuration: the layout of each pass and the kernels it compiles.
+struct RowNormConfig final : Config {
+  Layout layout;
+  std::vector<Entry> entries;
+
+  std::string text() const override {
+    std::string record;  // the calls carry every compile-time choice
+    for (const Entry& e : entries) record += e.name + "=" + e.call + ";";
+    return record;
+  }
+};
 
 class RowNormImplementation final : public GpuImplementation {
  public:
@@ -245,93 +255,69 @@ class RowNormImplementation final : public GpuImplementation {
 
   std::string_view name() const override { return name_; }
 
-  Status accepts(const OpSignature& sig, const DeviceInfo& device) const override {
-    BOO_ASSIGN_OR_RETURN(RowNormProblem p, problem_of_(sig));
-    return layout(p, device).status();
+  Status accepts(const OpProblem& problem, const ArchSpec& arch) const override {
+    BOO_ASSIGN_OR_RETURN(RowNormProblem p, problem_of_(problem.signature()));
+    return layout(p, arch).status();
   }
 
-  std::string compile_params(const OpSignature& sig, const DeviceInfo& device) const override {
-    Result<RowNormProblem> p = problem_of_(sig);
-    if (!p.ok()) return "declined";
-    Result<Layout> l = layout(*p, device);
-    if (!l.ok()) return "declined";
-    std::string record;  // the calls carry every compile-time choice
-    for (const Entry& e : entries(*p, *l)) record += e.name + "=" + e.call + ";";
-    return record;
+  Result<std::unique_ptr<const Config>> configure(const OpProblem& problem, const ArchSpec& arch) const override {
+    BOO_ASSIGN_OR_RETURN(RowNormProblem p, problem_of_(problem.signature()));
+    auto config = std::make_unique<RowNormConfig>();
+    BOO_ASSIGN_OR_RETURN(config->layout, layout(p, arch));
+    config->entries = entries(p, config->layout);
+    return std::unique_ptr<const Config>(std::move(config));
   }
 
-  Result<base::KernelSource> source(const OpSignature& sig, const DeviceInfo& device) const override {
+  Result<Plan> plan(const OpProblem& problem, const Config& config, const ArchSpec& arch) const override {
+    const auto* c = dynamic_cast<const RowNormConfig*>(&config);
+    if (!c) return internal_error(name_ + " was given another tier's configuration");
+    const OpSignature& sig = problem.signature();
     BOO_ASSIGN_OR_RETURN(RowNormProblem p, problem_of_(sig));
-    BOO_ASSIGN_OR_RETURN(Layout l, layout(p, device));
+    const Layout& lay = c->layout;
+    Plan plan;
     std::vector<KernelEntry> kernels;
-    for (const Entry& e : entries(p, l)) {
-      const int block = block_of(e.kind, l);
-      kernels.push_back({e.name, e.call, block, min_blocks_per_sm(e.kind, l)});
-    }
-    return generated_source("row_norm.cu", name_, "boo/common/row_norm.cuh", "boo::RowNormParams", kernels);
-  }
-
-  size_t workspace_bytes(const OpSignature& sig, const DeviceInfo& device) const override {
-    Result<RowNormProblem> p = problem_of_(sig);
-    if (!p.ok() || !partial_sums(*p)) return 0;
-    Result<Layout> l = layout(*p, device);
-    if (!l.ok()) return 0;
-    return 2 * slots(*p, *l, device) * static_cast<size_t>(p->cols) * sizeof(float);
-  }
-
-  Result<std::vector<KernelLaunch>> plan(const OpSignature& sig, const DeviceInfo& device,
-                                         std::span<const DeviceTensor> args, std::span<const DeviceTensor> results,
-                                         uint64_t workspace) const override {
-    BOO_ASSIGN_OR_RETURN(RowNormProblem p, problem_of_(sig));
-    BOO_ASSIGN_OR_RETURN(Layout lay, layout(p, device));
-    auto address = [&](std::string_view name) { return tensor_address(args, results, name); };
-    RowNormParams params{};
-    params.x = address("x");
-    params.weight = address("weight");
-    params.bias = address("bias");
-    params.y = address("y");
-    params.mean = address("mean");
-    params.rstd = address("rstd");  // a result with the forward, an argument without
-    params.dy = address("dy");
-    params.dx = address("dx");
-    params.dweight = address("dweight");
-    params.dbias = address("dbias");
-    params.partials = workspace;
-    params.rows = p.rows;
-    params.slots = backward(p) ? static_cast<long long>(slots(p, lay, device)) : 0;
-    params.eps = static_cast<float>(p.eps);
-    for (std::span<const DeviceTensor> list : {args, results})
-      for (const DeviceTensor& t : list)
-        if (t.address % 16 != 0)
-          return invalid_argument(name_ + " needs 16-byte aligned tensors; '" + t.spec.name + "' is not");
-    std::vector<KernelLaunch> launches;
-    const std::vector<Entry> es = entries(p, lay);
-    for (size_t i = 0; i < es.size(); ++i) {
-      KernelLaunch l;
-      l.entry = i;
-      switch (es[i].kind) {
-        case Entry::kForward: l.grid[0] = forward_blocks(p, lay.fwd, device); break;
-        case Entry::kBackward: l.grid[0] = backward_blocks(p, lay.bwd, device); break;
+    for (const Entry& e : c->entries) kernels.push_back({e.name, e.call, block_of(e.kind, lay), min_blocks_per_sm(e.kind, lay)});
+    plan.source = generated_source("row_norm.cu", name_, "boo/common/row_norm.cuh", "boo::RowNormParams", kernels);
+    plan.tensor_alignment = 16;  // rows are read and written in 16-byte vectors
+    plan.workspace_bytes =
+        partial_sums(p) ? 2 * slots(p, lay, arch) * static_cast<size_t>(p.cols) * sizeof(float) : 0;
+    const TensorRoles roles(sig);
+    for (const Entry& e : c->entries) {
+      StepBuilder<RowNormParams> step(e.name, {1, 1, 1}, {static_cast<uint32_t>(block_of(e.kind, lay)), 1, 1},
+                                      shared_bytes_of(e.kind, lay));
+      RowNormParams& params = step.params;
+      // Every kernel takes the same block; the tensors a signature lacks stay null.
+      const std::pair<unsigned long long*, const char*> tensors[] = {
+          {&params.x, "x"},   {&params.weight, "weight"}, {&params.bias, "bias"}, {&params.y, "y"},
+          {&params.mean, "mean"}, {&params.rstd, "rstd"},  {&params.dy, "dy"},     {&params.dx, "dx"},
+          {&params.dweight, "dweight"}, {&params.dbias, "dbias"}};
+      for (const auto& [field, name] : tensors)
+        if (std::optional<TensorBinding> t = roles.find(name)) step.bind(*field, *t);
+      step.bind(params.partials, TensorBinding::workspace(0));
+      params.rows = p.rows;
+      params.slots = backward(p) ? static_cast<long long>(slots(p, lay, arch)) : 0;
+      params.eps = static_cast<float>(p.eps);
+      LaunchStep launch = std::move(step).finish();
+      switch (e.kind) {
+        case Entry::kForward: launch.grid.x = forward_blocks(p, lay.fwd, arch); break;
+        case Entry::kBackward: launch.grid.x = backward_blocks(p, lay.bwd, arch); break;
         case Entry::kParamGrads:
-          l.grid[0] = param_column_blocks(p, lay);
-          l.grid[1] = param_slots(p, lay, device);
+          launch.grid.x = param_column_blocks(p, lay);
+          launch.grid.y = param_slots(p, lay, arch);
           break;
-        case Entry::kFinalize: l.grid[0] = static_cast<uint32_t>((p.cols + 31) / 32); break;  // 32 columns per block
+        case Entry::kFinalize: launch.grid.x = static_cast<uint32_t>((p.cols + 31) / 32); break;  // 32 columns per block
       }
-      l.block[0] = static_cast<uint32_t>(block_of(es[i].kind, lay));
-      l.shared_bytes = shared_bytes_of(es[i].kind, lay);
-      l.set_params(params);
-      launches.push_back(std::move(l));
+      plan.steps.push_back(std::move(launch));
     }
-    return launches;
+    return plan;
   }
 
  private:
   // Partial rows of dweight/dbias: one per row group of the fused backward, or
   // the split backward's gridDim.y.
-  static size_t slots(const RowNormProblem& p, const Layout& l, const DeviceInfo& device) {
-    if (l.split) return param_slots(p, l, device);
-    return static_cast<size_t>(backward_blocks(p, l.bwd, device)) * static_cast<size_t>(l.bwd.rows_per_block());
+  static size_t slots(const RowNormProblem& p, const Layout& l, const ArchSpec& arch) {
+    if (l.split) return param_slots(p, l, arch);
+    return static_cast<size_t>(backward_blocks(p, l.bwd, arch)) * static_cast<size_t>(l.bwd.rows_per_block());
   }
 
   std::string name_;

@@ -5,6 +5,7 @@
 
 #include "boo/conv.hpp"
 #include "ops/common/generated_source.hpp"
+#include "ops/conv/conv_problem.hpp"
 #include "ops/conv/device/conv_direct_params.cuh"
 
 namespace boo::ops::conv {
@@ -12,171 +13,123 @@ namespace {
 
 constexpr uint32_t kThreads = 256;
 
-// The kernels a signature needs, in launch order: name suffix and device call.
-struct Face {
-  const char* entry;
+// One kernel of the plan: the task it computes (none for db) and its device call.
+struct DirectKernel {
+  std::string entry;
   std::string call;
+  std::optional<FaceTask> task;
 };
 
-std::vector<Face> faces(const ConvSignature& sig) {
-  const std::string t = device_type(sig.dtype);
-  const std::string act = std::to_string(static_cast<int>(sig.activation.kind));
-  const std::string bias = sig.bias ? "true" : "false";
-  std::vector<Face> out;
-  if (sig.directions & kConvForward) {
-    const char* face = sig.transposed ? "conv_data_face" : "conv_forward_face";
-    out.push_back({"boo_conv_direct_y", std::string("boo::") + face + "<" + t + ", " + act + ", " + bias + ">(p)"});
+// The configuration: the kernels, in launch order. Everything else is
+// passed at launch, so the text names each kernel's template instance.
+struct DirectConfig final : Config {
+  std::vector<DirectKernel> kernels;
+  DType dtype = DType::kF32;
+
+  std::string text() const override {
+    std::string record = "dtype=" + std::string(dtype_name(dtype));
+    for (const DirectKernel& k : kernels) record += ";" + k.entry + "=" + k.call;
+    return record;
   }
-  if (sig.directions & kConvBackwardData) {
-    const char* face = sig.transposed ? "conv_forward_face" : "conv_data_face";
-    out.push_back({"boo_conv_direct_dx", std::string("boo::") + face + "<" + t + ", 0, false>(p)"});
-  }
-  if (sig.directions & kConvBackwardWeight) out.push_back({"boo_conv_direct_dw", "boo::conv_weight_face<" + t + ">(p)"});
-  if (sig.directions & kConvBackwardBias) out.push_back({"boo_conv_direct_db", "boo::conv_bias_gradient<" + t + ">(p)"});
-  return out;
-}
+};
 
-// Per-dimension values padded to (D, H, W) with `fill` for the missing leading
-// dims, and strides of a (N|F0, C|F1, spatial...) tensor padded to 5 entries
-// with 0s for the missing spatial dims.
-void pad3(const std::vector<int64_t>& v, long long fill, long long out[3]) {
-  for (int i = 0; i < 3; ++i) out[i] = fill;
-  for (size_t i = 0; i < v.size(); ++i) out[3 - v.size() + i] = v[i];
-}
+void copy3(const Dims3& from, long long to[3]) { std::copy(from.begin(), from.end(), to); }
+void copy5(const Strides5& from, long long to[5]) { std::copy(from.begin(), from.end(), to); }
 
-void pad_strides(const TensorSpec& spec, long long out[5]) {
-  const size_t spatial = spec.strides.size() - 2;
-  out[0] = spec.strides[0];
-  out[1] = spec.strides[1];
-  for (int i = 0; i < 3; ++i) out[2 + i] = 0;
-  for (size_t i = 0; i < spatial; ++i) out[2 + 3 - spatial + i] = spec.strides[2 + i];
-}
-
-class DirectConv final : public GpuImplementation {
+class DirectConv final : public Tier<ConvProblem, DirectConfig> {
  public:
   std::string_view name() const override { return "gpu:conv:direct"; }
 
-  Status accepts(const OpSignature& sig, const DeviceInfo&) const override {
-    if (!dynamic_cast<const ConvSignature*>(&sig)) return invalid_argument("not a conv signature");
-    return ok_status();
+  Status accepts_problem(const ConvProblem&, const ArchSpec&) const override { return ok_status(); }
+
+  Result<DirectConfig> configure_problem(const ConvProblem& problem, const ArchSpec&) const override {
+    const ConvSignature& sig = problem.conv();
+    const std::string t = device_type(sig.dtype);
+    DirectConfig config;
+    config.dtype = sig.dtype;
+    for (const FaceTask& task : problem.tasks) {
+      const std::string act = task.epilogue ? std::to_string(static_cast<int>(sig.activation.kind)) : "0";
+      const std::string bias = task.epilogue && sig.bias ? "true" : "false";
+      std::string call = task.face == kWeightFace  ? "boo::conv_weight_face<" + t + ">(p)"
+                         : task.face == kDataFace ? "boo::conv_data_face<" + t + ", " + act + ", " + bias + ">(p)"
+                                                  : "boo::conv_forward_face<" + t + ", " + act + ", " + bias + ">(p)";
+      config.kernels.push_back({"boo_conv_direct_" + task.result, std::move(call), task});
+    }
+    if (problem.bias_gradient)
+      config.kernels.push_back({"boo_conv_direct_db", "boo::conv_bias_gradient<" + t + ">(p)", std::nullopt});
+    return config;
   }
 
-  std::string compile_params(const OpSignature& sig, const DeviceInfo&) const override {
-    const auto& conv = dynamic_cast<const ConvSignature&>(sig);
-    std::string record = "dtype=" + std::string(dtype_name(conv.dtype));
-    for (const Face& f : faces(conv)) record += ";" + std::string(f.entry) + "=" + f.call;
-    return record;
-  }
-
-  Result<base::KernelSource> source(const OpSignature& sig, const DeviceInfo&) const override {
-    std::vector<KernelEntry> kernels;
-    for (const Face& f : faces(dynamic_cast<const ConvSignature&>(sig)))
-      kernels.push_back({f.entry, f.call, static_cast<int>(kThreads)});
-    return generated_source("conv_direct.cu", std::string(name()), "boo/conv/conv_direct.cuh", "boo::ConvFaceParams",
-                            kernels);
-  }
-
-  Result<std::vector<KernelLaunch>> plan(const OpSignature& sig, const DeviceInfo& device,
-                                         std::span<const DeviceTensor> args,
-                                         std::span<const DeviceTensor> results, uint64_t) const override {
-    const auto& conv = dynamic_cast<const ConvSignature&>(sig);
-    auto find = [](std::span<const DeviceTensor> list, std::string_view name) { return find_tensor(list, name); };
-    // Geometry of the regular relation: A is x (regular) or y (transposed).
-    ConvFaceParams base{};
-    base.n = conv.n;
-    base.ca = conv.transposed ? conv.k : conv.c;
-    base.cb = conv.transposed ? conv.c : conv.k;
-    base.groups = conv.groups;
-    pad3(conv.transposed ? conv.output_size() : conv.input_size, 1, base.a_size);
-    pad3(conv.transposed ? conv.input_size : conv.output_size(), 1, base.b_size);
-    pad3(conv.filter_size, 1, base.f_size);
-    pad3(conv.stride, 1, base.stride);
-    pad3(conv.dilation, 1, base.dil);
-    pad3(conv.padding, 0, base.pad);
-    base.act_alpha = static_cast<float>(conv.activation.alpha);
-    base.act_lo = static_cast<float>(conv.activation.lo);
-    base.act_hi = static_cast<float>(conv.activation.hi);
-
-    // Binds a tensor to the A, B or W role.
-    auto bind = [&](ConvFaceParams& p, char role, const DeviceTensor* t) -> Status {
-      if (!t) return internal_error("gpu:conv:direct: a tensor of the plan is missing");
-      if (role == 'a') {
-        p.a = t->address;
-        pad_strides(t->spec, p.a_strides);
-      } else if (role == 'b') {
-        p.b = t->address;
-        pad_strides(t->spec, p.b_strides);
-      } else {
-        p.w = t->address;
-        pad_strides(t->spec, p.w_strides);
-      }
+  Result<Plan> plan_problem(const ConvProblem& problem, const DirectConfig& config,
+                            const ArchSpec& arch) const override {
+    const ConvSignature& conv = problem.conv();
+    const Relation& r = problem.relation;
+    Plan plan;
+    std::vector<KernelEntry> entries;
+    for (const DirectKernel& k : config.kernels) entries.push_back({k.entry, k.call, static_cast<int>(kThreads)});
+    plan.source = generated_source("conv_direct.cu", std::string(name()), "boo/conv/conv_direct.cuh",
+                                   "boo::ConvFaceParams", entries);
+    plan.tensor_alignment = static_cast<uint32_t>(problem.elem_bytes);
+    const TensorRoles roles(conv);
+    std::vector<TensorSpec> specs = conv.arguments();
+    for (TensorSpec& s : conv.results()) specs.push_back(std::move(s));
+    // Binds the signature tensor `name` (an argument, or the task's result) to `field`, with its strides.
+    auto bind = [&](StepBuilder<ConvFaceParams>& step, unsigned long long& field, long long strides[5],
+                    const std::string& name) -> Status {
+      BOO_ASSIGN_OR_RETURN(TensorBinding t, roles.has_argument(name) ? roles.argument(name) : roles.result(name));
+      step.bind(field, t);
+      for (const TensorSpec& s : specs)
+        if (s.name == name) copy5(strides5(s), strides);
       return ok_status();
     };
-    auto grid_for = [&](long long total) {
-      const long long blocks = (total + kThreads - 1) / kThreads;
-      return static_cast<uint32_t>(std::clamp<long long>(blocks, 1, int64_t{device.sm_count > 0 ? device.sm_count : 132} * 64));
-    };
-    std::vector<KernelLaunch> launches;
-    size_t entry = 0;
-    const char y_role = conv.transposed ? 'a' : 'b', x_role = conv.transposed ? 'b' : 'a';
-    const long long a_total = base.n * base.ca * base.a_size[0] * base.a_size[1] * base.a_size[2];
-    const long long b_total = base.n * base.cb * base.b_size[0] * base.b_size[1] * base.b_size[2];
-    if (conv.directions & kConvForward) {
-      ConvFaceParams p = base;
-      BOO_RETURN_IF_ERROR(bind(p, x_role, find(args, "x")));
-      BOO_RETURN_IF_ERROR(bind(p, 'w', find(args, "w")));
-      BOO_RETURN_IF_ERROR(bind(p, y_role, find(results, "y")));
-      if (conv.bias) p.bias = find(args, "b")->address;
-      KernelLaunch l;
-      l.entry = entry++;
-      l.grid[0] = grid_for(conv.transposed ? a_total : b_total);
-      l.block[0] = kThreads;
-      l.set_params(p);
-      launches.push_back(std::move(l));
+    // Grid-stride loops beyond 64 blocks per SM.
+    auto grid_for = [&](long long blocks) { return static_cast<uint32_t>(std::clamp<long long>(blocks, 1, arch.sm_count * 64LL)); };
+    const long long a_total = r.batch * r.ca * r.pix_a(), b_total = r.batch * r.cb * r.pix_b();
+    for (const DirectKernel& k : config.kernels) {
+      StepBuilder<ConvFaceParams> step(k.entry, {1, 1, 1}, {kThreads, 1, 1});
+      ConvFaceParams& p = step.params;
+      p.n = r.batch;
+      p.ca = r.ca;
+      p.cb = r.cb;
+      p.groups = r.groups;
+      copy3(r.a_size, p.a_size);
+      copy3(r.b_size, p.b_size);
+      copy3(r.f_size, p.f_size);
+      copy3(r.stride, p.stride);
+      copy3(r.pad, p.pad);
+      copy3(r.dil, p.dil);
+      p.act_alpha = static_cast<float>(conv.activation.alpha);
+      p.act_lo = static_cast<float>(conv.activation.lo);
+      p.act_hi = static_cast<float>(conv.activation.hi);
+      LaunchStep launch;
+      if (k.task) {
+        const FaceTask& task = *k.task;
+        BOO_RETURN_IF_ERROR(bind(step, p.a, p.a_strides, task.a));
+        BOO_RETURN_IF_ERROR(bind(step, p.b, p.b_strides, task.b));
+        BOO_RETURN_IF_ERROR(bind(step, p.w, p.w_strides, task.w));
+        if (task.epilogue && conv.bias) {
+          BOO_ASSIGN_OR_RETURN(TensorBinding bias, roles.argument("b"));
+          step.bind(p.bias, bias);
+        }
+        launch = std::move(step).finish();
+        // A thread per output element; for the weight face a block per weight element (see conv_weight_face).
+        const long long blocks = task.face == kWeightFace ? r.cb * r.ag() * r.taps()
+                                 : task.face == kForwardFace ? ceil_div(b_total, kThreads)
+                                                             : ceil_div(a_total, kThreads);
+        launch.grid.x = grid_for(blocks);
+      } else {
+        // The bias gradient reduces dy, which has the y shape: bound as B with K channels.
+        BOO_RETURN_IF_ERROR(bind(step, p.b, p.b_strides, "dy"));
+        BOO_ASSIGN_OR_RETURN(TensorBinding db, roles.result("db"));
+        step.bind(p.bias, db);
+        p.cb = conv.k;
+        copy3(pad3(conv.output_size(), 1), p.b_size);
+        launch = std::move(step).finish();
+        launch.grid.x = static_cast<uint32_t>(std::min<long long>(conv.k, 65535));
+      }
+      plan.steps.push_back(std::move(launch));
     }
-    if (conv.directions & kConvBackwardData) {
-      ConvFaceParams p = base;
-      BOO_RETURN_IF_ERROR(bind(p, y_role, find(args, "dy")));
-      BOO_RETURN_IF_ERROR(bind(p, 'w', find(args, "w")));
-      BOO_RETURN_IF_ERROR(bind(p, x_role, find(results, "dx")));
-      KernelLaunch l;
-      l.entry = entry++;
-      l.grid[0] = grid_for(conv.transposed ? b_total : a_total);
-      l.block[0] = kThreads;
-      l.set_params(p);
-      launches.push_back(std::move(l));
-    }
-    if (conv.directions & kConvBackwardWeight) {
-      ConvFaceParams p = base;
-      BOO_RETURN_IF_ERROR(bind(p, y_role, find(args, "dy")));
-      BOO_RETURN_IF_ERROR(bind(p, x_role, find(args, "x")));
-      BOO_RETURN_IF_ERROR(bind(p, 'w', find(results, "dw")));
-      KernelLaunch l;
-      l.entry = entry++;
-      // A block per weight element (see conv_weight_face).
-      const long long elements = base.cb * (base.ca / base.groups) * base.f_size[0] * base.f_size[1] * base.f_size[2];
-      l.grid[0] = static_cast<uint32_t>(
-          std::clamp<long long>(elements, 1, int64_t{device.sm_count > 0 ? device.sm_count : 132} * 64));
-      l.block[0] = kThreads;
-      l.set_params(p);
-      launches.push_back(std::move(l));
-    }
-    if (conv.directions & kConvBackwardBias) {
-      // The bias gradient reduces dy, which has the y shape: bind it as B with K channels.
-      ConvFaceParams p = base;
-      const DeviceTensor* dy = find(args, "dy");
-      BOO_RETURN_IF_ERROR(bind(p, 'b', dy));
-      p.cb = conv.k;
-      pad3(conv.output_size(), 1, p.b_size);
-      p.bias = find(results, "db")->address;
-      KernelLaunch l;
-      l.entry = entry++;
-      l.grid[0] = static_cast<uint32_t>(std::min<long long>(conv.k, 65535));
-      l.block[0] = kThreads;
-      l.set_params(p);
-      launches.push_back(std::move(l));
-    }
-    return launches;
+    return plan;
   }
 };
 

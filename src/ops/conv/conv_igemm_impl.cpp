@@ -1,69 +1,22 @@
-// boo: gpu:conv:implicit_gemm — host side: face mapping, tile heuristic,
-// generated kernel configuration and the launch plan.
+// boo: gpu:conv:implicit_gemm — host side: the faces of the conv relation as
+// GEMMs, their tiling (the typed config) and the launch plan.
 #include "ops/conv/conv_igemm_impl.hpp"
 
 #include <algorithm>
 #include <array>
+#include <optional>
 
 #include "boo/conv.hpp"
 #include "ops/common/generated_source.hpp"
+#include "ops/conv/conv_problem.hpp"
 #include "ops/conv/device/conv_direct_params.cuh"
 #include "ops/conv/device/conv_igemm_params.cuh"
 
 namespace boo::ops::conv {
 namespace {
 
-using Dims3 = std::array<long long, 3>;
-using Strides5 = std::array<long long, 5>;
-
-enum Face { kForwardFace = 0, kDataFace = 1, kWeightFace = 2 };
 enum Mode { kScalar = 0, kVectorK = 1, kVectorMN = 2 };  // conv_igemm.cuh OperandMode
-
-Dims3 pad3(const std::vector<int64_t>& v, long long fill) {
-  Dims3 out{fill, fill, fill};
-  for (size_t i = 0; i < v.size(); ++i) out[3 - v.size() + i] = v[i];
-  return out;
-}
-
-Strides5 strides5(const TensorSpec& spec) {
-  Strides5 out{spec.strides[0], spec.strides[1], 0, 0, 0};
-  const size_t spatial = spec.strides.size() - 2;
-  for (size_t i = 0; i < spatial; ++i) out[2 + 3 - spatial + i] = spec.strides[2 + i];
-  return out;
-}
-
-long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
-
-// The regular relation of a signature: A (Ca channels), B (Cb channels), W.
-struct Relation {
-  long long batch, ca, cb, groups;
-  Dims3 a_size, b_size, f_size, stride, pad, dil;
-  Strides5 a_strides, b_strides, w_strides;
-  long long ag() const { return ca / groups; }
-  long long bg() const { return cb / groups; }
-  long long taps() const { return f_size[0] * f_size[1] * f_size[2]; }
-  long long pix_a() const { return a_size[0] * a_size[1] * a_size[2]; }
-  long long pix_b() const { return b_size[0] * b_size[1] * b_size[2]; }
-};
-
-Relation relation_of(const ConvSignature& sig) {
-  Relation r;
-  r.batch = sig.n;
-  r.groups = sig.groups;
-  r.ca = sig.transposed ? sig.k : sig.c;
-  r.cb = sig.transposed ? sig.c : sig.k;
-  r.a_size = pad3(sig.transposed ? sig.output_size() : sig.input_size, 1);
-  r.b_size = pad3(sig.transposed ? sig.input_size : sig.output_size(), 1);
-  r.f_size = pad3(sig.filter_size, 1);
-  r.stride = pad3(sig.stride, 1);
-  r.pad = pad3(sig.padding, 0);
-  r.dil = pad3(sig.dilation, 1);
-  const TensorSpec x = sig.x_spec(), y = sig.y_spec();
-  r.a_strides = strides5(sig.transposed ? y : x);
-  r.b_strides = strides5(sig.transposed ? x : y);
-  r.w_strides = strides5(sig.w_spec());
-  return r;
-}
+const char* mode_name(Mode m) { return m == kScalar ? "scalar" : m == kVectorK ? "vecK" : "vecMN"; }
 
 // The widest vector (16, 8 or 4 bytes: `elem_bytes`-sized elements) along
 // dimension `dim` of a tensor with strides `s` that is contiguous and aligned:
@@ -81,42 +34,13 @@ int vector_width(const Strides5& s, int dim, long long extent, long long elem_by
   return 0;
 }
 
-// The A pixels and filter taps one data-face GEMM covers: all of them, or one
-// stride phase (pixels i = i0 + stride*t whose contributing taps are exactly
-// r = t0 + stride*j), which strided backward-data is split into.
-struct Phase {
-  bool on = false;
-  Dims3 is{1, 1, 1}, i0{0, 0, 0}, t0{0, 0, 0}, tn{1, 1, 1};
-  long long pixels() const { return is[0] * is[1] * is[2]; }
-  long long taps() const { return tn[0] * tn[1] * tn[2]; }
-};
-
-Phase whole(const Relation& r) {
-  Phase p;
-  p.is = r.a_size;
-  p.tn = r.f_size;
-  return p;
-}
-
-// Every stride phase of the data face (dilation 1); phases without pixels are dropped.
-std::vector<Phase> phases(const Relation& r) {
-  std::vector<Phase> out;
-  for (long long pz = 0; pz < r.stride[0]; ++pz)
-    for (long long py = 0; py < r.stride[1]; ++py)
-      for (long long px = 0; px < r.stride[2]; ++px) {
-        Phase p;
-        p.on = true;
-        const long long phase[3] = {pz, py, px};
-        for (int d = 0; d < 3; ++d) {
-          const long long s = r.stride[d];
-          // Pixels with (i + pad) % s == phase, and the taps r % s == phase that reach them.
-          p.i0[d] = ((phase[d] - r.pad[d]) % s + s) % s;
-          p.is[d] = p.i0[d] < r.a_size[d] ? ceil_div(r.a_size[d] - p.i0[d], s) : 0;
-          p.t0[d] = phase[d];
-          p.tn[d] = phase[d] < r.f_size[d] ? ceil_div(r.f_size[d] - phase[d], s) : 0;
-        }
-        if (p.pixels() > 0) out.push_back(p);
-      }
+// Strides with those of extent-1 dims zeroed: such a dim is never stepped, so
+// its stride cannot break a vector's alignment (a 1x1 KCRS filter's taps).
+Strides5 stepped(const Strides5& s, long long outer, long long channels, const Dims3& size) {
+  Strides5 out = s;
+  const long long extents[5] = {outer, channels, size[0], size[1], size[2]};
+  for (int d = 0; d < 5; ++d)
+    if (extents[d] == 1) out[d] = 0;
   return out;
 }
 
@@ -134,12 +58,13 @@ struct ChannelPad {
 
 // Copies pay where loads are scalar or 4-byte (odd C, C = 2 mod 4); 3 or 4
 // channels pad to 4 (8-byte vectors: a third more MACs, not 8/3 as many),
-// more to a multiple of 8 (16-byte vectors). C < 3 stays as it is.
-// Channels-last tensors only: for other layouts the copy would be a transpose,
-// which has not been measured against their scalar loads.
-ChannelPad narrow_channel_pad(long long channels, const Strides5& strides, long long elem_bytes) {
+// more to a multiple of 8 (16-byte vectors). C < 3 stays as it is. A tensor
+// whose channels are not contiguous is copied anyway (see StagedCopy): its
+// copy is padded by the same rule.
+ChannelPad narrow_channel_pad(long long channels, const Strides5& strides, const Dims3& size, long long elem_bytes) {
   ChannelPad pad{false, channels, channels};
-  if (strides[1] != 1 || channels < 3 || vector_width(strides, 1, channels, elem_bytes) * elem_bytes >= 8) return pad;
+  const Strides5 copied = strides[1] == 1 ? strides : channels_last(size, channels);
+  if (channels < 3 || vector_width(copied, 1, channels, elem_bytes) * elem_bytes >= 8) return pad;
   pad.on = true;
   pad.padded = channels <= 4 ? 4 : (channels + 7) / 8 * 8;
   return pad;
@@ -151,39 +76,16 @@ struct ChannelPads {
   bool any() const { return a.on || b.on; }
 };
 
-ChannelPads channel_pads_of(const ConvSignature& sig, const Relation& r) {
+ChannelPads channel_pads_of(const ConvProblem& problem) {
+  const ConvSignature& sig = problem.conv();
+  const Relation& r = problem.relation;
   ChannelPads pads{{false, r.ca, r.ca}, {false, r.cb, r.cb}};
   if (sig.transposed || r.groups != 1 || sig.dtype == DType::kF32) return pads;
-  const long long es = static_cast<long long>(dtype_size_bytes(sig.dtype));
-  if (sig.directions & (kConvForward | kConvBackwardWeight)) pads.a = narrow_channel_pad(r.ca, r.a_strides, es);
-  if (sig.directions & kConvBackwardWeight) pads.b = narrow_channel_pad(r.cb, r.b_strides, es);
+  const long long es = problem.elem_bytes;
+  if (sig.directions & (kConvForward | kConvBackwardWeight))
+    pads.a = narrow_channel_pad(r.ca, r.a_strides, r.a_size, es);
+  if (sig.directions & kConvBackwardWeight) pads.b = narrow_channel_pad(r.cb, r.b_strides, r.b_size, es);
   return pads;
-}
-
-// Dense channels-last strides (outer, channel, z, y, x) of `size` pixels with `channels`.
-Strides5 channels_last(const Dims3& size, long long channels) {
-  return {size[0] * size[1] * size[2] * channels, 1, size[1] * size[2] * channels, size[2] * channels, channels};
-}
-
-// The relation the forward face sees: A and W dense channels-last with A's padded channels.
-Relation forward_relation(const Relation& r, const ChannelPads& pads) {
-  if (!pads.a.on) return r;
-  Relation p = r;
-  p.ca = pads.a.padded;
-  p.a_strides = channels_last(r.a_size, pads.a.padded);
-  p.w_strides = channels_last(r.f_size, pads.a.padded);
-  return p;
-}
-
-// The relation the weight face sees: with any padding, B dense channels-last with its
-// padded channels too, and W (the gradient) a dense padded buffer [Cb padded][taps][Ca padded].
-Relation weight_relation(const Relation& r, const ChannelPads& pads) {
-  if (!pads.any()) return r;
-  Relation p = forward_relation(r, pads);
-  p.cb = pads.b.count();
-  if (pads.b.on) p.b_strides = channels_last(r.b_size, pads.b.padded);
-  p.w_strides = channels_last(r.f_size, pads.a.count());
-  return p;
 }
 
 // One GEMM launch of the plan: a face of the relation with its tiling.
@@ -219,13 +121,6 @@ long long pixel_stride(long long batch, const Dims3& size, const Strides5& s) {
   return inner_stride == 0 ? 1 : inner_stride;
 }
 
-// 1x1 filter, stride 1, no padding: pixel k of B reads pixel k of A.
-bool is_pointwise(const Relation& r) {
-  bool pointwise = r.a_size == r.b_size;
-  for (int i = 0; i < 3; ++i) pointwise &= r.f_size[i] == 1 && r.stride[i] == 1 && r.pad[i] == 0;
-  return pointwise;
-}
-
 // Warps of a BM x BN CTA: warp tiles of 64x32 (32x32 when the CTA is one warp
 // wide; 32-row tiles for BM = 64). Measured against 64x64 warp tiles (CUTLASS's
 // sm80 shape): those leave 8 warps per SM and ran 6% slower over the 413 convs
@@ -243,10 +138,10 @@ int warps_m_of(int bm, int bn) { return bm == 128 ? (warps_n_of(bn) == 1 ? 4 : 2
 // latency. Measured A/B over the 413 convs (docs/perf/2026-11-22-conv-413-h200-90d3901.md):
 // the 194 shapes whose tiles it changes ran 1.09x (forward), 1.23x (backward
 // data) and 1.10x (backward weight) faster.
-void choose_tiling(Gemm& g, long long groups, const DeviceInfo& device) {
-  const long long slots = 2LL * (device.sm_count > 0 ? device.sm_count : 132);
-  const double mac_per_us_per_slot = 150e12 / 264 / 1e6;  // measured order of boo's mma.sync rate
-  const double bytes_per_us = 3e6;                        // ~3 TB/s
+void choose_tiling(Gemm& g, long long groups, long long min_splits, const ArchSpec& arch) {
+  const long long slots = 2LL * arch.sm_count;
+  const double mac_per_us_per_slot = arch.mma_sync_macs_per_s / static_cast<double>(slots) / 1e6;
+  const double bytes_per_us = arch.copy_bytes_per_s / 1e6;
   const long long k_tiles = ceil_div(g.k, g.bk);
   double best = 1e300;
   for (int bm : {128, 64}) {
@@ -257,8 +152,8 @@ void choose_tiling(Gemm& g, long long groups, const DeviceInfo& device) {
       const double efficiency = (0.5 + 0.5 * reuse) * occupancy;
       // Up to 256 splits: a weight gradient of a few channels over a large image (K = 16x225x225)
       // needs them to fill the GPU with its few output tiles (measured: up to 2.9x faster than at most 64).
-      const long long max_splits = std::max<long long>(1, std::min<long long>(256, k_tiles / 4));
-      for (long long splits = 1; splits <= max_splits; ++splits) {
+      const long long max_splits = std::max<long long>(min_splits, std::min<long long>(256, k_tiles / 4));
+      for (long long splits = min_splits; splits <= max_splits; ++splits) {
         const long long waves = ceil_div(tiles * splits, slots);
         const double macs = static_cast<double>(bm) * bn * ceil_div(k_tiles, splits) * g.bk;
         double us = static_cast<double>(waves) * macs / efficiency / mac_per_us_per_slot;
@@ -276,7 +171,10 @@ void choose_tiling(Gemm& g, long long groups, const DeviceInfo& device) {
   g.warps_m = warps_m_of(g.bm, g.bn);
 }
 
-Gemm plan_gemm(const std::string& entry, Face face, const Relation& r, DType dtype, const DeviceInfo& device,
+constexpr long long kFp32TermsPerSlice = 4096;
+constexpr long long kMaxPartialBytes = 512LL << 20;  // split-K partials of one GEMM
+
+Gemm plan_gemm(const std::string& entry, Face face, const Relation& r, DType dtype, const ArchSpec& arch,
                const Phase& phase) {
   Gemm g;
   g.entry = entry;
@@ -301,55 +199,67 @@ Gemm plan_gemm(const std::string& entry, Face face, const Relation& r, DType dty
       }
     }
   };
+  const Strides5 as = stepped(r.a_strides, r.batch, r.ca, r.a_size), bs = stepped(r.b_strides, r.batch, r.cb, r.b_size),
+                 ws = stepped(r.w_strides, r.cb, r.ag(), r.f_size);
   switch (face) {
     case kForwardFace:
       g.m = r.batch * r.pix_b();
       g.n = r.bg();
       g.k = r.taps() * r.ag();
       // A: im2col of A along (r, c): vectors of channels. B: filter along c (KRSC) or kb.
-      pick({{&r.a_strides, 1, r.ag(), kVectorK}}, g.a_mode, g.a_vec);
-      pick({{&r.w_strides, 1, r.ag(), kVectorK}, {&r.w_strides, 0, r.bg(), kVectorMN}}, g.b_mode, g.b_vec);
+      pick({{&as, 1, r.ag(), kVectorK}}, g.a_mode, g.a_vec);
+      pick({{&ws, 1, r.ag(), kVectorK}, {&ws, 0, r.bg(), kVectorMN}}, g.b_mode, g.b_vec);
       break;
     case kDataFace:
       g.m = r.batch * phase.pixels();
       g.n = r.ag();
       g.k = phase.taps() * r.bg();
-      pick({{&r.b_strides, 1, r.bg(), kVectorK}}, g.a_mode, g.a_vec);
-      pick({{&r.w_strides, 1, r.ag(), kVectorMN}, {&r.w_strides, 0, r.bg(), kVectorK}}, g.b_mode, g.b_vec);
+      pick({{&bs, 1, r.bg(), kVectorK}}, g.a_mode, g.a_vec);
+      pick({{&ws, 1, r.ag(), kVectorMN}, {&ws, 0, r.bg(), kVectorK}}, g.b_mode, g.b_vec);
       break;
     case kWeightFace:
       g.m = r.bg();
       g.n = r.taps() * r.ag();
       g.k = r.batch * r.pix_b();
-      pick({{&r.b_strides, 1, r.bg(), kVectorMN}}, g.a_mode, g.a_vec);
-      pick({{&r.a_strides, 1, r.ag(), kVectorMN}}, g.b_mode, g.b_vec);
+      pick({{&bs, 1, r.bg(), kVectorMN}}, g.a_mode, g.a_vec);
+      pick({{&as, 1, r.ag(), kVectorMN}}, g.b_mode, g.b_vec);
       break;
   }
   // BK = 64 halves the barriers per FLOP (4 k16 steps per stage) where both
   // operands load 16-byte K vectors through precomputed rows (forward and data
   // faces) or linear pixels (pointwise weight face); per-vector address math
   // and narrow vectors do better with BK = 32 (measured, docs/perf/).
-  const bool linear_weight_face = face == kWeightFace && is_pointwise(r) &&
+  const bool linear_weight_face = face == kWeightFace && r.pointwise() &&
                                   pixel_stride(r.batch, r.a_size, r.a_strides) > 0 &&
                                   pixel_stride(r.batch, r.b_size, r.b_strides) > 0;
   const bool wide_k = dtype != DType::kF32 && g.a_vec * es == 16 && g.b_vec * es == 16 &&
                       ((face != kWeightFace && g.a_mode == kVectorK) || linear_weight_face);
   g.bk = wide_k ? 64 : 32;
-  choose_tiling(g, r.groups, device);
+  // Full-precision fp32 sums at most kFp32TermsPerSlice terms in one thread's
+  // accumulator (more split-K slices, added in the reduce): the error of a
+  // sequential fp32 sum grows with its length, and weight gradients sum
+  // N*H*W = 100k-400k terms (issue 17: their spread was 2.5-4.5x cuDNN's).
+  long long min_splits = 1;
+  if (dtype == DType::kF32 && g.k > kFp32TermsPerSlice) {
+    const long long by_memory = std::max<long long>(1, kMaxPartialBytes / (4 * r.groups * g.m * g.n));
+    min_splits = std::clamp<long long>(ceil_div(g.k, kFp32TermsPerSlice), 1, std::min<long long>(256, by_memory));
+  }
+  choose_tiling(g, r.groups, min_splits, arch);
   // Pipeline depth: as deep as 4 stages while two CTAs still fit on an SM
-  // (measured: one CTA of 6-8 warps per SM leaves the tensor cores idle).
+  // (measured: one CTA of 6-8 warps per SM leaves the tensor cores idle): half
+  // an SM's shared memory less 4 KiB each (110 KiB on sm_90).
   const long long pad = 16 / es;
   const long long stage_bytes =
       ((g.a_mode == kVectorMN ? g.bk * (g.bm + pad) : g.bm * (g.bk + pad)) +
        (g.b_mode == kVectorMN ? g.bk * (g.bn + pad) : g.bn * (g.bk + pad))) * es;
-  g.stages = static_cast<int>(std::clamp<long long>(110 * 1024 / stage_bytes, 2, 4));
+  g.stages = static_cast<int>(std::clamp<long long>((arch.max_shared_bytes_per_sm / 2 - 4096) / stage_bytes, 2, 4));
   // 16-byte stores need the output's N dimension contiguous and aligned.
   const long long out_v = 16 / es;
   switch (face) {
-    case kForwardFace: g.vec_out = vector_width(r.b_strides, 1, r.bg(), es) == out_v; break;
-    case kDataFace: g.vec_out = vector_width(r.a_strides, 1, r.ag(), es) == out_v; break;
+    case kForwardFace: g.vec_out = vector_width(bs, 1, r.bg(), es) == out_v; break;
+    case kDataFace: g.vec_out = vector_width(as, 1, r.ag(), es) == out_v; break;
     case kWeightFace:  // columns (r, c) are contiguous when the filter is K-major with C innermost (KRSC)
-      g.vec_out = vector_width(r.w_strides, 1, r.ag(), es) == out_v &&
+      g.vec_out = vector_width(ws, 1, r.ag(), es) == out_v &&
                   (r.f_size[2] == 1 || r.w_strides[4] == r.ag()) &&
                   (r.f_size[1] == 1 || r.w_strides[3] == r.ag() * r.f_size[2]) &&
                   (r.f_size[0] == 1 || r.w_strides[2] == r.ag() * r.f_size[2] * r.f_size[1]);
@@ -400,7 +310,7 @@ std::string cfg_source(const std::string& name, const Gemm& g, const Relation& r
   s += "  static constexpr bool kIdx32 = " + std::string(idx32 ? "true" : "false") + ";\n";
   s += "  static constexpr bool kVecOut = " + std::string(g.vec_out ? "true" : "false") + ";\n";
   // Linear pixel addressing (no division per element) and the pointwise case.
-  const bool pointwise = is_pointwise(r);
+  const bool pointwise = r.pointwise();
   s += "  static constexpr long long kAPixStride = " + std::to_string(pixel_stride(r.batch, r.a_size, r.a_strides)) +
        ", kBPixStride = " + std::to_string(pixel_stride(r.batch, r.b_size, r.b_strides)) + ";\n";
   s += "  static constexpr bool kPointwise = " + std::string(pointwise ? "true" : "false") + ";\n";
@@ -423,326 +333,350 @@ std::string cfg_source(const std::string& name, const Gemm& g, const Relation& r
   return s + "};\n";
 }
 
-// The GEMMs of a signature, in launch order, with which result each writes.
-struct Work {
-  Gemm gemm;
-  Relation rel;        // the relation it runs on (padded channels or the signature's)
-  std::string result;  // "y", "dx", "dw"
-  bool epilogue;       // bias + activation on this output
+// Whether a GEMM reads (or writes) the channels of an activation or filter
+// with stride 1: else each element would be a scalar load.
+bool channels_contiguous(const Strides5& strides, long long channels) { return channels == 1 || strides[1] == 1; }
+
+// Whether the pixels (or taps) of a tensor form one run of stride 1, as in
+// NCHW, NCDHW and KCRS: then a copy to channels-last is a tiled transpose.
+bool pixels_contiguous(const Dims3& size, const Strides5& strides) {
+  long long expected = 1;
+  for (int d = 2; d >= 0; --d) {
+    if (size[d] == 1) continue;
+    if (strides[2 + d] != expected) return false;
+    expected *= size[d];
+  }
+  return true;
+}
+
+// A dense channels-last copy of a signature tensor in the workspace, for a
+// tensor whose channels are not contiguous (NCHW, KCRS, CHWN: each GEMM load
+// would be a scalar) or too few for 16-byte vectors (the copy's channels are
+// zero-padded; see narrow_channel_pad). Arguments are copied in before the
+// GEMMs; results are written to their copy and copied out after.
+struct StagedCopy {
+  std::string tensor;        // "x", "w", "dy" in; "y", "dx", "dw" out
+  bool input = true;
+  bool padding = false;      // made for channel padding (else for the layout)
+  long long outer = 0;       // N, or K for a filter: the rows copied
+  long long outer_rows = 0;  // rows of the copy (dw's rows are padded with dy's channels; those are left behind)
+  Dims3 size{};              // pixels or filter taps
+  long long channels = 0, padded = 0;  // the tensor's channels and the copy's (per group, for a filter)
+  Strides5 strides{};        // the tensor's
+  bool transpose = false;    // pixels contiguous: a tiled transpose, else one thread per element
+  size_t offset = 0;         // bytes into the workspace
+
+  std::string entry() const {
+    return std::string(input ? "boo_conv_" : "boo_conv_un") + (padding ? "pad_" : "stage_") + tensor;
+  }
+  long long elements() const { return outer_rows * size[0] * size[1] * size[2] * padded; }
 };
 
-std::vector<Work> work_of(const ConvSignature& sig, const DeviceInfo& device) {
-  const Relation r = relation_of(sig);
-  const ChannelPads pads = channel_pads_of(sig, r);
-  const Relation forward = forward_relation(r, pads), weight = weight_relation(r, pads);
-  std::vector<Work> out;
-  // A strided data face (dilation 1) runs as one GEMM per stride phase, so
-  // that no GEMM step multiplies a tap that cannot reach its pixel.
+// One GEMM of the plan: a face of the relation (or one stride phase of the
+// data face) with its tiling, and the task whose result it writes.
+struct Work {
+  Gemm gemm;
+  Relation rel;  // the relation it runs on: staged copies' strides and padded channels
+  FaceTask task;
+  int a_copy = -1, b_copy = -1, w_copy = -1;  // the StagedCopy each operand lives in, or -1: the tensor itself
+};
+
+// The configuration of a problem: the staged copies, and every GEMM with its
+// tiling, in launch order.
+struct ImplicitGemmConfig final : Config {
+  std::vector<StagedCopy> copies;
+  std::vector<Work> works;
+  size_t workspace_bytes = 0;  // follows from the above
+
+  std::string text() const override {
+    std::string record = "copies";
+    for (const StagedCopy& c : copies)
+      record += " " + c.entry() + "(" + std::to_string(c.channels) + "->" + std::to_string(c.padded) +
+                (c.transpose ? " transpose" : "") + ")";
+    for (const Work& w : works) {
+      const Gemm& g = w.gemm;
+      record += "; " + w.task.result + ": face " + std::to_string(g.face) + " gemm " + std::to_string(g.m) + "x" +
+                std::to_string(g.n) + "x" + std::to_string(g.k) + " tile " + std::to_string(g.bm) + "x" +
+                std::to_string(g.bn) + "x" + std::to_string(g.bk) + " warps " + std::to_string(g.warps_m) + "x" +
+                std::to_string(g.warps_n) + " stages " + std::to_string(g.stages) + " A " + mode_name(g.a_mode) +
+                std::to_string(g.a_vec) + " B " + mode_name(g.b_mode) + std::to_string(g.b_vec) + " splits " +
+                std::to_string(g.splits) + (g.vec_out ? " vec_out" : "");
+    }
+    return record;
+  }
+};
+
+// The relation each face runs on and the copies it needs, added to `copies`
+// (one per tensor and channel count: faces share them).
+std::vector<Work> works_of(const ConvProblem& problem, const ChannelPads& pads, const ArchSpec& arch,
+                           std::vector<StagedCopy>& copies) {
+  const Relation& r = problem.relation;
+  const ConvSignature& sig = problem.conv();
+  std::vector<TensorSpec> specs = sig.arguments();
+  for (TensorSpec& t : sig.results()) specs.push_back(std::move(t));
+  auto strides_of = [&](const std::string& name) {
+    for (const TensorSpec& t : specs)
+      if (t.name == name) return strides5(t);
+    return Strides5{};
+  };
+  auto request = [&](const std::string& tensor, long long outer, long long outer_rows, const Dims3& size,
+                     long long channels, long long padded, bool padding) {
+    for (size_t i = 0; i < copies.size(); ++i)
+      if (copies[i].tensor == tensor && copies[i].padded == padded && copies[i].outer_rows == outer_rows)
+        return static_cast<int>(i);
+    StagedCopy c;
+    c.tensor = tensor;
+    c.input = tensor == "x" || tensor == "w" || tensor == "dy";
+    c.padding = padding;
+    c.outer = outer;
+    c.outer_rows = outer_rows;
+    c.size = size;
+    c.channels = channels;
+    c.padded = padded;
+    c.strides = strides_of(tensor);
+    c.transpose = pixels_contiguous(size, c.strides) && c.strides[1] != 1;
+    copies.push_back(c);
+    return static_cast<int>(copies.size() - 1);
+  };
+  // A strided data face (dilation 1) runs as one GEMM per stride phase.
   const bool strided = r.stride[0] * r.stride[1] * r.stride[2] > 1;
   const bool unit_dilation = r.dil[0] == 1 && r.dil[1] == 1 && r.dil[2] == 1;
-  auto add = [&](const std::string& entry, Face face, const std::string& result, bool epilogue) {
-    if (face == kDataFace && strided && unit_dilation) {
-      int index = 0;
-      for (const Phase& p : phases(r))
-        out.push_back({plan_gemm(entry + "_p" + std::to_string(index++), face, r, sig.dtype, device, p), r, result,
-                       epilogue});
-    } else {
-      const Relation& rel = face == kDataFace ? r : face == kWeightFace ? weight : forward;  // dx: never padded
-      out.push_back({plan_gemm(entry, face, rel, sig.dtype, device, whole(rel)), rel, result, epilogue});
+  std::vector<Work> out;
+  for (const FaceTask& task : problem.tasks) {
+    Relation rel = r;
+    int a = -1, b = -1, w = -1;
+    // Channel padding: x (and w) for the forward face, x, dy and dw for the weight face.
+    if (task.face == kForwardFace && pads.a.on) {
+      a = request("x", r.batch, r.batch, r.a_size, r.ca, pads.a.padded, true);
+      w = request("w", r.cb, r.cb, r.f_size, r.ca, pads.a.padded, true);
+      rel.ca = pads.a.padded;
     }
-  };
-  if (sig.directions & kConvForward) add("boo_igemm_y", sig.transposed ? kDataFace : kForwardFace, "y", true);
-  if (sig.directions & kConvBackwardData) add("boo_igemm_dx", sig.transposed ? kForwardFace : kDataFace, "dx", false);
-  if (sig.directions & kConvBackwardWeight) add("boo_igemm_dw", kWeightFace, "dw", false);
+    if (task.face == kWeightFace && pads.any()) {
+      if (pads.a.on) a = request("x", r.batch, r.batch, r.a_size, r.ca, pads.a.padded, true);
+      if (pads.b.on) b = request("dy", r.batch, r.batch, r.b_size, r.cb, pads.b.padded, true);
+      w = request("dw", r.cb, pads.b.count(), r.f_size, r.ca, pads.a.count(), true);
+      rel.ca = pads.a.count();
+      rel.cb = pads.b.count();
+    }
+    // Layout: any other operand whose channels are not contiguous.
+    if (a < 0 && !channels_contiguous(r.a_strides, r.ca))
+      a = request(task.a, r.batch, r.batch, r.a_size, r.ca, r.ca, false);
+    if (b < 0 && !channels_contiguous(r.b_strides, r.cb))
+      b = request(task.b, r.batch, r.batch, r.b_size, r.cb, r.cb, false);
+    if (w < 0 && !channels_contiguous(r.w_strides, r.ag()))
+      w = request(task.w, r.cb, r.cb, r.f_size, r.ag(), r.ag(), false);
+    if (a >= 0) rel.a_strides = channels_last(r.a_size, copies[a].padded);
+    if (b >= 0) rel.b_strides = channels_last(r.b_size, copies[b].padded);
+    if (w >= 0) rel.w_strides = channels_last(r.f_size, copies[w].padded);
+    const std::string entry = "boo_igemm_" + task.result;
+    if (task.face == kDataFace && strided && unit_dilation) {
+      int index = 0;
+      for (const Phase& p : phases(rel))
+        out.push_back({plan_gemm(entry + "_p" + std::to_string(index++), task.face, rel, problem.dtype, arch, p), rel,
+                       task, a, b, w});
+    } else {
+      out.push_back({plan_gemm(entry, task.face, rel, problem.dtype, arch, whole(rel)), rel, task, a, b, w});
+    }
+  }
   return out;
 }
 
-// The workspace: split-K partials (the largest GEMM's; GEMMs run one after
-// another), then the padded copies of x, w (forward), dy and dw (weight face).
-struct WorkspaceLayout {
-  size_t partials = 0, x_pad = 0, w_pad = 0, dy_pad = 0, dw_pad = 0, total = 0;  // byte offsets, total size
-};
-
-WorkspaceLayout workspace_layout(const ConvSignature& sig, const std::vector<Work>& works) {
-  auto align = [](size_t bytes) { return (bytes + 255) / 256 * 256; };
-  WorkspaceLayout l;
-  size_t partials = 0;
-  for (const Work& w : works) partials = std::max(partials, workspace_bytes_of(w.gemm, sig.groups));
-  l.total = align(partials);
-  const Relation r = relation_of(sig);
-  const ChannelPads pads = channel_pads_of(sig, r);
-  const size_t es = dtype_size_bytes(sig.dtype);
-  auto take = [&](size_t& offset, long long elements) {
-    offset = l.total;
-    l.total += align(static_cast<size_t>(elements) * es);
-  };
-  if (pads.a.on) take(l.x_pad, r.batch * r.pix_a() * pads.a.padded);
-  if (pads.a.on && (sig.directions & kConvForward)) take(l.w_pad, r.cb * r.taps() * pads.a.padded);
-  if (pads.b.on) take(l.dy_pad, r.batch * r.pix_b() * pads.b.padded);
-  if (pads.any() && (sig.directions & kConvBackwardWeight)) take(l.dw_pad, pads.b.count() * r.taps() * pads.a.count());
-  return l;
-}
-
-// Everything plan() needs that no tensor address changes, kept by the Launchable.
-struct Prepared final : PreparedPlan {
-  Relation r;
-  ChannelPads pads;
-  std::vector<Work> works;
-  WorkspaceLayout ws;
-  std::vector<TensorSpec> arguments, results;  // the signature's (their strides are compiled in)
-};
-
-// One copy between a strided conv tensor (`spec` at `strided`) with `outer`
-// (N or K) and `size` pixels and its padded dense copy at `dense`.
-KernelLaunch channel_pad_launch(size_t entry, uint64_t strided, const TensorSpec& spec, long long outer,
-                                const Dims3& size, uint64_t dense, const ChannelPad& pad, bool into_dense,
-                                const DeviceInfo& device) {
-  ConvChannelPadParams p{};
-  p.strided = strided;
-  p.dense = dense;
-  const Strides5 st = strides5(spec);
-  for (int i = 0; i < 5; ++i) p.strides[i] = st[i];
-  p.sizes[0] = outer;
-  for (int i = 0; i < 3; ++i) p.sizes[1 + i] = size[i];
-  p.channels = pad.channels;
-  p.padded_channels = pad.padded;
-  const long long elements = outer * size[0] * size[1] * size[2] * (into_dense ? pad.padded : pad.channels);
-  KernelLaunch l;
-  l.entry = entry;
-  const long long most = 16LL * (device.sm_count > 0 ? device.sm_count : 132);  // grid-stride beyond this
-  l.grid[0] = static_cast<uint32_t>(std::clamp<long long>(ceil_div(elements, 256), 1, most));
-  l.block[0] = 256;
-  l.set_params(p);
-  return l;
-}
-
-class ImplicitGemmConv final : public GpuImplementation {
+// Builds the source and the steps together: each step names the entry it adds.
+class PlanWriter {
  public:
-  std::string_view name() const override { return "gpu:conv:implicit_gemm"; }
+  PlanWriter(const ConvProblem& problem, const ArchSpec& arch) : problem_(problem), arch_(arch), roles_(problem.conv()) {
+    plan_.source.name = "conv_implicit_gemm.cu";
+    plan_.source.text = "// Generated by boo: gpu:conv:implicit_gemm.\n#include \"boo/conv/conv_igemm.cuh\"\n";
+    if (problem.bias_gradient) plan_.source.text += "#include \"boo/conv/conv_direct.cuh\"\n";
+  }
 
-  Status accepts(const OpSignature& sig, const DeviceInfo& device) const override {
-    const auto* conv = dynamic_cast<const ConvSignature*>(&sig);
-    if (!conv) return invalid_argument("not a conv signature");
-    if (device.cc_major < 8)
-      return unimplemented("needs compute capability 8.0+ (mma.sync bf16), device has " +
-                           std::to_string(device.cc_major) + "." + std::to_string(device.cc_minor));
-    const Relation r = relation_of(*conv);
-    if (r.ag() < 4 && r.bg() < 4)
-      return unimplemented("channels per group " + std::to_string(r.ag()) + " -> " + std::to_string(r.bg()) +
-                           " (depthwise-like): a GEMM would be mostly padding; gpu:conv:direct runs it");
-    for (const Work& w : work_of(*conv, device)) {
-      if (smem_bytes(w.gemm, conv->dtype) > static_cast<size_t>(device.max_shared_bytes_per_block))
-        return unimplemented("tile needs " + std::to_string(smem_bytes(w.gemm, conv->dtype)) +
-                             " bytes of shared memory, the device allows " +
-                             std::to_string(device.max_shared_bytes_per_block));
+  // One copy between a signature tensor and its dense channels-last copy.
+  Status staged_copy(const StagedCopy& c) {
+    if (!copy_header_) plan_.source.text += "#include \"boo/conv/conv_channel_pad.cuh\"\n";
+    copy_header_ = true;
+    const std::string entry = c.entry();
+    const std::string kernel = c.transpose ? "conv_transpose_channels" : "conv_copy_channels";
+    plan_.source.text += "extern \"C\" __global__ void __launch_bounds__(256) " + entry +
+                         "(const boo::ConvChannelPadParams p) { boo::" + kernel + "<" + device_type(problem_.dtype) +
+                         ", " + (c.input ? "true" : "false") + ">(p); }\n";
+    plan_.source.entries.push_back(entry);
+    Dim3 grid;
+    if (c.transpose) {
+      // Tiles of 32 channels x 32 pixels; a grid-stride loop over N (or K) beyond 65535.
+      const long long pixels = c.size[0] * c.size[1] * c.size[2];
+      BOO_ASSIGN_OR_RETURN(grid.x, grid_extent(ceil_div(pixels, 32), 0x7fffffff, "x (pixel tiles)"));
+      BOO_ASSIGN_OR_RETURN(grid.y, grid_extent(ceil_div(c.input ? c.padded : c.channels, 32), 65535, "y (channel tiles)"));
+      grid.z = static_cast<uint32_t>(std::clamp<long long>(c.outer, 1, 65535));
+    } else {
+      // One thread per element written; grid-stride loops beyond 16 blocks per SM.
+      const long long elements =
+          c.outer * c.size[0] * c.size[1] * c.size[2] * (c.input ? c.padded : c.channels);
+      BOO_ASSIGN_OR_RETURN(grid.x, grid_extent(std::clamp<long long>(ceil_div(elements, 256), 1, 16LL * arch_.sm_count),
+                                               0x7fffffff, "x"));
+    }
+    BOO_ASSIGN_OR_RETURN(TensorBinding tensor, c.input ? roles_.argument(c.tensor) : roles_.result(c.tensor));
+    StepBuilder<ConvChannelPadParams> step(entry, grid, {256, 1, 1});
+    step.bind(step.params.strided, tensor);
+    step.bind(step.params.dense, TensorBinding::workspace(c.offset));
+    for (int i = 0; i < 5; ++i) step.params.strides[i] = c.strides[i];
+    step.params.sizes[0] = c.outer;
+    for (int i = 0; i < 3; ++i) step.params.sizes[1 + i] = c.size[i];
+    step.params.channels = c.channels;
+    step.params.padded_channels = c.padded;
+    plan_.steps.push_back(std::move(step).finish());
+    return ok_status();
+  }
+
+  // One GEMM (and its split-K reduce) with A, B, W and the output bound.
+  Status gemm(const Work& w, TensorBinding a, TensorBinding b, TensorBinding weight, TensorBinding out,
+              std::optional<TensorBinding> bias, TensorBinding partials) {
+    const Gemm& g = w.gemm;
+    const ConvSignature& conv = problem_.conv();
+    const std::string cfg = "Cfg_" + g.entry.substr(std::string("boo_igemm_").size());
+    plan_.source.text += "\n" + cfg_source(cfg, g, w.rel, conv, w.task.epilogue);
+    plan_.source.text += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(g.threads()) + ", 2) " +
+                         g.entry + "(const boo::ConvIgemmParams p) { boo::igemm::conv_igemm<" + cfg + ">(p); }\n";
+    plan_.source.entries.push_back(g.entry);
+    BOO_ASSIGN_OR_RETURN(uint32_t tiles, grid_extent(ceil_div(g.m, g.bm) * ceil_div(g.n, g.bn), 0x7fffffff, "x"));
+    BOO_ASSIGN_OR_RETURN(uint32_t groups, grid_extent(problem_.relation.groups, 65535, "y (groups)"));
+    BOO_ASSIGN_OR_RETURN(uint32_t splits, grid_extent(g.splits, 65535, "z (split-K slices)"));
+    StepBuilder<ConvIgemmParams> step(g.entry, {tiles, groups, splits}, {static_cast<uint32_t>(g.threads()), 1, 1},
+                                      static_cast<uint32_t>(smem_bytes(g, conv.dtype)));
+    step.params.act_alpha = static_cast<float>(conv.activation.alpha);
+    step.params.act_lo = static_cast<float>(conv.activation.lo);
+    step.params.act_hi = static_cast<float>(conv.activation.hi);
+    step.bind(step.params.a, a);
+    step.bind(step.params.b, b);
+    step.bind(step.params.w, weight);
+    step.bind(step.params.out, out);
+    step.bind(step.params.workspace, partials);
+    if (bias) step.bind(step.params.bias, *bias);
+    LaunchStep launch = std::move(step).finish();
+    plan_.steps.push_back(launch);
+    if (g.splits > 1) {
+      const std::string reduce = g.entry + "_reduce";
+      plan_.source.text += "extern \"C\" __global__ void __launch_bounds__(256) " + reduce +
+                           "(const boo::ConvIgemmParams p) { boo::igemm::conv_igemm_reduce<" + cfg + ">(p); }\n";
+      plan_.source.entries.push_back(reduce);
+      // Same parameters; a grid-stride loop over groups x M x N beyond 65535 blocks.
+      launch.entry = reduce;
+      launch.grid = {static_cast<uint32_t>(std::clamp<long long>(
+                         ceil_div(problem_.relation.groups * g.m * g.n, 256), 1, 65535)),
+                     1, 1};
+      launch.block = {256, 1, 1};
+      launch.shared_bytes = 0;
+      plan_.steps.push_back(std::move(launch));
     }
     return ok_status();
   }
 
-  std::string compile_params(const OpSignature& sig, const DeviceInfo& device) const override {
-    // The whole geometry is compiled in (see source_sha256); this is the tiling, readably.
-    const auto& conv = dynamic_cast<const ConvSignature&>(sig);
-    static const char* kModes[] = {"scalar", "vecK", "vecMN"};
-    std::string record = "dtype=" + std::string(dtype_name(conv.dtype));
-    for (const Work& w : work_of(conv, device)) {
-      const Gemm& g = w.gemm;
-      record += "; " + w.result + ": face " + std::to_string(g.face) + " gemm " + std::to_string(g.m) + "x" +
-                std::to_string(g.n) + "x" + std::to_string(g.k) + " tile " + std::to_string(g.bm) + "x" +
-                std::to_string(g.bn) + "x" + std::to_string(g.bk) + " warps " + std::to_string(g.warps_m) + "x" +
-                std::to_string(g.warps_n) + " stages " + std::to_string(g.stages) + " A " + kModes[g.a_mode] + std::to_string(g.a_vec) +
-                " B " + kModes[g.b_mode] + std::to_string(g.b_vec) + " splits " + std::to_string(g.splits);
-    }
-    return record;
+  // db = the sum of dy over the batch and every pixel (gpu:conv:direct's kernel).
+  Status bias_gradient() {
+    const ConvSignature& conv = problem_.conv();
+    plan_.source.text += "\nextern \"C\" __global__ void __launch_bounds__(256) boo_conv_db(const boo::ConvFaceParams p) {\n"
+                         "  boo::conv_bias_gradient<" + std::string(device_type(conv.dtype)) + ">(p);\n}\n";
+    plan_.source.entries.emplace_back("boo_conv_db");
+    BOO_ASSIGN_OR_RETURN(TensorBinding dy, roles_.argument("dy"));
+    BOO_ASSIGN_OR_RETURN(TensorBinding db, roles_.result("db"));
+    StepBuilder<ConvFaceParams> step("boo_conv_db", {static_cast<uint32_t>(std::min<long long>(conv.k, 65535)), 1, 1},
+                                     {256, 1, 1});
+    step.bind(step.params.b, dy);
+    step.bind(step.params.bias, db);
+    step.params.n = conv.n;
+    step.params.cb = conv.k;
+    step.params.groups = 1;
+    const Dims3 out = pad3(conv.output_size(), 1);
+    for (int i = 0; i < 3; ++i) step.params.b_size[i] = out[i];
+    const Strides5 s = strides5(conv.y_spec("dy"));
+    for (int i = 0; i < 5; ++i) step.params.b_strides[i] = s[i];
+    plan_.steps.push_back(std::move(step).finish());
+    return ok_status();
   }
 
-  Result<base::KernelSource> source(const OpSignature& sig, const DeviceInfo& device) const override {
-    const auto& conv = dynamic_cast<const ConvSignature&>(sig);
-    const ChannelPads pads = channel_pads_of(conv, relation_of(conv));
-    const bool wgrad = conv.directions & kConvBackwardWeight;
-    const std::string t = device_type(conv.dtype);
-    base::KernelSource src;
-    src.name = "conv_implicit_gemm.cu";
-    src.text = "// Generated by boo: gpu:conv:implicit_gemm.\n#include \"boo/conv/conv_igemm.cuh\"\n";
-    if (conv.directions & kConvBackwardBias) src.text += "#include \"boo/conv/conv_direct.cuh\"\n";
-    // Entries in launch order (plan() counts them the same way).
-    auto pad_kernel = [&](const std::string& entry, bool into_dense) {
-      src.text += "extern \"C\" __global__ void __launch_bounds__(256) " + entry +
-                  "(const boo::ConvChannelPadParams p) { boo::conv_copy_channels<" + t + ", " +
-                  (into_dense ? "true" : "false") + ">(p); }\n";
-      src.entries.push_back(entry);
+  const TensorRoles& roles() const { return roles_; }
+  Plan finish(size_t workspace_bytes) && {
+    plan_.workspace_bytes = workspace_bytes;
+    plan_.tensor_alignment = 16;  // vector loads and stores of 16 bytes
+    return std::move(plan_);
+  }
+
+ private:
+  const ConvProblem& problem_;
+  const ArchSpec& arch_;
+  TensorRoles roles_;
+  Plan plan_;
+  bool copy_header_ = false;
+};
+
+class ImplicitGemmConv final : public Tier<ConvProblem, ImplicitGemmConfig> {
+ public:
+  std::string_view name() const override { return "gpu:conv:implicit_gemm"; }
+
+  Status accepts_problem(const ConvProblem& problem, const ArchSpec& arch) const override {
+    if (arch.cc_major < 8)
+      return unimplemented("needs compute capability 8.0+ (mma.sync bf16), device has " +
+                           std::to_string(arch.cc_major) + "." + std::to_string(arch.cc_minor));
+    const Relation& r = problem.relation;
+    if (r.ag() < 4 && r.bg() < 4)
+      return unimplemented("channels per group " + std::to_string(r.ag()) + " -> " + std::to_string(r.bg()) +
+                           " (depthwise-like): a GEMM would be mostly padding; gpu:conv:direct runs it");
+    return ok_status();
+  }
+
+  Result<ImplicitGemmConfig> configure_problem(const ConvProblem& problem, const ArchSpec& arch) const override {
+    ImplicitGemmConfig config;
+    config.works = works_of(problem, channel_pads_of(problem), arch, config.copies);
+    for (const Work& w : config.works) {
+      const size_t bytes = smem_bytes(w.gemm, problem.dtype);
+      if (bytes > static_cast<size_t>(arch.max_shared_bytes_per_block))
+        return unimplemented("tile needs " + std::to_string(bytes) + " bytes of shared memory, the device allows " +
+                             std::to_string(arch.max_shared_bytes_per_block));
+    }
+    // The workspace: split-K partials (the largest GEMM's; GEMMs run one after
+    // another), then the copies.
+    auto align = [](size_t bytes) { return (bytes + 255) / 256 * 256; };
+    size_t partials = 0;
+    for (const Work& w : config.works)
+      if (w.gemm.splits > 1)
+        partials = std::max(partials, static_cast<size_t>(w.gemm.splits * problem.relation.groups * w.gemm.m *
+                                                          w.gemm.n) * sizeof(float));
+    size_t offset = align(partials);
+    for (StagedCopy& c : config.copies) {
+      c.offset = offset;
+      offset += align(static_cast<size_t>(c.elements() * problem.elem_bytes));
+    }
+    config.workspace_bytes = offset;
+    return config;
+  }
+
+  Result<Plan> plan_problem(const ConvProblem& problem, const ImplicitGemmConfig& config,
+                            const ArchSpec& arch) const override {
+    const ConvSignature& conv = problem.conv();
+    PlanWriter out(problem, arch);
+    const TensorRoles& roles = out.roles();
+    for (const StagedCopy& c : config.copies)
+      if (c.input) BOO_RETURN_IF_ERROR(out.staged_copy(c));
+    // A signature tensor is an argument or (the face's output) a result.
+    auto bind = [&](const std::string& name, int copy) -> Result<TensorBinding> {
+      if (copy >= 0) return TensorBinding::workspace(config.copies[static_cast<size_t>(copy)].offset);
+      return roles.has_argument(name) ? roles.argument(name) : roles.result(name);
     };
-    if (pads.any()) src.text += "#include \"boo/conv/conv_channel_pad.cuh\"\n";
-    if (pads.a.on) pad_kernel("boo_conv_pad_x", true);
-    if (pads.a.on && (conv.directions & kConvForward)) pad_kernel("boo_conv_pad_w", true);
-    if (pads.b.on) pad_kernel("boo_conv_pad_dy", true);
-    for (const Work& w : work_of(conv, device)) {
-      const std::string cfg = "Cfg_" + w.gemm.entry.substr(std::string("boo_igemm_").size());
-      src.text += "\n" + cfg_source(cfg, w.gemm, w.rel, conv, w.epilogue);
-      src.text += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(w.gemm.threads()) + ", 2) " +
-                  w.gemm.entry + "(const boo::ConvIgemmParams p) { boo::igemm::conv_igemm<" + cfg + ">(p); }\n";
-      src.entries.push_back(w.gemm.entry);
-      if (w.gemm.splits > 1) {
-        src.text += "extern \"C\" __global__ void __launch_bounds__(256) " + w.gemm.entry +
-                    "_reduce(const boo::ConvIgemmParams p) { boo::igemm::conv_igemm_reduce<" + cfg + ">(p); }\n";
-        src.entries.push_back(w.gemm.entry + "_reduce");
+    for (const Work& w : config.works) {
+      BOO_ASSIGN_OR_RETURN(TensorBinding a, bind(w.task.a, w.a_copy));
+      BOO_ASSIGN_OR_RETURN(TensorBinding b, bind(w.task.b, w.b_copy));
+      BOO_ASSIGN_OR_RETURN(TensorBinding weight, bind(w.task.w, w.w_copy));
+      const int result_copy = w.task.face == kForwardFace ? w.b_copy : w.task.face == kDataFace ? w.a_copy : w.w_copy;
+      BOO_ASSIGN_OR_RETURN(TensorBinding result, bind(w.task.result, result_copy));
+      std::optional<TensorBinding> bias;
+      if (w.task.epilogue && conv.bias) {
+        BOO_ASSIGN_OR_RETURN(bias, roles.argument("b"));
       }
+      BOO_RETURN_IF_ERROR(out.gemm(w, a, b, weight, result, bias, TensorBinding::workspace(0)));
     }
-    if (pads.any() && wgrad) pad_kernel("boo_conv_unpad_dw", false);
-    if (conv.directions & kConvBackwardBias) {
-      src.text += "\nextern \"C\" __global__ void __launch_bounds__(256) boo_conv_db(const boo::ConvFaceParams p) {\n"
-                  "  boo::conv_bias_gradient<" + std::string(device_type(conv.dtype)) + ">(p);\n}\n";
-      src.entries.emplace_back("boo_conv_db");
-    }
-    return src;
-  }
-
-  size_t workspace_bytes(const OpSignature& sig, const DeviceInfo& device) const override {
-    const auto& conv = dynamic_cast<const ConvSignature&>(sig);
-    return workspace_layout(conv, work_of(conv, device)).total;
-  }
-
-  Result<std::shared_ptr<const PreparedPlan>> prepare(const OpSignature& sig, const DeviceInfo& device) const override {
-    const auto& conv = dynamic_cast<const ConvSignature&>(sig);
-    auto p = std::make_shared<Prepared>();
-    p->r = relation_of(conv);
-    p->pads = channel_pads_of(conv, p->r);
-    p->works = work_of(conv, device);
-    p->ws = workspace_layout(conv, p->works);
-    p->arguments = sig.arguments();
-    p->results = sig.results();
-    return std::shared_ptr<const PreparedPlan>(std::move(p));
-  }
-
-  Result<std::vector<KernelLaunch>> plan(const OpSignature& sig, const DeviceInfo& device,
-                                         std::span<const DeviceTensor> args, std::span<const DeviceTensor> results,
-                                         uint64_t workspace) const override {
-    BOO_ASSIGN_OR_RETURN(std::shared_ptr<const PreparedPlan> prepared, prepare(sig, device));
-    return plan_prepared(prepared.get(), sig, device, args, results, workspace);
-  }
-
-  Result<std::vector<KernelLaunch>> plan_prepared(const PreparedPlan* prepared_plan, const OpSignature& sig,
-                                                  const DeviceInfo& device, std::span<const DeviceTensor> args,
-                                                  std::span<const DeviceTensor> results,
-                                                  uint64_t workspace) const override {
-    const auto* prepared = dynamic_cast<const Prepared*>(prepared_plan);
-    if (!prepared) return internal_error("gpu:conv:implicit_gemm: plan_prepared without its prepare()");
-    const auto& conv = dynamic_cast<const ConvSignature&>(sig);
-    auto find = [](std::span<const DeviceTensor> list, std::string_view name) { return find_tensor(list, name); };
-    // Strides and alignment are compiled in: the tensors must match the signature.
-    auto check = [](std::span<const DeviceTensor> tensors, const std::vector<TensorSpec>& specs) -> Status {
-      for (const DeviceTensor& t : tensors) {
-        for (const TensorSpec& s : specs)
-          if (s.name == t.spec.name && s.strides != t.spec.strides)
-            return invalid_argument("gpu:conv:implicit_gemm compiles the strides in: '" + t.spec.name + "' has " +
-                                    format_dims(t.spec.strides) + ", the signature's layout needs " +
-                                    format_dims(s.strides));
-        if (t.address % 16 != 0)
-          return invalid_argument("gpu:conv:implicit_gemm needs 16-byte aligned tensors; '" + t.spec.name + "' is not");
-      }
-      return ok_status();
-    };
-    BOO_RETURN_IF_ERROR(check(args, prepared->arguments));
-    BOO_RETURN_IF_ERROR(check(results, prepared->results));
-    const Relation& r = prepared->r;
-    const ChannelPads& pads = prepared->pads;
-    const std::vector<Work>& works = prepared->works;
-    const WorkspaceLayout& ws = prepared->ws;
-    std::vector<KernelLaunch> launches;
-    size_t entry = 0;
-    const bool tr = conv.transposed;
-    if (pads.a.on) {
-      const DeviceTensor* x = find(args, "x");
-      launches.push_back(channel_pad_launch(entry++, x->address, x->spec, r.batch, r.a_size, workspace + ws.x_pad,
-                                            pads.a, true, device));
-      if (conv.directions & kConvForward) {
-        const DeviceTensor* w = find(args, "w");
-        launches.push_back(channel_pad_launch(entry++, w->address, w->spec, r.cb, r.f_size, workspace + ws.w_pad,
-                                              pads.a, true, device));
-      }
-    }
-    if (pads.b.on) {
-      const DeviceTensor* dy = find(args, "dy");
-      launches.push_back(channel_pad_launch(entry++, dy->address, dy->spec, r.batch, r.b_size, workspace + ws.dy_pad,
-                                            pads.b, true, device));
-    }
-    for (const Work& w : works) {
-      ConvIgemmParams p{};
-      p.act_alpha = static_cast<float>(conv.activation.alpha);
-      p.act_lo = static_cast<float>(conv.activation.lo);
-      p.act_hi = static_cast<float>(conv.activation.hi);
-      p.workspace = workspace + ws.partials;
-      const DeviceTensor* out = find(results, w.result);
-      if (!out) return internal_error("result '" + w.result + "' missing from the plan");
-      p.out = out->address;
-      // Bind A, B, W of the relation for this direction.
-      if (w.result == "y") {
-        const uint64_t x = find(args, "x")->address;
-        (tr ? p.b : p.a) = x;
-        (tr ? p.a : p.b) = out->address;
-        p.w = find(args, "w")->address;
-        if (conv.bias) p.bias = find(args, "b")->address;
-      } else if (w.result == "dx") {
-        const uint64_t dy = find(args, "dy")->address;
-        (tr ? p.a : p.b) = dy;
-        (tr ? p.b : p.a) = out->address;
-        p.w = find(args, "w")->address;
-      } else {
-        (tr ? p.a : p.b) = find(args, "dy")->address;
-        (tr ? p.b : p.a) = find(args, "x")->address;
-        p.w = out->address;
-      }
-      // Padded faces read the padded copies; the weight face writes dw padded.
-      if (pads.a.on && w.result != "dx") {
-        p.a = workspace + ws.x_pad;
-        if (w.result == "y") p.w = workspace + ws.w_pad;
-      }
-      if (pads.b.on && w.result == "dw") p.b = workspace + ws.dy_pad;
-      if (pads.any() && w.result == "dw") p.w = p.out = workspace + ws.dw_pad;
-      KernelLaunch l;
-      l.entry = entry++;
-      l.grid[0] = static_cast<uint32_t>(ceil_div(w.gemm.m, w.gemm.bm) * ceil_div(w.gemm.n, w.gemm.bn));
-      l.grid[1] = static_cast<uint32_t>(r.groups);
-      l.grid[2] = static_cast<uint32_t>(w.gemm.splits);
-      l.block[0] = static_cast<uint32_t>(w.gemm.threads());
-      l.shared_bytes = static_cast<uint32_t>(smem_bytes(w.gemm, conv.dtype));
-      l.set_params(p);
-      launches.push_back(l);
-      if (w.gemm.splits > 1) {
-        KernelLaunch reduce;
-        reduce.entry = entry++;
-        const long long elems = r.groups * w.gemm.m * w.gemm.n;
-        reduce.grid[0] = static_cast<uint32_t>(std::clamp<long long>(ceil_div(elems, 256), 1, 65535));
-        reduce.block[0] = 256;
-        reduce.set_params(p);
-        launches.push_back(reduce);
-      }
-    }
-    if (pads.any() && (conv.directions & kConvBackwardWeight)) {
-      // dw [Cb][taps][Ca] out of the padded [Cb padded][taps][Ca padded]: rows past Cb are left behind.
-      const DeviceTensor* dw = find(results, "dw");
-      launches.push_back(channel_pad_launch(entry++, dw->address, dw->spec, r.cb, r.f_size, workspace + ws.dw_pad,
-                                            ChannelPad{true, r.ca, pads.a.count()}, false, device));
-    }
-    if (conv.directions & kConvBackwardBias) {
-      ConvFaceParams p{};
-      const DeviceTensor* dy = find(args, "dy");
-      p.b = dy->address;
-      p.n = conv.n;
-      p.cb = conv.k;
-      p.groups = 1;
-      const Dims3 out = pad3(conv.output_size(), 1);
-      for (int i = 0; i < 3; ++i) p.b_size[i] = out[i];
-      const Strides5 s = strides5(dy->spec);
-      for (int i = 0; i < 5; ++i) p.b_strides[i] = s[i];
-      p.bias = find(results, "db")->address;
-      KernelLaunch l;
-      l.entry = entry++;
-      l.grid[0] = static_cast<uint32_t>(std::min<long long>(conv.k, 65535));
-      l.block[0] = 256;
-      l.set_params(p);
-      launches.push_back(l);
-    }
-    return launches;
+    for (const StagedCopy& c : config.copies)
+      if (!c.input) BOO_RETURN_IF_ERROR(out.staged_copy(c));
+    if (problem.bias_gradient) BOO_RETURN_IF_ERROR(out.bias_gradient());
+    return std::move(out).finish(config.workspace_bytes);
   }
 };
 

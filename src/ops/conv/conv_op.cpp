@@ -8,6 +8,7 @@
 #include "ops/conv/conv_direct_impl.hpp"
 #include "ops/conv/conv_igemm_impl.hpp"
 #include "ops/conv/conv_layout.hpp"
+#include "ops/conv/conv_problem.hpp"
 #include "ops/conv/conv_ref.hpp"
 
 namespace boo::ops::conv {
@@ -248,6 +249,11 @@ class ConvOp final : public OpDefinition {
     return conv.n * y_positions;  // db
   }
 
+  Result<std::unique_ptr<OpProblem>> make_problem(const OpSignature& sig) const override {
+    const auto* conv = dynamic_cast<const ConvSignature*>(&sig);
+    if (!conv) return internal_error("conv was given another op's signature");
+    return std::unique_ptr<OpProblem>(std::make_unique<ConvProblem>(*conv));
+  }
   std::span<const GpuImplementation* const> gpu_implementations() const override {
     static const GpuImplementation* const kImpls[] = {&implicit_gemm_implementation(), &direct_implementation()};
     return kImpls;

@@ -1,37 +1,17 @@
 // boo: the CPU reference convolution, float64 accumulation.
 //
-// Every direction of every convolution (regular or transposed) is one of the
-// three adjoint faces of a single "regular" convolution relation
-//
-//   B[n, kb, o] = sum_{c in group(kb), r} A[n, c, o*stride - pad + r*dil] * W[kb, c, r]
-//
-//   regular conv:    A = x (C channels),  B = y (K channels),  W = w [K, C/g, taps]
-//   transposed conv: A = y (K channels),  B = x (C channels),  W = w [C, K/g, taps]
-//
-// and each face is written as a direct sum, element by element:
-//   forward face  (B from A, W)  — regular forward, transposed backward-data
-//   data face     (A from B, W)  — regular backward-data, transposed forward
-//   weight face   (W from A, B)  — backward-weight of both
-// Spatial dims are padded to three (D, H, W) with size-1 leading dims, so one
-// code path serves 1-, 2- and 3-D.
+// Each face of the regular relation (conv_problem.hpp) is written as a direct
+// sum, element by element, on float64 copies of the operands.
 #include "ops/conv/conv_ref.hpp"
 
 #include <array>
 
 #include "base/parallel.hpp"
+#include "ops/conv/conv_problem.hpp"
 #include "ops/op_definition.hpp"
 
 namespace boo::ops::conv {
 namespace {
-
-using Dims3 = std::array<int64_t, 3>;
-
-// Pads an S-entry spatial vector (D,H,W order) to three entries.
-Dims3 pad3(const std::vector<int64_t>& v, int64_t fill) {
-  Dims3 out{fill, fill, fill};
-  for (size_t i = 0; i < v.size(); ++i) out[3 - v.size() + i] = v[i];
-  return out;
-}
 
 // A float64 copy of an activation tensor, stored [N][D][H][W][C] so that
 // channel loops are contiguous.
@@ -109,16 +89,6 @@ FilterF64 load_filter(const base::HostTensor& t) {
       f.v[static_cast<size_t>(p * f.f1 + ch)] = t.load(offset5(s, i[1], ch, i[2], i[3], i[4]));
   }
   return f;
-}
-
-// The regular relation's geometry, padded to three spatial dims.
-struct Relation {
-  int64_t groups;
-  Dims3 stride, pad, dil;
-};
-
-Relation make_relation(const ConvSignature& sig) {
-  return Relation{sig.groups, pad3(sig.stride, 1), pad3(sig.padding, 0), pad3(sig.dilation, 1)};
 }
 
 // Splits a result's logical linear index into (i0, i1, z, y, x) over (e0, e1, spatial3).
@@ -305,7 +275,7 @@ class Evaluator {
   }
 
  private:
-  explicit Evaluator(const ConvSignature& sig) : sig_(sig), rel_(make_relation(sig)) {}
+  explicit Evaluator(const ConvSignature& sig) : sig_(sig), rel_(ConvProblem(sig).relation) {}
   const ConvSignature& sig_;
   Relation rel_;
   ActivationF64 x_, dy_;

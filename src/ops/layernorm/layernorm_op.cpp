@@ -137,6 +137,12 @@ class LayerNormOp final : public OpDefinition {
     return name == "dweight" || name == "dbias" ? ln.rows() : ln.row_length();
   }
 
+  Result<std::unique_ptr<OpProblem>> make_problem(const OpSignature& sig) const override {
+    const auto* typed = dynamic_cast<const LayerNormSignature*>(&sig);
+    if (!typed) return internal_error("layernorm was given another op's signature");
+    return std::unique_ptr<OpProblem>(std::make_unique<LayerNormProblem>(*typed));
+  }
+
   std::span<const GpuImplementation* const> gpu_implementations() const override {
     // The row kernels first; the simple ones take what they decline (permuted inputs, very wide rows).
     static const std::unique_ptr<GpuImplementation> rows = make_row_norm_implementation("gpu:layernorm:rows", row_problem);

@@ -34,72 +34,67 @@ std::vector<Entry> entries(const LayerNormSignature& sig) {
   return out;
 }
 
-class SimpleLayerNorm final : public GpuImplementation {
+// The configuration: the kernels, in launch order.
+struct SimpleConfig final : Config {
+  std::vector<Entry> entries;
+  DType dtype = DType::kF32;
+
+  std::string text() const override {
+    std::string record = "dtype=" + std::string(dtype_name(dtype));
+    for (const Entry& e : entries) record += ";" + std::string(e.name) + "=" + e.call;
+    return record;
+  }
+};
+
+class SimpleLayerNorm final : public Tier<LayerNormProblem, SimpleConfig> {
  public:
   std::string_view name() const override { return "gpu:layernorm:simple"; }
 
-  Status accepts(const OpSignature& sig, const DeviceInfo&) const override {
-    const auto* ln = dynamic_cast<const LayerNormSignature*>(&sig);
-    if (!ln) return invalid_argument("not a layernorm signature");
-    if (ln->input_shape.size() > kMaxRank)
-      return unimplemented("rank " + std::to_string(ln->input_shape.size()) + " > " + std::to_string(kMaxRank));
+  Status accepts_problem(const LayerNormProblem& problem, const ArchSpec&) const override {
+    const size_t rank = problem.typed().input_shape.size();
+    if (rank > kMaxRank) return unimplemented("rank " + std::to_string(rank) + " > " + std::to_string(kMaxRank));
     return ok_status();
   }
 
-  std::string compile_params(const OpSignature& sig, const DeviceInfo&) const override {
-    const auto& ln = dynamic_cast<const LayerNormSignature&>(sig);
-    std::string record = "dtype=" + std::string(dtype_name(ln.dtype));
-    for (const Entry& e : entries(ln)) record += ";" + std::string(e.name) + "=" + e.call;
-    return record;
+  Result<SimpleConfig> configure_problem(const LayerNormProblem& problem, const ArchSpec&) const override {
+    SimpleConfig config;
+    config.entries = entries(problem.typed());
+    config.dtype = problem.typed().dtype;
+    return config;
   }
 
-  Result<base::KernelSource> source(const OpSignature& sig, const DeviceInfo&) const override {
+  Result<Plan> plan_problem(const LayerNormProblem& problem, const SimpleConfig& config,
+                            const ArchSpec& arch) const override {
+    const LayerNormSignature& sig = problem.typed();
+    Plan plan;
     std::vector<KernelEntry> kernels;
-    for (const Entry& e : entries(dynamic_cast<const LayerNormSignature&>(sig)))
-      kernels.push_back({e.name, e.call, static_cast<int>(kThreads)});
-    return generated_source("layernorm_simple.cu", std::string(name()), "boo/layernorm/layernorm_simple.cuh",
-                            "boo::LayerNormParams", kernels);
-  }
-
-  Result<std::vector<KernelLaunch>> plan(const OpSignature& sig, const DeviceInfo& device,
-                                         std::span<const DeviceTensor> args,
-                                         std::span<const DeviceTensor> results, uint64_t) const override {
-    const auto& ln = dynamic_cast<const LayerNormSignature&>(sig);
-    auto address = [&](std::string_view name) { return tensor_address(args, results, name); };
-    LayerNormParams p{};
-    p.rows = ln.rows();
-    p.cols = ln.row_length();
-    p.rank = static_cast<int>(ln.input_shape.size());
-    p.eps = static_cast<float>(ln.eps);
-    const TensorSpec x = ln.x_spec();
-    for (int d = 0; d < p.rank; ++d) {
-      p.shape[d] = x.shape[static_cast<size_t>(d)];
-      p.x_strides[d] = x.strides[static_cast<size_t>(d)];
+    for (const Entry& e : config.entries) kernels.push_back({e.name, e.call, static_cast<int>(kThreads)});
+    plan.source = generated_source("layernorm_simple.cu", std::string(name()), "boo/layernorm/layernorm_simple.cuh", "boo::LayerNormParams", kernels);
+    plan.tensor_alignment = static_cast<uint32_t>(dtype_size_bytes(sig.dtype));
+    const TensorRoles roles(sig);
+    const uint32_t row_blocks = static_cast<uint32_t>(std::clamp<long long>(sig.rows(), 1, arch.sm_count * 16LL));
+    const uint32_t col_blocks =
+        static_cast<uint32_t>(std::max<long long>(1, (sig.row_length() + kThreads - 1) / kThreads));
+    for (const Entry& e : config.entries) {
+      StepBuilder<LayerNormParams> step(e.name, {std::string_view(e.name) == "boo_layernorm_backward_params" ? col_blocks : row_blocks, 1, 1}, {kThreads, 1, 1});
+      LayerNormParams& p = step.params;
+      p.rows = sig.rows();
+      p.cols = sig.row_length();
+      p.rank = static_cast<int>(sig.input_shape.size());
+      p.eps = static_cast<float>(sig.eps);
+      const TensorSpec x = sig.x_spec();
+      for (int d = 0; d < p.rank; ++d) {
+        p.shape[d] = x.shape[static_cast<size_t>(d)];
+        p.x_strides[d] = x.strides[static_cast<size_t>(d)];
+      }
+      // Every kernel takes the same block; the tensors a signature lacks stay null.
+      const std::pair<unsigned long long*, const char*> tensors[] = {{&p.x, "x"}, {&p.weight, "weight"}, {&p.bias, "bias"}, {&p.dy, "dy"}, {&p.mean, "mean"}, {&p.rstd, "rstd"},
+          {&p.y, "y"}, {&p.dx, "dx"}, {&p.dweight, "dweight"}, {&p.dbias, "dbias"}};
+      for (const auto& [field, tensor] : tensors)
+        if (std::optional<TensorBinding> t = roles.find(tensor)) step.bind(*field, *t);
+      plan.steps.push_back(std::move(step).finish());
     }
-    p.x = address("x");
-    p.weight = address("weight");
-    p.bias = address("bias");
-    p.dy = address("dy");
-    p.mean = address("mean");  // a result with the forward, an argument without
-    p.rstd = address("rstd");
-    p.y = address("y");
-    p.dx = address("dx");
-    p.dweight = address("dweight");
-    p.dbias = address("dbias");
-    const uint32_t row_blocks =
-        static_cast<uint32_t>(std::clamp<long long>(p.rows, 1, int64_t{device.sm_count > 0 ? device.sm_count : 132} * 16));
-    const uint32_t col_blocks = static_cast<uint32_t>(std::max<long long>(1, (p.cols + kThreads - 1) / kThreads));
-    std::vector<KernelLaunch> launches;
-    const std::vector<Entry> es = entries(ln);
-    for (size_t i = 0; i < es.size(); ++i) {
-      KernelLaunch l;
-      l.entry = i;
-      l.grid[0] = std::string_view(es[i].name) == "boo_layernorm_backward_params" ? col_blocks : row_blocks;
-      l.block[0] = kThreads;
-      l.set_params(p);
-      launches.push_back(std::move(l));
-    }
-    return launches;
+    return plan;
   }
 };
 

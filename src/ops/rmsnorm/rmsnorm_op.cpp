@@ -111,6 +111,12 @@ class RmsNormOp final : public OpDefinition {
     return rmsnorm_dx_term_rms(dynamic_cast<const RmsNormSignature&>(sig), args);
   }
 
+  Result<std::unique_ptr<OpProblem>> make_problem(const OpSignature& sig) const override {
+    const auto* typed = dynamic_cast<const RmsNormSignature*>(&sig);
+    if (!typed) return internal_error("rmsnorm was given another op's signature");
+    return std::unique_ptr<OpProblem>(std::make_unique<RmsNormProblem>(*typed));
+  }
+
   std::span<const GpuImplementation* const> gpu_implementations() const override {
     // The row kernels first; the simple ones take the rows too wide for them.
     static const std::unique_ptr<GpuImplementation> rows = make_row_norm_implementation("gpu:rmsnorm:rows", row_problem);

@@ -32,60 +32,57 @@ std::vector<Entry> entries(const RmsNormSignature& sig) {
   return out;
 }
 
-class SimpleRmsNorm final : public GpuImplementation {
+// The configuration: the kernels, in launch order.
+struct SimpleConfig final : Config {
+  std::vector<Entry> entries;
+  DType dtype = DType::kF32;
+
+  std::string text() const override {
+    std::string record = "dtype=" + std::string(dtype_name(dtype));
+    for (const Entry& e : entries) record += ";" + std::string(e.name) + "=" + e.call;
+    return record;
+  }
+};
+
+class SimpleRmsNorm final : public Tier<RmsNormProblem, SimpleConfig> {
  public:
   std::string_view name() const override { return "gpu:rmsnorm:simple"; }
 
-  Status accepts(const OpSignature& sig, const DeviceInfo&) const override {
-    if (!dynamic_cast<const RmsNormSignature*>(&sig)) return invalid_argument("not an rmsnorm signature");
-    return ok_status();
+  Status accepts_problem(const RmsNormProblem&, const ArchSpec&) const override { return ok_status(); }
+
+  Result<SimpleConfig> configure_problem(const RmsNormProblem& problem, const ArchSpec&) const override {
+    SimpleConfig config;
+    config.entries = entries(problem.typed());
+    config.dtype = problem.typed().dtype;
+    return config;
   }
 
-  std::string compile_params(const OpSignature& sig, const DeviceInfo&) const override {
-    const auto& rms = dynamic_cast<const RmsNormSignature&>(sig);
-    std::string record = "dtype=" + std::string(dtype_name(rms.dtype));
-    for (const Entry& e : entries(rms)) record += ";" + std::string(e.name) + "=" + e.call;
-    return record;
-  }
-
-  Result<base::KernelSource> source(const OpSignature& sig, const DeviceInfo&) const override {
+  Result<Plan> plan_problem(const RmsNormProblem& problem, const SimpleConfig& config,
+                            const ArchSpec& arch) const override {
+    const RmsNormSignature& sig = problem.typed();
+    Plan plan;
     std::vector<KernelEntry> kernels;
-    for (const Entry& e : entries(dynamic_cast<const RmsNormSignature&>(sig)))
-      kernels.push_back({e.name, e.call, static_cast<int>(kThreads)});
-    return generated_source("rmsnorm_simple.cu", std::string(name()), "boo/rmsnorm/rmsnorm_simple.cuh",
-                            "boo::RmsNormParams", kernels);
-  }
-
-  Result<std::vector<KernelLaunch>> plan(const OpSignature& sig, const DeviceInfo& device,
-                                         std::span<const DeviceTensor> args,
-                                         std::span<const DeviceTensor> results, uint64_t) const override {
-    const auto& rms = dynamic_cast<const RmsNormSignature&>(sig);
-    auto address = [&](std::string_view name) { return tensor_address(args, results, name); };
-    RmsNormParams p{};
-    p.rows = rms.rows();
-    p.cols = rms.row_length();
-    p.eps = static_cast<float>(rms.eps);
-    p.x = address("x");
-    p.weight = address("weight");
-    p.y = address("y");
-    p.rstd = address("rstd");  // a result with the forward, an argument without
-    p.dy = address("dy");
-    p.dx = address("dx");
-    p.dweight = address("dweight");
-    const uint32_t row_blocks = static_cast<uint32_t>(
-        std::clamp<long long>(p.rows, 1, int64_t{device.sm_count > 0 ? device.sm_count : 132} * 16));
-    const uint32_t col_blocks = static_cast<uint32_t>(std::max<long long>(1, (p.cols + kThreads - 1) / kThreads));
-    std::vector<KernelLaunch> launches;
-    const std::vector<Entry> es = entries(rms);
-    for (size_t i = 0; i < es.size(); ++i) {
-      KernelLaunch l;
-      l.entry = i;
-      l.grid[0] = es[i].per_column ? col_blocks : row_blocks;
-      l.block[0] = kThreads;
-      l.set_params(p);
-      launches.push_back(std::move(l));
+    for (const Entry& e : config.entries) kernels.push_back({e.name, e.call, static_cast<int>(kThreads)});
+    plan.source = generated_source("rmsnorm_simple.cu", std::string(name()), "boo/rmsnorm/rmsnorm_simple.cuh", "boo::RmsNormParams", kernels);
+    plan.tensor_alignment = static_cast<uint32_t>(dtype_size_bytes(sig.dtype));
+    const TensorRoles roles(sig);
+    const uint32_t row_blocks = static_cast<uint32_t>(std::clamp<long long>(sig.rows(), 1, arch.sm_count * 16LL));
+    const uint32_t col_blocks =
+        static_cast<uint32_t>(std::max<long long>(1, (sig.row_length() + kThreads - 1) / kThreads));
+    for (const Entry& e : config.entries) {
+      StepBuilder<RmsNormParams> step(e.name, {e.per_column ? col_blocks : row_blocks, 1, 1}, {kThreads, 1, 1});
+      RmsNormParams& p = step.params;
+      p.rows = sig.rows();
+      p.cols = sig.row_length();
+      p.eps = static_cast<float>(sig.eps);
+      // Every kernel takes the same block; the tensors a signature lacks stay null.
+      const std::pair<unsigned long long*, const char*> tensors[] = {{&p.x, "x"}, {&p.weight, "weight"}, {&p.y, "y"}, {&p.rstd, "rstd"}, {&p.dy, "dy"}, {&p.dx, "dx"},
+          {&p.dweight, "dweight"}};
+      for (const auto& [field, tensor] : tensors)
+        if (std::optional<TensorBinding> t = roles.find(tensor)) step.bind(*field, *t);
+      plan.steps.push_back(std::move(step).finish());
     }
-    return launches;
+    return plan;
   }
 };
 

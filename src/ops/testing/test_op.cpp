@@ -38,26 +38,40 @@ struct TestSignature final : OpSignature {
 constexpr OpToken kTokens[] = {{"bootest_ok", DType::kF32}, {"bootest_fault", DType::kF16},
                                {"bootest_hang", DType::kBF16}};  // the dtype slot selects the behaviour
 
-class TestGpu final : public GpuImplementation {
+// The problem is the signature itself; the config has no choices.
+struct TestProblem final : OpProblem {
+  explicit TestProblem(const TestSignature& sig) : OpProblem(sig) {}
+  const TestSignature& test() const { return static_cast<const TestSignature&>(signature()); }
+};
+
+struct TestConfig final : Config {
+  std::string text() const override { return "bootest"; }
+};
+
+class TestGpu final : public Tier<TestProblem, TestConfig> {
  public:
   std::string_view name() const override { return "gpu:bootest:faults"; }
-  Status accepts(const OpSignature&, const DeviceInfo&) const override { return ok_status(); }
-  std::string compile_params(const OpSignature&, const DeviceInfo&) const override { return "bootest"; }
-  Result<base::KernelSource> source(const OpSignature&, const DeviceInfo&) const override {
-    return base::KernelSource{"bootest.cu",
-                              "#include \"boo/testing/faults.cuh\"\nextern \"C\" __global__ void boo_bootest(const "
-                              "boo::TestOpParams p) { boo::test_op_kernel(p); }\n",
-                              {"boo_bootest"}};
-  }
-  Result<std::vector<KernelLaunch>> plan(const OpSignature& sig, const DeviceInfo&, std::span<const DeviceTensor> args,
-                                         std::span<const DeviceTensor> results, uint64_t) const override {
-    const auto& t = dynamic_cast<const TestSignature&>(sig);
-    TestOpParams p{args[0].address, results[0].address, t.n, t.behaviour, 0};
-    KernelLaunch l;
-    l.grid[0] = static_cast<uint32_t>((t.n + 255) / 256);
-    l.block[0] = 256;
-    l.set_params(p);
-    return std::vector<KernelLaunch>{l};
+  Status accepts_problem(const TestProblem&, const ArchSpec&) const override { return ok_status(); }
+  Result<TestConfig> configure_problem(const TestProblem&, const ArchSpec&) const override { return TestConfig{}; }
+  Result<Plan> plan_problem(const TestProblem& problem, const TestConfig&, const ArchSpec&) const override {
+    const TestSignature& t = problem.test();
+    Plan plan;
+    plan.source = base::KernelSource{"bootest.cu",
+                                     "#include \"boo/testing/faults.cuh\"\nextern \"C\" __global__ void boo_bootest(const "
+                                     "boo::TestOpParams p) { boo::test_op_kernel(p); }\n",
+                                     {"boo_bootest"}};
+    plan.tensor_alignment = 4;
+    const TensorRoles roles(t);
+    BOO_ASSIGN_OR_RETURN(TensorBinding x, roles.argument("x"));
+    BOO_ASSIGN_OR_RETURN(TensorBinding y, roles.result("y"));
+    BOO_ASSIGN_OR_RETURN(uint32_t blocks, grid_extent((t.n + 255) / 256, 0x7fffffff, "x"));
+    StepBuilder<TestOpParams> step("boo_bootest", {blocks, 1, 1}, {256, 1, 1});
+    step.bind(step.params.x, x);
+    step.bind(step.params.y, y);
+    step.params.n = t.n;
+    step.params.behaviour = t.behaviour;
+    plan.steps.push_back(std::move(step).finish());
+    return plan;
   }
 };
 
@@ -72,6 +86,11 @@ class TestOp final : public OpDefinition {
     BOO_ASSIGN_OR_RETURN(sig->n, flags.integer("n"));
     BOO_RETURN_IF_ERROR(sig->validate());
     return std::unique_ptr<OpSignature>(std::move(sig));
+  }
+  Result<std::unique_ptr<OpProblem>> make_problem(const OpSignature& sig) const override {
+    const auto* t = dynamic_cast<const TestSignature*>(&sig);
+    if (!t) return internal_error("bootest was given another op's signature");
+    return std::unique_ptr<OpProblem>(std::make_unique<TestProblem>(*t));
   }
   int64_t reduction_length(const OpSignature&, size_t) const override { return 1; }
   std::span<const GpuImplementation* const> gpu_implementations() const override {

@@ -1,0 +1,89 @@
+// boo: the conv relation.
+#include "ops/conv/conv_problem.hpp"
+
+namespace boo::ops::conv {
+
+Dims3 pad3(const std::vector<int64_t>& v, long long fill) {
+  Dims3 out{fill, fill, fill};
+  for (size_t i = 0; i < v.size(); ++i) out[3 - v.size() + i] = v[i];
+  return out;
+}
+
+Strides5 strides5(const TensorSpec& spec) {
+  Strides5 out{spec.strides[0], spec.strides[1], 0, 0, 0};
+  const size_t spatial = spec.strides.size() - 2;
+  for (size_t i = 0; i < spatial; ++i) out[2 + 3 - spatial + i] = spec.strides[2 + i];
+  return out;
+}
+
+Strides5 channels_last(const Dims3& size, long long channels) {
+  return {size[0] * size[1] * size[2] * channels, 1, size[1] * size[2] * channels, size[2] * channels, channels};
+}
+
+bool Relation::pointwise() const {
+  bool pointwise = a_size == b_size;
+  for (int i = 0; i < 3; ++i) pointwise &= f_size[i] == 1 && stride[i] == 1 && pad[i] == 0;
+  return pointwise;
+}
+
+Phase whole(const Relation& r) {
+  Phase p;
+  p.is = r.a_size;
+  p.tn = r.f_size;
+  return p;
+}
+
+std::vector<Phase> phases(const Relation& r) {
+  std::vector<Phase> out;
+  for (long long pz = 0; pz < r.stride[0]; ++pz)
+    for (long long py = 0; py < r.stride[1]; ++py)
+      for (long long px = 0; px < r.stride[2]; ++px) {
+        Phase p;
+        p.on = true;
+        const long long phase[3] = {pz, py, px};
+        for (int d = 0; d < 3; ++d) {
+          const long long s = r.stride[d];
+          // Pixels with (i + pad) % s == phase, and the taps r % s == phase that reach them.
+          p.i0[d] = ((phase[d] - r.pad[d]) % s + s) % s;
+          p.is[d] = p.i0[d] < r.a_size[d] ? ceil_div(r.a_size[d] - p.i0[d], s) : 0;
+          p.t0[d] = phase[d];
+          p.tn[d] = phase[d] < r.f_size[d] ? ceil_div(r.f_size[d] - phase[d], s) : 0;
+        }
+        if (p.pixels() > 0) out.push_back(p);
+      }
+  return out;
+}
+
+ConvProblem::ConvProblem(const ConvSignature& sig) : OpProblem(sig) {
+  const bool tr = sig.transposed;
+  Relation& r = relation;
+  r.batch = sig.n;
+  r.groups = sig.groups;
+  r.ca = tr ? sig.k : sig.c;
+  r.cb = tr ? sig.c : sig.k;
+  r.a_size = pad3(tr ? sig.output_size() : sig.input_size, 1);
+  r.b_size = pad3(tr ? sig.input_size : sig.output_size(), 1);
+  r.f_size = pad3(sig.filter_size, 1);
+  r.stride = pad3(sig.stride, 1);
+  r.pad = pad3(sig.padding, 0);
+  r.dil = pad3(sig.dilation, 1);
+  const TensorSpec x = sig.x_spec(), y = sig.y_spec();
+  r.a_strides = strides5(tr ? y : x);
+  r.b_strides = strides5(tr ? x : y);
+  r.w_strides = strides5(sig.w_spec());
+  dtype = sig.dtype;
+  elem_bytes = static_cast<long long>(dtype_size_bytes(sig.dtype));
+  // A transposed conv swaps the roles of x and y in the relation, so its
+  // forward is the data face and its backward-data the forward face.
+  if (sig.directions & kConvForward)
+    tasks.push_back(tr ? FaceTask{kDataFace, "y", "y", "x", "w", true} : FaceTask{kForwardFace, "y", "x", "y", "w", true});
+  if (sig.directions & kConvBackwardData)
+    tasks.push_back(tr ? FaceTask{kForwardFace, "dx", "dy", "dx", "w", false}
+                       : FaceTask{kDataFace, "dx", "dx", "dy", "w", false});
+  if (sig.directions & kConvBackwardWeight)
+    tasks.push_back(tr ? FaceTask{kWeightFace, "dw", "dy", "x", "dw", false}
+                       : FaceTask{kWeightFace, "dw", "x", "dy", "dw", false});
+  bias_gradient = sig.directions & kConvBackwardBias;
+}
+
+}  // namespace boo::ops::conv

@@ -1,0 +1,90 @@
+// boo: the conv problem — one signature read once as the regular relation
+//
+//   B[n, kb, o] = sum_{c in group(kb), r} A[n, c, o*stride - pad + r*dil] * W[kb, c, r]
+//
+//   regular conv:    A = x (C channels),  B = y (K channels),  W = w [K, C/g, taps]
+//   transposed conv: A = y (K channels),  B = x (C channels),  W = w [C, K/g, taps]
+//
+// whose three adjoint faces are every direction of every convolution:
+//   forward face (B from A, W): regular forward, transposed backward-data
+//   data face    (A from B, W): regular backward-data, transposed forward
+//   weight face  (W from A, B): backward-weight of both
+// Spatial dims are padded to three (D, H, W) with size-1 leading dims, so one
+// code path serves 1-, 2- and 3-D. The CPU reference and every GPU tier use it.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "boo/conv.hpp"
+#include "ops/problem.hpp"
+
+namespace boo::ops::conv {
+
+using Dims3 = std::array<long long, 3>;
+/// Strides of a conv tensor as (outer, channel, z, y, x), in elements; 0 for padded dims.
+using Strides5 = std::array<long long, 5>;
+
+/// An S-entry spatial vector (D, H, W order) padded at the front to three entries.
+Dims3 pad3(const std::vector<int64_t>& v, long long fill);
+Strides5 strides5(const TensorSpec& spec);
+/// Dense channels-last strides of `size` pixels with `channels`.
+Strides5 channels_last(const Dims3& size, long long channels);
+constexpr long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
+
+struct Relation {
+  long long batch = 0, ca = 0, cb = 0, groups = 1;  ///< channels of A and B
+  Dims3 a_size{}, b_size{}, f_size{}, stride{}, pad{}, dil{};
+  Strides5 a_strides{}, b_strides{}, w_strides{};
+  long long ag() const { return ca / groups; }  ///< A channels per group
+  long long bg() const { return cb / groups; }  ///< B channels per group
+  long long taps() const { return f_size[0] * f_size[1] * f_size[2]; }
+  long long pix_a() const { return a_size[0] * a_size[1] * a_size[2]; }
+  long long pix_b() const { return b_size[0] * b_size[1] * b_size[2]; }
+  /// 1x1 filter, stride 1, no padding: pixel k of B reads pixel k of A.
+  bool pointwise() const;
+};
+
+/// The A pixels and filter taps one data-face GEMM covers: all of them, or one
+/// stride phase (pixels i = i0 + stride*t whose contributing taps are exactly
+/// r = t0 + stride*j), which strided backward-data is split into so that no
+/// step multiplies a tap that cannot reach its pixel.
+struct Phase {
+  bool on = false;
+  Dims3 is{1, 1, 1}, i0{0, 0, 0}, t0{0, 0, 0}, tn{1, 1, 1};
+  long long pixels() const { return is[0] * is[1] * is[2]; }
+  long long taps() const { return tn[0] * tn[1] * tn[2]; }
+};
+
+/// Every A pixel and tap.
+Phase whole(const Relation& r);
+/// Every stride phase of the data face (dilation 1); phases without pixels are dropped.
+std::vector<Phase> phases(const Relation& r);
+
+/// The faces, numbered as the device code numbers them.
+enum Face : int { kForwardFace = 0, kDataFace = 1, kWeightFace = 2 };
+
+/// One direction of the signature as a face of the relation: the result it
+/// writes and the signature tensors that play A, B and W.
+struct FaceTask {
+  Face face = kForwardFace;
+  std::string result;   ///< "y", "dx" or "dw"
+  std::string a, b, w;  ///< signature tensor names ("x", "y", "dy", "dx", "w", "dw")
+  bool epilogue = false;  ///< bias and activation apply to this result
+};
+
+class ConvProblem final : public OpProblem {
+ public:
+  explicit ConvProblem(const ConvSignature& sig);
+  const ConvSignature& conv() const { return static_cast<const ConvSignature&>(signature()); }
+
+  Relation relation;
+  std::vector<FaceTask> tasks;  ///< y, dx, dw as requested, in that order
+  bool bias_gradient = false;   ///< db requested
+  DType dtype = DType::kF32;
+  long long elem_bytes = 4;
+};
+
+}  // namespace boo::ops::conv
