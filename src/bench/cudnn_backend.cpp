@@ -10,10 +10,10 @@
 #include "bench/backend.hpp"
 #include "bench/launch_timer.hpp"
 #include "boo/conv.hpp"
-#include "boo/layernorm.hpp"
-#include "boo/rmsnorm.hpp"
+#include "boo/norm.hpp"
 #include "boo/runtime.hpp"
 #include "cuda/cudnn_api.hpp"
+#include "ops/norm/norm_problem.hpp"
 
 namespace boo::bench {
 namespace {
@@ -326,7 +326,7 @@ class CudnnBackend final : public Backend {
   Result<BackendRun> run(const OpSignature& sig, const std::vector<base::HostTensor>& args,
                          const RunOptions& run) override {
     const auto* conv = dynamic_cast<const ConvSignature*>(&sig);
-    if (!conv && !dynamic_cast<const LayerNormSignature*>(&sig) && !dynamic_cast<const RmsNormSignature*>(&sig))
+    if (!conv && !dynamic_cast<const NormSignature*>(&sig))
       return unimplemented("the cudnn backend runs conv, layernorm and t5layernorm signatures (" +
                            std::string(sig.op_name()) + " is none)");
     BOO_CUDNN_RETURN_IF_ERROR(api_, cudnnSetStream(handle_, static_cast<cudaStream_t>(rt_.stream())));
@@ -493,19 +493,19 @@ class CudnnBackend final : public Backend {
   Result<std::vector<Graph>*> norm_graphs(const OpSignature& sig, const Pointers& buffers) {
     const std::string key = sig.command();
     if (auto it = graphs_.find(key); it != graphs_.end()) return &it->second;
-    const auto* ln = dynamic_cast<const LayerNormSignature*>(&sig);
-    const auto* rms = dynamic_cast<const RmsNormSignature*>(&sig);
-    const DType dtype = ln ? ln->dtype : rms->dtype;
-    const int64_t rows = ln ? ln->rows() : rms->rows(), cols = ln ? ln->row_length() : rms->row_length();
-    const bool forward = ln ? (ln->directions & kLayerNormForward) : (rms->directions & kRmsNormForward);
-    const bool backward = ln ? !forward : (rms->directions & kRmsNormBackwardData);
-    const bool weight = ln ? ln->weight : rms->weight;
-    if (ln && ln->permuted()) return unimplemented("cuDNN's layer norm takes a contiguous input");
-    if (ln && !(ln->weight && ln->bias))
+    const ops::norm::NormProblem p(dynamic_cast<const NormSignature&>(sig));
+    const bool ln = !p.rms();
+    const DType dtype = p.dtype;
+    const int64_t rows = p.rows, cols = p.cols;
+    const bool forward = p.forward;
+    // Layer norm's backward is a command of its own; RMS norm's follows its forward in -F 0.
+    const bool backward = ln ? !forward : p.dx;
+    if (!p.contiguous) return unimplemented("cuDNN's layer norm takes a contiguous input");
+    if (ln && !(p.weight && p.bias))
       return unimplemented("cuDNN's layer norm takes a scale and a bias (-m 1 with the bias)");
-    if (ln && backward && ln->directions != (kLayerNormBackwardData | kLayerNormBackwardWeight | kLayerNormBackwardBias))
+    if (ln && backward && !(p.dx && p.dweight && p.dbias))
       return unimplemented("cuDNN's layer norm backward computes dx, dweight and dbias together (-F 14)");
-    if (rms && !weight) return unimplemented("cuDNN's RMS norm takes a scale (-m 5)");
+    if (!ln && !p.weight) return unimplemented("cuDNN's RMS norm takes a scale (-m 5)");
     const cudnnBackendNormMode_t mode = ln ? CUDNN_LAYER_NORM : CUDNN_RMS_NORM;
     auto spec = [&](const char* name, std::vector<int64_t> shape, DType t) {
       TensorSpec s{name, shape, contiguous_strides(shape), t, ""};
@@ -515,7 +515,7 @@ class CudnnBackend final : public Backend {
     std::vector<Graph> graphs;
     if (forward) {
       Graph g;
-      g.epsilon = static_cast<float>(ln ? ln->eps : rms->eps);
+      g.epsilon = static_cast<float>(p.eps);
       GraphBuilder b(api_, handle_);
       BOO_ASSIGN_OR_RETURN(int64_t x, b.tensor(g, spec("x", data, dtype), false, dtype));
       BOO_ASSIGN_OR_RETURN(int64_t scale, b.tensor(g, spec("weight", param, dtype), false, dtype));
@@ -533,7 +533,7 @@ class CudnnBackend final : public Backend {
     }
     if (backward) {
       Graph g;
-      g.epsilon = static_cast<float>(ln ? ln->eps : rms->eps);
+      g.epsilon = static_cast<float>(p.eps);
       GraphBuilder b(api_, handle_);
       BOO_ASSIGN_OR_RETURN(int64_t x, b.tensor(g, spec("x", data, dtype), false, dtype));
       BOO_ASSIGN_OR_RETURN(int64_t dy, b.tensor(g, spec("dy", data, dtype), false, dtype));

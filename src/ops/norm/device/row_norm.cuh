@@ -15,15 +15,12 @@
 // row_norm_param_grads the partial rows, column-parallel.
 #pragma once
 
-#include "boo/common/row_norm_params.cuh"
 #include "boo/common/types.cuh"
+#include "boo/norm/row_norm_params.cuh"
+#include "kernels/reduce/group_sum.cuh"
+#include "kernels/reduce/row_stats.cuh"
 
 namespace boo {
-
-/// Two float sums reduced together (NVRTC has no make_float2 without headers).
-struct Sum2 {
-  float a, b;
-};
 
 /// kVec elements of T moved by one load or store instruction.
 template <typename T, int kVec>
@@ -42,32 +39,6 @@ struct RowSplit {
   static constexpr int kRowsPerBlock = kBlock / kThreadsPerRow;                              // row groups per block
 };
 
-/// Sums (a, b) over the kThreads threads of a row group; every thread of the
-/// group gets the sums. Groups of up to 32 threads reduce with shuffles;
-/// wider groups are the whole block and reduce through `scratch` (32 Sum2).
-/// @pre every thread of the block calls it (the shuffles name the whole warp).
-template <int kThreads>
-__device__ __forceinline__ Sum2 group_sum2(Sum2 v, Sum2* scratch) {
-  constexpr int kWarpPart = kThreads < 32 ? kThreads : 32;
-#pragma unroll
-  for (int offset = kWarpPart / 2; offset > 0; offset >>= 1) {
-    v.a += __shfl_xor_sync(0xffffffffu, v.a, offset);
-    v.b += __shfl_xor_sync(0xffffffffu, v.b, offset);
-  }
-  if (kThreads <= 32) return v;
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  __syncthreads();  // scratch may still be read by the previous call
-  if (lane == 0) scratch[warp] = v;
-  __syncthreads();
-  v = lane < kThreads / 32 ? scratch[lane] : Sum2{0.f, 0.f};
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) {
-    v.a += __shfl_xor_sync(0xffffffffu, v.a, offset);
-    v.b += __shfl_xor_sync(0xffffffffu, v.b, offset);
-  }
-  return v;
-}
-
 /// Loads vector `vec` of a row into floats (zeros when `valid` is false).
 template <typename T, int kVec>
 __device__ __forceinline__ void load_vector(unsigned long long base, long long vector_index, bool valid,
@@ -84,7 +55,7 @@ __device__ __forceinline__ void load_vector(unsigned long long base, long long v
 
 /// A thread's share of one row as loaded: its kPerThread vectors (vector
 /// lane + i * kThreadsPerRow of the row), zeros outside the row or past the
-/// last row. With kPrefetch (chosen by row_norm_impl.cpp) a thread loads its
+/// last row. With kPrefetch (chosen by norm_rows_impl.cpp) a thread loads its
 /// share of the row it visits next before reducing the current one, so the
 /// loads overlap the reductions and stores. A per-column parameter (weight,
 /// bias) is the share of row 0, loaded once and kept packed in registers.
@@ -111,7 +82,7 @@ struct RowShare {
 
 /// A thread's float32 partial sums of dweight and dbias over the rows its row
 /// group visits, kElems per parameter (its columns, in share order). In
-/// registers, or (kShared, chosen by row_norm_impl.cpp) in the block's dynamic
+/// registers, or (kShared, chosen by norm_rows_impl.cpp) in the block's dynamic
 /// shared memory, [2][kElems][kBlock] floats (dweight, dbias), which leaves
 /// the registers to the early load of the next row. Each thread touches only
 /// its own sums, so no barrier is needed.
@@ -166,26 +137,9 @@ __device__ void row_norm_forward(const RowNormParams& p) {
     float x[Split::kPerThread][kVec];  // [vectors of this thread][kVec]: its share of the row
     share.to_float(x);
     if (kPrefetch) share.load(p.x, row + stride, row + stride < p.rows, lane);
-    float sum = 0.f;
-#pragma unroll
-    for (int i = 0; i < Split::kPerThread; ++i)
-#pragma unroll
-      for (int k = 0; k < kVec; ++k) sum += x[i][k];
-    float mean = 0.f;
-    if (!kRms) mean = group_sum2<kThreadsPerRow>(Sum2{sum, 0.f}, scratch).a / static_cast<float>(kCols);
-    float squares = 0.f;
-#pragma unroll
-    for (int i = 0; i < Split::kPerThread; ++i) {
-      if (lane + i * kThreadsPerRow < Split::kVectors) {
-#pragma unroll
-        for (int k = 0; k < kVec; ++k) {
-          const float d = x[i][k] - mean;
-          squares += d * d;
-        }
-      }
-    }
-    const float rstd =
-        rsqrtf(group_sum2<kThreadsPerRow>(Sum2{squares, 0.f}, scratch).a / static_cast<float>(kCols) + p.eps);
+    const RowStats stats = two_pass_row_stats<kThreadsPerRow, Split::kPerThread, kVec, !kRms>(
+        x, lane, Split::kVectors, static_cast<float>(kCols), p.eps, scratch);
+    const float mean = stats.mean, rstd = stats.rstd;
     if (!active) continue;
 #pragma unroll
     for (int i = 0; i < Split::kPerThread; ++i) {

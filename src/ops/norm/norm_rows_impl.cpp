@@ -1,13 +1,14 @@
 // boo: the row-normalization kernels' host side — tiling, source, launch plan.
-#include "ops/common/row_norm_impl.hpp"
+#include "ops/norm/norm_rows_impl.hpp"
 
 #include <algorithm>
 #include <bit>
 
-#include "ops/common/device/row_norm_params.cuh"
 #include "ops/common/generated_source.hpp"
+#include "ops/norm/device/row_norm_params.cuh"
+#include "ops/norm/norm_implementation.hpp"
 
-namespace boo::ops {
+namespace boo::ops::norm {
 namespace {
 
 // How a row is spread over threads (see RowSplit in row_norm.cuh).
@@ -48,13 +49,13 @@ constexpr int64_t kParamRowsPerSlot = 32;
 constexpr int64_t kParamBlocksPerSm = 4;
 
 // Widest vector (16 bytes down to one element) that divides the row.
-int widest_vector(const RowNormProblem& p) {
+int widest_vector(const NormProblem& p) {
   int vec = 16 / static_cast<int>(dtype_size_bytes(p.dtype));
   while (vec > 1 && p.cols % vec != 0) vec /= 2;
   return vec;
 }
 
-Result<RowTiling> choose_tiling(const RowNormProblem& p, Pass pass) {
+Result<RowTiling> choose_tiling(const NormProblem& p, Pass pass) {
   std::string why;
   // Narrower vectors spread a wide row over more threads when 16-byte ones
   // leave a thread more than it can hold.
@@ -83,9 +84,6 @@ size_t shared_bytes(const RowTiling& t) {
   return t.shared_partials ? 2 * static_cast<size_t>(t.per_thread * t.vec * t.block) * sizeof(float) : 0;
 }
 
-bool backward(const RowNormProblem& p) { return p.dx || p.dweight || p.dbias; }
-bool partial_sums(const RowNormProblem& p) { return p.dweight || p.dbias; }
-
 // How a problem runs: the forward's and the backward's tilings (defaults for
 // passes the problem lacks), and whether the backward is split (rows too wide
 // for the fused one: dx by row_norm_backward alone, dweight/dbias by
@@ -109,13 +107,13 @@ struct Layout {
 // 0.89x at 13440x32, so they keep the registers and the plain loop. In shared
 // memory the sums also let the fused backward take rows as wide as the dx-only
 // pass does; where the device lacks that much shared memory, such rows split.
-Result<Layout> layout(const RowNormProblem& p, const ArchSpec& arch) {
+Result<Layout> layout(const NormProblem& p, const ArchSpec& arch) {
   Layout l;
   if (p.forward) {
     BOO_ASSIGN_OR_RETURN(l.fwd, choose_tiling(p, Pass::kForward));
     l.fwd.prefetch = l.fwd.per_thread == 1;
   }
-  if (!backward(p)) return l;
+  if (!p.backward()) return l;
   const bool both_partials = p.dweight && p.dbias;
   const Pass fused_pass = p.dx && both_partials ? Pass::kBackwardSharedPartials : Pass::kBackward;
   if (Result<RowTiling> fused = choose_tiling(p, fused_pass); fused.ok()) {
@@ -127,7 +125,7 @@ Result<Layout> layout(const RowNormProblem& p, const ArchSpec& arch) {
       return l;
     }
   }
-  l.split = partial_sums(p);
+  l.split = p.param_grads();
   l.param_vec = widest_vector(p);
   if (p.dx) {
     BOO_ASSIGN_OR_RETURN(l.bwd, choose_tiling(p, Pass::kBackwardDx));
@@ -143,7 +141,7 @@ struct Entry {
   enum Kind { kForward, kBackward, kParamGrads, kFinalize } kind;
 };
 
-std::vector<Entry> entries(const RowNormProblem& p, const Layout& l) {
+std::vector<Entry> entries(const NormProblem& p, const Layout& l) {
   const std::string t = device_type(p.dtype), cols = std::to_string(p.cols);
   auto split = [&](const RowTiling& r) {
     return cols + ", " + std::to_string(r.vec) + ", " + std::to_string(r.threads_per_row) + ", " +
@@ -152,24 +150,24 @@ std::vector<Entry> entries(const RowNormProblem& p, const Layout& l) {
   std::vector<Entry> out;
   if (p.forward)
     out.push_back({"boo_row_norm_forward",
-                   "boo::row_norm_forward<" + t + ", " + split(l.fwd) + ", " + flag(p.rms) + ", " + flag(p.weight) +
+                   "boo::row_norm_forward<" + t + ", " + split(l.fwd) + ", " + flag(p.rms()) + ", " + flag(p.weight) +
                        ", " + flag(p.bias) + ">(p)",
                    Entry::kForward});
-  const bool fused_partials = partial_sums(p) && !l.split;
+  const bool fused_partials = p.param_grads() && !l.split;
   if (p.dx || fused_partials)
     out.push_back({"boo_row_norm_backward",
                    "boo::row_norm_backward<" + t + ", " + split(l.bwd) + ", " + flag(l.bwd.shared_partials) + ", " +
-                       flag(p.rms) + ", " + flag(p.weight) +
+                       flag(p.rms()) + ", " + flag(p.weight) +
                        ", " + flag(p.dx) + ", " + flag(p.dweight && fused_partials) + ", " +
                        flag(p.dbias && fused_partials) + ">(p)",
                    Entry::kBackward});
   if (l.split)
     out.push_back({"boo_row_norm_param_grads",
                    "boo::row_norm_param_grads<" + t + ", " + cols + ", " + std::to_string(l.param_vec) + ", " +
-                       std::to_string(kParamBlock) + ", " + flag(p.rms) + ", " + flag(p.dweight) + ", " +
+                       std::to_string(kParamBlock) + ", " + flag(p.rms()) + ", " + flag(p.dweight) + ", " +
                        flag(p.dbias) + ">(p)",
                    Entry::kParamGrads});
-  if (partial_sums(p))
+  if (p.param_grads())
     out.push_back({"boo_row_norm_finalize",
                    "boo::row_norm_finalize<" + t + ", " + cols + ", " + flag(p.dweight) + ", " + flag(p.dbias) + ">(p)",
                    Entry::kFinalize});
@@ -205,7 +203,7 @@ int min_blocks_per_sm(Entry::Kind kind, const Layout& l) {
 // Blocks of each pass. The backward has few enough row groups that each
 // visits kBackwardRowsPerGroup rows (fewer partial rows), and no more than fit
 // on the GPU at once.
-uint32_t forward_blocks(const RowNormProblem& p, const RowTiling& t, const ArchSpec& arch) {
+uint32_t forward_blocks(const NormProblem& p, const RowTiling& t, const ArchSpec& arch) {
   const int64_t needed = (p.rows + t.rows_per_block() - 1) / t.rows_per_block();
   return static_cast<uint32_t>(std::clamp<int64_t>(needed, 1, int64_t{arch.sm_count} * (kThreadsPerSm / t.block)));
 }
@@ -216,7 +214,7 @@ uint32_t forward_blocks(const RowNormProblem& p, const RowTiling& t, const ArchS
 // every SM a block: few wide rows (1024x12288) otherwise left half of them
 // idle. Narrower rows keep their rows per group: the finalize adds a narrow
 // row's partial rows in few blocks.
-uint32_t backward_blocks(const RowNormProblem& p, const RowTiling& t, const ArchSpec& arch) {
+uint32_t backward_blocks(const NormProblem& p, const RowTiling& t, const ArchSpec& arch) {
   const int64_t per_block = t.rows_per_block() * kBackwardRowsPerGroup;
   int64_t needed = (p.rows + per_block - 1) / per_block;
   if (t.rows_per_block() == 1) needed = std::max<int64_t>(needed, std::min<int64_t>(p.rows, arch.sm_count));
@@ -226,108 +224,96 @@ uint32_t backward_blocks(const RowNormProblem& p, const RowTiling& t, const Arch
 // The split backward's column-parallel kernel: blocks across the row's
 // vectors, and partial rows (gridDim.y) enough to fill the GPU with at least
 // kParamRowsPerSlot rows each.
-uint32_t param_column_blocks(const RowNormProblem& p, const Layout& l) {
+uint32_t param_column_blocks(const NormProblem& p, const Layout& l) {
   return static_cast<uint32_t>((p.cols / l.param_vec + kParamBlock - 1) / kParamBlock);
 }
 
-uint32_t param_slots(const RowNormProblem& p, const Layout& l, const ArchSpec& arch) {
+uint32_t param_slots(const NormProblem& p, const Layout& l, const ArchSpec& arch) {
   const int64_t fill = std::max<int64_t>(1, arch.sm_count * kParamBlocksPerSm / param_column_blocks(p, l));
   const int64_t most = std::max<int64_t>(1, p.rows / kParamRowsPerSlot);
   return static_cast<uint32_t>(std::min(fill, most));
 }
 
-// The configuration: the layout of each pass and the kernels it compiles.
+// The configuration: how each pass spreads a row over threads, and the
+// kernels that follow from it (their calls carry every compile-time choice).
 struct RowNormConfig final : Config {
   Layout layout;
   std::vector<Entry> entries;
 
   std::string text() const override {
-    std::string record;  // the calls carry every compile-time choice
+    std::string record;
     for (const Entry& e : entries) record += e.name + "=" + e.call + ";";
     return record;
   }
 };
 
-class RowNormImplementation final : public GpuImplementation {
+class RowNorm final : public NormTier<RowNormConfig> {
  public:
-  RowNormImplementation(std::string name, RowNormProblemOf problem_of)
-      : name_(std::move(name)), problem_of_(std::move(problem_of)) {}
+  using NormTier::NormTier;
 
-  std::string_view name() const override { return name_; }
-
-  Status accepts(const OpProblem& problem, const ArchSpec& arch) const override {
-    BOO_ASSIGN_OR_RETURN(RowNormProblem p, problem_of_(problem.signature()));
-    return layout(p, arch).status();
+  // The row kernels take contiguous inputs only (a permuted one runs on the
+  // simple kernels); configure declines rows too wide for registers.
+  Status accepts_problem(const NormProblem& p, const ArchSpec&) const override {
+    BOO_RETURN_IF_ERROR(check_kind(p));
+    if (!p.contiguous) return unimplemented("a permuted input (--input-permutation) is not contiguous");
+    return ok_status();
   }
 
-  Result<std::unique_ptr<const Config>> configure(const OpProblem& problem, const ArchSpec& arch) const override {
-    BOO_ASSIGN_OR_RETURN(RowNormProblem p, problem_of_(problem.signature()));
-    auto config = std::make_unique<RowNormConfig>();
-    BOO_ASSIGN_OR_RETURN(config->layout, layout(p, arch));
-    config->entries = entries(p, config->layout);
-    return std::unique_ptr<const Config>(std::move(config));
+  Result<RowNormConfig> configure_problem(const NormProblem& p, const ArchSpec& arch) const override {
+    RowNormConfig config;
+    BOO_ASSIGN_OR_RETURN(config.layout, layout(p, arch));
+    config.entries = entries(p, config.layout);
+    return config;
   }
 
-  Result<Plan> plan(const OpProblem& problem, const Config& config, const ArchSpec& arch) const override {
-    const auto* c = dynamic_cast<const RowNormConfig*>(&config);
-    if (!c) return internal_error(name_ + " was given another tier's configuration");
-    const OpSignature& sig = problem.signature();
-    BOO_ASSIGN_OR_RETURN(RowNormProblem p, problem_of_(sig));
-    const Layout& lay = c->layout;
+  Result<Plan> plan_problem(const NormProblem& p, const RowNormConfig& config, const ArchSpec& arch) const override {
+    const Layout& lay = config.layout;
     Plan plan;
     std::vector<KernelEntry> kernels;
-    for (const Entry& e : c->entries) kernels.push_back({e.name, e.call, block_of(e.kind, lay), min_blocks_per_sm(e.kind, lay)});
-    plan.source = generated_source("row_norm.cu", name_, "boo/common/row_norm.cuh", "boo::RowNormParams", kernels);
+    for (const Entry& e : config.entries)
+      kernels.push_back({e.name, e.call, block_of(e.kind, lay), min_blocks_per_sm(e.kind, lay)});
+    plan.source = generated_source("row_norm.cu", std::string(name()), "boo/norm/row_norm.cuh", "boo::RowNormParams",
+                                   kernels);
     plan.tensor_alignment = 16;  // rows are read and written in 16-byte vectors
     plan.workspace_bytes =
-        partial_sums(p) ? 2 * slots(p, lay, arch) * static_cast<size_t>(p.cols) * sizeof(float) : 0;
-    const TensorRoles roles(sig);
-    for (const Entry& e : c->entries) {
-      StepBuilder<RowNormParams> step(e.name, {1, 1, 1}, {static_cast<uint32_t>(block_of(e.kind, lay)), 1, 1},
-                                      shared_bytes_of(e.kind, lay));
-      RowNormParams& params = step.params;
-      // Every kernel takes the same block; the tensors a signature lacks stay null.
-      const std::pair<unsigned long long*, const char*> tensors[] = {
-          {&params.x, "x"},   {&params.weight, "weight"}, {&params.bias, "bias"}, {&params.y, "y"},
-          {&params.mean, "mean"}, {&params.rstd, "rstd"},  {&params.dy, "dy"},     {&params.dx, "dx"},
-          {&params.dweight, "dweight"}, {&params.dbias, "dbias"}};
-      for (const auto& [field, name] : tensors)
-        if (std::optional<TensorBinding> t = roles.find(name)) step.bind(*field, *t);
-      step.bind(params.partials, TensorBinding::workspace(0));
-      params.rows = p.rows;
-      params.slots = backward(p) ? static_cast<long long>(slots(p, lay, arch)) : 0;
-      params.eps = static_cast<float>(p.eps);
-      LaunchStep launch = std::move(step).finish();
-      switch (e.kind) {
-        case Entry::kForward: launch.grid.x = forward_blocks(p, lay.fwd, arch); break;
-        case Entry::kBackward: launch.grid.x = backward_blocks(p, lay.bwd, arch); break;
-        case Entry::kParamGrads:
-          launch.grid.x = param_column_blocks(p, lay);
-          launch.grid.y = param_slots(p, lay, arch);
-          break;
-        case Entry::kFinalize: launch.grid.x = static_cast<uint32_t>((p.cols + 31) / 32); break;  // 32 columns per block
-      }
-      plan.steps.push_back(std::move(launch));
+        p.param_grads() ? 2 * slots(p, lay, arch) * static_cast<size_t>(p.cols) * sizeof(float) : 0;
+    const TensorRoles roles(p.signature());
+    for (const Entry& e : config.entries) {
+      StepBuilder<RowNormParams> step(e.name, grid_of(e.kind, p, lay, arch),
+                                      {static_cast<uint32_t>(block_of(e.kind, lay)), 1, 1}, shared_bytes_of(e.kind, lay));
+      bind_tensors(step, roles);
+      step.bind(step.params.partials, TensorBinding::workspace(0));
+      step.params.rows = p.rows;
+      step.params.slots = p.backward() ? static_cast<long long>(slots(p, lay, arch)) : 0;
+      step.params.eps = static_cast<float>(p.eps);
+      plan.steps.push_back(std::move(step).finish());
     }
     return plan;
   }
 
  private:
+  static Dim3 grid_of(Entry::Kind kind, const NormProblem& p, const Layout& lay, const ArchSpec& arch) {
+    switch (kind) {
+      case Entry::kForward: return {forward_blocks(p, lay.fwd, arch), 1, 1};
+      case Entry::kBackward: return {backward_blocks(p, lay.bwd, arch), 1, 1};
+      case Entry::kParamGrads: return {param_column_blocks(p, lay), param_slots(p, lay, arch), 1};
+      case Entry::kFinalize: break;
+    }
+    return {static_cast<uint32_t>((p.cols + 31) / 32), 1, 1};  // 32 columns per block
+  }
+
   // Partial rows of dweight/dbias: one per row group of the fused backward, or
   // the split backward's gridDim.y.
-  static size_t slots(const RowNormProblem& p, const Layout& l, const ArchSpec& arch) {
+  static size_t slots(const NormProblem& p, const Layout& l, const ArchSpec& arch) {
     if (l.split) return param_slots(p, l, arch);
     return static_cast<size_t>(backward_blocks(p, l.bwd, arch)) * static_cast<size_t>(l.bwd.rows_per_block());
   }
-
-  std::string name_;
-  RowNormProblemOf problem_of_;
 };
 
 }  // namespace
 
-std::unique_ptr<GpuImplementation> make_row_norm_implementation(std::string name, RowNormProblemOf problem_of) {
-  return std::make_unique<RowNormImplementation>(std::move(name), std::move(problem_of));
+std::unique_ptr<GpuImplementation> make_rows_implementation(NormKind kind, std::string name) {
+  return std::make_unique<RowNorm>(kind, std::move(name));
 }
 
-}  // namespace boo::ops
+}  // namespace boo::ops::norm

@@ -1,5 +1,6 @@
-// boo: the parameter block of the layernorm kernels, shared by host and
-// device code (plain integers only, identical layout on both sides).
+// boo: the parameter blocks of the simple norm kernels (gpu:layernorm:simple,
+// gpu:rmsnorm:simple), shared by host and device code (plain integers only,
+// identical layout on both sides).
 #pragma once
 
 namespace boo {
@@ -14,6 +15,15 @@ struct LayerNormParams {
   long long rows, cols;
   long long shape[8], x_strides[8];
   int rank;
+  float eps;
+};
+
+/// Every tensor is contiguous: element (row, col) of x, y, dy, dx is at
+/// row * cols + col. Unused tensors are 0.
+struct RmsNormParams {
+  unsigned long long x, weight, y, rstd;  ///< rstd: written by the forward, read by the backward
+  unsigned long long dy, dx, dweight;
+  long long rows, cols;
   float eps;
 };
 
