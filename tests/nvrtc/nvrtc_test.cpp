@@ -69,6 +69,8 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
     commands.push_back("convbfp16 " + geometry);
     commands.push_back("convbfp16 " + geometry + nhwc);
   }
+  // NCHW with even pixel counts: the 16-bit transposes move element pairs.
+  for (const char* dtype : {"convfp16", "convbfp16"}) commands.push_back(std::string(dtype) + " -n 2 -c 5 -H 6 -W 6 -k 16 -y 3 -x 3 -p 1 -q 1 -F 0");
   commands.push_back("convfp16 -_ 3 -n 1 -c 3 --in_d 4 -H 5 -W 5 -k 8 --fil_d 3 -y 3 -x 3 --pad_d 1 -p 1 -q 1 -F 0 "
                      "--in_layout NDHWC --fil_layout NDHWC --out_layout NDHWC");
   commands.push_back("convbfp16 --spatial_dim 1 -n 2 -c 7 -H 33 -k 8 -y 5 -p 2 -F 0 --in_layout NHC --fil_layout NHC "

@@ -145,6 +145,11 @@ TEST(ConvPlanTest, NchwOperandsRunOnChannelsLastCopies) {
   EXPECT_NE(p.config.find("boo_conv_stage_x(16->16 transpose)"), std::string::npos) << p.config;
   EXPECT_NE(p.config.find("A vecK8 B vecK8"), std::string::npos) << p.config;
 
+  // 16-bit elements move in pairs where every offset is even (16 channels of 6x6 pixels).
+  const Planned even = plan_of("convfp16 -n 2 -c 16 -H 6 -W 6 -k 32 -y 3 -x 3 -p 1 -q 1 -F 1");
+  EXPECT_NE(even.config.find("boo_conv_stage_x(16->16 transpose pairs)"), std::string::npos) << even.config;
+  EXPECT_NE(even.config.find("boo_conv_stage_w(16->16 transpose)"), std::string::npos) << even.config;  // 9 taps
+
   const Planned narrow = plan_of("convbfp16 -n 2 -c 5 -H 9 -W 9 -k 16 -y 3 -x 3 -F 1");
   EXPECT_EQ(narrow.entries.at(0), "boo_conv_pad_x");
   EXPECT_NE(narrow.config.find("boo_conv_pad_x(5->8 transpose)"), std::string::npos) << narrow.config;

@@ -364,6 +364,7 @@ struct StagedCopy {
   long long channels = 0, padded = 0;  // the tensor's channels and the copy's (per group, for a filter)
   Strides5 strides{};        // the tensor's
   bool transpose = false;    // pixels contiguous: a tiled transpose, else one thread per element
+  bool pairs = false;        // the transpose moves 16-bit elements in pairs (every offset it uses is even)
   size_t offset = 0;         // bytes into the workspace
 
   std::string entry() const {
@@ -392,7 +393,7 @@ struct ImplicitGemmConfig final : Config {
     std::string record = "copies";
     for (const StagedCopy& c : copies)
       record += " " + c.entry() + "(" + std::to_string(c.channels) + "->" + std::to_string(c.padded) +
-                (c.transpose ? " transpose" : "") + ")";
+                (c.transpose ? (c.pairs ? " transpose pairs" : " transpose") : "") + ")";
     for (const Work& w : works) {
       const Gemm& g = w.gemm;
       record += "; " + w.task.result + ": face " + std::to_string(g.face) + " gemm " + std::to_string(g.m) + "x" +
@@ -435,6 +436,8 @@ std::vector<Work> works_of(const ConvProblem& problem, const ChannelPads& pads, 
     c.padded = padded;
     c.strides = strides_of(tensor);
     c.transpose = pixels_contiguous(size, c.strides) && c.strides[1] != 1;
+    c.pairs = c.transpose && problem.elem_bytes == 2 && size[0] * size[1] * size[2] % 2 == 0 &&
+              c.strides[0] % 2 == 0 && c.strides[1] % 2 == 0 && padded % 2 == 0;
     copies.push_back(c);
     return static_cast<int>(copies.size() - 1);
   };
@@ -495,17 +498,19 @@ class PlanWriter {
     if (!copy_header_) plan_.source.text += "#include \"boo/conv/conv_channel_pad.cuh\"\n";
     copy_header_ = true;
     const std::string entry = c.entry();
-    const std::string kernel = c.transpose ? "conv_transpose_channels" : "conv_copy_channels";
+    const std::string call = c.transpose ? std::string("conv_transpose_channels<") + device_type(problem_.dtype) + ", " +
+                                               (c.input ? "true" : "false") + ", " + (c.pairs ? "true" : "false") + ">"
+                                         : std::string("conv_copy_channels<") + device_type(problem_.dtype) + ", " +
+                                               (c.input ? "true" : "false") + ">";
     plan_.source.text += "extern \"C\" __global__ void __launch_bounds__(256) " + entry +
-                         "(const boo::ConvChannelPadParams p) { boo::" + kernel + "<" + device_type(problem_.dtype) +
-                         ", " + (c.input ? "true" : "false") + ">(p); }\n";
+                         "(const boo::ConvChannelPadParams p) { boo::" + call + "(p); }\n";
     plan_.source.entries.push_back(entry);
     Dim3 grid;
     if (c.transpose) {
-      // Tiles of 32 channels x 32 pixels; a grid-stride loop over N (or K) beyond 65535.
-      const long long pixels = c.size[0] * c.size[1] * c.size[2];
-      BOO_ASSIGN_OR_RETURN(grid.x, grid_extent(ceil_div(pixels, 32), 0x7fffffff, "x (pixel tiles)"));
-      BOO_ASSIGN_OR_RETURN(grid.y, grid_extent(ceil_div(c.input ? c.padded : c.channels, 32), 65535, "y (channel tiles)"));
+      // Tiles of 64 (pairs) or 32 channels x pixels; a grid-stride loop over N (or K) beyond 65535.
+      const long long pixels = c.size[0] * c.size[1] * c.size[2], tile = c.pairs ? 64 : 32;
+      BOO_ASSIGN_OR_RETURN(grid.x, grid_extent(ceil_div(pixels, tile), 0x7fffffff, "x (pixel tiles)"));
+      BOO_ASSIGN_OR_RETURN(grid.y, grid_extent(ceil_div(c.input ? c.padded : c.channels, tile), 65535, "y (channel tiles)"));
       grid.z = static_cast<uint32_t>(std::clamp<long long>(c.outer, 1, 65535));
     } else {
       // One thread per element written; grid-stride loops beyond 16 blocks per SM.

@@ -54,42 +54,61 @@ __device__ void conv_copy_channels(const ConvChannelPadParams& p) {
 }
 
 /// The same copies for a tensor whose pixels (or taps) are contiguous, as in
-/// NCHW and KCRS: per (outer, 32 channels, 32 pixels) tile, a transpose through
-/// shared memory, so that both the strided reads (along pixels) and the dense
-/// writes (along channels) are coalesced. Block: 32 x 8 threads (256, x
-/// fastest); grid: (pixel tiles, channel tiles, outer in a grid-stride loop).
-/// Strided element (o, c, pixel) at o * strides[0] + c * strides[1] + pixel.
-template <typename T, bool kIntoDense>
+/// NCHW and KCRS: per (outer, channels, pixels) tile, a transpose through
+/// shared memory, so that both the strided reads and writes (along pixels)
+/// and the dense ones (along channels) are coalesced. Strided element
+/// (o, c, pixel) at o * strides[0] + c * strides[1] + pixel.
+/// Block: 32 x 8 threads (256, x fastest); grid: (pixel tiles, channel tiles,
+/// outer in a grid-stride loop). kPairs (16-bit types, where the host found
+/// every offset even): each thread moves two adjacent elements as one 32-bit
+/// access, over 64 x 64 tiles; else one element over 32 x 32 tiles.
+template <typename T, bool kIntoDense, bool kPairs>
 __device__ void conv_transpose_channels(const ConvChannelPadParams& p) {
-  __shared__ T tile[32][33];  // [channel][pixel], +1 column against bank conflicts
+  constexpr int kTile = kPairs ? 64 : 32;   // channels and pixels per tile
+  constexpr int kPer = kPairs ? 2 : 1;      // elements per access
+  __shared__ T tile[kTile][kTile + 2];      // [channel][pixel]; +2 keeps rows 4-byte aligned and spreads banks
   const long long pixels = p.sizes[1] * p.sizes[2] * p.sizes[3];
   const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;  // 32 x 8
-  const long long p0 = static_cast<long long>(blockIdx.x) * 32, c0 = static_cast<long long>(blockIdx.y) * 32;
+  const long long p0 = static_cast<long long>(blockIdx.x) * kTile, c0 = static_cast<long long>(blockIdx.y) * kTile;
+  const long long dense_channels = kIntoDense ? p.padded_channels : p.channels;  // channels each side moves
   const T* src = reinterpret_cast<const T*>(kIntoDense ? p.strided : p.dense);
   T* dst = reinterpret_cast<T*>(kIntoDense ? p.dense : p.strided);
+  // An access of kPer elements: one T, or a pair as one 32-bit word.
+  struct alignas(kPer * sizeof(T)) Run {
+    T v[kPer];
+  };
   for (long long o = blockIdx.z; o < p.sizes[0]; o += gridDim.z) {
     const long long dense_row = o * pixels;  // first pixel of this outer index in the dense buffer
     if (kIntoDense) {
-      // Read along pixels (the strided tensor's contiguous dim), write along channels; padding channels are zeros.
-      for (int j = ty; j < 32; j += 8) {
-        const long long c = c0 + j, px = p0 + tx;
-        tile[j][tx] = c < p.channels && px < pixels ? src[o * p.strides[0] + c * p.strides[1] + px] : T{};
+      // Read runs along pixels, write runs along channels; padding channels are zeros.
+      for (int j = ty; j < kTile; j += 8) {
+        const long long c = c0 + j, px = p0 + kPer * tx;
+        Run r{};
+        if (c < p.channels && px < pixels) r = *reinterpret_cast<const Run*>(src + o * p.strides[0] + c * p.strides[1] + px);
+        for (int e = 0; e < kPer; ++e) tile[j][kPer * tx + e] = r.v[e];
       }
       __syncthreads();
-      for (int j = ty; j < 32; j += 8) {
-        const long long px = p0 + j, c = c0 + tx;
-        if (px < pixels && c < p.padded_channels) dst[(dense_row + px) * p.padded_channels + c] = tile[tx][j];
+      for (int j = ty; j < kTile; j += 8) {
+        const long long px = p0 + j, c = c0 + kPer * tx;
+        Run r;
+        for (int e = 0; e < kPer; ++e) r.v[e] = tile[kPer * tx + e][j];
+        if (px < pixels && c < dense_channels) *reinterpret_cast<Run*>(dst + (dense_row + px) * p.padded_channels + c) = r;
       }
     } else {
-      // Read along channels of the dense buffer, write along pixels; padding channels are left behind.
-      for (int j = ty; j < 32; j += 8) {
-        const long long px = p0 + j, c = c0 + tx;
-        if (px < pixels && c < p.channels) tile[tx][j] = src[(dense_row + px) * p.padded_channels + c];
+      // Read runs along the dense buffer's channels, write runs along pixels; padding channels stay behind.
+      for (int j = ty; j < kTile; j += 8) {
+        const long long px = p0 + j, c = c0 + kPer * tx;
+        if (px < pixels && c < p.padded_channels) {
+          const Run r = *reinterpret_cast<const Run*>(src + (dense_row + px) * p.padded_channels + c);
+          for (int e = 0; e < kPer; ++e) tile[kPer * tx + e][j] = r.v[e];
+        }
       }
       __syncthreads();
-      for (int j = ty; j < 32; j += 8) {
-        const long long c = c0 + j, px = p0 + tx;
-        if (c < p.channels && px < pixels) dst[o * p.strides[0] + c * p.strides[1] + px] = tile[j][tx];
+      for (int j = ty; j < kTile; j += 8) {
+        const long long c = c0 + j, px = p0 + kPer * tx;
+        Run r;
+        for (int e = 0; e < kPer; ++e) r.v[e] = tile[j][kPer * tx + e];
+        if (c < p.channels && px < pixels) *reinterpret_cast<Run*>(dst + o * p.strides[0] + c * p.strides[1] + px) = r;
       }
     }
     __syncthreads();  // the tile is reused by the next outer index
