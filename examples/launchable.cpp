@@ -12,7 +12,7 @@
 #include "base/host_tensor.hpp"
 #include "boo/registry.hpp"
 #include "boo/runtime.hpp"
-#include "ops/op_definition.hpp"
+#include "ops/op_registry.hpp"
 
 int main(int argc, char** argv) {
   const char* command = argc > 1 ? argv[1]

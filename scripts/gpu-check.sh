@@ -43,7 +43,8 @@ if want build; then
   gtest_arg=()
   [ -d .deps/googletest ] && gtest_arg=(-DBOO_GTEST_SOURCE_DIR="$PWD/.deps/googletest")
   start=$(date +%s)
-  if cmake -S . -B $BUILD -G Ninja -DCMAKE_BUILD_TYPE=Release "${gtest_arg[@]}" \
+  # BOO_WITH_CUDNN=ON: the perf stages compare against cuDNN, so its headers must be there.
+  if cmake -S . -B $BUILD -G Ninja -DCMAKE_BUILD_TYPE=Release -DBOO_WITH_CUDNN=ON "${gtest_arg[@]}" \
        -DPython3_EXECUTABLE="$(command -v python3)" >"$AUX/configure.log" 2>&1 &&
      cmake --build $BUILD -j16 >"$AUX/build.log" 2>&1; then
     row "build" "ok ($(( $(date +%s) - start )) s)"

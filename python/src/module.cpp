@@ -4,7 +4,8 @@
 // .rms_norm) or parsed from MIOpenDriver commands; tensors cross by DLPack
 // (nanobind ndarrays: PyTorch tensors, NumPy arrays), zero-copy on the GPU.
 // Errors become Python exceptions by Status code: INVALID_ARGUMENT ->
-// ValueError, UNIMPLEMENTED -> NotImplementedError, anything else -> RuntimeError.
+// ValueError, UNIMPLEMENTED -> NotImplementedError, anything else (INTERNAL
+// included) -> RuntimeError.
 #include <cuda.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
@@ -25,7 +26,7 @@
 #include "cuda/driver_api.hpp"
 #include "cuda/nvrtc_api.hpp"
 #include "jit/nvrtc_compiler.hpp"
-#include "ops/op_definition.hpp"
+#include "ops/op_registry.hpp"
 #include "ops/signature_fields.hpp"
 
 namespace nb = nanobind;
@@ -34,11 +35,19 @@ using namespace nb::literals;
 namespace boo::python {
 namespace {
 
+// The exception type says whose the error is: ValueError the caller's (a bad
+// signature or tensor), NotImplementedError a gap in boo, RuntimeError the
+// machine's or boo's own (INTERNAL: a kernel that does not generate or compile).
+PyObject* exception_type(StatusCode code) {
+  switch (code) {
+    case StatusCode::kInvalidArgument: return PyExc_ValueError;
+    case StatusCode::kUnimplemented: return PyExc_NotImplementedError;
+    default: return PyExc_RuntimeError;
+  }
+}
+
 [[noreturn]] void raise(const Status& status) {
-  PyObject* type = status.code() == StatusCode::kInvalidArgument ? PyExc_ValueError
-                   : status.code() == StatusCode::kUnimplemented  ? PyExc_NotImplementedError
-                                                                  : PyExc_RuntimeError;
-  PyErr_SetString(type, status.to_string().c_str());
+  PyErr_SetString(exception_type(status.code()), status.to_string().c_str());
   throw nb::python_error();
 }
 

@@ -74,7 +74,8 @@ std::unique_ptr<Backend> make_boo_backend(Runtime& runtime, const TimingOptions&
 /// cuDNN 9 through its graph API, the measured baseline: the fastest engine
 /// configuration of each signature is chosen by timing every candidate once,
 /// and remembered under timing.vendor_plan_dir for the next run.
-/// Fails when cuDNN cannot be loaded.
+/// Fails when cuDNN cannot be loaded, and in a build without cuDNN's headers
+/// (kFailedPrecondition, saying so).
 Result<std::unique_ptr<Backend>> make_cudnn_backend(Runtime& runtime, const TimingOptions& timing);
 
 /// The CPU reference as a backend. The reference is not a benchmark, so at

@@ -3,7 +3,7 @@
 #include <chrono>
 
 #include "bench/backend.hpp"
-#include "ops/op_definition.hpp"
+#include "ops/op_registry.hpp"
 
 namespace boo::bench {
 namespace {

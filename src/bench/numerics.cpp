@@ -7,7 +7,7 @@
 
 #include "base/random.hpp"
 #include "boo/conv.hpp"
-#include "ops/op_definition.hpp"
+#include "ops/op_registry.hpp"
 
 namespace boo::bench {
 

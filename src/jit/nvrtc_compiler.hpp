@@ -25,7 +25,9 @@ struct CompiledKernel {
 /// The NVRTC options boo compiles with for `arch` ("sm_90a").
 std::vector<std::string> nvrtc_options(const std::string& arch);
 
-/// Compiles `source` for `arch`. Errors carry the full compile log.
+/// Compiles `source` for `arch`. A source that does not compile is kInternal
+/// (boo generated it: the error is boo's) with NVRTC's full log in the message;
+/// the loader's error when NVRTC cannot be loaded.
 Result<CompiledKernel> compile_kernel(const KernelSource& source, const std::string& arch, bool want_ptx);
 
 /// Reads ptxas' "Used N registers" and "N bytes stack frame, N bytes spill stores,

@@ -1,21 +1,20 @@
 // boo: what each op folder provides to the rest of the system.
 //
 // One op = one folder under src/ops/ that defines one OpDefinition, plus one
-// line in registry.cpp. There is no central switch over ops.
+// line in registry.cpp (ops/op_registry.hpp looks ops up).
 #pragma once
 
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
 
 #include "base/host_tensor.hpp"
-#include "boo/registry.hpp"
 #include "boo/signature.hpp"
 #include "ops/flag_table.hpp"
 #include "ops/gpu_implementation.hpp"
+#include "ops/input_generation.hpp"
 
 namespace boo::ops {
 
@@ -23,12 +22,6 @@ namespace boo::ops {
 struct OpToken {
   std::string_view token;  ///< "convbfp16"
   DType dtype;
-};
-
-/// How test inputs are made.
-struct InputOptions {
-  uint64_t seed = 10;            ///< BOO's driver seed
-  std::optional<double> splat;   ///< --splat-input-value: every element = this value
 };
 
 class OpDefinition {
@@ -43,7 +36,8 @@ class OpDefinition {
 
   /// Host input tensors for `sig.arguments()`. The default fills every
   /// argument with deterministic uniform values in [-1, 1) (or the splat
-  /// value); ops override it where inputs must be consistent (saved statistics).
+  /// value: input_generation.cpp); ops override it where inputs must be
+  /// consistent (saved statistics).
   virtual Result<std::vector<base::HostTensor>> make_arguments(const OpSignature& sig,
                                                                const InputOptions& options) const;
 
@@ -79,25 +73,12 @@ class OpDefinition {
                                                           const std::vector<base::HostTensor>& args) const = 0;
 };
 
-/// Every registered op, in registration order.
-std::span<const OpDefinition* const> all_ops();
-/// The op a command token selects, or nullptr.
-const OpDefinition* find_op_by_token(std::string_view token, DType* dtype_out);
-const OpDefinition* find_op(std::string_view name);
-
-/// The random stream of an argument: a hash of its name, so that "x" holds
-/// the same values in a forward and a backward command of the same shape.
-uint64_t input_stream(std::string_view name);
-/// Fills `tensor` with deterministic uniform values in [-1, 1) of `stream`.
-void fill_uniform(base::HostTensor& tensor, uint64_t seed, uint64_t stream);
-void fill_splat(base::HostTensor& tensor, double value);
-
-/// Float64 tensors with the shapes and strides of `sig.results()`.
+/// Float64 tensors with the shapes and strides of `sig.results()`: what a
+/// reference() fills.
 std::vector<base::HostTensor> make_f64_results(const OpSignature& sig);
 
-/// Run flags every op accepts (-t, --iter, ...), appended to each op's table.
+/// Run flags every op accepts (-t, --iter, ...), appended to each op's table
+/// (read by parse_command, ops/command_parse.cpp).
 std::span<const FlagSpec> common_run_flags();
-/// Reads the common run flags into RunOptions.
-Result<RunOptions> read_run_options(const ParsedFlags& flags);
 
 }  // namespace boo::ops

@@ -1,7 +1,7 @@
 // boo: dispatch with decline reasons.
 #include "runtime/dispatch.hpp"
 
-#include "ops/op_definition.hpp"
+#include "ops/op_registry.hpp"
 
 namespace boo::runtime {
 
@@ -43,8 +43,14 @@ Result<Dispatch> choose_gpu_implementation(const OpSignature& sig, const DeviceI
 
 Result<ops::Plan> plan_chosen(const Dispatch& dispatch) {
   BOO_RETURN_IF_ERROR(dispatch.failure());
-  BOO_ASSIGN_OR_RETURN(ops::Plan plan, dispatch.chosen->plan(*dispatch.problem, *dispatch.config, dispatch.arch));
   const OpSignature& sig = dispatch.problem->signature();
+  // The implementation accepted and configured the problem: failing to plan it
+  // (to generate its source) is boo's bug, whatever code the tier reported.
+  Result<ops::Plan> planned = dispatch.chosen->plan(*dispatch.problem, *dispatch.config, dispatch.arch);
+  if (!planned.ok())
+    return internal_error(std::string(dispatch.chosen->name()) + " accepted and configured " + sig.command() +
+                          " but could not plan it: " + planned.status().to_string());
+  ops::Plan plan = std::move(*planned);
   Status valid = plan.validate(sig.arguments().size(), sig.results().size());
   if (!valid.ok()) return std::move(valid).annotate(std::string(dispatch.chosen->name()) + " for " + sig.command());
   return plan;

@@ -9,7 +9,7 @@
 #include "gpu_availability.hpp"
 #include "boo/registry.hpp"
 #include "boo/runtime.hpp"
-#include "ops/op_definition.hpp"
+#include "ops/op_registry.hpp"
 
 namespace boo {
 namespace {

@@ -11,7 +11,7 @@
 #include "gpu_availability.hpp"
 #include "boo/registry.hpp"
 #include "boo/runtime.hpp"
-#include "ops/op_definition.hpp"
+#include "ops/op_registry.hpp"
 
 namespace boo::bench {
 namespace {

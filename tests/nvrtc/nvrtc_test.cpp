@@ -8,8 +8,9 @@
 #include "boo/registry.hpp"
 #include "jit/embedded_sources.hpp"
 #include "jit/nvrtc_compiler.hpp"
-#include "ops/op_definition.hpp"
+#include "ops/op_registry.hpp"
 #include "runtime/dispatch.hpp"
+#include "runtime/kernel_builder.hpp"
 
 namespace boo {
 namespace {
@@ -173,12 +174,86 @@ TEST(NvrtcTest, LayerNormBackwardPartialsFollowTheRowAndTheDevice) {
   }
 }
 
-TEST(NvrtcTest, CompileErrorsCarryTheLog) {
+// A generated source that does not compile is boo's bug: kInternal (Python's
+// RuntimeError), never kInvalidArgument (a ValueError, the caller's fault).
+TEST(NvrtcTest, CompileErrorsAreInternalAndCarryTheLog) {
   jit::KernelSource src{"broken.cu", "extern \"C\" __global__ void k() { undefined_thing(); }\n", {"k"}};
   Result<jit::CompiledKernel> k = jit::compile_kernel(src, kArch, false);
   ASSERT_FALSE(k.ok());
+  EXPECT_EQ(k.status().code(), StatusCode::kInternal) << k.status().to_string();
   EXPECT_NE(k.status().message().find("undefined_thing"), std::string::npos) << k.status().to_string();
   EXPECT_NE(k.status().message().find("broken.cu"), std::string::npos);
+  EXPECT_NE(k.status().message().find(kArch), std::string::npos);
+}
+
+// An implementation that accepts every problem and plans one kernel with
+// `source_text`, or fails to plan with `plan_error` when that is set.
+class ScriptedImplementation final : public ops::GpuImplementation {
+ public:
+  struct ScriptedConfig final : ops::Config {
+    std::string text() const override { return "scripted"; }
+  };
+
+  ScriptedImplementation(std::string source_text, Status plan_error)
+      : source_text_(std::move(source_text)), plan_error_(std::move(plan_error)) {}
+  std::string_view name() const override { return "gpu:test:scripted"; }
+  Status accepts(const ops::OpProblem&, const ops::ArchSpec&) const override { return ok_status(); }
+  Result<std::unique_ptr<const ops::Config>> configure(const ops::OpProblem&, const ops::ArchSpec&) const override {
+    return std::unique_ptr<const ops::Config>(std::make_unique<ScriptedConfig>());
+  }
+  Result<ops::Plan> plan(const ops::OpProblem&, const ops::Config&, const ops::ArchSpec&) const override {
+    if (!plan_error_.ok()) return plan_error_;
+    ops::Plan plan;
+    plan.source = base::KernelSource{"scripted.cu", source_text_, {"k"}};
+    return plan;
+  }
+
+ private:
+  std::string source_text_;
+  Status plan_error_;
+};
+
+// The dispatch of `command` to `impl` alone.
+runtime::Dispatch dispatch_to(const ScriptedImplementation& impl, const std::string& command) {
+  Result<ParsedCommand> p = parse_command(std::string_view(command));
+  EXPECT_TRUE(p.ok()) << p.status().to_string();
+  runtime::Dispatch d;
+  d.arch = ops::ArchSpec::of(*DeviceInfo::for_arch(kArch));
+  d.problem = std::move(*ops::find_op(p->signature->op_name())->make_problem(*p->signature));
+  d.chosen = &impl;
+  d.config = std::move(*impl.configure(*d.problem, d.arch));
+  return d;
+}
+
+// An implementation that accepted and configured a problem and then cannot
+// plan it (generate its source) has a bug, whatever code it reported.
+TEST(NvrtcTest, PlanFailuresAfterAcceptingAreInternal) {
+  const ScriptedImplementation impl("", invalid_argument("tile 7x3 does not divide the block"));
+  const runtime::Dispatch d = dispatch_to(impl, "convbfp16 -n 1 -c 8 -H 4 -W 4 -k 8 -F 1");
+  Result<ops::Plan> plan = runtime::plan_chosen(d);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().code(), StatusCode::kInternal) << plan.status().to_string();
+  const std::string message = plan.status().message();
+  EXPECT_NE(message.find("gpu:test:scripted"), std::string::npos) << message;
+  EXPECT_NE(message.find(d.problem->signature().command()), std::string::npos) << message;
+  EXPECT_NE(message.find("INVALID_ARGUMENT: tile 7x3 does not divide the block"), std::string::npos) << message;
+}
+
+TEST(NvrtcTest, ModulesThatDoNotCompileAreInternalWithTheLog) {
+  const ScriptedImplementation impl("extern \"C\" __global__ void k() { int x = not_declared_here; }\n", ok_status());
+  const runtime::Dispatch d = dispatch_to(impl, "convbfp16 -n 1 -c 8 -H 4 -W 4 -k 8 -F 1");
+  Result<ops::Plan> plan = impl.plan(*d.problem, *d.config, d.arch);
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  Result<runtime::ModuleRequest> request = runtime::describe_module(impl.name(), *d.config, plan->source, kArch);
+  ASSERT_TRUE(request.ok()) << request.status().to_string();
+  const cache::ArtifactCache no_cache(cache::CacheConfig{"", false});
+  const OpSignature& sig = d.problem->signature();
+  Result<runtime::BuiltModule> built = runtime::build_module(*request, sig, no_cache, {});
+  ASSERT_FALSE(built.ok());
+  EXPECT_EQ(built.status().code(), StatusCode::kInternal) << built.status().to_string();
+  EXPECT_NE(built.status().message().find("not_declared_here"), std::string::npos) << built.status().to_string();
+  EXPECT_NE(built.status().to_string().find("compiling gpu:test:scripted for " + sig.command()), std::string::npos)
+      << built.status().to_string();
 }
 
 }  // namespace

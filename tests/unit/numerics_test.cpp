@@ -11,7 +11,7 @@
 #include "base/random.hpp"
 #include "bench/numerics.hpp"
 #include "boo/registry.hpp"
-#include "ops/op_definition.hpp"
+#include "ops/op_registry.hpp"
 
 namespace boo::bench {
 namespace {

@@ -7,6 +7,7 @@
 #include "boo/conv.hpp"
 #include "boo/layernorm.hpp"
 #include "boo/registry.hpp"
+#include "ops/command_parse.hpp"
 
 namespace boo {
 namespace {
@@ -292,6 +293,44 @@ TEST(ValidationTest, DirectConstructionIsValidatedToo) {
   t.directions = kConvForward | kConvBackwardBias;
   t.bias = true;
   EXPECT_NE(t.validate().message().find("cannot be combined with only a forward pass"), std::string::npos);
+}
+
+// The list of op tokens boo skips as unsupported must not shadow what it runs
+// (it listed t5layernorm, RMS norm's command, after boo implemented it).
+TEST(OpTokenTest, NoSupportedTokenIsListedAsUnsupported) {
+  const std::vector<std::string> supported = supported_op_tokens();
+  ASSERT_FALSE(supported.empty());
+  for (const std::string& token : supported) {
+    for (std::string_view prefix : ops::known_unsupported_op_prefixes())
+      EXPECT_FALSE(base::starts_with(token, prefix)) << "'" << token << "' is supported but listed as '" << prefix << "'";
+    Result<ops::OpTokenMatch> match = ops::op_for_token(token);
+    ASSERT_TRUE(match.ok()) << token << ": " << match.status().to_string();
+    EXPECT_NE(match->op, nullptr);
+  }
+}
+
+TEST(OpTokenTest, TokensSelectTheirOpAndElementType) {
+  struct Case {
+    const char* token;
+    const char* op;
+    DType dtype;
+  };
+  for (const Case& c : {Case{"conv", "conv", DType::kF32}, Case{"convbfp16", "conv", DType::kBF16},
+                        Case{"layernormfp16", "layernorm", DType::kF16}, Case{"t5layernorm", "rmsnorm", DType::kF32},
+                        Case{"t5layernormbfp16", "rmsnorm", DType::kBF16}}) {
+    Result<ops::OpTokenMatch> match = ops::op_for_token(c.token);
+    ASSERT_TRUE(match.ok()) << c.token << ": " << match.status().to_string();
+    EXPECT_EQ(match->op->name(), c.op) << c.token;
+    EXPECT_EQ(match->dtype, c.dtype) << c.token;
+  }
+  Result<ops::OpTokenMatch> unknown = ops::op_for_token("convolution");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(unknown.status().message().find("unknown op 'convolution': expected one of conv, "), std::string::npos)
+      << unknown.status().message();
+  Result<ops::OpTokenMatch> skipped = ops::op_for_token("bnormfp16");
+  ASSERT_FALSE(skipped.ok());
+  EXPECT_EQ(skipped.status().code(), StatusCode::kUnimplemented);
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "boo/registry.hpp"
-#include "ops/op_definition.hpp"
+#include "ops/op_registry.hpp"
 
 namespace boo::ops::test {
 

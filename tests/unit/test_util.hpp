@@ -8,7 +8,7 @@
 
 #include "base/host_tensor.hpp"
 #include "boo/registry.hpp"
-#include "ops/op_definition.hpp"
+#include "ops/op_registry.hpp"
 
 namespace boo::testing {
 

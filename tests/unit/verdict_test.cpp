@@ -11,7 +11,7 @@
 #include "bench/numerics_check.hpp"
 #include "bench/verdict.hpp"
 #include "boo/registry.hpp"
-#include "ops/op_definition.hpp"
+#include "ops/op_registry.hpp"
 
 namespace boo::bench {
 namespace {

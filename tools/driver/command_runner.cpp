@@ -12,8 +12,9 @@
 #include "bench/fault_backend.hpp"
 #include "bench/numerics_check.hpp"
 #include "boo/registry.hpp"
+#include "ops/command_parse.hpp"
 #include "ops/flag_table.hpp"
-#include "ops/op_definition.hpp"
+#include "ops/op_registry.hpp"
 
 #include <nvtx3/nvToolsExt.h>
 
@@ -50,7 +51,8 @@ bool is_help_request(const std::vector<std::string>& words) {
 bool iterations_given(const std::vector<std::string>& words, const ops::OpDefinition& op) {
   // The op token comes before its flags, after an optional driver path.
   for (size_t i = 0; i < words.size(); ++i) {
-    if (ops::find_op_by_token(words[i], nullptr) != &op) continue;
+    const Result<ops::OpTokenMatch> token = ops::op_for_token(words[i]);
+    if (!token.ok() || token->op != &op) continue;
     const std::span<const std::string> flag_words(words.data() + i + 1, words.size() - i - 1);
     Result<ops::ParsedFlags> flags = ops::parse_flags(op.flags(), flag_words, words[i]);
     return flags.ok() && flags->given("iter");

@@ -1,0 +1,119 @@
+// boo: command lines (MIOpenDriver's language) to signatures: the op token, the
+// op's flag table plus the run flags every op shares.
+#include "ops/command_parse.hpp"
+
+#include "base/strings.hpp"
+#include "boo/registry.hpp"
+#include "ops/op_registry.hpp"
+
+namespace boo::ops {
+namespace {
+
+// Op tokens of MIOpenDriver and BOO's driver that boo does not implement (yet).
+// A registered op's tokens must match none of these (tests check).
+constexpr std::string_view kKnownUnsupportedPrefixes[] = {
+    "convint8", "convfp8", "convbfp8", "convfp32", "CBAInfer", "CAInfer", "pool", "lrn", "activ", "softmax",
+    "bnorm", "rnn", "gemm", "ctc", "dropout", "tensorop", "reduce", "sum", "groupnorm", "cat", "addlayernorm",
+    "adam", "ampadam", "adamw", "ampadamw", "transformersadamw", "transformersampadamw", "reduceextreme",
+    "getitem", "reducecalculation", "rope", "prelu", "kthvalue", "glu", "softmarginloss", "multimarginloss",
+    "aten::",
+};
+
+std::string supported_list() {
+  std::string out;
+  for (const std::string& t : supported_op_tokens()) out += (out.empty() ? "" : ", ") + t;
+  return out;
+}
+
+Result<RunOptions> read_run_options(const ParsedFlags& flags) {
+  RunOptions run;
+  BOO_ASSIGN_OR_RETURN(run.iterations, flags.integer("iter"));
+  if (run.iterations < 1)
+    return invalid_argument("--iter/-i must be at least 1, got " + std::to_string(run.iterations));
+  BOO_ASSIGN_OR_RETURN(int64_t time, flags.integer("time"));
+  run.time = time != 0;
+  return run;
+}
+
+// Drops what precedes the op token: logged commands start with the driver's
+// path, sometimes after a log prefix
+// ("MIOpen(HIP): Command [LogCmdConvolution] ./bin/MIOpenDriver conv ...").
+std::vector<std::string> without_driver_prefix(std::vector<std::string> words) {
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string_view word = words[i];
+    const size_t slash = word.find_last_of('/');
+    const std::string_view base_name = slash == std::string_view::npos ? word : word.substr(slash + 1);
+    const bool driver = base_name == "MIOpenDriver" || base_name == "MIOpenDriver.exe";
+    const bool ours = i == 0 && (base_name == "boo-driver" || base_name == "iree-boo-driver");
+    if (driver || ours) {
+      words.erase(words.begin(), words.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+      break;
+    }
+  }
+  return words;
+}
+
+}  // namespace
+
+std::span<const std::string_view> known_unsupported_op_prefixes() { return kKnownUnsupportedPrefixes; }
+
+Result<OpTokenMatch> op_for_token(std::string_view token) {
+  for (const OpDefinition* op : all_ops())
+    for (const OpToken& t : op->tokens())
+      if (t.token == token) return OpTokenMatch{op, t.dtype};
+  for (std::string_view prefix : kKnownUnsupportedPrefixes) {
+    if (base::starts_with(token, prefix))
+      return unimplemented("unsupported op '" + std::string(token) + "': boo does not implement it yet (supported: " +
+                           supported_list() + ")");
+  }
+  return invalid_argument("unknown op '" + std::string(token) + "': expected one of " + supported_list());
+}
+
+std::span<const FlagSpec> common_run_flags() {
+  static const FlagSpec kFlags[] = {
+      {"iter", 'i', "100", "timed iterations (BOO's default 100)"},
+      {"time", 't', "1", "1 = time the kernels, 0 = run untimed"},
+      {"verify", 'V', "1", "MIOpenDriver's verification switch; boo verifies with --verify-numerics", 1, true},
+      {"wall", 'w', "0", "MIOpenDriver's wall-clock timing; boo reports GPU kernel times", 1, true},
+      {"help", 'h', "", "print this table", 1},
+  };
+  return kFlags;
+}
+
+}  // namespace boo::ops
+
+namespace boo {
+
+std::vector<std::string> supported_op_tokens() {
+  std::vector<std::string> out;
+  for (const ops::OpDefinition* op : ops::all_ops())
+    for (const ops::OpToken& t : op->tokens()) out.emplace_back(t.token);
+  return out;
+}
+
+Result<std::string> op_help(std::string_view op_token) {
+  BOO_ASSIGN_OR_RETURN(const ops::OpTokenMatch match, ops::op_for_token(op_token));
+  return ops::format_flag_help(match.op->flags(), op_token);
+}
+
+Result<ParsedCommand> parse_command(const std::vector<std::string>& words_in) {
+  const std::vector<std::string> words = ops::without_driver_prefix(words_in);
+  if (words.empty()) return invalid_argument("empty command: expected an op such as conv or layernormbfp16");
+  const std::string& token = words.front();
+  BOO_ASSIGN_OR_RETURN(const ops::OpTokenMatch match, ops::op_for_token(token));
+  std::span<const std::string> flag_words(words.data() + 1, words.size() - 1);
+  BOO_ASSIGN_OR_RETURN(ops::ParsedFlags flags, ops::parse_flags(match.op->flags(), flag_words, token));
+  if (flags.given("help")) return invalid_argument(ops::format_flag_help(match.op->flags(), token));
+  ParsedCommand parsed;
+  BOO_ASSIGN_OR_RETURN(parsed.run, ops::read_run_options(flags));
+  BOO_ASSIGN_OR_RETURN(parsed.signature, match.op->make_signature(match.dtype, flags));
+  parsed.ignored_flags = flags.given_without_effect();
+  return parsed;
+}
+
+Result<ParsedCommand> parse_command(std::string_view line) {
+  BOO_ASSIGN_OR_RETURN(std::vector<std::string> words, base::shell_split(line));
+  return parse_command(words);
+}
+
+}  // namespace boo

@@ -1,0 +1,29 @@
+// boo: what parse_command (boo/registry.hpp) knows about op tokens.
+#pragma once
+
+#include <span>
+#include <string_view>
+
+#include "boo/status.hpp"
+#include "boo/tensor.hpp"
+#include "ops/op_definition.hpp"
+
+namespace boo::ops {
+
+/// The op a command's first word selects, and the element type it names.
+struct OpTokenMatch {
+  const OpDefinition* op = nullptr;  ///< never null in a returned match
+  DType dtype = DType::kF32;
+};
+
+/// The op and element type of `token` ("convbfp16"). Errors list the supported
+/// tokens: kUnimplemented for a token that starts with one of
+/// known_unsupported_op_prefixes(), kInvalidArgument for any other unknown token.
+Result<OpTokenMatch> op_for_token(std::string_view token);
+
+/// Prefixes of MIOpenDriver's and BOO's op tokens that no registered op
+/// implements ("gemm", "bnorm", "aten::", ...): a command with one is a skip
+/// (kUnimplemented), not a parse error.
+std::span<const std::string_view> known_unsupported_op_prefixes();
+
+}  // namespace boo::ops

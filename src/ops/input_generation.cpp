@@ -1,0 +1,43 @@
+// boo: deterministic inputs, and OpDefinition's default make_arguments that fills them.
+#include "ops/input_generation.hpp"
+
+#include "base/parallel.hpp"
+#include "base/random.hpp"
+#include "ops/op_definition.hpp"
+
+namespace boo::ops {
+
+uint64_t input_stream(std::string_view name) {
+  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
+  for (char ch : name) h = (h ^ static_cast<uint8_t>(ch)) * 0x100000001b3ull;
+  return h;
+}
+
+void fill_uniform(base::HostTensor& tensor, uint64_t seed, uint64_t stream) {
+  const TensorSpec& spec = tensor.spec();
+  base::parallel_for(spec.numel(), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      tensor.store(base::offset_of_linear(spec, i), base::uniform_pm1(seed, stream, static_cast<uint64_t>(i)));
+  });
+}
+
+void fill_splat(base::HostTensor& tensor, double value) {
+  const TensorSpec& spec = tensor.spec();
+  base::parallel_for(spec.numel(), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) tensor.store(base::offset_of_linear(spec, i), value);
+  });
+}
+
+Result<std::vector<base::HostTensor>> OpDefinition::make_arguments(const OpSignature& sig,
+                                                                   const InputOptions& options) const {
+  std::vector<base::HostTensor> args;
+  for (TensorSpec& spec : sig.arguments()) {
+    base::HostTensor t(std::move(spec));
+    if (options.splat) fill_splat(t, *options.splat);
+    else fill_uniform(t, options.seed, input_stream(t.spec().name));
+    args.push_back(std::move(t));
+  }
+  return args;
+}
+
+}  // namespace boo::ops
