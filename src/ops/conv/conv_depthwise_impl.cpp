@@ -36,6 +36,7 @@ struct FaceTiling {
   FaceTask task;
   long long block_channels = 1, tile_h = 1, tile_w = 1, window_h = 1, window_w = 1;
   long long slices = 1;  // weight face: blocks per channel block over the N x tiles units
+  int a_vec = 1, b_vec = 1;  // elements per load of A and B where their channels are contiguous
   long long window_at = 0, tile_b_at = 0, reduce_at = 0, shared_floats = 0;
   long long blocks = 0;  // grid size (the weight face's first pass)
 
@@ -53,7 +54,8 @@ struct DepthwiseConfig final : Config {
       record += "; " + f.task.result + ": face " + std::to_string(f.task.face) + " channels " +
                 std::to_string(f.block_channels) + " tile " + std::to_string(f.tile_h) + "x" +
                 std::to_string(f.tile_w) + " window " + std::to_string(f.window_h) + "x" + std::to_string(f.window_w) +
-                " blocks " + std::to_string(f.blocks);
+                " blocks " + std::to_string(f.blocks) + " vec A " + std::to_string(f.a_vec) + " B " +
+                std::to_string(f.b_vec);
       if (f.task.face == kWeightFace) record += " slices " + std::to_string(f.slices);
     }
     return record;
@@ -66,6 +68,21 @@ long long window_extent(Face face, long long tile, long long filter, long long s
   // The data face gathers o = (i + pad - r*dil) / stride: floor((tile - 1 + (f - 1)*dil) / stride) + 1
   // positions, one more where the tile's first pixel is not on a stride boundary.
   return stride == 1 ? tile + (filter - 1) * dil : (tile - 1 + (filter - 1) * dil) / stride + 2;
+}
+
+// Elements per load of a tensor whose channels are contiguous (16, 8 or 4
+// bytes): the width must divide its channel count, every other stride and the
+// block's first channel (a multiple of `block_channels`). 1 otherwise.
+int vector_width(const Strides5& s, long long channels, long long block_channels, long long elem_bytes) {
+  if (s[1] != 1) return 1;
+  for (long long bytes : {16LL, 8LL, 4LL}) {
+    const long long v = bytes / elem_bytes;
+    if (v <= 1) break;
+    if (channels % v == 0 && block_channels % v == 0 && s[0] % v == 0 && s[2] % v == 0 && s[3] % v == 0 &&
+        s[4] % v == 0)
+      return static_cast<int>(v);
+  }
+  return 1;
 }
 
 // The face's staged window and its shared-memory layout, in floats.
@@ -110,6 +127,8 @@ std::optional<FaceTiling> tile_face(const FaceTask& task, const ConvProblem& pro
     else if (f.block_channels > 1) f.block_channels = (f.block_channels + 1) / 2;
     else return std::nullopt;
   }
+  f.a_vec = vector_width(r.a_strides, r.ca, f.block_channels, problem.elem_bytes);
+  f.b_vec = vector_width(r.b_strides, r.cb, f.block_channels * m, problem.elem_bytes);
   const long long channel_blocks = ceil_div(r.ca, f.block_channels);
   const long long tiles = ceil_div(out_h, f.tile_h) * ceil_div(out_w, f.tile_w);
   if (task.face == kWeightFace) {
@@ -150,7 +169,8 @@ std::string cfg_source(const std::string& name, const FaceTiling& f, const Depth
   s += constant("kThreads", kThreads) + constant("kMult", r.bg()) + constant("kBlockChannels", f.block_channels) +
        constant("kTileH", f.tile_h) + constant("kTileW", f.tile_w) + constant("kWinH", f.window_h) +
        constant("kWinW", f.window_w) + constant("kWindowAt", f.window_at) + constant("kTileBAt", f.tile_b_at) +
-       constant("kReduceAt", f.reduce_at) + constant("kTapChunk", kTapChunk) + constant("kSlices", f.slices);
+       constant("kReduceAt", f.reduce_at) + constant("kTapChunk", kTapChunk) + constant("kSlices", f.slices) +
+       constant("kAVec", f.a_vec) + constant("kBVec", f.b_vec);
   s += constant("kAH", r.a_size[1]) + constant("kAW", r.a_size[2]) + constant("kBH", r.b_size[1]) +
        constant("kBW", r.b_size[2]) + constant("kFH", r.f_size[1]) + constant("kFW", r.f_size[2]) +
        constant("kSH", r.stride[1]) + constant("kSW", r.stride[2]) + constant("kPH", r.pad[1]) +
@@ -287,6 +307,9 @@ class DepthwiseConv final : public Tier<ConvProblem, DepthwiseConfig> {
       plan.steps.push_back(std::move(step).finish());
     }
     plan.workspace_bytes = workspace;
+    for (const FaceTiling& f : config.faces)
+      plan.tensor_alignment = std::max<uint32_t>(plan.tensor_alignment,
+                                                 static_cast<uint32_t>(std::max(f.a_vec, f.b_vec) * problem.elem_bytes));
     return plan;
   }
 };

@@ -67,30 +67,70 @@ __device__ __forceinline__ int tile_index(int c, int y, int x) {
   return C::kTileChannelsLast ? (y * kW + x) * kCh + c : (c * kH + y) * kW + x;
 }
 
+template <class T, int kVec>
+struct alignas(sizeof(T) * kVec) Vector {
+  T v[kVec];
+};
+
 /// Stages channels [c0, c0 + kCh), rows [y0, y0 + kH) and columns [x0, x0 + kW)
 /// of image `n` of tensor kRole into `tile` as floats (0 outside the tensor).
-/// Consecutive threads load along the tensor's contiguous dimension.
+/// Consecutive threads load along the tensor's contiguous dimension, kVec
+/// channels at a time where the channels are contiguous and aligned (the
+/// plan checks: kVec divides the channel count, c0, kCh and every stride).
+/// Each thread issues up to kBatch loads before it stores any, so a block
+/// waits for one round trip to device memory per batch, not per element.
 template <class C, int kRole, int kCh, int kH, int kW>
 __device__ __forceinline__ void stage(float* tile, unsigned long long base, int n, int c0, int y0, int x0) {
   using X = Tensor<C, kRole>;
-  constexpr int kCount = kCh * kH * kW;
-  for (int l = threadIdx.x; l < kCount; l += C::kThreads) {
-    int c, y, x;
-    if (X::kChannelsFastest) {
-      c = l % kCh;
-      x = (l / kCh) % kW;
-      y = l / (kCh * kW);
-    } else {
-      x = l % kW;
-      y = (l / kW) % kH;
-      c = l / (kW * kH);
+  using T = typename C::T;
+  constexpr int kVec = kRole == kA ? C::kAVec : C::kBVec;
+  constexpr int kCount = kCh / kVec * kH * kW, kIters = (kCount + C::kThreads - 1) / C::kThreads, kBatch = 8;
+#pragma unroll
+  for (int i0 = 0; i0 < kIters; i0 += kBatch) {
+    Vector<T, kVec> values[kBatch];
+    int c[kBatch], y[kBatch], x[kBatch];
+#pragma unroll
+    for (int i = 0; i < kBatch; ++i) {
+      const int l = threadIdx.x + (i0 + i) * C::kThreads;
+      if (X::kChannelsFastest) {
+        c[i] = l % (kCh / kVec) * kVec;
+        x[i] = l / (kCh / kVec) % kW;
+        y[i] = l / (kCh / kVec * kW);
+      } else {
+        x[i] = l % kW;
+        y[i] = l / kW % kH;
+        c[i] = l / (kW * kH);
+      }
+      const int gc = c0 + c[i], gy = y0 + y[i], gx = x0 + x[i];
+      if (i0 + i < kIters && l < kCount && gc < X::kChannels && gy >= 0 && gy < X::kH && gx >= 0 && gx < X::kW) {
+        values[i] = *reinterpret_cast<const Vector<T, kVec>*>(base + sizeof(T) * X::offset(n, gc, gy, gx));
+      } else {
+#pragma unroll
+        for (int v = 0; v < kVec; ++v) values[i].v[v] = from_float<T>(0.f);
+      }
     }
-    const int gc = c0 + c, gy = y0 + y, gx = x0 + x;
-    float v = 0.f;
-    if (gc < X::kChannels && gy >= 0 && gy < X::kH && gx >= 0 && gx < X::kW)
-      v = load_as_float<typename C::T>(base, X::offset(n, gc, gy, gx));
-    tile[tile_index<C, kCh, kH, kW>(c, y, x)] = v;
+#pragma unroll
+    for (int i = 0; i < kBatch; ++i) {
+      if (i0 + i >= kIters || threadIdx.x + (i0 + i) * C::kThreads >= kCount) continue;
+#pragma unroll
+      for (int v = 0; v < kVec; ++v) tile[tile_index<C, kCh, kH, kW>(c[i] + v, y[i], x[i])] = to_float(values[i].v[v]);
+    }
   }
+}
+
+/// The sum of f(0) ... f(kCount - 1) in blocks of about sqrt(kCount) terms:
+/// rounding error grows like 2 sqrt(kCount) additions instead of kCount, in a
+/// fixed order (deterministic).
+template <int kCount, class F>
+__device__ __forceinline__ float blocked_sum(F f) {
+  constexpr int kBlock = kCount <= 256 ? 16 : kCount <= 1024 ? 32 : 64;
+  float total = 0.f;
+  for (int b = 0; b < kCount; b += kBlock) {
+    float part = 0.f;
+    for (int i = b; i < b + kBlock && i < kCount; ++i) part += f(i);
+    total += part;
+  }
+  return total;
 }
 
 constexpr int kTaps(long long fh, long long fw) { return static_cast<int>(fh * fw); }
@@ -228,7 +268,9 @@ __device__ void data_face(const ConvDepthwiseParams& p) {
 /// W from A and B, first pass: block (channel block, slice) sums the tiles
 /// [slice * U / S, (slice + 1) * U / S) of the U = N x tiles of the B plane.
 /// Thread (j, g) accumulates every tap of B channel j over pixel group g; the
-/// groups are then added in a fixed order, a chunk of taps at a time.
+/// groups are then added in a fixed order, a chunk of taps at a time. Sums
+/// are blocked (per tile, per block of groups and of slices) so that fp32
+/// rounding grows with about the square root of N x H x W, not with it.
 template <class C>
 __device__ void weight_face(const ConvDepthwiseParams& p) {
   constexpr int taps = kTaps(C::kFH, C::kFW), kACh = C::kBlockChannels, kOutCh = kACh * C::kMult;
@@ -256,6 +298,10 @@ __device__ void weight_face(const ConvDepthwiseParams& p) {
     stage<C, kB, kOutCh, C::kTileH, C::kTileW>(b_s, p.b, n, kb0, oy0, ox0);
     __syncthreads();
     if (g < kGroups) {
+      // The tile's products are summed apart, then added to the running sums (blocked summation).
+      float tile_sum[taps];
+#pragma unroll
+      for (int t = 0; t < taps; ++t) tile_sum[t] = 0.f;
       // B is zero outside the plane, so pixels past its edge add nothing.
       for (int pix = g; pix < kPix; pix += kGroups) {
         const int ly = pix / C::kTileW, lx = pix % C::kTileW;
@@ -265,10 +311,12 @@ __device__ void weight_face(const ConvDepthwiseParams& p) {
 #pragma unroll
           for (int rx = 0; rx < C::kFW; ++rx) {
             const int wy = ly * C::kSH + ry * C::kDH, wx = lx * C::kSW + rx * C::kDW;
-            acc[ry * C::kFW + rx] += a_s[tile_index<C, kACh, C::kWinH, C::kWinW>(j / C::kMult, wy, wx)] * bv;
+            tile_sum[ry * C::kFW + rx] += a_s[tile_index<C, kACh, C::kWinH, C::kWinW>(j / C::kMult, wy, wx)] * bv;
           }
         }
       }
+#pragma unroll
+      for (int t = 0; t < taps; ++t) acc[t] += tile_sum[t];
     }
   }
 #pragma unroll
@@ -281,14 +329,13 @@ __device__ void weight_face(const ConvDepthwiseParams& p) {
     for (int e = threadIdx.x; e < kOutCh * C::kTapChunk; e += C::kThreads) {
       const int jj = e % kOutCh, tc = e / kOutCh, kb = kb0 + jj;
       if (t0 + tc >= taps || kb >= C::kCB) continue;
-      float sum = 0.f;
-      for (int gg = 0; gg < kGroups; ++gg) sum += red[tc * C::kThreads + gg * kOutCh + jj];
+      const float sum = blocked_sum<kGroups>([&](int gg) { return red[tc * C::kThreads + gg * kOutCh + jj]; });
       reinterpret_cast<float*>(p.partials)[(static_cast<long long>(slice) * C::kCB + kb) * taps + t0 + tc] = sum;
     }
   }
 }
 
-/// W from A and B, second pass: dw[kb, r] = the slices' partials added in slice order.
+/// W from A and B, second pass: dw[kb, r] = the slices' partials, added in a fixed order.
 template <class C>
 __device__ void weight_reduce(const ConvDepthwiseParams& p) {
   constexpr int taps = kTaps(C::kFH, C::kFW);
@@ -296,8 +343,7 @@ __device__ void weight_reduce(const ConvDepthwiseParams& p) {
   const float* partials = reinterpret_cast<const float*>(p.partials);
   for (long long e = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; e < kTotal;
        e += static_cast<long long>(gridDim.x) * blockDim.x) {
-    float sum = 0.f;
-    for (int s = 0; s < C::kSlices; ++s) sum += partials[s * kTotal + e];
+    const float sum = blocked_sum<C::kSlices>([&](int s) { return partials[s * kTotal + e]; });
     const long long kb = e / taps;
     const int t = static_cast<int>(e % taps);
     store_from_float<typename C::T>(p.w, kb * C::WStr(0) + (t / C::kFW) * C::WStr(3) + (t % C::kFW) * C::WStr(4), sum);
