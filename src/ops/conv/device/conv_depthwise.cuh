@@ -85,23 +85,27 @@ __device__ __forceinline__ void stage(float* tile, unsigned long long base, int 
   using T = typename C::T;
   constexpr int kVec = kRole == kA ? C::kAVec : C::kBVec;
   constexpr int kCount = kCh / kVec * kH * kW, kIters = (kCount + C::kThreads - 1) / C::kThreads, kBatch = 8;
+  // Element l of the window: its channel (a multiple of kVec), row and column.
+  const auto place = [](int l, int& c, int& y, int& x) {
+    if (X::kChannelsFastest) {
+      c = l % (kCh / kVec) * kVec;
+      x = l / (kCh / kVec) % kW;
+      y = l / (kCh / kVec * kW);
+    } else {
+      x = l % kW;
+      y = l / kW % kH;
+      c = l / (kW * kH);
+    }
+  };
 #pragma unroll
   for (int i0 = 0; i0 < kIters; i0 += kBatch) {
     Vector<T, kVec> values[kBatch];
-    int c[kBatch], y[kBatch], x[kBatch];
 #pragma unroll
     for (int i = 0; i < kBatch; ++i) {
       const int l = threadIdx.x + (i0 + i) * C::kThreads;
-      if (X::kChannelsFastest) {
-        c[i] = l % (kCh / kVec) * kVec;
-        x[i] = l / (kCh / kVec) % kW;
-        y[i] = l / (kCh / kVec * kW);
-      } else {
-        x[i] = l % kW;
-        y[i] = l / kW % kH;
-        c[i] = l / (kW * kH);
-      }
-      const int gc = c0 + c[i], gy = y0 + y[i], gx = x0 + x[i];
+      int c, y, x;
+      place(l, c, y, x);
+      const int gc = c0 + c, gy = y0 + y, gx = x0 + x;
       if (i0 + i < kIters && l < kCount && gc < X::kChannels && gy >= 0 && gy < X::kH && gx >= 0 && gx < X::kW) {
         values[i] = *reinterpret_cast<const Vector<T, kVec>*>(base + sizeof(T) * X::offset(n, gc, gy, gx));
       } else {
@@ -109,11 +113,15 @@ __device__ __forceinline__ void stage(float* tile, unsigned long long base, int 
         for (int v = 0; v < kVec; ++v) values[i].v[v] = from_float<T>(0.f);
       }
     }
+    // The places are computed again rather than kept: registers go to the loads in flight.
 #pragma unroll
     for (int i = 0; i < kBatch; ++i) {
-      if (i0 + i >= kIters || threadIdx.x + (i0 + i) * C::kThreads >= kCount) continue;
+      const int l = threadIdx.x + (i0 + i) * C::kThreads;
+      if (i0 + i >= kIters || l >= kCount) continue;
+      int c, y, x;
+      place(l, c, y, x);
 #pragma unroll
-      for (int v = 0; v < kVec; ++v) tile[tile_index<C, kCh, kH, kW>(c[i] + v, y[i], x[i])] = to_float(values[i].v[v]);
+      for (int v = 0; v < kVec; ++v) tile[tile_index<C, kCh, kH, kW>(c + v, y, x)] = to_float(values[i].v[v]);
     }
   }
 }
@@ -302,7 +310,9 @@ __device__ void weight_face(const ConvDepthwiseParams& p) {
       float tile_sum[taps];
 #pragma unroll
       for (int t = 0; t < taps; ++t) tile_sum[t] = 0.f;
-      // B is zero outside the plane, so pixels past its edge add nothing.
+      // B is zero outside the plane, so pixels past its edge add nothing. Not
+      // unrolled: the taps already are, and unrolled pixels would spill.
+#pragma unroll 1
       for (int pix = g; pix < kPix; pix += kGroups) {
         const int ly = pix / C::kTileW, lx = pix % C::kTileW;
         const float bv = b_s[tile_index<C, kOutCh, C::kTileH, C::kTileW>(j, ly, lx)];
