@@ -10,6 +10,10 @@
 #   convs): boo and cuDNN, --verify-numerics, CSV and Perfetto trace, with its
 #   wall time, numerics pass rate and trace size.
 # Logs go to $OUT (the device tool's output folder) or build-gpu/logs.
+# Exit status: 0 when every stage run passed; 1 when any failed (a failing or missing test, a numerics
+# failure or shortfall, a timeout, a sanitizer error, a crash), naming the failed stages last.
+# BOO_TEST_FAULT=<fault> (shift, scale, ...: src/bench/fault_backend.hpp) makes the boo backend's results
+# deliberately wrong: the numerics stage must then fail, naming the failing lines.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-$PWD/build-gpu/logs}"
@@ -24,11 +28,16 @@ mkdir -p "$AUX"
 COMMIT="${BOO_GIT_COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}"
 stages=("$@")
 [ ${#stages[@]} -eq 0 ] && stages=(build info tests python numerics cache sanitizer perf norms)
-declare -a table
+table=()
+failed_stages=()
+# This is a GPU machine: a GPU test that finds no GPU fails instead of skipping.
+export BOO_REQUIRE_GPU=1
 
 want() { local s; for s in "${stages[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 # Each row is also printed at once, so a run cut short still shows what it finished.
 row() { table+=("$(printf '%-34s %s' "$1" "$2")"); echo "[gpu-check] ${table[-1]}"; }
+# A failed stage: its row says FAILED and the script exits 1.
+fail() { failed_stages+=("$1"); row "$1" "FAILED: $2"; }
 
 if want build; then
   gtest_arg=()
@@ -48,7 +57,7 @@ fi
 
 if want info; then
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$OUT/info.log" 2>&1
-  $BUILD/tools/boo info >> "$OUT/info.log" 2>&1
+  $BUILD/tools/boo info >> "$OUT/info.log" 2>&1 || fail "info" "boo info exited $?"
   cat "$OUT/info.log"
   row "device" "$(head -1 "$OUT/info.log")"
 fi
@@ -56,7 +65,11 @@ fi
 if want tests; then
   # (python: the python stage installs the package first, then runs those tests)
   (cd $BUILD && ctest -L gpu -LE 'numerics|python' -V -j 4) > "$OUT/gpu-tests.log" 2>&1
-  row "ctest -L gpu" "$(grep -E 'tests passed|tests failed' "$OUT/gpu-tests.log" | tail -1)"
+  rc=$?
+  skipped=$(grep -c '(Skipped)' "$OUT/gpu-tests.log")
+  row "ctest -L gpu" "$(grep -E 'tests passed|tests failed' "$OUT/gpu-tests.log" | tail -1), $skipped skipped"
+  [ $rc -ne 0 ] && fail "ctest -L gpu" "ctest exited $rc"
+  [ "$skipped" -ne 0 ] && fail "ctest -L gpu" "$skipped tests skipped on a GPU machine"
   grep -E "cached module load|MiB after the first command|\*\*\*Failed|executor isolation holds" "$OUT/gpu-tests.log" | head -8 | sed 's/^/  /'
 fi
 
@@ -74,18 +87,31 @@ if want python; then
     export PYTHONUNBUFFERED=1  # a killed or crashed test still leaves its output
     (cd /tmp && CUDA_VISIBLE_DEVICES="${PY_GPU:-0}" PYTHONFAULTHANDLER=1 timeout 120 \
        python3 "$OLDPWD/tests/python/gpu_smoke.py") >> "$OUT/python.log" 2>&1
-    row "python smoke" "exit $? $(grep -E 'boo.ops.conv on cuda' "$OUT/python.log" | tail -1)"
+    rc=$?
+    row "python smoke" "exit $rc $(grep -E 'boo.ops.conv on cuda' "$OUT/python.log" | tail -1)"
+    [ $rc -ne 0 ] && fail "python smoke" "exit $rc"
     (cd /tmp && CUDA_VISIBLE_DEVICES="${PY_GPU:-0}" PYTHONFAULTHANDLER=1 timeout 300 \
        python3 "$OLDPWD/examples/python_example.py" cuda) >> "$OUT/python.log" 2>&1
-    row "python example (README)" "exit $?"
+    rc=$?
+    row "python example (README)" "exit $rc"
+    [ $rc -ne 0 ] && fail "python example (README)" "exit $rc"
     # PY_GPU: the GPU the package's tests use (the other stages may be timing on GPU 0).
     # A hang prints every thread's stack (faulthandler on SIGABRT) instead of eating the run.
     (cd /tmp && CUDA_VISIBLE_DEVICES="${PY_GPU:-0}" PYTHONFAULTHANDLER=1 timeout -s ABRT 420 \
        python3 "$OLDPWD/tests/python/test_torch_ops.py" cuda) >> "$OUT/python.log" 2>&1
-    row "python tests (cuda)" "$(grep -E '^(OK|FAILED)' "$OUT/python.log" | tail -1), $(grep -E '^Ran ' "$OUT/python.log" | tail -1)"
+    rc=$?
+    row "python tests (cuda)" "exit $rc, $(grep -E '^(OK|FAILED)' "$OUT/python.log" | tail -1), $(grep -E '^Ran ' "$OUT/python.log" | tail -1)"
+    [ $rc -ne 0 ] && fail "python tests (cuda)" "exit $rc"
     (cd /tmp && PYTHONFAULTHANDLER=1 timeout -s ABRT 180 python3 "$OLDPWD/tests/python/test_ddp.py") >> "$OUT/python.log" 2>&1
-    row "python DDP" "$(grep -E 'DDP on|skipped|Error' "$OUT/python.log" | tail -1)"
-    (cd /tmp && CUDA_VISIBLE_DEVICES="${PY_GPU:-0}" timeout 120 python3 "$OLDPWD/benchmarks/python_overhead.py") >> "$OUT/python.log" 2>&1
+    rc=$?
+    # 77: fewer than two GPUs, the test did not run (SKIPPED, not passed and not failed).
+    case $rc in
+      0) row "python DDP" "$(grep -E 'DDP on' "$OUT/python.log" | tail -1)" ;;
+      77) row "python DDP" "SKIPPED ($(grep -E 'SKIPPED' "$OUT/python.log" | tail -1))" ;;
+      *) fail "python DDP" "exit $rc $(grep -E 'Error|FAILED' "$OUT/python.log" | tail -1)" ;;
+    esac
+    (cd /tmp && CUDA_VISIBLE_DEVICES="${PY_GPU:-0}" timeout 120 python3 "$OLDPWD/benchmarks/python_overhead.py") >> "$OUT/python.log" 2>&1 ||
+      fail "python overhead benchmark" "exit $?"
     grep -E '^(kernel|boo|torch)' "$OUT/python.log" | sed 's/^/  /'
     if want resnet; then
       (cd /tmp && CUDA_VISIBLE_DEVICES="${PY_GPU:-0}" PYTHONFAULTHANDLER=1 timeout -s ABRT 500 \
@@ -98,7 +124,7 @@ if want python; then
       grep -E 'median relative' "$OUT/resnet50-grads.log" | sed 's/^/  /'
     fi
   else
-    row "pip install ." "FAILED or timed out (tails of python.log and $AUX/pip-install.log below)"
+    fail "pip install ." "or timed out (tails of python.log and $AUX/pip-install.log below)"
     tail -n 20 "$OUT/python.log" "$AUX/pip-install.log"
   fi
 fi
@@ -115,8 +141,15 @@ fi
 # numerics: the given files (default: the conv and norm matrices, the focus list of past regressions,
 # the examples and BOO's sample; the 413/257 workloads take ~5 min each: name them when loaders change).
 NUMERICS_FILES="${NUMERICS_FILES:-tests/gpu/conv_matrix.txt tests/gpu/focus.txt tests/gpu/norm_matrix.txt examples/sample-commands.txt workloads/boo-sample.txt}"
+# Each list's run leaves its CSV and log (numerics-runs.tgz) and one record of every list (numerics.md:
+# commit, device, counts, failing lines; scripts/numerics_record.py) to commit under docs/perf/. A list
+# fails on any failing line and on any command without a result (a timeout or crash cut the run short).
 if want numerics; then
   export BOO_CACHE_DIR="$PWD/$BUILD/cache"
+  runs="$AUX/numerics"
+  rm -rf "$runs" && mkdir -p "$runs"
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+  pairs=()
   for wl in $NUMERICS_FILES; do
     name=$(basename "$wl" .txt)
     start=$(date +%s)
@@ -126,12 +159,24 @@ if want numerics; then
     vendor=()
     case "$name" in *norm_matrix*) vendor=(--numerics-vendor none) ;; esac
     timeout "${NUMERICS_TIMEOUT:-900}" $BUILD/tools/boo-driver --backend boo --commands-file "$wl" --verify-numerics -t 0 \
-      "${vendor[@]}" ${NUMERICS_ARGS:-} \
-      > "$OUT/numerics-$name.log" 2>&1
-    row "numerics $name" "$(grep -c '^Numerics: PASS' "$OUT/numerics-$name.log") pass, $(grep -c '^Numerics: FAIL' "$OUT/numerics-$name.log") fail, $(grep -c '>>> FAILED' "$OUT/numerics-$name.log") errors ($(( $(date +%s) - start )) s)"
-    # The command before each failure, so it can be re-run as is.
-    grep -B30 -E '^Numerics: FAIL|^>>> FAILED' "$OUT/numerics-$name.log" | grep -E '^>>> [a-z]|FAIL' | head -12
+      "${vendor[@]}" --csv "$runs/$name.csv" ${NUMERICS_ARGS:-} > "$runs/$name.log" 2>&1
+    rc=$?
+    pairs+=("$wl=$runs/$name.csv")
+    python3 scripts/numerics_record.py --commit "$COMMIT" --device "$gpu" --title "$name" "$wl=$runs/$name.csv" \
+      > "$runs/$name.md" 2>&1
+    record=$?
+    counts=$(grep -E '^\| `' "$runs/$name.md" | awk -F' *[|] *' '{print $4 " of " $3 " pass, " $5 " fail, " $6 " unsupported, " $7 " no result"}')
+    row "numerics $name" "$counts ($(( $(date +%s) - start )) s, driver exit $rc)"
+    if [ $rc -eq 124 ]; then
+      fail "numerics $name" "timed out after ${NUMERICS_TIMEOUT:-900} s (NUMERICS_TIMEOUT)"
+    elif [ $record -ne 0 ] || [ $rc -ne 0 ]; then
+      fail "numerics $name" "driver exit $rc; failing lines (re-run each as is):"
+    fi
+    grep -E '^- ' "$runs/$name.md" | head -12 | sed 's/^/  /'
   done
+  python3 scripts/numerics_record.py --commit "$COMMIT" --device "$gpu" --title "scripts/gpu-check.sh numerics" \
+    "${pairs[@]}" > "$OUT/numerics.md" 2>&1
+  tar czf "$OUT/numerics-runs.tgz" -C "$runs" .
 fi
 
 if want cache; then
@@ -140,7 +185,9 @@ if want cache; then
   second=$($BUILD/tools/boo-driver --commands-file workloads/boo-sample.txt --cache-dir "$cache" -t 0 2>&1 | grep 'kernels compiled')
   row "driver 1st process" "${first#boo-driver: }"
   row "driver 2nd process" "${second#boo-driver: }"
-  $BUILD/tools/boo preload --commands-file workloads/boo-conv-413.txt --cache-dir "$cache" -j 16 > "$AUX/preload.log" 2>&1
+  [ -z "$first" ] || [ -z "$second" ] && fail "cache" "a driver process printed no kernel counts"
+  $BUILD/tools/boo preload --commands-file workloads/boo-conv-413.txt --cache-dir "$cache" -j 16 > "$AUX/preload.log" 2>&1 ||
+    fail "preload boo-conv-413" "exit $?"
   row "preload boo-conv-413 (GPU)" "$(grep -E '^compiled=' "$AUX/preload.log")"
   rm -rf "$cache"
 fi
@@ -153,8 +200,9 @@ if want sanitizer; then
       --commands-file tests/gpu/sanitizer_subset.txt -t 0 > "$OUT/sanitizer.log" 2>&1
     rc=$?
     row "compute-sanitizer memcheck" "exit $rc, $(grep -c 'Invalid' "$OUT/sanitizer.log") invalid accesses; $(grep -E 'ERROR SUMMARY' "$OUT/sanitizer.log" | tail -1)"
+    [ $rc -ne 0 ] && fail "compute-sanitizer memcheck" "exit $rc (3: memcheck found errors; else the driver failed)"
   else
-    row "compute-sanitizer memcheck" "not on the PATH"
+    fail "compute-sanitizer memcheck" "compute-sanitizer is not on the PATH: the stage did not run"
   fi
 fi
 
@@ -168,11 +216,12 @@ if want perf; then
     start=$(date +%s)
     $BUILD/tools/boo preload --commands-file "$wl" -j 16 > "$AUX/preload-$name.log" 2>&1
     $BUILD/tools/boo-driver --commands-file "$wl" --backend boo --backend cudnn --iter "$PERF_ITER" \
-      --csv "$OUT/perf-$name.csv" > "$OUT/perf-$name.log" 2>&1
+      --csv "$OUT/perf-$name.csv" > "$OUT/perf-$name.log" 2>&1 || fail "perf $name" "boo-driver exit $? (see perf-$name.log)"
     gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
     case "$gpu" in *H200*) bw=4.8 ;; *) bw=3.35 ;; esac
     python3 scripts/perf_table.py "$OUT/perf-$name.csv" --device "$gpu" --peak-tflops 989.4 --bandwidth-tbs $bw \
-      --title "$name, commit $COMMIT, $(date -u +%Y-%m-%d)" > "$OUT/perf-$name.md"
+      --l2 rotated --title "$name, commit $COMMIT, $(date -u +%Y-%m-%d)" > "$OUT/perf-$name.md" ||
+      fail "perf $name table" "perf_table.py exit $?"
     row "perf $name ($(( $(date +%s) - start )) s)" "$(grep -E '^\| all' "$OUT/perf-$name.md")"
     grep -E '^\| (forward|backward)' "$OUT/perf-$name.md" | head -4 | sed 's/^/  /'
   done
@@ -182,8 +231,8 @@ fi
 if want norms; then
   export BOO_CACHE_DIR="$PWD/$BUILD/cache"
   $BUILD/tools/boo-driver --backend boo --backend cudnn --commands-file benchmarks/norm_shapes.txt --csv "$OUT/norms-boo.csv" \
-    > "$OUT/norms-boo.log" 2>&1
-  python3 benchmarks/torch_norms.py --out "$OUT/norms-torch.csv" > "$OUT/norms-torch.log" 2>&1
+    > "$OUT/norms-boo.log" 2>&1 || fail "norms boo-driver" "exit $?"
+  python3 benchmarks/torch_norms.py --out "$OUT/norms-torch.csv" > "$OUT/norms-torch.log" 2>&1 || fail "norms torch" "exit $?"
   gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
   python3 benchmarks/norm_table.py "$OUT/norms-boo.csv" "$OUT/norms-torch.csv" --device "$gpu" \
     --title "norms, commit $COMMIT, $(date -u +%Y-%m-%d)" > "$OUT/norms.md" 2>&1
@@ -199,9 +248,12 @@ if want split; then
   mkdir -p "$OUT/gpu1-python" "$OUT/gpu0-driver"
   (OUT="$OUT/gpu1-python" PY_GPU=1 timeout "$split_timeout" "$0" ${SPLIT_PYTHON_STAGES:-python resnet gradcheck} \
      > "$OUT/gpu1-python/summary.txt" 2>&1) &
+  python_branch=$!
   (OUT="$OUT/gpu0-driver" CUDA_VISIBLE_DEVICES=0 timeout "$split_timeout" "$0" \
      ${SPLIT_DRIVER_STAGES:-numerics perf norms sanitizer} > "$OUT/gpu0-driver/summary.txt" 2>&1) &
-  wait
+  driver_branch=$!
+  wait $python_branch || fail "split: python branch" "exit $? (124: SPLIT_TIMEOUT)"
+  wait $driver_branch || fail "split: driver branch" "exit $? (124: SPLIT_TIMEOUT)"
   for branch in gpu1-python gpu0-driver; do
     echo "--- $branch"
     grep -v '^\[gpu-check\]' "$OUT/$branch/summary.txt" | tail -n 40
@@ -223,6 +275,7 @@ if want full; then
     --csv "$OUT/full-$name.csv" --trace "$trace" ${FULL_ARGS:-} > "$OUT/full-$name.log" 2>&1
   rc=$?
   row "full $name" "exit $rc, wall $(( $(date +%s) - start )) s; $(tail -1 "$OUT/full-$name.log")"
+  [ $rc -ne 0 ] && fail "full $name" "boo-driver exit $rc"
   python3 - "$OUT/full-$name.csv" "$trace" "$FULL_FILE" <<'PY' | while read -r line; do row "  full check" "$line"; done
 import csv, json, os, sys
 rows = list(csv.DictReader(open(sys.argv[1], newline="")))
@@ -238,12 +291,19 @@ PY
   if [ -f "$OUT/full-$name.csv" ]; then
     gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
     case "$gpu" in *H200*) bw=4.8 ;; *) bw=3.35 ;; esac
+    l2=rotated
+    case " ${FULL_ARGS:-} " in *" --flush-l2 "*) l2=flushed ;; esac
     python3 scripts/perf_table.py "$OUT/full-$name.csv" --device "$gpu" --peak-tflops 989.4 --bandwidth-tbs $bw \
-      --title "$name (full run), commit $COMMIT, $(date -u +%Y-%m-%d)" > "$OUT/full-$name.md"
+      --l2 $l2 --title "$name (full run), commit $COMMIT, $(date -u +%Y-%m-%d)" > "$OUT/full-$name.md"
     row "full $name perf" "$(grep -E '^\| all' "$OUT/full-$name.md")"
   fi
 fi
 
 echo
-echo "=== gpu-check summary ($(date -u +%Y-%m-%dT%H:%MZ), commit $COMMIT) ==="
+echo "=== gpu-check summary ($(date -u +%Y-%m-%dT%H:%MZ), commit $COMMIT${BOO_TEST_FAULT:+, BOO_TEST_FAULT=$BOO_TEST_FAULT}) ==="
 printf '%s\n' "${table[@]}"
+if [ ${#failed_stages[@]} -gt 0 ]; then
+  echo "gpu-check: FAILED (${#failed_stages[@]}): $(printf '%s; ' "${failed_stages[@]}")"
+  exit 1
+fi
+echo "gpu-check: every stage passed"

@@ -4,7 +4,11 @@ table of docs/perf/: per command the time of each backend, boo's TFLOP/s and
 fraction of the roofline limit (tensor-core peak or memory bandwidth, whichever
 bounds the shape), and the boo/cudnn time ratio; geometric means per direction.
 
-usage: perf_table.py OUT.csv [...] --device "NVIDIA H200" --peak-tflops 989.4 --bandwidth-tbs 4.8 [--title T]
+usage: perf_table.py OUT.csv [...] --device "NVIDIA H200" --peak-tflops 989.4 --bandwidth-tbs 4.8
+                    [--l2 rotated|flushed] [--title T]
+
+--l2 says how the run kept inputs out of L2 (the CSV does not record it): "rotated" for a run without
+--flush-l2, "flushed" for one with it; without --l2 the table says it is not recorded.
 """
 import argparse
 import csv
@@ -14,6 +18,12 @@ import sys
 from collections import defaultdict
 
 DIRECTIONS = {"1": "forward", "2": "backward data", "4": "backward weight"}
+L2_METHODS = {
+    "rotated": "inputs rotated over copies spanning twice the L2 (at most 8 copies, so the smallest inputs can "
+               "still be read from L2)",
+    "flushed": "L2 overwritten before every timed launch (--flush-l2)",
+    None: "how inputs were kept out of L2 is not recorded for this run",
+}
 
 
 def direction(command):
@@ -31,6 +41,7 @@ def main():
     ap.add_argument("--device", required=True)
     ap.add_argument("--peak-tflops", type=float, required=True, help="dense bf16 tensor-core peak")
     ap.add_argument("--bandwidth-tbs", type=float, required=True, help="HBM bandwidth")
+    ap.add_argument("--l2", choices=["rotated", "flushed"], help="how the run kept inputs out of L2")
     ap.add_argument("--title", default="boo vs cuDNN")
     args = ap.parse_args()
 
@@ -41,8 +52,8 @@ def main():
                 rows.append(r)
     out = [f"## {args.title}", "",
            f"Device: {args.device}; limits: {args.peak_tflops} TFLOP/s dense bf16, {args.bandwidth_tbs} TB/s HBM "
-           "(spec sheet). Times are per-launch GPU means of boo-driver (CUPTI kernel times, inputs rotated past L2, "
-           "unless the run says otherwise), same process and inputs for both backends; cuDNN runs its fastest "
+           "(spec sheet). Times are per-launch GPU means of boo-driver (CUPTI kernel times; "
+           f"{L2_METHODS[args.l2]}), same process and inputs for both backends; cuDNN runs its fastest "
            "engine configuration for each signature.", "",
            "| # | direction | boo µs | cuDNN µs | boo/cuDNN | boo TFLOP/s | bound | boo % of limit | command |",
            "|---|---|---|---|---|---|---|---|---|"]

@@ -16,6 +16,11 @@ namespace boo {
 struct RunOptions {
   int64_t iterations = 100;  ///< --iter / -i (BOO's default)
   bool time = true;          ///< -t / --time (BOO's default: timing on)
+  /// > 0: the launches are sized by their duration instead of `iterations`:
+  /// about a quarter of this many seconds of warm-up, then about this many
+  /// seconds of timed launches (boo-driver's --min-time, for a command
+  /// without --iter).
+  double min_time_s = 0;
 };
 
 struct ParsedCommand {

@@ -7,34 +7,57 @@ specialized GPU kernel, JIT-compiled with NVRTC and cached on disk.
     x, w = sig.sample_args(device="cuda")
     (y,) = boo.get_launchable(sig)(x, w)
 
+Signatures are built from typed fields too (boo.Signature.conv, .layer_norm,
+.rms_norm), and with iree-turbine BOO's keyword classes (boo.ConvSignature,
+boo.LayerNormSignature; README: "BOO's names").
+
 `boo.ops` (functional ops with autograd) and the modules need PyTorch; the
 signature API above needs it only for tensors.
 """
 import importlib
 
-from ._C import Signature, TensorSpec, __version__, git_commit
+from ._C import (Activation, ActivationKind, ConvDirection, DType, LayerNormDirection, RmsNormDirection, Signature,
+                 TensorSpec, __version__, git_commit)
+from .cache import clear_cache, is_cache_enabled, set_cache_dir, toggle_cache_on, use_cache_dir
 
-__all__ = ["Signature", "TensorSpec", "Launchable", "get_launchable", "sample_args", "ops", "nn", "replace_modules",
-           "compile", "backend", "__version__", "git_commit"]
+# What loads on first use (it needs PyTorch), by module.
+_LAZY = {
+    "launch": ("Launchable", "get_launchable", "sample_args"),
+    "compile": ("backend",),
+    "nn": ("replace_modules", "replace_convs_with_boo", "replace_conv2d_with_boo_conv"),
+    "ops": ("enable_backward", "disable_backward", "is_boo_backward_enabled"),
+    "reference": ("get_nn_module",),
+    "turbine": ("ConvSignature", "ConvMode", "LayerNormSignature", "LayerNormMode", "RMSNormSignature",
+                "RMSNormMode"),
+}
+
+__all__ = ["Signature", "TensorSpec", "DType", "Activation", "ActivationKind", "ConvDirection", "LayerNormDirection",
+           "RmsNormDirection", "ops", "nn", "compile", "reference", "turbine", "clear_cache", "is_cache_enabled",
+           "set_cache_dir", "toggle_cache_on", "use_cache_dir", "__version__", "git_commit",
+           *(name for names in _LAZY.values() for name in names)]
 
 
-def _signature_sample_args(self, device="cpu", seed=10):
-    """The driver's seeded inputs of this signature on `device` (PyTorch tensors)."""
-    return importlib.import_module(".launch", __name__).sample_args(self, device, seed)
+def _signature_sample_args(self, device="cpu", seed=10, splat_value=None):
+    """The driver's seeded inputs of this signature on `device` (PyTorch tensors); with
+    `splat_value`, every argument filled with that value."""
+    return importlib.import_module(".launch", __name__).sample_args(self, device, seed, splat_value)
+
+
+def _signature_get_nn_module(self):
+    """The PyTorch reference module of this signature: forward(*arguments) -> results."""
+    return importlib.import_module(".reference", __name__).get_nn_module(self)
 
 
 # Methods that need PyTorch are attached here, so that the extension itself does not depend on it.
 Signature.sample_args = _signature_sample_args
+Signature.get_nn_module = _signature_get_nn_module
 
 
 def __getattr__(name):
     # The PyTorch-facing parts load on first use, so `import boo` works without PyTorch.
-    if name in ("Launchable", "get_launchable", "sample_args"):
-        return getattr(importlib.import_module(".launch", __name__), name)
-    if name in ("ops", "nn", "compile"):
+    if name in ("ops", "nn", "compile", "reference", "turbine"):
         return importlib.import_module("." + name, __name__)
-    if name == "backend":
-        return importlib.import_module(".compile", __name__).backend
-    if name == "replace_modules":
-        return importlib.import_module(".nn", __name__).replace_modules
+    for module, names in _LAZY.items():
+        if name in names:
+            return getattr(importlib.import_module("." + module, __name__), name)
     raise AttributeError(f"module 'boo' has no attribute '{name}'")

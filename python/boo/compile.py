@@ -1,5 +1,9 @@
 """torch.compile backends: "boo" (boo's ops, the rest eager) and
-"boo_inductor" (boo's ops, the rest through inductor).
+"boo_inductor" (boo's ops, the rest through inductor), also registered under
+iree-turbine BOO's names: "iree_boo" is "boo", "iree_boo_inductor" is
+"boo_inductor", and "iree_boo_experimental" is "boo_inductor" too: boo has no
+experimental fusions (BOO's experimental backend adds the conv backward, which
+boo's rewrite always takes, its ops carrying their own autograd).
 
 The rewrite works on Dynamo's FX graph before autograd: every convolution
 (with its bias) followed by a supported activation, every layer norm and
@@ -17,7 +21,8 @@ import torch.nn.functional as F
 
 from . import _C, ops
 
-__all__ = ["backend", "boo_backend", "boo_inductor_backend", "DEFAULT_FUSION_SCHEMA"]
+__all__ = ["backend", "boo_backend", "boo_inductor_backend", "iree_boo_backend", "iree_boo_inductor_backend",
+           "iree_boo_experimental_backend", "DEFAULT_FUSION_SCHEMA"]
 
 log = logging.getLogger("boo")
 
@@ -191,8 +196,10 @@ def _rewrite_layer_norms(gm):
 
         def signatures():
             common = (tuple(xv.shape), len(shape), xv.dtype, w is not None, b is not None, eps)
-            return [ops.layer_norm_signature(*common, 1)] + ([ops.layer_norm_signature(*common, 14)]
-                                                            if needs_grad else [])
+            flags = _C.LayerNormDirection
+            backward = flags.BACKWARD_DATA | flags.BACKWARD_WEIGHT | flags.BACKWARD_BIAS
+            return [ops.layer_norm_signature(*common, flags.FORWARD)] + (
+                [ops.layer_norm_signature(*common, backward)] if needs_grad else [])
 
         if not _boo_can_run(signatures, [xv]):
             continue
@@ -219,7 +226,8 @@ def _rewrite_rms_norms(gm):
 
         def signatures():
             common = (tuple(xv.shape), len(shape), xv.dtype, w is not None, eps)
-            return [ops.rms_norm_signature(*common, 1)] + ([ops.rms_norm_signature(*common, 2)] if needs_grad else [])
+            return [ops.rms_norm_signature(*common, "forward")] + (
+                [ops.rms_norm_signature(*common, "backward")] if needs_grad else [])
 
         if not _boo_can_run(signatures, [xv]):
             continue
@@ -265,3 +273,9 @@ def boo_backend(gm, example_inputs):
 def boo_inductor_backend(gm, example_inputs):
     """The "boo_inductor" torch.compile backend: boo's ops, everything else through inductor."""
     return backend("inductor")(gm, example_inputs)
+
+
+# iree-turbine BOO's backend names (pyproject.toml registers them as torch_dynamo_backends).
+iree_boo_backend = boo_backend
+iree_boo_inductor_backend = boo_inductor_backend
+iree_boo_experimental_backend = boo_inductor_backend

@@ -6,8 +6,12 @@ import torch
 from . import _C, _tensors
 
 
-def sample_args(sig, device="cpu", seed=10):
-    """The driver's seeded inputs for `sig` (BOO's seed is 10), on `device`."""
+def sample_args(sig, device="cpu", seed=10, splat_value=None):
+    """The driver's seeded inputs for `sig` (BOO's seed is 10), on `device`; with
+    `splat_value`, every argument filled with that value instead (BOO's driver option)."""
+    if splat_value is not None:
+        return [torch.empty_strided(s.shape, s.strides, dtype=_tensors.dtype_of(s), device=device).fill_(splat_value)
+                for s in sig.arguments]
     data = _C.sample_args(sig, seed)
     return [_tensors.from_storage_bytes(b, spec, device) for b, spec in zip(data, sig.arguments)]
 
@@ -75,8 +79,12 @@ def _launchable_of(sig):
 
 
 def get_launchable(sig):
-    """A callable that runs `sig` on tensors laid out as sig.arguments and
-    returns new tensors laid out as sig.results (one per signature object)."""
+    """A callable that runs `sig` (a boo.Signature, a driver command, or a BOO
+    signature class such as boo.ConvSignature) on tensors laid out as
+    sig.arguments and returns new tensors laid out as sig.results (one per
+    signature object)."""
     if isinstance(sig, str):
         sig = _C.Signature.from_command(sig)
+    elif not isinstance(sig, _C.Signature):
+        sig = sig.signature
     return _launchable_of(sig)

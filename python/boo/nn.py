@@ -1,16 +1,25 @@
 """Drop-in modules: torch.nn's constructors, initialization and state_dict,
-with forward through boo's ops. `replace_modules(model)` swaps them in place."""
+with forward through boo's ops. `replace_modules(model)` swaps them in place;
+`replace_convs_with_boo` and `replace_conv2d_with_boo_conv` are iree-turbine
+BOO's names for swapping the convolutions alone."""
 import torch
 
 from . import ops
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "LayerNorm", "RMSNorm", "replace_modules"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "LayerNorm", "RMSNorm", "replace_modules", "replace_convs_with_boo",
+           "replace_conv2d_with_boo_conv"]
 
 
 class _BooConv:
     """The forward shared by boo's ConvNd modules (mixed into torch's)."""
 
     def forward(self, x):
+        # Unbatched input (C, spatial...), as torch.nn's ConvNd takes it: a batch of one.
+        if x.dim() == len(self.kernel_size) + 1:
+            return self._forward(x.unsqueeze(0)).squeeze(0)
+        return self._forward(x)
+
+    def _forward(self, x):
         if self.padding_mode != "zeros" or self._asymmetric_padding():
             # Non-zero padding modes and the asymmetric 'same' padding of even
             # kernels: pad explicitly, as torch.nn does for padding modes.
@@ -71,18 +80,70 @@ def _swap(module):
     return new
 
 
-def replace_modules(model, types=None):
+_CONV_DIMS = {torch.nn.Conv1d: 1, torch.nn.Conv2d: 2, torch.nn.Conv3d: 3}
+
+
+def replace_modules(model, types=None, *, allowed_spatial_dims=(1, 2, 3), kwarg_mapping=None):
     """Replaces, in place, every torch.nn.Conv1d/2d/3d, LayerNorm and RMSNorm in `model`
     (or only those of `types`) by boo's, sharing their parameters. Returns
-    `model` (itself replaced when it is one of those modules)."""
+    `model` (itself replaced when it is one of those modules).
+
+    Convolutions are filtered as iree-turbine BOO's replace_convs_with_boo does:
+    only those of `allowed_spatial_dims`, and of those only the ones whose
+    attributes equal `kwarg_mapping[spatial_dims]`, e.g. {2: {"stride": (1, 1)}}
+    replaces only the 2-D convolutions of stride 1."""
+    bad_dims = [d for d in allowed_spatial_dims if d not in (1, 2, 3)]
+    if bad_dims:
+        raise ValueError(f"allowed_spatial_dims: {bad_dims} are not convolution dimensions; use 1, 2 or 3")
+    kwarg_mapping = kwarg_mapping or {}
+    bad_keys = [d for d in kwarg_mapping if d not in (1, 2, 3)]
+    if bad_keys:
+        raise ValueError(f"kwarg_mapping: keys {bad_keys} are not convolution dimensions; use 1, 2 or 3")
     wanted = tuple(types) if types is not None else tuple(_REPLACEMENTS)
+
+    def chosen(module):
+        if not isinstance(module, wanted) or type(module) not in _REPLACEMENTS:
+            return False
+        dims = _CONV_DIMS.get(type(module))
+        if dims is None:
+            return True
+        if dims not in allowed_spatial_dims:
+            return False
+        for name, value in kwarg_mapping.get(dims, {}).items():
+            if not hasattr(module, name):
+                raise ValueError(f"kwarg_mapping[{dims}]: {type(module).__name__} has no attribute {name!r}")
+            if getattr(module, name) != value:
+                return False
+        return True
+
     if isinstance(model, wanted):
-        return _swap(model) or model
-    for name, child in list(model.named_children()):
-        if isinstance(child, wanted) and type(child) in _REPLACEMENTS:
-            swapped = _swap(child)
-            if swapped is not None:
-                setattr(model, name, swapped)
-        else:
-            replace_modules(child, types)
+        return (_swap(model) or model) if chosen(model) else model
+    # Chosen first, swapped after: a bad filter raises before anything is replaced.
+    swaps = []
+
+    def collect(parent):
+        for name, child in parent.named_children():
+            if chosen(child):
+                swaps.append((parent, name, child))
+            else:
+                collect(child)
+
+    collect(model)
+    for parent, name, child in swaps:
+        swapped = _swap(child)
+        if swapped is not None:
+            setattr(parent, name, swapped)
     return model
+
+
+def replace_convs_with_boo(model, *, allowed_spatial_dims=(1, 2, 3), kwarg_mapping=None):
+    """iree-turbine BOO's name: replace_modules for the convolutions alone (parameters are
+    shared with the replaced modules, where BOO copies them)."""
+    return replace_modules(model, tuple(_CONV_DIMS), allowed_spatial_dims=allowed_spatial_dims,
+                           kwarg_mapping=kwarg_mapping)
+
+
+def replace_conv2d_with_boo_conv(model, **kwargs):
+    """iree-turbine BOO's name: replaces the Conv2d modules whose attributes equal `kwargs`
+    (e.g. stride=(1, 1)); all of them without kwargs."""
+    return replace_convs_with_boo(model, allowed_spatial_dims=(2,), kwarg_mapping={2: kwargs})

@@ -4,7 +4,8 @@ autograd whose backward runs boo's backward kernels.
 
 On CUDA tensors they run boo's GPU kernels on the current stream; on CPU
 tensors the float64 reference (exact, slow: for tests and small problems).
-Set BOO_USE_BACKWARD_KERNELS=0 to compute gradients with PyTorch instead.
+Set BOO_USE_BACKWARD_KERNELS=0, or call disable_backward(), to compute
+gradients with PyTorch instead (enable_backward() turns boo's back on).
 A valid call boo cannot run (a signature it does not support, kernels that do
 not compile) runs on PyTorch with one warning per signature; BOO_STRICT=1
 raises instead.
@@ -20,15 +21,32 @@ import torch.nn.functional as F
 from . import _C, _tensors
 from .launch import get_launchable
 
-__all__ = ["conv", "layer_norm", "rms_norm", "conv_signature", "layer_norm_signature", "rms_norm_signature"]
+__all__ = ["conv", "layer_norm", "rms_norm", "conv_signature", "layer_norm_signature", "rms_norm_signature",
+           "enable_backward", "disable_backward", "is_boo_backward_enabled"]
 
 _CONV_FNS = {3: F.conv1d, 4: F.conv2d, 5: F.conv3d}
-_CONV_TOKENS = {torch.float32: "conv", torch.float16: "convfp16", torch.bfloat16: "convbfp16"}
-_NORM_TOKENS = {torch.float32: "layernorm", torch.float16: "layernormfp16", torch.bfloat16: "layernormbfp16"}
-_RMS_TOKENS = {torch.float32: "t5layernorm", torch.float16: "t5layernormfp16", torch.bfloat16: "t5layernormbfp16"}
 
 
-def _use_backward_kernels():
+# enable_backward()/disable_backward()'s choice; None: BOO_USE_BACKWARD_KERNELS decides (default on).
+_backward_kernels = None
+
+
+def enable_backward():
+    """Gradients through boo's backward kernels (the default), whatever BOO_USE_BACKWARD_KERNELS says."""
+    global _backward_kernels
+    _backward_kernels = True
+
+
+def disable_backward():
+    """Gradients through PyTorch's backward (aten), whatever BOO_USE_BACKWARD_KERNELS says."""
+    global _backward_kernels
+    _backward_kernels = False
+
+
+def is_boo_backward_enabled():
+    """Whether gradients run boo's backward kernels."""
+    if _backward_kernels is not None:
+        return _backward_kernels
     return os.environ.get("BOO_USE_BACKWARD_KERNELS", "1") != "0"
 
 
@@ -86,64 +104,70 @@ def _tuple(value, n, name):
 # ---------------------------------------------------------------------------
 # Signatures.
 
-@functools.lru_cache(maxsize=4096)
-def _parse(command):  # the signature builders above are cached too: a repeated call builds no string
-    return _C.Signature.from_command(command)
+_DTYPES = {torch.float32: _C.DType.float32, torch.float16: _C.DType.float16, torch.bfloat16: _C.DType.bfloat16}
+_GRADIENTS = {"input": _C.ConvDirection.BACKWARD_DATA, "weight": _C.ConvDirection.BACKWARD_WEIGHT}
+
+
+def _boo_dtype(dtype, op):
+    if dtype not in _DTYPES:
+        raise ValueError(f"{op}: dtype {dtype} is not supported; boo takes float32, float16 and bfloat16")
+    return _DTYPES[dtype]
+
+
+@functools.lru_cache(maxsize=256)
+def _activation(activation):
+    """boo's Activation for an activation name (see _activation_fn for the accepted spellings)."""
+    _activation_fn(activation)  # checks the spelling
+    name, _, args = activation.partition(":")
+    kind = _C.ActivationKind[name.upper()]
+    if name == "leaky_relu":
+        return _C.Activation(kind, alpha=float(args) if args else 0.01)
+    if name == "clamp":
+        lo, hi = (float(v) for v in args.split(":"))
+        return _C.Activation(kind, lo=lo, hi=hi)
+    return _C.Activation(kind)
 
 
 @functools.lru_cache(maxsize=4096)
 def conv_signature(x_shape, w_shape, dtype, stride, padding, dilation, groups, bias, activation, layouts, direction):
     """The boo signature of a convolution. `direction`: "forward", or a set of
-    gradients among "input", "weight", "bias"; layouts: (input, kernel, output)."""
-    rank = len(x_shape)
-    spatial = rank - 2
-    if spatial not in (1, 2, 3):
-        raise ValueError(f"conv: expected a 3-D to 5-D input (N, C, spatial...), got shape {list(x_shape)}")
-    if dtype not in _CONV_TOKENS:
-        raise ValueError(f"conv: dtype {dtype} is not supported; boo takes float32, float16 and bfloat16")
-    n, c, *sizes = x_shape
-    k, _, *filt = w_shape
-    words = [_CONV_TOKENS[dtype], "-n", n, "-c", c, "-k", k, "-g", groups, "-_", spatial]
-    names = {1: [("H", "y", "p", "u", "l")],
-             2: [("H", "y", "p", "u", "l"), ("W", "x", "q", "v", "j")],
-             3: [("-in_d", "-fil_d", "-pad_d", "-conv_stride_d", "-dilation_d"), ("H", "y", "p", "u", "l"),
-                 ("W", "x", "q", "v", "j")]}[spatial]
-    for d, (size, fil, pad, strd, dil) in enumerate(names):
-        for flag, value in ((size, sizes[d]), (fil, filt[d]), (pad, padding[d]), (strd, stride[d]),
-                            (dil, dilation[d])):
-            words += [f"-{flag}", value]
+    gradients among "input", "weight", "bias" (the bias gradient only when `bias`);
+    layouts: (input, kernel, output)."""
     if direction == "forward":
-        forw = 1
+        directions = _C.ConvDirection.FORWARD
     else:
-        forw = (2 if "input" in direction else 0) + (4 if "weight" in direction else 0)
-        if forw == 0:
-            forw = 7  # the bias gradient alone
-    words += ["-F", forw, "-b", 1 if bias else 0]
-    if activation and activation != "none":
-        words += ["--activation", activation]
-    words += ["--in_layout", layouts[0], "--fil_layout", layouts[1], "--out_layout", layouts[2]]
-    return _parse(" ".join(str(w) for w in words))
+        directions = _C.ConvDirection(0)
+        for gradient in direction:
+            if gradient in _GRADIENTS:
+                directions |= _GRADIENTS[gradient]
+        if bias and "bias" in direction:
+            directions |= _C.ConvDirection.BACKWARD_BIAS
+    return _C.Signature.conv(list(x_shape), list(w_shape), _boo_dtype(dtype, "conv"), stride=list(stride),
+                             padding=list(padding), dilation=list(dilation), groups=groups,
+                             input_layout=layouts[0], weight_layout=layouts[1], output_layout=layouts[2],
+                             direction=directions, bias=bias and direction == "forward",
+                             activation=_activation(activation or "none"))
 
 
 @functools.lru_cache(maxsize=4096)
-def layer_norm_signature(x_shape, normalized_ndim, dtype, has_weight, has_bias, eps, forw):
-    if dtype not in _NORM_TOKENS:
-        raise ValueError(f"layer_norm: dtype {dtype} is not supported; boo takes float32, float16 and bfloat16")
-    words = [_NORM_TOKENS[dtype], "-X", "x".join(str(s) for s in x_shape), "-o", len(x_shape) - normalized_ndim,
-             "-e", repr(float(eps)), "-m", 1 if has_weight else 0, "-F", forw]
-    if has_weight and not has_bias:
-        words += ["--bias", 0]
-    return _parse(" ".join(str(w) for w in words))
+def layer_norm_signature(x_shape, normalized_ndim, dtype, has_weight, has_bias, eps, direction):
+    """direction: a boo.LayerNormDirection (FORWARD, or backward flags)."""
+    return _C.Signature.layer_norm(list(x_shape), list(x_shape[len(x_shape) - normalized_ndim:]),
+                                   _boo_dtype(dtype, "layer_norm"), eps=float(eps), weight=has_weight,
+                                   bias=has_bias, direction=direction)
 
 
 @functools.lru_cache(maxsize=4096)
-def rms_norm_signature(x_shape, normalized_ndim, dtype, has_weight, eps, forw):
-    """forw: MIOpen's -F (0 forward and backward, 1 forward, 2 backward)."""
-    if dtype not in _RMS_TOKENS:
-        raise ValueError(f"rms_norm: dtype {dtype} is not supported; boo takes float32, float16 and bfloat16")
-    words = [_RMS_TOKENS[dtype], "-X", "x".join(str(s) for s in x_shape), "-o", len(x_shape) - normalized_ndim,
-             "-e", repr(float(eps)), "-m", 5 if has_weight else 4, "-F", forw]
-    return _parse(" ".join(str(w) for w in words))
+def rms_norm_signature(x_shape, normalized_ndim, dtype, has_weight, eps, direction):
+    """direction: "forward" or "backward" (dx, and dweight with a weight: one kernel)."""
+    flags = _C.RmsNormDirection
+    if direction == "forward":
+        directions = flags.FORWARD
+    else:
+        directions = flags.BACKWARD_DATA | flags.BACKWARD_WEIGHT if has_weight else flags.BACKWARD_DATA
+    return _C.Signature.rms_norm(list(x_shape), list(x_shape[len(x_shape) - normalized_ndim:]),
+                                 _boo_dtype(dtype, "rms_norm"), eps=float(eps), weight=has_weight,
+                                 direction=directions)
 
 
 # ---------------------------------------------------------------------------
@@ -360,7 +384,7 @@ def _conv_backward(dy: torch.Tensor, x: torch.Tensor, w: torch.Tensor, has_bias:
 
     def boo():
         sig = conv_signature(tuple(x.shape), tuple(w.shape), x.dtype, tuple(stride), tuple(padding), tuple(dilation),
-                             groups, has_bias and "bias" in wanted, "none", layouts, frozenset(wanted))
+                             groups, has_bias, "none", layouts, frozenset(wanted))
         return _run(sig, {"dy": dy, "x": x, "w": w})
 
     def pytorch():
@@ -404,7 +428,7 @@ def _conv_backward_rule(ctx, dy):
             forward = _conv_forward if _direct_call_allowed(x, w, bias) else _conv
             z = forward(x, w, bias, stride, padding, dilation, groups, "none", layouts).detach().requires_grad_()
             (dy,) = torch.autograd.grad(_activation_fn(activation)(z), z, dy)
-    if not _use_backward_kernels():
+    if not is_boo_backward_enabled():
         grads = torch.ops.aten.convolution_backward(
             dy, x, w, [w.shape[0]] if bias is not None else None, stride, padding, dilation, False,
             [0] * len(stride), groups, [need_x, need_w, need_b and bias is not None])
@@ -537,8 +561,7 @@ def _conv_call(x, w, stride, padding, dilation, groups, activation, shared_layou
     out_layout = _check_layout("output_layout", output_layout or shared_layout, rank) or in_layout
     activation = activation or "none"
     _activation_fn(activation)  # validates the name before anything runs
-    if x.dtype not in _CONV_TOKENS:
-        raise ValueError(f"conv: dtype {x.dtype} is not supported; boo takes float32, float16 and bfloat16")
+    _boo_dtype(x.dtype, "conv")
     return stride, padding, dilation, groups, activation, ",".join((in_layout, fil_layout, out_layout))
 
 
@@ -550,7 +573,7 @@ def _layer_norm_forward(x: torch.Tensor, normalized_ndim: int, weight: Optional[
     """(y, mean, rstd); mean and rstd are float32 with the normalized dims kept as 1."""
     def boo():
         sig = layer_norm_signature(tuple(x.shape), normalized_ndim, x.dtype, weight is not None, bias is not None,
-                                   eps, 1)
+                                   eps, _C.LayerNormDirection.FORWARD)
         got = _run(sig, {"x": x.contiguous(), "weight": weight, "bias": bias})
         return [got["y"], got["mean"], got["rstd"]]
 
@@ -575,8 +598,13 @@ def _layer_norm_backward(dy: torch.Tensor, x: torch.Tensor, normalized_ndim: int
                          has_bias: bool, mean: torch.Tensor, rstd: torch.Tensor, eps: float,
                          output_mask: List[bool]) -> List[torch.Tensor]:
     def boo():
-        forw = (2 if output_mask[0] else 0) + (4 if output_mask[1] else 0) + (8 if output_mask[2] else 0)
-        sig = layer_norm_signature(tuple(x.shape), normalized_ndim, x.dtype, weight is not None, has_bias, eps, forw)
+        flags = _C.LayerNormDirection
+        direction = flags(0)
+        for wanted, flag in zip(output_mask, (flags.BACKWARD_DATA, flags.BACKWARD_WEIGHT, flags.BACKWARD_BIAS)):
+            if wanted:
+                direction |= flag
+        sig = layer_norm_signature(tuple(x.shape), normalized_ndim, x.dtype, weight is not None, has_bias, eps,
+                                   direction)
         return _run(sig, {"dy": dy.contiguous(), "x": x.contiguous(), "weight": weight, "mean": mean, "rstd": rstd})
 
     def pytorch():
@@ -614,7 +642,7 @@ def _layer_norm_backward_rule(ctx, grads):
     normalized_ndim, has_bias, eps = ctx.params
     need_x, _, need_w, need_b = ctx.needs_input_grad[:4]
     mask = [bool(need_x), bool(need_w and weight is not None), bool(need_b and has_bias)]
-    if not _use_backward_kernels():
+    if not is_boo_backward_enabled():
         grads = torch.ops.aten.native_layer_norm_backward(
             dy, x, list(x.shape[x.dim() - normalized_ndim:]), mean, rstd, weight,
             torch.zeros_like(weight) if has_bias else None, mask)
@@ -641,8 +669,7 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
     if cast is not None:
         with torch.autocast(x.device.type, enabled=False):
             return layer_norm(cast[0], normalized_shape, cast[1], cast[2], eps)
-    if x.dtype not in _NORM_TOKENS:
-        raise ValueError(f"layer_norm: dtype {x.dtype} is not supported; boo takes float32, float16 and bfloat16")
+    _boo_dtype(x.dtype, "layer_norm")
     if bias is not None and weight is None:
         raise NotImplementedError("layer_norm: a bias without a weight has no boo signature (MIOpen's -m 1 "
                                   "pairs the bias with a weight)")
@@ -667,7 +694,7 @@ def _rms_torch(x, normalized_ndim, weight, eps):
 def _rms_norm_forward(x: torch.Tensor, normalized_ndim: int, weight: Optional[torch.Tensor], eps: float) -> List[torch.Tensor]:
     """(y, rstd); rstd is float32 with the leading dims' shape."""
     def boo():
-        sig = rms_norm_signature(tuple(x.shape), normalized_ndim, x.dtype, weight is not None, eps, 1)
+        sig = rms_norm_signature(tuple(x.shape), normalized_ndim, x.dtype, weight is not None, eps, "forward")
         got = _run(sig, {"x": x.contiguous(), "weight": weight})
         return [got["y"], got["rstd"]]
 
@@ -688,7 +715,7 @@ def _rms_norm_backward(dy: torch.Tensor, x: torch.Tensor, normalized_ndim: int, 
                        rstd: torch.Tensor, eps: float) -> List[torch.Tensor]:
     """(dx, dweight); dweight is empty without a weight."""
     def boo():
-        sig = rms_norm_signature(tuple(x.shape), normalized_ndim, x.dtype, weight is not None, eps, 2)
+        sig = rms_norm_signature(tuple(x.shape), normalized_ndim, x.dtype, weight is not None, eps, "backward")
         got = _run(sig, {"dy": dy.contiguous(), "x": x.contiguous(), "weight": weight, "rstd": rstd})
         return [got["dx"], got["dweight"] if weight is not None else x.new_empty(0)]
 
@@ -723,7 +750,7 @@ def _rms_norm_backward_rule(ctx, grads):
     need_x, _, need_w = ctx.needs_input_grad[:3]
     if not (need_x or (need_w and weight is not None)):
         return None, None, None, None
-    if _use_backward_kernels():
+    if is_boo_backward_enabled():
         dx, dw = _rms_norm_backward(dy, x, normalized_ndim, weight, rstd, eps)
     else:
         with torch.enable_grad():
@@ -751,8 +778,7 @@ def rms_norm(x, normalized_shape, weight=None, eps: Optional[float] = None):
     if cast is not None:
         with torch.autocast(x.device.type, enabled=False):
             return rms_norm(cast[0], normalized_shape, cast[1], eps)
-    if x.dtype not in _RMS_TOKENS:
-        raise ValueError(f"rms_norm: dtype {x.dtype} is not supported; boo takes float32, float16 and bfloat16")
+    _boo_dtype(x.dtype, "rms_norm")
     if eps is None:
         eps = torch.finfo(x.dtype).eps
     if _direct_call_allowed(x, weight):

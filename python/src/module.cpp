@@ -1,6 +1,7 @@
 // boo._C: the Python extension over boo's C++ API (nanobind).
 //
-// Signatures parse from MIOpenDriver commands; tensors cross by DLPack
+// Signatures are built from typed fields (Signature.conv, .layer_norm,
+// .rms_norm) or parsed from MIOpenDriver commands; tensors cross by DLPack
 // (nanobind ndarrays: PyTorch tensors, NumPy arrays), zero-copy on the GPU.
 // Errors become Python exceptions by Status code: INVALID_ARGUMENT ->
 // ValueError, UNIMPLEMENTED -> NotImplementedError, anything else -> RuntimeError.
@@ -18,12 +19,14 @@
 #include "base/host_tensor.hpp"
 #include "base/version.hpp"
 #include "bench/backend.hpp"
+#include "cache/artifact_cache.hpp"
 #include "boo/registry.hpp"
 #include "boo/runtime.hpp"
 #include "cuda/driver_api.hpp"
 #include "cuda/nvrtc_api.hpp"
 #include "jit/nvrtc_compiler.hpp"
 #include "ops/op_definition.hpp"
+#include "ops/signature_fields.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -58,6 +61,62 @@ struct Signature {
   std::shared_ptr<Launchable> launchable;
   int launchable_device = -1;
 };
+
+Signature wrap(std::unique_ptr<OpSignature> parsed) {
+  std::shared_ptr<const OpSignature> sig(std::move(parsed));
+  return Signature{sig, sig->arguments(), sig->results(), std::hash<std::string>{}(sig->command())};
+}
+
+// A dtype argument: boo.DType, or a torch.dtype or its name ("bfloat16", "torch.bfloat16").
+DType dtype_argument(nb::handle value) {
+  if (nb::isinstance<DType>(value)) return nb::cast<DType>(value);
+  std::string name = nb::str(value).c_str();
+  if (name.rfind("torch.", 0) == 0) name = name.substr(6);
+  for (DType d : {DType::kF32, DType::kF16, DType::kBF16})
+    if (name == dtype_name(d)) return d;
+  raise(invalid_argument("dtype " + std::string(nb::repr(value).c_str()) +
+                         ": boo takes float32, float16 and bfloat16 (a boo.DType, a torch.dtype or its name)"));
+}
+
+// A list of ints from an int or a sequence of ints (stride=2 or stride=(2, 1)).
+std::vector<int64_t> ints_argument(nb::handle value, const char* name) {
+  if (PyLong_Check(value.ptr())) return {nb::cast<int64_t>(value)};
+  std::vector<int64_t> out;
+  if (!PySequence_Check(value.ptr()) || PyUnicode_Check(value.ptr()))
+    raise(invalid_argument(std::string(name) + "=" + nb::repr(value).c_str() +
+                           ": expected an int or a sequence of ints"));
+  for (nb::handle item : nb::borrow<nb::sequence>(value)) {
+    if (!PyLong_Check(item.ptr()))
+      raise(invalid_argument(std::string(name) + "=" + nb::repr(value).c_str() + ": expected ints, got " +
+                             nb::repr(item).c_str()));
+    out.push_back(nb::cast<int64_t>(item));
+  }
+  return out;
+}
+
+// The fused activation: a boo.Activation, or a boo.ActivationKind without parameters.
+Activation activation_argument(nb::handle value) {
+  if (nb::isinstance<Activation>(value)) return nb::cast<Activation>(value);
+  if (nb::isinstance<Activation::Kind>(value)) {
+    Activation a;
+    a.kind = nb::cast<Activation::Kind>(value);
+    if (a.kind == Activation::Kind::kClamp)
+      raise(invalid_argument("activation=ActivationKind.CLAMP needs its bounds: boo.Activation(ActivationKind.CLAMP, "
+                             "lo=..., hi=...)"));
+    return a;
+  }
+  raise(invalid_argument("activation=" + std::string(nb::repr(value).c_str()) +
+                         ": expected a boo.ActivationKind or a boo.Activation"));
+}
+
+// A bit set of direction flags (a boo.*Direction value, or their | combination).
+template <typename Flags>
+uint8_t directions_argument(nb::handle value, const char* name) {
+  if (!nb::isinstance<Flags>(value))
+    raise(invalid_argument(std::string("direction=") + nb::repr(value).c_str() + ": expected a boo." + name +
+                           " (flags combine with |)"));
+  return static_cast<uint8_t>(nb::cast<int>(value.attr("value")));
+}
 
 // A tensor from Python: any device, any dtype, any strides (DLPack).
 using AnyArray = nb::ndarray<nb::ro>;
@@ -110,18 +169,49 @@ Result<base::HostTensor> host_copy(const AnyArray& a, const TensorSpec& spec) {
   return t;
 }
 
-// One Runtime per GPU for the process, created on first use.
+// The process's Runtimes, one per GPU, created on first use with the kernel
+// cache settings of the moment. Changing the settings (boo.set_cache_dir,
+// boo.toggle_cache_on) retires the current Runtimes: kernels they loaded keep
+// running (their launchables are held by signatures), and kernels compiled
+// from then on go through Runtimes with the new settings.
+struct Runtimes {
+  std::mutex mutex;
+  cache::CacheConfig cache = cache::CacheConfig::from_environment();
+  std::map<int, std::unique_ptr<Runtime>> current;
+  std::vector<std::unique_ptr<Runtime>> retired;  // kept: their launchables may still be in use
+
+  static Runtimes& get() {
+    static Runtimes runtimes;
+    return runtimes;
+  }
+};
+
 Runtime& runtime_for(int device) {
-  static std::mutex mutex;
-  static std::map<int, std::unique_ptr<Runtime>> runtimes;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = runtimes.find(device);
-  if (it == runtimes.end()) {
+  Runtimes& r = Runtimes::get();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  auto it = r.current.find(device);
+  if (it == r.current.end()) {
     RuntimeOptions o = RuntimeOptions::from_environment();
     o.device = device;
-    it = runtimes.emplace(device, value_or_raise(Runtime::create(o))).first;
+    o.cache_dir = r.cache.dir;
+    o.cache_enabled = r.cache.enabled;
+    it = r.current.emplace(device, value_or_raise(Runtime::create(o))).first;
   }
   return *it->second;
+}
+
+void set_cache_config(const cache::CacheConfig& config) {
+  Runtimes& r = Runtimes::get();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.cache = config;
+  for (auto& [device, runtime] : r.current) r.retired.push_back(std::move(runtime));
+  r.current.clear();
+}
+
+cache::CacheConfig cache_config() {
+  Runtimes& r = Runtimes::get();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  return r.cache;
 }
 
 void check_counts(const Signature& s, size_t args, size_t results) {
@@ -149,6 +239,50 @@ void launch_on(Signature& s, const std::vector<TensorRef>& args, const std::vect
     st = launchable->launch(args, results, handle);
   }
   ok_or_raise(st);
+}
+
+// The fields of a signature, as the keywords of the Signature constructor that builds it
+// (Signature.conv(**sig.fields) == sig).
+nb::dict fields_of(const OpSignature& sig) {
+  nb::dict f;
+  if (const auto* conv = dynamic_cast<const ConvSignature*>(&sig)) {
+    f["dtype"] = conv->dtype;
+    f["input_shape"] = conv->x_spec().shape;
+    f["weight_shape"] = conv->w_spec().shape;
+    f["stride"] = conv->stride;
+    f["padding"] = conv->padding;
+    f["dilation"] = conv->dilation;
+    f["output_padding"] = conv->output_padding;
+    f["groups"] = conv->groups;
+    f["transposed"] = conv->transposed;
+    f["input_layout"] = conv->input_layout;
+    f["weight_layout"] = conv->filter_layout;
+    f["output_layout"] = conv->output_layout;
+    f["direction"] = static_cast<ConvDirection>(conv->directions);
+    f["bias"] = conv->bias;
+    f["activation"] = conv->activation;
+    f["tf32"] = conv->fp32_tf32;
+  } else if (const auto* ln = dynamic_cast<const LayerNormSignature*>(&sig)) {
+    f["dtype"] = ln->dtype;
+    f["input_shape"] = ln->input_shape;
+    f["normalized_shape"] = ln->normalized_shape();
+    f["eps"] = ln->eps;
+    f["weight"] = ln->weight;
+    f["bias"] = ln->bias;
+    f["direction"] = static_cast<LayerNormDirection>(ln->directions);
+    f["input_permutation"] = ln->input_permutation;
+    f["use_aten"] = ln->use_aten;
+  } else if (const auto* rms = dynamic_cast<const RmsNormSignature*>(&sig)) {
+    f["dtype"] = rms->dtype;
+    f["input_shape"] = rms->input_shape;
+    f["normalized_shape"] = rms->normalized_shape();
+    f["eps"] = rms->eps;
+    f["weight"] = rms->weight;
+    f["direction"] = static_cast<RmsNormDirection>(rms->directions);
+  } else {
+    raise(unimplemented("Signature.fields: " + std::string(sig.op_name()) + " signatures have no typed fields"));
+  }
+  return f;
 }
 
 nb::list specs_to_list(const std::vector<TensorSpec>& specs) {
@@ -182,15 +316,157 @@ NB_MODULE(_C, m) {
                ", " + std::string(dtype_name(s.dtype)) + (s.layout.empty() ? "" : ", " + s.layout) + ")";
       });
 
+  nb::enum_<DType>(m, "DType", "A tensor element type (PyTorch's names).")
+      .value("float32", DType::kF32)
+      .value("float16", DType::kF16)
+      .value("bfloat16", DType::kBF16);
+
+  nb::enum_<Activation::Kind>(m, "ActivationKind", "An activation fused after a forward convolution's bias.")
+      .value("NONE", Activation::Kind::kNone)
+      .value("RELU", Activation::Kind::kRelu)
+      .value("SIGMOID", Activation::Kind::kSigmoid)
+      .value("TANH", Activation::Kind::kTanh)
+      .value("SILU", Activation::Kind::kSilu)
+      .value("GELU", Activation::Kind::kGelu)
+      .value("GELU_TANH", Activation::Kind::kGeluTanh)
+      .value("LEAKY_RELU", Activation::Kind::kLeakyRelu)
+      .value("CLAMP", Activation::Kind::kClamp);
+
+  nb::class_<Activation>(m, "Activation",
+                         "A fused activation with its parameters (leaky_relu's alpha, clamp's bounds).")
+      .def(
+          "__init__",
+          [](Activation* self, Activation::Kind kind, double alpha, nb::object lo, nb::object hi) {
+            const bool clamp = kind == Activation::Kind::kClamp;
+            if (clamp != (!lo.is_none() && !hi.is_none()) || (!clamp && (!lo.is_none() || !hi.is_none())))
+              raise(invalid_argument(clamp ? "Activation(CLAMP) needs both bounds, lo and hi"
+                                           : "Activation: lo and hi are CLAMP's bounds only"));
+            if (kind != Activation::Kind::kLeakyRelu && alpha != Activation{}.alpha)
+              raise(invalid_argument("Activation: alpha is LEAKY_RELU's slope only"));
+            Activation a;
+            a.kind = kind;
+            a.alpha = alpha;
+            if (clamp) {
+              a.lo = nb::cast<double>(lo);
+              a.hi = nb::cast<double>(hi);
+              if (a.lo > a.hi) raise(invalid_argument("Activation(CLAMP): lo must not exceed hi"));
+            }
+            new (self) Activation(a);
+          },
+          "kind"_a, "alpha"_a = Activation{}.alpha, "lo"_a = nb::none(), "hi"_a = nb::none())
+      .def_ro("kind", &Activation::kind)
+      .def_ro("alpha", &Activation::alpha)
+      .def_ro("lo", &Activation::lo)
+      .def_ro("hi", &Activation::hi)
+      .def("__eq__", [](const Activation& a, const Activation& b) { return a == b; })
+      .def("__repr__", [](const Activation& a) { return "Activation('" + a.to_string() + "')"; });
+
+  nb::enum_<ConvDirection>(m, "ConvDirection", nb::is_flag(),
+                           "What a convolution signature computes; combine with |.")
+      .value("FORWARD", kConvForward)
+      .value("BACKWARD_DATA", kConvBackwardData)
+      .value("BACKWARD_WEIGHT", kConvBackwardWeight)
+      .value("BACKWARD_BIAS", kConvBackwardBias);
+  nb::enum_<LayerNormDirection>(m, "LayerNormDirection", nb::is_flag(),
+                                "What a layer norm signature computes: FORWARD, or backward flags combined with |.")
+      .value("FORWARD", kLayerNormForward)
+      .value("BACKWARD_DATA", kLayerNormBackwardData)
+      .value("BACKWARD_WEIGHT", kLayerNormBackwardWeight)
+      .value("BACKWARD_BIAS", kLayerNormBackwardBias);
+  nb::enum_<RmsNormDirection>(m, "RmsNormDirection", nb::is_flag(),
+                              "What an RMS norm signature computes: FORWARD and/or the backward (BACKWARD_DATA, "
+                              "with BACKWARD_WEIGHT when there is a weight).")
+      .value("FORWARD", kRmsNormForward)
+      .value("BACKWARD_DATA", kRmsNormBackwardData)
+      .value("BACKWARD_WEIGHT", kRmsNormBackwardWeight);
+
   nb::class_<Signature>(m, "Signature", "One operation: shapes, layouts, dtype, direction and fusions.")
+      .def_static(
+          "conv",
+          [](std::vector<int64_t> input_shape, std::vector<int64_t> weight_shape, nb::handle dtype, nb::handle stride,
+             nb::handle padding, nb::handle dilation, int64_t groups, bool transposed, nb::handle output_padding,
+             std::string input_layout, std::string weight_layout, std::string output_layout, nb::handle direction,
+             bool bias, nb::handle activation, bool tf32) {
+            ops::ConvFields f;
+            f.dtype = dtype_argument(dtype);
+            f.input_shape = std::move(input_shape);
+            f.weight_shape = std::move(weight_shape);
+            f.stride = ints_argument(stride, "stride");
+            f.padding = ints_argument(padding, "padding");
+            f.dilation = ints_argument(dilation, "dilation");
+            f.output_padding = ints_argument(output_padding, "output_padding");
+            f.groups = groups;
+            f.transposed = transposed;
+            f.input_layout = std::move(input_layout);
+            f.weight_layout = std::move(weight_layout);
+            f.output_layout = std::move(output_layout);
+            f.directions = directions_argument<ConvDirection>(direction, "ConvDirection");
+            f.bias = bias;
+            f.activation = activation_argument(activation);
+            f.fp32_tf32 = tf32;
+            return wrap(value_or_raise(ops::conv_signature_from_fields(f)));
+          },
+          "input_shape"_a, "weight_shape"_a, "dtype"_a, nb::kw_only(), "stride"_a = 1, "padding"_a = 0,
+          "dilation"_a = 1, "groups"_a = 1, "transposed"_a = false, "output_padding"_a = 0, "input_layout"_a = "",
+          "weight_layout"_a = "", "output_layout"_a = "", "direction"_a = kConvForward, "bias"_a = false,
+          "activation"_a = Activation::Kind::kNone, "tf32"_a = false,
+          "A convolution from its fields. Shapes are logical: input (N, C, spatial...), weight (K, C/groups, "
+          "filter...) or transposed (C, K/groups, filter...), whatever the layouts; layouts are permutations of "
+          "'NC' + spatial letters (default channels-first; the output's defaults to the input's). stride, padding, "
+          "dilation, output_padding: an int or one per spatial dimension. direction: ConvDirection flags; bias: "
+          "the forward adds a bias (with forward and backward directions, BACKWARD_BIAS goes with it). activation: "
+          "an ActivationKind or an Activation (forward only). tf32: fp32 on TF32 tensor cores.")
+      .def_static(
+          "layer_norm",
+          [](std::vector<int64_t> input_shape, std::vector<int64_t> normalized_shape, nb::handle dtype, double eps,
+             bool weight, bool bias, nb::handle direction, std::vector<int> input_permutation, bool use_aten) {
+            ops::LayerNormFields f;
+            f.dtype = dtype_argument(dtype);
+            f.input_shape = std::move(input_shape);
+            f.normalized_shape = std::move(normalized_shape);
+            f.eps = eps;
+            f.weight = weight;
+            f.bias = bias;
+            f.directions = directions_argument<LayerNormDirection>(direction, "LayerNormDirection");
+            f.input_permutation = std::move(input_permutation);
+            f.use_aten = use_aten;
+            return wrap(value_or_raise(ops::layer_norm_signature_from_fields(f)));
+          },
+          "input_shape"_a, "normalized_shape"_a, "dtype"_a, nb::kw_only(), "eps"_a = 1e-5, "weight"_a = false,
+          "bias"_a = false, "direction"_a = kLayerNormForward, "input_permutation"_a = std::vector<int>{},
+          "use_aten"_a = true,
+          "A layer norm over the trailing `normalized_shape` of `input_shape` from its fields. weight and bias: "
+          "the elementwise affine parameters (a bias needs the weight). direction: LayerNormDirection.FORWARD, or "
+          "backward flags combined with |. input_permutation: the memory order of the input, outermost first. "
+          "use_aten: BOO's flag, which only changes func_name.")
+      .def_static(
+          "rms_norm",
+          [](std::vector<int64_t> input_shape, std::vector<int64_t> normalized_shape, nb::handle dtype, double eps,
+             bool weight, nb::handle direction) {
+            ops::RmsNormFields f;
+            f.dtype = dtype_argument(dtype);
+            f.input_shape = std::move(input_shape);
+            f.normalized_shape = std::move(normalized_shape);
+            f.eps = eps;
+            f.weight = weight;
+            f.directions = directions_argument<RmsNormDirection>(direction, "RmsNormDirection");
+            return wrap(value_or_raise(ops::rms_norm_signature_from_fields(f)));
+          },
+          "input_shape"_a, "normalized_shape"_a, "dtype"_a, nb::kw_only(), "eps"_a = 1e-5, "weight"_a = true,
+          "direction"_a = kRmsNormForward,
+          "An RMS norm over the trailing `normalized_shape` of `input_shape` from its fields. direction: "
+          "RmsNormDirection.FORWARD and/or the backward (BACKWARD_DATA, with BACKWARD_WEIGHT when there is a "
+          "weight).")
       .def_static(
           "from_command",
           [](const std::string& command) {
-            ParsedCommand parsed = value_or_raise(parse_command(std::string_view(command)));
-            std::shared_ptr<const OpSignature> sig(std::move(parsed.signature));
-            return Signature{sig, sig->arguments(), sig->results(), std::hash<std::string>{}(sig->command())};
+            return wrap(value_or_raise(parse_command(std::string_view(command))).signature);
           },
           "command"_a, "Parses a MIOpenDriver command, e.g. 'convbfp16 -n 8 -c 64 ...'.")
+      .def_prop_ro("fields", [](const Signature& s) { return fields_of(*s.sig); },
+                   "The typed fields, as the keywords of the constructor that builds the signature: "
+                   "Signature.conv(**sig.fields) == sig for a conv (op_name 'conv'), likewise layer_norm "
+                   "('layernorm') and rms_norm ('rmsnorm').")
       .def_prop_ro("command", [](const Signature& s) { return s.sig->command(); })
       .def_prop_ro("func_name", [](const Signature& s) { return s.sig->func_name(); })
       .def_prop_ro("op_name", [](const Signature& s) { return std::string(s.sig->op_name()); })
@@ -309,6 +585,27 @@ NB_MODULE(_C, m) {
         return out;
       },
       "The CUDA driver and NVRTC this process uses: version and path.");
+
+  m.def(
+      "cache_settings",
+      [] {
+        const cache::CacheConfig c = cache_config();
+        return nb::make_tuple(c.dir, c.enabled);
+      },
+      "The kernel cache of kernels compiled from now on: (folder, enabled). Starts from BOO_CACHE_DIR and "
+      "BOO_CACHE_ON.");
+  m.def(
+      "set_cache_settings",
+      [](const std::string& dir, bool enabled) {
+        if (dir.empty()) raise(invalid_argument("the kernel cache folder must not be empty"));
+        set_cache_config(cache::CacheConfig{dir, enabled});
+      },
+      "dir"_a, "enabled"_a,
+      "Sets the kernel cache for kernels compiled from now on; kernels already loaded stay loaded.");
+  m.def(
+      "clear_cache",
+      [] { ok_or_raise(cache::ArtifactCache(cache_config()).clear()); },
+      "Removes every kernel from the cache folder (its versioned contents; the folder stays).");
 
   m.def(
       "implementation",

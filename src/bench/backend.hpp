@@ -31,10 +31,14 @@ struct KernelRecord {
   int64_t launch = -1;                ///< index of the timed launch that issued it
 };
 
-/// How launches are timed (the driver's --flush-l2 and --timer).
+/// How backends measure: how launches are timed (the driver's --flush-l2 and
+/// --timer) and how a vendor's plan is chosen (--vendor-tune).
 struct TimingOptions {
   bool flush_l2 = false;     ///< overwrite L2 before each timed launch instead of rotating inputs
   bool prefer_cupti = true;  ///< CUPTI activity records when CUPTI loads, else CUDA events
+  /// The cache folder where vendor plans are remembered (bench/vendor_plans.hpp); "" remembers none.
+  std::string vendor_plan_dir;
+  bool vendor_retune = false;  ///< search the vendor's plans afresh, ignoring (and replacing) remembered ones
 };
 
 struct BackendRun {
@@ -48,6 +52,8 @@ struct BackendRun {
   std::vector<KernelRecord> kernel_records;  ///< every timed kernel (CUPTI only), for traces
   std::string device;          ///< "cpu", "cuda:0", ...
   std::string implementation;  ///< the implementation that ran, e.g. "cpu:conv:reference"
+  double vendor_tuning_s = 0;  ///< seconds spent choosing the vendor's plans (cuDNN's engine search)
+  double timing_s = 0;         ///< seconds of warm-up and timed launches
 };
 
 class Backend {
@@ -66,7 +72,8 @@ class Backend {
 std::unique_ptr<Backend> make_boo_backend(Runtime& runtime, const TimingOptions& timing);
 
 /// cuDNN 9 through its graph API, the measured baseline: the fastest engine
-/// configuration of each signature is chosen by timing every candidate once.
+/// configuration of each signature is chosen by timing every candidate once,
+/// and remembered under timing.vendor_plan_dir for the next run.
 /// Fails when cuDNN cannot be loaded.
 Result<std::unique_ptr<Backend>> make_cudnn_backend(Runtime& runtime, const TimingOptions& timing);
 

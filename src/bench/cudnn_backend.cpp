@@ -1,19 +1,25 @@
 // boo: the cudnn backend — the same signatures through cuDNN 9's graph
 // (backend) API, as the measured baseline. For each signature every engine
 // configuration cuDNN's heuristics offer is built and timed once, and the
-// fastest is kept: the baseline is cuDNN at its best.
+// fastest is kept: the baseline is cuDNN at its best. The choice (engine and
+// knobs) is remembered in the cache folder by cuDNN version, device and graph
+// (bench/vendor_plans.hpp), so the next run builds that one plan and times
+// nothing else.
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <span>
 
 #include "bench/backend.hpp"
 #include "bench/launch_timer.hpp"
+#include "bench/vendor_plans.hpp"
 #include "boo/conv.hpp"
-#include "boo/layernorm.hpp"
-#include "boo/rmsnorm.hpp"
+#include "boo/norm.hpp"
 #include "boo/runtime.hpp"
 #include "cuda/cudnn_api.hpp"
+#include "ops/norm/norm_problem.hpp"
 
 namespace boo::bench {
 namespace {
@@ -315,7 +321,14 @@ class CudnnBackend final : public Backend {
 
  public:
   CudnnBackend(Runtime& rt, const TimingOptions& timing, const CudnnApi& api, cudnnHandle_t handle)
-      : rt_(rt), timing_(timing), api_(api), handle_(handle) {}
+      : rt_(rt),
+        timing_(timing),
+        api_(api),
+        handle_(handle),
+        plans_(timing.vendor_plan_dir, "cudnn"),
+        plan_context_("cudnn " + std::to_string(api.cudnnGetVersion()) + " | " + rt.device().name + " sm_" +
+                      std::to_string(rt.device().cc_major) + std::to_string(rt.device().cc_minor) + " " +
+                      std::to_string(rt.device().sm_count) + " SMs") {}
   ~CudnnBackend() override {
     graphs_.clear();
     api_.cudnnDestroy(handle_);
@@ -326,7 +339,7 @@ class CudnnBackend final : public Backend {
   Result<BackendRun> run(const OpSignature& sig, const std::vector<base::HostTensor>& args,
                          const RunOptions& run) override {
     const auto* conv = dynamic_cast<const ConvSignature*>(&sig);
-    if (!conv && !dynamic_cast<const LayerNormSignature*>(&sig) && !dynamic_cast<const RmsNormSignature*>(&sig))
+    if (!conv && !dynamic_cast<const NormSignature*>(&sig))
       return unimplemented("the cudnn backend runs conv, layernorm and t5layernorm signatures (" +
                            std::string(sig.op_name()) + " is none)");
     BOO_CUDNN_RETURN_IF_ERROR(api_, cudnnSetStream(handle_, static_cast<cudaStream_t>(rt_.stream())));
@@ -353,7 +366,10 @@ class CudnnBackend final : public Backend {
       for (Pointers& set : sets) set[spec.name] = buf.data();
       result_buffers.push_back(std::move(buf));
     }
+    // The first run of a signature chooses its plans (remembered, or searched); later runs reuse them.
+    const auto tuning_start = std::chrono::steady_clock::now();
     BOO_ASSIGN_OR_RETURN(std::vector<Graph>* graphs, conv ? graphs_for(*conv, sets[0]) : norm_graphs(sig, sets[0]));
+    out.vendor_tuning_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - tuning_start).count();
     int64_t workspace_bytes = 0;
     for (const Graph& g : *graphs) workspace_bytes = std::max(workspace_bytes, g.workspace_bytes);
     BOO_ASSIGN_OR_RETURN(DeviceBuffer workspace, rt_.allocate(static_cast<size_t>(workspace_bytes)));
@@ -372,7 +388,7 @@ class CudnnBackend final : public Backend {
       BOO_RETURN_IF_ERROR(rt_.copy_to_host(host.data(), result_buffers[i], host.size_bytes()));
       out.results.push_back(std::move(host));
     }
-    if (run.time) BOO_RETURN_IF_ERROR(time_backend_launches(rt_, timing_, run.iterations, launch, out.implementation, out));
+    if (run.time) BOO_RETURN_IF_ERROR(time_backend_launches(rt_, timing_, run, launch, out.implementation, out));
     BOO_RETURN_IF_ERROR(rt_.synchronize());
     return out;
   }
@@ -442,7 +458,7 @@ class CudnnBackend final : public Backend {
         BOO_ASSIGN_OR_RETURN(cudnnBackendDescriptor_t act, b.pointwise(g, mode, last, -1, out, &sig.activation));
         ops.push_back(act);
       }
-      BOO_RETURN_IF_ERROR(finish(g, b, ops, ieee_fp32(sig), buffers));
+      BOO_RETURN_IF_ERROR(finish(g, b, ops, ieee_fp32(sig), buffers, plan_record(sig, "forward", ieee_fp32(sig))));
       graphs.push_back(std::move(g));
     }
     if (sig.directions & kConvBackwardData) {
@@ -454,7 +470,7 @@ class CudnnBackend final : public Backend {
       BOO_ASSIGN_OR_RETURN(int64_t dxu, b.tensor(g, renamed(x, "dx"), false, sig.dtype));
       BOO_ASSIGN_OR_RETURN(cudnnBackendDescriptor_t op, sig.transposed ? b.conv_op(g, fwd, conv, dyu, wu, dxu)
                                                                        : b.conv_op(g, bwd_data, conv, dxu, wu, dyu));
-      BOO_RETURN_IF_ERROR(finish(g, b, {op}, ieee_fp32(sig), buffers));
+      BOO_RETURN_IF_ERROR(finish(g, b, {op}, ieee_fp32(sig), buffers, plan_record(sig, "backward-data", ieee_fp32(sig))));
       graphs.push_back(std::move(g));
     }
     if (sig.directions & kConvBackwardWeight) {
@@ -466,7 +482,7 @@ class CudnnBackend final : public Backend {
       BOO_ASSIGN_OR_RETURN(int64_t dwu, b.tensor(g, renamed(w, "dw"), false, sig.dtype));
       BOO_ASSIGN_OR_RETURN(cudnnBackendDescriptor_t op, sig.transposed ? b.conv_op(g, bwd_filter, conv, dyu, dwu, xu)
                                                                        : b.conv_op(g, bwd_filter, conv, xu, dwu, dyu));
-      BOO_RETURN_IF_ERROR(finish(g, b, {op}, ieee_fp32(sig), buffers));
+      BOO_RETURN_IF_ERROR(finish(g, b, {op}, ieee_fp32(sig), buffers, plan_record(sig, "backward-weight", ieee_fp32(sig))));
       graphs.push_back(std::move(g));
     }
     if (sig.directions & kConvBackwardBias) {
@@ -478,7 +494,7 @@ class CudnnBackend final : public Backend {
       db.strides = contiguous_strides(db.shape);
       BOO_ASSIGN_OR_RETURN(int64_t dbu, b.tensor(g, db, false, sig.dtype));
       BOO_ASSIGN_OR_RETURN(cudnnBackendDescriptor_t op, b.reduction_sum(g, dyu, dbu));
-      BOO_RETURN_IF_ERROR(finish(g, b, {op}, ieee_fp32(sig), buffers));
+      BOO_RETURN_IF_ERROR(finish(g, b, {op}, ieee_fp32(sig), buffers, plan_record(sig, "backward-bias", ieee_fp32(sig))));
       graphs.push_back(std::move(g));
     }
     return &graphs_.emplace(key, std::move(graphs)).first->second;
@@ -493,19 +509,19 @@ class CudnnBackend final : public Backend {
   Result<std::vector<Graph>*> norm_graphs(const OpSignature& sig, const Pointers& buffers) {
     const std::string key = sig.command();
     if (auto it = graphs_.find(key); it != graphs_.end()) return &it->second;
-    const auto* ln = dynamic_cast<const LayerNormSignature*>(&sig);
-    const auto* rms = dynamic_cast<const RmsNormSignature*>(&sig);
-    const DType dtype = ln ? ln->dtype : rms->dtype;
-    const int64_t rows = ln ? ln->rows() : rms->rows(), cols = ln ? ln->row_length() : rms->row_length();
-    const bool forward = ln ? (ln->directions & kLayerNormForward) : (rms->directions & kRmsNormForward);
-    const bool backward = ln ? !forward : (rms->directions & kRmsNormBackwardData);
-    const bool weight = ln ? ln->weight : rms->weight;
-    if (ln && ln->permuted()) return unimplemented("cuDNN's layer norm takes a contiguous input");
-    if (ln && !(ln->weight && ln->bias))
+    const ops::norm::NormProblem p(dynamic_cast<const NormSignature&>(sig));
+    const bool ln = !p.rms();
+    const DType dtype = p.dtype;
+    const int64_t rows = p.rows, cols = p.cols;
+    const bool forward = p.forward;
+    // Layer norm's backward is a command of its own; RMS norm's follows its forward in -F 0.
+    const bool backward = ln ? !forward : p.dx;
+    if (!p.contiguous) return unimplemented("cuDNN's layer norm takes a contiguous input");
+    if (ln && !(p.weight && p.bias))
       return unimplemented("cuDNN's layer norm takes a scale and a bias (-m 1 with the bias)");
-    if (ln && backward && ln->directions != (kLayerNormBackwardData | kLayerNormBackwardWeight | kLayerNormBackwardBias))
+    if (ln && backward && !(p.dx && p.dweight && p.dbias))
       return unimplemented("cuDNN's layer norm backward computes dx, dweight and dbias together (-F 14)");
-    if (rms && !weight) return unimplemented("cuDNN's RMS norm takes a scale (-m 5)");
+    if (!ln && !p.weight) return unimplemented("cuDNN's RMS norm takes a scale (-m 5)");
     const cudnnBackendNormMode_t mode = ln ? CUDNN_LAYER_NORM : CUDNN_RMS_NORM;
     auto spec = [&](const char* name, std::vector<int64_t> shape, DType t) {
       TensorSpec s{name, shape, contiguous_strides(shape), t, ""};
@@ -515,7 +531,7 @@ class CudnnBackend final : public Backend {
     std::vector<Graph> graphs;
     if (forward) {
       Graph g;
-      g.epsilon = static_cast<float>(ln ? ln->eps : rms->eps);
+      g.epsilon = static_cast<float>(p.eps);
       GraphBuilder b(api_, handle_);
       BOO_ASSIGN_OR_RETURN(int64_t x, b.tensor(g, spec("x", data, dtype), false, dtype));
       BOO_ASSIGN_OR_RETURN(int64_t scale, b.tensor(g, spec("weight", param, dtype), false, dtype));
@@ -528,12 +544,12 @@ class CudnnBackend final : public Backend {
       BOO_ASSIGN_OR_RETURN(int64_t eps, b.tensor(g, spec(kEpsilonTensor, scalar, DType::kF32), false, DType::kF32, true));
       BOO_ASSIGN_OR_RETURN(int64_t y, b.tensor(g, spec("y", data, dtype), false, dtype));
       BOO_ASSIGN_OR_RETURN(cudnnBackendDescriptor_t op, b.norm_forward(g, mode, x, mean, rstd, scale, bias, eps, y));
-      BOO_RETURN_IF_ERROR(finish(g, b, {op}, false, buffers));
+      BOO_RETURN_IF_ERROR(finish(g, b, {op}, false, buffers, plan_record(sig, "forward", false)));
       graphs.push_back(std::move(g));
     }
     if (backward) {
       Graph g;
-      g.epsilon = static_cast<float>(ln ? ln->eps : rms->eps);
+      g.epsilon = static_cast<float>(p.eps);
       GraphBuilder b(api_, handle_);
       BOO_ASSIGN_OR_RETURN(int64_t x, b.tensor(g, spec("x", data, dtype), false, dtype));
       BOO_ASSIGN_OR_RETURN(int64_t dy, b.tensor(g, spec("dy", data, dtype), false, dtype));
@@ -549,7 +565,7 @@ class CudnnBackend final : public Backend {
       BOO_ASSIGN_OR_RETURN(int64_t dx, b.tensor(g, spec("dx", data, dtype), false, dtype));
       BOO_ASSIGN_OR_RETURN(cudnnBackendDescriptor_t op,
                            b.norm_backward(g, mode, x, mean, rstd, dy, scale, eps, dscale, dbias, dx));
-      BOO_RETURN_IF_ERROR(finish(g, b, {op}, false, buffers));
+      BOO_RETURN_IF_ERROR(finish(g, b, {op}, false, buffers, plan_record(sig, "backward", false)));
       graphs.push_back(std::move(g));
     }
     return &graphs_.emplace(key, std::move(graphs)).first->second;
@@ -569,11 +585,110 @@ class CudnnBackend final : public Backend {
     }
   }
 
-  // Operation graph -> every heuristic engine config -> the fastest plan that builds.
+  // What a graph's plan is chosen for: the cuDNN version and device (plan_context_), the
+  // signature, which of its graphs, and whether tensor-core (TF32) engines were allowed.
+  std::string plan_record(const OpSignature& sig, const char* graph, bool ieee_fp32) const {
+    return plan_context_ + " | " + sig.command() + " | " + graph + " | " + (ieee_fp32 ? "ieee fp32" : "any math");
+  }
+
+  void warn(const std::string& message) { std::fprintf(stderr, "boo: warning: %s\n", message.c_str()); }
+
+  // Operation graph -> the plan remembered for `record`, else every heuristic engine
+  // config -> the fastest plan that builds (then remembered).
   // `ieee_fp32`: fp32 data that must not be computed in TF32 (engines on tensor cores are skipped).
   Status finish(Graph& g, GraphBuilder& b, const std::vector<cudnnBackendDescriptor_t>& ops, bool ieee_fp32,
-                const Pointers& buffers) {
+                const Pointers& buffers, const std::string& record) {
     BOO_ASSIGN_OR_RETURN(Desc graph, b.operation_graph(g, ops));
+    if (!timing_.vendor_retune) {
+      Result<std::string> remembered = plans_.find(record);
+      if (remembered.ok()) {
+        Result<EngineChoice> choice = EngineChoice::parse(*remembered);
+        Status built = choice.ok() ? build_chosen(g, graph, *choice) : choice.status();
+        if (built.ok()) {
+          g.keep.push_back(std::move(graph));
+          return ok_status();
+        }
+        warn("the remembered cuDNN plan in " + plans_.path_of(record) + " does not build (" + built.to_string() +
+             "); searching again");
+      } else if (remembered.status().code() != StatusCode::kNotFound) {
+        warn(remembered.status().to_string() + "; searching again");
+      }
+    }
+    return search(g, graph, ieee_fp32, buffers, record);
+  }
+
+  // Builds the plan of a remembered choice into g (its engine, knobs and config kept with it).
+  Status build_chosen(Graph& g, const Desc& graph, const EngineChoice& choice) {
+    BOO_ASSIGN_OR_RETURN(Desc engine, Desc::make(api_, CUDNN_BACKEND_ENGINE_DESCRIPTOR));
+    cudnnBackendDescriptor_t gd = graph.get();
+    BOO_RETURN_IF_ERROR(engine.set(CUDNN_ATTR_ENGINE_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &gd));
+    BOO_RETURN_IF_ERROR(engine.set(CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &choice.engine));
+    BOO_RETURN_IF_ERROR(engine.finalize());
+    std::vector<Desc> knobs;
+    std::vector<cudnnBackendDescriptor_t> raw_knobs;
+    for (const auto& [type, value] : choice.knobs) {
+      BOO_ASSIGN_OR_RETURN(Desc knob, Desc::make(api_, CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR));
+      const auto knob_type = static_cast<cudnnBackendKnobType_t>(type);
+      BOO_RETURN_IF_ERROR(knob.set(CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1, &knob_type));
+      BOO_RETURN_IF_ERROR(knob.set(CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, 1, &value));
+      BOO_RETURN_IF_ERROR(knob.finalize());
+      raw_knobs.push_back(knob.get());
+      knobs.push_back(std::move(knob));
+    }
+    BOO_ASSIGN_OR_RETURN(Desc config, Desc::make(api_, CUDNN_BACKEND_ENGINECFG_DESCRIPTOR));
+    cudnnBackendDescriptor_t ed = engine.get();
+    BOO_RETURN_IF_ERROR(config.set(CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &ed));
+    if (!raw_knobs.empty())
+      BOO_RETURN_IF_ERROR(config.set(CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                                     static_cast<int64_t>(raw_knobs.size()), raw_knobs.data()));
+    BOO_RETURN_IF_ERROR(config.finalize());
+    BOO_ASSIGN_OR_RETURN(Desc plan, Desc::make(api_, CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR));
+    cudnnBackendDescriptor_t cd = config.get();
+    BOO_RETURN_IF_ERROR(plan.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle_));
+    BOO_RETURN_IF_ERROR(plan.set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cd));
+    BOO_RETURN_IF_ERROR(plan.finalize());
+    int64_t ws = 0, n = 0;
+    BOO_CUDNN_RETURN_IF_ERROR(api_, cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                                                            CUDNN_TYPE_INT64, 1, &n, &ws));
+    g.plan = std::move(plan);
+    g.workspace_bytes = ws;
+    g.engine = "engine " + std::to_string(choice.engine);
+    g.keep.push_back(std::move(engine));
+    for (Desc& k : knobs) g.keep.push_back(std::move(k));
+    g.keep.push_back(std::move(config));
+    return ok_status();
+  }
+
+  // The engine and knob settings of an engine configuration, as remembered.
+  Result<EngineChoice> choice_of(cudnnBackendDescriptor_t cfg) const {
+    EngineChoice choice;
+    choice.engine = engine_index(cfg);
+    if (choice.engine < 0) return internal_error("cuDNN did not say the engine of its chosen configuration");
+    std::vector<Desc> knobs;
+    std::vector<cudnnBackendDescriptor_t> raw(CUDNN_KNOB_TYPE_COUNTS);
+    for (cudnnBackendDescriptor_t& r : raw) {
+      BOO_ASSIGN_OR_RETURN(Desc knob, Desc::make(api_, CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR));
+      r = knob.get();
+      knobs.push_back(std::move(knob));
+    }
+    int64_t count = 0;
+    BOO_CUDNN_RETURN_IF_ERROR(api_, cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES,
+                                                            CUDNN_TYPE_BACKEND_DESCRIPTOR, CUDNN_KNOB_TYPE_COUNTS,
+                                                            &count, raw.data()));
+    for (int64_t i = 0; i < count && i < CUDNN_KNOB_TYPE_COUNTS; ++i) {
+      cudnnBackendKnobType_t type{};
+      int64_t value = 0, n = 0;
+      BOO_CUDNN_RETURN_IF_ERROR(api_, cudnnBackendGetAttribute(raw[static_cast<size_t>(i)], CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE,
+                                                              CUDNN_TYPE_KNOB_TYPE, 1, &n, &type));
+      BOO_CUDNN_RETURN_IF_ERROR(api_, cudnnBackendGetAttribute(raw[static_cast<size_t>(i)], CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE,
+                                                              CUDNN_TYPE_INT64, 1, &n, &value));
+      choice.knobs.emplace_back(static_cast<int64_t>(type), value);
+    }
+    return choice;
+  }
+
+  // Every heuristic engine config -> the fastest plan that builds, remembered for `record`.
+  Status search(Graph& g, Desc& graph, bool ieee_fp32, const Pointers& buffers, const std::string& record) {
     BOO_ASSIGN_OR_RETURN(Desc heur, Desc::make(api_, CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR));
     cudnnBackendDescriptor_t gd = graph.get();
     const cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
@@ -594,6 +709,7 @@ class CudnnBackend final : public Backend {
     BOO_CUDNN_RETURN_IF_ERROR(api_, cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
                                                             CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &count, raw.data()));
     double best_us = 1e30;
+    cudnnBackendDescriptor_t best_config = nullptr;
     Status last_error = unimplemented("no cuDNN engine configuration builds for this graph");
     for (int64_t i = 0; i < count; ++i) {
       if (ieee_fp32 && uses_tensor_cores(raw[static_cast<size_t>(i)])) continue;
@@ -629,15 +745,28 @@ class CudnnBackend final : public Backend {
       const double us = *std::min_element(samples->begin(), samples->end());
       if (us < best_us) {
         best_us = us;
+        best_config = cfg;
         g.plan = std::move(candidate.plan);
         g.workspace_bytes = ws;
         g.engine = "engine " + std::to_string(engine_index(cfg));
       }
     }
     if (best_us == 1e30) return last_error;
+    remember(record, best_config);
     g.keep.push_back(std::move(graph));
     for (Desc& c : configs) g.keep.push_back(std::move(c));  // the plan refers to its engine config
     return ok_status();
+  }
+
+  // Stores the chosen configuration for the next run. Failing to is not the
+  // command's failure: the plan is in hand; an unwritable folder is reported once.
+  void remember(const std::string& record, cudnnBackendDescriptor_t config) {
+    Result<EngineChoice> choice = choice_of(config);
+    Status stored = choice.ok() ? plans_.store(record, choice->to_text()) : choice.status();
+    if (!stored.ok() && !store_failure_reported_) {
+      warn("cannot remember cuDNN plans (" + stored.to_string() + "); each run searches again");
+      store_failure_reported_ = true;
+    }
   }
 
   // Whether an engine configuration computes on tensor cores (TF32 for fp32 data).
@@ -675,6 +804,9 @@ class CudnnBackend final : public Backend {
   const CudnnApi& api_;
   cudnnHandle_t handle_;
   std::map<std::string, std::vector<Graph>> graphs_;  // by canonical command: tuned once per signature
+  VendorPlanStore plans_;
+  const std::string plan_context_;  // "cudnn <version> | <device>": what every remembered plan depends on
+  bool store_failure_reported_ = false;
 };
 
 }  // namespace

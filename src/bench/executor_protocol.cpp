@@ -1,6 +1,9 @@
 // boo: executor pipe protocol.
 #include "bench/executor_protocol.hpp"
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace boo::bench {
 namespace {
 
@@ -32,6 +35,18 @@ std::string unescape(const std::string& s) {
   return out;
 }
 
+std::vector<std::string> split_on(const std::string& s, char separator) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    const size_t end = s.find(separator, start);
+    out.push_back(s.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string encode_fields(const std::vector<std::string>& fields) {
@@ -44,14 +59,8 @@ std::string encode_fields(const std::vector<std::string>& fields) {
 }
 
 std::vector<std::string> decode_fields(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    const size_t end = s.find(kUnit, start);
-    out.push_back(unescape(s.substr(start, end == std::string::npos ? std::string::npos : end - start)));
-    if (end == std::string::npos) break;
-    start = end + 1;
-  }
+  std::vector<std::string> out = split_on(s, kUnit);
+  for (std::string& field : out) field = unescape(field);
   return out;
 }
 
@@ -76,31 +85,52 @@ std::optional<std::pair<int, std::vector<std::string>>> decode_run(const std::st
 }
 
 std::string encode_done(const DoneRecord& done) {
+  // The phases as one word: "compile=0.25,timing=1.5", or "-" for none.
+  std::string phases;
+  for (const auto& [name, seconds] : done.seconds) {
+    char value[32];
+    std::snprintf(value, sizeof value, "%.9g", seconds);
+    phases += (phases.empty() ? "" : ",") + name + "=" + value;
+  }
   return std::string(1, kRecord) + "DONE " + std::to_string(done.index) + " " + done.outcome + " " +
-         (done.executor_exits ? "exit" : "stay") + " " + encode_fields(done.row) + "\n";
+         (done.executor_exits ? "exit" : "stay") + " " + (phases.empty() ? "-" : phases) + " " +
+         encode_fields(done.row) + "\n";
 }
 
 std::optional<DoneRecord> decode_done(const std::string& line_in) {
   std::string line = line_in;
   if (!line.empty() && line.back() == '\n') line.pop_back();
   if (line.size() < 6 || line[0] != kRecord || line.compare(1, 5, "DONE ") != 0) return std::nullopt;
-  // Tokens: index, outcome, stay|exit, then the row.
+  // Tokens: index, outcome, stay|exit, the phases, then the row.
+  std::vector<std::string> tokens;
+  size_t start = 6;
+  while (tokens.size() < 4) {
+    const size_t space = line.find(' ', start);
+    if (space == std::string::npos) return std::nullopt;
+    tokens.push_back(line.substr(start, space - start));
+    start = space + 1;
+  }
   DoneRecord d;
-  const size_t a = line.find(' ', 6);
-  if (a == std::string::npos) return std::nullopt;
-  const size_t b = line.find(' ', a + 1);
-  if (b == std::string::npos) return std::nullopt;
-  const size_t c = line.find(' ', b + 1);
   try {
-    d.index = std::stoi(line.substr(6, a - 6));
+    d.index = std::stoi(tokens[0]);
   } catch (...) {
     return std::nullopt;
   }
-  d.outcome = line.substr(a + 1, b - a - 1);
-  const std::string exits = line.substr(b + 1, c == std::string::npos ? std::string::npos : c - b - 1);
-  if (exits != "stay" && exits != "exit") return std::nullopt;
-  d.executor_exits = exits == "exit";
-  if (c != std::string::npos) d.row = decode_fields(line.substr(c + 1));
+  d.outcome = tokens[1];
+  if (tokens[2] != "stay" && tokens[2] != "exit") return std::nullopt;
+  d.executor_exits = tokens[2] == "exit";
+  if (tokens[3] != "-") {
+    for (const std::string& phase : split_on(tokens[3], ',')) {
+      const size_t equals = phase.find('=');
+      if (equals == std::string::npos) return std::nullopt;
+      char* end = nullptr;
+      const double seconds = std::strtod(phase.c_str() + equals + 1, &end);
+      if (end == phase.c_str() + equals + 1 || *end != '\0') return std::nullopt;
+      d.seconds[phase.substr(0, equals)] = seconds;
+    }
+  }
+  // No row at all (a command that is not a benchmark) decodes as none, not as one empty field.
+  if (start < line.size()) d.row = decode_fields(line.substr(start));
   return d;
 }
 

@@ -2,7 +2,7 @@
 //
 // parent -> child, one line per command:   RUN <index> <word>\x1f<word>\x1f...\n
 // child -> parent: the command's printed output, verbatim, then one line
-//   \x1eDONE <index> <outcome> <stay|exit> <csv field>\x1f<csv field>...\n
+//   \x1eDONE <index> <outcome> <stay|exit> <phase>=<seconds>,... <csv field>\x1f<csv field>...\n
 //   ("exit": the child leaves after this command, its GPU context being
 //   unusable, so the parent waits for it and starts a fresh one)
 // \x1e (record separator) and \x1f (unit separator) never occur in commands
@@ -10,6 +10,7 @@
 // are escaped as \t and \n.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,8 +29,9 @@ std::optional<std::pair<int, std::vector<std::string>>> decode_run(const std::st
 struct DoneRecord {
   int index = 0;
   std::string outcome;             ///< "ok", "failed", "unsupported"
-  std::vector<std::string> row;    ///< the command's CSV row
+  std::vector<std::string> row;    ///< the command's CSV row; empty when it has none (`<op> --help`)
   bool executor_exits = false;     ///< the child leaves after this command
+  std::map<std::string, double> seconds;  ///< where the command's time went, by phase name
 };
 
 std::string encode_done(const DoneRecord& done);

@@ -58,7 +58,7 @@ class BooBackend final : public Backend {
       std::string label = out.implementation + " [";
       for (size_t i = 0; i < launchable->kernel_names().size(); ++i)
         label += (i ? "+" : "") + launchable->kernel_names()[i];
-      BOO_RETURN_IF_ERROR(time_backend_launches(rt_, timing_, run.iterations, launch, label + "]", out));
+      BOO_RETURN_IF_ERROR(time_backend_launches(rt_, timing_, run, launch, label + "]", out));
     }
     BOO_RETURN_IF_ERROR(rt_.synchronize());
     return out;

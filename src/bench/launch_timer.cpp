@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -258,10 +260,36 @@ int64_t timed_input_sets(const Runtime& rt, const TimingOptions& options, const 
   return input_rotation_count(input_bytes, rt.device().l2_bytes, options.flush_l2, kRotationBudgetBytes);
 }
 
-Status time_backend_launches(Runtime& rt, const TimingOptions& options, int64_t iterations,
+LaunchCounts launch_counts_for_min_time(double launch_us, double min_time_s, int64_t input_sets) {
+  // A launch is never counted as shorter than a nanosecond, so the division stays finite.
+  const double launches_per_second = 1e6 / std::max(launch_us, 1e-3);
+  auto launches = [&](double seconds, int64_t fewest) {
+    const double wanted = std::ceil(seconds * launches_per_second);  // compared as a double: it may be huge
+    const int64_t capped = wanted >= static_cast<double>(kMostSizedLaunches) ? kMostSizedLaunches
+                                                                               : static_cast<int64_t>(wanted);
+    return std::max(capped, fewest);
+  };
+  return LaunchCounts{launches(min_time_s / 4, std::max<int64_t>(input_sets, 1)),
+                      launches(min_time_s, kFewestSizedLaunches)};
+}
+
+Status time_backend_launches(Runtime& rt, const TimingOptions& options, const RunOptions& run,
                              const std::function<Status(int64_t)>& launch, const std::string& label, BackendRun& out) {
-  // Warm-up, untimed: every input copy once (clocks up, caches and TLBs filled).
-  for (int64_t i = 0; i < std::max<int64_t>(out.input_sets, 1); ++i) BOO_RETURN_IF_ERROR(launch(i));
+  const auto start = std::chrono::steady_clock::now();
+  // Warm-up, untimed: clocks up, caches and TLBs filled, every input copy once.
+  const int64_t input_sets = std::max<int64_t>(out.input_sets, 1);
+  int64_t iterations = run.iterations;
+  if (run.min_time_s > 0) {
+    // The first round, timed with events, says how long a launch takes.
+    BOO_ASSIGN_OR_RETURN(std::vector<double> first_us, rt.time_on_stream(launch, input_sets));
+    std::nth_element(first_us.begin(), first_us.begin() + static_cast<std::ptrdiff_t>(first_us.size() / 2),
+                     first_us.end());
+    const LaunchCounts counts = launch_counts_for_min_time(first_us[first_us.size() / 2], run.min_time_s, input_sets);
+    for (int64_t i = input_sets; i < counts.warmup; ++i) BOO_RETURN_IF_ERROR(launch(i));
+    iterations = counts.timed;
+  } else {
+    for (int64_t i = 0; i < input_sets; ++i) BOO_RETURN_IF_ERROR(launch(i));
+  }
   BOO_RETURN_IF_ERROR(rt.synchronize());
   // The L2 flush: a memset over twice the L2 evicts everything the last launch left.
   DeviceBuffer flush;
@@ -293,6 +321,7 @@ Status time_backend_launches(Runtime& rt, const TimingOptions& options, int64_t 
     out.kernels = std::move(timed->kernels);
     out.kernel_records = std::move(timed->records);
   }
+  out.timing_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return ok_status();
 }
 

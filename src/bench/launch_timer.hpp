@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "bench/backend.hpp"
+#include "boo/registry.hpp"
 #include "boo/runtime.hpp"
 
 namespace boo::bench {
@@ -50,12 +51,32 @@ int64_t input_rotation_count(size_t input_bytes, int64_t l2_bytes, bool flush_l2
 /// input_rotation_count for these inputs on this runtime's GPU, within 1 GiB.
 int64_t timed_input_sets(const Runtime& rt, const TimingOptions& options, const std::vector<base::HostTensor>& args);
 
-/// Times `iterations` launches of an op for a backend: launch(i) must read
-/// input copy i % out.input_sets. Warms up on every input copy first, then
-/// flushes L2 before each launch when asked, and fills out.kernels (per
+/// Launch counts sized by a launch's duration (RunOptions::min_time_s).
+struct LaunchCounts {
+  int64_t warmup = 1;  ///< untimed launches, every input copy at least once
+  int64_t timed = 1;
+};
+
+/// The most launches --min-time times (or warms up with): more samples add
+/// no precision, only records to hold.
+constexpr int64_t kMostSizedLaunches = 10000;
+/// The fewest it times: enough for a spread.
+constexpr int64_t kFewestSizedLaunches = 3;
+
+/// Launches of `launch_us` each for about a quarter of `min_time_s` of
+/// warm-up (at least `input_sets`) and about `min_time_s` timed, within
+/// [kFewestSizedLaunches, kMostSizedLaunches].
+LaunchCounts launch_counts_for_min_time(double launch_us, double min_time_s, int64_t input_sets);
+
+/// Times the launches of an op for a backend: launch(i) must read input copy
+/// i % out.input_sets. Warms up first (every input copy once, or with
+/// run.min_time_s by duration: a first round timed with CUDA events sizes
+/// both the warm-up and the timed launches; else run.iterations are timed),
+/// then flushes L2 before each launch when asked, and fills out.kernels (per
 /// kernel name with CUPTI, else one entry named `label` with each launch's
-/// event time), out.timed_launches, out.timer and out.kernel_records.
-Status time_backend_launches(Runtime& rt, const TimingOptions& options, int64_t iterations,
+/// event time), out.timed_launches, out.timer, out.kernel_records and
+/// out.timing_s (the seconds all of this took).
+Status time_backend_launches(Runtime& rt, const TimingOptions& options, const RunOptions& run,
                              const std::function<Status(int64_t)>& launch, const std::string& label, BackendRun& out);
 
 }  // namespace boo::bench

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "base/random.hpp"
 #include "boo/conv.hpp"
 #include "ops/op_definition.hpp"
 
@@ -21,16 +22,26 @@ double relative_tolerance(DType dtype, int64_t reduction_length, bool tf32) {
   return std::ldexp(1.0, -mantissa_bits) + operand_rounding + 8.0 * std::sqrt(k) * std::ldexp(1.0, -24);
 }
 
+double result_tolerance(const OpSignature& sig, size_t result_index) {
+  const ops::OpDefinition* op = ops::find_op(sig.op_name());
+  const auto* conv = dynamic_cast<const ConvSignature*>(&sig);
+  const bool tf32 = conv && conv->fp32_tf32;
+  return relative_tolerance(sig.results().at(result_index).dtype, op->reduction_length(sig, result_index), tf32);
+}
+
 double cancellation_allowance(double cancellation_scale) {
   return kCancellationUlps * std::ldexp(1.0, -24) * cancellation_scale;
 }
 
 std::string Comparison::summary() const {
   char buf[256];
-  std::snprintf(buf, sizeof buf, "%s: max |err| %.2e, rel L2 %.2e, rtol %.2e, %lld of %lld over", name.c_str(),
+  std::snprintf(buf, sizeof buf, "%s: max |err| %.2e, rel L2 %.2e, rtol %.2e, %lld of %lld", name.c_str(),
                 max_abs_error, relative_l2_error, rtol, static_cast<long long>(over_tolerance),
                 static_cast<long long>(elements));
   std::string out = buf;
+  if (sampled())
+    out += " sampled (of " + std::to_string(population) + ", seed " + std::to_string(sample_seed) + ")";
+  out += " over";
   if (nan_mismatches) out += ", " + std::to_string(nan_mismatches) + " NaN mismatches";
   if (!pass() && worst_index >= 0) {
     std::snprintf(buf, sizeof buf, " (worst at logical index %lld: %.6g vs %.6g)", static_cast<long long>(worst_index),
@@ -104,25 +115,50 @@ Comparison compare_to_sample(const base::HostTensor& result, const std::vector<i
   }
   Comparison c = compare_to_reference(picked, ref, rtol, cancellation_scale);
   if (c.worst_index >= 0) c.worst_index = linear[static_cast<size_t>(c.worst_index)];
+  c.population = result.spec().numel();
   return c;
 }
 
-std::vector<int64_t> sample_positions(int64_t numel, int64_t count) {
+std::vector<int64_t> sample_positions(const std::vector<int64_t>& shape, int64_t count, uint64_t seed) {
+  int64_t numel = 1;
+  for (int64_t extent : shape) numel *= extent;
   std::vector<int64_t> out;
   if (numel <= count) {
     for (int64_t i = 0; i < numel; ++i) out.push_back(i);
     return out;
   }
-  const int64_t edge = std::min<int64_t>(count / 8, 256);
+  uint64_t draws = 0;
+  auto below = [&](int64_t n) {  // uniform in [0, n), from the seed
+    return static_cast<int64_t>(base::splitmix64(seed ^ base::splitmix64(draws++)) % static_cast<uint64_t>(n));
+  };
+  auto linear_of = [&](const std::vector<int64_t>& index) {
+    int64_t linear = 0;
+    for (size_t d = 0; d < shape.size(); ++d) linear = linear * shape[d] + index[d];
+    return linear;
+  };
+  const size_t rank = shape.size();
+  // Corners: every combination of first and last index (2^rank <= 32 for a 5-D tensor).
+  for (uint32_t mask = 0; mask < (1u << rank); ++mask) {
+    std::vector<int64_t> index(rank);
+    for (size_t d = 0; d < rank; ++d) index[d] = (mask >> d) & 1 ? shape[d] - 1 : 0;
+    out.push_back(linear_of(index));
+  }
+  // The first and last elements in row-major order.
+  const int64_t edge = std::min<int64_t>(count / 16, 128);
   for (int64_t i = 0; i < edge; ++i) {
     out.push_back(i);
     out.push_back(numel - 1 - i);
   }
-  uint64_t state = 0x5eed;
-  while (static_cast<int64_t>(out.size()) < count) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    out.push_back(static_cast<int64_t>((state >> 11) % static_cast<uint64_t>(numel)));
-  }
+  // Border faces: one index first or last, the others random (an eighth of the budget).
+  const int64_t per_face = std::max<int64_t>(1, count / 8 / static_cast<int64_t>(2 * std::max<size_t>(rank, 1)));
+  for (size_t d = 0; d < rank; ++d)
+    for (int64_t side : {int64_t{0}, shape[d] - 1})
+      for (int64_t i = 0; i < per_face; ++i) {
+        std::vector<int64_t> index(rank);
+        for (size_t e = 0; e < rank; ++e) index[e] = e == d ? side : below(shape[e]);
+        out.push_back(linear_of(index));
+      }
+  while (static_cast<int64_t>(out.size()) < count) out.push_back(below(numel));
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
@@ -132,19 +168,21 @@ Result<std::vector<Comparison>> verify_results(const OpSignature& sig, const std
                                                const std::vector<base::HostTensor>& results,
                                                const VerifyOptions& options) {
   const ops::OpDefinition* op = ops::find_op(sig.op_name());
+  if (results.size() != sig.results().size())
+    return internal_error("numerics: the backend returned " + std::to_string(results.size()) + " results, the signature has " +
+                          std::to_string(sig.results().size()));
   if (sig.flop_count() <= options.full_reference_flops) {
     BOO_ASSIGN_OR_RETURN(std::vector<base::HostTensor> reference, op->reference(sig, args));
     return compare_results(sig, args, results, reference);
   }
-  const auto* conv = dynamic_cast<const ConvSignature*>(&sig);
-  const bool tf32 = conv && conv->fp32_tf32;
   std::vector<Comparison> out;
   for (size_t i = 0; i < results.size(); ++i) {
-    const std::vector<int64_t> positions = sample_positions(results[i].spec().numel(), options.samples_per_result);
+    const std::vector<int64_t> positions =
+        sample_positions(results[i].spec().shape, options.samples_per_result, options.sample_seed);
     BOO_ASSIGN_OR_RETURN(std::vector<double> reference, op->reference_sample(sig, args, i, positions));
-    const double rtol = relative_tolerance(results[i].spec().dtype, op->reduction_length(sig, i), tf32);
     BOO_ASSIGN_OR_RETURN(double scale, op->cancellation_scale(sig, args, i));
-    out.push_back(compare_to_sample(results[i], positions, reference, rtol, scale));
+    out.push_back(compare_to_sample(results[i], positions, reference, result_tolerance(sig, i), scale));
+    out.back().sample_seed = options.sample_seed;
   }
   return out;
 }
@@ -153,13 +191,10 @@ Result<std::vector<Comparison>> compare_results(const OpSignature& sig, const st
                                                 const std::vector<base::HostTensor>& results,
                                                 const std::vector<base::HostTensor>& reference) {
   const ops::OpDefinition* op = ops::find_op(sig.op_name());
-  const auto* conv = dynamic_cast<const ConvSignature*>(&sig);
-  const bool tf32 = conv && conv->fp32_tf32;
   std::vector<Comparison> out;
   for (size_t i = 0; i < results.size() && i < reference.size(); ++i) {
-    const double rtol = relative_tolerance(results[i].spec().dtype, op->reduction_length(sig, i), tf32);
     BOO_ASSIGN_OR_RETURN(double scale, op->cancellation_scale(sig, args, i));
-    out.push_back(compare_to_reference(results[i], reference[i], rtol, scale));
+    out.push_back(compare_to_reference(results[i], reference[i], result_tolerance(sig, i), scale));
   }
   return out;
 }

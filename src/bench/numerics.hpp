@@ -20,6 +20,8 @@
 namespace boo::bench {
 
 double relative_tolerance(DType dtype, int64_t reduction_length, bool tf32 = false);
+/// relative_tolerance of result `result_index` of `sig` (its dtype, reduction length and TF32 mode).
+double result_tolerance(const OpSignature& sig, size_t result_index);
 
 /// Float32 ulps of the cancelling terms' magnitude allowed on top of rtol.
 inline constexpr double kCancellationUlps = 32;
@@ -28,7 +30,9 @@ double cancellation_allowance(double cancellation_scale);
 
 struct Comparison {
   std::string name;                ///< result name ("y", "dx", ...)
-  int64_t elements = 0;
+  int64_t elements = 0;             ///< elements compared (the sample's size when sampled)
+  int64_t population = 0;          ///< the result's element count when sampled, else 0
+  uint64_t sample_seed = 0;        ///< the seed the sampled positions were drawn from
   int64_t over_tolerance = 0;      ///< elements beyond the bound
   int64_t nan_mismatches = 0;      ///< NaN in one and not the other
   double max_abs_error = 0;
@@ -37,7 +41,9 @@ struct Comparison {
   int64_t worst_index = -1;        ///< logical index of the largest error relative to its bound
   double worst_value = 0, worst_reference = 0;
   bool pass() const { return over_tolerance == 0 && nan_mismatches == 0; }
-  /// "y: max |err| 1.2e-03, rel L2 3.4e-04, rtol 7.9e-03, 0 of 1000 over"
+  bool sampled() const { return population > 0; }
+  /// "y: max |err| 1.2e-03, rel L2 3.4e-04, rtol 7.9e-03, 0 of 1000 over", or for a sample
+  /// "..., 0 of 4096 sampled (of 2097152, seed 10) over"
   std::string summary() const;
 };
 
@@ -49,15 +55,19 @@ Comparison compare_to_reference(const base::HostTensor& result, const base::Host
 Comparison compare_to_sample(const base::HostTensor& result, const std::vector<int64_t>& linear,
                              const std::vector<double>& reference, double rtol, double cancellation_scale = 0);
 
-/// Up to `count` deterministic positions in [0, numel): the first and last
-/// elements (edges and padding) and pseudo-random ones, sorted, distinct.
-std::vector<int64_t> sample_positions(int64_t numel, int64_t count);
+/// About `count` logical row-major positions of a tensor of logical shape `shape` (all of them when
+/// it has no more), sorted and distinct: always every corner (each index first or last in every
+/// dimension) and the first and last elements in row-major order (where a short-written tail or a
+/// misplaced start shows); positions on each border face (one index first or last); and uniform
+/// random ones, all drawn from `seed`: the same seed gives the same positions, another seed others.
+std::vector<int64_t> sample_positions(const std::vector<int64_t>& shape, int64_t count, uint64_t seed);
 
 struct VerifyOptions {
   /// Signatures with more floating-point operations are checked at sampled
   /// output positions instead of computing the whole reference.
   double full_reference_flops = 2e9;
   int64_t samples_per_result = 4096;
+  uint64_t sample_seed = 0;  ///< the positions' seed (the driver passes its --seed)
 };
 
 /// Runs the reference (whole or sampled) and compares every result.

@@ -6,7 +6,6 @@
 
 #include "base/random.hpp"
 #include "bench/numerics.hpp"
-#include "boo/conv.hpp"
 #include "ops/op_definition.hpp"
 
 namespace boo::bench {
@@ -35,10 +34,10 @@ NumericsVerdict check_numerics(const OpSignature& sig, Backend& candidate, Backe
                                const NumericsOptions& options, uint64_t seed) {
   NumericsVerdict verdict;
   const ops::OpDefinition* op = ops::find_op(sig.op_name());
-  const auto* conv = dynamic_cast<const ConvSignature*>(&sig);
-  const bool tf32 = conv && conv->fp32_tf32;
   const TensorSpec main = sig.results().at(0);  // BOO judges the main result
-  const double rtol = relative_tolerance(main.dtype, op->reduction_length(sig, 0), tf32);
+  const double rtol = result_tolerance(sig, 0);
+  VerifyOptions verify;
+  verify.sample_seed = seed;
   const RunOptions untimed{1, false};
   ErrorSets sets;
   double tolerance_bound = 0;
@@ -70,17 +69,22 @@ NumericsVerdict check_numerics(const OpSignature& sig, Backend& candidate, Backe
     }
     // The per-element tolerance on every result (first batch).
     if (batch == 0) {
-      Result<std::vector<Comparison>> comparisons = verify_results(sig, *args, run->results);
+      Result<std::vector<Comparison>> comparisons = verify_results(sig, *args, run->results, verify);
       if (!comparisons.ok()) {
         verdict.error = comparisons.status().to_string();
         return verdict;
       }
-      for (const Comparison& c : *comparisons)
+      for (const Comparison& c : *comparisons) {
         if (!c.pass()) tolerance_failures.push_back(c.summary());
+        if (c.sampled())
+          verdict.notes.push_back("per-element tolerance of " + c.name + " checked at " + std::to_string(c.elements) +
+                                  " of " + std::to_string(c.population) + " positions (seed " +
+                                  std::to_string(c.sample_seed) + ": --seed draws others)");
+      }
     }
     // Signed errors of the main result at sampled positions.
     const int64_t want = std::max<int64_t>(options.min_samples - static_cast<int64_t>(sets.boo.size()), 1);
-    std::vector<int64_t> positions = sample_positions(main.numel(), std::max<int64_t>(want, 1024));
+    const std::vector<int64_t> positions = sample_positions(main.shape, std::max<int64_t>(want, 1024), seed + batch);
     Result<std::vector<double>> reference = op->reference_sample(sig, *args, 0, positions);
     if (!reference.ok()) {
       verdict.error = reference.status().to_string();
@@ -134,7 +138,7 @@ NumericsVerdict check_numerics(const OpSignature& sig, Backend& candidate, Backe
     if (!run.ok()) {
       verdict.structured_ok = false;
       verdict.notes.push_back("structured test failed to run: " + run.status().message());
-    } else if (Result<std::vector<Comparison>> c = verify_results(sig, args, run->results); !c.ok()) {
+    } else if (Result<std::vector<Comparison>> c = verify_results(sig, args, run->results, verify); !c.ok()) {
       verdict.structured_ok = false;
       verdict.notes.push_back("structured test: " + c.status().message());
     } else {

@@ -6,9 +6,8 @@
 #include "base/random.hpp"
 #include "base/strings.hpp"
 #include "ops/conv/conv_op.hpp"
-#include "ops/layernorm/layernorm_op.hpp"
+#include "ops/norm/norm_op.hpp"
 #include "ops/op_definition.hpp"
-#include "ops/rmsnorm/rmsnorm_op.hpp"
 #include "ops/testing/test_op.hpp"
 
 namespace boo::ops {
@@ -16,8 +15,8 @@ namespace boo::ops {
 std::span<const OpDefinition* const> all_ops() {
   static const OpDefinition* const kOps[] = {
       &conv::definition(),
-      &layernorm::definition(),
-      &rmsnorm::definition(),
+      &norm::layer_norm_definition(),
+      &norm::rms_norm_definition(),
       &testing::definition(),  // only with BOO_ENABLE_TEST_OPS=1 (below)
   };
   // The test ops (faulting and hanging kernels for the executor's tests) are

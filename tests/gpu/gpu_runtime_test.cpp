@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "bench/numerics.hpp"
+#include "gpu_availability.hpp"
 #include "boo/registry.hpp"
 #include "boo/runtime.hpp"
 #include "ops/op_definition.hpp"
@@ -13,13 +14,11 @@
 namespace boo {
 namespace {
 
-std::unique_ptr<Runtime> make_runtime(const std::string& cache_dir) {
+Result<std::unique_ptr<Runtime>> make_runtime(const std::string& cache_dir) {
   RuntimeOptions o;
   o.cache_dir = cache_dir;
   o.cache_enabled = true;
-  Result<std::unique_ptr<Runtime>> rt = Runtime::create(o);
-  if (!rt.ok()) return nullptr;
-  return std::move(*rt);
+  return Runtime::create(o);
 }
 
 // Runs `command` through `rt` and compares every result with the reference.
@@ -67,8 +66,10 @@ class GpuRuntimeTest : public ::testing::Test {
   void SetUp() override {
     cache_dir_ = ::testing::TempDir() + "/boo_gpu_runtime_" + std::to_string(::getpid());
     std::filesystem::remove_all(cache_dir_);
-    rt_ = make_runtime(cache_dir_);
-    if (!rt_) GTEST_SKIP() << "no usable GPU";
+    Result<std::unique_ptr<Runtime>> rt = make_runtime(cache_dir_);
+    if (!rt.ok() && testing::skip_for_no_gpu(rt.status())) GTEST_SKIP() << "no GPU: " << rt.status().to_string();
+    ASSERT_TRUE(rt.ok()) << "Runtime::create failed: " << rt.status().to_string();
+    rt_ = std::move(*rt);
   }
   void TearDown() override { std::filesystem::remove_all(cache_dir_); }
   std::string cache_dir_;
@@ -83,12 +84,12 @@ TEST_F(GpuRuntimeTest, CachedKernelLoadsRunsAndMatchesTheReference) {
   run_and_check(*rt_, command);  // the same signature again: the in-process tier
   EXPECT_EQ(rt_->stats().memory_hits, 1);
   // A fresh runtime (as a new process would) loads the cubin from disk.
-  std::unique_ptr<Runtime> second = make_runtime(cache_dir_);
-  ASSERT_TRUE(second);
-  run_and_check(*second, command);
-  EXPECT_EQ(second->stats().compiled, 0);
-  EXPECT_EQ(second->stats().disk_hits, 1);
-  std::cout << "cached module load: " << second->stats().load_ms << " ms\n";
+  Result<std::unique_ptr<Runtime>> second = make_runtime(cache_dir_);
+  ASSERT_TRUE(second.ok()) << second.status().to_string();
+  run_and_check(**second, command);
+  EXPECT_EQ((*second)->stats().compiled, 0);
+  EXPECT_EQ((*second)->stats().disk_hits, 1);
+  std::cout << "cached module load: " << (*second)->stats().load_ms << " ms\n";
 }
 
 TEST_F(GpuRuntimeTest, EveryDirectionAndLayerNormMode) {
@@ -127,7 +128,7 @@ TEST(GpuRuntimeOptionsTest, BadDeviceOrdinalIsAClearError) {
   RuntimeOptions o;
   o.device = 99;
   Result<std::unique_ptr<Runtime>> rt = Runtime::create(o);
-  if (!rt.ok() && rt.status().code() == StatusCode::kUnavailable) GTEST_SKIP() << "no GPU";
+  if (!rt.ok() && testing::skip_for_no_gpu(rt.status())) GTEST_SKIP() << "no GPU: " << rt.status().to_string();
   ASSERT_FALSE(rt.ok());
   EXPECT_NE(rt.status().message().find("GPU 99 does not exist"), std::string::npos) << rt.status().to_string();
 }

@@ -8,6 +8,7 @@
 
 #include "bench/backend.hpp"
 #include "bench/launch_timer.hpp"
+#include "gpu_availability.hpp"
 #include "boo/registry.hpp"
 #include "boo/runtime.hpp"
 #include "ops/op_definition.hpp"
@@ -21,7 +22,8 @@ class TimingTest : public ::testing::Test {
     RuntimeOptions o;
     o.cache_enabled = false;
     Result<std::unique_ptr<Runtime>> rt = Runtime::create(o);
-    if (!rt.ok()) GTEST_SKIP() << "no usable GPU: " << rt.status().to_string();
+    if (!rt.ok() && testing::skip_for_no_gpu(rt.status())) GTEST_SKIP() << "no GPU: " << rt.status().to_string();
+    ASSERT_TRUE(rt.ok()) << "Runtime::create failed: " << rt.status().to_string();
     rt_ = std::move(*rt);
     Result<LaunchTimer*> cupti = cupti_timer();
     ASSERT_TRUE(cupti.ok()) << "CUPTI must load on the GPU machine: " << cupti.status().to_string();

@@ -44,7 +44,7 @@ TEST(NvrtcTest, EveryDeviceSourceCompilesAlone) {
 
 TEST(NvrtcTest, IncludedDigestFollowsIncludes) {
   const std::string conv = jit::included_sources_digest("#include \"boo/conv/conv_direct.cuh\"\n");
-  const std::string ln = jit::included_sources_digest("#include \"boo/layernorm/layernorm_simple.cuh\"\n");
+  const std::string ln = jit::included_sources_digest("#include \"boo/norm/norm_simple.cuh\"\n");
   EXPECT_NE(conv, ln);
   EXPECT_EQ(conv, jit::included_sources_digest("#include \"boo/conv/conv_direct.cuh\"\n// other text\n"));
 }

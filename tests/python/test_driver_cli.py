@@ -4,7 +4,10 @@ command gets one CSV row, exit status, --dry-run over the shipped workloads.
 Run by ctest (label unit) as: python3 tests/python/test_driver_cli.py <boo-driver>
 """
 import csv
+import os
 import pathlib
+import pty
+import re
 import subprocess
 import sys
 import tempfile
@@ -74,6 +77,74 @@ def test_single_command_and_help(driver):
     assert r.returncode == 2 and "cannot open" in r.stderr, r.stderr
 
 
+def test_help_lines_have_no_row(driver, tmp):
+    # '<op> --help' in a commands file prints the op's flags and is not a benchmark: no CSV row, in an
+    # executor as in this process (an executor used to repeat the previous command's row).
+    commands = tmp / "with_help.txt"
+    commands.write_text(GOOD_1 + "\nconv --help\n")
+    for isolation in [[], ["--no-isolation"]]:
+        out_csv = tmp / "help.csv"
+        r = run([driver, *isolation, "--backend", "cpu", "--commands-file", str(commands), "--csv", str(out_csv)])
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "--in_channels / -c" in r.stdout, r.stdout
+        assert r.stderr == "", r.stderr
+        rows = list(csv.reader(out_csv.open(newline="")))
+        assert [row[0] for row in rows] == ["arguments", GOOD_1], (isolation, rows)
+
+
+def test_option_values_are_checked(driver):
+    for args, message in [(["--seed=x"], "--seed: expected a non-negative integer, got 'x'"),
+                          (["--dry-run=1"], "driver option '--dry-run' takes no value"),
+                          (["--csv"], "driver option '--csv' needs a value"),
+                          (["--timer", "clock"], "--timer: expected cupti or events, got 'clock'")]:
+        r = run([driver, "conv", "-n", "1", *args])
+        assert r.returncode == 2 and message in r.stderr, (args, r.stderr)
+    usage = run([driver, "--help"]).stdout
+    for option in ["--commands-file FILE", "--seed N", "this text", "(default 10)", "--numerics-vendor cudnn|none"]:
+        assert option in usage, usage
+    assert "--executor-child" not in usage, usage
+
+
+def run_with_terminal_stderr(args, stdout_path):
+    """Runs with stderr on a pseudo-terminal; returns (exit status, what the terminal got)."""
+    master, slave = pty.openpty()
+    with open(stdout_path, "w") as out:
+        p = subprocess.Popen(args, stdout=out, stderr=slave)
+    os.close(slave)
+    received = b""
+    while True:
+        try:
+            data = os.read(master, 4096)
+        except OSError:  # the child closed the terminal
+            break
+        if not data:
+            break
+        received += data
+    os.close(master)
+    return p.wait(), received.decode()
+
+
+def test_progress_line_on_a_terminal(driver, tmp):
+    commands = tmp / "progress.txt"
+    commands.write_text("\n".join([GOOD_1, TYPO, GOOD_2]) + "\n")
+    for isolation in [[], ["--no-isolation"]]:
+        args = [driver, *isolation, "--backend", "cpu", "--commands-file", str(commands)]
+        status, terminal = run_with_terminal_stderr(args, tmp / "progress.out")
+        assert status == 1, terminal
+        # Done/total, failures so far, time left and the current line, redrawn in place and erased at the end.
+        assert re.search(r"\[0/3\] 0 failed \| time left unknown", terminal), terminal
+        assert re.search(r"\[2/3\] 1 failed \| \d+s left", terminal), terminal
+        if isolation:  # in this process the line is drawn as each command starts (executors race the drawing)
+            assert re.search(r"\[0/3\] 0 failed \| time left unknown \| line 1: conv -n 1", terminal), terminal
+            assert re.search(r"\[2/3\] 1 failed \| \d+s left \| line 3: layernormbfp16", terminal), terminal
+        assert terminal.endswith("\r\x1b[K"), repr(terminal[-40:])
+        stdout = (tmp / "progress.out").read_text()
+        assert "\x1b" not in stdout and "3 command(s): 2 ok, 1 failed" in stdout, stdout
+        assert re.search(r"wall time \d+\.\d s; command time \d+\.\d s: compile", stdout), stdout
+        status, terminal = run_with_terminal_stderr(args + ["--quiet"], tmp / "progress.out")
+        assert status == 1 and terminal == "", repr(terminal)
+
+
 def test_boo_backend_names(driver, tmp):
     # BOO's --backend names are accepted and keep their CSV columns (iree_boo* run boo's kernels).
     out_csv = tmp / "names.csv"
@@ -96,6 +167,9 @@ def main():
         test_dry_run_over_shipped_workloads(driver, root)
         test_single_command_and_help(driver)
         test_boo_backend_names(driver, tmp)
+        test_help_lines_have_no_row(driver, tmp)
+        test_option_values_are_checked(driver)
+        test_progress_line_on_a_terminal(driver, tmp)
     print("driver CLI behaves")
 
 

@@ -8,6 +8,8 @@ launchable is kept per signature, and the errors.
 """
 import os
 import sys
+import tempfile
+from pathlib import Path
 
 import torch
 
@@ -36,7 +38,41 @@ def main():
         assert "takes" in str(e), e
     else:
         raise AssertionError("a wrong argument count was accepted")
+    check_cache_settings()
     print("ok")
+
+
+def launch(sig):
+    args = boo.sample_args(sig, "cpu")
+    results = [torch.empty_strided(s.shape, s.strides, dtype=boo._tensors.dtype_of(s)) for s in sig.results]
+    boo._C.launch_addresses(sig, [a.data_ptr() for a in args], [r.data_ptr() for r in results], 0, 0)
+
+
+def check_cache_settings():
+    """boo.use_cache_dir / toggle_cache_on reach the runtime: kernels compiled afterwards are stored in the
+    chosen folder, or nowhere with the cache off. The signatures are unlike any other test's, so each
+    compiles here rather than loading from a cache."""
+    relu6 = boo.Activation(boo.ActivationKind.CLAMP, lo=0.0, hi=6.0)
+    with tempfile.TemporaryDirectory() as tmp:
+        with boo.use_cache_dir(Path(tmp) / "on"):
+            launch(boo.Signature.conv([1, 8, 5, 5], [8, 8, 1, 1], "float32", activation=relu6))
+        stored = list((Path(tmp) / "on").rglob("*.cubin"))
+        assert stored, "use_cache_dir: no kernel was stored in its folder"
+        saved = boo._C.cache_settings()
+        boo.set_cache_dir(Path(tmp) / "off")
+        boo.toggle_cache_on(0)
+        try:
+            launch(boo.Signature.conv([1, 8, 5, 5], [16, 8, 1, 1], "float32", activation=relu6))
+        finally:
+            boo._C.set_cache_settings(*saved)
+        assert not (Path(tmp) / "off").exists(), "toggle_cache_on(0): a kernel was stored anyway"
+        boo._C.set_cache_settings(str(Path(tmp) / "on"), True)
+        try:
+            boo.clear_cache()
+        finally:
+            boo._C.set_cache_settings(*saved)
+        assert not list((Path(tmp) / "on").rglob("*.cubin")), "clear_cache left kernels behind"
+    print("cache settings: ok")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """scripts/perf_table.py: the docs/perf table from a boo-driver CSV. The per-command
 table's header row must sit directly above its separator row (markdown renders
-nothing otherwise), the geometric means are per direction, and a command without
-both timings is listed, not dropped.
+nothing otherwise), the geometric means are per direction, a command without
+both timings is listed, not dropped, and the L2 method is the one --l2 gives.
 
 Run by ctest (label unit) as: python3 tests/python/test_perf_table.py
 """
@@ -29,9 +29,16 @@ def main():
             w = csv.writer(f)
             w.writerow(FIELDS)
             w.writerows(ROWS)
-        r = subprocess.run([sys.executable, str(ROOT / "scripts/perf_table.py"), str(path), "--device", "test GPU",
-                            "--peak-tflops", "1000", "--bandwidth-tbs", "4"], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
+        table = [sys.executable, str(ROOT / "scripts/perf_table.py"), str(path), "--device", "test GPU",
+                 "--peak-tflops", "1000", "--bandwidth-tbs", "4"]
+        r = subprocess.run(table, capture_output=True, text=True)
+        rotated = subprocess.run(table + ["--l2", "rotated"], capture_output=True, text=True)
+        flushed = subprocess.run(table + ["--l2", "flushed"], capture_output=True, text=True)
+    assert r.returncode == 0 and rotated.returncode == 0 and flushed.returncode == 0, r.stderr + flushed.stderr
+    # What the table says about L2 is what the run did, as told by --l2: nothing claimed without it.
+    assert "rotated" not in r.stdout and "not recorded" in r.stdout, r.stdout
+    assert "inputs rotated over copies spanning twice the L2" in rotated.stdout, rotated.stdout
+    assert "L2 overwritten before every timed launch" in flushed.stdout and "rotated" not in flushed.stdout
     lines = r.stdout.splitlines()
     header = [i for i, l in enumerate(lines) if l.startswith("| # | direction")]
     assert len(header) == 1, r.stdout

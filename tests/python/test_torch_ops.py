@@ -707,6 +707,10 @@ class CompileTest(unittest.TestCase):
 
 if __name__ == "__main__":
     if DEVICE == "cuda" and not torch.cuda.is_available():
-        print("no CUDA device: skipped")
-        sys.exit(0)
+        # 77 is ctest's SKIP_RETURN_CODE: the run says "skipped", not "passed". Where a GPU is
+        # expected (BOO_REQUIRE_GPU=1, as scripts/gpu-check.sh sets) its absence is a failure.
+        if os.environ.get("BOO_REQUIRE_GPU") == "1":
+            sys.exit("no CUDA device, and BOO_REQUIRE_GPU=1 requires one: FAILED")
+        print("no CUDA device: SKIPPED")
+        sys.exit(77)
     unittest.main(verbosity=1)

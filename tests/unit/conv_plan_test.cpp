@@ -114,11 +114,52 @@ TEST(ConvPlanTest, VectorizableChannelsAreNotCopied) {
                               "conv -n 2 -c 5 -H 9 -W 9 -k 16 -y 3 -x 3 -p 1 -q 1 -F 0",  // fp32: FFMA path
                               "convbfp16 -n 2 -c 12 -H 9 -W 9 -k 16 -y 3 -x 3 -F 4 --in_layout NHWC "
                               "--fil_layout NHWC --out_layout NHWC",  // 8-byte vectors already
-                              "convbfp16 -n 2 -c 5 -H 9 -W 9 -k 16 -y 3 -x 3 -F 1",  // NCHW: a transpose, unmeasured
                               "convbfp16 -n 2 -c 5 -H 9 -W 9 -k 16 -y 3 -x 3 -p 1 -q 1 -F 2"}) {  // data face only
     SCOPED_TRACE(command);
     for (const std::string& e : plan_of(command).entries) EXPECT_EQ(e.find("pad"), std::string::npos) << e;
   }
+}
+
+// NCHW tensors (channels not contiguous) run on dense channels-last copies:
+// arguments transposed in, the result transposed out; narrow channels are
+// padded in the same copy. An NHWC output (as MIOpen logs mixed layouts) is
+// written in place.
+TEST(ConvPlanTest, NchwOperandsRunOnChannelsLastCopies) {
+  const Planned p = plan_of("convfp16 -n 2 -c 16 -H 9 -W 9 -k 32 -y 3 -x 3 -p 1 -q 1 -F 1");
+  ASSERT_EQ(p.entries, (std::vector<std::string>{"boo_conv_stage_x", "boo_conv_stage_w", "boo_igemm_y",
+                                                 "boo_conv_unstage_y"}));
+  const auto x = params_of<ConvChannelPadParams>(p.launches[0]);
+  const auto w = params_of<ConvChannelPadParams>(p.launches[1]);
+  const auto gemm = params_of<ConvIgemmParams>(p.launches[2]);
+  const auto y = params_of<ConvChannelPadParams>(p.launches[3]);
+  EXPECT_EQ(x.strided, p.address.at("x"));
+  EXPECT_EQ(w.strided, p.address.at("w"));
+  EXPECT_EQ(y.strided, p.address.at("y"));
+  EXPECT_EQ(gemm.a, x.dense);
+  EXPECT_EQ(gemm.w, w.dense);
+  EXPECT_EQ(gemm.b, y.dense);
+  EXPECT_EQ(gemm.out, y.dense);
+  for (uint64_t dense : {x.dense, w.dense, y.dense}) EXPECT_TRUE(in_workspace(p, dense));
+  EXPECT_NE(x.dense, y.dense);
+  EXPECT_EQ(x.strides[1], 81);  // NCHW: channel stride H*W, pixels contiguous
+  EXPECT_NE(p.config.find("boo_conv_stage_x(16->16 transpose)"), std::string::npos) << p.config;
+  EXPECT_NE(p.config.find("A vecK8 B vecK8"), std::string::npos) << p.config;
+
+  const Planned narrow = plan_of("convbfp16 -n 2 -c 5 -H 9 -W 9 -k 16 -y 3 -x 3 -F 1");
+  EXPECT_EQ(narrow.entries.at(0), "boo_conv_pad_x");
+  EXPECT_NE(narrow.config.find("boo_conv_pad_x(5->8 transpose)"), std::string::npos) << narrow.config;
+
+  const Planned mixed = plan_of("convfp16 -n 2 -c 16 -H 9 -W 9 -k 32 -y 3 -x 3 -p 1 -q 1 -F 1 --out_layout NHWC");
+  EXPECT_EQ(mixed.entries.back(), "boo_igemm_y");
+  EXPECT_EQ(params_of<ConvIgemmParams>(mixed.launches.back()).out, mixed.address.at("y"));
+}
+
+// Full-precision fp32 sums at most 4096 terms per split-K slice.
+TEST(ConvPlanTest, LongFp32ReductionsAreSplit) {
+  const Planned p = plan_of("conv -n 128 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 4");
+  const size_t at = p.config.find("splits ");
+  ASSERT_NE(at, std::string::npos) << p.config;
+  EXPECT_GE(std::stoll(p.config.substr(at + 7)), (128 * 56 * 56 + 4095) / 4096) << p.config;
 }
 
 }  // namespace

@@ -187,5 +187,83 @@ TEST(ConvReferenceTest, TransposedForwardIsRegularBackwardData) {
   EXPECT_EQ(logical_values((*dx)[0]), logical_values(trans.results[0]));
 }
 
+// The transposed forward against a direct scatter loop written here, independent of the reference's
+// faces: every input element x[n, c, i] adds x * w[c, kk, r] to y[n, group(c) * K/g + kk, i*stride - pad + r*dil].
+TEST(ConvReferenceTest, TransposedForwardMatchesADirectScatter) {
+  const char* commands[] = {
+      "conv -m trans -n 2 -c 6 -H 4 -W 5 -k 4 -y 3 -x 3 -u 2 -v 2 -p 1 -q 1 -Y 1 -g 2 -F 1",
+      "conv -m trans -n 1 -c 3 -H 3 -W 4 -k 5 -y 2 -x 3 -u 3 -v 1 -p 0 -q 2 -l 2 -j 1 -X 0 -F 1",
+      "convbfp16 -m trans -n 2 -c 4 -H 5 -W 3 -k 4 -y 3 -x 2 -u 1 -v 2 -p 2 -q 0 -l 1 -j 2 -Y 0 -X 1 -g 4 -b 1 -F 1 "
+      "--in_layout NHWC --fil_layout NHWC --out_layout NHWC",
+  };
+  for (const char* command : commands) {
+    testing::ReferenceRun run = run_reference(command);
+    const auto& sig = dynamic_cast<const ConvSignature&>(*run.sig);
+    const base::HostTensor& x = run.args[0];
+    const base::HostTensor& w = run.args[1];
+    const int64_t n = sig.n, c = sig.c, k = sig.k, g = sig.groups, h = sig.input_size[0], wd = sig.input_size[1];
+    const int64_t fy = sig.filter_size[0], fx = sig.filter_size[1];
+    ASSERT_EQ(w.spec().shape, (std::vector<int64_t>{c, k / g, fy, fx})) << command;
+    const std::vector<int64_t> out = sig.output_size();
+    const int64_t oh = out[0], ow = out[1];
+    // The output size from its definition: (in - 1) * stride - 2 * pad + dil * (filter - 1) + output_pad + 1.
+    ASSERT_EQ(oh, (h - 1) * sig.stride[0] - 2 * sig.padding[0] + sig.dilation[0] * (fy - 1) + sig.output_padding[0] + 1);
+    ASSERT_EQ(ow, (wd - 1) * sig.stride[1] - 2 * sig.padding[1] + sig.dilation[1] * (fx - 1) + sig.output_padding[1] + 1);
+    std::vector<double> y(static_cast<size_t>(n * k * oh * ow), 0.0);
+    for (int64_t in = 0; in < n; ++in)
+      for (int64_t ci = 0; ci < c; ++ci)
+        for (int64_t i = 0; i < h; ++i)
+          for (int64_t j = 0; j < wd; ++j) {
+            const double xv = x.at({in, ci, i, j});
+            const int64_t group = ci / (c / g);
+            for (int64_t kk = 0; kk < k / g; ++kk)
+              for (int64_t r = 0; r < fy; ++r)
+                for (int64_t s = 0; s < fx; ++s) {
+                  const int64_t oy = i * sig.stride[0] - sig.padding[0] + r * sig.dilation[0];
+                  const int64_t ox = j * sig.stride[1] - sig.padding[1] + s * sig.dilation[1];
+                  if (oy < 0 || oy >= oh || ox < 0 || ox >= ow) continue;
+                  const int64_t ko = group * (k / g) + kk;
+                  y[static_cast<size_t>(((in * k + ko) * oh + oy) * ow + ox)] += xv * w.at({ci, kk, r, s});
+                }
+          }
+    if (sig.bias)
+      for (int64_t i = 0; i < static_cast<int64_t>(y.size()); ++i) y[static_cast<size_t>(i)] += run.args[2].at({(i / (oh * ow)) % k});
+    const std::vector<double> reference = logical_values(run.results[0]);
+    ASSERT_EQ(reference.size(), y.size()) << command;
+    for (size_t i = 0; i < y.size(); ++i)
+      ASSERT_NEAR(reference[i], y[i], 1e-12 * (1 + std::abs(y[i]))) << command << " at logical index " << i;
+  }
+}
+
+// The sampled reference (each element on its own, used above 2e9 FLOP) equals the whole one, for every
+// result of every direction, grouped, strided, dilated, transposed, 1/2/3-D and in other layouts.
+TEST(ConvReferenceTest, SampledElementsEqualTheWholeReference) {
+  const char* commands[] = {
+      "conv -n 2 -c 4 -H 9 -W 8 -k 6 -y 3 -x 3 -p 1 -q 2 -u 2 -v 3 -l 2 -j 1 -g 2 -b 1 -F 0",
+      "convbfp16 -n 2 -c 6 -H 6 -W 7 -k 6 -y 3 -x 3 -p 1 -q 1 -g 3 -F 0 --in_layout NHWC --fil_layout NHWC "
+      "--out_layout NHWC",
+      "conv --spatial_dim 1 -n 2 -c 4 -H 17 -k 4 -y 4 -p 2 -u 3 -l 2 -g 2 -F 0 --in_layout NHC",
+      "conv -_ 3 -n 2 -c 4 --in_d 5 -H 4 -W 6 -k 4 --fil_d 3 -y 2 -x 3 --pad_d 1 -p 0 -q 1 --conv_stride_d 2 -u 1 "
+      "-v 2 --dilation_d 1 -l 2 -j 1 -g 2 -F 0",
+      "conv -m trans -n 2 -c 4 -H 5 -W 4 -k 6 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -Y 1 -X 0 -g 2 -F 0",
+  };
+  for (const char* command : commands) {
+    testing::ReferenceRun run = run_reference(command);
+    const ops::OpDefinition* op = ops::find_op(run.sig->op_name());
+    const std::vector<TensorSpec> specs = run.sig->results();
+    ASSERT_EQ(run.results.size(), specs.size());
+    for (size_t r = 0; r < specs.size(); ++r) {
+      std::vector<int64_t> every(static_cast<size_t>(specs[r].numel()));
+      for (int64_t i = 0; i < specs[r].numel(); ++i) every[static_cast<size_t>(i)] = i;
+      Result<std::vector<double>> sampled = op->reference_sample(*run.sig, run.args, r, every);
+      ASSERT_TRUE(sampled.ok()) << command << ": " << sampled.status().to_string();
+      const std::vector<double> whole = logical_values(run.results[r]);
+      for (size_t i = 0; i < whole.size(); ++i)
+        ASSERT_NEAR((*sampled)[i], whole[i], 1e-12 * (1 + std::abs(whole[i])))
+            << command << ": result " << specs[r].name << " at logical index " << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace boo

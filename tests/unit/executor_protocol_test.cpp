@@ -30,7 +30,19 @@ TEST(ExecutorProtocolTest, DoneRecordsAreDistinctFromOutput) {
   // Ordinary output, even output that mentions DONE, is not a record.
   EXPECT_FALSE(decode_done(">>> DONE 3 ok\n").has_value());
   EXPECT_FALSE(decode_done("DONE 3 ok x\n").has_value());
-  EXPECT_FALSE(decode_done("\x1e" "DONE 3 ok maybe x\n").has_value());
+  EXPECT_FALSE(decode_done("\x1e" "DONE 3 ok maybe - x\n").has_value());
+}
+
+TEST(ExecutorProtocolTest, DoneRecordsCarryWhereTheTimeWent) {
+  DoneRecord d{4, "ok", {"conv -n 1", "1.5"}, false, {{"compile", 0.25}, {"timing", 1.0 / 3}}};
+  auto back = decode_done(encode_done(d));
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->seconds.size(), 2u);
+  EXPECT_EQ(back->seconds.at("compile"), 0.25);
+  EXPECT_NEAR(back->seconds.at("timing"), 1.0 / 3, 1e-9);
+  EXPECT_EQ(back->row, d.row);
+  EXPECT_FALSE(decode_done("\x1e" "DONE 4 ok stay compile=fast x\n").has_value());
+  EXPECT_FALSE(decode_done("\x1e" "DONE 4 ok stay compile x\n").has_value());
 }
 
 TEST(ExecutorProtocolTest, DoneRecordSaysWhenTheExecutorLeaves) {
@@ -46,7 +58,7 @@ TEST(ExecutorProtocolTest, DoneRecordSaysWhenTheExecutorLeaves) {
   back = decode_done(encode_done(empty));
   ASSERT_TRUE(back.has_value());
   EXPECT_FALSE(back->executor_exits);
-  EXPECT_TRUE(back->row.empty() || back->row == std::vector<std::string>{""});
+  EXPECT_TRUE(back->row.empty()) << "a command without a CSV row (op --help) sends none";
 }
 
 }  // namespace

@@ -27,5 +27,24 @@ TEST(InputRotationTest, OneCopyWhenL2IsFlushedOrUnknown) {
   EXPECT_EQ(input_rotation_count(0, kL2, false, kBudget), 1);
 }
 
+TEST(MinTimeTest, LaunchesSizedByTheirDuration) {
+  // 100 us launches for 0.5 s: 1250 warm-up (a quarter), 5000 timed.
+  LaunchCounts c = launch_counts_for_min_time(100, 0.5, 4);
+  EXPECT_EQ(c.warmup, 1250);
+  EXPECT_EQ(c.timed, 5000);
+  // A 40 ms launch for 0.1 s: 3 timed (rounded up), warm-up at least every input copy.
+  c = launch_counts_for_min_time(40000, 0.1, 2);
+  EXPECT_EQ(c.timed, 3);
+  EXPECT_EQ(c.warmup, 2);
+}
+
+TEST(MinTimeTest, BoundedBothWays) {
+  // A second-long launch still gets a spread; a nanosecond one stops at the cap.
+  EXPECT_EQ(launch_counts_for_min_time(1e6, 0.1, 1).timed, kFewestSizedLaunches);
+  EXPECT_EQ(launch_counts_for_min_time(1e6, 0.1, 8).warmup, 8);
+  EXPECT_EQ(launch_counts_for_min_time(1e-3, 10, 1).timed, kMostSizedLaunches);
+  EXPECT_EQ(launch_counts_for_min_time(0, 10, 1).warmup, kMostSizedLaunches);
+}
+
 }  // namespace
 }  // namespace boo::bench

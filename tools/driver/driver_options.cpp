@@ -1,37 +1,263 @@
-// boo-driver: driver-level options.
+// boo-driver: the driver-level option table, its parser and its help.
 #include "driver_options.hpp"
 
 #include <algorithm>
 
 #include "base/strings.hpp"
+#include "bench/fault_backend.hpp"
 
 namespace boo::driver {
+namespace {
+
+// Value readers for the table's apply functions: each error names the option
+// and what it accepts.
+Result<int64_t> integer_at_least(const char* option, const std::string& v, int64_t least, const char* expected) {
+  Result<int64_t> n = base::parse_int(v);
+  if (!n.ok() || *n < least) return invalid_argument(std::string(option) + ": expected " + expected + ", got '" + v + "'");
+  return n;
+}
+
+Result<double> non_negative(const char* option, const std::string& v) {
+  Result<double> d = base::parse_double(v);
+  if (!d.ok() || *d < 0) return invalid_argument(std::string(option) + ": expected a non-negative number, got '" + v + "'");
+  return d;
+}
+
+Status add_backends(DriverOptions& o, const std::string& v) {
+  for (const std::string& b : base::split(v, ',')) {
+    if (canonical_backend(b).empty())
+      return invalid_argument("--backend " + b + ": unknown backend; accepted: boo (GPU), cudnn (cuDNN 9), cpu (float64 "
+                              "reference), and BOO's names iree_boo, iree_boo_experimental, iree_boo_legacy, "
+                              "iree_boo_inductor (run as boo), torch, inductor (run as cudnn), faulty:<fault> (a deliberately "
+                              "wrong CPU reference; faults: shift, permute, missing-bias, unwritten-tail, scale, outlier, nan)");
+    if (std::find(o.backends.begin(), o.backends.end(), b) == o.backends.end()) o.backends.push_back(b);
+  }
+  return ok_status();
+}
+
+using enum OptionScope;
+
+// The options, in --help order. Defaults are applied from here, so the help
+// cannot disagree with what runs.
+constexpr DriverOptionSpec kOptions[] = {
+    {"commands-file", 0, "FILE", "",
+     "one command per line (.txt: shell words; .tsv: tab-separated);\n'#' comments and blank lines are skipped",
+     kDriver, [](DriverOptions& o, const std::string& v) { o.commands_file = v; return ok_status(); }},
+    {"backend", 0, "NAME", "",
+     "boo (boo's GPU kernels; the default with a GPU), cudnn (cuDNN 9, its fastest\n"
+     "engine per signature) or cpu (the float64 reference; the default without\n"
+     "a GPU); repeatable to compare backends (ratios to cudnn are printed).\n"
+     "BOO's names work too: iree_boo* run as boo, torch and inductor as cudnn;\n"
+     "faulty:<fault> is the CPU reference made deliberately wrong, for testing\n"
+     "--verify-numerics (faults: shift, permute, missing-bias, unwritten-tail,\n"
+     "scale, outlier, nan; BOO_TEST_FAULT=<fault> puts one on the boo backend)",
+     kDriver, add_backends},
+    {"impl", 0, "NAME", "", "run only this GPU implementation (boo explain lists them)", kRun,
+     [](DriverOptions& o, const std::string& v) { o.implementation = v; return ok_status(); }},
+    {"gpu-id", 0, "N", "0",
+     "the GPU to run on; -1 runs the commands across every GPU\nin parallel (one executor each), results in input order",
+     kDriver,
+     [](DriverOptions& o, const std::string& v) -> Status {
+       BOO_ASSIGN_OR_RETURN(int64_t g, integer_at_least("--gpu-id", v, -1, "a GPU ordinal or -1 (all GPUs)"));
+       o.gpu_id = static_cast<int>(g);
+       return ok_status();
+     }},
+    {"command-timeout", 0, "S", "600", "kill and report a command still running after S seconds", kDriver,
+     [](DriverOptions& o, const std::string& v) -> Status {
+       Result<double> t = base::parse_double(v);
+       if (!t.ok() || *t <= 0) return invalid_argument("--command-timeout: expected seconds > 0, got '" + v + "'");
+       o.command_timeout_s = *t;
+       return ok_status();
+     }},
+    {"no-isolation", 0, "", "",
+     "run commands in this process (default: in executor child processes,\n"
+     "so a kernel fault or hang costs only its command)",
+     kDriver, [](DriverOptions& o, const std::string&) { o.isolation = false; return ok_status(); }},
+    {"cache-dir", 0, "DIR", "", "the kernel cache folder (default BOO_CACHE_DIR or ~/.cache/boo)", kRun,
+     [](DriverOptions& o, const std::string& v) { o.cache_dir = v; return ok_status(); }},
+    {"verify-numerics", 0, "", "",
+     "BOO's statistical verdict against the float64 CPU reference, with cuDNN's\n"
+     "spread as the bar when it runs the signature, plus boo's per-element\n"
+     "tolerance and the structured test (docs/tolerances.md)",
+     kRun, [](DriverOptions& o, const std::string&) { o.verify_numerics = true; return ok_status(); }},
+    {"numerics-verbose", 0, "", "", "the full statistics block instead of one line", kRun,
+     [](DriverOptions& o, const std::string&) { o.numerics.verbose = true; return ok_status(); }},
+    {"numerics-min-samples", 0, "N", "1000", "compare at least N sampled elements", kRun,
+     [](DriverOptions& o, const std::string& v) -> Status {
+       BOO_ASSIGN_OR_RETURN(o.numerics.min_samples,
+                            integer_at_least("--numerics-min-samples", v, 1, "a positive integer"));
+       return ok_status();
+     }},
+    {"numerics-stddev-rtol", 0, "X", "1.2", "the error spread's allowance relative to cuDNN's", kRun,
+     [](DriverOptions& o, const std::string& v) -> Status {
+       BOO_ASSIGN_OR_RETURN(o.numerics.stddev_rtol, non_negative("--numerics-stddev-rtol", v));
+       return ok_status();
+     }},
+    {"numerics-stddev-atol", 0, "X", "1e-5", "the error spread's absolute allowance", kRun,
+     [](DriverOptions& o, const std::string& v) -> Status {
+       BOO_ASSIGN_OR_RETURN(o.numerics.stddev_atol, non_negative("--numerics-stddev-atol", v));
+       return ok_status();
+     }},
+    {"numerics-mean-rtol", 0, "X", "0.2", "the mean error's allowance relative to the spread", kRun,
+     [](DriverOptions& o, const std::string& v) -> Status {
+       BOO_ASSIGN_OR_RETURN(o.numerics.mean_rtol, non_negative("--numerics-mean-rtol", v));
+       return ok_status();
+     }},
+    {"numerics-mean-atol", 0, "X", "1e-5", "the mean error's absolute allowance", kRun,
+     [](DriverOptions& o, const std::string& v) -> Status {
+       BOO_ASSIGN_OR_RETURN(o.numerics.mean_atol, non_negative("--numerics-mean-atol", v));
+       return ok_status();
+     }},
+    {"numerics-reference-dtype", 0, "float64|float32", "float64", "the precision of the CPU reference", kRun,
+     [](DriverOptions& o, const std::string& v) -> Status {
+       if (v != "float64" && v != "float32")
+         return invalid_argument("--numerics-reference-dtype: expected float64 or float32, got '" + v + "'");
+       o.numerics.reference_float32 = v == "float32";
+       return ok_status();
+     }},
+    {"skip-structured-tests", 0, "", "", "skip the structured test (zeros with a block of ones)", kRun,
+     [](DriverOptions& o, const std::string&) { o.numerics.structured_tests = false; return ok_status(); }},
+    {"numerics-vendor", 0, "cudnn|none", "cudnn",
+     "none: no cuDNN spread; the spread is bounded by boo's documented tolerance\n"
+     "(saves cuDNN's per-signature plan build on long matrices)",
+     kRun,
+     [](DriverOptions& o, const std::string& v) -> Status {
+       if (v != "cudnn" && v != "none")
+         return invalid_argument("--numerics-vendor: expected cudnn or none, got '" + v + "'");
+       o.numerics.vendor = v == "cudnn";
+       return ok_status();
+     }},
+    {"timer", 0, "cupti|events", "cupti",
+     "how launches are timed: CUPTI activity records time every\n"
+     "kernel of every launch, attributed by correlation id (per kernel name and\n"
+     "per launch); CUDA events time each launch as a whole (the fallback when\n"
+     "CUPTI is unavailable)",
+     kRun,
+     [](DriverOptions& o, const std::string& v) -> Status {
+       if (v != "cupti" && v != "events") return invalid_argument("--timer: expected cupti or events, got '" + v + "'");
+       o.timing.prefer_cupti = v == "cupti";
+       return ok_status();
+     }},
+    {"min-time", 0, "S", "",
+     "size the launches by their duration: about S/4 seconds of warm-up, then\n"
+     "about S seconds of timed launches (3 to 10000), for every command that\n"
+     "gives no --iter (default: --iter launches, 100 unless given)",
+     kRun,
+     [](DriverOptions& o, const std::string& v) -> Status {
+       Result<double> t = base::parse_double(v);
+       if (!t.ok() || *t <= 0) return invalid_argument("--min-time: expected seconds > 0, got '" + v + "'");
+       o.min_time_s = *t;
+       return ok_status();
+     }},
+    {"vendor-tune", 0, "", "",
+     "search cuDNN's engine configurations afresh for every signature (default: the\n"
+     "plan chosen by an earlier run with this cuDNN on this device is reused; plans\n"
+     "are remembered in the cache folder unless BOO_CACHE_ON=0)",
+     kRun, [](DriverOptions& o, const std::string&) { o.timing.vendor_retune = true; return ok_status(); }},
+    {"flush-l2", 0, "", "",
+     "overwrite L2 before every timed launch (default: rotate the inputs over\n"
+     "enough copies to span twice the L2, so no launch reads a cached input)",
+     kRun, [](DriverOptions& o, const std::string&) { o.timing.flush_l2 = true; return ok_status(); }},
+    {"trace", 0, "FILE", "",
+     "write a Perfetto / chrome://tracing JSON trace: one track per GPU stream\n"
+     "with every timed kernel, linked to its command (needs CUPTI); NVTX ranges\n"
+     "name every command and backend run for Nsight Systems",
+     kDriver, [](DriverOptions& o, const std::string& v) { o.trace_path = v; return ok_status(); }},
+    {"csv", 0, "PATH", "", "write one row per command (BOO's columns, plus an error column)", kDriver,
+     [](DriverOptions& o, const std::string& v) { o.csv_path = v; return ok_status(); }},
+    {"dry-run", 0, "", "", "parse and validate only; print each canonical command and function name", kDriver,
+     [](DriverOptions& o, const std::string&) { o.dry_run = true; return ok_status(); }},
+    {"dump", 0, "DIR", "", "write every command's inputs and results as .npy files (see README)", kRun,
+     [](DriverOptions& o, const std::string& v) { o.dump_dir = v; return ok_status(); }},
+    {"splat-input-value", 0, "V", "", "every input element = V instead of seeded random values", kRun,
+     [](DriverOptions& o, const std::string& v) -> Status {
+       Result<double> d = base::parse_double(v);
+       if (!d.ok()) return invalid_argument("--splat-input-value: " + d.status().message());
+       o.splat = *d;
+       return ok_status();
+     }},
+    {"seed", 0, "N", "10",
+     "seed of the random inputs and of the positions --verify-numerics samples\n"
+     "in large results (corners and edges are always checked)",
+     kRun,
+     [](DriverOptions& o, const std::string& v) -> Status {
+       BOO_ASSIGN_OR_RETURN(int64_t s, integer_at_least("--seed", v, 0, "a non-negative integer"));
+       o.seed = static_cast<uint64_t>(s);
+       return ok_status();
+     }},
+    {"cpu-iterations", 0, "N", "1", "at most N timed launches of the CPU reference", kRun,
+     [](DriverOptions& o, const std::string& v) -> Status {
+       BOO_ASSIGN_OR_RETURN(o.cpu_iterations, integer_at_least("--cpu-iterations", v, 1, "a positive integer"));
+       return ok_status();
+     }},
+    {"verbose", 0, "", "", "print results and timings (the default unless --csv)", kRun,
+     [](DriverOptions& o, const std::string&) { o.verbose = true; return ok_status(); }},
+    {"no-verbose", 0, "", "", "print only each command, its ratios, failures and numerics verdicts", kRun,
+     [](DriverOptions& o, const std::string&) { o.verbose = false; return ok_status(); }},
+    {"fail-on-unsupported", 0, "", "", "exit non-zero when a command uses an op boo does not implement", kDriver,
+     [](DriverOptions& o, const std::string&) { o.fail_on_unsupported = true; return ok_status(); }},
+    {"quiet", 0, "", "", "no progress line (one status line on stderr, drawn when it is a terminal)", kDriver,
+     [](DriverOptions& o, const std::string&) { o.quiet = true; return ok_status(); }},
+    {"help", 'h', "", "", "this text; '<op> --help' lists an op's flags", kDriver,
+     [](DriverOptions& o, const std::string&) { o.help = true; return ok_status(); }},
+    {"trace-part", 0, "FILE", "", "the part of the --trace file this executor appends to", kInternal,
+     [](DriverOptions& o, const std::string& v) { o.trace_part = v; return ok_status(); }},
+    {"executor-child", 0, "", "", "run commands read from stdin, as an executor of a driver", kInternal,
+     [](DriverOptions& o, const std::string&) {
+       o.executor_child = true;
+       o.isolation = false;
+       return ok_status();
+     }},
+};
+
+const DriverOptionSpec* find_option(std::string_view word) {
+  for (const DriverOptionSpec& spec : kOptions) {
+    if (word.size() == spec.long_name.size() + 2 && word.substr(0, 2) == "--" && word.substr(2) == spec.long_name)
+      return &spec;
+    if (spec.short_name && word.size() == 2 && word[0] == '-' && word[1] == spec.short_name) return &spec;
+  }
+  return nullptr;
+}
+
+// "  --name ARG" padded to the help column, or on a line of its own when longer.
+std::string format_option_help(const DriverOptionSpec& spec) {
+  constexpr size_t kHelpColumn = 27;
+  std::string head = "  --";
+  head += spec.long_name;
+  if (spec.short_name) {
+    head += ", -";
+    head += spec.short_name;
+  }
+  if (!spec.argument.empty()) {
+    head += ' ';
+    head += spec.argument;
+  }
+  std::string help(spec.help);
+  if (!spec.default_value.empty()) {
+    help += " (default ";
+    help += spec.default_value;
+    help += ')';
+  }
+  std::string out = head;
+  const std::string indent(kHelpColumn, ' ');
+  if (head.size() + 2 > kHelpColumn) out += "\n" + indent;
+  else out += std::string(kHelpColumn - head.size(), ' ');
+  for (char ch : help) out += ch == '\n' ? "\n" + indent : std::string(1, ch);
+  return out + "\n";
+}
+
+}  // namespace
+
+std::span<const DriverOptionSpec> driver_option_table() { return kOptions; }
 
 std::vector<std::string> executor_child_arguments(const DriverOptions& o, const std::vector<std::string>& backends,
                                                   int gpu_id, const std::string& trace_part) {
-  std::vector<std::string> a{"--executor-child", "--gpu-id", std::to_string(gpu_id), "--seed", std::to_string(o.seed),
-                             "--cpu-iterations", std::to_string(o.cpu_iterations)};
+  std::vector<std::string> a{"--executor-child", "--gpu-id", std::to_string(gpu_id)};
   for (const std::string& b : backends) a.insert(a.end(), {"--backend", b});
-  if (o.splat) a.insert(a.end(), {"--splat-input-value", base::format_double(*o.splat)});
-  if (!o.dump_dir.empty()) a.insert(a.end(), {"--dump", o.dump_dir});
-  if (!o.implementation.empty()) a.insert(a.end(), {"--impl", o.implementation});
-  if (!o.cache_dir.empty()) a.insert(a.end(), {"--cache-dir", o.cache_dir});
-  if (o.timing.flush_l2) a.push_back("--flush-l2");
-  if (!o.timing.prefer_cupti) a.insert(a.end(), {"--timer", "events"});
+  a.insert(a.end(), o.run_option_words.begin(), o.run_option_words.end());
+  // Results go to the driver's CSV, so the children print what the driver would.
+  if (!o.verbose && !o.csv_path.empty()) a.push_back("--no-verbose");
   if (!trace_part.empty()) a.insert(a.end(), {"--trace-part", trace_part});
-  if (o.verbose) a.push_back(*o.verbose ? "--verbose" : "--no-verbose");
-  else if (!o.csv_path.empty()) a.push_back("--no-verbose");  // the parent's default
-  if (o.verify_numerics) {
-    const bench::NumericsOptions& n = o.numerics;
-    a.insert(a.end(), {"--verify-numerics", "--numerics-min-samples", std::to_string(n.min_samples),
-                       "--numerics-stddev-rtol", base::format_double(n.stddev_rtol), "--numerics-stddev-atol",
-                       base::format_double(n.stddev_atol), "--numerics-mean-rtol", base::format_double(n.mean_rtol),
-                       "--numerics-mean-atol", base::format_double(n.mean_atol), "--numerics-reference-dtype",
-                       n.reference_float32 ? "float32" : "float64"});
-    if (n.verbose) a.push_back("--numerics-verbose");
-    if (!n.structured_tests) a.push_back("--skip-structured-tests");
-    if (!n.vendor) a.insert(a.end(), {"--numerics-vendor", "none"});
-  }
   return a;
 }
 
@@ -44,188 +270,57 @@ std::string canonical_backend(const std::string& name) {
       {"iree_boo_inductor", "boo"}, {"torch", "cudnn"},        {"inductor", "cudnn"}};
   for (const auto& [given, canonical] : kNames)
     if (name == given) return canonical;
+  if (bench::is_faulty_backend_name(name)) return "faulty";
   return "";
 }
 
 std::string driver_usage() {
-  return R"(usage: boo-driver [driver options] <MIOpenDriver command>
+  std::string out = R"(usage: boo-driver [driver options] <MIOpenDriver command>
        boo-driver [driver options] --commands-file FILE [words appended to every command]
 
 Runs MIOpenDriver-style commands (conv, convfp16, convbfp16, layernorm, layernormfp16,
 layernormbfp16) and prints BOO-style results and timings.
 
-driver options:
-  --commands-file FILE     one command per line (.txt: shell words; .tsv: tab-separated);
-                           '#' comments and blank lines are skipped
-  --backend NAME           boo (boo's GPU kernels; the default with a GPU), cudnn (cuDNN 9, its fastest
-                           engine per signature) or cpu (the float64 reference; the default without
-                           a GPU); repeatable to compare backends (ratios to cudnn are printed).
-                           BOO's names work too: iree_boo* run as boo, torch and inductor as cudnn
-  --impl NAME              run only this GPU implementation (boo explain lists them)
-  --gpu-id N               the GPU to run on (default 0); -1 runs the commands across every GPU
-                           in parallel (one executor each), results in input order
-  --command-timeout S      kill and report a command still running after S seconds (default 600)
-  --no-isolation           run commands in this process (default: in executor child processes,
-                           so a kernel fault or hang costs only its command)
-  --cache-dir DIR          the kernel cache folder (default BOO_CACHE_DIR or ~/.cache/boo)
-  --verify-numerics        BOO's statistical verdict against the float64 CPU reference, with cuDNN's
-                           spread as the bar when it runs the signature, plus boo's per-element
-                           tolerance and the structured test (docs/tolerances.md)
-  --numerics-verbose       the full statistics block instead of one line
-  --numerics-min-samples N (1000)   --numerics-stddev-rtol X (1.2)   --numerics-stddev-atol X (1e-5)
-  --numerics-mean-rtol X (0.2)      --numerics-mean-atol X (1e-5)
-  --numerics-reference-dtype float64|float32 (float64)   --skip-structured-tests
-  --numerics-vendor cudnn|none (cudnn)   none: no cuDNN spread; the spread is bounded by boo's
-                           documented tolerance (saves cuDNN's per-signature plan build on long matrices)
-  --timer cupti|events     how launches are timed (default cupti): CUPTI activity records time every
-                           kernel of every launch, attributed by correlation id (per kernel name and
-                           per launch); CUDA events time each launch as a whole (the fallback when
-                           CUPTI is unavailable)
-  --flush-l2               overwrite L2 before every timed launch (default: rotate the inputs over
-                           enough copies to span twice the L2, so no launch reads a cached input)
-  --trace FILE             write a Perfetto / chrome://tracing JSON trace: one track per GPU stream
-                           with every timed kernel, linked to its command (needs CUPTI); NVTX ranges
-                           name every command and backend run for Nsight Systems
-  --csv PATH               write one row per command (BOO's columns, plus an error column)
-  --dry-run                parse and validate only; print each canonical command and function name
-  --dump DIR               write every command's inputs and results as .npy files (see README)
-  --splat-input-value V    every input element = V instead of seeded random values
-  --seed N                 seed of the random inputs (default 10)
-  --cpu-iterations N       at most N timed launches of the CPU reference (default 1)
-  --verbose / --no-verbose print results and timings (default: verbose unless --csv)
-  --fail-on-unsupported    exit non-zero when a command uses an op boo does not implement
-  --help                   this text; '<op> --help' lists an op's flags
-
+driver options (--name VALUE or --name=VALUE):
+)";
+  for (const DriverOptionSpec& spec : kOptions)
+    if (spec.scope != OptionScope::kInternal) out += format_option_help(spec);
+  out += R"(
 exit status: 0 when every command ran, 1 when any failed (parse error, invalid signature, run error,
 numerics failure), 2 for a bad driver option.
 )";
+  return out;
 }
 
 Result<DriverOptions> parse_driver_options(const std::vector<std::string>& argv) {
   DriverOptions opts;
-  auto value = [&](size_t& i) -> Result<std::string> {
-    if (i + 1 >= argv.size()) return invalid_argument("driver option '" + argv[i] + "' needs a value");
-    return argv[++i];
-  };
+  for (const DriverOptionSpec& spec : kOptions)
+    if (!spec.default_value.empty()) BOO_RETURN_IF_ERROR(spec.apply(opts, std::string(spec.default_value)));
   for (size_t i = 0; i < argv.size(); ++i) {
     const std::string& word = argv[i];
-    std::string name = word, inline_value;
-    bool has_inline = false;
-    if (base::starts_with(word, "--") && word.find('=') != std::string::npos) {
-      name = word.substr(0, word.find('='));
-      inline_value = word.substr(word.find('=') + 1);
-      has_inline = true;
-    }
-    auto take = [&]() -> Result<std::string> {
-      if (has_inline) return inline_value;
-      return value(i);
-    };
-    if (name == "--commands-file") {
-      BOO_ASSIGN_OR_RETURN(opts.commands_file, take());
-    } else if (name == "--backend") {
-      BOO_ASSIGN_OR_RETURN(std::string b, take());
-      for (const std::string& part : base::split(b, ',')) opts.backends.push_back(part);
-    } else if (name == "--csv") {
-      BOO_ASSIGN_OR_RETURN(opts.csv_path, take());
-    } else if (name == "--dry-run") {
-      opts.dry_run = true;
-    } else if (name == "--dump") {
-      BOO_ASSIGN_OR_RETURN(opts.dump_dir, take());
-    } else if (name == "--splat-input-value") {
-      BOO_ASSIGN_OR_RETURN(std::string v, take());
-      Result<double> d = base::parse_double(v);
-      if (!d.ok()) return invalid_argument("--splat-input-value: " + d.status().message());
-      opts.splat = *d;
-    } else if (name == "--seed") {
-      BOO_ASSIGN_OR_RETURN(std::string v, take());
-      Result<int64_t> s = base::parse_int(v);
-      if (!s.ok() || *s < 0) return invalid_argument("--seed: expected a non-negative integer, got '" + v + "'");
-      opts.seed = static_cast<uint64_t>(*s);
-    } else if (name == "--cpu-iterations") {
-      BOO_ASSIGN_OR_RETURN(std::string v, take());
-      Result<int64_t> n = base::parse_int(v);
-      if (!n.ok() || *n < 1) return invalid_argument("--cpu-iterations: expected a positive integer, got '" + v + "'");
-      opts.cpu_iterations = *n;
-    } else if (name == "--verbose") {
-      opts.verbose = true;
-    } else if (name == "--no-verbose") {
-      opts.verbose = false;
-    } else if (name == "--fail-on-unsupported") {
-      opts.fail_on_unsupported = true;
-    } else if (name == "--verify-numerics") {
-      opts.verify_numerics = true;
-    } else if (name == "--numerics-verbose") {
-      opts.numerics.verbose = true;
-    } else if (name == "--skip-structured-tests") {
-      opts.numerics.structured_tests = false;
-    } else if (name == "--numerics-reference-dtype") {
-      BOO_ASSIGN_OR_RETURN(std::string v, take());
-      if (v != "float64" && v != "float32")
-        return invalid_argument("--numerics-reference-dtype: expected float64 or float32, got '" + v + "'");
-      opts.numerics.reference_float32 = v == "float32";
-    } else if (name == "--numerics-vendor") {
-      BOO_ASSIGN_OR_RETURN(std::string v, take());
-      if (v != "cudnn" && v != "none")
-        return invalid_argument("--numerics-vendor: expected cudnn or none, got '" + v + "'");
-      opts.numerics.vendor = v == "cudnn";
-    } else if (name == "--numerics-min-samples") {
-      BOO_ASSIGN_OR_RETURN(std::string v, take());
-      Result<int64_t> n = base::parse_int(v);
-      if (!n.ok() || *n < 1) return invalid_argument("--numerics-min-samples: expected a positive integer, got '" + v + "'");
-      opts.numerics.min_samples = *n;
-    } else if (name == "--numerics-stddev-rtol" || name == "--numerics-stddev-atol" || name == "--numerics-mean-rtol" ||
-               name == "--numerics-mean-atol") {
-      BOO_ASSIGN_OR_RETURN(std::string v, take());
-      Result<double> d = base::parse_double(v);
-      if (!d.ok() || *d < 0) return invalid_argument(name + ": expected a non-negative number, got '" + v + "'");
-      (name == "--numerics-stddev-rtol"   ? opts.numerics.stddev_rtol
-       : name == "--numerics-stddev-atol" ? opts.numerics.stddev_atol
-       : name == "--numerics-mean-rtol"   ? opts.numerics.mean_rtol
-                                          : opts.numerics.mean_atol) = *d;
-    } else if (name == "--impl") {
-      BOO_ASSIGN_OR_RETURN(opts.implementation, take());
-    } else if (name == "--cache-dir") {
-      BOO_ASSIGN_OR_RETURN(opts.cache_dir, take());
-    } else if (name == "--gpu-id") {
-      BOO_ASSIGN_OR_RETURN(std::string v, take());
-      Result<int64_t> g = base::parse_int(v);
-      if (!g.ok() || *g < -1) return invalid_argument("--gpu-id: expected a GPU ordinal or -1 (all GPUs), got '" + v + "'");
-      opts.gpu_id = static_cast<int>(*g);
-    } else if (name == "--command-timeout") {
-      BOO_ASSIGN_OR_RETURN(std::string v, take());
-      Result<double> t = base::parse_double(v);
-      if (!t.ok() || *t <= 0) return invalid_argument("--command-timeout: expected seconds > 0, got '" + v + "'");
-      opts.command_timeout_s = *t;
-    } else if (name == "--flush-l2") {
-      opts.timing.flush_l2 = true;
-    } else if (name == "--timer") {
-      BOO_ASSIGN_OR_RETURN(std::string v, take());
-      if (v != "cupti" && v != "events") return invalid_argument("--timer: expected cupti or events, got '" + v + "'");
-      opts.timing.prefer_cupti = v == "cupti";
-    } else if (name == "--trace") {
-      BOO_ASSIGN_OR_RETURN(opts.trace_path, take());
-    } else if (name == "--trace-part") {
-      BOO_ASSIGN_OR_RETURN(opts.trace_part, take());
-    } else if (name == "--no-isolation") {
-      opts.isolation = false;
-    } else if (name == "--executor-child") {
-      opts.executor_child = true;
-      opts.isolation = false;
-    } else if ((name == "--help" || name == "-h") && opts.command.empty()) {
-      opts.help = true;
-    } else {
+    const size_t equals = base::starts_with(word, "--") ? word.find('=') : std::string::npos;
+    const DriverOptionSpec* spec = find_option(word.substr(0, equals));
+    // Anything else belongs to the op command, and so does --help after the
+    // op token ('conv --help' lists conv's flags).
+    if (!spec || (spec->long_name == "help" && !opts.command.empty())) {
       opts.command.push_back(word);
+      continue;
     }
+    const std::string name = word.substr(0, equals);
+    std::string value;
+    if (spec->argument.empty()) {
+      if (equals != std::string::npos) return invalid_argument("driver option '" + name + "' takes no value");
+    } else if (equals != std::string::npos) {
+      value = word.substr(equals + 1);
+    } else if (i + 1 < argv.size()) {
+      value = argv[++i];
+    } else {
+      return invalid_argument("driver option '" + word + "' needs a value");
+    }
+    BOO_RETURN_IF_ERROR(spec->apply(opts, value));
+    if (spec->scope == OptionScope::kRun)
+      opts.run_option_words.push_back(spec->argument.empty() ? name : "--" + std::string(spec->long_name) + "=" + value);
   }
-  std::vector<std::string> unique;
-  for (const std::string& b : opts.backends) {
-    if (canonical_backend(b).empty())
-      return invalid_argument("--backend " + b + ": unknown backend; accepted: boo (GPU), cudnn (cuDNN 9), cpu (float64 "
-                              "reference), and BOO's names iree_boo, iree_boo_experimental, iree_boo_legacy, "
-                              "iree_boo_inductor (run as boo), torch, inductor (run as cudnn)");
-    if (std::find(unique.begin(), unique.end(), b) == unique.end()) unique.push_back(b);
-  }
-  opts.backends = std::move(unique);
   return opts;
 }
 

@@ -34,6 +34,16 @@ int vector_width(const Strides5& s, int dim, long long extent, long long elem_by
   return 0;
 }
 
+// Strides with those of extent-1 dims zeroed: such a dim is never stepped, so
+// its stride cannot break a vector's alignment (a 1x1 KCRS filter's taps).
+Strides5 stepped(const Strides5& s, long long outer, long long channels, const Dims3& size) {
+  Strides5 out = s;
+  const long long extents[5] = {outer, channels, size[0], size[1], size[2]};
+  for (int d = 0; d < 5; ++d)
+    if (extents[d] == 1) out[d] = 0;
+  return out;
+}
+
 // Forward and weight faces whose channels allow only narrow loads (3, 5, 13,
 // 35, 49, 419, ...: every load a scalar) run on dense channels-last copies
 // with the channels zero-padded (to 4, or a multiple of 8): A (x) for both
@@ -48,12 +58,13 @@ struct ChannelPad {
 
 // Copies pay where loads are scalar or 4-byte (odd C, C = 2 mod 4); 3 or 4
 // channels pad to 4 (8-byte vectors: a third more MACs, not 8/3 as many),
-// more to a multiple of 8 (16-byte vectors). C < 3 stays as it is.
-// Channels-last tensors only: for other layouts the copy would be a transpose,
-// which has not been measured against their scalar loads.
-ChannelPad narrow_channel_pad(long long channels, const Strides5& strides, long long elem_bytes) {
+// more to a multiple of 8 (16-byte vectors). C < 3 stays as it is. A tensor
+// whose channels are not contiguous is copied anyway (see StagedCopy): its
+// copy is padded by the same rule.
+ChannelPad narrow_channel_pad(long long channels, const Strides5& strides, const Dims3& size, long long elem_bytes) {
   ChannelPad pad{false, channels, channels};
-  if (strides[1] != 1 || channels < 3 || vector_width(strides, 1, channels, elem_bytes) * elem_bytes >= 8) return pad;
+  const Strides5 copied = strides[1] == 1 ? strides : channels_last(size, channels);
+  if (channels < 3 || vector_width(copied, 1, channels, elem_bytes) * elem_bytes >= 8) return pad;
   pad.on = true;
   pad.padded = channels <= 4 ? 4 : (channels + 7) / 8 * 8;
   return pad;
@@ -71,30 +82,10 @@ ChannelPads channel_pads_of(const ConvProblem& problem) {
   ChannelPads pads{{false, r.ca, r.ca}, {false, r.cb, r.cb}};
   if (sig.transposed || r.groups != 1 || sig.dtype == DType::kF32) return pads;
   const long long es = problem.elem_bytes;
-  if (sig.directions & (kConvForward | kConvBackwardWeight)) pads.a = narrow_channel_pad(r.ca, r.a_strides, es);
-  if (sig.directions & kConvBackwardWeight) pads.b = narrow_channel_pad(r.cb, r.b_strides, es);
+  if (sig.directions & (kConvForward | kConvBackwardWeight))
+    pads.a = narrow_channel_pad(r.ca, r.a_strides, r.a_size, es);
+  if (sig.directions & kConvBackwardWeight) pads.b = narrow_channel_pad(r.cb, r.b_strides, r.b_size, es);
   return pads;
-}
-
-// The relation the forward face sees: A and W dense channels-last with A's padded channels.
-Relation forward_relation(const Relation& r, const ChannelPads& pads) {
-  if (!pads.a.on) return r;
-  Relation p = r;
-  p.ca = pads.a.padded;
-  p.a_strides = channels_last(r.a_size, pads.a.padded);
-  p.w_strides = channels_last(r.f_size, pads.a.padded);
-  return p;
-}
-
-// The relation the weight face sees: with any padding, B dense channels-last with its
-// padded channels too, and W (the gradient) a dense padded buffer [Cb padded][taps][Ca padded].
-Relation weight_relation(const Relation& r, const ChannelPads& pads) {
-  if (!pads.any()) return r;
-  Relation p = forward_relation(r, pads);
-  p.cb = pads.b.count();
-  if (pads.b.on) p.b_strides = channels_last(r.b_size, pads.b.padded);
-  p.w_strides = channels_last(r.f_size, pads.a.count());
-  return p;
 }
 
 // One GEMM launch of the plan: a face of the relation with its tiling.
@@ -147,7 +138,7 @@ int warps_m_of(int bm, int bn) { return bm == 128 ? (warps_n_of(bn) == 1 ? 4 : 2
 // latency. Measured A/B over the 413 convs (docs/perf/2026-11-22-conv-413-h200-90d3901.md):
 // the 194 shapes whose tiles it changes ran 1.09x (forward), 1.23x (backward
 // data) and 1.10x (backward weight) faster.
-void choose_tiling(Gemm& g, long long groups, const ArchSpec& arch) {
+void choose_tiling(Gemm& g, long long groups, long long min_splits, const ArchSpec& arch) {
   const long long slots = 2LL * arch.sm_count;
   const double mac_per_us_per_slot = arch.mma_sync_macs_per_s / static_cast<double>(slots) / 1e6;
   const double bytes_per_us = arch.copy_bytes_per_s / 1e6;
@@ -161,8 +152,8 @@ void choose_tiling(Gemm& g, long long groups, const ArchSpec& arch) {
       const double efficiency = (0.5 + 0.5 * reuse) * occupancy;
       // Up to 256 splits: a weight gradient of a few channels over a large image (K = 16x225x225)
       // needs them to fill the GPU with its few output tiles (measured: up to 2.9x faster than at most 64).
-      const long long max_splits = std::max<long long>(1, std::min<long long>(256, k_tiles / 4));
-      for (long long splits = 1; splits <= max_splits; ++splits) {
+      const long long max_splits = std::max<long long>(min_splits, std::min<long long>(256, k_tiles / 4));
+      for (long long splits = min_splits; splits <= max_splits; ++splits) {
         const long long waves = ceil_div(tiles * splits, slots);
         const double macs = static_cast<double>(bm) * bn * ceil_div(k_tiles, splits) * g.bk;
         double us = static_cast<double>(waves) * macs / efficiency / mac_per_us_per_slot;
@@ -179,6 +170,9 @@ void choose_tiling(Gemm& g, long long groups, const ArchSpec& arch) {
   g.warps_n = warps_n_of(g.bn);
   g.warps_m = warps_m_of(g.bm, g.bn);
 }
+
+constexpr long long kFp32TermsPerSlice = 4096;
+constexpr long long kMaxPartialBytes = 512LL << 20;  // split-K partials of one GEMM
 
 Gemm plan_gemm(const std::string& entry, Face face, const Relation& r, DType dtype, const ArchSpec& arch,
                const Phase& phase) {
@@ -205,28 +199,30 @@ Gemm plan_gemm(const std::string& entry, Face face, const Relation& r, DType dty
       }
     }
   };
+  const Strides5 as = stepped(r.a_strides, r.batch, r.ca, r.a_size), bs = stepped(r.b_strides, r.batch, r.cb, r.b_size),
+                 ws = stepped(r.w_strides, r.cb, r.ag(), r.f_size);
   switch (face) {
     case kForwardFace:
       g.m = r.batch * r.pix_b();
       g.n = r.bg();
       g.k = r.taps() * r.ag();
       // A: im2col of A along (r, c): vectors of channels. B: filter along c (KRSC) or kb.
-      pick({{&r.a_strides, 1, r.ag(), kVectorK}}, g.a_mode, g.a_vec);
-      pick({{&r.w_strides, 1, r.ag(), kVectorK}, {&r.w_strides, 0, r.bg(), kVectorMN}}, g.b_mode, g.b_vec);
+      pick({{&as, 1, r.ag(), kVectorK}}, g.a_mode, g.a_vec);
+      pick({{&ws, 1, r.ag(), kVectorK}, {&ws, 0, r.bg(), kVectorMN}}, g.b_mode, g.b_vec);
       break;
     case kDataFace:
       g.m = r.batch * phase.pixels();
       g.n = r.ag();
       g.k = phase.taps() * r.bg();
-      pick({{&r.b_strides, 1, r.bg(), kVectorK}}, g.a_mode, g.a_vec);
-      pick({{&r.w_strides, 1, r.ag(), kVectorMN}, {&r.w_strides, 0, r.bg(), kVectorK}}, g.b_mode, g.b_vec);
+      pick({{&bs, 1, r.bg(), kVectorK}}, g.a_mode, g.a_vec);
+      pick({{&ws, 1, r.ag(), kVectorMN}, {&ws, 0, r.bg(), kVectorK}}, g.b_mode, g.b_vec);
       break;
     case kWeightFace:
       g.m = r.bg();
       g.n = r.taps() * r.ag();
       g.k = r.batch * r.pix_b();
-      pick({{&r.b_strides, 1, r.bg(), kVectorMN}}, g.a_mode, g.a_vec);
-      pick({{&r.a_strides, 1, r.ag(), kVectorMN}}, g.b_mode, g.b_vec);
+      pick({{&bs, 1, r.bg(), kVectorMN}}, g.a_mode, g.a_vec);
+      pick({{&as, 1, r.ag(), kVectorMN}}, g.b_mode, g.b_vec);
       break;
   }
   // BK = 64 halves the barriers per FLOP (4 k16 steps per stage) where both
@@ -239,7 +235,16 @@ Gemm plan_gemm(const std::string& entry, Face face, const Relation& r, DType dty
   const bool wide_k = dtype != DType::kF32 && g.a_vec * es == 16 && g.b_vec * es == 16 &&
                       ((face != kWeightFace && g.a_mode == kVectorK) || linear_weight_face);
   g.bk = wide_k ? 64 : 32;
-  choose_tiling(g, r.groups, arch);
+  // Full-precision fp32 sums at most kFp32TermsPerSlice terms in one thread's
+  // accumulator (more split-K slices, added in the reduce): the error of a
+  // sequential fp32 sum grows with its length, and weight gradients sum
+  // N*H*W = 100k-400k terms (issue 17: their spread was 2.5-4.5x cuDNN's).
+  long long min_splits = 1;
+  if (dtype == DType::kF32 && g.k > kFp32TermsPerSlice) {
+    const long long by_memory = std::max<long long>(1, kMaxPartialBytes / (4 * r.groups * g.m * g.n));
+    min_splits = std::clamp<long long>(ceil_div(g.k, kFp32TermsPerSlice), 1, std::min<long long>(256, by_memory));
+  }
+  choose_tiling(g, r.groups, min_splits, arch);
   // Pipeline depth: as deep as 4 stages while two CTAs still fit on an SM
   // (measured: one CTA of 6-8 warps per SM leaves the tensor cores idle): half
   // an SM's shared memory less 4 KiB each (110 KiB on sm_90).
@@ -251,10 +256,10 @@ Gemm plan_gemm(const std::string& entry, Face face, const Relation& r, DType dty
   // 16-byte stores need the output's N dimension contiguous and aligned.
   const long long out_v = 16 / es;
   switch (face) {
-    case kForwardFace: g.vec_out = vector_width(r.b_strides, 1, r.bg(), es) == out_v; break;
-    case kDataFace: g.vec_out = vector_width(r.a_strides, 1, r.ag(), es) == out_v; break;
+    case kForwardFace: g.vec_out = vector_width(bs, 1, r.bg(), es) == out_v; break;
+    case kDataFace: g.vec_out = vector_width(as, 1, r.ag(), es) == out_v; break;
     case kWeightFace:  // columns (r, c) are contiguous when the filter is K-major with C innermost (KRSC)
-      g.vec_out = vector_width(r.w_strides, 1, r.ag(), es) == out_v &&
+      g.vec_out = vector_width(ws, 1, r.ag(), es) == out_v &&
                   (r.f_size[2] == 1 || r.w_strides[4] == r.ag()) &&
                   (r.f_size[1] == 1 || r.w_strides[3] == r.ag() * r.f_size[2]) &&
                   (r.f_size[0] == 1 || r.w_strides[2] == r.ag() * r.f_size[2] * r.f_size[1]);
@@ -328,23 +333,66 @@ std::string cfg_source(const std::string& name, const Gemm& g, const Relation& r
   return s + "};\n";
 }
 
+// Whether a GEMM reads (or writes) the channels of an activation or filter
+// with stride 1: else each element would be a scalar load.
+bool channels_contiguous(const Strides5& strides, long long channels) { return channels == 1 || strides[1] == 1; }
+
+// Whether the pixels (or taps) of a tensor form one run of stride 1, as in
+// NCHW, NCDHW and KCRS: then a copy to channels-last is a tiled transpose.
+bool pixels_contiguous(const Dims3& size, const Strides5& strides) {
+  long long expected = 1;
+  for (int d = 2; d >= 0; --d) {
+    if (size[d] == 1) continue;
+    if (strides[2 + d] != expected) return false;
+    expected *= size[d];
+  }
+  return true;
+}
+
+// A dense channels-last copy of a signature tensor in the workspace, for a
+// tensor whose channels are not contiguous (NCHW, KCRS, CHWN: each GEMM load
+// would be a scalar) or too few for 16-byte vectors (the copy's channels are
+// zero-padded; see narrow_channel_pad). Arguments are copied in before the
+// GEMMs; results are written to their copy and copied out after.
+struct StagedCopy {
+  std::string tensor;        // "x", "w", "dy" in; "y", "dx", "dw" out
+  bool input = true;
+  bool padding = false;      // made for channel padding (else for the layout)
+  long long outer = 0;       // N, or K for a filter: the rows copied
+  long long outer_rows = 0;  // rows of the copy (dw's rows are padded with dy's channels; those are left behind)
+  Dims3 size{};              // pixels or filter taps
+  long long channels = 0, padded = 0;  // the tensor's channels and the copy's (per group, for a filter)
+  Strides5 strides{};        // the tensor's
+  bool transpose = false;    // pixels contiguous: a tiled transpose, else one thread per element
+  size_t offset = 0;         // bytes into the workspace
+
+  std::string entry() const {
+    return std::string(input ? "boo_conv_" : "boo_conv_un") + (padding ? "pad_" : "stage_") + tensor;
+  }
+  long long elements() const { return outer_rows * size[0] * size[1] * size[2] * padded; }
+};
+
 // One GEMM of the plan: a face of the relation (or one stride phase of the
 // data face) with its tiling, and the task whose result it writes.
 struct Work {
   Gemm gemm;
-  Relation rel;  // the relation it runs on (padded channels or the signature's)
+  Relation rel;  // the relation it runs on: staged copies' strides and padded channels
   FaceTask task;
+  int a_copy = -1, b_copy = -1, w_copy = -1;  // the StagedCopy each operand lives in, or -1: the tensor itself
 };
 
-// The configuration of a problem: which operands are staged into padded
-// channels-last copies, and every GEMM with its tiling, in launch order.
+// The configuration of a problem: the staged copies, and every GEMM with its
+// tiling, in launch order.
 struct ImplicitGemmConfig final : Config {
-  ChannelPads pads;
+  std::vector<StagedCopy> copies;
   std::vector<Work> works;
+  size_t workspace_bytes = 0;  // follows from the above
 
   std::string text() const override {
-    std::string record = "pads x " + std::to_string(pads.a.count()) + (pads.a.on ? " (padded)" : "") + " dy " +
-                         std::to_string(pads.b.count()) + (pads.b.on ? " (padded)" : "");
+    std::string record = "copies";
+    for (const StagedCopy& c : copies)
+      record += " " + c.entry() + "(" + std::to_string(c.channels) + "->" + std::to_string(c.padded) +
+                (c.transpose ? " transpose" : "") + ")";
     for (const Work& w : works) {
       const Gemm& g = w.gemm;
       record += "; " + w.task.result + ": face " + std::to_string(g.face) + " gemm " + std::to_string(g.m) + "x" +
@@ -358,53 +406,79 @@ struct ImplicitGemmConfig final : Config {
   }
 };
 
-std::vector<Work> works_of(const ConvProblem& problem, const ChannelPads& pads, const ArchSpec& arch) {
+// The relation each face runs on and the copies it needs, added to `copies`
+// (one per tensor and channel count: faces share them).
+std::vector<Work> works_of(const ConvProblem& problem, const ChannelPads& pads, const ArchSpec& arch,
+                           std::vector<StagedCopy>& copies) {
   const Relation& r = problem.relation;
-  const Relation forward = forward_relation(r, pads), weight = weight_relation(r, pads);
+  const ConvSignature& sig = problem.conv();
+  std::vector<TensorSpec> specs = sig.arguments();
+  for (TensorSpec& t : sig.results()) specs.push_back(std::move(t));
+  auto strides_of = [&](const std::string& name) {
+    for (const TensorSpec& t : specs)
+      if (t.name == name) return strides5(t);
+    return Strides5{};
+  };
+  auto request = [&](const std::string& tensor, long long outer, long long outer_rows, const Dims3& size,
+                     long long channels, long long padded, bool padding) {
+    for (size_t i = 0; i < copies.size(); ++i)
+      if (copies[i].tensor == tensor && copies[i].padded == padded && copies[i].outer_rows == outer_rows)
+        return static_cast<int>(i);
+    StagedCopy c;
+    c.tensor = tensor;
+    c.input = tensor == "x" || tensor == "w" || tensor == "dy";
+    c.padding = padding;
+    c.outer = outer;
+    c.outer_rows = outer_rows;
+    c.size = size;
+    c.channels = channels;
+    c.padded = padded;
+    c.strides = strides_of(tensor);
+    c.transpose = pixels_contiguous(size, c.strides) && c.strides[1] != 1;
+    copies.push_back(c);
+    return static_cast<int>(copies.size() - 1);
+  };
   // A strided data face (dilation 1) runs as one GEMM per stride phase.
   const bool strided = r.stride[0] * r.stride[1] * r.stride[2] > 1;
   const bool unit_dilation = r.dil[0] == 1 && r.dil[1] == 1 && r.dil[2] == 1;
   std::vector<Work> out;
   for (const FaceTask& task : problem.tasks) {
+    Relation rel = r;
+    int a = -1, b = -1, w = -1;
+    // Channel padding: x (and w) for the forward face, x, dy and dw for the weight face.
+    if (task.face == kForwardFace && pads.a.on) {
+      a = request("x", r.batch, r.batch, r.a_size, r.ca, pads.a.padded, true);
+      w = request("w", r.cb, r.cb, r.f_size, r.ca, pads.a.padded, true);
+      rel.ca = pads.a.padded;
+    }
+    if (task.face == kWeightFace && pads.any()) {
+      if (pads.a.on) a = request("x", r.batch, r.batch, r.a_size, r.ca, pads.a.padded, true);
+      if (pads.b.on) b = request("dy", r.batch, r.batch, r.b_size, r.cb, pads.b.padded, true);
+      w = request("dw", r.cb, pads.b.count(), r.f_size, r.ca, pads.a.count(), true);
+      rel.ca = pads.a.count();
+      rel.cb = pads.b.count();
+    }
+    // Layout: any other operand whose channels are not contiguous.
+    if (a < 0 && !channels_contiguous(r.a_strides, r.ca))
+      a = request(task.a, r.batch, r.batch, r.a_size, r.ca, r.ca, false);
+    if (b < 0 && !channels_contiguous(r.b_strides, r.cb))
+      b = request(task.b, r.batch, r.batch, r.b_size, r.cb, r.cb, false);
+    if (w < 0 && !channels_contiguous(r.w_strides, r.ag()))
+      w = request(task.w, r.cb, r.cb, r.f_size, r.ag(), r.ag(), false);
+    if (a >= 0) rel.a_strides = channels_last(r.a_size, copies[a].padded);
+    if (b >= 0) rel.b_strides = channels_last(r.b_size, copies[b].padded);
+    if (w >= 0) rel.w_strides = channels_last(r.f_size, copies[w].padded);
     const std::string entry = "boo_igemm_" + task.result;
     if (task.face == kDataFace && strided && unit_dilation) {
       int index = 0;
-      for (const Phase& p : phases(r))
-        out.push_back({plan_gemm(entry + "_p" + std::to_string(index++), task.face, r, problem.dtype, arch, p), r, task});
+      for (const Phase& p : phases(rel))
+        out.push_back({plan_gemm(entry + "_p" + std::to_string(index++), task.face, rel, problem.dtype, arch, p), rel,
+                       task, a, b, w});
     } else {
-      const Relation& rel = task.face == kDataFace ? r : task.face == kWeightFace ? weight : forward;  // dx: never padded
-      out.push_back({plan_gemm(entry, task.face, rel, problem.dtype, arch, whole(rel)), rel, task});
+      out.push_back({plan_gemm(entry, task.face, rel, problem.dtype, arch, whole(rel)), rel, task, a, b, w});
     }
   }
   return out;
-}
-
-// The workspace: split-K partials (the largest GEMM's; GEMMs run one after
-// another), then the padded copies of x, w (forward), dy and dw (weight face).
-struct WorkspaceLayout {
-  size_t partials = 0, x_pad = 0, w_pad = 0, dy_pad = 0, dw_pad = 0, total = 0;  // byte offsets, total size
-};
-
-WorkspaceLayout workspace_layout(const ConvProblem& problem, const ImplicitGemmConfig& config) {
-  auto align = [](size_t bytes) { return (bytes + 255) / 256 * 256; };
-  const Relation& r = problem.relation;
-  const ChannelPads& pads = config.pads;
-  const uint8_t directions = problem.conv().directions;
-  WorkspaceLayout l;
-  size_t partials = 0;
-  for (const Work& w : config.works)
-    if (w.gemm.splits > 1)
-      partials = std::max(partials, static_cast<size_t>(w.gemm.splits * r.groups * w.gemm.m * w.gemm.n) * sizeof(float));
-  l.total = align(partials);
-  auto take = [&](size_t& offset, long long elements) {
-    offset = l.total;
-    l.total += align(static_cast<size_t>(elements * problem.elem_bytes));
-  };
-  if (pads.a.on) take(l.x_pad, r.batch * r.pix_a() * pads.a.padded);
-  if (pads.a.on && (directions & kConvForward)) take(l.w_pad, r.cb * r.taps() * pads.a.padded);
-  if (pads.b.on) take(l.dy_pad, r.batch * r.pix_b() * pads.b.padded);
-  if (pads.any() && (directions & kConvBackwardWeight)) take(l.dw_pad, pads.b.count() * r.taps() * pads.a.count());
-  return l;
 }
 
 // Builds the source and the steps together: each step names the entry it adds.
@@ -416,30 +490,39 @@ class PlanWriter {
     if (problem.bias_gradient) plan_.source.text += "#include \"boo/conv/conv_direct.cuh\"\n";
   }
 
-  // One copy between a strided conv tensor (`outer` (N or K) by `size` pixels)
-  // and its dense copy with padded channels.
-  Status channel_copy(const std::string& entry, TensorBinding strided, const TensorSpec& spec, long long outer,
-                      const Dims3& size, TensorBinding dense, const ChannelPad& pad, bool into_dense) {
+  // One copy between a signature tensor and its dense channels-last copy.
+  Status staged_copy(const StagedCopy& c) {
     if (!copy_header_) plan_.source.text += "#include \"boo/conv/conv_channel_pad.cuh\"\n";
     copy_header_ = true;
+    const std::string entry = c.entry();
+    const std::string kernel = c.transpose ? "conv_transpose_channels" : "conv_copy_channels";
     plan_.source.text += "extern \"C\" __global__ void __launch_bounds__(256) " + entry +
-                         "(const boo::ConvChannelPadParams p) { boo::conv_copy_channels<" +
-                         device_type(problem_.dtype) + ", " + (into_dense ? "true" : "false") + ">(p); }\n";
+                         "(const boo::ConvChannelPadParams p) { boo::" + kernel + "<" + device_type(problem_.dtype) +
+                         ", " + (c.input ? "true" : "false") + ">(p); }\n";
     plan_.source.entries.push_back(entry);
-    const long long elements = outer * size[0] * size[1] * size[2] * (into_dense ? pad.padded : pad.channels);
-    // Grid-stride loops beyond 16 blocks per SM.
-    BOO_ASSIGN_OR_RETURN(uint32_t blocks,
-                         grid_extent(std::clamp<long long>(ceil_div(elements, 256), 1, 16LL * arch_.sm_count), 0x7fffffff,
-                                     "x"));
-    StepBuilder<ConvChannelPadParams> step(entry, {blocks, 1, 1}, {256, 1, 1});
-    step.bind(step.params.strided, strided);
-    step.bind(step.params.dense, dense);
-    const Strides5 st = strides5(spec);
-    for (int i = 0; i < 5; ++i) step.params.strides[i] = st[i];
-    step.params.sizes[0] = outer;
-    for (int i = 0; i < 3; ++i) step.params.sizes[1 + i] = size[i];
-    step.params.channels = pad.channels;
-    step.params.padded_channels = pad.padded;
+    Dim3 grid;
+    if (c.transpose) {
+      // Tiles of 32 channels x 32 pixels; a grid-stride loop over N (or K) beyond 65535.
+      const long long pixels = c.size[0] * c.size[1] * c.size[2];
+      BOO_ASSIGN_OR_RETURN(grid.x, grid_extent(ceil_div(pixels, 32), 0x7fffffff, "x (pixel tiles)"));
+      BOO_ASSIGN_OR_RETURN(grid.y, grid_extent(ceil_div(c.input ? c.padded : c.channels, 32), 65535, "y (channel tiles)"));
+      grid.z = static_cast<uint32_t>(std::clamp<long long>(c.outer, 1, 65535));
+    } else {
+      // One thread per element written; grid-stride loops beyond 16 blocks per SM.
+      const long long elements =
+          c.outer * c.size[0] * c.size[1] * c.size[2] * (c.input ? c.padded : c.channels);
+      BOO_ASSIGN_OR_RETURN(grid.x, grid_extent(std::clamp<long long>(ceil_div(elements, 256), 1, 16LL * arch_.sm_count),
+                                               0x7fffffff, "x"));
+    }
+    BOO_ASSIGN_OR_RETURN(TensorBinding tensor, c.input ? roles_.argument(c.tensor) : roles_.result(c.tensor));
+    StepBuilder<ConvChannelPadParams> step(entry, grid, {256, 1, 1});
+    step.bind(step.params.strided, tensor);
+    step.bind(step.params.dense, TensorBinding::workspace(c.offset));
+    for (int i = 0; i < 5; ++i) step.params.strides[i] = c.strides[i];
+    step.params.sizes[0] = c.outer;
+    for (int i = 0; i < 3; ++i) step.params.sizes[1 + i] = c.size[i];
+    step.params.channels = c.channels;
+    step.params.padded_channels = c.padded;
     plan_.steps.push_back(std::move(step).finish());
     return ok_status();
   }
@@ -543,72 +626,58 @@ class ImplicitGemmConv final : public Tier<ConvProblem, ImplicitGemmConfig> {
 
   Result<ImplicitGemmConfig> configure_problem(const ConvProblem& problem, const ArchSpec& arch) const override {
     ImplicitGemmConfig config;
-    config.pads = channel_pads_of(problem);
-    config.works = works_of(problem, config.pads, arch);
+    config.works = works_of(problem, channel_pads_of(problem), arch, config.copies);
     for (const Work& w : config.works) {
       const size_t bytes = smem_bytes(w.gemm, problem.dtype);
       if (bytes > static_cast<size_t>(arch.max_shared_bytes_per_block))
         return unimplemented("tile needs " + std::to_string(bytes) + " bytes of shared memory, the device allows " +
                              std::to_string(arch.max_shared_bytes_per_block));
     }
+    // The workspace: split-K partials (the largest GEMM's; GEMMs run one after
+    // another), then the copies.
+    auto align = [](size_t bytes) { return (bytes + 255) / 256 * 256; };
+    size_t partials = 0;
+    for (const Work& w : config.works)
+      if (w.gemm.splits > 1)
+        partials = std::max(partials, static_cast<size_t>(w.gemm.splits * problem.relation.groups * w.gemm.m *
+                                                          w.gemm.n) * sizeof(float));
+    size_t offset = align(partials);
+    for (StagedCopy& c : config.copies) {
+      c.offset = offset;
+      offset += align(static_cast<size_t>(c.elements() * problem.elem_bytes));
+    }
+    config.workspace_bytes = offset;
     return config;
   }
 
   Result<Plan> plan_problem(const ConvProblem& problem, const ImplicitGemmConfig& config,
                             const ArchSpec& arch) const override {
     const ConvSignature& conv = problem.conv();
-    const Relation& r = problem.relation;
-    const ChannelPads& pads = config.pads;
-    const WorkspaceLayout ws = workspace_layout(problem, config);
     PlanWriter out(problem, arch);
     const TensorRoles& roles = out.roles();
-    // The staged copies: padded faces read them, and the weight face writes dw padded.
-    if (pads.a.on) {
-      BOO_ASSIGN_OR_RETURN(TensorBinding x, roles.argument("x"));
-      BOO_RETURN_IF_ERROR(out.channel_copy("boo_conv_pad_x", x, conv.x_spec(), r.batch, r.a_size,
-                                           TensorBinding::workspace(ws.x_pad), pads.a, true));
-      if (conv.directions & kConvForward) {
-        BOO_ASSIGN_OR_RETURN(TensorBinding w, roles.argument("w"));
-        BOO_RETURN_IF_ERROR(out.channel_copy("boo_conv_pad_w", w, conv.w_spec(), r.cb, r.f_size,
-                                             TensorBinding::workspace(ws.w_pad), pads.a, true));
-      }
-    }
-    if (pads.b.on) {
-      BOO_ASSIGN_OR_RETURN(TensorBinding dy, roles.argument("dy"));
-      BOO_RETURN_IF_ERROR(out.channel_copy("boo_conv_pad_dy", dy, conv.y_spec("dy"), r.batch, r.b_size,
-                                           TensorBinding::workspace(ws.dy_pad), pads.b, true));
-    }
+    for (const StagedCopy& c : config.copies)
+      if (c.input) BOO_RETURN_IF_ERROR(out.staged_copy(c));
     // A signature tensor is an argument or (the face's output) a result.
-    auto bind = [&](const std::string& name) -> Result<TensorBinding> {
+    auto bind = [&](const std::string& name, int copy) -> Result<TensorBinding> {
+      if (copy >= 0) return TensorBinding::workspace(config.copies[static_cast<size_t>(copy)].offset);
       return roles.has_argument(name) ? roles.argument(name) : roles.result(name);
     };
     for (const Work& w : config.works) {
-      BOO_ASSIGN_OR_RETURN(TensorBinding a, bind(w.task.a));
-      BOO_ASSIGN_OR_RETURN(TensorBinding b, bind(w.task.b));
-      BOO_ASSIGN_OR_RETURN(TensorBinding weight, bind(w.task.w));
-      BOO_ASSIGN_OR_RETURN(TensorBinding result, roles.result(w.task.result));
-      const bool dw = w.task.face == kWeightFace;
-      if (pads.a.on && w.task.face != kDataFace) {
-        a = TensorBinding::workspace(ws.x_pad);
-        if (!dw) weight = TensorBinding::workspace(ws.w_pad);
-      }
-      if (pads.b.on && dw) b = TensorBinding::workspace(ws.dy_pad);
-      if (pads.any() && dw) weight = result = TensorBinding::workspace(ws.dw_pad);
+      BOO_ASSIGN_OR_RETURN(TensorBinding a, bind(w.task.a, w.a_copy));
+      BOO_ASSIGN_OR_RETURN(TensorBinding b, bind(w.task.b, w.b_copy));
+      BOO_ASSIGN_OR_RETURN(TensorBinding weight, bind(w.task.w, w.w_copy));
+      const int result_copy = w.task.face == kForwardFace ? w.b_copy : w.task.face == kDataFace ? w.a_copy : w.w_copy;
+      BOO_ASSIGN_OR_RETURN(TensorBinding result, bind(w.task.result, result_copy));
       std::optional<TensorBinding> bias;
       if (w.task.epilogue && conv.bias) {
         BOO_ASSIGN_OR_RETURN(bias, roles.argument("b"));
       }
-      BOO_RETURN_IF_ERROR(out.gemm(w, a, b, weight, result, bias, TensorBinding::workspace(ws.partials)));
+      BOO_RETURN_IF_ERROR(out.gemm(w, a, b, weight, result, bias, TensorBinding::workspace(0)));
     }
-    if (pads.any() && (conv.directions & kConvBackwardWeight)) {
-      // dw [Cb][taps][Ca] out of the padded [Cb padded][taps][Ca padded]: rows past Cb are left behind.
-      BOO_ASSIGN_OR_RETURN(TensorBinding dw, roles.result("dw"));
-      BOO_RETURN_IF_ERROR(out.channel_copy("boo_conv_unpad_dw", dw, conv.w_spec("dw"), r.cb, r.f_size,
-                                           TensorBinding::workspace(ws.dw_pad), ChannelPad{true, r.ca, pads.a.count()},
-                                           false));
-    }
+    for (const StagedCopy& c : config.copies)
+      if (!c.input) BOO_RETURN_IF_ERROR(out.staged_copy(c));
     if (problem.bias_gradient) BOO_RETURN_IF_ERROR(out.bias_gradient());
-    return std::move(out).finish(ws.total);
+    return std::move(out).finish(config.workspace_bytes);
   }
 };
 

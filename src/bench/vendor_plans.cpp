@@ -1,0 +1,84 @@
+// boo: remembered vendor plans.
+#include "bench/vendor_plans.hpp"
+
+#include "base/file_util.hpp"
+#include "base/sha256.hpp"
+#include "base/strings.hpp"
+
+namespace boo::bench {
+namespace {
+
+// The first line of every plan file: the format's version.
+constexpr std::string_view kFormatLine = "boo vendor plan 1";
+constexpr std::string_view kRecordPrefix = "record: ";
+constexpr std::string_view kPlanPrefix = "plan: ";
+
+bool one_line(const std::string& text) { return text.find_first_of("\r\n") == std::string::npos; }
+
+}  // namespace
+
+std::string EngineChoice::to_text() const {
+  std::string knob_text;
+  for (const auto& [type, value] : knobs)
+    knob_text += (knob_text.empty() ? "" : ",") + std::to_string(type) + "=" + std::to_string(value);
+  return "engine " + std::to_string(engine) + " knobs " + (knob_text.empty() ? "-" : knob_text);
+}
+
+Result<EngineChoice> EngineChoice::parse(std::string_view text) {
+  auto bad = [&](const std::string& why) {
+    return data_loss("engine choice '" + std::string(text) + "': " + why +
+                     " (expected 'engine <index> knobs <type>=<value>,...' or 'knobs -')");
+  };
+  const std::vector<std::string> words = base::split(text, ' ');
+  if (words.size() != 4 || words[0] != "engine" || words[2] != "knobs") return bad("malformed");
+  EngineChoice choice;
+  Result<int64_t> engine = base::parse_int(words[1]);
+  if (!engine.ok() || *engine < 0) return bad("the engine index is not a non-negative integer");
+  choice.engine = *engine;
+  if (words[3] == "-") return choice;
+  for (const std::string& knob : base::split(words[3], ',')) {
+    const size_t equals = knob.find('=');
+    if (equals == std::string::npos) return bad("knob '" + knob + "' has no '='");
+    Result<int64_t> type = base::parse_int(knob.substr(0, equals));
+    Result<int64_t> value = base::parse_int(knob.substr(equals + 1));
+    if (!type.ok() || !value.ok()) return bad("knob '" + knob + "' is not <integer>=<integer>");
+    choice.knobs.emplace_back(*type, *value);
+  }
+  return choice;
+}
+
+VendorPlanStore::VendorPlanStore(std::string cache_dir, std::string vendor)
+    : folder_(cache_dir.empty() ? "" : cache_dir + "/vendor-plans/" + vendor) {}
+
+std::string VendorPlanStore::path_of(const std::string& record) const {
+  if (folder_.empty()) return "";
+  const std::string key = base::sha256_hex(record);
+  return folder_ + "/" + key.substr(0, 2) + "/" + key + ".txt";
+}
+
+Result<std::string> VendorPlanStore::find(const std::string& record) const {
+  if (folder_.empty()) return not_found("vendor plans are not remembered (no cache folder)");
+  const std::string path = path_of(record);
+  BOO_ASSIGN_OR_RETURN(std::string text, base::read_file(path));
+  // Three lines, each ending in a newline: a truncated file lacks at least the last one.
+  std::vector<std::string> lines;
+  for (size_t start = 0, end; (end = text.find('\n', start)) != std::string::npos; start = end + 1)
+    lines.push_back(text.substr(start, end - start));
+  if (text.empty() || text.back() != '\n' || lines.size() != 3 || lines[0] != kFormatLine ||
+      !base::starts_with(lines[1], kRecordPrefix) || !base::starts_with(lines[2], kPlanPrefix))
+    return data_loss("vendor plan '" + path + "' is truncated or not a plan file");
+  if (lines[1].substr(kRecordPrefix.size()) != record)
+    return data_loss("vendor plan '" + path + "' holds another record: " + lines[1].substr(kRecordPrefix.size()));
+  return lines[2].substr(kPlanPrefix.size());
+}
+
+Status VendorPlanStore::store(const std::string& record, const std::string& plan) const {
+  if (folder_.empty()) return ok_status();
+  if (!one_line(record) || !one_line(plan)) return invalid_argument("a vendor plan and its record are one line each");
+  const std::string path = path_of(record);
+  BOO_RETURN_IF_ERROR(base::make_directories(path.substr(0, path.rfind('/'))));
+  return base::write_file_atomic(path, std::string(kFormatLine) + "\n" + std::string(kRecordPrefix) + record + "\n" +
+                                           std::string(kPlanPrefix) + plan + "\n");
+}
+
+}  // namespace boo::bench

@@ -1,0 +1,154 @@
+// boo device code: simple, correct layer and RMS normalization
+// (gpu:layernorm:simple, gpu:rmsnorm:simple), for every signature the row
+// kernels decline. One block per row for the row-wise passes, one thread per
+// column for the column sums of dweight/dbias (rows summed in order:
+// deterministic). Statistics in float.
+#pragma once
+
+#include "boo/common/types.cuh"
+#include "boo/norm/norm_simple_params.cuh"
+
+namespace boo {
+
+/// Storage offset of x element (row, col).
+__device__ __forceinline__ long long layernorm_x_offset(const LayerNormParams& p, long long row, long long col) {
+  long long linear = row * p.cols + col, offset = 0;
+  for (int d = p.rank - 1; d >= 0; --d) {
+    offset += (linear % p.shape[d]) * p.x_strides[d];
+    linear /= p.shape[d];
+  }
+  return offset;
+}
+
+/// y = (x - mean) * rstd * weight + bias; mean and rstd (float32) per row. Two passes over x.
+template <typename T, bool kWeight, bool kBias>
+__device__ void layernorm_forward(const LayerNormParams& p) {
+  __shared__ float scratch[32];
+  for (long long row = blockIdx.x; row < p.rows; row += gridDim.x) {
+    float sum = 0.f;
+    for (long long col = threadIdx.x; col < p.cols; col += blockDim.x)
+      sum += load_as_float<T>(p.x, layernorm_x_offset(p, row, col));
+    const float mean = block_sum(sum, scratch) / static_cast<float>(p.cols);
+    float sq = 0.f;
+    for (long long col = threadIdx.x; col < p.cols; col += blockDim.x) {
+      const float d = load_as_float<T>(p.x, layernorm_x_offset(p, row, col)) - mean;
+      sq += d * d;
+    }
+    const float rstd = rsqrtf(block_sum(sq, scratch) / static_cast<float>(p.cols) + p.eps);
+    for (long long col = threadIdx.x; col < p.cols; col += blockDim.x) {
+      float v = (load_as_float<T>(p.x, layernorm_x_offset(p, row, col)) - mean) * rstd;
+      if (kWeight) v *= load_as_float<T>(p.weight, col);
+      if (kBias) v += load_as_float<T>(p.bias, col);
+      store_from_float<T>(p.y, row * p.cols + col, v);
+    }
+    if (threadIdx.x == 0) {
+      reinterpret_cast<float*>(p.mean)[row] = mean;
+      reinterpret_cast<float*>(p.rstd)[row] = rstd;
+    }
+  }
+}
+
+/// dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * weight, xhat = (x - mean) * rstd.
+template <typename T, bool kWeight>
+__device__ void layernorm_backward_data(const LayerNormParams& p) {
+  __shared__ float scratch[32];
+  for (long long row = blockIdx.x; row < p.rows; row += gridDim.x) {
+    const float mean = reinterpret_cast<const float*>(p.mean)[row];
+    const float rstd = reinterpret_cast<const float*>(p.rstd)[row];
+    float sum_g = 0.f, sum_gx = 0.f;
+    for (long long col = threadIdx.x; col < p.cols; col += blockDim.x) {
+      float g = load_as_float<T>(p.dy, row * p.cols + col);
+      if (kWeight) g *= load_as_float<T>(p.weight, col);
+      const float xhat = (load_as_float<T>(p.x, layernorm_x_offset(p, row, col)) - mean) * rstd;
+      sum_g += g;
+      sum_gx += g * xhat;
+    }
+    const float mean_g = block_sum(sum_g, scratch) / static_cast<float>(p.cols);
+    const float mean_gx = block_sum(sum_gx, scratch) / static_cast<float>(p.cols);
+    for (long long col = threadIdx.x; col < p.cols; col += blockDim.x) {
+      float g = load_as_float<T>(p.dy, row * p.cols + col);
+      if (kWeight) g *= load_as_float<T>(p.weight, col);
+      const float xhat = (load_as_float<T>(p.x, layernorm_x_offset(p, row, col)) - mean) * rstd;
+      store_from_float<T>(p.dx, row * p.cols + col, rstd * (g - mean_g - xhat * mean_gx));
+    }
+  }
+}
+
+/// dweight[col] = sum over rows of dy * xhat; dbias[col] = sum over rows of dy.
+template <typename T, bool kWeightGrad, bool kBiasGrad>
+__device__ void layernorm_backward_params(const LayerNormParams& p) {
+  for (long long col = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; col < p.cols;
+       col += static_cast<long long>(gridDim.x) * blockDim.x) {
+    float dw = 0.f, db = 0.f;
+    for (long long row = 0; row < p.rows; ++row) {
+      const float dy = load_as_float<T>(p.dy, row * p.cols + col);
+      if (kWeightGrad) {
+        const float mean = reinterpret_cast<const float*>(p.mean)[row];
+        const float rstd = reinterpret_cast<const float*>(p.rstd)[row];
+        dw += dy * (load_as_float<T>(p.x, layernorm_x_offset(p, row, col)) - mean) * rstd;
+      }
+      db += dy;
+    }
+    if (kWeightGrad) store_from_float<T>(p.dweight, col, dw);
+    if (kBiasGrad) store_from_float<T>(p.dbias, col, db);
+  }
+}
+
+/// y[row, :] = x * rstd * weight, rstd = rsqrt(mean(x^2) + eps), rstd[row] in float32.
+template <typename T, bool kWeight>
+__device__ void rmsnorm_forward(const RmsNormParams& p) {
+  __shared__ float scratch[32];
+  for (long long row = blockIdx.x; row < p.rows; row += gridDim.x) {
+    const long long base = row * p.cols;
+    float sq = 0.f;
+    for (long long col = threadIdx.x; col < p.cols; col += blockDim.x) {
+      const float v = load_as_float<T>(p.x, base + col);
+      sq += v * v;
+    }
+    const float rstd = rsqrtf(block_sum(sq, scratch) / static_cast<float>(p.cols) + p.eps);
+    for (long long col = threadIdx.x; col < p.cols; col += blockDim.x) {
+      float v = load_as_float<T>(p.x, base + col) * rstd;
+      if (kWeight) v *= load_as_float<T>(p.weight, col);
+      store_from_float<T>(p.y, base + col, v);
+    }
+    if (threadIdx.x == 0) reinterpret_cast<float*>(p.rstd)[row] = rstd;
+  }
+}
+
+/// dx[row, :] = rstd * (g - xhat * mean(g * xhat)), g = dy * weight, xhat = x * rstd.
+template <typename T, bool kWeight>
+__device__ void rmsnorm_backward_data(const RmsNormParams& p) {
+  __shared__ float scratch[32];
+  for (long long row = blockIdx.x; row < p.rows; row += gridDim.x) {
+    const long long base = row * p.cols;
+    const float rstd = reinterpret_cast<const float*>(p.rstd)[row];
+    float sum_gx = 0.f;
+    for (long long col = threadIdx.x; col < p.cols; col += blockDim.x) {
+      float g = load_as_float<T>(p.dy, base + col);
+      if (kWeight) g *= load_as_float<T>(p.weight, col);
+      sum_gx += g * load_as_float<T>(p.x, base + col) * rstd;
+    }
+    const float mean_gx = block_sum(sum_gx, scratch) / static_cast<float>(p.cols);
+    for (long long col = threadIdx.x; col < p.cols; col += blockDim.x) {
+      float g = load_as_float<T>(p.dy, base + col);
+      if (kWeight) g *= load_as_float<T>(p.weight, col);
+      const float xhat = load_as_float<T>(p.x, base + col) * rstd;
+      store_from_float<T>(p.dx, base + col, rstd * (g - xhat * mean_gx));
+    }
+  }
+}
+
+/// dweight[col] = sum over rows of dy * x * rstd.
+template <typename T>
+__device__ void rmsnorm_backward_weight(const RmsNormParams& p) {
+  for (long long col = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; col < p.cols;
+       col += static_cast<long long>(gridDim.x) * blockDim.x) {
+    float dw = 0.f;
+    for (long long row = 0; row < p.rows; ++row)
+      dw += load_as_float<T>(p.dy, row * p.cols + col) * load_as_float<T>(p.x, row * p.cols + col) *
+            reinterpret_cast<const float*>(p.rstd)[row];
+    store_from_float<T>(p.dweight, col, dw);
+  }
+}
+
+}  // namespace boo

@@ -1,0 +1,238 @@
+// boo: the norm ops — MIOpenDriver's layernorm and t5layernorm flag tables,
+// parsing, inputs and registration. The two ops differ in their flags (data
+// below) and share the rest.
+#include "ops/norm/norm_op.hpp"
+
+#include "base/strings.hpp"
+#include "boo/norm.hpp"
+#include "ops/common/shape_flag.hpp"
+#include "ops/norm/norm_problem.hpp"
+#include "ops/norm/norm_ref.hpp"
+#include "ops/norm/norm_rows_impl.hpp"
+#include "ops/norm/norm_simple_impl.hpp"
+
+namespace boo::ops::norm {
+namespace {
+
+constexpr OpToken kLayerNormTokens[] = {
+    {"layernorm", DType::kF32},
+    {"layernormfp16", DType::kF16},
+    {"layernormbfp16", DType::kBF16},
+};
+
+constexpr OpToken kRmsNormTokens[] = {
+    {"t5layernorm", DType::kF32},
+    {"t5layernormfp16", DType::kF16},
+    {"t5layernormbfp16", DType::kBF16},
+};
+
+// MIOpenDriver's layernorm flags (2024 syntax, driver/layernorm_driver.hpp) with
+// BOO's -F modes and --input-permutation.
+constexpr FlagSpec kLayerNormFlags[] = {
+    {"forw", 'F', "1", "1 forward, 2 input backward, 4 weight backward, 8 bias backward, 14 full backward"},
+    {"input", 'X', "100x3x32x32", "input shape NxC[xD]xHxW (any rank); a ',layout' suffix is ignored"},
+    {"eps", 'e', "0.00001", "epsilon"},
+    {"normalized_dim", 'o', "3", "first normalized axis: statistics over dims [o, rank)"},
+    {"mode", 'm', "0", "0 no weight and bias (MIOpen elementwise affine, w=1 b=0), 1 weight and bias"},
+    {"bias", 0, "1", "boo: with -m 1, 0 keeps the weight but drops the bias"},
+    {"input-permutation", 0, "", "BOO: memory order of the input, outermost first (e.g. 0 2 1)", 0},
+    {"use-aten", 0, "1", "BOO: selects ATen's full-backward formula; only changes the function name"},
+};
+
+// MIOpenDriver's t5layernorm flags (driver/t5layernorm_driver.hpp) and boo's -o.
+constexpr FlagSpec kRmsNormFlags[] = {
+    {"forw", 'F', "0", "0 forward and backward, 1 forward, 2 backward (dx, and dweight with a weight)"},
+    {"input", 'X', "100x3x32x32", "input shape (any rank); a ',layout' suffix is ignored"},
+    {"eps", 'e', "0.00001", "epsilon"},
+    {"mode", 'm', "5", "5 with a weight (MIOpen WEIGHT_BIAS_T5), 4 without (ELEMENTWISE_AFFINE_T5: w = 1)"},
+    {"normalized_dim", 'o', "", "boo: first normalized axis (default: the last, as MIOpen)"},
+};
+
+// layernorm's -m, --bias, -F, --input-permutation and --use-aten.
+Status read_layer_norm_flags(const ParsedFlags& flags, NormSignature& sig) {
+  BOO_ASSIGN_OR_RETURN(int64_t mode, flags.integer("mode"));
+  if (mode == 2 || mode == 3)
+    return unimplemented("layernorm --mode/-m " + std::to_string(mode) +
+                         " (fused add) is MIOpen's addlayernorm, which boo does not implement yet");
+  if (mode == 4 || mode == 5)
+    return invalid_argument("layernorm --mode/-m " + std::to_string(mode) +
+                            " is a T5 (RMSNorm) mode: use the t5layernorm command (boo runs it)");
+  if (mode != 0 && mode != 1)
+    return invalid_argument("layernorm --mode/-m " + std::to_string(mode) +
+                            ": accepted values are 0 (no weight and bias) and 1 (weight and bias)");
+  sig.weight = mode == 1;
+  BOO_ASSIGN_OR_RETURN(int64_t bias, flags.integer("bias"));
+  if (bias != 0 && bias != 1) return invalid_argument("layernorm --bias must be 0 or 1, got " + std::to_string(bias));
+  if (!sig.weight && flags.given("bias") && bias == 1)
+    return invalid_argument("layernorm --bias 1 needs -m 1 (the bias comes with the weight)");
+  sig.bias = sig.weight && bias == 1;
+  BOO_ASSIGN_OR_RETURN(int64_t forw, flags.integer("forw"));
+  if (forw < 1 || forw > 14)
+    return invalid_argument("layernorm --forw/-F " + std::to_string(forw) +
+                            ": use 1 (forward), 2 (input backward), 4 (weight backward), 8 (bias backward) or "
+                            "14 (full backward)");
+  sig.directions = static_cast<uint8_t>(forw);
+  if (flags.given("input-permutation")) {
+    for (const std::string& p : flags.list("input-permutation")) {
+      Result<int64_t> v = base::parse_int(p);
+      if (!v.ok()) return invalid_argument("--input-permutation: " + v.status().message());
+      sig.input_permutation.push_back(static_cast<int>(*v));
+    }
+  }
+  const std::string aten = base::to_lower(flags.text("use-aten"));
+  sig.use_aten = !(aten == "0" || aten == "false" || aten.empty());
+  return ok_status();
+}
+
+// t5layernorm's -m and -F.
+Status read_rms_norm_flags(const ParsedFlags& flags, NormSignature& sig) {
+  BOO_ASSIGN_OR_RETURN(int64_t mode, flags.integer("mode"));
+  if (mode != 4 && mode != 5)
+    return invalid_argument("t5layernorm --mode/-m " + std::to_string(mode) +
+                            ": accepted values are 5 (with a weight) and 4 (without)");
+  sig.weight = mode == 5;
+  BOO_ASSIGN_OR_RETURN(int64_t forw, flags.integer("forw"));
+  const uint8_t backward = sig.weight ? (kNormBackwardData | kNormBackwardWeight) : kNormBackwardData;
+  switch (forw) {
+    case 0: sig.directions = kNormForward | backward; break;
+    case 1: sig.directions = kNormForward; break;
+    case 2: sig.directions = backward; break;
+    default:
+      return invalid_argument("t5layernorm --forw/-F " + std::to_string(forw) +
+                              ": use 0 (forward and backward), 1 (forward) or 2 (backward)");
+  }
+  return ok_status();
+}
+
+// What makes one norm op: its kind, names and command-line syntax.
+struct NormOpSpec {
+  NormKind kind;
+  std::string_view name;  ///< the registry name (also in the implementations' names)
+  std::span<const OpToken> tokens;
+  std::span<const FlagSpec> flags;
+  bool last_axis_by_default;  ///< without -o, normalize the last dim (MIOpen's t5layernorm)
+  Status (*read_kind_flags)(const ParsedFlags&, NormSignature&);  ///< the flags past -X, -o and -e
+  std::unique_ptr<NormSignature> (*new_signature)();
+};
+
+const NormOpSpec kLayerNormOp{
+    NormKind::kLayer, "layernorm", kLayerNormTokens, kLayerNormFlags, false, read_layer_norm_flags,
+    []() -> std::unique_ptr<NormSignature> { return std::make_unique<LayerNormSignature>(); }};
+
+const NormOpSpec kRmsNormOp{
+    NormKind::kRms, "rmsnorm", kRmsNormTokens, kRmsNormFlags, true, read_rms_norm_flags,
+    []() -> std::unique_ptr<NormSignature> { return std::make_unique<RmsNormSignature>(); }};
+
+std::vector<FlagSpec> with_common_flags(std::span<const FlagSpec> flags) {
+  std::vector<FlagSpec> table(flags.begin(), flags.end());
+  for (const FlagSpec& f : common_run_flags()) table.push_back(f);
+  return table;
+}
+
+class NormOp final : public OpDefinition {
+ public:
+  explicit NormOp(const NormOpSpec& spec)
+      : spec_(spec),
+        table_(with_common_flags(spec.flags)),
+        rows_(make_rows_implementation(spec.kind, "gpu:" + std::string(spec.name) + ":rows")),
+        simple_(make_simple_implementation(spec.kind, "gpu:" + std::string(spec.name) + ":simple")),
+        // The row kernels first; the simple ones take what they decline
+        // (permuted inputs, rows too wide for them).
+        implementations_{rows_.get(), simple_.get()} {}
+
+  std::string_view name() const override { return spec_.name; }
+  std::span<const OpToken> tokens() const override { return spec_.tokens; }
+  std::span<const FlagSpec> flags() const override { return table_; }
+
+  Result<std::unique_ptr<OpSignature>> make_signature(DType dtype, const ParsedFlags& flags) const override {
+    std::unique_ptr<NormSignature> sig = spec_.new_signature();
+    sig->dtype = dtype;
+    BOO_ASSIGN_OR_RETURN(sig->input_shape, parse_shape_flag(flags.text("input"), "--input/-X"));
+    if (spec_.last_axis_by_default && !flags.given("normalized_dim")) {
+      sig->normalized_dim = static_cast<int>(sig->input_shape.size()) - 1;
+    } else {
+      BOO_ASSIGN_OR_RETURN(int64_t normalized_dim, flags.integer("normalized_dim"));
+      sig->normalized_dim = static_cast<int>(normalized_dim);
+    }
+    BOO_ASSIGN_OR_RETURN(sig->eps, flags.number("eps"));
+    BOO_RETURN_IF_ERROR(spec_.read_kind_flags(flags, *sig));
+    BOO_RETURN_IF_ERROR(sig->validate());
+    if (!sig->permuted()) sig->input_permutation.clear();  // the identity is the default
+    return std::unique_ptr<OpSignature>(std::move(sig));
+  }
+
+  Result<std::unique_ptr<OpProblem>> make_problem(const OpSignature& sig) const override {
+    return make_norm_problem(sig, spec_.kind);
+  }
+
+  // A backward without the forward needs statistics that belong to x (BOO
+  // passes random values; a kernel fed inconsistent statistics computes
+  // meaningless gradients), so they are computed from x by the reference forward.
+  Result<std::vector<base::HostTensor>> make_arguments(const OpSignature& sig,
+                                                       const InputOptions& options) const override {
+    BOO_ASSIGN_OR_RETURN(std::vector<base::HostTensor> args, OpDefinition::make_arguments(sig, options));
+    const auto& norm = dynamic_cast<const NormSignature&>(sig);
+    if (norm.directions & kNormForward) return args;
+    const std::vector<TensorSpec> specs = sig.arguments();
+    size_t x_index = specs.size();
+    for (size_t i = 0; i < specs.size(); ++i)
+      if (specs[i].name == "x") x_index = i;
+    if (x_index == specs.size()) return args;  // layer norm's dbias alone reads dy only
+    std::unique_ptr<OpSignature> forward_copy = sig.clone();
+    auto& forward = dynamic_cast<NormSignature&>(*forward_copy);
+    forward.directions = kNormForward;
+    forward.weight = forward.bias = false;
+    BOO_ASSIGN_OR_RETURN(std::vector<base::HostTensor> computed, norm_reference(forward, {args[x_index]}));
+    const std::vector<TensorSpec> computed_specs = forward.results();
+    for (size_t i = 0; i < specs.size(); ++i)
+      for (size_t j = 0; j < computed_specs.size(); ++j)
+        if (computed_specs[j].name != "y" && computed_specs[j].name == specs[i].name)
+          args[i] = base::convert_tensor(computed[j], specs[i]);
+    return args;
+  }
+
+  int64_t reduction_length(const OpSignature& sig, size_t result_index) const override {
+    const auto& norm = dynamic_cast<const NormSignature&>(sig);
+    const std::string name = sig.results().at(result_index).name;
+    return name == "dweight" || name == "dbias" ? norm.rows() : norm.row_length();
+  }
+
+  // RMS norm's dx with short rows cancels (see rms_dx_term_rms); the layer
+  // norm bounds need no such term.
+  Result<double> cancellation_scale(const OpSignature& sig, const std::vector<base::HostTensor>& args,
+                                    size_t result_index) const override {
+    if (spec_.kind != NormKind::kRms || sig.results().at(result_index).name != "dx") return 0.0;
+    return rms_dx_term_rms(dynamic_cast<const NormSignature&>(sig), args);
+  }
+
+  std::span<const GpuImplementation* const> gpu_implementations() const override { return implementations_; }
+
+  Result<std::vector<base::HostTensor>> reference(const OpSignature& sig,
+                                                  const std::vector<base::HostTensor>& args) const override {
+    const auto* norm = dynamic_cast<const NormSignature*>(&sig);
+    if (!norm || norm->kind() != spec_.kind)
+      return internal_error(std::string(spec_.name) + " reference called with a " + std::string(sig.op_name()) +
+                            " signature");
+    return norm_reference(*norm, args);
+  }
+
+ private:
+  const NormOpSpec& spec_;
+  std::vector<FlagSpec> table_;
+  std::unique_ptr<GpuImplementation> rows_, simple_;
+  const GpuImplementation* implementations_[2];
+};
+
+}  // namespace
+
+const OpDefinition& layer_norm_definition() {
+  static const NormOp op(kLayerNormOp);
+  return op;
+}
+
+const OpDefinition& rms_norm_definition() {
+  static const NormOp op(kRmsNormOp);
+  return op;
+}
+
+}  // namespace boo::ops::norm

@@ -1,0 +1,319 @@
+// boo: the row-normalization kernels' host side — tiling, source, launch plan.
+#include "ops/norm/norm_rows_impl.hpp"
+
+#include <algorithm>
+#include <bit>
+
+#include "ops/common/generated_source.hpp"
+#include "ops/norm/device/row_norm_params.cuh"
+#include "ops/norm/norm_implementation.hpp"
+
+namespace boo::ops::norm {
+namespace {
+
+// How a row is spread over threads (see RowSplit in row_norm.cuh).
+struct RowTiling {
+  int vec = 1;              ///< elements per vector (16 bytes when the row length allows)
+  int threads_per_row = 1;  ///< a power of two, <= 1024
+  int per_thread = 1;       ///< vectors per thread
+  int block = 128;          ///< threads per block
+  bool prefetch = false;    ///< load the next row's share early (RowShare in row_norm.cuh)
+  bool shared_partials = false;  ///< the backward's dweight/dbias sums in shared memory (PartialSums)
+  int rows_per_block() const { return block / threads_per_row; }
+};
+
+// Elements of a row a thread keeps in registers, aimed at and at most: 16 and
+// 32 for the forward (x) and a dx-only backward (x, dy); 8 and 16 for the
+// fused backward, which also holds dweight/dbias partials; 8 and 32 for the
+// fused backward whose partials live in shared memory (one vector per thread
+// where the row allows, for the early load; rows as wide as the dx-only pass
+// takes). Blocks of 1024 threads have 64 registers per thread, so at most
+// half. The nvrtc tests compile every row class at these limits and fail on
+// spills.
+enum class Pass { kForward, kBackward, kBackwardSharedPartials, kBackwardDx };
+int target_elements(Pass pass) { return pass == Pass::kBackward || pass == Pass::kBackwardSharedPartials ? 8 : 16; }
+int max_elements(Pass pass) { return pass == Pass::kBackward ? 16 : 32; }
+constexpr int kSmallBlock = 128;
+// Threads an SM holds at most, and at 64 registers each (its 64K registers):
+// the row kernels' occupancy bounds.
+constexpr int kThreadsPerSm = 2048;
+constexpr int kThreadsPerSmAt64Registers = 1024;
+// Backward rows per row group at least, when there are that many (fewer partial
+// rows for the finalize step to add); one-row blocks go below it where that
+// gives every SM a block (backward_blocks).
+constexpr int64_t kBackwardRowsPerGroup = 16;
+// The column-parallel dweight/dbias kernel of a split backward: threads per
+// block, rows per partial row at least, and blocks to aim for per SM.
+constexpr int kParamBlock = 128;
+constexpr int64_t kParamRowsPerSlot = 32;
+constexpr int64_t kParamBlocksPerSm = 4;
+
+// Widest vector (16 bytes down to one element) that divides the row.
+int widest_vector(const NormProblem& p) {
+  int vec = 16 / static_cast<int>(dtype_size_bytes(p.dtype));
+  while (vec > 1 && p.cols % vec != 0) vec /= 2;
+  return vec;
+}
+
+Result<RowTiling> choose_tiling(const NormProblem& p, Pass pass) {
+  std::string why;
+  // Narrower vectors spread a wide row over more threads when 16-byte ones
+  // leave a thread more than it can hold.
+  for (int vec = widest_vector(p); vec >= 1; vec /= 2) {
+    RowTiling t;
+    t.vec = vec;
+    const int64_t vectors = p.cols / t.vec;
+    const int64_t target = std::max<int64_t>(1, target_elements(pass) / t.vec);
+    const int64_t want = (vectors + target - 1) / target;
+    t.threads_per_row = static_cast<int>(std::min<int64_t>(std::bit_ceil(static_cast<uint64_t>(want)), 1024));
+    t.per_thread = static_cast<int>((vectors + t.threads_per_row - 1) / t.threads_per_row);
+    int limit = max_elements(pass);
+    if (t.threads_per_row == 1024) limit /= 2;
+    t.block = t.threads_per_row >= 32 ? t.threads_per_row : kSmallBlock;
+    if (t.per_thread * t.vec <= limit) return t;
+    if (why.empty()) why = std::to_string(t.per_thread * t.vec) + " per thread > " + std::to_string(limit);
+  }
+  return unimplemented("rows of " + std::to_string(p.cols) + " elements do not fit in registers (" + why + ")");
+}
+
+const char* flag(bool v) { return v ? "true" : "false"; }
+
+// Dynamic shared memory of a backward tiling: its partial sums when they live
+// there ([2][elements per thread][block] floats, see PartialSums).
+size_t shared_bytes(const RowTiling& t) {
+  return t.shared_partials ? 2 * static_cast<size_t>(t.per_thread * t.vec * t.block) * sizeof(float) : 0;
+}
+
+// How a problem runs: the forward's and the backward's tilings (defaults for
+// passes the problem lacks), and whether the backward is split (rows too wide
+// for the fused one: dx by row_norm_backward alone, dweight/dbias by
+// row_norm_param_grads with vectors of param_vec elements).
+struct Layout {
+  RowTiling fwd, bwd;
+  bool split = false;
+  int param_vec = 1;
+};
+
+// Prefetching (the next row's share loaded before the current row is reduced)
+// where a thread holds one vector of a row: a larger share leaves no room for a
+// second one in 64 registers. RMS norm's backward (dx and dweight) gained
+// 1.06x-1.20x from it on each bf16 shape it applies to
+// (docs/perf/2026-11-22-norms-h200-prefetch.md). The fused backward that sums
+// both dweight and dbias besides dx (layer norm's full backward) keeps those
+// sums in shared memory: in registers they left no room for the early load
+// (with both there it measured 0.84x at 65536x1024 on an H200). Not where a
+// row group is narrower than a warp (rows of under 32 vectors): there a block
+// visits few rows of many row groups, and the shared-memory sums measured
+// 0.89x at 13440x32, so they keep the registers and the plain loop. In shared
+// memory the sums also let the fused backward take rows as wide as the dx-only
+// pass does; where the device lacks that much shared memory, such rows split.
+Result<Layout> layout(const NormProblem& p, const ArchSpec& arch) {
+  Layout l;
+  if (p.forward) {
+    BOO_ASSIGN_OR_RETURN(l.fwd, choose_tiling(p, Pass::kForward));
+    l.fwd.prefetch = l.fwd.per_thread == 1;
+  }
+  if (!p.backward()) return l;
+  const bool both_partials = p.dweight && p.dbias;
+  const Pass fused_pass = p.dx && both_partials ? Pass::kBackwardSharedPartials : Pass::kBackward;
+  if (Result<RowTiling> fused = choose_tiling(p, fused_pass); fused.ok()) {
+    RowTiling t = *fused;
+    t.shared_partials = fused_pass == Pass::kBackwardSharedPartials && t.threads_per_row >= 32;
+    t.prefetch = t.per_thread == 1 && (!both_partials || t.shared_partials);
+    if (shared_bytes(t) <= static_cast<size_t>(arch.max_shared_bytes_per_block)) {
+      l.bwd = t;
+      return l;
+    }
+  }
+  l.split = p.param_grads();
+  l.param_vec = widest_vector(p);
+  if (p.dx) {
+    BOO_ASSIGN_OR_RETURN(l.bwd, choose_tiling(p, Pass::kBackwardDx));
+    l.bwd.prefetch = l.bwd.per_thread == 1;
+  }
+  return l;
+}
+
+// Kernel entries of a problem, in launch order: the forward first (a backward
+// in the same signature reads the rstd it writes), the finalize last.
+struct Entry {
+  std::string name, call;
+  enum Kind { kForward, kBackward, kParamGrads, kFinalize } kind;
+};
+
+std::vector<Entry> entries(const NormProblem& p, const Layout& l) {
+  const std::string t = device_type(p.dtype), cols = std::to_string(p.cols);
+  auto split = [&](const RowTiling& r) {
+    return cols + ", " + std::to_string(r.vec) + ", " + std::to_string(r.threads_per_row) + ", " +
+           std::to_string(r.block) + ", " + flag(r.prefetch);
+  };
+  std::vector<Entry> out;
+  if (p.forward)
+    out.push_back({"boo_row_norm_forward",
+                   "boo::row_norm_forward<" + t + ", " + split(l.fwd) + ", " + flag(p.rms()) + ", " + flag(p.weight) +
+                       ", " + flag(p.bias) + ">(p)",
+                   Entry::kForward});
+  const bool fused_partials = p.param_grads() && !l.split;
+  if (p.dx || fused_partials)
+    out.push_back({"boo_row_norm_backward",
+                   "boo::row_norm_backward<" + t + ", " + split(l.bwd) + ", " + flag(l.bwd.shared_partials) + ", " +
+                       flag(p.rms()) + ", " + flag(p.weight) +
+                       ", " + flag(p.dx) + ", " + flag(p.dweight && fused_partials) + ", " +
+                       flag(p.dbias && fused_partials) + ">(p)",
+                   Entry::kBackward});
+  if (l.split)
+    out.push_back({"boo_row_norm_param_grads",
+                   "boo::row_norm_param_grads<" + t + ", " + cols + ", " + std::to_string(l.param_vec) + ", " +
+                       std::to_string(kParamBlock) + ", " + flag(p.rms()) + ", " + flag(p.dweight) + ", " +
+                       flag(p.dbias) + ">(p)",
+                   Entry::kParamGrads});
+  if (p.param_grads())
+    out.push_back({"boo_row_norm_finalize",
+                   "boo::row_norm_finalize<" + t + ", " + cols + ", " + flag(p.dweight) + ", " + flag(p.dbias) + ">(p)",
+                   Entry::kFinalize});
+  return out;
+}
+
+// Threads per block of each kernel (the finalize: 32 columns x 8 slot lanes).
+int block_of(Entry::Kind kind, const Layout& l) {
+  switch (kind) {
+    case Entry::kForward: return l.fwd.block;
+    case Entry::kBackward: return l.bwd.block;
+    case Entry::kParamGrads: return kParamBlock;
+    case Entry::kFinalize: break;
+  }
+  return 256;
+}
+
+// Dynamic shared memory of each kernel: the backward's partial sums when they live there.
+uint32_t shared_bytes_of(Entry::Kind kind, const Layout& l) {
+  return kind == Entry::kBackward ? static_cast<uint32_t>(shared_bytes(l.bwd)) : 0;
+}
+
+// A prefetching row kernel holds a second row share: in blocks of 256
+// threads or more, a few registers over 64 would halve the threads resident
+// per SM, so those kernels are bounded to 1024 resident threads (64 registers
+// each). The nvrtc tests fail on any spill this bound causes.
+int min_blocks_per_sm(Entry::Kind kind, const Layout& l) {
+  const RowTiling* t = kind == Entry::kForward ? &l.fwd : kind == Entry::kBackward ? &l.bwd : nullptr;
+  if (t == nullptr || !t->prefetch || t->block < 256) return 0;
+  return kThreadsPerSmAt64Registers / t->block;
+}
+
+// Blocks of each pass. The backward has few enough row groups that each
+// visits kBackwardRowsPerGroup rows (fewer partial rows), and no more than fit
+// on the GPU at once.
+uint32_t forward_blocks(const NormProblem& p, const RowTiling& t, const ArchSpec& arch) {
+  const int64_t needed = (p.rows + t.rows_per_block() - 1) / t.rows_per_block();
+  return static_cast<uint32_t>(std::clamp<int64_t>(needed, 1, int64_t{arch.sm_count} * (kThreadsPerSm / t.block)));
+}
+
+// The backward kernels hold 40-64 registers per thread: 1024 threads fit on an
+// SM at once, and more blocks would only add a second wave and partial rows.
+// A block of one row (rows of 32+ vectors) visits fewer rows where that gives
+// every SM a block: few wide rows (1024x12288) otherwise left half of them
+// idle. Narrower rows keep their rows per group: the finalize adds a narrow
+// row's partial rows in few blocks.
+uint32_t backward_blocks(const NormProblem& p, const RowTiling& t, const ArchSpec& arch) {
+  const int64_t per_block = t.rows_per_block() * kBackwardRowsPerGroup;
+  int64_t needed = (p.rows + per_block - 1) / per_block;
+  if (t.rows_per_block() == 1) needed = std::max<int64_t>(needed, std::min<int64_t>(p.rows, arch.sm_count));
+  return static_cast<uint32_t>(std::clamp<int64_t>(needed, 1, int64_t{arch.sm_count} * (kThreadsPerSmAt64Registers / t.block)));
+}
+
+// The split backward's column-parallel kernel: blocks across the row's
+// vectors, and partial rows (gridDim.y) enough to fill the GPU with at least
+// kParamRowsPerSlot rows each.
+uint32_t param_column_blocks(const NormProblem& p, const Layout& l) {
+  return static_cast<uint32_t>((p.cols / l.param_vec + kParamBlock - 1) / kParamBlock);
+}
+
+uint32_t param_slots(const NormProblem& p, const Layout& l, const ArchSpec& arch) {
+  const int64_t fill = std::max<int64_t>(1, arch.sm_count * kParamBlocksPerSm / param_column_blocks(p, l));
+  const int64_t most = std::max<int64_t>(1, p.rows / kParamRowsPerSlot);
+  return static_cast<uint32_t>(std::min(fill, most));
+}
+
+// The configuration: how each pass spreads a row over threads, and the
+// kernels that follow from it (their calls carry every compile-time choice).
+struct RowNormConfig final : Config {
+  Layout layout;
+  std::vector<Entry> entries;
+
+  std::string text() const override {
+    std::string record;
+    for (const Entry& e : entries) record += e.name + "=" + e.call + ";";
+    return record;
+  }
+};
+
+class RowNorm final : public NormTier<RowNormConfig> {
+ public:
+  using NormTier::NormTier;
+
+  // The row kernels take contiguous inputs only (a permuted one runs on the
+  // simple kernels); configure declines rows too wide for registers.
+  Status accepts_problem(const NormProblem& p, const ArchSpec&) const override {
+    BOO_RETURN_IF_ERROR(check_kind(p));
+    if (!p.contiguous) return unimplemented("a permuted input (--input-permutation) is not contiguous");
+    return ok_status();
+  }
+
+  Result<RowNormConfig> configure_problem(const NormProblem& p, const ArchSpec& arch) const override {
+    RowNormConfig config;
+    BOO_ASSIGN_OR_RETURN(config.layout, layout(p, arch));
+    config.entries = entries(p, config.layout);
+    return config;
+  }
+
+  Result<Plan> plan_problem(const NormProblem& p, const RowNormConfig& config, const ArchSpec& arch) const override {
+    const Layout& lay = config.layout;
+    Plan plan;
+    std::vector<KernelEntry> kernels;
+    for (const Entry& e : config.entries)
+      kernels.push_back({e.name, e.call, block_of(e.kind, lay), min_blocks_per_sm(e.kind, lay)});
+    plan.source = generated_source("row_norm.cu", std::string(name()), "boo/norm/row_norm.cuh", "boo::RowNormParams",
+                                   kernels);
+    plan.tensor_alignment = 16;  // rows are read and written in 16-byte vectors
+    plan.workspace_bytes =
+        p.param_grads() ? 2 * slots(p, lay, arch) * static_cast<size_t>(p.cols) * sizeof(float) : 0;
+    const TensorRoles roles(p.signature());
+    for (const Entry& e : config.entries) {
+      StepBuilder<RowNormParams> step(e.name, grid_of(e.kind, p, lay, arch),
+                                      {static_cast<uint32_t>(block_of(e.kind, lay)), 1, 1}, shared_bytes_of(e.kind, lay));
+      bind_tensors(step, roles);
+      step.bind(step.params.partials, TensorBinding::workspace(0));
+      step.params.rows = p.rows;
+      step.params.slots = p.backward() ? static_cast<long long>(slots(p, lay, arch)) : 0;
+      step.params.eps = static_cast<float>(p.eps);
+      plan.steps.push_back(std::move(step).finish());
+    }
+    return plan;
+  }
+
+ private:
+  static Dim3 grid_of(Entry::Kind kind, const NormProblem& p, const Layout& lay, const ArchSpec& arch) {
+    switch (kind) {
+      case Entry::kForward: return {forward_blocks(p, lay.fwd, arch), 1, 1};
+      case Entry::kBackward: return {backward_blocks(p, lay.bwd, arch), 1, 1};
+      case Entry::kParamGrads: return {param_column_blocks(p, lay), param_slots(p, lay, arch), 1};
+      case Entry::kFinalize: break;
+    }
+    return {static_cast<uint32_t>((p.cols + 31) / 32), 1, 1};  // 32 columns per block
+  }
+
+  // Partial rows of dweight/dbias: one per row group of the fused backward, or
+  // the split backward's gridDim.y.
+  static size_t slots(const NormProblem& p, const Layout& l, const ArchSpec& arch) {
+    if (l.split) return param_slots(p, l, arch);
+    return static_cast<size_t>(backward_blocks(p, l.bwd, arch)) * static_cast<size_t>(l.bwd.rows_per_block());
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<GpuImplementation> make_rows_implementation(NormKind kind, std::string name) {
+  return std::make_unique<RowNorm>(kind, std::move(name));
+}
+
+}  // namespace boo::ops::norm
