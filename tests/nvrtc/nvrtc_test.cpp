@@ -75,6 +75,23 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
                      "--in_layout NDHWC --fil_layout NDHWC --out_layout NDHWC");
   commands.push_back("convbfp16 --spatial_dim 1 -n 2 -c 7 -H 33 -k 8 -y 5 -p 2 -F 0 --in_layout NHC --fil_layout NHC "
                      "--out_layout NHC");
+  // Depthwise convs (gpu:conv:depthwise): both tile layouts, every face, stride 2, multiplier 2 with
+  // dilation, 7x7 (49 weight-gradient accumulators per thread), 1-D, transposed, a mixed layout.
+  for (const char* dtype : {"conv", "convfp16", "convbfp16"}) {
+    for (const std::string& geometry : {std::string("-n 2 -c 32 -H 15 -W 15 -k 32 -y 3 -x 3 -p 1 -q 1 -g 32"),
+                                        std::string("-n 2 -c 24 -H 9 -W 9 -k 24 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -g 24"),
+                                        std::string("-n 2 -c 8 -H 14 -W 14 -k 16 -y 5 -x 5 -p 4 -q 4 -l 2 -j 2 -g 8"),
+                                        std::string("-n 2 -c 16 -H 9 -W 9 -k 16 -y 7 -x 7 -p 3 -q 3 -g 16")}) {
+      for (const char* directions : {" -F 1 -b 1 --activation clamp:0:6", " -F 0 -b 1"}) {
+        commands.push_back(std::string(dtype) + " " + geometry + directions);
+        commands.push_back(std::string(dtype) + " " + geometry + directions + nhwc);
+      }
+    }
+  }
+  commands.push_back("convbfp16 -m trans -n 2 -c 16 -H 7 -W 7 -k 16 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -g 16 -F 0 -b 1");
+  commands.push_back("conv --spatial_dim 1 -n 2 -c 8 -H 33 -k 8 -y 7 -p 3 -u 2 -g 8 -F 0 --in_layout NHC "
+                     "--fil_layout NHC --out_layout NHC");
+  commands.push_back("convfp16 -n 2 -c 32 -H 15 -W 15 -k 32 -y 3 -x 3 -p 1 -q 1 -g 32 -F 0 --out_layout NHWC");
   for (const char* dtype : {"layernorm", "layernormfp16", "layernormbfp16"}) {
     for (const char* mode : {"-m 0 -F 1", "-m 1 -F 1", "-m 1 --bias 0 -F 1", "-m 1 -F 14", "-m 0 -F 2", "-F 4",
                              "-F 8", "-m 1 -F 6"}) {

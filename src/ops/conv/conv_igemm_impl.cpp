@@ -624,7 +624,8 @@ class ImplicitGemmConv final : public Tier<ConvProblem, ImplicitGemmConfig> {
     const Relation& r = problem.relation;
     if (r.ag() < 4 && r.bg() < 4)
       return unimplemented("channels per group " + std::to_string(r.ag()) + " -> " + std::to_string(r.bg()) +
-                           " (depthwise-like): a GEMM would be mostly padding; gpu:conv:direct runs it");
+                           " (depthwise-like): a GEMM would be mostly padding; gpu:conv:depthwise (one channel per group) or "
+                           "gpu:conv:direct runs it");
     return ok_status();
   }
 

@@ -9,7 +9,7 @@ namespace boo::ops::conv {
 /// tf32; full-precision fp32 on FFMA) for every layout, group count, rank, stride,
 /// dilation and padding, regular or transposed, all directions; bias and
 /// activation fused; split-K for long reductions. Declines depthwise-like
-/// group shapes (gpu:conv:direct runs those).
+/// group shapes (gpu:conv:depthwise or gpu:conv:direct runs those).
 const GpuImplementation& implicit_gemm_implementation();
 
 }  // namespace boo::ops::conv

@@ -5,6 +5,7 @@
 
 #include "base/strings.hpp"
 #include "boo/conv.hpp"
+#include "ops/conv/conv_depthwise_impl.hpp"
 #include "ops/conv/conv_direct_impl.hpp"
 #include "ops/conv/conv_igemm_impl.hpp"
 #include "ops/conv/conv_layout.hpp"
@@ -255,7 +256,8 @@ class ConvOp final : public OpDefinition {
     return std::unique_ptr<OpProblem>(std::make_unique<ConvProblem>(*conv));
   }
   std::span<const GpuImplementation* const> gpu_implementations() const override {
-    static const GpuImplementation* const kImpls[] = {&implicit_gemm_implementation(), &direct_implementation()};
+    static const GpuImplementation* const kImpls[] = {&implicit_gemm_implementation(), &depthwise_implementation(),
+                                                      &direct_implementation()};
     return kImpls;
   }
 

@@ -1,0 +1,330 @@
+// boo: gpu:conv:depthwise — host side: which problems it takes, the tiles of
+// each face (the typed config) and the launch plan.
+#include "ops/conv/conv_depthwise_impl.hpp"
+
+#include <algorithm>
+#include <optional>
+
+#include "boo/conv.hpp"
+#include "ops/common/generated_source.hpp"
+#include "ops/conv/conv_problem.hpp"
+#include "ops/conv/device/conv_depthwise_params.cuh"
+#include "ops/conv/device/conv_direct_params.cuh"
+
+namespace boo::ops::conv {
+namespace {
+
+constexpr int kThreads = 256;
+// Output elements a block computes (per staged tile, for the weight face): 4
+// per thread, enough that the staged window's halo is a small part of it.
+constexpr long long kOutputsPerBlock = 1024;
+// Channels of a channels-last tile: 64 bytes of 16-bit elements per pixel and load.
+constexpr long long kChannelsLastTile = 32;
+// The shared memory a block may use: 48 KiB (no opt-in) leaves an SM room for several blocks.
+constexpr long long kSharedBudget = 48 * 1024;
+// Filter taps a weight-gradient thread keeps in registers (7x7).
+constexpr long long kMaxTaps = 49;
+constexpr long long kMaxMultiplier = 8;
+// Weight-face taps reduced across the block per round (shared floats: kThreads each).
+constexpr int kTapChunk = 8;
+constexpr long long kInt32Max = (1LL << 31) - 1;
+
+// The tiling of one face: A channels per block, the output tile (data face: A
+// pixels, otherwise B pixels), the staged window of the input (A, or B for the
+// data face), the weight face's slices, and the shared-memory layout in floats.
+struct FaceTiling {
+  FaceTask task;
+  long long block_channels = 1, tile_h = 1, tile_w = 1, window_h = 1, window_w = 1;
+  long long slices = 1;  // weight face: blocks per channel block over the N x tiles units
+  int a_vec = 1, b_vec = 1;  // elements per load of A and B where their channels are contiguous
+  long long window_at = 0, tile_b_at = 0, reduce_at = 0, shared_floats = 0;
+  long long blocks = 0;  // grid size (the weight face's first pass)
+
+  long long shared_bytes() const { return shared_floats * 4; }
+};
+
+struct DepthwiseConfig final : Config {
+  DType dtype = DType::kF32;
+  bool channels_last = false;  // shared tiles [y][x][c], else [c][y][x]
+  std::vector<FaceTiling> faces;
+
+  std::string text() const override {
+    std::string record = "dtype=" + std::string(dtype_name(dtype)) + " tile " +
+                         (channels_last ? "[y][x][c]" : "[c][y][x]");
+    for (const FaceTiling& f : faces) {
+      record += "; " + f.task.result + ": face " + std::to_string(f.task.face) + " channels " +
+                std::to_string(f.block_channels) + " tile " + std::to_string(f.tile_h) + "x" +
+                std::to_string(f.tile_w) + " window " + std::to_string(f.window_h) + "x" + std::to_string(f.window_w) +
+                " blocks " + std::to_string(f.blocks) + " vec A " + std::to_string(f.a_vec) + " B " +
+                std::to_string(f.b_vec);
+      if (f.task.face == kWeightFace) record += " slices " + std::to_string(f.slices);
+    }
+    return record;
+  }
+};
+
+// The input rows a face's tile of `tile` outputs reads along one dimension.
+long long window_extent(Face face, long long tile, long long filter, long long stride, long long dil) {
+  if (face != kDataFace) return (tile - 1) * stride + (filter - 1) * dil + 1;
+  // The data face gathers o = (i + pad - r*dil) / stride: floor((tile - 1 + (f - 1)*dil) / stride) + 1
+  // positions, one more where the tile's first pixel is not on a stride boundary.
+  return stride == 1 ? tile + (filter - 1) * dil : (tile - 1 + (filter - 1) * dil) / stride + 2;
+}
+
+// Elements per load of a tensor whose channels are contiguous (16, 8 or 4
+// bytes): the width must divide its channel count, every other stride and the
+// block's first channel (a multiple of `block_channels`). 1 otherwise.
+int vector_width(const Strides5& s, long long channels, long long block_channels, long long elem_bytes) {
+  if (s[1] != 1) return 1;
+  for (long long bytes : {16LL, 8LL, 4LL}) {
+    const long long v = bytes / elem_bytes;
+    if (v <= 1) break;
+    if (channels % v == 0 && block_channels % v == 0 && s[0] % v == 0 && s[2] % v == 0 && s[3] % v == 0 &&
+        s[4] % v == 0)
+      return static_cast<int>(v);
+  }
+  return 1;
+}
+
+// The face's staged window and its shared-memory layout, in floats.
+void lay_out_shared(FaceTiling& f, const Relation& r) {
+  const long long m = r.bg(), taps = r.taps(), window_channels = f.block_channels * (f.task.face == kDataFace ? m : 1);
+  f.window_h = window_extent(f.task.face, f.tile_h, r.f_size[1], r.stride[1], r.dil[1]);
+  f.window_w = window_extent(f.task.face, f.tile_w, r.f_size[2], r.stride[2], r.dil[2]);
+  f.window_at = f.task.face == kWeightFace ? 0 : f.block_channels * m * taps;  // the filter taps first
+  f.tile_b_at = f.window_at + window_channels * f.window_h * f.window_w;
+  f.reduce_at = f.tile_b_at + (f.task.face == kWeightFace ? f.block_channels * m * f.tile_h * f.tile_w : 0);
+  f.shared_floats = f.reduce_at + (f.task.face == kWeightFace ? kThreads * kTapChunk : 0);
+}
+
+// The tile of one face: about kOutputsPerBlock outputs, shrunk until its
+// shared memory fits the budget; nullopt when even one pixel does not.
+std::optional<FaceTiling> tile_face(const FaceTask& task, const ConvProblem& problem, bool channels_last,
+                                    const ArchSpec& arch) {
+  const Relation& r = problem.relation;
+  FaceTiling f;
+  f.task = task;
+  const long long m = r.bg();
+  const long long out_h = task.face == kDataFace ? r.a_size[1] : r.b_size[1];
+  const long long out_w = task.face == kDataFace ? r.a_size[2] : r.b_size[2];
+  // Outputs per A channel and pixel: the multiplier's B channels, or one A channel (data face).
+  const long long per_channel = task.face == kDataFace ? 1 : m;
+  // A thread of the weight face owns one B channel: at most kThreads of them per block.
+  const long long max_channels = std::min(r.ca, kThreads / m);
+  if (channels_last) {
+    f.block_channels = std::min(max_channels, kChannelsLastTile);
+    const long long pixels = std::max(1LL, kOutputsPerBlock / (f.block_channels * per_channel));
+    f.tile_w = std::min(out_w, 8LL);
+    f.tile_h = std::clamp(pixels / f.tile_w, 1LL, out_h);
+  } else {
+    f.tile_w = out_w <= 8 ? 8 : out_w <= 16 ? 16 : 32;
+    f.tile_h = std::clamp(kOutputsPerBlock / f.tile_w, 1LL, out_h);
+    f.block_channels = std::clamp(kOutputsPerBlock / (f.tile_h * f.tile_w * per_channel), 1LL, max_channels);
+  }
+  const long long budget = std::min<long long>(kSharedBudget, arch.max_shared_bytes_per_block);
+  for (lay_out_shared(f, r); f.shared_bytes() > budget; lay_out_shared(f, r)) {
+    if (f.tile_h > 1) f.tile_h = (f.tile_h + 1) / 2;
+    else if (f.tile_w > 1) f.tile_w = (f.tile_w + 1) / 2;
+    else if (f.block_channels > 1) f.block_channels = (f.block_channels + 1) / 2;
+    else return std::nullopt;
+  }
+  f.a_vec = vector_width(r.a_strides, r.ca, f.block_channels, problem.elem_bytes);
+  f.b_vec = vector_width(r.b_strides, r.cb, f.block_channels * m, problem.elem_bytes);
+  const long long channel_blocks = ceil_div(r.ca, f.block_channels);
+  const long long tiles = ceil_div(out_h, f.tile_h) * ceil_div(out_w, f.tile_w);
+  if (task.face == kWeightFace) {
+    // Enough blocks for 8 per SM; each reduces N x tiles / slices tiles.
+    const long long units = r.batch * tiles;
+    f.slices = std::clamp(ceil_div(8LL * arch.sm_count, channel_blocks), 1LL, std::min(units, 4096LL));
+    f.blocks = channel_blocks * f.slices;
+  } else {
+    f.blocks = r.batch * channel_blocks * tiles;
+  }
+  return f;
+}
+
+std::string array_fn(const char* name, const Strides5& v) {
+  std::string body;
+  for (size_t i = 0; i < v.size(); ++i) body += (i ? ", " : "") + std::to_string(v[i]) + "LL";
+  return "  __host__ __device__ static constexpr long long " + std::string(name) +
+         "(int i) { constexpr long long v[] = {" + body + "}; return v[i]; }\n";
+}
+
+std::string constant(const char* name, long long value) {
+  return "  static constexpr int " + std::string(name) + " = " + std::to_string(value) + ";\n";
+}
+
+// The Cfg struct of one face (every size a compile-time constant).
+std::string cfg_source(const std::string& name, const FaceTiling& f, const DepthwiseConfig& config,
+                       const ConvProblem& problem) {
+  const Relation& r = problem.relation;
+  const ConvSignature& sig = problem.conv();
+  std::string s = "struct " + name + " {\n";
+  s += "  using T = " + std::string(device_type(config.dtype)) + ";\n";
+  const bool idx32 = sig.x_spec().storage_elems() < kInt32Max && sig.y_spec().storage_elems() < kInt32Max &&
+                     sig.w_spec().storage_elems() < kInt32Max;
+  s += "  static constexpr bool kIdx32 = " + std::string(idx32 ? "true" : "false") + ";\n";
+  s += "  static constexpr bool kTileChannelsLast = " + std::string(config.channels_last ? "true" : "false") + ";\n";
+  s += "  static constexpr long long kBatch = " + std::to_string(r.batch) + ", kCA = " + std::to_string(r.ca) +
+       ", kCB = " + std::to_string(r.cb) + ";\n";
+  s += constant("kThreads", kThreads) + constant("kMult", r.bg()) + constant("kBlockChannels", f.block_channels) +
+       constant("kTileH", f.tile_h) + constant("kTileW", f.tile_w) + constant("kWinH", f.window_h) +
+       constant("kWinW", f.window_w) + constant("kWindowAt", f.window_at) + constant("kTileBAt", f.tile_b_at) +
+       constant("kReduceAt", f.reduce_at) + constant("kTapChunk", kTapChunk) + constant("kSlices", f.slices) +
+       constant("kAVec", f.a_vec) + constant("kBVec", f.b_vec);
+  s += constant("kAH", r.a_size[1]) + constant("kAW", r.a_size[2]) + constant("kBH", r.b_size[1]) +
+       constant("kBW", r.b_size[2]) + constant("kFH", r.f_size[1]) + constant("kFW", r.f_size[2]) +
+       constant("kSH", r.stride[1]) + constant("kSW", r.stride[2]) + constant("kPH", r.pad[1]) +
+       constant("kPW", r.pad[2]) + constant("kDH", r.dil[1]) + constant("kDW", r.dil[2]);
+  // The data face's shift: a multiple of the stride that keeps i + pad - r*dil + shift non-negative.
+  s += constant("kShiftH", r.stride[1] * ceil_div((r.f_size[1] - 1) * r.dil[1], r.stride[1])) +
+       constant("kShiftW", r.stride[2] * ceil_div((r.f_size[2] - 1) * r.dil[2], r.stride[2]));
+  s += array_fn("AStr", r.a_strides) + array_fn("BStr", r.b_strides) + array_fn("WStr", r.w_strides);
+  s += constant("kAct", f.task.epilogue ? static_cast<int>(sig.activation.kind) : 0);
+  s += "  static constexpr bool kBias = " + std::string(f.task.epilogue && sig.bias ? "true" : "false") + ";\n";
+  return s + "};\n";
+}
+
+class DepthwiseConv final : public Tier<ConvProblem, DepthwiseConfig> {
+ public:
+  std::string_view name() const override { return "gpu:conv:depthwise"; }
+
+  Status accepts_problem(const ConvProblem& problem, const ArchSpec&) const override {
+    const Relation& r = problem.relation;
+    if (r.ag() != 1)
+      return unimplemented(std::to_string(r.ag()) + " channels per group: gpu:conv:depthwise takes one (groups = " +
+                           std::string(problem.conv().transposed ? "K" : "C") + ")");
+    if (r.bg() > kMaxMultiplier)
+      return unimplemented("channel multiplier " + std::to_string(r.bg()) + ": gpu:conv:depthwise takes up to " +
+                           std::to_string(kMaxMultiplier));
+    if (r.a_size[0] != 1 || r.b_size[0] != 1 || r.f_size[0] != 1)
+      return unimplemented("3-D depthwise convolutions are not tiled by gpu:conv:depthwise (1-D and 2-D are)");
+    if (r.taps() > kMaxTaps)
+      return unimplemented("filter of " + std::to_string(r.taps()) + " taps: gpu:conv:depthwise takes up to " +
+                           std::to_string(kMaxTaps) + " (7x7)");
+    const auto contiguous = [](const Strides5& s) { return s[1] == 1 || s[4] == 1; };
+    if (!contiguous(r.a_strides) || !contiguous(r.b_strides))
+      return unimplemented("layouts " + problem.conv().input_layout + " -> " + problem.conv().output_layout +
+                           ": gpu:conv:depthwise needs the channels or the width contiguous (NCHW- or NHWC-like)");
+    for (long long v : {r.a_size[1], r.a_size[2], r.b_size[1], r.b_size[2], r.batch, r.cb})
+      if (v > kInt32Max / 4) return unimplemented("a dimension of " + std::to_string(v) + " exceeds 32-bit tile math");
+    return ok_status();
+  }
+
+  Result<DepthwiseConfig> configure_problem(const ConvProblem& problem, const ArchSpec& arch) const override {
+    const Relation& r = problem.relation;
+    DepthwiseConfig config;
+    config.dtype = problem.dtype;
+    // The staged tiles follow A's contiguous dimension (A is staged by the
+    // forward and weight faces, and written by the data face).
+    config.channels_last = r.a_strides[1] == 1 && r.ca > 1;
+    for (const FaceTask& task : problem.tasks) {
+      std::optional<FaceTiling> f = tile_face(task, problem, config.channels_last, arch);
+      if (!f)
+        return unimplemented("the " + task.result + " tile of one pixel needs more than " +
+                             std::to_string(kSharedBudget) + " bytes of shared memory (large dilation or stride)");
+      if (f->blocks > kInt32Max) return unimplemented(task.result + " needs " + std::to_string(f->blocks) + " blocks");
+      config.faces.push_back(*f);
+    }
+    return config;
+  }
+
+  Result<Plan> plan_problem(const ConvProblem& problem, const DepthwiseConfig& config,
+                            const ArchSpec&) const override {
+    const ConvSignature& conv = problem.conv();
+    const Relation& r = problem.relation;
+    const TensorRoles roles(conv);
+    Plan plan;
+    plan.source.name = "conv_depthwise.cu";
+    plan.source.text = "// Generated by boo: gpu:conv:depthwise.\n#include \"boo/conv/conv_depthwise.cuh\"\n";
+    if (problem.bias_gradient) plan.source.text += "#include \"boo/conv/conv_direct.cuh\"\n";
+    plan.tensor_alignment = static_cast<uint32_t>(problem.elem_bytes);
+    // `bounds`: ", 1" (one block per SM suffices) lets ptxas give the weight face's per-tap sums
+    // (up to 2 x 49) the registers they need: without it, it held a 5x5 dilated one to 128 and spilled.
+    auto add_entry = [&](const std::string& entry, const std::string& params, const std::string& call,
+                         const std::string& bounds = "") {
+      plan.source.text += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kThreads) + bounds + ") " +
+                          entry + "(const boo::" + params + " p) { " + call + "; }\n";
+      plan.source.entries.push_back(entry);
+    };
+    // A signature tensor is an argument or (the face's output) a result.
+    auto bind = [&](const std::string& name) -> Result<TensorBinding> {
+      return roles.has_argument(name) ? roles.argument(name) : roles.result(name);
+    };
+    size_t workspace = 0;
+    for (const FaceTiling& f : config.faces) {
+      const std::string entry = "boo_depthwise_" + f.task.result, cfg = "Cfg_" + f.task.result;
+      plan.source.text += "\n" + cfg_source(cfg, f, config, problem);
+      const char* function = f.task.face == kForwardFace ? "forward_face" : f.task.face == kDataFace ? "data_face"
+                                                                                                    : "weight_face";
+      add_entry(entry, "ConvDepthwiseParams", "boo::depthwise::" + std::string(function) + "<" + cfg + ">(p)",
+                f.task.face == kWeightFace ? ", 1" : "");
+      BOO_ASSIGN_OR_RETURN(uint32_t blocks, grid_extent(f.blocks, kInt32Max, "x"));
+      StepBuilder<ConvDepthwiseParams> step(entry, {blocks, 1, 1}, {kThreads, 1, 1},
+                                            static_cast<uint32_t>(f.shared_bytes()));
+      step.params.act_alpha = static_cast<float>(conv.activation.alpha);
+      step.params.act_lo = static_cast<float>(conv.activation.lo);
+      step.params.act_hi = static_cast<float>(conv.activation.hi);
+      BOO_ASSIGN_OR_RETURN(TensorBinding a, bind(f.task.a));
+      BOO_ASSIGN_OR_RETURN(TensorBinding b, bind(f.task.b));
+      BOO_ASSIGN_OR_RETURN(TensorBinding w, bind(f.task.w));
+      step.bind(step.params.a, a);
+      step.bind(step.params.b, b);
+      step.bind(step.params.w, w);
+      if (f.task.epilogue && conv.bias) {
+        BOO_ASSIGN_OR_RETURN(TensorBinding bias, roles.argument("b"));
+        step.bind(step.params.bias, bias);
+      }
+      if (f.task.face == kWeightFace) {
+        // The partials [slices][Cb][taps] at the workspace's start (one weight face per plan).
+        step.bind(step.params.partials, TensorBinding::workspace(0));
+        workspace = static_cast<size_t>(f.slices * r.cb * r.taps()) * sizeof(float);
+      }
+      LaunchStep launch = std::move(step).finish();
+      plan.steps.push_back(launch);
+      if (f.task.face == kWeightFace) {
+        const std::string reduce = entry + "_reduce";
+        add_entry(reduce, "ConvDepthwiseParams", "boo::depthwise::weight_reduce<" + cfg + ">(p)");
+        launch.entry = reduce;
+        launch.grid = {static_cast<uint32_t>(std::clamp<long long>(ceil_div(r.cb * r.taps(), kThreads), 1, 65535)), 1,
+                       1};
+        launch.shared_bytes = 0;
+        plan.steps.push_back(std::move(launch));
+      }
+    }
+    if (problem.bias_gradient) {
+      // db = the sum of dy over the batch and every pixel (gpu:conv:direct's kernel).
+      add_entry("boo_conv_db", "ConvFaceParams", "boo::conv_bias_gradient<" + std::string(device_type(conv.dtype)) +
+                                                     ">(p)");
+      BOO_ASSIGN_OR_RETURN(TensorBinding dy, roles.argument("dy"));
+      BOO_ASSIGN_OR_RETURN(TensorBinding db, roles.result("db"));
+      StepBuilder<ConvFaceParams> step("boo_conv_db", {static_cast<uint32_t>(std::min<long long>(conv.k, 65535)), 1, 1},
+                                       {kThreads, 1, 1});
+      step.bind(step.params.b, dy);
+      step.bind(step.params.bias, db);
+      step.params.n = conv.n;
+      step.params.cb = conv.k;
+      step.params.groups = 1;
+      const Dims3 out = pad3(conv.output_size(), 1);
+      for (int i = 0; i < 3; ++i) step.params.b_size[i] = out[i];
+      const Strides5 s = strides5(conv.y_spec("dy"));
+      for (int i = 0; i < 5; ++i) step.params.b_strides[i] = s[i];
+      plan.steps.push_back(std::move(step).finish());
+    }
+    plan.workspace_bytes = workspace;
+    for (const FaceTiling& f : config.faces) {
+      const auto vector_bytes = static_cast<uint32_t>(std::max(f.a_vec, f.b_vec) * problem.elem_bytes);
+      plan.tensor_alignment = std::max(plan.tensor_alignment, vector_bytes);
+    }
+    return plan;
+  }
+};
+
+}  // namespace
+
+const GpuImplementation& depthwise_implementation() {
+  static const DepthwiseConv impl;
+  return impl;
+}
+
+}  // namespace boo::ops::conv

@@ -1,0 +1,16 @@
+// boo: gpu:conv:depthwise — depthwise convolutions at memory speed.
+#pragma once
+
+#include "ops/gpu_implementation.hpp"
+
+namespace boo::ops::conv {
+
+/// Depthwise convolutions (one input channel per group, a channel multiplier
+/// of at most 8), 1-D and 2-D, any stride, padding and dilation, filters of
+/// up to 49 taps, regular or transposed, every dtype (fp32 accumulation), all
+/// directions, bias and activation fused; tensors whose channels or width
+/// are contiguous (NCHW- and NHWC-like layouts). Shared-memory tiles of the
+/// input plane; the weight gradient sums deterministic per-block partials.
+const GpuImplementation& depthwise_implementation();
+
+}  // namespace boo::ops::conv

@@ -1,0 +1,191 @@
+// boo tests: gpu:conv:depthwise's launch plans, computed on the host (no GPU):
+// which convs it takes (and why it declines the others), where it sits among
+// the conv tiers, its tiles and grids, and which tensor each launch reads and
+// writes.
+#include <gtest/gtest.h>
+
+#include "ops/conv/conv_depthwise_impl.hpp"
+#include "ops/conv/conv_direct_impl.hpp"
+#include "ops/conv/conv_igemm_impl.hpp"
+#include "ops/conv/device/conv_depthwise_params.cuh"
+#include "ops/conv/device/conv_direct_params.cuh"
+#include "plan_util.hpp"
+
+namespace boo::ops {
+namespace {
+
+using test::Planned;
+using test::params_of;
+
+const GpuImplementation& depthwise() { return conv::depthwise_implementation(); }
+Planned plan_of(const std::string& command) { return test::plan_of(depthwise(), command); }
+
+const std::string kNhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
+// MobileNetV2's first depthwise conv (issue 17).
+const std::string kMobileNet = "conv -n 64 -c 32 -H 112 -W 112 -k 32 -y 3 -x 3 -p 1 -q 1 -g 32";
+
+Status why_declined(const std::string& command) {
+  std::unique_ptr<OpProblem> problem = test::problem_of(command);
+  if (!problem) return internal_error("unparsed");
+  return depthwise().accepts(*problem, test::sm90());
+}
+
+TEST(ConvDepthwisePlanTest, SitsBetweenTheImplicitGemmAndTheDirectTier) {
+  const auto impls = find_op("conv")->gpu_implementations();
+  ASSERT_EQ(impls.size(), 3u);
+  EXPECT_EQ(impls[0]->name(), "gpu:conv:implicit_gemm");
+  EXPECT_EQ(impls[1]->name(), "gpu:conv:depthwise");
+  EXPECT_EQ(impls[2]->name(), "gpu:conv:direct");
+  // The implicit GEMM declines what this tier takes: it runs where gpu:conv:direct used to.
+  for (const std::string& command : {kMobileNet + " -F 2", kMobileNet + " -F 4" + kNhwc,
+                                     std::string("convbfp16 -n 8 -c 96 -H 56 -W 56 -k 96 -y 3 -x 3 -p 1 -q 1 "
+                                                 "-u 2 -v 2 -g 96 -F 1")}) {
+    SCOPED_TRACE(command);
+    EXPECT_FALSE(test::accepts(conv::implicit_gemm_implementation(), command));
+    EXPECT_TRUE(test::accepts(depthwise(), command));
+  }
+}
+
+TEST(ConvDepthwisePlanTest, AcceptsDepthwiseShapesOfEveryDtypeLayoutAndRank) {
+  for (const std::string& command : std::vector<std::string>{
+           kMobileNet + " -F 1 -b 1 --activation clamp:0:6",
+           "convfp16 -n 4 -c 144 -H 56 -W 56 -k 144 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -g 144 -F 0" + kNhwc,
+           "convbfp16 -n 4 -c 240 -H 28 -W 28 -k 240 -y 5 -x 5 -p 2 -q 2 -g 240 -F 4",  // EfficientNet 5x5
+           "conv -n 2 -c 8 -H 14 -W 14 -k 32 -y 3 -x 3 -p 2 -q 2 -l 2 -j 2 -g 8 -F 0",  // multiplier 4, dilation
+           "conv --spatial_dim 1 -n 2 -c 8 -H 33 -k 8 -y 7 -p 3 -u 2 -g 8 -F 0",        // 1-D
+           "convbfp16 -m trans -n 2 -c 16 -H 7 -W 7 -k 16 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -g 16 -F 0",
+           "convfp16 -n 2 -c 32 -H 15 -W 15 -k 32 -y 3 -x 3 -p 1 -q 1 -g 32 -F 0 --out_layout NHWC",  // mixed
+       }) {
+    SCOPED_TRACE(command);
+    EXPECT_TRUE(test::accepts(depthwise(), command));
+  }
+}
+
+TEST(ConvDepthwisePlanTest, DeclinesWithTheReason) {
+  struct Case {
+    std::string command, reason;
+  };
+  for (const Case& c : {
+           Case{"conv -n 2 -c 32 -H 9 -W 9 -k 32 -y 3 -x 3 -g 16 -F 1", "2 channels per group"},
+           Case{"conv -n 2 -c 4 -H 9 -W 9 -k 64 -y 3 -x 3 -g 4 -F 1", "channel multiplier 16"},
+           Case{"conv -_ 3 -n 1 -c 8 --in_d 5 -H 6 -W 7 -k 8 --fil_d 3 -y 3 -x 3 -g 8 -F 1", "3-D"},
+           Case{"conv -n 2 -c 8 -H 19 -W 19 -k 8 -y 9 -x 9 -g 8 -F 1", "81 taps"},
+           Case{"conv -n 2 -c 8 -H 9 -W 9 -k 8 -y 3 -x 3 -g 8 -F 1 --in_layout CHWN --fil_layout HWCN "
+                "--out_layout WHNC",
+                "channels or the width contiguous"},
+       }) {
+    SCOPED_TRACE(c.command);
+    const Status s = why_declined(c.command);
+    EXPECT_EQ(s.code(), StatusCode::kUnimplemented) << s.to_string();
+    EXPECT_NE(s.message().find(c.reason), std::string::npos) << s.to_string();
+  }
+}
+
+// NCHW: one channel's 32x32 output tile per block (a 34x34 window of x), x
+// fastest; every direction bound where its tensors live, db last.
+TEST(ConvDepthwisePlanTest, PlanarTilesAndBindingsOfEveryDirection) {
+  const Planned p = plan_of(kMobileNet + " -F 0 -b 1");
+  ASSERT_EQ(p.entries.size(), 5u);
+  EXPECT_EQ(p.entries[0], "boo_depthwise_y");
+  EXPECT_EQ(p.entries[1], "boo_depthwise_dx");
+  EXPECT_EQ(p.entries[2], "boo_depthwise_dw");
+  EXPECT_EQ(p.entries[3], "boo_depthwise_dw_reduce");
+  EXPECT_EQ(p.entries[4], "boo_conv_db");
+  EXPECT_NE(p.config.find("tile [c][y][x]"), std::string::npos) << p.config;
+  EXPECT_NE(p.config.find("y: face 0 channels 1 tile 32x32 window 34x34 blocks 32768"), std::string::npos)
+      << p.config;
+  EXPECT_EQ(p.launches[0].grid.x, 64u * 32 * 16);  // images x channels x 4x4 tiles
+  for (const test::ResolvedLaunch& l : p.launches) {
+    EXPECT_EQ(l.block.x, 256u);
+    EXPECT_LE(l.shared_bytes, 48u * 1024);
+  }
+  const auto y = params_of<ConvDepthwiseParams>(p.launches[0]);
+  EXPECT_EQ(y.a, p.address.at("x"));
+  EXPECT_EQ(y.b, p.address.at("y"));
+  EXPECT_EQ(y.w, p.address.at("w"));
+  EXPECT_EQ(y.bias, p.address.at("b"));
+  const auto dx = params_of<ConvDepthwiseParams>(p.launches[1]);
+  EXPECT_EQ(dx.a, p.address.at("dx"));
+  EXPECT_EQ(dx.b, p.address.at("dy"));
+  EXPECT_EQ(dx.w, p.address.at("w"));
+  EXPECT_EQ(dx.bias, 0u);
+  const auto dw = params_of<ConvDepthwiseParams>(p.launches[2]);
+  const auto reduce = params_of<ConvDepthwiseParams>(p.launches[3]);
+  EXPECT_EQ(dw.a, p.address.at("x"));
+  EXPECT_EQ(dw.b, p.address.at("dy"));
+  EXPECT_EQ(dw.w, p.address.at("dw"));
+  EXPECT_EQ(dw.partials, p.workspace);
+  EXPECT_EQ(reduce.partials, p.workspace);
+  EXPECT_EQ(reduce.w, p.address.at("dw"));
+  // fp32 partials [slices][32 channels][9 taps], enough slices for 8 blocks per SM.
+  const long long slices = p.launches[2].grid.x / 32;
+  EXPECT_GE(slices * 32, 8LL * test::sm90().sm_count);
+  EXPECT_EQ(p.workspace_bytes, static_cast<size_t>(slices * 32 * 9 * 4));
+  const auto db = params_of<ConvFaceParams>(p.launches[4]);
+  EXPECT_EQ(db.b, p.address.at("dy"));
+  EXPECT_EQ(db.bias, p.address.at("db"));
+}
+
+// NHWC: tiles of 32 channels x 4x8 pixels, stored [y][x][c]; sizes and strides compiled in.
+TEST(ConvDepthwisePlanTest, ChannelsLastTilesCompileTheLayoutIn) {
+  const Planned p = plan_of("convbfp16 -n 8 -c 96 -H 56 -W 56 -k 96 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -g 96 -F 1 -b 1 "
+                            "--activation silu" + kNhwc);
+  ASSERT_EQ(p.entries.size(), 1u);
+  EXPECT_NE(p.config.find("tile [y][x][c]"), std::string::npos) << p.config;
+  // 28x28 outputs in 4x8 tiles (7 x 4), three channel blocks, 8 images; a 9x17 window at stride 2.
+  EXPECT_NE(p.config.find("channels 32 tile 4x8 window 9x17 blocks 672"), std::string::npos) << p.config;
+  const std::string& src = p.source.text;
+  EXPECT_NE(src.find("kTileChannelsLast = true"), std::string::npos);
+  EXPECT_NE(src.find("using T = boo::bf16"), std::string::npos);
+  EXPECT_NE(src.find("kIdx32 = true"), std::string::npos);
+  EXPECT_NE(src.find("kSH = 2"), std::string::npos);
+  EXPECT_NE(src.find("kAct = 4"), std::string::npos);  // silu
+  EXPECT_NE(src.find("kBias = true"), std::string::npos);
+  // x in NHWC: (n, c, d, h, w) strides.
+  EXPECT_NE(src.find("AStr(int i) { constexpr long long v[] = {301056LL, 1LL, 0LL, 5376LL, 96LL}"),
+            std::string::npos)
+      << src;
+}
+
+// A strided data face gathers: its window covers the B rows reaching the
+// tile, about a stride-th of the tile plus the filter's reach.
+TEST(ConvDepthwisePlanTest, StridedBackwardDataGathers) {
+  const Planned p = plan_of("conv -n 2 -c 24 -H 64 -W 64 -k 24 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -g 24 -F 2");
+  ASSERT_EQ(p.entries.size(), 1u);
+  EXPECT_NE(p.config.find("dx: face 1 channels 1 tile 32x32 window 18x18"), std::string::npos) << p.config;
+  EXPECT_NE(p.source.text.find("boo::depthwise::data_face<Cfg_dx>(p)"), std::string::npos);
+  EXPECT_NE(p.source.text.find("kShiftH = 2"), std::string::npos);
+}
+
+// A transposed depthwise conv's forward is the relation's data face, with the epilogue.
+TEST(ConvDepthwisePlanTest, TransposedForwardIsTheDataFaceWithTheEpilogue) {
+  const Planned p = plan_of("convfp16 -m trans -n 2 -c 16 -H 7 -W 7 -k 16 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -g 16 -F 1 "
+                            "-b 1 --activation relu");
+  ASSERT_EQ(p.entries.size(), 1u);
+  EXPECT_NE(p.source.text.find("boo::depthwise::data_face<Cfg_y>(p)"), std::string::npos);
+  const auto y = params_of<ConvDepthwiseParams>(p.launches[0]);
+  EXPECT_EQ(y.a, p.address.at("y"));
+  EXPECT_EQ(y.b, p.address.at("x"));
+  EXPECT_EQ(y.bias, p.address.at("b"));
+  EXPECT_NE(p.source.text.find("kAct = 1"), std::string::npos);
+}
+
+// Tiles shrink until their shared memory fits (dilation 4: a 25x25-pixel
+// window of a single pixel's taps); a window that never fits declines.
+TEST(ConvDepthwisePlanTest, LargeWindowsShrinkTheTileOrDecline) {
+  const Planned p = plan_of("conv -n 1 -c 64 -H 128 -W 128 -k 256 -y 7 -x 7 -p 12 -q 12 -l 4 -j 4 -g 64 -F 2" + kNhwc);
+  ASSERT_EQ(p.launches.size(), 1u);
+  EXPECT_LE(p.launches[0].shared_bytes, 48u * 1024);
+  EXPECT_GT(p.launches[0].shared_bytes, 0u);
+  std::unique_ptr<OpProblem> problem =
+      test::problem_of("conv -n 1 -c 64 -H 128 -W 128 -k 256 -y 7 -x 7 -p 48 -q 48 -l 16 -j 16 -g 64 -F 2" + kNhwc);
+  ASSERT_TRUE(problem);
+  ASSERT_TRUE(depthwise().accepts(*problem, test::sm90()).ok());
+  const auto config = depthwise().configure(*problem, test::sm90());
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(config.status().message().find("shared memory"), std::string::npos) << config.status().to_string();
+}
+
+}  // namespace
+}  // namespace boo::ops
