@@ -133,8 +133,9 @@ def test_progress_line_on_a_terminal(driver, tmp):
         assert status == 1, terminal
         # Done/total, failures so far, time left and the current line, redrawn in place and erased at the end.
         assert re.search(r"\[0/3\] 0 failed \| time left unknown", terminal), terminal
-        assert re.search(r"\[2/3\] 1 failed \| \d+s left", terminal), terminal
-        if isolation:  # in this process the line is drawn as each command starts (executors race the drawing)
+        # In this process the line is drawn as each command starts. With executors the driver draws
+        # while it waits for a result, so a command already done when its turn comes is never drawn.
+        if isolation:
             assert re.search(r"\[0/3\] 0 failed \| time left unknown \| line 1: conv -n 1", terminal), terminal
             assert re.search(r"\[2/3\] 1 failed \| \d+s left \| line 3: layernormbfp16", terminal), terminal
         assert terminal.endswith("\r\x1b[K"), repr(terminal[-40:])
