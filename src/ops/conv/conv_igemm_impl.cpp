@@ -642,10 +642,7 @@ class ImplicitGemmConv final : public Tier<ConvProblem, ImplicitGemmConfig> {
     // another), then the copies.
     auto align = [](size_t bytes) { return (bytes + 255) / 256 * 256; };
     size_t partials = 0;
-    for (const Work& w : config.works)
-      if (w.gemm.splits > 1)
-        partials = std::max(partials, static_cast<size_t>(w.gemm.splits * problem.relation.groups * w.gemm.m *
-                                                          w.gemm.n) * sizeof(float));
+    for (const Work& w : config.works) partials = std::max(partials, workspace_bytes_of(w.gemm, problem.relation.groups));
     size_t offset = align(partials);
     for (StagedCopy& c : config.copies) {
       c.offset = offset;
