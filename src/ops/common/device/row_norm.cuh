@@ -16,7 +16,7 @@
 #pragma once
 
 #include "boo/common/row_norm_params.cuh"
-#include "boo/common/types.cuh"
+#include "boo/kernels/types.cuh"
 
 namespace boo {
 

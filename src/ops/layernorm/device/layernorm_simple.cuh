@@ -3,7 +3,7 @@
 // column sums of dweight/dbias. Statistics in float.
 #pragma once
 
-#include "boo/common/types.cuh"
+#include "boo/kernels/types.cuh"
 #include "boo/layernorm/layernorm_params.cuh"
 
 namespace boo {

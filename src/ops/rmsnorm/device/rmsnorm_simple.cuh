@@ -3,7 +3,7 @@
 // dweight column sums (rows summed in order: deterministic). Float statistics.
 #pragma once
 
-#include "boo/common/types.cuh"
+#include "boo/kernels/types.cuh"
 #include "boo/rmsnorm/rmsnorm_params.cuh"
 
 namespace boo {
