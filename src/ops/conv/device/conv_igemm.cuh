@@ -16,6 +16,7 @@
 #include "boo/kernels/gemm/epilogue.cuh"
 #include "boo/kernels/gemm/mainloop.cuh"
 #include "boo/kernels/gemm/split_k.cuh"
+#include "boo/kernels/gemm/warp_tile.cuh"
 
 namespace boo {
 namespace igemm {

@@ -13,16 +13,19 @@
 // (operand_loaders.cuh) use the rest.
 //
 // The conv's members of the config, beside the GEMM's (tile.cuh):
-//   kFace                      0 forward, 1 data, 2 weight (above)
-//   kCA, kCB                   channels of A and B, all groups
-//   AS(d), BS(d), FS(d)        spatial sizes (z, y, x) of A, B and the filter
-//   ST(d), PD(d), DL(d)        stride, padding and dilation per spatial dimension
-//   AStr(i), BStr(i), WStr(i)  element strides of A (n, c, z, y, x), B (n, kb, z, y, x) and
-//                              W (kb, c, z, y, x)
-//   kPhase, IS, I0, T0, TN     the data face's stride phase (data_row below)
-//   kAPixStride, kBPixStride   the stride of one linear (n, pixel) index of A / B where the
-//                              tensor's layout has one (channels last), else 0
-//   kPointwise                 1x1 filter, stride 1, no padding: A's pixels are B's
+//   kFace                           0 forward, 1 data, 2 weight (above)
+//   kChannelsA, kChannelsB          channels of A and B, all groups
+//   a_size(d), b_size(d)            spatial sizes (z, y, x) of A and B
+//   filter_size(d)                  the filter's spatial size
+//   stride(d), pad(d), dilation(d)  per spatial dimension
+//   a_strides(i), b_strides(i),     element strides of A (n, c, z, y, x), B (n, kb, z, y, x)
+//   w_strides(i)                    and W (kb, c, z, y, x)
+//   kPhase, phase_size(d),          the data face's stride phase (data_row below)
+//   phase_first_pixel(d),
+//   phase_first_tap(d), phase_taps(d)
+//   kAPixelStride, kBPixelStride    the stride of one linear (n, pixel) index of A / B where the
+//                                   tensor's layout has one (channels last), else 0
+//   kPointwise                      1x1 filter, stride 1, no padding: A's pixels are B's
 #pragma once
 
 #include "boo/kernels/gemm/tile.cuh"
@@ -36,57 +39,65 @@ using gemm::Index;
 template <class C>
 struct Face {
   using I = Index<C>;
-  static constexpr I kAg = static_cast<I>(C::kCA / C::kGroups), kBg = static_cast<I>(C::kCB / C::kGroups);
+  static constexpr I kAg = static_cast<I>(C::kChannelsA / C::kGroups), kBg = static_cast<I>(C::kChannelsB / C::kGroups);
 
-  static constexpr I kPixA = static_cast<I>(C::AS(0) * C::AS(1) * C::AS(2));  // spatial positions of A
-  static constexpr I kPixB = static_cast<I>(C::BS(0) * C::BS(1) * C::BS(2));  // spatial positions of B
+  static constexpr I kPixA = static_cast<I>(C::a_size(0) * C::a_size(1) * C::a_size(2));  // spatial positions of A
+  static constexpr I kPixB = static_cast<I>(C::b_size(0) * C::b_size(1) * C::b_size(2));  // spatial positions of B
 
   // Splits a spatial index of A (kOfA) or B into (z, y, x), row-major D, H, W.
   template <bool kOfA>
   __device__ static void spatial(I idx, I& z, I& y, I& x) {
-    constexpr I s1 = static_cast<I>(kOfA ? C::AS(1) : C::BS(1)), s2 = static_cast<I>(kOfA ? C::AS(2) : C::BS(2));
+    constexpr I s1 = static_cast<I>(kOfA ? C::a_size(1) : C::b_size(1)),
+                s2 = static_cast<I>(kOfA ? C::a_size(2) : C::b_size(2));
     x = idx % s2;
     idx /= s2;
     y = idx % s1;
     z = idx / s1;
   }
   __device__ static void tap(I r, I& rz, I& ry, I& rx) {
-    rx = r % C::FS(2);
-    r /= C::FS(2);
-    ry = r % C::FS(1);
-    rz = r / C::FS(1);
+    rx = r % C::filter_size(2);
+    r /= C::filter_size(2);
+    ry = r % C::filter_size(1);
+    rz = r / C::filter_size(1);
   }
   // Offsets in the A, B and W tensors of element (i0, i1, z, y, x).
   __device__ static I a_at(I i0, I i1, I z, I y, I x) {
-    return i0 * C::AStr(0) + i1 * C::AStr(1) + z * C::AStr(2) + y * C::AStr(3) + x * C::AStr(4);
+    return i0 * C::a_strides(0) + i1 * C::a_strides(1) + z * C::a_strides(2) + y * C::a_strides(3) +
+           x * C::a_strides(4);
   }
   __device__ static I b_at(I i0, I i1, I z, I y, I x) {
-    return i0 * C::BStr(0) + i1 * C::BStr(1) + z * C::BStr(2) + y * C::BStr(3) + x * C::BStr(4);
+    return i0 * C::b_strides(0) + i1 * C::b_strides(1) + z * C::b_strides(2) + y * C::b_strides(3) +
+           x * C::b_strides(4);
   }
   __device__ static I w_at(I i0, I i1, I z, I y, I x) {
-    return i0 * C::WStr(0) + i1 * C::WStr(1) + z * C::WStr(2) + y * C::WStr(3) + x * C::WStr(4);
+    return i0 * C::w_strides(0) + i1 * C::w_strides(1) + z * C::w_strides(2) + y * C::w_strides(3) +
+           x * C::w_strides(4);
   }
 
   // The data face runs over one stride phase of A's pixels at a time when the
-  // conv is strided (Cfg::kPhase): rows are the pixels i = I0 + stride*t whose
-  // contributing taps are exactly r = T0 + stride*j, so no tap is wasted.
-  // Without phases I0 = T0 = 0, steps are 1 and IS/TN are A's size and the filter's.
-  static constexpr I kPixData = static_cast<I>(C::IS(0) * C::IS(1) * C::IS(2));
-  static constexpr I kTapsData = static_cast<I>(C::TN(0) * C::TN(1) * C::TN(2));
-  __device__ static I row_step(int d) { return C::kPhase ? static_cast<I>(C::ST(d)) : 1; }
+  // conv is strided (Cfg::kPhase): rows are the pixels i = phase_first_pixel + stride*t whose
+  // contributing taps are exactly r = phase_first_tap + stride*j, so no tap is wasted. Without
+  // phases both firsts are 0, steps are 1, and phase_size / phase_taps are A's size and the filter's.
+  static constexpr I kPixData = static_cast<I>(C::phase_size(0) * C::phase_size(1) * C::phase_size(2));
+  static constexpr I kTapsData = static_cast<I>(C::phase_taps(0) * C::phase_taps(1) * C::phase_taps(2));
+  __device__ static I row_step(int d) { return C::kPhase ? static_cast<I>(C::stride(d)) : 1; }
   /// Row m of the data face -> (n, A pixel).
   __device__ static void data_row(I m, I& n, I& iz, I& iy, I& ix) {
     const I p = m % kPixData;
     n = m / kPixData;
-    ix = static_cast<I>(C::I0(2)) + row_step(2) * (p % static_cast<I>(C::IS(2)));
-    iy = static_cast<I>(C::I0(1)) + row_step(1) * ((p / static_cast<I>(C::IS(2))) % static_cast<I>(C::IS(1)));
-    iz = static_cast<I>(C::I0(0)) + row_step(0) * (p / static_cast<I>(C::IS(2) * C::IS(1)));
+    ix = static_cast<I>(C::phase_first_pixel(2)) + row_step(2) * (p % static_cast<I>(C::phase_size(2)));
+    iy = static_cast<I>(C::phase_first_pixel(1)) +
+         row_step(1) * ((p / static_cast<I>(C::phase_size(2))) % static_cast<I>(C::phase_size(1)));
+    iz = static_cast<I>(C::phase_first_pixel(0)) +
+         row_step(0) * (p / static_cast<I>(C::phase_size(2) * C::phase_size(1)));
   }
   /// Tap j of the data face -> (rz, ry, rx).
   __device__ static void data_tap(I j, I& rz, I& ry, I& rx) {
-    rx = static_cast<I>(C::T0(2)) + row_step(2) * (j % static_cast<I>(C::TN(2)));
-    ry = static_cast<I>(C::T0(1)) + row_step(1) * ((j / static_cast<I>(C::TN(2))) % static_cast<I>(C::TN(1)));
-    rz = static_cast<I>(C::T0(0)) + row_step(0) * (j / static_cast<I>(C::TN(2) * C::TN(1)));
+    rx = static_cast<I>(C::phase_first_tap(2)) + row_step(2) * (j % static_cast<I>(C::phase_taps(2)));
+    ry = static_cast<I>(C::phase_first_tap(1)) +
+         row_step(1) * ((j / static_cast<I>(C::phase_taps(2))) % static_cast<I>(C::phase_taps(1)));
+    rz = static_cast<I>(C::phase_first_tap(0)) +
+         row_step(0) * (j / static_cast<I>(C::phase_taps(2) * C::phase_taps(1)));
   }
 
   /// Offset of GEMM operand A element (row m, column k) in its tensor, or -1 (zero).
@@ -97,27 +108,27 @@ struct Face {
       spatial<false>(m % kPixB, oz, oy, ox);
       const I c = k % kAg;
       tap(k / kAg, rz, ry, rx);
-      const I iz = oz * C::ST(0) - C::PD(0) + rz * C::DL(0);
-      const I iy = oy * C::ST(1) - C::PD(1) + ry * C::DL(1);
-      const I ix = ox * C::ST(2) - C::PD(2) + rx * C::DL(2);
-      if (iz < 0 || iz >= C::AS(0) || iy < 0 || iy >= C::AS(1) || ix < 0 || ix >= C::AS(2)) return -1;
+      const I iz = oz * C::stride(0) - C::pad(0) + rz * C::dilation(0);
+      const I iy = oy * C::stride(1) - C::pad(1) + ry * C::dilation(1);
+      const I ix = ox * C::stride(2) - C::pad(2) + rx * C::dilation(2);
+      if (iz < 0 || iz >= C::a_size(0) || iy < 0 || iy >= C::a_size(1) || ix < 0 || ix >= C::a_size(2)) return -1;
       return a_at(n, g * kAg + c, iz, iy, ix);
     } else if constexpr (C::kFace == 1) {  // strided "col2im" of B
       I n, iz, iy, ix, rz, ry, rx;
       data_row(m, n, iz, iy, ix);
       const I kb = k % kBg;
       data_tap(k / kBg, rz, ry, rx);
-      const I tz = iz + C::PD(0) - rz * C::DL(0);
-      const I ty = iy + C::PD(1) - ry * C::DL(1);
-      const I tx = ix + C::PD(2) - rx * C::DL(2);
+      const I tz = iz + C::pad(0) - rz * C::dilation(0);
+      const I ty = iy + C::pad(1) - ry * C::dilation(1);
+      const I tx = ix + C::pad(2) - rx * C::dilation(2);
       if (tz < 0 || ty < 0 || tx < 0) return -1;
-      if (!C::kPhase && (tz % C::ST(0) || ty % C::ST(1) || tx % C::ST(2))) return -1;
-      const I oz = tz / C::ST(0), oy = ty / C::ST(1), ox = tx / C::ST(2);
-      if (oz >= C::BS(0) || oy >= C::BS(1) || ox >= C::BS(2)) return -1;
+      if (!C::kPhase && (tz % C::stride(0) || ty % C::stride(1) || tx % C::stride(2))) return -1;
+      const I oz = tz / C::stride(0), oy = ty / C::stride(1), ox = tx / C::stride(2);
+      if (oz >= C::b_size(0) || oy >= C::b_size(1) || ox >= C::b_size(2)) return -1;
       return b_at(n, g * kBg + kb, oz, oy, ox);
     } else {  // dy rows
-      if constexpr (C::kBPixStride > 0) {  // (n, pixel) is one linear index: no division
-        return k * static_cast<I>(C::kBPixStride) + (g * kBg + m) * static_cast<I>(C::BStr(1));
+      if constexpr (C::kBPixelStride > 0) {  // (n, pixel) is one linear index: no division
+        return k * static_cast<I>(C::kBPixelStride) + (g * kBg + m) * static_cast<I>(C::b_strides(1));
       } else {
         I n = k / kPixB, oz, oy, ox;
         spatial<false>(k % kPixB, oz, oy, ox);
@@ -137,16 +148,16 @@ struct Face {
       data_tap(k / kBg, rz, ry, rx);
       return w_at(g * kBg + k % kBg, col, rz, ry, rx);
     } else {  // im2col of A, col = (r, c)
-      if constexpr (C::kAPixStride > 0 && C::kPointwise) {  // 1x1, stride 1, no padding: pixel k of A
-        return k * static_cast<I>(C::kAPixStride) + (g * kAg + col) * static_cast<I>(C::AStr(1));
+      if constexpr (C::kAPixelStride > 0 && C::kPointwise) {  // 1x1, stride 1, no padding: pixel k of A
+        return k * static_cast<I>(C::kAPixelStride) + (g * kAg + col) * static_cast<I>(C::a_strides(1));
       }
       I n = k / kPixB, oz, oy, ox;
       spatial<false>(k % kPixB, oz, oy, ox);
       tap(col / kAg, rz, ry, rx);
-      const I iz = oz * C::ST(0) - C::PD(0) + rz * C::DL(0);
-      const I iy = oy * C::ST(1) - C::PD(1) + ry * C::DL(1);
-      const I ix = ox * C::ST(2) - C::PD(2) + rx * C::DL(2);
-      if (iz < 0 || iz >= C::AS(0) || iy < 0 || iy >= C::AS(1) || ix < 0 || ix >= C::AS(2)) return -1;
+      const I iz = oz * C::stride(0) - C::pad(0) + rz * C::dilation(0);
+      const I iy = oy * C::stride(1) - C::pad(1) + ry * C::dilation(1);
+      const I ix = ox * C::stride(2) - C::pad(2) + rx * C::dilation(2);
+      if (iz < 0 || iz >= C::a_size(0) || iy < 0 || iy >= C::a_size(1) || ix < 0 || ix >= C::a_size(2)) return -1;
       return a_at(n, g * kAg + col % kAg, iz, iy, ix);
     }
   }

@@ -87,16 +87,16 @@ struct OperandLoader {
   // row's offset plus the tile's k part, one add; a bound is checked only in a dimension where the
   // receptive field can leave the tensor, by one unsigned compare. Row it of the thread is tile
   // row threadIdx.x / kPerRow + it * kRowStep: its shared-memory slot is a constant step from slot 0.
-  static constexpr bool kLinear = C::kFace == 0 || (C::ST(0) == 1 && C::ST(1) == 1 && C::ST(2) == 1);
+  static constexpr bool kLinear = C::kFace == 0 || (C::stride(0) == 1 && C::stride(1) == 1 && C::stride(2) == 1);
   static constexpr unsigned kSlotBytes = kRowStep * TileT::kPitch * sizeof(T);
 
   static constexpr bool kPrecomputedColumns =
-      kMode == kVectorMN && !kIsA && ((C::kFace == 2 && !(C::kAPixStride > 0 && C::kPointwise)) || C::kFace == 1);
+      kMode == kVectorMN && !kIsA && ((C::kFace == 2 && !(C::kAPixelStride > 0 && C::kPointwise)) || C::kFace == 1);
   static constexpr int kPerK = kRows / V;  // threads (vectors) per k line of the tile
   static constexpr int kColSlots = kPrecomputedColumns ? (C::BK * kPerK + C::kThreads - 1) / C::kThreads : 1;
   // A slot's k as digits: weight face (n, z, y, x) of dy's pixels, data face (tap z, y, x, kb).
-  using Digits = typename Select<C::kFace == 2, KDigits<I, C::BS(0), C::BS(1), C::BS(2)>,
-                                 KDigits<I, C::TN(1), C::TN(2), C::kCB / C::kGroups>>::type;
+  using Digits = typename Select<C::kFace == 2, KDigits<I, C::b_size(0), C::b_size(1), C::b_size(2)>,
+                                 KDigits<I, C::phase_taps(1), C::phase_taps(2), C::kChannelsB / C::kGroups>>::type;
 
   // Precomputed rows, per row `it` of the thread:
   int kk_;                                  // the thread's k offset in the tile
@@ -133,16 +133,18 @@ struct OperandLoader {
     return kRows % kRowStep == 0 || it < kIters - 1 || static_cast<int>(threadIdx.x) / kPerRow + it * kRowStep < kRows;
   }
   /// The extent a row coordinate plus a tap displacement is checked against in dimension d.
-  __device__ static constexpr long long extent(int d) { return C::kFace == 0 ? C::AS(d) : C::BS(d); }
+  __device__ static constexpr long long extent(int d) { return C::kFace == 0 ? C::a_size(d) : C::b_size(d); }
   /// Whether dimension d needs that check: the coordinates' range there, from the constants.
   __device__ static constexpr bool bounded(int d) {
-    if constexpr (C::kFace == 0) {  // iz = oz * stride - pad + r * dil, oz < BS, r < FS
-      return kIsA && (C::PD(d) > 0 || (C::BS(d) - 1) * C::ST(d) - C::PD(d) + (C::FS(d) - 1) * C::DL(d) >= C::AS(d));
+    if constexpr (C::kFace == 0) {  // iz = oz * stride - pad + r * dil, oz < b_size, r < filter_size
+      return kIsA && (C::pad(d) > 0 ||
+                      (C::b_size(d) - 1) * C::stride(d) - C::pad(d) + (C::filter_size(d) - 1) * C::dilation(d) >=
+                          C::a_size(d));
     } else {  // t = i + pad - r * dil over the phase's rows i and taps r
-      const long long step = C::kPhase ? C::ST(d) : 1;
-      const long long i_lo = C::I0(d), i_hi = C::I0(d) + step * (C::IS(d) - 1);
-      const long long r_lo = C::T0(d), r_hi = C::T0(d) + step * (C::TN(d) - 1);
-      return i_lo + C::PD(d) - r_hi * C::DL(d) < 0 || i_hi + C::PD(d) - r_lo * C::DL(d) >= C::BS(d);
+      const long long step = C::kPhase ? C::stride(d) : 1;
+      const long long i_lo = C::phase_first_pixel(d), i_hi = C::phase_first_pixel(d) + step * (C::phase_size(d) - 1);
+      const long long r_lo = C::phase_first_tap(d), r_hi = C::phase_first_tap(d) + step * (C::phase_taps(d) - 1);
+      return i_lo + C::pad(d) - r_hi * C::dilation(d) < 0 || i_hi + C::pad(d) - r_lo * C::dilation(d) >= C::b_size(d);
     }
   }
 
@@ -156,9 +158,9 @@ struct OperandLoader {
         I rz, ry, rx;
         F::tap(col / F::kAg, rz, ry, rx);
         col_base_ = F::a_at(0, g * F::kAg + col % F::kAg, 0, 0, 0);
-        tz_ = rz * static_cast<I>(C::DL(0)) - static_cast<I>(C::PD(0));
-        ty_ = ry * static_cast<I>(C::DL(1)) - static_cast<I>(C::PD(1));
-        tx_ = rx * static_cast<I>(C::DL(2)) - static_cast<I>(C::PD(2));
+        tz_ = rz * static_cast<I>(C::dilation(0)) - static_cast<I>(C::pad(0));
+        ty_ = ry * static_cast<I>(C::dilation(1)) - static_cast<I>(C::pad(1));
+        tx_ = rx * static_cast<I>(C::dilation(2)) - static_cast<I>(C::pad(2));
       } else {  // col = channel c of the filter
         col_base_ = F::w_at(g * F::kBg, col, 0, 0, 0);
       }
@@ -182,18 +184,18 @@ struct OperandLoader {
       if constexpr (C::kFace == 0 && kIsA) {  // im2col rows: (n, output pixel)
         I z, y, x;
         F::template spatial<false>(m % F::kPixB, z, y, x);
-        sz_[it] = z * static_cast<I>(C::ST(0)) - static_cast<I>(C::PD(0));
-        sy_[it] = y * static_cast<I>(C::ST(1)) - static_cast<I>(C::PD(1));
-        sx_[it] = x * static_cast<I>(C::ST(2)) - static_cast<I>(C::PD(2));
+        sz_[it] = z * static_cast<I>(C::stride(0)) - static_cast<I>(C::pad(0));
+        sy_[it] = y * static_cast<I>(C::stride(1)) - static_cast<I>(C::pad(1));
+        sx_[it] = x * static_cast<I>(C::stride(2)) - static_cast<I>(C::pad(2));
         base_[it] = F::a_at(m / F::kPixB, g * F::kAg, sz_[it], sy_[it], sx_[it]);
       } else if constexpr (C::kFace == 0) {  // filter rows: output channel m of the group
         base_[it] = F::w_at(g * F::kBg + m, 0, 0, 0, 0);
       } else {  // data face: (n, input pixel) rows reading dy
         I n, z, y, x;
         F::data_row(m, n, z, y, x);
-        sz_[it] = z + static_cast<I>(C::PD(0));
-        sy_[it] = y + static_cast<I>(C::PD(1));
-        sx_[it] = x + static_cast<I>(C::PD(2));
+        sz_[it] = z + static_cast<I>(C::pad(0));
+        sy_[it] = y + static_cast<I>(C::pad(1));
+        sx_[it] = x + static_cast<I>(C::pad(2));
         base_[it] = kLinear ? F::b_at(n, g * F::kBg, sz_[it], sy_[it], sx_[it]) : F::b_at(n, g * F::kBg, 0, 0, 0);
       }
     }
@@ -210,15 +212,15 @@ struct OperandLoader {
       bool ok = col_base_ >= 0 && k0 + kk < static_cast<I>(C::kK);
       I off;
       if constexpr (C::kFace == 2) {  // (n, z, y, x) of dy's pixel -> x's pixel under this tap
-        const I iz = d.d1 * static_cast<I>(C::ST(0)) + tz_, iy = d.d2 * static_cast<I>(C::ST(1)) + ty_,
-                ix = d.d3 * static_cast<I>(C::ST(2)) + tx_;
-        ok = ok && iz >= 0 && iz < static_cast<I>(C::AS(0)) && iy >= 0 && iy < static_cast<I>(C::AS(1)) &&
-             ix >= 0 && ix < static_cast<I>(C::AS(2));
+        const I iz = d.d1 * static_cast<I>(C::stride(0)) + tz_, iy = d.d2 * static_cast<I>(C::stride(1)) + ty_,
+                ix = d.d3 * static_cast<I>(C::stride(2)) + tx_;
+        ok = ok && iz >= 0 && iz < static_cast<I>(C::a_size(0)) && iy >= 0 && iy < static_cast<I>(C::a_size(1)) &&
+             ix >= 0 && ix < static_cast<I>(C::a_size(2));
         off = col_base_ + F::a_at(d.d0, 0, iz, iy, ix);
       } else {  // (tap j = (z, y, x), kb): the data face's tap as data_tap() maps it
-        off = col_base_ + F::w_at(d.d3, 0, static_cast<I>(C::T0(0)) + F::row_step(0) * d.d0,
-                                  static_cast<I>(C::T0(1)) + F::row_step(1) * d.d1,
-                                  static_cast<I>(C::T0(2)) + F::row_step(2) * d.d2);
+        off = col_base_ + F::w_at(d.d3, 0, static_cast<I>(C::phase_first_tap(0)) + F::row_step(0) * d.d0,
+                                  static_cast<I>(C::phase_first_tap(1)) + F::row_step(1) * d.d1,
+                                  static_cast<I>(C::phase_first_tap(2)) + F::row_step(2) * d.d2);
       }
       cp_async_vector<kBytes>(smem + TileT::index(row, kk), gmem + (ok ? off : 0), ok);
       digits_[s].template advance<C::BK>();
@@ -234,12 +236,14 @@ struct OperandLoader {
     if constexpr (C::kFace == 0) {
       const I c = k % F::kAg;
       F::tap(k / F::kAg, rz, ry, rx);
-      dz = rz * static_cast<I>(C::DL(0)), dy = ry * static_cast<I>(C::DL(1)), dx = rx * static_cast<I>(C::DL(2));
+      dz = rz * static_cast<I>(C::dilation(0)), dy = ry * static_cast<I>(C::dilation(1)),
+      dx = rx * static_cast<I>(C::dilation(2));
       k_off = kIsA ? F::a_at(0, c, dz, dy, dx) : F::w_at(0, c, rz, ry, rx);
     } else {
       const I kb = k % F::kBg;
       F::data_tap(k / F::kBg, rz, ry, rx);
-      dz = -rz * static_cast<I>(C::DL(0)), dy = -ry * static_cast<I>(C::DL(1)), dx = -rx * static_cast<I>(C::DL(2));
+      dz = -rz * static_cast<I>(C::dilation(0)), dy = -ry * static_cast<I>(C::dilation(1)),
+      dx = -rx * static_cast<I>(C::dilation(2));
       k_off = F::b_at(0, kb, dz, dy, dx);
     }
     using U = typename Select<C::kIdx32, unsigned, unsigned long long>::type;
@@ -262,18 +266,21 @@ struct OperandLoader {
     I rz, ry, rx;
     const I kb = k % F::kBg;
     F::data_tap(k / F::kBg, rz, ry, rx);
-    const I dz = rz * static_cast<I>(C::DL(0)), dy = ry * static_cast<I>(C::DL(1)), dx = rx * static_cast<I>(C::DL(2));
+    const I dz = rz * static_cast<I>(C::dilation(0)), dy = ry * static_cast<I>(C::dilation(1)),
+            dx = rx * static_cast<I>(C::dilation(2));
     const unsigned slot0 = smem_address(smem) + smem_off_;
 #pragma unroll
     for (int it = 0; it < kIters; ++it) {
       if (!in_tile(it)) continue;
       const I tz = sz_[it] - dz, ty = sy_[it] - dy, tx = sx_[it] - dx;
       bool ok = k_ok && row_ok_[it] && tz >= 0 && ty >= 0 && tx >= 0;
-      if constexpr (!C::kPhase && C::ST(0) > 1) ok = ok && tz % static_cast<I>(C::ST(0)) == 0;
-      if constexpr (!C::kPhase && C::ST(1) > 1) ok = ok && ty % static_cast<I>(C::ST(1)) == 0;
-      if constexpr (!C::kPhase && C::ST(2) > 1) ok = ok && tx % static_cast<I>(C::ST(2)) == 0;
-      const I oz = tz / static_cast<I>(C::ST(0)), oy = ty / static_cast<I>(C::ST(1)), ox = tx / static_cast<I>(C::ST(2));
-      ok = ok && oz < static_cast<I>(C::BS(0)) && oy < static_cast<I>(C::BS(1)) && ox < static_cast<I>(C::BS(2));
+      if constexpr (!C::kPhase && C::stride(0) > 1) ok = ok && tz % static_cast<I>(C::stride(0)) == 0;
+      if constexpr (!C::kPhase && C::stride(1) > 1) ok = ok && ty % static_cast<I>(C::stride(1)) == 0;
+      if constexpr (!C::kPhase && C::stride(2) > 1) ok = ok && tx % static_cast<I>(C::stride(2)) == 0;
+      const I oz = tz / static_cast<I>(C::stride(0)), oy = ty / static_cast<I>(C::stride(1)),
+              ox = tx / static_cast<I>(C::stride(2));
+      ok = ok && oz < static_cast<I>(C::b_size(0)) && oy < static_cast<I>(C::b_size(1)) &&
+           ox < static_cast<I>(C::b_size(2));
       const I off = base_[it] + F::b_at(0, kb, oz, oy, ox);
       cp_async_vector_at<kBytes>(slot0 + it * kSlotBytes, gmem + (ok ? off : 0), ok);
     }
