@@ -27,9 +27,8 @@ __device__ float bias_and_activation(float v, Index<C> channel, const P& p) {
 /// output's contiguous dimension (full cache lines instead of the accumulators' 8-byte pairs).
 /// `smem` is the pipeline's shared memory, free once every warp is past its last stage.
 template <class C, class OutputMap, class P>
-__device__ void store_tile_vectorized(const Accumulators<C>& acc, const P& p, unsigned char* smem,
-                                                      Index<C> row0, Index<C> col0, Index<C> g, int warp_m,
-                                                      int warp_n, int lane) {
+__device__ void store_tile_vectorized(const Accumulators<C>& acc, const P& p, unsigned char* smem, Index<C> row0,
+                                      Index<C> col0, Index<C> g, int warp_m, int warp_n, int lane) {
   using T = typename C::T;
   using I = Index<C>;
   using TileA = Tile<C, C::BM, C::kAMode>;
@@ -72,10 +71,13 @@ __device__ void store_tile_vectorized(const Accumulators<C>& acc, const P& p, un
   }
 }
 
-/// Writes each accumulator to its output element (any output layout).
+/// Writes each accumulator to its output element (any output layout). The coordinates come by
+/// reference (the caller's locals): taken by value, NVVM orders the operands of the index sums
+/// differently and ptxas emits other code for the same arithmetic (found with the PTX check).
 template <class C, class OutputMap, class P>
-__device__ void store_tile_elements(const Accumulators<C>& acc, const P& p, Index<C> row0,
-                                                    Index<C> col0, Index<C> g, int warp_m, int warp_n, int lane) {
+__device__ void store_tile_elements(const Accumulators<C>& acc, const P& p, const Index<C>& row0,
+                                    const Index<C>& col0, const Index<C>& g, const int& warp_m, const int& warp_n,
+                                    const int& lane) {
   using I = Index<C>;
   constexpr int kWarpM = WarpTile<C>::kWarpM, kWarpN = WarpTile<C>::kWarpN;
   constexpr int kMmaM = WarpTile<C>::kMmaM, kMmaN = WarpTile<C>::kMmaN;

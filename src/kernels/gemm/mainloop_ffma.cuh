@@ -13,8 +13,7 @@ namespace gemm {
 /// accumulator layout gives it, so the epilogue is the tensor-core paths'.
 template <class C, class LoaderA, class LoaderB, class Epilogue>
 __device__ void mainloop_ffma(unsigned char* smem, const typename C::T* a_src, const typename C::T* b_src,
-                                 const CtaTile<C>& cta, int warp_m, int warp_n, int lane,
-                              Epilogue&& epilogue) {
+                              const CtaTile<C>& cta, int warp_m, int warp_n, int lane, Epilogue&& epilogue) {
   using T = typename C::T;
   using I = Index<C>;
   using TileA = typename Pipeline<C, LoaderA, LoaderB>::TileA;

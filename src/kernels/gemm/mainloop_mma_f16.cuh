@@ -14,8 +14,7 @@ namespace gemm {
 /// step kk's mma are issued (two fragment buffers), so ldmatrix latency overlaps tensor-core work.
 template <class C, class LoaderA, class LoaderB, class Epilogue>
 __device__ void mainloop_mma_f16(unsigned char* smem, const typename C::T* a_src, const typename C::T* b_src,
-                                 const CtaTile<C>& cta, int warp_m, int warp_n, int lane,
-                                 Epilogue&& epilogue) {
+                                 const CtaTile<C>& cta, int warp_m, int warp_n, int lane, Epilogue&& epilogue) {
   using T = typename C::T;
   using I = Index<C>;
   using TileA = typename Pipeline<C, LoaderA, LoaderB>::TileA;

@@ -13,10 +13,11 @@
 namespace boo {
 namespace gemm {
 
-/// Stores the CTA's accumulators in its split's plane of the workspace, P::workspace.
+/// Stores the CTA's accumulators in its split's plane of the workspace, P::workspace. The
+/// coordinates come by reference, as in store_tile_elements (epilogue.cuh says why).
 template <class C, class P>
-__device__ void store_partials(const Accumulators<C>& acc, const P& p, Index<C> row0, Index<C> col0,
-                                               Index<C> g, int warp_m, int warp_n, int lane) {
+__device__ void store_partials(const Accumulators<C>& acc, const P& p, const Index<C>& row0, const Index<C>& col0,
+                               const Index<C>& g, const int& warp_m, const int& warp_n, const int& lane) {
   using I = Index<C>;
   constexpr int kWarpM = WarpTile<C>::kWarpM, kWarpN = WarpTile<C>::kWarpN;
   constexpr int kMmaM = WarpTile<C>::kMmaM, kMmaN = WarpTile<C>::kMmaN;
