@@ -1,6 +1,7 @@
 # boo: turns device sources into a C++ table {include name, text, sha256}.
 # Run as: cmake -DOUTPUT=<file.cpp> -DROOT=<src dir> -DSOURCES=<a|b|...> -P embed_device_sources.cmake
-# A source src/ops/<op>/device/<file> is included by device code as "boo/<op>/<file>".
+# Device code includes a source src/ops/<op>/device/<file> as "boo/<op>/<file>"
+# and a building block src/kernels/<path> as "boo/kernels/<path>".
 
 string(REPLACE "|" ";" SOURCES "${SOURCES}")
 set(entries "")
@@ -9,6 +10,7 @@ set(index 0)
 foreach(source IN LISTS SOURCES)
   file(RELATIVE_PATH rel "${ROOT}" "${source}")
   string(REGEX REPLACE "^ops/([^/]+)/device/" "boo/\\1/" include_name "${rel}")
+  string(REGEX REPLACE "^kernels/" "boo/kernels/" include_name "${include_name}")
   file(READ "${source}" hex HEX)
   file(SHA256 "${source}" digest)
   string(LENGTH "${hex}" hex_length)

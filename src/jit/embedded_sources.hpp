@@ -1,4 +1,4 @@
-// boo: the device sources (src/ops/*/device/*.cuh), embedded at build time.
+// boo: the device sources (src/kernels/**.cuh, src/ops/*/device/*.cuh), embedded at build time.
 #pragma once
 
 #include <span>

@@ -3,7 +3,7 @@
 // group of threads. NVRTC-clean: includes nothing but boo's device code.
 #pragma once
 
-#include "kernels/reduce/group_sum.cuh"
+#include "boo/kernels/reduce/group_sum.cuh"
 
 namespace boo {
 

@@ -311,23 +311,24 @@ std::string cfg_source(const std::string& name, const Gemm& g, const Relation& r
   s += "  static constexpr bool kVecOut = " + std::string(g.vec_out ? "true" : "false") + ";\n";
   // Linear pixel addressing (no division per element) and the pointwise case.
   const bool pointwise = r.pointwise();
-  s += "  static constexpr long long kAPixStride = " + std::to_string(pixel_stride(r.batch, r.a_size, r.a_strides)) +
-       ", kBPixStride = " + std::to_string(pixel_stride(r.batch, r.b_size, r.b_strides)) + ";\n";
+  s += "  static constexpr long long kAPixelStride = " + std::to_string(pixel_stride(r.batch, r.a_size, r.a_strides)) +
+       ", kBPixelStride = " + std::to_string(pixel_stride(r.batch, r.b_size, r.b_strides)) + ";\n";
   s += "  static constexpr bool kPointwise = " + std::string(pointwise ? "true" : "false") + ";\n";
   s += "  static constexpr long long kM = " + std::to_string(g.m) + ", kN = " + std::to_string(g.n) +
        ", kK = " + std::to_string(g.k) + ", kGroups = " + std::to_string(r.groups) +
-       ", kCA = " + std::to_string(r.ca) + ", kCB = " + std::to_string(r.cb) + ";\n";
+       ", kChannelsA = " + std::to_string(r.ca) + ", kChannelsB = " + std::to_string(r.cb) + ";\n";
   // The data face's phase (whole-tensor values otherwise; unused by the other faces).
   const Phase ph = g.face == kDataFace ? g.phase : whole(r);
   Dims3 tn = ph.tn;
   for (long long& t : tn) t = std::max(t, 1LL);  // a phase without taps has K = 0: never indexed
   s += "  static constexpr bool kPhase = " + std::string(ph.on ? "true" : "false") + ";\n";
-  s += array_fn("IS", ph.is.data(), 3) + array_fn("I0", ph.i0.data(), 3) + array_fn("T0", ph.t0.data(), 3) +
-       array_fn("TN", tn.data(), 3);
-  s += array_fn("AS", r.a_size.data(), 3) + array_fn("BS", r.b_size.data(), 3) + array_fn("FS", r.f_size.data(), 3) +
-       array_fn("ST", r.stride.data(), 3) + array_fn("PD", r.pad.data(), 3) + array_fn("DL", r.dil.data(), 3) +
-       array_fn("AStr", r.a_strides.data(), 5) + array_fn("BStr", r.b_strides.data(), 5) +
-       array_fn("WStr", r.w_strides.data(), 5);
+  s += array_fn("phase_size", ph.is.data(), 3) + array_fn("phase_first_pixel", ph.i0.data(), 3) +
+       array_fn("phase_first_tap", ph.t0.data(), 3) + array_fn("phase_taps", tn.data(), 3);
+  s += array_fn("a_size", r.a_size.data(), 3) + array_fn("b_size", r.b_size.data(), 3) +
+       array_fn("filter_size", r.f_size.data(), 3) + array_fn("stride", r.stride.data(), 3) +
+       array_fn("pad", r.pad.data(), 3) + array_fn("dilation", r.dil.data(), 3) +
+       array_fn("a_strides", r.a_strides.data(), 5) + array_fn("b_strides", r.b_strides.data(), 5) +
+       array_fn("w_strides", r.w_strides.data(), 5);
   s += "  static constexpr int kAct = " + std::to_string(epilogue ? static_cast<int>(sig.activation.kind) : 0) + ";\n";
   s += "  static constexpr bool kBias = " + std::string(epilogue && sig.bias ? "true" : "false") + ";\n";
   return s + "};\n";

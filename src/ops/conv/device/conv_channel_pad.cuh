@@ -5,7 +5,7 @@
 // (3, 5, 13, 35, 49, ...) allows only scalar loads.
 #pragma once
 
-#include "boo/common/types.cuh"
+#include "boo/kernels/types.cuh"
 #include "boo/conv/conv_igemm_params.cuh"
 
 namespace boo {

@@ -23,7 +23,7 @@
 //                             sums the slices in order (deterministic).
 #pragma once
 
-#include "boo/common/types.cuh"
+#include "boo/kernels/types.cuh"
 #include "boo/conv/conv_depthwise_params.cuh"
 
 namespace boo::depthwise {

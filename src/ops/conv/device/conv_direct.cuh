@@ -6,7 +6,7 @@
 // reference (src/ops/conv/conv_ref.cpp).
 #pragma once
 
-#include "boo/common/types.cuh"
+#include "boo/kernels/types.cuh"
 #include "boo/conv/conv_direct_params.cuh"
 
 namespace boo {

@@ -5,7 +5,7 @@
 // deterministic). Statistics in float.
 #pragma once
 
-#include "boo/common/types.cuh"
+#include "boo/kernels/types.cuh"
 #include "boo/norm/norm_simple_params.cuh"
 
 namespace boo {

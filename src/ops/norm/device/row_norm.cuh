@@ -15,10 +15,10 @@
 // row_norm_param_grads the partial rows, column-parallel.
 #pragma once
 
-#include "boo/common/types.cuh"
+#include "boo/kernels/reduce/group_sum.cuh"
+#include "boo/kernels/reduce/row_stats.cuh"
+#include "boo/kernels/types.cuh"
 #include "boo/norm/row_norm_params.cuh"
-#include "kernels/reduce/group_sum.cuh"
-#include "kernels/reduce/row_stats.cuh"
 
 namespace boo {
 

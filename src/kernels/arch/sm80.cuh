@@ -1,5 +1,8 @@
-// boo device code: tensor-core and asynchronous-copy primitives (sm_80+ PTX):
-// cp.async, ldmatrix and mma.sync. NVRTC-clean (no includes).
+// boo device code: the PTX of the sm_80 generation (Ampere, and Hopper's
+// compatible path) that the mma.sync GEMMs use -- cp.async, ldmatrix, mma.sync
+// and the TF32 conversion -- one wrapper per instruction form, named after it.
+// Later tiers' instructions (sm_90's wgmma, TMA) get their own file beside this
+// one. NVRTC-clean (no includes).
 #pragma once
 
 namespace boo {
@@ -35,7 +38,8 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
 }
 
-/// Four 8x8 b16 matrices from shared memory; lane l gives the address of row (l % 8) of matrix (l / 8).
+/// Four 8x8 b16 matrices from shared memory; lane l gives the address of row (l % 8) of matrix (l / 8),
+/// and r[i] gets its two elements of matrix i (row lane / 4, columns 2 * (lane % 4) and + 1).
 __device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const void* smem) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
