@@ -255,10 +255,13 @@ __device__ __forceinline__ void fence_proxy_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
-/// Synchronizes `threads` threads (a multiple of 32) on hardware barrier `id`
-/// (1-15; 0 is __syncthreads's).
-__device__ __forceinline__ void named_barrier_sync(unsigned id, unsigned threads) {
-  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+/// Synchronizes kThreads threads (a multiple of 32) on hardware barrier kId
+/// (1-15; 0 is __syncthreads's). Constant ids let the compiler count the
+/// barriers a kernel uses.
+template <int kId, int kThreads>
+__device__ __forceinline__ void named_barrier_sync() {
+  static_assert(kId >= 1 && kId <= 15 && kThreads % 32 == 0, "barrier 1-15, whole warps");
+  asm volatile("bar.sync %0, %1;\n" ::"n"(kId), "n"(kThreads) : "memory");
 }
 
 /// Raises (or lowers) this warpgroup's registers per thread to kRegisters (a
