@@ -78,6 +78,14 @@ TEST(ConvWgmmaPlanTest, NarrowOutputsTakeTheNarrowTileAndDeeperRing) {
   EXPECT_EQ(params_of<ConvIgemmParams>(p.launches[0]).bias, 0u);
 }
 
+TEST(ConvWgmmaPlanTest, OutputChannelsTheWideTileWouldWastePickTheMiddleOne) {
+  // K = 576: three tiles of 192 (no waste), not three of 256 (a quarter wasted); 40 KiB stages, five of them.
+  const Planned p = test::plan_of(tier(), "convbfp16 -n 16 -c 576 -H 48 -W 32 -k 576 -y 3 -x 3 -F 1" + kNhwc);
+  ASSERT_EQ(p.launches.size(), 1u);
+  EXPECT_EQ(p.config, "tile 128x192x64 stages 5 warpgroups 1 producer + 2 consumers");
+  EXPECT_EQ(p.launches[0].grid.x, 173u * 3u);  // 16 * 46 * 30 = 22080 pixels: 173 row tiles
+}
+
 TEST(ConvWgmmaPlanTest, DeclinesWhatItDoesNotDoWell) {
   const std::string geometry = " -n 16 -c 768 -H 48 -W 32 -k 2048 -y 3 -x 3 -p 1 -q 1";
   struct Case {

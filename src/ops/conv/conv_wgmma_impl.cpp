@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <utility>
 
 #include "boo/conv.hpp"
 #include "ops/common/generated_source.hpp"
@@ -24,7 +25,7 @@ constexpr long long kMinPixels = 4096, kMinOutputChannels = 128;
 constexpr long long kSharedOverhead = 1024 + 256;
 
 struct WgmmaConfig final : Config {
-  int bn = 256;     // output channels per CTA tile (the wgmma N)
+  int bn = 256;     // output channels per CTA tile (the wgmma N): 128, 192 or 256
   int stages = 4;   // depth of the shared-memory ring
 
   std::string text() const override {
@@ -71,6 +72,10 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       return decline("at least " + std::to_string(kMinPixels) + " output pixels and " +
                      std::to_string(kMinOutputChannels) + " output channels, not " + std::to_string(pixels) +
                      " and " + std::to_string(r.cb));
+    // The kernel keeps a receptive field's first input row and column in 16 bits.
+    const long long kMaxExtent = 1LL << 14;
+    if (r.a_size[1] + r.pad[1] >= kMaxExtent || r.a_size[2] + r.pad[2] >= kMaxExtent)
+      return decline("inputs below " + std::to_string(kMaxExtent) + " pixels high and wide (with padding) only");
     // Offsets are 32-bit in the kernel.
     const long long limit = (1LL << 31) - 1;
     if (sig.x_spec().storage_elems() > limit || sig.w_spec().storage_elems() > limit ||
@@ -82,15 +87,17 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
   Result<WgmmaConfig> configure_problem(const ConvProblem& problem, const ArchSpec& arch) const override {
     const Relation& r = problem.relation;
     const long long m_tiles = ceil_div(r.batch * r.pix_b(), kTileRows);
-    // N = 256 loads half the B bytes per MAC of N = 128; N = 128 wastes less
-    // where K is not a multiple of 256 and quantizes into waves more finely.
-    // Time ~ waves x tile width / efficiency, N = 128 taken as 15% less
-    // efficient per MAC (an estimate, to be measured).
+    // Wider tiles load fewer bytes per MAC (N = 256: half the B bytes of
+    // N = 128); narrower ones waste less where K is not a multiple of the
+    // width (K = 576: three tiles of 192, not three of 256) and quantize into
+    // waves more finely. Time ~ waves x width / efficiency, the efficiency per
+    // MAC of 192 and 128 taken as 0.95 and 0.85 of 256's (estimates; 256 and
+    // 192 measured on an H100 in docs/perf/2026-11-24-wgmma-h100.md).
     WgmmaConfig config;
     double best = 1e300;
-    for (int bn : {256, 128}) {
+    for (const auto& [bn, efficiency] : {std::pair{256, 1.0}, std::pair{192, 0.95}, std::pair{128, 0.85}}) {
       const long long waves = ceil_div(m_tiles * ceil_div(r.cb, bn), arch.sm_count);
-      const double cost = static_cast<double>(waves) * bn / (bn == 256 ? 1.0 : 0.85);
+      const double cost = static_cast<double>(waves) * bn / efficiency;
       if (cost < best) {
         best = cost;
         config.bn = bn;
