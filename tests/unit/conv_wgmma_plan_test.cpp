@@ -43,17 +43,17 @@ TEST(ConvWgmmaPlanTest, RunsFirstForTheConvsItTakes) {
 }
 
 TEST(ConvWgmmaPlanTest, PlansOneWarpSpecializedLaunch) {
-  // M = 16 * 48 * 32 = 24576 pixels: 192 row tiles; K = 2048: 8 column tiles of 256.
+  // M = 16 * 48 * 32 = 24576 pixels: 192 row tiles; K = 2048: 8 column tiles of 256; a persistent grid.
   const Planned p = test::plan_of(
       tier(), "convbfp16 -n 16 -c 768 -H 48 -W 32 -k 2048 -y 3 -x 3 -p 1 -q 1 -F 1 -b 1 --activation relu" + kNhwc);
   ASSERT_EQ(p.launches.size(), 1u);
-  EXPECT_EQ(p.config, "tile 128x256x64 stages 4 warpgroups 1 producer + 2 consumers");
+  EXPECT_EQ(p.config, "tile 128x256x64 stages 4 warpgroups 1 producer + 2 consumers, persistent");
   const test::ResolvedLaunch& l = p.launches[0];
   EXPECT_EQ(l.entry, "boo_wgmma_y");
-  EXPECT_EQ(l.grid.x, 192u * 8u);
+  EXPECT_EQ(l.grid.x, 132u);  // 192 x 8 tiles over the SMs
   EXPECT_EQ(l.block.x, 384u);
-  // Four stages of a 128 x 64 A tile and a 256 x 64 B tile, 2 bytes each, and the barriers.
-  EXPECT_GE(l.shared_bytes, 4u * (128 + 256) * 64 * 2);
+  // Four stages of a 128 x 64 A tile and a 256 x 64 B tile, 2 bytes each, the staging and the barriers.
+  EXPECT_GE(l.shared_bytes, 4u * (128 + 256) * 64 * 2 + 2 * 32 * 264 * 2);
   EXPECT_LE(l.shared_bytes, 232448u);
   EXPECT_EQ(p.workspace_bytes, 0u);
   const auto params = params_of<ConvIgemmParams>(l);
@@ -72,8 +72,8 @@ TEST(ConvWgmmaPlanTest, NarrowOutputsTakeTheNarrowTileAndDeeperRing) {
   // K = 128: one 128-wide column tile instead of half a 256-wide one; 32 KiB stages, six of them.
   const Planned p = test::plan_of(tier(), "convfp16 -n 8 -c 128 -H 32 -W 32 -k 128 -y 3 -x 3 -p 1 -q 1 -F 1" + kNhwc);
   ASSERT_EQ(p.launches.size(), 1u);
-  EXPECT_EQ(p.config, "tile 128x128x64 stages 6 warpgroups 1 producer + 2 consumers");
-  EXPECT_EQ(p.launches[0].grid.x, 8u * 32 * 32 / 128);
+  EXPECT_EQ(p.config, "tile 128x128x64 stages 6 warpgroups 1 producer + 2 consumers, persistent");
+  EXPECT_EQ(p.launches[0].grid.x, 8u * 32 * 32 / 128);  // fewer tiles than SMs: one CTA each
   EXPECT_NE(p.source.text.find("kType = 1;"), std::string::npos);
   EXPECT_EQ(params_of<ConvIgemmParams>(p.launches[0]).bias, 0u);
 }
@@ -82,8 +82,8 @@ TEST(ConvWgmmaPlanTest, OutputChannelsTheWideTileWouldWastePickTheMiddleOne) {
   // K = 576: three tiles of 192 (no waste), not three of 256 (a quarter wasted); 40 KiB stages, five of them.
   const Planned p = test::plan_of(tier(), "convbfp16 -n 16 -c 576 -H 48 -W 32 -k 576 -y 3 -x 3 -F 1" + kNhwc);
   ASSERT_EQ(p.launches.size(), 1u);
-  EXPECT_EQ(p.config, "tile 128x192x64 stages 5 warpgroups 1 producer + 2 consumers");
-  EXPECT_EQ(p.launches[0].grid.x, 173u * 3u);  // 16 * 46 * 30 = 22080 pixels: 173 row tiles
+  EXPECT_EQ(p.config, "tile 128x192x64 stages 5 warpgroups 1 producer + 2 consumers, persistent");
+  EXPECT_EQ(p.launches[0].grid.x, 132u);  // 16 * 46 * 30 = 22080 pixels: 173 x 3 tiles
 }
 
 TEST(ConvWgmmaPlanTest, DeclinesWhatItDoesNotDoWell) {

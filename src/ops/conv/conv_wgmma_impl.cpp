@@ -21,7 +21,8 @@ constexpr uint32_t kThreads = 384;
 // Below these the GEMM is too small to fill the GPU with 128 x 128 tiles, or
 // too narrow for the wgmma tile (gpu:conv:implicit_gemm's smaller tiles do better).
 constexpr long long kMinPixels = 4096, kMinOutputChannels = 128;
-// Shared memory beyond the stages: the barriers and the slack for aligning the start to 1024 bytes.
+// Shared memory beyond the stages and the epilogue's staging: the barriers and
+// the slack for aligning the start to 1024 bytes.
 constexpr long long kSharedOverhead = 1024 + 256;
 
 struct WgmmaConfig final : Config {
@@ -30,10 +31,12 @@ struct WgmmaConfig final : Config {
 
   std::string text() const override {
     return "tile " + std::to_string(kTileRows) + "x" + std::to_string(bn) + "x" + std::to_string(kBlockK) +
-           " stages " + std::to_string(stages) + " warpgroups 1 producer + 2 consumers";
+           " stages " + std::to_string(stages) + " warpgroups 1 producer + 2 consumers, persistent";
   }
   long long stage_bytes() const { return (kTileRows + bn) * kBlockK * 2; }
-  long long shared_bytes() const { return stages * stage_bytes() + kSharedOverhead; }
+  /// conv_wgmma.cuh's Layout: two consumers' 32 output rows at a time, rows padded by 16 bytes.
+  long long staging_bytes() const { return 2 * 32 * (bn + 8) * 2; }
+  long long shared_bytes() const { return stages * stage_bytes() + staging_bytes() + kSharedOverhead; }
 };
 
 Status decline(const std::string& why) { return unimplemented("gpu:conv:wgmma_sm90 runs " + why); }
@@ -105,7 +108,8 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     }
     // As deep a ring as fits (at most 6; 3 at least: the producer announces a stage
     // STAGES - 2 k-blocks after its copies, keeping STAGES - 1 of them in flight).
-    const long long fit = (arch.max_shared_bytes_per_block - kSharedOverhead) / config.stage_bytes();
+    const long long fit =
+        (arch.max_shared_bytes_per_block - kSharedOverhead - config.staging_bytes()) / config.stage_bytes();
     if (fit < 3)
       return unimplemented("gpu:conv:wgmma_sm90 needs 3 stages of " + std::to_string(config.stage_bytes()) +
                            " bytes of shared memory, the device allows " +
@@ -115,7 +119,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
   }
 
   Result<Plan> plan_problem(const ConvProblem& problem, const WgmmaConfig& config,
-                            const ArchSpec&) const override {
+                            const ArchSpec& arch) const override {
     const ConvSignature& sig = problem.conv();
     const Relation& r = problem.relation;
     const long long m = r.batch * r.pix_b();
@@ -146,9 +150,10 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     plan.source.entries.push_back(entry);
 
     const TensorRoles roles(sig);
-    BOO_ASSIGN_OR_RETURN(uint32_t tiles, grid_extent(ceil_div(m, kTileRows) * ceil_div(r.cb, config.bn),
-                                                     0x7fffffff, "x (output tiles)"));
-    StepBuilder<ConvIgemmParams> step(entry, {tiles, 1, 1}, {kThreads, 1, 1},
+    // A persistent grid: one CTA per SM (its shared memory allows no second), each walking its tiles.
+    const long long tiles = ceil_div(m, kTileRows) * ceil_div(r.cb, config.bn);
+    BOO_ASSIGN_OR_RETURN(uint32_t ctas, grid_extent(std::min<long long>(tiles, arch.sm_count), 0x7fffffff, "x (CTAs)"));
+    StepBuilder<ConvIgemmParams> step(entry, {ctas, 1, 1}, {kThreads, 1, 1},
                                       static_cast<uint32_t>(config.shared_bytes()));
     step.params.act_alpha = static_cast<float>(sig.activation.alpha);
     step.params.act_lo = static_cast<float>(sig.activation.lo);
