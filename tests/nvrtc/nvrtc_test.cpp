@@ -142,11 +142,19 @@ TEST(NvrtcTest, HopperConvModulesCompile) {
     ASSERT_EQ(hopper->name(), "gpu:conv:wgmma_sm90");
     Result<Planned> planned = plan_for(*hopper, *p->signature, device);
     ASSERT_TRUE(planned.ok()) << planned.status().to_string();
-    Result<jit::CompiledKernel> k = jit::compile_kernel(planned->plan.source, kArch, false);
+    Result<jit::CompiledKernel> k = jit::compile_kernel(planned->plan.source, kArch, true);
     ASSERT_TRUE(k.ok()) << k.status().to_string();
     EXPECT_GT(k->cubin.size(), 0u);
     EXPECT_EQ(k->spill_bytes, 0) << k->log;
+    EXPECT_EQ(k->stack_bytes, 0) << k->log;
     EXPECT_EQ(k->log.find("C7508"), std::string::npos) << "setmaxnreg ignored:\n" << k->log;
+    // The tile's wgmma (ptxas turns them into HGMMA: checked with cuobjdump, docs/perf/2026-11-24-wgmma-h100.md).
+    const std::string& config = planned->config;  // "tile 128xNx64 ..."
+    const size_t x1 = config.find('x'), x2 = config.find('x', x1 + 1);
+    ASSERT_NE(x2, std::string::npos) << config;
+    const std::string wgmma = "wgmma.mma_async.sync.aligned.m64n" + config.substr(x1 + 1, x2 - x1 - 1) + "k16.f32";
+    EXPECT_NE(k->ptx.find(wgmma), std::string::npos) << wgmma << " in " << planned->config;
+    EXPECT_NE(k->ptx.find("setmaxnreg.inc.sync.aligned.u32"), std::string::npos);
   }
 }
 
