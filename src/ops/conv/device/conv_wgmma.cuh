@@ -36,7 +36,6 @@ namespace wgmma_conv {
 
 constexpr int kBM = 128;               ///< rows (output pixels) of a CTA tile
 constexpr int kBK = 64;                ///< GEMM k per stage: 64 channels of one tap, 128 bytes a row
-constexpr int kThreads = 384;          ///< one producer and two consumer warpgroups
 constexpr int kConsumerWarps = 8;      ///< arrivals that release a stage (one per consumer warp)
 constexpr int kProducerRegisters = 56; ///< registers per thread: the producer gives its share
 constexpr int kConsumerRegisters = 224;///< to the consumers' accumulators (128 x 56 + 256 x 224 <= 64 Ki)
