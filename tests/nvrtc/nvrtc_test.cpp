@@ -139,6 +139,43 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
   EXPECT_GT(compiled.size(), 40u);
 }
 
+// gpu:conv:wgmma_sm90 (wgmma, setmaxnreg: sm_90a) plans and compiles its
+// kernel for both tile widths, both 16-bit types, 1-D and 2-D, with bias and
+// activations, without spills and with the register reallocation honoured.
+TEST(NvrtcTest, HopperConvModulesCompile) {
+  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
+  const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
+  for (const std::string& command : {
+           "convbfp16 -n 4 -c 64 -H 32 -W 32 -k 128 -y 3 -x 3 -p 1 -q 1 -F 1 -b 1 --activation gelu" + nhwc,
+           "convfp16 -n 16 -c 768 -H 48 -W 32 -k 2048 -y 3 -x 3 -p 1 -q 1 -F 1" + nhwc,
+           "convbfp16 -n 16 -c 576 -H 48 -W 32 -k 576 -y 3 -x 3 -F 1 -b 1 --activation leaky_relu:0.1" + nhwc,
+           "convbfp16 -n 8 -c 128 -H 56 -W 56 -k 256 -y 1 -x 1 -u 2 -v 2 -F 1" + nhwc,
+           std::string("convbfp16 --spatial_dim 1 -n 64 -c 128 -H 128 -k 256 -y 5 -p 2 -l 2 -F 1 "
+                       "--in_layout NHC --fil_layout NHC --out_layout NHC"),
+       }) {
+    SCOPED_TRACE(command);
+    Result<ParsedCommand> p = parse_command(std::string_view(command));
+    ASSERT_TRUE(p.ok()) << p.status().to_string();
+    const ops::GpuImplementation* hopper = ops::find_op("conv")->gpu_implementations()[0];
+    ASSERT_EQ(hopper->name(), "gpu:conv:wgmma_sm90");
+    Result<Planned> planned = plan_for(*hopper, *p->signature, device);
+    ASSERT_TRUE(planned.ok()) << planned.status().to_string();
+    Result<jit::CompiledKernel> k = jit::compile_kernel(planned->plan.source, kArch, true);
+    ASSERT_TRUE(k.ok()) << k.status().to_string();
+    EXPECT_GT(k->cubin.size(), 0u);
+    EXPECT_EQ(k->spill_bytes, 0) << k->log;
+    EXPECT_EQ(k->stack_bytes, 0) << k->log;
+    EXPECT_EQ(k->log.find("C7508"), std::string::npos) << "setmaxnreg ignored:\n" << k->log;
+    // The tile's wgmma (ptxas turns them into HGMMA: checked with cuobjdump, docs/perf/2026-11-24-wgmma-h100.md).
+    const std::string& config = planned->config;  // "tile 128xNx64 ..."
+    const size_t x1 = config.find('x'), x2 = config.find('x', x1 + 1);
+    ASSERT_NE(x2, std::string::npos) << config;
+    const std::string wgmma = "wgmma.mma_async.sync.aligned.m64n" + config.substr(x1 + 1, x2 - x1 - 1) + "k16.f32";
+    EXPECT_NE(k->ptx.find(wgmma), std::string::npos) << wgmma << " in " << planned->config;
+    EXPECT_NE(k->ptx.find("setmaxnreg.inc.sync.aligned.u32"), std::string::npos);
+  }
+}
+
 // Rows the fused backward cannot hold in registers still run on the row
 // kernels (split backward), not on the simple ones.
 TEST(NvrtcTest, WideRowBackwardsStayOnTheRowKernels) {

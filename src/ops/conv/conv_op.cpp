@@ -11,6 +11,7 @@
 #include "ops/conv/conv_layout.hpp"
 #include "ops/conv/conv_problem.hpp"
 #include "ops/conv/conv_ref.hpp"
+#include "ops/conv/conv_wgmma_impl.hpp"
 
 namespace boo::ops::conv {
 namespace {
@@ -256,8 +257,8 @@ class ConvOp final : public OpDefinition {
     return std::unique_ptr<OpProblem>(std::make_unique<ConvProblem>(*conv));
   }
   std::span<const GpuImplementation* const> gpu_implementations() const override {
-    static const GpuImplementation* const kImpls[] = {&implicit_gemm_implementation(), &depthwise_implementation(),
-                                                      &direct_implementation()};
+    static const GpuImplementation* const kImpls[] = {&wgmma_sm90_implementation(), &implicit_gemm_implementation(),
+                                                      &depthwise_implementation(), &direct_implementation()};
     return kImpls;
   }
 

@@ -1,0 +1,252 @@
+// boo device code: the Hopper forward convolution (gpu:conv:wgmma_sm90) — an
+// implicit GEMM on warpgroup tensor cores (wgmma, sm_90a), warp-specialized.
+//
+// The forward face of a regular 2-D (or 1-D) conv, every operand channels-last:
+//   y[n, oh, ow, k] = sum_{r, s, c} x[n, oh*sh - ph + r*dh, ow*sw - pw + s*dw, c] * w[k, r, s, c]
+// as the GEMM  D[m, k] = sum_kk A[m, kk] * B[kk, k]  with m = (n, oh, ow) and
+// kk = (r, s, c). C is a multiple of 64, so each 64-wide block of kk is one
+// filter tap's 64 consecutive channels: a row of the A tile is one output
+// pixel's input pixel at that tap (128 contiguous bytes, zeros in the
+// padding) and a row of the B tile one output channel's 64 filter channels.
+//
+// A CTA computes a 128 x BN tile of D with three warpgroups:
+//   warpgroup 0 (producer): copies the A and B tiles of each k-block into a
+//     ring of STAGES shared-memory stages with 16-byte cp.async, in the
+//     128-byte swizzled K-major layout wgmma reads, and signals each stage's
+//     `full` barrier once its copies have landed;
+//   warpgroups 1 and 2 (consumers): rows 0-63 and 64-127 of the tile; each
+//     waits for a stage, issues four m64nBNk16 wgmma on it (fp32 accumulators
+//     in registers) and releases it on its `empty` barrier when they are done.
+// The epilogue adds the bias, applies the activation (conv_igemm.cuh's
+// semantics), stages the tile in shared memory and writes 16-byte vectors,
+// while the producer already fills the stages for the CTA's next tile: the
+// grid is persistent (at most one CTA per SM, each walking its tiles).
+//
+// The generated source defines `struct Cfg` with every size and stride as a
+// compile-time constant and instantiates conv_wgmma<Cfg>.
+#pragma once
+
+#include "boo/common/mma.cuh"
+#include "boo/common/types.cuh"
+#include "boo/conv/conv_igemm_params.cuh"
+#include "kernels/arch/sm90.cuh"
+
+namespace boo {
+namespace wgmma_conv {
+
+constexpr int kBM = 128;               ///< rows (output pixels) of a CTA tile
+constexpr int kBK = 64;                ///< GEMM k per stage: 64 channels of one tap, 128 bytes a row
+constexpr int kConsumerWarps = 8;      ///< arrivals that release a stage (one per consumer warp)
+constexpr int kProducerRegisters = 56; ///< registers per thread: the producer gives its share
+constexpr int kConsumerRegisters = 224;///< to the consumers' accumulators (128 x 56 + 256 x 224 <= 64 Ki)
+
+/// Shared memory of the kernel, in bytes, from its 1024-byte aligned start:
+/// STAGES x (A tile, B tile), the epilogue's staging, then the barriers. The
+/// plan adds 1 KiB of slack for aligning the dynamic shared memory's start.
+template <class C>
+struct Layout {
+  static constexpr unsigned kTileA = kBM * 128, kTileB = C::BN * 128;
+  static constexpr unsigned kB = C::STAGES * kTileA;  ///< first B tile
+  /// The epilogue stages 32 rows x BN of each consumer's output at a time
+  /// (rows padded by 16 bytes: conflict-free), apart from the operand stages
+  /// so that the producer fills them for the next tile meanwhile.
+  static constexpr int kOutPitch = C::BN + 8;
+  static constexpr unsigned kStaging = C::STAGES * (kTileA + kTileB);
+  static constexpr unsigned kStagingRows = 32;
+  static constexpr unsigned kBarriers = kStaging + 2 * kStagingRows * kOutPitch * sizeof(typename C::T);
+};
+
+/// The CTA's output tiles: tile blockIdx.x, then every gridDim.x-th (a
+/// persistent grid of at most one CTA per SM). Consecutive tiles share their
+/// A rows (N tiles fastest), so the CTAs running together read each A tile
+/// from L2 after the first.
+template <class C>
+struct Tiles {
+  static constexpr int kTilesN = (C::kN + C::BN - 1) / C::BN;
+  static constexpr int kCount = (C::kM + kBM - 1) / kBM * kTilesN;
+  __device__ static int m0(int tile) { return tile / kTilesN * kBM; }
+  __device__ static int n0(int tile) { return tile % kTilesN * C::BN; }
+};
+
+/// The producer: copies the A (im2col rows) and B (filter rows) tiles of every
+/// k-block of the CTA's tiles, one stream of k-blocks through the ring.
+/// Thread t copies 16-byte chunk t % 8 of rows t / 8 + 16 j, so a warp's
+/// copies cover four whole 128-byte rows.
+template <class C>
+__device__ void produce(const ConvIgemmParams& p, unsigned char* smem, unsigned long long* full,
+                        unsigned long long* empty) {
+  using T = typename C::T;
+  constexpr int kChannelBlocks = C::kC / kBK;
+  constexpr int kKBlocks = C::R * C::S * kChannelBlocks;
+  // A stage is announced only when its copies have landed, kLag k-blocks
+  // later, so that kLag + 1 stages of copies are in flight at once.
+  constexpr int kLag = C::STAGES - 2;
+  const int chunk = threadIdx.x % 8, row0 = threadIdx.x / 8;
+  const T* x = reinterpret_cast<const T*>(p.a);
+  int it = 0;  // k-blocks issued so far, over all tiles
+  auto announce = [&]() {
+    cp_async_commit();  // empty groups past the last k-block keep the count uniform
+    if (it >= kLag) {
+      cp_async_wait<kLag>();  // this thread's copies of k-block it - kLag have landed
+      // wgmma reads them through the async proxy: order the writes before the barrier.
+      sm90::fence_proxy_async_shared();
+      sm90::mbarrier_arrive(&full[(it - kLag) % C::STAGES]);
+    }
+    ++it;
+  };
+  for (int tile = blockIdx.x; tile < Tiles<C>::kCount; tile += gridDim.x) {
+    const int m0 = Tiles<C>::m0(tile), n0 = Tiles<C>::n0(tile);
+    const T* w = reinterpret_cast<const T*>(p.w) + (n0 + row0) * C::WK + chunk * 8;
+    // Per A row, computed once a tile: the offset of its receptive field's
+    // first input pixel (which may lie in the padding) and that pixel's (h, w)
+    // as two 16-bit halves; bit j of a_rows: row j lies in the GEMM. Two
+    // registers a row keep the producer within its registers.
+    int a_base[kBM / 16];
+    unsigned a_hw[kBM / 16], a_rows = 0;
+#pragma unroll
+    for (int j = 0; j < kBM / 16; ++j) {
+      const int m = m0 + row0 + 16 * j;
+      const int n = m / (C::P * C::Q), pq = m % (C::P * C::Q);
+      const int ih = (pq / C::Q) * C::SH - C::PH, iw = (pq % C::Q) * C::SW - C::PW;
+      a_base[j] = n * C::XN + ih * C::XH + iw * C::XW + chunk * 8;
+      a_hw[j] = (static_cast<unsigned>(ih) << 16) | (static_cast<unsigned>(iw) & 0xFFFFu);
+      a_rows |= (m < C::kM ? 1u : 0u) << j;
+    }
+    for (int kb = 0; kb < kKBlocks; ++kb) {
+      const int stage = it % C::STAGES;
+      // Wait until both consumers released what the stage held STAGES k-blocks ago.
+      sm90::mbarrier_wait(&empty[stage], ((it / C::STAGES) & 1) ^ 1);
+      const int tap = kb / kChannelBlocks, c = (kb % kChannelBlocks) * kBK;
+      const int r = tap / C::S, s = tap % C::S;
+      const int a_shift = r * C::DH * C::XH + s * C::DW * C::XW + c;
+      const unsigned a_tile = sm90::shared_address(smem) + stage * Layout<C>::kTileA;
+#pragma unroll
+      for (int j = 0; j < kBM / 16; ++j) {
+        const int ih = static_cast<int>(a_hw[j]) >> 16, iw = static_cast<int>(a_hw[j] << 16) >> 16;
+        const bool ok = ((a_rows >> j) & 1u) && static_cast<unsigned>(ih + r * C::DH) < static_cast<unsigned>(C::H) &&
+                        static_cast<unsigned>(iw + s * C::DW) < static_cast<unsigned>(C::W);
+        cp_async_vector_at<16>(a_tile + sm90::swizzle128_offset(row0 + 16 * j, chunk),
+                               x + (ok ? a_base[j] + a_shift : 0), ok);
+      }
+      const unsigned b_tile = sm90::shared_address(smem) + Layout<C>::kB + stage * Layout<C>::kTileB;
+      const int b_shift = r * C::WR + s * C::WS + c;
+#pragma unroll
+      for (int j = 0; j < C::BN / 16; ++j) {
+        const bool ok = C::kN % C::BN == 0 || n0 + row0 + 16 * j < C::kN;
+        cp_async_vector_at<16>(b_tile + sm90::swizzle128_offset(row0 + 16 * j, chunk),
+                               ok ? w + 16 * j * C::WK + b_shift : reinterpret_cast<const T*>(p.w), ok);
+      }
+      announce();
+    }
+  }
+  for (int d = 0; d < kLag; ++d) announce();  // the last kLag k-blocks
+}
+
+/// Synchronizes the 128 threads of consumer warpgroup `consumer` (0 or 1).
+__device__ __forceinline__ void consumer_sync(int consumer) {
+  if (consumer == 0)
+    sm90::named_barrier_sync<1, 128>();
+  else
+    sm90::named_barrier_sync<2, 128>();
+}
+
+/// The kernel body. Grid: at most one CTA per SM, each taking the tiles of Tiles<C>.
+template <class C>
+__device__ void conv_wgmma(const ConvIgemmParams& p) {
+  using T = typename C::T;
+  using L = Layout<C>;
+  constexpr int kKBlocks = C::R * C::S * (C::kC / kBK);
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  // The 128-byte swizzle is a function of address bits 4-9: tiles start 1024-byte aligned.
+  unsigned char* smem = smem_raw + ((1024u - (sm90::shared_address(smem_raw) & 1023u)) & 1023u);
+  auto* full = reinterpret_cast<unsigned long long*>(smem + L::kBarriers);
+  unsigned long long* empty = full + C::STAGES;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < C::STAGES; ++s) {
+      sm90::mbarrier_init(&full[s], 128);  // every producer thread, once its copies landed
+      sm90::mbarrier_init(&empty[s], kConsumerWarps);
+    }
+    sm90::fence_barrier_init();
+  }
+  __syncthreads();
+
+  const int warpgroup = static_cast<int>(threadIdx.x) / 128;
+  if (warpgroup == 0) {
+    sm90::lower_registers<kProducerRegisters>();
+    produce<C>(p, smem, full, empty);
+    return;
+  }
+  sm90::raise_registers<kConsumerRegisters>();
+  const int consumer = warpgroup - 1;  // A rows 64 * consumer ...
+  const int thread = static_cast<int>(threadIdx.x) % 128, lane = thread % 32, warp = thread / 32;
+  T* staged = reinterpret_cast<T*>(smem + L::kStaging) + consumer * L::kStagingRows * L::kOutPitch;
+  T* y = reinterpret_cast<T*>(p.out);
+  int it = 0;  // k-blocks consumed so far, over all tiles
+  for (int tile = blockIdx.x; tile < Tiles<C>::kCount; tile += gridDim.x) {
+    const int m0 = Tiles<C>::m0(tile), n0 = Tiles<C>::n0(tile);
+    float acc[C::BN / 2];
+#pragma unroll
+    for (int i = 0; i < C::BN / 2; ++i) acc[i] = 0.f;
+    for (int kb = 0; kb < kKBlocks; ++kb, ++it) {
+      const int stage = it % C::STAGES;
+      sm90::mbarrier_wait(&full[stage], (it / C::STAGES) & 1);
+      const unsigned a = sm90::shared_address(smem) + stage * L::kTileA + consumer * 64 * 128;
+      const unsigned b = sm90::shared_address(smem) + L::kB + stage * L::kTileB;
+      sm90::wgmma_fence();
+#pragma unroll
+      for (int k = 0; k < kBK / 16; ++k)
+        sm90::Wgmma<C::BN, C::kType>::mma(acc, sm90::swizzle128_descriptor(a + 32 * k),
+                                           sm90::swizzle128_descriptor(b + 32 * k), 1);
+      sm90::wgmma_commit_group();
+      // The previous k-block's wgmma are done: its stage may be refilled.
+      sm90::wgmma_wait_group<1>();
+      if (kb > 0 && lane == 0) sm90::mbarrier_arrive(&empty[(it - 1) % C::STAGES]);
+    }
+    sm90::wgmma_wait_group<0>();
+    if (lane == 0) sm90::mbarrier_arrive(&empty[(it - 1) % C::STAGES]);  // the tile's last k-block
+#pragma unroll
+    for (int i = 0; i < C::BN / 2; ++i) sm90::pin_register(acc[i]);
+
+    // Epilogue, while the producer fills the stages for the next tile: bias and
+    // activation, then 32 rows at a time through the staging, 16-byte stores.
+#pragma unroll
+    for (int pass = 0; pass < 2; ++pass) {
+      consumer_sync(consumer);  // the staging's previous rows are stored
+      if (warp / 2 == pass) {
+#pragma unroll
+        for (int j = 0; j < C::BN / 8; ++j) {
+          const int col = j * 8 + (lane % 4) * 2;
+          float bias[2] = {0.f, 0.f};
+          if constexpr (C::kBias) {
+            if (n0 + col < C::kN) {  // K is a multiple of 8: so is col + 1
+              bias[0] = load_as_float<T>(p.bias, n0 + col);
+              bias[1] = load_as_float<T>(p.bias, n0 + col + 1);
+            }
+          }
+#pragma unroll
+          for (int half = 0; half < 2; ++half) {
+            const int row = (warp % 2) * 16 + lane / 4 + half * 8;
+#pragma unroll
+            for (int q = 0; q < 2; ++q)
+              staged[row * L::kOutPitch + col + q] = from_float<T>(
+                  activate<C::kAct>(acc[4 * j + 2 * half + q] + bias[q], p.act_alpha, p.act_lo, p.act_hi));
+          }
+        }
+      }
+      consumer_sync(consumer);  // the pass's rows are staged
+      constexpr int kVectorsPerRow = C::BN / 8;
+#pragma unroll 4
+      for (int v = thread; v < static_cast<int>(L::kStagingRows) * kVectorsPerRow; v += 128) {
+        const int row = v / kVectorsPerRow, col = (v % kVectorsPerRow) * 8;
+        const int m = m0 + consumer * 64 + pass * 32 + row, k = n0 + col;
+        if (m >= C::kM || k >= C::kN) continue;
+        const int n = m / (C::P * C::Q), pq = m % (C::P * C::Q);
+        const int offset = n * C::YN + (pq / C::Q) * C::YH + (pq % C::Q) * C::YW + k;
+        *reinterpret_cast<uint4*>(y + offset) = *reinterpret_cast<const uint4*>(staged + row * L::kOutPitch + col);
+      }
+    }
+  }
+}
+
+}  // namespace wgmma_conv
+}  // namespace boo

@@ -1,0 +1,118 @@
+// boo tests: gpu:conv:wgmma_sm90's choices and launch plans, computed on the
+// host (no GPU): it takes the compute-bound channels-last bf16/fp16 forward
+// convs of sm_90a and declines everything else with a reason, so they stay
+// on gpu:conv:implicit_gemm.
+#include <gtest/gtest.h>
+
+#include "boo/registry.hpp"
+#include "ops/conv/conv_wgmma_impl.hpp"
+#include "ops/conv/device/conv_igemm_params.cuh"
+#include "ops/op_definition.hpp"
+#include "plan_util.hpp"
+
+namespace boo::ops {
+namespace {
+
+using test::Planned;
+using test::params_of;
+
+const GpuImplementation& tier() { return conv::wgmma_sm90_implementation(); }
+const std::string kNhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
+
+// Why the tier declines `command` on `arch` (empty when it accepts).
+std::string declined(const std::string& command, const std::string& arch = "sm_90a") {
+  std::unique_ptr<OpProblem> problem = test::problem_of(command);
+  if (!problem) return "no problem";
+  const ArchSpec spec = ArchSpec::of(*DeviceInfo::for_arch(arch));
+  Status s = tier().accepts(*problem, spec);
+  if (!s.ok()) {
+    EXPECT_EQ(s.code(), StatusCode::kUnimplemented) << s.to_string();
+    return std::string(s.message());
+  }
+  return "";
+}
+
+TEST(ConvWgmmaPlanTest, RunsFirstForTheConvsItTakes) {
+  const std::string command = "convbfp16 -n 16 -c 768 -H 48 -W 32 -k 2048 -y 3 -x 3 -p 1 -q 1 -F 1" + kNhwc;
+  std::unique_ptr<OpProblem> problem = test::problem_of(command);
+  ASSERT_TRUE(problem);
+  const auto impls = find_op("conv")->gpu_implementations();
+  ASSERT_FALSE(impls.empty());
+  EXPECT_EQ(impls[0]->name(), "gpu:conv:wgmma_sm90");
+  EXPECT_EQ(declined(command), "");
+}
+
+TEST(ConvWgmmaPlanTest, PlansOneWarpSpecializedLaunch) {
+  // M = 16 * 48 * 32 = 24576 pixels: 192 row tiles; K = 2048: 8 column tiles of 256; a persistent grid.
+  const Planned p = test::plan_of(
+      tier(), "convbfp16 -n 16 -c 768 -H 48 -W 32 -k 2048 -y 3 -x 3 -p 1 -q 1 -F 1 -b 1 --activation relu" + kNhwc);
+  ASSERT_EQ(p.launches.size(), 1u);
+  EXPECT_EQ(p.config, "tile 128x256x64 stages 4 warpgroups 1 producer + 2 consumers, persistent");
+  const test::ResolvedLaunch& l = p.launches[0];
+  EXPECT_EQ(l.entry, "boo_wgmma_y");
+  EXPECT_EQ(l.grid.x, 132u);  // 192 x 8 tiles over the SMs
+  EXPECT_EQ(l.block.x, 384u);
+  // Four stages of a 128 x 64 A tile and a 256 x 64 B tile, 2 bytes each, the staging and the barriers.
+  EXPECT_GE(l.shared_bytes, 4u * (128 + 256) * 64 * 2 + 2 * 32 * 264 * 2);
+  EXPECT_LE(l.shared_bytes, 232448u);
+  EXPECT_EQ(p.workspace_bytes, 0u);
+  const auto params = params_of<ConvIgemmParams>(l);
+  EXPECT_EQ(params.a, p.address.at("x"));
+  EXPECT_EQ(params.w, p.address.at("w"));
+  EXPECT_EQ(params.out, p.address.at("y"));
+  EXPECT_EQ(params.bias, p.address.at("b"));
+  // The kernel's constants: bf16 wgmma, the tile, the conv's geometry and its epilogue.
+  for (const char* constant : {"kType = 0;", "BN = 256;", "STAGES = 4;", "kM = 24576;", "kN = 2048;", "kC = 768;",
+                               "PH = 1;", "XW = 768;", "WK = 6912;", "YW = 2048;", "kAct = 1;", "kBias = true;"})
+    EXPECT_NE(p.source.text.find(constant), std::string::npos) << constant << " in\n" << p.source.text;
+  EXPECT_NE(p.source.text.find("__launch_bounds__(384, 1)"), std::string::npos);
+}
+
+TEST(ConvWgmmaPlanTest, NarrowOutputsTakeTheNarrowTileAndDeeperRing) {
+  // K = 128: one 128-wide column tile instead of half a 256-wide one; 32 KiB stages, six of them.
+  const Planned p = test::plan_of(tier(), "convfp16 -n 8 -c 128 -H 32 -W 32 -k 128 -y 3 -x 3 -p 1 -q 1 -F 1" + kNhwc);
+  ASSERT_EQ(p.launches.size(), 1u);
+  EXPECT_EQ(p.config, "tile 128x128x64 stages 6 warpgroups 1 producer + 2 consumers, persistent");
+  EXPECT_EQ(p.launches[0].grid.x, 8u * 32 * 32 / 128);  // fewer tiles than SMs: one CTA each
+  EXPECT_NE(p.source.text.find("kType = 1;"), std::string::npos);
+  EXPECT_EQ(params_of<ConvIgemmParams>(p.launches[0]).bias, 0u);
+}
+
+TEST(ConvWgmmaPlanTest, OutputChannelsTheWideTileWouldWastePickTheMiddleOne) {
+  // K = 576: three tiles of 192 (no waste), not three of 256 (a quarter wasted); 40 KiB stages, five of them.
+  const Planned p = test::plan_of(tier(), "convbfp16 -n 16 -c 576 -H 48 -W 32 -k 576 -y 3 -x 3 -F 1" + kNhwc);
+  ASSERT_EQ(p.launches.size(), 1u);
+  EXPECT_EQ(p.config, "tile 128x192x64 stages 5 warpgroups 1 producer + 2 consumers, persistent");
+  EXPECT_EQ(p.launches[0].grid.x, 132u);  // 16 * 46 * 30 = 22080 pixels: 173 x 3 tiles
+}
+
+TEST(ConvWgmmaPlanTest, DeclinesWhatItDoesNotDoWell) {
+  const std::string geometry = " -n 16 -c 768 -H 48 -W 32 -k 2048 -y 3 -x 3 -p 1 -q 1";
+  struct Case {
+    std::string command, arch, reason;  // a part of the reason
+  };
+  for (const Case& c : {
+           Case{"convbfp16" + geometry + " -F 1" + kNhwc, "sm_80", "sm_90a only"},
+           Case{"conv" + geometry + " -F 1" + kNhwc, "sm_90a", "bf16 and fp16 only"},
+           Case{"convbfp16" + geometry + " -F 2" + kNhwc, "sm_90a", "forward direction"},
+           Case{"convbfp16" + geometry + " -F 0" + kNhwc, "sm_90a", "forward direction"},
+           Case{"convbfp16 -m trans" + geometry + " -F 1" + kNhwc, "sm_90a", "forward direction"},
+           Case{"convbfp16" + geometry + " -g 2 -F 1" + kNhwc, "sm_90a", "groups = 1"},
+           Case{"convbfp16" + geometry + " -F 1", "sm_90a", "channels-last"},
+           Case{"convbfp16 -n 16 -c 96 -H 48 -W 32 -k 2048 -y 3 -x 3 -F 1" + kNhwc, "sm_90a", "multiple of 64"},
+           Case{"convbfp16 -n 16 -c 128 -H 48 -W 32 -k 260 -y 3 -x 3 -F 1" + kNhwc, "sm_90a", "multiple of 8"},
+           Case{"convbfp16 -n 1 -c 128 -H 16 -W 16 -k 256 -y 3 -x 3 -F 1" + kNhwc, "sm_90a", "4096 output pixels"},
+           Case{"convbfp16 -n 16 -c 128 -H 48 -W 32 -k 64 -y 3 -x 3 -F 1" + kNhwc, "sm_90a", "128 output channels"},
+           Case{"convbfp16 -_ 3 -n 4 -c 64 --in_d 8 -H 16 -W 16 -k 128 --fil_d 3 -y 3 -x 3 -F 1 "
+                "--in_layout NDHWC --fil_layout NDHWC --out_layout NDHWC",
+                "sm_90a", "1-D and 2-D"},
+       }) {
+    SCOPED_TRACE(c.command);
+    const std::string why = declined(c.command, c.arch);
+    EXPECT_NE(why.find(c.reason), std::string::npos) << why;
+    EXPECT_NE(why.find("gpu:conv:wgmma_sm90"), std::string::npos) << why;
+  }
+}
+
+}  // namespace
+}  // namespace boo::ops
