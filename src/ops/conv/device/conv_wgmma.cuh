@@ -26,10 +26,10 @@
 // compile-time constant and instantiates conv_wgmma<Cfg>.
 #pragma once
 
-#include "boo/common/mma.cuh"
-#include "boo/common/types.cuh"
+#include "boo/kernels/arch/sm80.cuh"
+#include "boo/kernels/types.cuh"
 #include "boo/conv/conv_igemm_params.cuh"
-#include "kernels/arch/sm90.cuh"
+#include "boo/kernels/arch/sm90.cuh"
 
 namespace boo {
 namespace wgmma_conv {
