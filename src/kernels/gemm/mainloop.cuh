@@ -1,5 +1,5 @@
 // boo device code: the mainloop of the mma.sync GEMMs, by math path (C::kMath):
-// bf16/fp16 tensor cores, TF32 tensor cores (one product, or 3xTF32) or FFMA, each over the same
+// bf16/fp16 tensor cores, TF32 tensor cores or FFMA, each over the same
 // multistage pipeline (pipeline.cuh).
 #pragma once
 
@@ -20,8 +20,8 @@ __device__ void mainloop(unsigned char* smem, const typename C::T* a_src, const 
   static_assert(C::WARPS_M * C::WARPS_N * 32 == C::kThreads, "thread count");
   if constexpr (C::kMath == 0)
     mainloop_mma_f16<C, LoaderA, LoaderB>(smem, a_src, b_src, cta, warp_m, warp_n, lane, epilogue);
-  else if constexpr (C::kMath == 1 || C::kMath == 3)
-    mainloop_mma_tf32<C, LoaderA, LoaderB, C::kMath == 3>(smem, a_src, b_src, cta, warp_m, warp_n, lane, epilogue);
+  else if constexpr (C::kMath == 1)
+    mainloop_mma_tf32<C, LoaderA, LoaderB>(smem, a_src, b_src, cta, warp_m, warp_n, lane, epilogue);
   else
     mainloop_ffma<C, LoaderA, LoaderB>(smem, a_src, b_src, cta, warp_m, warp_n, lane, epilogue);
 }

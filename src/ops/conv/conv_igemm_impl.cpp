@@ -16,10 +16,6 @@ namespace boo::ops::conv {
 namespace {
 
 enum Mode { kScalar = 0, kVectorK = 1, kVectorMN = 2 };  // conv_igemm.cuh OperandMode
-// The math of the mainloop (kernels/gemm/mainloop.cuh): bf16/fp16 tensor cores; fp32 on TF32 tensor
-// cores with --fp32-math tf32; full-precision fp32 on FFMA or as 3xTF32 (error-compensated TF32).
-enum Math { kMathHalf = 0, kMathTf32 = 1, kMathFfma = 2, kMath3xTf32 = 3 };
-const char* math_name(int m) { return m == kMathHalf ? "f16" : m == kMathTf32 ? "tf32" : m == kMathFfma ? "ffma" : "3xtf32"; }
 const char* mode_name(Mode m) { return m == kScalar ? "scalar" : m == kVectorK ? "vecK" : "vecMN"; }
 
 // The widest vector (16, 8 or 4 bytes: `elem_bytes`-sized elements) along
@@ -96,7 +92,6 @@ ChannelPads channel_pads_of(const ConvProblem& problem) {
 struct Gemm {
   std::string entry;  // kernel name
   Face face;
-  Math math;
   long long m, n, k;
   int bm, bn, bk, warps_m, warps_n, stages;
   Mode a_mode, b_mode;
@@ -179,15 +174,12 @@ void choose_tiling(Gemm& g, long long groups, long long min_splits, const ArchSp
 constexpr long long kFp32TermsPerSlice = 4096;
 constexpr long long kMaxPartialBytes = 512LL << 20;  // split-K partials of one GEMM
 
-Gemm plan_gemm(const std::string& entry, Face face, const Relation& r, DType dtype, bool fp32_tf32,
-               const ArchSpec& arch, const Phase& phase) {
+Gemm plan_gemm(const std::string& entry, Face face, const Relation& r, DType dtype, const ArchSpec& arch,
+               const Phase& phase) {
   Gemm g;
   g.entry = entry;
   g.face = face;
   g.phase = phase;
-  // Full-precision fp32 as 3xTF32: three TF32 tensor-core products per term, still several times
-  // the FFMA rate, with fp32-level error (mainloop_mma_tf32.cuh).
-  g.math = dtype != DType::kF32 ? kMathHalf : fp32_tf32 ? kMathTf32 : kMath3xTf32;
   const long long es = static_cast<long long>(dtype_size_bytes(dtype));
   // An operand takes the first (dim, mode) whose vectors fit, else scalar loads.
   struct Option {
@@ -297,9 +289,11 @@ std::string array_fn(const char* name, const long long* v, int n) {
 // The Cfg struct of one GEMM (every size a compile-time constant).
 std::string cfg_source(const std::string& name, const Gemm& g, const Relation& r, const ConvSignature& sig,
                        bool epilogue) {
+  // 0: bf16/fp16 tensor cores; 1: TF32 tensor cores (--fp32-math tf32); 2: fp32 FFMA (full precision).
+  const int math = sig.dtype != DType::kF32 ? 0 : sig.fp32_tf32 ? 1 : 2;
   std::string s = "struct " + name + " {\n";
   s += "  using T = " + std::string(device_type(sig.dtype)) + ";\n";
-  s += "  static constexpr int kFace = " + std::to_string(g.face) + ", kMath = " + std::to_string(g.math) + ";\n";
+  s += "  static constexpr int kFace = " + std::to_string(g.face) + ", kMath = " + std::to_string(math) + ";\n";
   s += "  static constexpr bool kHalf = " + std::string(sig.dtype == DType::kF16 ? "true" : "false") + ";\n";
   s += "  static constexpr int BM = " + std::to_string(g.bm) + ", BN = " + std::to_string(g.bn) +
        ", BK = " + std::to_string(g.bk) + ", WARPS_M = " + std::to_string(g.warps_m) +
@@ -406,8 +400,7 @@ struct ImplicitGemmConfig final : Config {
       record += "; " + w.task.result + ": face " + std::to_string(g.face) + " gemm " + std::to_string(g.m) + "x" +
                 std::to_string(g.n) + "x" + std::to_string(g.k) + " tile " + std::to_string(g.bm) + "x" +
                 std::to_string(g.bn) + "x" + std::to_string(g.bk) + " warps " + std::to_string(g.warps_m) + "x" +
-                std::to_string(g.warps_n) + " stages " + std::to_string(g.stages) + " math " + math_name(g.math) +
-                " A " + mode_name(g.a_mode) +
+                std::to_string(g.warps_n) + " stages " + std::to_string(g.stages) + " A " + mode_name(g.a_mode) +
                 std::to_string(g.a_vec) + " B " + mode_name(g.b_mode) + std::to_string(g.b_vec) + " splits " +
                 std::to_string(g.splits) + (g.vec_out ? " vec_out" : "");
     }
@@ -483,12 +476,10 @@ std::vector<Work> works_of(const ConvProblem& problem, const ChannelPads& pads, 
     if (task.face == kDataFace && strided && unit_dilation) {
       int index = 0;
       for (const Phase& p : phases(rel))
-        out.push_back({plan_gemm(entry + "_p" + std::to_string(index++), task.face, rel, problem.dtype,
-                                 sig.fp32_tf32, arch, p),
-                       rel, task, a, b, w});
+        out.push_back({plan_gemm(entry + "_p" + std::to_string(index++), task.face, rel, problem.dtype, arch, p), rel,
+                       task, a, b, w});
     } else {
-      out.push_back({plan_gemm(entry, task.face, rel, problem.dtype, sig.fp32_tf32, arch, whole(rel)), rel, task, a, b,
-                     w});
+      out.push_back({plan_gemm(entry, task.face, rel, problem.dtype, arch, whole(rel)), rel, task, a, b, w});
     }
   }
   return out;
