@@ -5,6 +5,21 @@
 
 namespace boo {
 
+/// A if kCond, else B (std::conditional; NVRTC has no <type_traits> without the toolkit headers).
+template <bool kCond, class A, class B>
+struct Select {
+  using type = A;
+};
+template <class A, class B>
+struct Select<false, A, B> {
+  using type = B;
+};
+
+/// Index arithmetic in 32 bits when every tensor has fewer than 2^31 elements (C::kIdx32):
+/// 64-bit division and multiplication cost several instructions each.
+template <class C>
+using Index = typename Select<C::kIdx32, int, long long>::type;
+
 /// 16-bit float storage types; arithmetic happens in float.
 struct bf16 {
   unsigned short bits;

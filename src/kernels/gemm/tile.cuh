@@ -21,23 +21,13 @@
 // the output map) belongs to the op that instantiates the GEMM.
 #pragma once
 
+#include "boo/kernels/types.cuh"
+
 namespace boo {
 namespace gemm {
 
-/// A if kCond, else B (std::conditional; NVRTC has no <type_traits> without the toolkit headers).
-template <bool kCond, class A, class B>
-struct Select {
-  using type = A;
-};
-template <class A, class B>
-struct Select<false, A, B> {
-  using type = B;
-};
-
-/// Index arithmetic in 32 bits when every tensor has fewer than 2^31 elements (C::kIdx32):
-/// 64-bit division and multiplication cost several instructions each.
-template <class C>
-using Index = typename Select<C::kIdx32, int, long long>::type;
+using boo::Index;  // types.cuh
+using boo::Select;
 
 /// How an operand tile travels from global to shared memory.
 enum OperandMode : int {

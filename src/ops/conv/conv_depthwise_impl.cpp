@@ -7,6 +7,7 @@
 
 #include "boo/conv.hpp"
 #include "ops/common/generated_source.hpp"
+#include "ops/conv/conv_bias_gradient.hpp"
 #include "ops/conv/conv_problem.hpp"
 #include "ops/conv/device/conv_depthwise_params.cuh"
 #include "ops/conv/device/conv_direct_params.cuh"
@@ -296,20 +297,8 @@ class DepthwiseConv final : public Tier<ConvProblem, DepthwiseConfig> {
       // db = the sum of dy over the batch and every pixel (gpu:conv:direct's kernel).
       add_entry("boo_conv_db", "ConvFaceParams", "boo::conv_bias_gradient<" + std::string(device_type(conv.dtype)) +
                                                      ">(p)");
-      BOO_ASSIGN_OR_RETURN(TensorBinding dy, roles.argument("dy"));
-      BOO_ASSIGN_OR_RETURN(TensorBinding db, roles.result("db"));
-      StepBuilder<ConvFaceParams> step("boo_conv_db", {static_cast<uint32_t>(std::min<long long>(conv.k, 65535)), 1, 1},
-                                       {kThreads, 1, 1});
-      step.bind(step.params.b, dy);
-      step.bind(step.params.bias, db);
-      step.params.n = conv.n;
-      step.params.cb = conv.k;
-      step.params.groups = 1;
-      const Dims3 out = pad3(conv.output_size(), 1);
-      for (int i = 0; i < 3; ++i) step.params.b_size[i] = out[i];
-      const Strides5 s = strides5(conv.y_spec("dy"));
-      for (int i = 0; i < 5; ++i) step.params.b_strides[i] = s[i];
-      plan.steps.push_back(std::move(step).finish());
+      BOO_ASSIGN_OR_RETURN(LaunchStep step, bias_gradient_step(problem, roles, kThreads));
+      plan.steps.push_back(std::move(step));
     }
     plan.workspace_bytes = workspace;
     for (const FaceTiling& f : config.faces) {

@@ -8,6 +8,7 @@
 
 #include "boo/conv.hpp"
 #include "ops/common/generated_source.hpp"
+#include "ops/conv/conv_bias_gradient.hpp"
 #include "ops/conv/conv_problem.hpp"
 #include "ops/conv/device/conv_direct_params.cuh"
 #include "ops/conv/device/conv_igemm_params.cuh"
@@ -582,20 +583,8 @@ class PlanWriter {
     plan_.source.text += "\nextern \"C\" __global__ void __launch_bounds__(256) boo_conv_db(const boo::ConvFaceParams p) {\n"
                          "  boo::conv_bias_gradient<" + std::string(device_type(conv.dtype)) + ">(p);\n}\n";
     plan_.source.entries.emplace_back("boo_conv_db");
-    BOO_ASSIGN_OR_RETURN(TensorBinding dy, roles_.argument("dy"));
-    BOO_ASSIGN_OR_RETURN(TensorBinding db, roles_.result("db"));
-    StepBuilder<ConvFaceParams> step("boo_conv_db", {static_cast<uint32_t>(std::min<long long>(conv.k, 65535)), 1, 1},
-                                     {256, 1, 1});
-    step.bind(step.params.b, dy);
-    step.bind(step.params.bias, db);
-    step.params.n = conv.n;
-    step.params.cb = conv.k;
-    step.params.groups = 1;
-    const Dims3 out = pad3(conv.output_size(), 1);
-    for (int i = 0; i < 3; ++i) step.params.b_size[i] = out[i];
-    const Strides5 s = strides5(conv.y_spec("dy"));
-    for (int i = 0; i < 5; ++i) step.params.b_strides[i] = s[i];
-    plan_.steps.push_back(std::move(step).finish());
+    BOO_ASSIGN_OR_RETURN(LaunchStep step, bias_gradient_step(problem_, roles_, 256));
+    plan_.steps.push_back(std::move(step));
     return ok_status();
   }
 

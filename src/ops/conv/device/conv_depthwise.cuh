@@ -28,19 +28,6 @@
 
 namespace boo::depthwise {
 
-template <bool kCond, class A, class B>
-struct Select {
-  using type = A;
-};
-template <class A, class B>
-struct Select<false, A, B> {
-  using type = B;
-};
-
-/// Offsets in 32 bits when every tensor has fewer than 2^31 elements (Cfg::kIdx32).
-template <class C>
-using Index = typename Select<C::kIdx32, int, long long>::type;
-
 enum Role : int { kA = 0, kB = 1 };
 
 /// The A or B tensor of the relation: its plane, channels and strides (D has size 1).
