@@ -36,8 +36,10 @@ bool TensorRoles::has_argument(std::string_view name) const {
 }
 
 std::optional<TensorBinding> TensorRoles::find(std::string_view name) const {
-  if (Result<TensorBinding> a = argument(name); a.ok()) return *a;
-  if (Result<TensorBinding> r = result(name); r.ok()) return *r;
+  for (size_t i = 0; i < arguments_.size(); ++i)
+    if (arguments_[i] == name) return TensorBinding{TensorBinding::Source::kArgument, static_cast<uint32_t>(i), 0};
+  for (size_t i = 0; i < results_.size(); ++i)
+    if (results_[i] == name) return TensorBinding{TensorBinding::Source::kResult, static_cast<uint32_t>(i), 0};
   return std::nullopt;
 }
 

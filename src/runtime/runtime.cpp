@@ -90,6 +90,8 @@ class LaunchableImpl final : public Launchable {
         names_(std::move(names)),
         arg_specs_(sig_->arguments()),
         result_specs_(sig_->results()),
+        arg_addresses_(arg_specs_.size()),
+        result_addresses_(result_specs_.size()),
         steps_(std::move(steps)),
         workspace_bytes_(workspace_bytes),
         tensor_alignment_(tensor_alignment) {}
@@ -106,13 +108,15 @@ class LaunchableImpl final : public Launchable {
   std::vector<std::string> names_;
   // Fixed by the signature, so computed once (launch() is on every eager call's path).
   const std::vector<TensorSpec> arg_specs_, result_specs_;
+  // This launch's tensor addresses, by position (kept here so that a launch allocates nothing).
+  std::vector<uint64_t> arg_addresses_, result_addresses_;
   std::vector<ResolvedStep> steps_;
   const size_t workspace_bytes_;
   const uint32_t tensor_alignment_;
   // Scratch memory of the plan (split-K partials, staged copies), allocated
   // on the first launch. Launches of one launchable on several streams at
-  // once would share it and the parameter blocks: they are serialized by the
-  // caller (one launchable per stream).
+  // once would share it, the addresses and the parameter blocks: they are
+  // serialized by the caller (one launchable per stream).
   DeviceBuffer workspace_;
 };
 
@@ -383,16 +387,12 @@ Status LaunchableImpl::launch(std::span<const TensorRef> args, std::span<const T
       if (address % tensor_alignment_ != 0)
         return invalid_argument(std::string(what) + " '" + s.name + "' is not " + std::to_string(tensor_alignment_) +
                                 "-byte aligned, which " + implementation_ + " needs");
-      addresses.push_back(address);
+      addresses[i] = address;
     }
     return ok_status();
   };
-  // Small vectors: the cost of an eager call is dominated by the driver's launch.
-  std::vector<uint64_t> arg_addresses, result_addresses;
-  arg_addresses.reserve(args.size());
-  result_addresses.reserve(results.size());
-  BOO_RETURN_IF_ERROR(check(args, arg_specs_, "argument", arg_addresses));
-  BOO_RETURN_IF_ERROR(check(results, result_specs_, "result", result_addresses));
+  BOO_RETURN_IF_ERROR(check(args, arg_specs_, "argument", arg_addresses_));
+  BOO_RETURN_IF_ERROR(check(results, result_specs_, "result", result_addresses_));
   if (workspace_.size_bytes() < workspace_bytes_) {
     BOO_ASSIGN_OR_RETURN(workspace_, rt_.allocate(workspace_bytes_));
   }
@@ -403,8 +403,8 @@ Status LaunchableImpl::launch(std::span<const TensorRef> args, std::span<const T
   for (ResolvedStep& step : steps_) {
     for (const ops::LaunchStep::AddressSlot& slot : step.addresses) {
       const ops::TensorBinding& t = slot.tensor;
-      const uint64_t address = t.source == ops::TensorBinding::Source::kArgument ? arg_addresses[t.index]
-                               : t.source == ops::TensorBinding::Source::kResult ? result_addresses[t.index]
+      const uint64_t address = t.source == ops::TensorBinding::Source::kArgument ? arg_addresses_[t.index]
+                               : t.source == ops::TensorBinding::Source::kResult ? result_addresses_[t.index]
                                                                                   : workspace + t.offset;
       std::memcpy(step.params.data() + slot.params_offset, &address, sizeof address);
     }
