@@ -1,0 +1,296 @@
+// boo: gpu:gemm:* — a GEMM as a 1x1 convolution, planned by a conv tier
+// (the tiers' mainloops are the GEMM's: no second GEMM code base), with the
+// copies and the epilogue the conv cannot express around it.
+#include "ops/gemm/gemm_conv_impl.hpp"
+
+#include <algorithm>
+#include <memory>
+
+#include "ops/common/generated_source.hpp"
+#include "ops/conv/conv_direct_impl.hpp"
+#include "ops/conv/conv_igemm_impl.hpp"
+#include "ops/conv/conv_layout.hpp"
+#include "ops/conv/conv_wgmma_impl.hpp"
+#include "ops/gemm/device/gemm_copy_params.cuh"
+
+namespace boo::ops::gemm {
+namespace {
+
+using Strides3 = std::array<int64_t, 3>;
+enum class Role { kX, kW, kY };
+
+constexpr uint32_t kCopyThreads = 256;
+
+// The GEMM view (batch, row, col strides) that conv strides `s` (outer,
+// channel, h) of conv tensor `role` give, for each case of ConvMapping.
+Strides3 view_of(Role role, const ConvMapping& c, const GemmDesc& d, const Strides3& s) {
+  if (c.grouped) {  // x = B [1, G*k, n], w = A [G*m, k, 1], y = out [1, G*m, n]
+    switch (role) {
+      case Role::kX: return {d.k * s[1], s[1], s[2]};
+      case Role::kW: return {d.m * s[0], s[0], s[1]};
+      case Role::kY: return {d.m * s[1], s[1], s[2]};
+    }
+  }
+  const bool batched = d.batch > 1;  // x = A [batch, k, m] (or [m, k, 1]), w = B^T [n, k, 1], y [batch, n, m]
+  switch (role) {
+    case Role::kX: return batched ? Strides3{s[0], s[2], s[1]} : Strides3{0, s[0], s[1]};
+    case Role::kW: return {0, s[1], s[0]};
+    case Role::kY: return batched ? Strides3{s[0], s[2], s[1]} : Strides3{0, s[0], s[1]};
+  }
+  return {};
+}
+
+// Whether views `a` and `b` of a [batch, rows, cols] matrix address the same
+// elements: equal strides wherever the extent is above 1.
+bool same_view(const Strides3& a, const Strides3& b, const std::array<int64_t, 3>& extents) {
+  for (int i = 0; i < 3; ++i)
+    if (extents[static_cast<size_t>(i)] > 1 && a[static_cast<size_t>(i)] != b[static_cast<size_t>(i)]) return false;
+  return true;
+}
+
+// Conv layouts, channels-last (what every conv tier loads best) first.
+constexpr const char* kLayouts[] = {"NHC", "NCH", "HNC", "HCN", "CNH", "CHN"};
+
+}  // namespace
+
+ConvMapping map_to_conv(const GemmDesc& d, bool channels_last) {
+  ConvMapping c;
+  c.grouped = d.batch > 1 && d.b.strides[0] != 0;
+  ConvSignature& conv = c.conv;
+  conv.spatial_dims = 1;
+  conv.dtype = d.dtype;
+  conv.fp32_tf32 = d.fp32_tf32;
+  conv.filter_size = {1};
+  conv.stride = {1};
+  conv.padding = {0};
+  conv.dilation = {1};
+  conv.output_padding = {0};
+  conv.directions = kConvForward;
+  // Conv shapes [outer, channel, h] of x, w and y.
+  std::array<int64_t, 3> xs, ws, ys;
+  if (c.grouped) {
+    conv.groups = d.batch;
+    xs = {1, d.batch * d.k, d.n};
+    ws = {d.batch * d.m, d.k, 1};
+    ys = {1, d.batch * d.m, d.n};
+    c.x = {d.b, d.k, d.n};
+    c.w = {d.a, d.m, d.k};
+  } else {
+    xs = d.batch > 1 ? std::array<int64_t, 3>{d.batch, d.k, d.m} : std::array<int64_t, 3>{d.m, d.k, 1};
+    ws = {d.n, d.k, 1};
+    ys = d.batch > 1 ? std::array<int64_t, 3>{d.batch, d.n, d.m} : std::array<int64_t, 3>{d.m, d.n, 1};
+    c.x = {d.a, d.m, d.k};
+    c.w = {d.b, d.k, d.n};
+  }
+  c.y = {d.out, d.m, d.n};
+  conv.n = xs[0];
+  conv.c = xs[1];
+  conv.input_size = {xs[2]};
+  conv.k = ys[1];
+  // Each operand: the first layout whose strides are its view's, else staged in the first layout.
+  auto place = [&](Role role, ConvMapping::Operand& op, const std::array<int64_t, 3>& shape) {
+    const std::array<int64_t, 3> extents{d.batch, op.rows, op.cols};
+    const int candidates = channels_last ? 1 : static_cast<int>(std::size(kLayouts));
+    for (int i = 0; i < candidates; ++i) {
+      const std::vector<int64_t> s = permuted_strides({shape.begin(), shape.end()}, conv::layout_order(kLayouts[i]));
+      if (same_view(view_of(role, c, d, {s[0], s[1], s[2]}), op.view.strides, extents)) return std::string(kLayouts[i]);
+    }
+    const std::vector<int64_t> s = permuted_strides({shape.begin(), shape.end()}, conv::layout_order(kLayouts[0]));
+    op.staged = true;
+    op.staged_view = {"", view_of(role, c, d, {s[0], s[1], s[2]})};
+    return std::string(kLayouts[0]);
+  };
+  conv.input_layout = place(Role::kX, c.x, xs);
+  conv.filter_layout = place(Role::kW, c.w, ws);
+  conv.output_layout = place(Role::kY, c.y, ys);
+  // The conv's epilogue is a bias per output channel: a GEMM column only when ungrouped.
+  const bool fused = d.conv_epilogue() && !c.grouped;
+  if (fused) {
+    conv.bias = d.fused_bias().has_value();
+    conv.activation = d.activation;
+  }
+  c.epilogue = !fused && (d.alpha != 1.0 || d.c || d.bias || d.activation.kind != Activation::Kind::kNone);
+  return c;
+}
+
+namespace {
+
+struct GemmViaConvConfig final : Config {
+  ConvMapping mapping;
+  std::shared_ptr<const Config> conv;  // the conv tier's configuration of mapping.conv
+  size_t staged_bytes = 0;             // the buffers, after the conv's workspace
+
+  std::string text() const override {
+    std::string s = "conv " + mapping.conv.command() + (mapping.grouped ? " (grouped by batch)" : "");
+    for (const auto& [name, op] : {std::pair{"x", &mapping.x}, {"w", &mapping.w}, {"y", &mapping.y}})
+      if (op->staged) s += "; stage " + std::string(name) + " (" + op->view.tensor + ")";
+    if (mapping.epilogue) s += "; epilogue kernel";
+    return s + "; " + conv->text();
+  }
+};
+
+class GemmViaConv final : public Tier<GemmProblem, GemmViaConvConfig> {
+ public:
+  GemmViaConv(std::string name, const GpuImplementation& conv_tier, bool channels_last)
+      : name_(std::move(name)), conv_tier_(conv_tier), channels_last_(channels_last) {}
+
+  std::string_view name() const override { return name_; }
+
+  Status accepts_problem(const GemmProblem& problem, const ArchSpec& arch) const override {
+    const ConvMapping mapping = map_to_conv(problem.desc, channels_last_);
+    if (Status s = mapping.conv.validate(); !s.ok())
+      return internal_error("the GEMM's conv (" + mapping.conv.command() + ") is invalid: " + s.message());
+    const conv::ConvProblem conv(mapping.conv);
+    if (Status s = conv_tier_.accepts(conv, arch); !s.ok())
+      return unimplemented("as the conv " + mapping.conv.command() + ": " + s.message());
+    return ok_status();
+  }
+
+  Result<GemmViaConvConfig> configure_problem(const GemmProblem& problem, const ArchSpec& arch) const override {
+    GemmViaConvConfig config;
+    config.mapping = map_to_conv(problem.desc, channels_last_);
+    const conv::ConvProblem conv(config.mapping.conv);
+    BOO_ASSIGN_OR_RETURN(std::unique_ptr<const Config> inner, conv_tier_.configure(conv, arch));
+    config.conv = std::move(inner);
+    const size_t elem = dtype_size_bytes(problem.desc.dtype);
+    for (ConvMapping::Operand* op : {&config.mapping.x, &config.mapping.w, &config.mapping.y}) {
+      if (!op->staged) continue;
+      op->offset = config.staged_bytes;
+      const Strides3& s = op->staged_view.strides;  // dense: the largest stride times its extent
+      const int64_t extents[3] = {problem.desc.batch, op->rows, op->cols};
+      int64_t elems = 1;
+      for (int i = 0; i < 3; ++i) elems = std::max(elems, s[static_cast<size_t>(i)] * extents[i]);
+      config.staged_bytes += (static_cast<size_t>(elems) * elem + 255) / 256 * 256;
+    }
+    return config;
+  }
+
+  Result<Plan> plan_problem(const GemmProblem& problem, const GemmViaConvConfig& config,
+                            const ArchSpec& arch) const override {
+    const GemmDesc& d = problem.desc;
+    const ConvMapping& m = config.mapping;
+    const conv::ConvProblem conv(m.conv);
+    BOO_ASSIGN_OR_RETURN(Plan inner, conv_tier_.plan(conv, *config.conv, arch));
+    const size_t base = (inner.workspace_bytes + 255) / 256 * 256;
+    const TensorRoles roles(problem.signature());
+    auto staged = [&](const ConvMapping::Operand& op) { return TensorBinding::workspace(base + op.offset); };
+    auto operand = [&](const ConvMapping::Operand& op, bool result) -> Result<TensorBinding> {
+      if (op.staged) return staged(op);
+      return result ? roles.result(op.view.tensor) : roles.argument(op.view.tensor);
+    };
+    // The conv plan's tensors, by its signature's positions, as the GEMM's.
+    std::vector<TensorBinding> conv_args, conv_results;
+    for (const TensorSpec& t : m.conv.arguments()) {
+      Result<TensorBinding> binding = t.name == "x"   ? operand(m.x, false)
+                                      : t.name == "w" ? operand(m.w, false)
+                                                      : roles.argument(d.fused_bias()->tensor);
+      if (!binding.ok()) return binding.status();
+      conv_args.push_back(*binding);
+    }
+    BOO_ASSIGN_OR_RETURN(TensorBinding y, operand(m.y, true));
+    conv_results.push_back(y);
+
+    Plan plan;
+    plan.source = inner.source;
+    plan.source.text += "\n// The GEMM's copies and epilogue (gpu:gemm).\n#include \"boo/gemm/gemm_copy.cuh\"\n";
+    plan.workspace_bytes = base + config.staged_bytes;
+    plan.tensor_alignment = std::max<uint32_t>(inner.tensor_alignment, static_cast<uint32_t>(dtype_size_bytes(d.dtype)));
+    auto copy = [&](const std::string& entry, const std::string& flags, TensorBinding src, const Strides3& src_strides,
+                    TensorBinding dst, const Strides3& dst_strides, int64_t batch, int64_t rows,
+                    int64_t cols) -> Result<StepBuilder<GemmCopyParams>> {
+      plan.source.text += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kCopyThreads) + ") " +
+                          entry + "(const boo::GemmCopyParams p) { boo::gemm_copy<" + device_type(d.dtype) + flags +
+                          ">(p); }\n";
+      plan.source.entries.push_back(entry);
+      const long long blocks = std::clamp<long long>((batch * rows * cols + kCopyThreads - 1) / kCopyThreads, 1,
+                                                     16LL * arch.sm_count);
+      BOO_ASSIGN_OR_RETURN(uint32_t grid, grid_extent(blocks, 0x7fffffff, "x (elements)"));
+      StepBuilder<GemmCopyParams> step(entry, {grid, 1, 1}, {kCopyThreads, 1, 1});
+      step.bind(step.params.src, src);
+      step.bind(step.params.dst, dst);
+      const int64_t sizes[3] = {batch, rows, cols};
+      for (int i = 0; i < 3; ++i) {
+        step.params.sizes[i] = sizes[i];
+        step.params.src_strides[i] = src_strides[static_cast<size_t>(i)];
+        step.params.dst_strides[i] = dst_strides[static_cast<size_t>(i)];
+      }
+      step.params.alpha = 1.0f;
+      return step;
+    };
+    // Inputs into their buffers (a batch-broadcast buffer is written once).
+    for (const auto& [name, op] : {std::pair{"x", &m.x}, {"w", &m.w}}) {
+      if (!op->staged) continue;
+      BOO_ASSIGN_OR_RETURN(TensorBinding src, roles.argument(op->view.tensor));
+      const int64_t batch = op->staged_view.strides[0] == 0 ? 1 : d.batch;
+      BOO_ASSIGN_OR_RETURN(StepBuilder<GemmCopyParams> step,
+                           copy("boo_gemm_stage_" + std::string(name), ", false, false, 0", src, op->view.strides,
+                                staged(*op), op->staged_view.strides, batch, op->rows, op->cols));
+      plan.steps.push_back(std::move(step).finish());
+    }
+    // The conv's steps with the GEMM's tensors.
+    for (LaunchStep step : inner.steps) {
+      for (LaunchStep::AddressSlot& slot : step.addresses) {
+        TensorBinding& t = slot.tensor;
+        if (t.source == TensorBinding::Source::kArgument) t = conv_args.at(t.index);
+        else if (t.source == TensorBinding::Source::kResult) t = conv_results.at(t.index);
+      }
+      plan.steps.push_back(std::move(step));
+    }
+    // The result: copied out of its buffer and/or given the epilogue.
+    if (m.y.staged || m.epilogue) {
+      BOO_ASSIGN_OR_RETURN(TensorBinding out, roles.result(d.out.tensor));
+      const TensorBinding src = m.y.staged ? staged(m.y) : out;
+      const Strides3& src_strides = m.y.staged ? m.y.staged_view.strides : d.out.strides;
+      const bool addend = m.epilogue && d.c.has_value(), bias = m.epilogue && d.bias.has_value();
+      const int act = m.epilogue ? static_cast<int>(d.activation.kind) : 0;
+      BOO_ASSIGN_OR_RETURN(StepBuilder<GemmCopyParams> step,
+                           copy(m.epilogue ? "boo_gemm_epilogue" : "boo_gemm_unstage_y",
+                                std::string(", ") + (addend ? "true" : "false") + ", " + (bias ? "true" : "false") +
+                                    ", " + std::to_string(act),
+                                src, src_strides, out, d.out.strides, d.batch, d.m, d.n));
+      if (m.epilogue) {
+        step.params.alpha = static_cast<float>(d.alpha);
+        step.params.beta = static_cast<float>(d.beta);
+        step.params.act_alpha = static_cast<float>(d.activation.alpha);
+        step.params.act_lo = static_cast<float>(d.activation.lo);
+        step.params.act_hi = static_cast<float>(d.activation.hi);
+        if (addend) {
+          BOO_ASSIGN_OR_RETURN(TensorBinding c, roles.argument(d.c->tensor));
+          step.bind(step.params.addend, c);
+          for (int i = 0; i < 3; ++i) step.params.addend_strides[i] = d.c->strides[static_cast<size_t>(i)];
+        }
+        if (bias) {
+          BOO_ASSIGN_OR_RETURN(TensorBinding b, roles.argument(d.bias->tensor));
+          step.bind(step.params.bias, b);
+          for (int i = 0; i < 3; ++i) step.params.bias_strides[i] = d.bias->strides[static_cast<size_t>(i)];
+        }
+      }
+      plan.steps.push_back(std::move(step).finish());
+    }
+    return plan;
+  }
+
+ private:
+  std::string name_;
+  const GpuImplementation& conv_tier_;
+  bool channels_last_;
+};
+
+}  // namespace
+
+const GpuImplementation& gemm_via_conv_wgmma() {
+  static const GemmViaConv impl("gpu:gemm:wgmma_sm90", conv::wgmma_sm90_implementation(), true);
+  return impl;
+}
+
+const GpuImplementation& gemm_via_conv_implicit_gemm() {
+  static const GemmViaConv impl("gpu:gemm:implicit_gemm", conv::implicit_gemm_implementation(), false);
+  return impl;
+}
+
+const GpuImplementation& gemm_via_conv_direct() {
+  static const GemmViaConv impl("gpu:gemm:direct", conv::direct_implementation(), false);
+  return impl;
+}
+
+}  // namespace boo::ops::gemm
