@@ -171,15 +171,16 @@ Result<std::vector<Comparison>> verify_results(const OpSignature& sig, const std
   if (results.size() != sig.results().size())
     return internal_error("numerics: the backend returned " + std::to_string(results.size()) + " results, the signature has " +
                           std::to_string(sig.results().size()));
+  Reference& ref = options.reference ? *options.reference : cpu_reference();
   if (sig.flop_count() <= options.full_reference_flops) {
-    BOO_ASSIGN_OR_RETURN(std::vector<base::HostTensor> reference, op->reference(sig, args));
+    BOO_ASSIGN_OR_RETURN(std::vector<base::HostTensor> reference, ref.compute(sig, args));
     return compare_results(sig, args, results, reference);
   }
   std::vector<Comparison> out;
   for (size_t i = 0; i < results.size(); ++i) {
     const std::vector<int64_t> positions =
         sample_positions(results[i].spec().shape, options.samples_per_result, options.sample_seed);
-    BOO_ASSIGN_OR_RETURN(std::vector<double> reference, op->reference_sample(sig, args, i, positions));
+    BOO_ASSIGN_OR_RETURN(std::vector<double> reference, ref.sample(sig, args, i, positions));
     BOO_ASSIGN_OR_RETURN(double scale, op->cancellation_scale(sig, args, i));
     out.push_back(compare_to_sample(results[i], positions, reference, result_tolerance(sig, i), scale));
     out.back().sample_seed = options.sample_seed;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/host_tensor.hpp"
+#include "bench/reference.hpp"
 #include "boo/signature.hpp"
 
 namespace boo::bench {
@@ -68,6 +69,8 @@ struct VerifyOptions {
   double full_reference_flops = 2e9;
   int64_t samples_per_result = 4096;
   uint64_t sample_seed = 0;  ///< the positions' seed (the driver passes its --seed)
+  /// Where the reference runs (bench/reference.hpp); null: the CPU.
+  Reference* reference = nullptr;
 };
 
 /// Runs the reference (whole or sampled) and compares every result.

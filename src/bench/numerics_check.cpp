@@ -31,13 +31,17 @@ std::vector<base::HostTensor> structured_arguments(const OpSignature& sig) {
 }
 
 NumericsVerdict check_numerics(const OpSignature& sig, Backend& candidate, Backend* vendor,
-                               const NumericsOptions& options, uint64_t seed) {
+                               const NumericsOptions& options, uint64_t seed, Reference* reference) {
   NumericsVerdict verdict;
   const ops::OpDefinition* op = ops::find_op(sig.op_name());
   const TensorSpec main = sig.results().at(0);  // BOO judges the main result
   const double rtol = result_tolerance(sig, 0);
+  Reference& ref = reference ? *reference : cpu_reference();
   VerifyOptions verify;
   verify.sample_seed = seed;
+  verify.reference = &ref;
+  std::string reference_scope = "whole results";  // what the per-element check computed
+  bool sampled_any = false;
   const RunOptions untimed{1, false};
   ErrorSets sets;
   double tolerance_bound = 0;
@@ -76,8 +80,11 @@ NumericsVerdict check_numerics(const OpSignature& sig, Backend& candidate, Backe
       }
       for (const Comparison& c : *comparisons) {
         if (!c.pass()) tolerance_failures.push_back(c.summary());
-        if (c.sampled())
-          verdict.notes.push_back("per-element tolerance of " + c.name + " checked at " + std::to_string(c.elements) +
+        if (!c.sampled()) continue;
+        reference_scope = (sampled_any ? reference_scope + ", " : "") + c.name + " at " + std::to_string(c.elements) +
+                          " of " + std::to_string(c.population) + " positions";
+        sampled_any = true;
+        verdict.notes.push_back("per-element tolerance of " + c.name + " checked at " + std::to_string(c.elements) +
                                   " of " + std::to_string(c.population) + " positions (seed " +
                                   std::to_string(c.sample_seed) + ": --seed draws others)");
       }
@@ -85,7 +92,7 @@ NumericsVerdict check_numerics(const OpSignature& sig, Backend& candidate, Backe
     // Signed errors of the main result at sampled positions.
     const int64_t want = std::max<int64_t>(options.min_samples - static_cast<int64_t>(sets.boo.size()), 1);
     const std::vector<int64_t> positions = sample_positions(main.shape, std::max<int64_t>(want, 1024), seed + batch);
-    Result<std::vector<double>> reference = op->reference_sample(sig, *args, 0, positions);
+    Result<std::vector<double>> reference = ref.sample(sig, *args, 0, positions);
     if (!reference.ok()) {
       verdict.error = reference.status().to_string();
       return verdict;
@@ -125,6 +132,7 @@ NumericsVerdict check_numerics(const OpSignature& sig, Backend& candidate, Backe
   const std::vector<std::string> notes = verdict.notes;
   verdict = decide(sets, options, tolerance_bound);
   verdict.notes.insert(verdict.notes.begin(), notes.begin(), notes.end());
+  verdict.reference = ref.describe(sig) + " (" + reference_scope + ")";
   if (static_cast<int64_t>(sets.boo.size()) < options.min_samples)
     verdict.notes.push_back("only " + std::to_string(sets.boo.size()) + " samples after " +
                             std::to_string(kMaxBatches) + " batches (the output is small)");

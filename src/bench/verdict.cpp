@@ -111,6 +111,7 @@ std::string format_verdict_verbose(const NumericsVerdict& v, const std::string& 
   out += std::string("  NaN pattern: ") + (v.nan_ok ? "PASS" : "FAIL") + "\n";
   out += std::string("  Per-element tolerance: ") + (v.tolerance_ok ? "PASS" : "FAIL") + "\n";
   out += std::string("Structured Test: ") + (!v.structured_ok ? "SKIPPED" : *v.structured_ok ? "PASS" : "FAIL") + "\n";
+  if (!v.reference.empty()) out += "Reference: " + v.reference + "\n";
   for (const std::string& n : v.notes) out += "Note: " + n + "\n";
   if (!v.pass()) out += "Failure Reasons: " + v.failure_reasons() + (v.error.empty() ? "" : " (" + v.error + ")") + "\n";
   out += std::string("VERDICT: ") + (v.pass() ? "PASS" : "FAIL") + "\n";
@@ -122,6 +123,7 @@ std::vector<std::string> verdict_csv_header(const std::string& vendor_name) {
   for (const std::string& prefix : {std::string("boo_vs_ref"), vendor_name + "_vs_ref", "boo_vs_" + vendor_name})
     for (const char* stat : {"_mean", "_stddev", "_max"}) h.push_back(prefix + stat);
   h.emplace_back("structured_test");
+  h.emplace_back("numerics_reference");
   return h;
 }
 
@@ -134,6 +136,7 @@ std::vector<std::string> verdict_csv_cells(const NumericsVerdict& v) {
     c.push_back(have ? sci(s->max_abs) : "N.A.");
   }
   c.push_back(!v.structured_ok ? "N.A." : *v.structured_ok ? "PASS" : "FAIL");
+  c.push_back(v.reference.empty() ? "N.A." : v.reference);
   return c;
 }
 

@@ -62,6 +62,9 @@ struct NumericsVerdict {
   std::optional<bool> structured_ok;  ///< unset when skipped
   std::string error;                  ///< set when the check itself failed to run
   std::vector<std::string> notes;     ///< e.g. the tolerance used without a vendor
+  /// What computed the float64 reference and how much of it: "gpu:conv:reference on cuda:0 (whole results)",
+  /// "cpu:conv:reference (y at 4103 of 2097152 positions)".
+  std::string reference;
   bool pass() const;
   /// "mean bias, stddev, ..." for a FAIL line.
   std::string failure_reasons() const;
@@ -76,7 +79,7 @@ std::string format_verdict_line(const NumericsVerdict& v);
 std::string format_verdict_verbose(const NumericsVerdict& v, const std::string& command,
                                    const std::string& vendor_name, const std::string& reference_dtype);
 /// The CSV cells: numerics_pass, boo_vs_ref_{mean,stddev,max}, <vendor>_vs_ref_{...},
-/// boo_vs_<vendor>_{...}, structured_test.
+/// boo_vs_<vendor>_{...}, structured_test, numerics_reference.
 std::vector<std::string> verdict_csv_cells(const NumericsVerdict& v);
 std::vector<std::string> verdict_csv_header(const std::string& vendor_name);
 

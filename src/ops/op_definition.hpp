@@ -14,6 +14,7 @@
 #include "boo/signature.hpp"
 #include "ops/flag_table.hpp"
 #include "ops/gpu_implementation.hpp"
+#include "ops/gpu_reference.hpp"
 #include "ops/input_generation.hpp"
 
 namespace boo::ops {
@@ -40,6 +41,10 @@ class OpDefinition {
   /// consistent (saved statistics).
   virtual Result<std::vector<base::HostTensor>> make_arguments(const OpSignature& sig,
                                                                const InputOptions& options) const;
+  /// Whether make_arguments(sig) makes the default's inputs, which the GPU
+  /// can then generate byte for byte (ops/input_generation_gpu.hpp); false
+  /// where an override derives some from others.
+  virtual bool default_arguments(const OpSignature&) const { return true; }
 
   /// Terms summed into one element of result `result_index` (sets the
   /// numerics tolerance of that result).
@@ -71,6 +76,11 @@ class OpDefinition {
   /// `sig.results()`), accumulated in double precision.
   virtual Result<std::vector<base::HostTensor>> reference(const OpSignature& sig,
                                                           const std::vector<base::HostTensor>& args) const = 0;
+
+  /// The same reference as GPU kernels (ops/gpu_reference.hpp), which the
+  /// numerics check runs where a GPU is present; nullptr (the default): the
+  /// op has none, and the CPU reference runs.
+  virtual const GpuReference* gpu_reference() const { return nullptr; }
 };
 
 /// Float64 tensors with the shapes and strides of `sig.results()`: what a

@@ -14,6 +14,7 @@
 #include "ops/op_definition.hpp"
 #include "runtime/dispatch.hpp"
 #include "runtime/kernel_builder.hpp"
+#include "runtime/plan_loader.hpp"
 
 namespace boo {
 
@@ -81,15 +82,17 @@ struct ResolvedStep {
 
 class LaunchableImpl final : public Launchable {
  public:
+  // `arguments` and `results`: the tensors the plan's bindings index (the signature's, but for plans made
+  // outside dispatch: load_plan).
   LaunchableImpl(RuntimeImpl& rt, std::unique_ptr<OpSignature> sig, std::string implementation,
-                 std::vector<std::string> names, std::vector<ResolvedStep> steps, size_t workspace_bytes,
-                 uint32_t tensor_alignment)
+                 std::vector<std::string> names, std::vector<TensorSpec> arguments, std::vector<TensorSpec> results,
+                 std::vector<ResolvedStep> steps, size_t workspace_bytes, uint32_t tensor_alignment)
       : rt_(rt),
         sig_(std::move(sig)),
         implementation_(std::move(implementation)),
         names_(std::move(names)),
-        arg_specs_(sig_->arguments()),
-        result_specs_(sig_->results()),
+        arg_specs_(std::move(arguments)),
+        result_specs_(std::move(results)),
         arg_addresses_(arg_specs_.size()),
         result_addresses_(result_specs_.size()),
         steps_(std::move(steps)),
@@ -304,13 +307,36 @@ class RuntimeImpl final : public Runtime {
     BOO_ASSIGN_OR_RETURN(runtime::Dispatch dispatch,
                          runtime::choose_gpu_implementation(sig, info_, options_.implementation));
     BOO_ASSIGN_OR_RETURN(ops::Plan plan, runtime::plan_chosen(dispatch));
-    const std::string implementation(dispatch.chosen->name());
+    return load(sig, identity, dispatch.chosen->name(), *dispatch.config, std::move(plan), sig.arguments(),
+                sig.results(), false);
+  }
+
+ public:
+  // Builds (cache or NVRTC, unlocked) and loads `plan`, whose bindings index `arguments` and `results`.
+  // `reuse_loaded`: a module this runtime loaded already is used as it is, not read from the disk again
+  // (plans made outside dispatch are loaded on every call: load_plan); it counts as reused in process.
+  LaunchableResult load(const OpSignature& sig, const std::string& identity, std::string_view implementation_name,
+                        const ops::Config& config, ops::Plan plan, std::vector<TensorSpec> arguments,
+                        std::vector<TensorSpec> results, bool reuse_loaded) {
+    BOO_RETURN_IF_ERROR(make_current());
+    const std::string implementation(implementation_name);
     BOO_ASSIGN_OR_RETURN(runtime::ModuleRequest request,
-                         runtime::describe_module(implementation, *dispatch.config, plan.source, info_.arch()));
+                         runtime::describe_module(implementation, config, plan.source, info_.arch()));
     const auto start = std::chrono::steady_clock::now();
-    BOO_ASSIGN_OR_RETURN(runtime::BuiltModule built,
-                         runtime::build_module(request, sig, cache_,
-                                               runtime::BuildOptions{options_.save_temps_dir, driver_version_}));
+    const std::string key = request.key.digest();
+    bool loaded = false;
+    if (reuse_loaded) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      loaded = modules_.count(key) > 0;
+    }
+    runtime::BuiltModule built;
+    if (loaded) {
+      built.key = key;
+      built.from_cache = true;
+    } else {
+      BOO_ASSIGN_OR_RETURN(built, runtime::build_module(request, sig, cache_,
+                                                        runtime::BuildOptions{options_.save_temps_dir, driver_version_}));
+    }
     std::lock_guard<std::mutex> lock(mutex_);
     const LoadedModule* module = nullptr;
     if (auto it = modules_.find(built.key); it != modules_.end()) {
@@ -331,14 +357,16 @@ class RuntimeImpl final : public Runtime {
     }
     const double elapsed_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    if (built.from_cache) {
+    if (loaded) {
+      ++stats_.memory_hits;
+    } else if (built.from_cache) {
       ++stats_.disk_hits;
       stats_.load_ms += elapsed_ms;
     } else {
       ++stats_.compiled;
       stats_.compile_ms += built.compile_ms;
     }
-    base::log_debug(std::string(built.from_cache ? "loaded " : "compiled ") + implementation + " for " + identity +
+    base::log_debug(std::string(loaded ? "reused " : built.from_cache ? "loaded " : "compiled ") + implementation + " for " + identity +
                     " (key " + built.key.substr(0, 12) + ")");
     std::vector<ResolvedStep> steps;
     for (ops::LaunchStep& step : plan.steps) {
@@ -351,8 +379,11 @@ class RuntimeImpl final : public Runtime {
                                    std::move(step.addresses)});
     }
     return std::make_shared<LaunchableImpl>(*this, sig.clone(), implementation, request.source.entries,
-                                            std::move(steps), plan.workspace_bytes, plan.tensor_alignment);
+                                            std::move(arguments), std::move(results), std::move(steps),
+                                            plan.workspace_bytes, plan.tensor_alignment);
   }
+
+ private:
 
   std::map<std::string, LoadedModule> modules_;                         // by cache key
   std::map<std::string, std::shared_ptr<LaunchableImpl>> launchables_;  // by canonical command
@@ -416,6 +447,24 @@ Status LaunchableImpl::launch(std::span<const TensorRef> args, std::span<const T
 }
 
 }  // namespace
+
+namespace runtime {
+
+Result<std::shared_ptr<Launchable>> load_plan(Runtime& rt, const OpSignature& sig, std::string_view implementation,
+                                              const ops::Config& config, ops::Plan plan,
+                                              std::vector<TensorSpec> arguments, std::vector<TensorSpec> results) {
+  auto* impl = dynamic_cast<RuntimeImpl*>(&rt);
+  if (!impl) return internal_error("load_plan: the runtime was not made by Runtime::create");
+  BOO_RETURN_IF_ERROR(sig.validate());
+  Status valid = plan.validate(arguments.size(), results.size());
+  if (!valid.ok()) return std::move(valid).annotate(std::string(implementation) + " for " + sig.command());
+  BOO_ASSIGN_OR_RETURN(std::shared_ptr<LaunchableImpl> made,
+                       impl->load(sig, sig.command(), implementation, config, std::move(plan), std::move(arguments),
+                                  std::move(results), true));
+  return std::shared_ptr<Launchable>(std::move(made));
+}
+
+}  // namespace runtime
 
 RuntimeOptions RuntimeOptions::from_environment() {
   RuntimeOptions o;

@@ -96,11 +96,14 @@ def test_option_values_are_checked(driver):
     for args, message in [(["--seed=x"], "--seed: expected a non-negative integer, got 'x'"),
                           (["--dry-run=1"], "driver option '--dry-run' takes no value"),
                           (["--csv"], "driver option '--csv' needs a value"),
-                          (["--timer", "clock"], "--timer: expected cupti or events, got 'clock'")]:
+                          (["--timer", "clock"], "--timer: expected cupti or events, got 'clock'"),
+                          (["--reference", "tpu"], "--reference: expected auto (the GPU's where the driver has a GPU), "
+                                                   "cpu or gpu, got 'tpu'")]:
         r = run([driver, "conv", "-n", "1", *args])
         assert r.returncode == 2 and message in r.stderr, (args, r.stderr)
     usage = run([driver, "--help"]).stdout
-    for option in ["--commands-file FILE", "--seed N", "this text", "(default 10)", "--numerics-vendor cudnn|none"]:
+    for option in ["--commands-file FILE", "--seed N", "this text", "(default 10)", "--numerics-vendor cudnn|none",
+                   "--reference auto|cpu|gpu"]:
         assert option in usage, usage
     assert "--executor-child" not in usage, usage
 
@@ -158,6 +161,25 @@ def test_boo_backend_names(driver, tmp):
                           "iree_boo_experimental num_dispatches"], header
 
 
+def test_numerics_reference_is_reported(driver, tmp):
+    # --verify-numerics says which reference ran, in the text and the CSV: the CPU's when asked for, and by
+    # default when the driver has no GPU backend; --reference gpu runs the GPU's, or says that it needs a GPU.
+    command = ["conv", "-n", "1", "-c", "4", "-H", "6", "-W", "5", "-k", "4", "-y", "3", "-x", "3", "-F", "1", "-t", "0"]
+    for choice in ["cpu", "auto"]:
+        out_csv = tmp / f"reference_{choice}.csv"
+        r = run([driver, "--backend", "cpu", "--verify-numerics", "--reference", choice, "--csv", str(out_csv),
+                 "--verbose", *command])
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "cpu Numerics: PASS [reference: cpu:conv:reference (whole results)]" in r.stdout, r.stdout
+        rows = list(csv.DictReader(out_csv.open(newline="")))
+        assert rows[0]["numerics_reference"] == "cpu:conv:reference (whole results)", rows
+    r = run([driver, "--backend", "cpu", "--verify-numerics", "--reference", "gpu", *command])
+    if r.returncode == 0:
+        assert "[reference: gpu:conv:reference on cuda:" in r.stdout, r.stdout
+    else:
+        assert "--reference gpu needs a usable GPU" in r.stdout + r.stderr, r.stdout + r.stderr
+
+
 def main():
     driver = sys.argv[1]
     root = pathlib.Path(__file__).resolve().parents[2]
@@ -170,6 +192,7 @@ def main():
         test_boo_backend_names(driver, tmp)
         test_help_lines_have_no_row(driver, tmp)
         test_option_values_are_checked(driver)
+        test_numerics_reference_is_reported(driver, tmp)
         test_progress_line_on_a_terminal(driver, tmp)
     print("driver CLI behaves")
 

@@ -88,7 +88,9 @@ TEST(VerdictTest, WithoutAVendorTheToleranceBoundsTheSpread) {
 TEST(VerdictTest, FormatsAndCsv) {
   NumericsVerdict v = decide(synthetic(500, 0, 1e-3, 1e-3), NumericsOptions{}, 0);
   v.structured_ok = false;
+  v.reference = "gpu:conv:reference on cuda:0 (whole results)";
   const std::string verbose = format_verdict_verbose(v, "conv -n 1", "cuDNN GPU", "float64");
+  EXPECT_NE(verbose.find("Reference: gpu:conv:reference on cuda:0 (whole results)"), std::string::npos);
   EXPECT_NE(verbose.find("=== conv -n 1 ==="), std::string::npos);
   EXPECT_NE(verbose.find("BOO GPU vs float64 Reference"), std::string::npos);
   EXPECT_NE(verbose.find("Structured Test: FAIL"), std::string::npos);
@@ -98,9 +100,11 @@ TEST(VerdictTest, FormatsAndCsv) {
   ASSERT_EQ(header.size(), cells.size());
   EXPECT_EQ(header.front(), "numerics_pass");
   EXPECT_EQ(header[4], "cudnn_vs_ref_mean");
-  EXPECT_EQ(header.back(), "structured_test");
+  EXPECT_EQ(header[header.size() - 2], "structured_test");
+  EXPECT_EQ(header.back(), "numerics_reference");
   EXPECT_EQ(cells.front(), "FAIL");
-  EXPECT_EQ(cells.back(), "FAIL");
+  EXPECT_EQ(cells[cells.size() - 2], "FAIL");
+  EXPECT_EQ(cells.back(), "gpu:conv:reference on cuda:0 (whole results)");
 }
 
 TEST(StructuredInputsTest, OneBlockOfOnesPerArgument) {
@@ -134,6 +138,21 @@ TEST(NumericsCheckTest, TheCpuBackendPassesAgainstItsOwnReference) {
   EXPECT_GE(v.boo.samples, 1000);
   ASSERT_TRUE(v.structured_ok.has_value());
   EXPECT_TRUE(*v.structured_ok);
+  EXPECT_EQ(v.reference, "cpu:conv:reference (whole results)");  // no reference given: the CPU's
+}
+
+// Above the full-reference threshold the verdict says how much of each result the reference computed.
+TEST(NumericsCheckTest, TheVerdictNamesTheReferenceAndItsSample) {
+  Result<ParsedCommand> p = parse_command(std::string_view("conv -n 10 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 1"));
+  ASSERT_TRUE(p.ok());
+  ASSERT_GT(p->signature->flop_count(), VerifyOptions{}.full_reference_flops);
+  std::unique_ptr<Backend> cpu = make_cpu_backend(1);
+  NumericsOptions options;
+  options.structured_tests = false;
+  const NumericsVerdict v = check_numerics(*p->signature, *cpu, nullptr, options, 10, &cpu_reference());
+  EXPECT_TRUE(v.pass()) << v.failure_reasons();
+  EXPECT_EQ(v.reference.rfind("cpu:conv:reference (y at ", 0), 0u) << v.reference;
+  EXPECT_NE(v.reference.find(" of 2007040 positions)"), std::string::npos) << v.reference;
 }
 
 // A small output (3 values per batch) with no vendor: the spread's bound comes from every

@@ -166,7 +166,8 @@ std::string render_text(const CommandResult& r, const TextStyle& style) {
       } else if (!n.verdict.pass()) {
         for (const std::string& note : n.verdict.notes) out += ">>>\tnote: " + note + "\n";
       }
-      out += ">>>\t" + n.backend + " " + bench::format_verdict_line(n.verdict) + "\n";
+      out += ">>>\t" + n.backend + " " + bench::format_verdict_line(n.verdict) +
+             (n.verdict.reference.empty() ? "" : " [reference: " + n.verdict.reference + "]") + "\n";
     }
     out += r.numerics_pass() ? "Numerics: PASS\n" : "Numerics: FAIL (" + numerics_failure_reasons(*r.numerics) + ")\n";
   }

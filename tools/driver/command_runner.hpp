@@ -7,11 +7,13 @@
 #include <vector>
 
 #include "bench/backend.hpp"
+#include "bench/reference.hpp"
 #include "bench/trace.hpp"
 #include "boo/runtime.hpp"
 #include "command_result.hpp"
 #include "common/commands_file.hpp"
 #include "driver_options.hpp"
+#include "ops/op_definition.hpp"
 
 namespace boo::driver {
 
@@ -47,6 +49,8 @@ class CommandRunner {
   /// one made for numerics when a GPU and cuDNN are there; null otherwise
   /// (and with --numerics-vendor none).
   bench::Backend* numerics_vendor();
+  /// The command's inputs: on the GPU where there is one and the op's are the default's, else on the CPU.
+  Result<std::vector<base::HostTensor>> make_arguments(const ops::OpDefinition& op, const OpSignature& sig);
   void run_backends(const OpSignature& sig, const RunOptions& run, const std::vector<base::HostTensor>& args,
                     CommandResult& result);
   void check_numerics(const OpSignature& sig, CommandResult& result);
@@ -56,6 +60,7 @@ class CommandRunner {
   std::unique_ptr<Runtime> runtime_;  // declared before the backends that use it
   std::vector<std::unique_ptr<bench::Backend>> backends_;
   std::unique_ptr<bench::Backend> numerics_cudnn_;  // the vendor for --verify-numerics when not a --backend
+  std::unique_ptr<bench::Reference> reference_;      // --verify-numerics on the GPU (null: the CPU reference)
   bool numerics_cudnn_failed_ = false;
   std::optional<bench::TracePart> trace_;  // this process's part of the --trace file
 };

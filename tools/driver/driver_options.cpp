@@ -76,7 +76,7 @@ constexpr DriverOptionSpec kOptions[] = {
     {"cache-dir", 0, "DIR", "", "the kernel cache folder (default BOO_CACHE_DIR or ~/.cache/boo)", kRun,
      [](DriverOptions& o, const std::string& v) { o.cache_dir = v; return ok_status(); }},
     {"verify-numerics", 0, "", "",
-     "BOO's statistical verdict against the float64 CPU reference, with cuDNN's\n"
+     "BOO's statistical verdict against the float64 reference (--reference), with cuDNN's\n"
      "spread as the bar when it runs the signature, plus boo's per-element\n"
      "tolerance and the structured test (docs/tolerances.md)",
      kRun, [](DriverOptions& o, const std::string&) { o.verify_numerics = true; return ok_status(); }},
@@ -113,6 +113,15 @@ constexpr DriverOptionSpec kOptions[] = {
        if (v != "float64" && v != "float32")
          return invalid_argument("--numerics-reference-dtype: expected float64 or float32, got '" + v + "'");
        o.numerics.reference_float32 = v == "float32";
+       return ok_status();
+     }},
+    {"reference", 0, "auto|cpu|gpu", "auto",
+     "where --verify-numerics computes the float64 reference: gpu (the same sums\n"
+     "as the CPU's, in milliseconds; ops without a GPU reference use the CPU's),\n"
+     "cpu, or auto (the GPU's when the driver has a GPU for boo or cudnn)",
+     kRun,
+     [](DriverOptions& o, const std::string& v) -> Status {
+       BOO_ASSIGN_OR_RETURN(o.reference, bench::parse_reference_choice(v));
        return ok_status();
      }},
     {"skip-structured-tests", 0, "", "", "skip the structured test (zeros with a block of ones)", kRun,

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "bench/backend.hpp"
+#include "bench/reference.hpp"
 #include "bench/verdict.hpp"
 #include "boo/status.hpp"
 
@@ -33,6 +34,7 @@ struct DriverOptions {
   bool quiet = false;                 ///< --quiet: no progress line
   bool verify_numerics = false;       ///< --verify-numerics: BOO's statistical verdict vs the float64 reference
   bench::NumericsOptions numerics;    ///< --numerics-* options
+  bench::ReferenceChoice reference = bench::ReferenceChoice::kAuto;  ///< --reference auto|cpu|gpu
   std::string implementation;         ///< --impl NAME: only this GPU implementation
   std::string cache_dir;              ///< --cache-dir DIR (enables the cache there)
   int gpu_id = 0;                     ///< --gpu-id N (-1: every GPU, one executor each)

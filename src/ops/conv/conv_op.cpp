@@ -11,6 +11,7 @@
 #include "ops/conv/conv_layout.hpp"
 #include "ops/conv/conv_problem.hpp"
 #include "ops/conv/conv_ref.hpp"
+#include "ops/conv/conv_ref_gpu.hpp"
 #include "ops/conv/conv_wgmma_impl.hpp"
 
 namespace boo::ops::conv {
@@ -261,6 +262,8 @@ class ConvOp final : public OpDefinition {
                                                       &depthwise_implementation(), &direct_implementation()};
     return kImpls;
   }
+
+  const GpuReference* gpu_reference() const override { return &conv::gpu_reference(); }
 
   Result<std::vector<double>> reference_sample(const OpSignature& sig, const std::vector<base::HostTensor>& args,
                                                size_t result_index, const std::vector<int64_t>& linear) const override {

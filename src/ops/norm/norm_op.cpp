@@ -8,6 +8,7 @@
 #include "ops/common/shape_flag.hpp"
 #include "ops/norm/norm_problem.hpp"
 #include "ops/norm/norm_ref.hpp"
+#include "ops/norm/norm_ref_gpu.hpp"
 #include "ops/norm/norm_rows_impl.hpp"
 #include "ops/norm/norm_simple_impl.hpp"
 
@@ -136,6 +137,7 @@ class NormOp final : public OpDefinition {
         table_(with_common_flags(spec.flags)),
         rows_(make_rows_implementation(spec.kind, "gpu:" + std::string(spec.name) + ":rows")),
         simple_(make_simple_implementation(spec.kind, "gpu:" + std::string(spec.name) + ":simple")),
+        gpu_reference_(make_gpu_reference(spec.kind, "gpu:" + std::string(spec.name) + ":reference")),
         // The row kernels first; the simple ones take what they decline
         // (permuted inputs, rows too wide for them).
         implementations_{rows_.get(), simple_.get()} {}
@@ -191,6 +193,10 @@ class NormOp final : public OpDefinition {
     return args;
   }
 
+  bool default_arguments(const OpSignature& sig) const override {
+    return dynamic_cast<const NormSignature&>(sig).directions & kNormForward;
+  }
+
   int64_t reduction_length(const OpSignature& sig, size_t result_index) const override {
     const auto& norm = dynamic_cast<const NormSignature&>(sig);
     const std::string name = sig.results().at(result_index).name;
@@ -206,6 +212,7 @@ class NormOp final : public OpDefinition {
   }
 
   std::span<const GpuImplementation* const> gpu_implementations() const override { return implementations_; }
+  const GpuReference* gpu_reference() const override { return gpu_reference_.get(); }
 
   Result<std::vector<base::HostTensor>> reference(const OpSignature& sig,
                                                   const std::vector<base::HostTensor>& args) const override {
@@ -220,6 +227,7 @@ class NormOp final : public OpDefinition {
   const NormOpSpec& spec_;
   std::vector<FlagSpec> table_;
   std::unique_ptr<GpuImplementation> rows_, simple_;
+  std::unique_ptr<GpuReference> gpu_reference_;
   const GpuImplementation* implementations_[2];
 };
 
