@@ -20,7 +20,8 @@ __device__ __forceinline__ long long layernorm_x_offset(const LayerNormParams& p
   return offset;
 }
 
-/// y = (x - mean) * rstd * weight + bias; mean and rstd (float32) per row. Two passes over x.
+/// y = (x - mean) * rstd * weight + bias; mean and rstd (float32) per row. Two
+/// passes over x (the corrected two-pass algorithm).
 template <typename T, bool kWeight, bool kBias>
 __device__ void layernorm_forward(const LayerNormParams& p) {
   __shared__ float scratch[32];
@@ -28,15 +29,21 @@ __device__ void layernorm_forward(const LayerNormParams& p) {
     float sum = 0.f;
     for (long long col = threadIdx.x; col < p.cols; col += blockDim.x)
       sum += load_as_float<T>(p.x, layernorm_x_offset(p, row, col));
-    const float mean = block_sum(sum, scratch) / static_cast<float>(p.cols);
-    float sq = 0.f;
+    const float centre = block_sum(sum, scratch) / static_cast<float>(p.cols);
+    // The deviations' mean is the float32 mean's rounding error, taken out of
+    // every (x - mean) (see RowStats in kernels/reduce/row_stats.cuh).
+    float dev = 0.f, sq = 0.f;
     for (long long col = threadIdx.x; col < p.cols; col += blockDim.x) {
-      const float d = load_as_float<T>(p.x, layernorm_x_offset(p, row, col)) - mean;
+      const float d = load_as_float<T>(p.x, layernorm_x_offset(p, row, col)) - centre;
+      dev += d;
       sq += d * d;
     }
-    const float rstd = rsqrtf(block_sum(sq, scratch) / static_cast<float>(p.cols) + p.eps);
+    const float residual = block_sum(dev, scratch) / static_cast<float>(p.cols);
+    const float variance = block_sum(sq, scratch) / static_cast<float>(p.cols) - residual * residual;
+    const float rstd = rsqrtf(variance + p.eps);
+    const float mean = centre + residual;
     for (long long col = threadIdx.x; col < p.cols; col += blockDim.x) {
-      float v = (load_as_float<T>(p.x, layernorm_x_offset(p, row, col)) - mean) * rstd;
+      float v = ((load_as_float<T>(p.x, layernorm_x_offset(p, row, col)) - centre) - residual) * rstd;
       if (kWeight) v *= load_as_float<T>(p.weight, col);
       if (kBias) v += load_as_float<T>(p.bias, col);
       store_from_float<T>(p.y, row * p.cols + col, v);

@@ -139,7 +139,6 @@ __device__ void row_norm_forward(const RowNormParams& p) {
     if (kPrefetch) share.load(p.x, row + stride, row + stride < p.rows, lane);
     const RowStats stats = two_pass_row_stats<kThreadsPerRow, Split::kPerThread, kVec, !kRms>(
         x, lane, Split::kVectors, static_cast<float>(kCols), p.eps, scratch);
-    const float mean = stats.mean, rstd = stats.rstd;
     if (!active) continue;
 #pragma unroll
     for (int i = 0; i < Split::kPerThread; ++i) {
@@ -148,7 +147,7 @@ __device__ void row_norm_forward(const RowNormParams& p) {
       float y[kVec];
 #pragma unroll
       for (int k = 0; k < kVec; ++k) {
-        float v = (x[i][k] - mean) * rstd;
+        float v = stats.normalize(x[i][k]);
         if (kWeight) v *= to_float(weight.v[i].v[k]);
         if (kBias) v += to_float(bias.v[i].v[k]);
         y[k] = v;
@@ -156,8 +155,8 @@ __device__ void row_norm_forward(const RowNormParams& p) {
       store_vector<T, kVec>(p.y, row * Split::kVectors + vec, y);
     }
     if (lane == 0) {
-      if (!kRms) reinterpret_cast<float*>(p.mean)[row] = mean;
-      reinterpret_cast<float*>(p.rstd)[row] = rstd;
+      if (!kRms) reinterpret_cast<float*>(p.mean)[row] = stats.mean();
+      reinterpret_cast<float*>(p.rstd)[row] = stats.rstd;
     }
   }
 }
