@@ -7,6 +7,8 @@ Every mode x dtype x affine x row length (1, 7, 32, 768, 1000, 4096, 8192,
 that the float64 CPU reference stays a few seconds per command. Layer norm
 also over two normalized dims and with a permuted input; both ops on rows of
 about a million elements (2^20, and 1000003: odd, no vector width divides it).
+MIOpen's current layernorm syntax (-N -C -D -H -W, --layout) over every
+layout, forward and backward together; short fp32 rows (issue 19).
 Run: python3 tests/gpu/make_norm_matrix.py > tests/gpu/norm_matrix.txt
 """
 
@@ -42,6 +44,17 @@ def main():
             for mode in ("-m 1 -F 1", "-m 1 -F 14"):
                 print(f"layernorm{dtype} -X {rows}x{length} -o 1 {mode}")
             print(f"t5layernorm{dtype} -X {rows}x{length} -m 5 -F 0")
+    # MIOpen's current layernorm syntax: forward and backward in one command,
+    # every layout (normalized_dim counted in NC(D)HW order), -F 1 and 2.
+    for dtype in DTYPES:
+        for dims, layouts in (("-N 4 -C 6 -H 5 -W 40", ("NCHW", "NHWC")),
+                              ("-N 2 -C 3 -D 4 -H 5 -W 8", ("NCDHW", "NDHWC"))):
+            for layout in layouts:
+                for o in (1, 3):
+                    for mode in ("-m 0 -F 0", "-m 1 -F 0", "-m 1 -F 1", "-m 1 -F 2"):
+                        print(f"layernorm{dtype} {dims} --layout {layout} -o {o} -e 1e-5 {mode}")
+        print(f"layernorm{dtype} -N 32 -C 1 -D 32 -H 32 -W 32 -o 4 -e 1e-5 -m 0 -F 0")
+        print(f"layernorm{dtype} -N 64 -C 0 -H 0 -W 1000 -o 1 -e 1e-5 -m 1 -F 0")
     # Short fp32 rows of many (issue 19: the float32 mean's rounding error, times
     # rstd, once exceeded the tolerance on rows whose values lie close together).
     for shape, dim in (("32x32x6x6x6", 4), ("32x32x6x6x6", 3), ("100x3x32x5", 3), ("4096x2", 1)):

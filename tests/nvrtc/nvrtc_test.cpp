@@ -98,6 +98,11 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
       commands.push_back(std::string(dtype) + " -X 3x4x8 -o 2 " + mode);
     }
   }
+  // MIOpen's current layernorm syntax: forward and backward in one module, layouts.
+  for (const char* line : {"layernormbfp16 -N 2 -C 4 -H 3 -W 8 -o 3 -m 1 -F 0", "layernorm -N 2 -C 4 -H 3 -W 8 -o 1 -F 0",
+                           "layernormfp16 -N 2 -C 4 -H 3 -W 8 --layout NHWC -o 1 -m 1 -F 0",
+                           "layernorm -N 2 -C 4 -D 2 -H 3 -W 8 --layout NDHWC -o 4 -m 1 -F 2"})
+    commands.push_back(line);
   for (const char* dtype : {"t5layernorm", "t5layernormfp16", "t5layernormbfp16"}) {
     for (const char* mode : {"-m 5 -F 0", "-m 5 -F 1", "-m 5 -F 2", "-m 4 -F 0", "-m 4 -F 2"})
       commands.push_back(std::string(dtype) + " -X 3x4x8 " + mode);

@@ -29,9 +29,12 @@ class NormProblem final : public OpProblem {
   bool forward = false;  ///< y and the statistics (computed first when a backward follows)
   bool dx = false, dweight = false, dbias = false;
   /// x's shape and storage strides: row-major unless a layer norm input is
-  /// permuted. Every other tensor is row-major.
+  /// permuted (BOO's --input-permutation: x alone) or in a channels-last
+  /// --layout (MIOpen's: y, dy and dx too, see strided_like_x). Every other
+  /// tensor is row-major.
   TensorSpec x;
-  bool contiguous = true;  ///< x is row-major: element (row, col) at row * cols + col
+  bool contiguous = true;       ///< x is row-major: element (row, col) at row * cols + col
+  bool strided_like_x = false;  ///< y, dy and dx have x's strides (else they are row-major)
 };
 
 /// The problem of a norm signature of `kind`; INTERNAL for another op's or kind's.
