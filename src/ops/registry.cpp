@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "ops/conv/conv_op.hpp"
+#include "ops/norm/batchnorm_op.hpp"
 #include "ops/norm/norm_op.hpp"
 #include "ops/testing/test_op.hpp"
 
@@ -14,6 +15,8 @@ std::span<const OpDefinition* const> all_ops() {
       &conv::definition(),
       &norm::layer_norm_definition(),
       &norm::rms_norm_definition(),
+      &norm::batch_norm_definition(),
+      &norm::mixed_batch_norm_definition(),
       &testing::definition(),  // only with BOO_ENABLE_TEST_OPS=1 (below)
   };
   // The test ops (faulting and hanging kernels for the executor's tests) are

@@ -8,7 +8,10 @@ that the float64 CPU reference stays a few seconds per command. Layer norm
 also over two normalized dims and with a permuted input; both ops on rows of
 about a million elements (2^20, and 1000003: odd, no vector width divides it).
 MIOpen's current layernorm syntax (-N -C -D -H -W, --layout) over every
-layout, forward and backward together; short fp32 rows (issue 19).
+layout, forward and backward together; batch norm over every MIOpenDriver
+token, mode (-m 0/1), pass (training with saved and running statistics,
+inference, backward with and without saved statistics) and layout; short fp32
+rows (issue 19).
 Run: python3 tests/gpu/make_norm_matrix.py > tests/gpu/norm_matrix.txt
 """
 
@@ -55,6 +58,19 @@ def main():
                         print(f"layernorm{dtype} {dims} --layout {layout} -o {o} -e 1e-5 {mode}")
         print(f"layernorm{dtype} -N 32 -C 1 -D 32 -H 32 -W 32 -o 4 -e 1e-5 -m 0 -F 0")
         print(f"layernorm{dtype} -N 64 -C 0 -H 0 -W 1000 -o 1 -e 1e-5 -m 1 -F 0")
+    # Batch norm: every token, mode, pass and layout, 2-D and 3-D; shapes whose
+    # channel counts and planes take every vector width, ResNet-like ones, BOO's sample line.
+    for token in ("bnorm", "bnormfp16", "bnormbfp16", "bnormfp16fp32", "bnormbfp16fp32"):
+        for geometry, layouts in (("-n 4 -c 64 -H 7 -W 7", ("NCHW", "NHWC")), ("-n 3 -c 5 -H 6 -W 8", ("NCHW", "NHWC")),
+                                  ("-n 2 -c 3 -D 3 -H 5 -W 6", ("NCDHW", "NDHWC")),
+                                  ("-n 32 -c 256 -H 14 -W 14", ("NCHW", "NHWC"))):
+            for layout in layouts:
+                for passes in ("-m 1 -F 1 -s 1 -r 1 --momentum 0.1", "-m 0 -F 1 -s 1", "-m 1 -F 2 -r 1", "-m 1 -F 2",
+                               "-m 1 -F 0 -b 1 -s 1", "-m 1 -F 0 -b 1", "-m 0 -F 0 -b 1 -s 1"):
+                    print(f"{token} {geometry} --layout {layout} {passes}")
+    print("bnormbfp16 --batchsize 8 --in_channels 64 --in_h 56 --in_w 56 --save 1 --run 1 --layout NHWC")
+    print("bnormbfp16 -n 128 -c 64 -H 56 -W 56 -m 1 -F 1 -s 1 -r 1 --layout NHWC")
+    print("bnormbfp16 -n 128 -c 64 -H 56 -W 56 -m 1 -F 0 -b 1 -s 1 --layout NHWC")
     # Short fp32 rows of many (issue 19: the float32 mean's rounding error, times
     # rstd, once exceeded the tolerance on rows whose values lie close together).
     for shape, dim in (("32x32x6x6x6", 4), ("32x32x6x6x6", 3), ("100x3x32x5", 3), ("4096x2", 1)):

@@ -17,16 +17,11 @@
 
 #include "boo/kernels/reduce/group_sum.cuh"
 #include "boo/kernels/reduce/row_stats.cuh"
+#include "boo/kernels/reduce/vectors.cuh"
 #include "boo/kernels/types.cuh"
 #include "boo/norm/row_norm_params.cuh"
 
 namespace boo {
-
-/// kVec elements of T moved by one load or store instruction.
-template <typename T, int kVec>
-struct alignas(sizeof(T) * kVec) Vec {
-  T v[kVec];
-};
 
 /// The compile-time split of a row over a row group.
 template <int kCols, int kVec, int kThreadsPerRow, int kBlock>
@@ -38,20 +33,6 @@ struct RowSplit {
   static constexpr int kPerThread = (kVectors + kThreadsPerRow - 1) / kThreadsPerRow;       // vectors per thread
   static constexpr int kRowsPerBlock = kBlock / kThreadsPerRow;                              // row groups per block
 };
-
-/// Loads vector `vec` of a row into floats (zeros when `valid` is false).
-template <typename T, int kVec>
-__device__ __forceinline__ void load_vector(unsigned long long base, long long vector_index, bool valid,
-                                            float (&out)[kVec]) {
-  if (valid) {
-    const Vec<T, kVec> v = reinterpret_cast<const Vec<T, kVec>*>(base)[vector_index];
-#pragma unroll
-    for (int k = 0; k < kVec; ++k) out[k] = to_float(v.v[k]);
-  } else {
-#pragma unroll
-    for (int k = 0; k < kVec; ++k) out[k] = 0.f;
-  }
-}
 
 /// A thread's share of one row as loaded: its kPerThread vectors (vector
 /// lane + i * kThreadsPerRow of the row), zeros outside the row or past the
@@ -101,14 +82,6 @@ struct PartialSums {
   __device__ __forceinline__ float& dw(int e) { return at(0, e); }
   __device__ __forceinline__ float& db(int e) { return at(1, e); }
 };
-
-template <typename T, int kVec>
-__device__ __forceinline__ void store_vector(unsigned long long base, long long vector_index, const float (&in)[kVec]) {
-  Vec<T, kVec> v;
-#pragma unroll
-  for (int k = 0; k < kVec; ++k) v.v[k] = from_float<T>(in[k]);
-  reinterpret_cast<Vec<T, kVec>*>(base)[vector_index] = v;
-}
 
 /// Forward: y = (x - mean) * rstd * weight + bias, rstd = 1/sqrt(var + eps)
 /// (layer norm; var biased, two passes over the registers), or
