@@ -33,12 +33,14 @@ inline constexpr NormDirection kRmsNormBackwardWeight = kNormBackwardWeight;
 enum class NormKind : uint8_t {
   kLayer,  ///< xhat = (x - mean) * rstd, rstd = 1 / sqrt(var + eps) (var biased)
   kRms,    ///< xhat = x * rstd, rstd = 1 / sqrt(mean(x^2) + eps)
+  kBatch,  ///< statistics per channel (or activation) over the batch: boo/batchnorm.hpp
 };
 
 /// y = xhat * weight + bias over the trailing dims [normalized_dim, rank) of x
 /// (rows: the product of the leading dims; a row: the normalized elements).
-/// Layer norm computes forward or backward (BOO's modes); RMS norm forward,
-/// backward, or both in one command (MIOpen's -F 0). Statistics are float32.
+/// Each computes forward, backward, or both in one command (MIOpen's -F 0 of
+/// t5layernorm and of layernorm's -N -C -H -W syntax; the backward reads the
+/// statistics the forward saves). Statistics are float32.
 /// Construct a LayerNormSignature or an RmsNormSignature: they set the kind
 /// and MIOpen's defaults of each.
 struct NormSignature : OpSignature {
@@ -53,6 +55,11 @@ struct NormSignature : OpSignature {
   /// --input-permutation); empty or the identity means contiguous.
   std::vector<int> input_permutation;
   bool use_aten = true;    ///< layer norm only: BOO's --use-aten; only affects func_name
+  /// Layer norm only: MIOpen's current syntax (-N -C [-D] -H -W, --layout):
+  /// the memory layout of x, y, dy and dx ("NCHW", "NHWC", "NCDHW", "NDHWC" or
+  /// "NW", the letters of input_shape's dims N, C, [D,] H, W or N, W); its -F
+  /// 0 is the forward and backward. "" for the -X syntax.
+  std::string layout;
 
   NormKind kind() const { return kind_; }
   std::vector<int64_t> normalized_shape() const;
@@ -61,8 +68,9 @@ struct NormSignature : OpSignature {
   int64_t row_length() const;
   bool permuted() const;
 
-  TensorSpec x_spec(std::string name = "x") const;  ///< strided by input_permutation
-  TensorSpec dense_spec(std::string name) const;    ///< shape of x, contiguous
+  TensorSpec x_spec(std::string name = "x") const;  ///< strided by input_permutation or layout
+  /// Shape of x (y, dy, dx): in the layout where there is one, else contiguous.
+  TensorSpec x_shaped_spec(std::string name) const;
   TensorSpec param_spec(std::string name) const;    ///< normalized shape (weight, bias)
   /// Float32 statistics: layer norm's are the leading dims then a 1 per
   /// normalized dim (BOO), RMS norm's the leading dims alone (MIOpen).

@@ -7,6 +7,11 @@ Every mode x dtype x affine x row length (1, 7, 32, 768, 1000, 4096, 8192,
 that the float64 CPU reference stays a few seconds per command. Layer norm
 also over two normalized dims and with a permuted input; both ops on rows of
 about a million elements (2^20, and 1000003: odd, no vector width divides it).
+MIOpen's current layernorm syntax (-N -C -D -H -W, --layout) over every
+layout, forward and backward together; batch norm over every MIOpenDriver
+token, mode (-m 0/1), pass (training with saved and running statistics,
+inference, backward with and without saved statistics) and layout; short fp32
+rows (issue 19).
 Run: python3 tests/gpu/make_norm_matrix.py > tests/gpu/norm_matrix.txt
 """
 
@@ -42,6 +47,35 @@ def main():
             for mode in ("-m 1 -F 1", "-m 1 -F 14"):
                 print(f"layernorm{dtype} -X {rows}x{length} -o 1 {mode}")
             print(f"t5layernorm{dtype} -X {rows}x{length} -m 5 -F 0")
+    # MIOpen's current layernorm syntax: forward and backward in one command,
+    # every layout (normalized_dim counted in NC(D)HW order), -F 1 and 2.
+    for dtype in DTYPES:
+        for dims, layouts in (("-N 4 -C 6 -H 5 -W 40", ("NCHW", "NHWC")),
+                              ("-N 2 -C 3 -D 4 -H 5 -W 8", ("NCDHW", "NDHWC"))):
+            for layout in layouts:
+                for o in (1, 3):
+                    for mode in ("-m 0 -F 0", "-m 1 -F 0", "-m 1 -F 1", "-m 1 -F 2"):
+                        print(f"layernorm{dtype} {dims} --layout {layout} -o {o} -e 1e-5 {mode}")
+        print(f"layernorm{dtype} -N 32 -C 1 -D 32 -H 32 -W 32 -o 4 -e 1e-5 -m 0 -F 0")
+        print(f"layernorm{dtype} -N 64 -C 0 -H 0 -W 1000 -o 1 -e 1e-5 -m 1 -F 0")
+    # Batch norm: every token, mode, pass and layout, 2-D and 3-D; shapes whose
+    # channel counts and planes take every vector width, ResNet-like ones, BOO's sample line.
+    for token in ("bnorm", "bnormfp16", "bnormbfp16", "bnormfp16fp32", "bnormbfp16fp32"):
+        for geometry, layouts in (("-n 4 -c 64 -H 7 -W 7", ("NCHW", "NHWC")), ("-n 3 -c 5 -H 6 -W 8", ("NCHW", "NHWC")),
+                                  ("-n 2 -c 3 -D 3 -H 5 -W 6", ("NCDHW", "NDHWC")),
+                                  ("-n 32 -c 256 -H 14 -W 14", ("NCHW", "NHWC"))):
+            for layout in layouts:
+                for passes in ("-m 1 -F 1 -s 1 -r 1 --momentum 0.1", "-m 0 -F 1 -s 1", "-m 1 -F 2 -r 1", "-m 1 -F 2",
+                               "-m 1 -F 0 -b 1 -s 1", "-m 1 -F 0 -b 1", "-m 0 -F 0 -b 1 -s 1"):
+                    print(f"{token} {geometry} --layout {layout} {passes}")
+    print("bnormbfp16 --batchsize 8 --in_channels 64 --in_h 56 --in_w 56 --save 1 --run 1 --layout NHWC")
+    print("bnormbfp16 -n 128 -c 64 -H 56 -W 56 -m 1 -F 1 -s 1 -r 1 --layout NHWC")
+    print("bnormbfp16 -n 128 -c 64 -H 56 -W 56 -m 1 -F 0 -b 1 -s 1 --layout NHWC")
+    # Short fp32 rows of many (issue 19: the float32 mean's rounding error, times
+    # rstd, once exceeded the tolerance on rows whose values lie close together).
+    for shape, dim in (("32x32x6x6x6", 4), ("32x32x6x6x6", 3), ("100x3x32x5", 3), ("4096x2", 1)):
+        print(f"layernorm -X {shape} -o {dim} -e 1e-5 -m 0 -F 1")
+        print(f"layernorm -X {shape} -o {dim} -e 1e-5 -m 1 -F 1")
 
 
 if __name__ == "__main__":

@@ -98,6 +98,20 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
       commands.push_back(std::string(dtype) + " -X 3x4x8 -o 2 " + mode);
     }
   }
+  // MIOpen's current layernorm syntax: forward and backward in one module, layouts.
+  for (const char* line : {"layernormbfp16 -N 2 -C 4 -H 3 -W 8 -o 3 -m 1 -F 0", "layernorm -N 2 -C 4 -H 3 -W 8 -o 1 -F 0",
+                           "layernormfp16 -N 2 -C 4 -H 3 -W 8 --layout NHWC -o 1 -m 1 -F 0",
+                           "layernorm -N 2 -C 4 -D 2 -H 3 -W 8 --layout NDHWC -o 4 -m 1 -F 2"})
+    commands.push_back(line);
+  // Batch norm: every token, pass, mode and layout (channels last and planes, 2-D and 3-D).
+  for (const char* token : {"bnorm", "bnormfp16", "bnormbfp16", "bnormfp16fp32", "bnormbfp16fp32"}) {
+    for (const char* geometry : {"-n 4 -c 64 -H 7 -W 7 --layout NHWC", "-n 4 -c 6 -H 7 -W 8",
+                                 "-n 2 -c 3 -D 2 -H 5 -W 6 --layout NDHWC", "-n 2 -c 3 -D 2 -H 5 -W 6"}) {
+      for (const char* pass : {"-m 1 -F 1 -s 1 -r 1", "-m 0 -F 1", "-m 1 -F 2 -r 1", "-m 1 -F 2", "-m 1 -F 0 -b 1 -s 1",
+                               "-m 0 -F 0 -b 1"})
+        commands.push_back(std::string(token) + " " + geometry + " " + pass);
+    }
+  }
   for (const char* dtype : {"t5layernorm", "t5layernormfp16", "t5layernormbfp16"}) {
     for (const char* mode : {"-m 5 -F 0", "-m 5 -F 1", "-m 5 -F 2", "-m 4 -F 0", "-m 4 -F 2"})
       commands.push_back(std::string(dtype) + " -X 3x4x8 " + mode);

@@ -137,6 +137,24 @@ TEST(LayerNormReferenceTest, BackwardStatisticsBelongToTheInput) {
   }
 }
 
+// MIOpen's -N -C -H -W syntax: -F 0 is the forward and the full backward of
+// the same inputs, and a channels-last layout changes only the strides.
+TEST(LayerNormReferenceTest, DimsSyntaxForwardBackwardAndLayouts) {
+  testing::ReferenceRun both = run_reference("layernormbfp16 -N 3 -C 4 -H 2 -W 5 -o 1 -m 1 -F 0");
+  testing::ReferenceRun nhwc = run_reference("layernormbfp16 -N 3 -C 4 -H 2 -W 5 --layout NHWC -o 1 -m 1 -F 0");
+  testing::ReferenceRun fwd = run_reference("layernormbfp16 -X 3x4x2x5 -o 1 -m 1 -F 1");
+  testing::ReferenceRun bwd = run_reference("layernormbfp16 -X 3x4x2x5 -o 1 -m 1 -F 14");
+  ASSERT_EQ(both.results.size(), 6u);  // y, mean, rstd, dx, dweight, dbias
+  EXPECT_NE(nhwc.args[0].spec().strides, both.args[0].spec().strides);
+  for (size_t r = 0; r < 6; ++r) EXPECT_EQ(logical_values(nhwc.results[r]), logical_values(both.results[r])) << r;
+  for (size_t r = 0; r < 3; ++r) EXPECT_EQ(logical_values(both.results[r]), logical_values(fwd.results[r])) << r;
+  // The separate backward reads float32 statistics; -F 0 the float64 ones.
+  for (size_t r = 0; r < 3; ++r) {
+    const std::vector<double> a = logical_values(both.results[3 + r]), b = logical_values(bwd.results[r]);
+    for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-5 * (1 + std::abs(a[i]))) << r << " " << i;
+  }
+}
+
 TEST(RmsNormReferenceTest, HandComputedRow) {
   auto sig = signature_of<RmsNormSignature>("t5layernorm -X 1x4 -e 0.5 -m 5 -F 1");
   const auto specs = sig.arguments();
@@ -159,7 +177,7 @@ TEST(RmsNormReferenceTest, GradientsMatchFiniteDifferences) {
       const std::string shape = std::string("t5layernorm -X 3x2x5 -e 0.01 ") + mode + dims;
       auto fwd = signature_of<RmsNormSignature>(shape + " -F 1");
       testing::ReferenceRun back = run_reference(shape + " -F 2", 7);
-      base::HostTensor x = base::convert_tensor(argument(back, "x"), as_f64(fwd.dense_spec("x")));
+      base::HostTensor x = base::convert_tensor(argument(back, "x"), as_f64(fwd.x_shaped_spec("x")));
       base::HostTensor w(as_f64(fwd.param_spec("weight")));
       const int64_t n = fwd.row_length();
       for (int64_t j = 0; j < n; ++j) w.store(j, fwd.weight ? argument(back, "weight").load(j) : 1.0);

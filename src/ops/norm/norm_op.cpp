@@ -6,6 +6,7 @@
 #include "base/strings.hpp"
 #include "boo/norm.hpp"
 #include "ops/common/shape_flag.hpp"
+#include "ops/norm/norm_layout.hpp"
 #include "ops/norm/norm_problem.hpp"
 #include "ops/norm/norm_ref.hpp"
 #include "ops/norm/norm_ref_gpu.hpp"
@@ -27,11 +28,21 @@ constexpr OpToken kRmsNormTokens[] = {
     {"t5layernormbfp16", DType::kBF16},
 };
 
-// MIOpenDriver's layernorm flags (2024 syntax, driver/layernorm_driver.hpp) with
-// BOO's -F modes and --input-permutation.
+// MIOpenDriver's layernorm flags in both its syntaxes (2024: -X; current:
+// -N -C -D -H -W and --layout, driver/layernorm_driver.hpp) with BOO's -F
+// modes and --input-permutation.
 constexpr FlagSpec kLayerNormFlags[] = {
-    {"forw", 'F', "1", "1 forward, 2 input backward, 4 weight backward, 8 bias backward, 14 full backward"},
+    {"forw", 'F', "1",
+     "-X: 1 forward, 2 input backward, 4 weight backward, 8 bias backward, 14 full backward; "
+     "-N -C -H -W: 0 (default) forward and backward, 1 forward, 2 backward"},
     {"input", 'X', "100x3x32x32", "input shape NxC[xD]xHxW (any rank); a ',layout' suffix is ignored"},
+    {"in_n", 'N', "100", "MIOpen's current syntax: N"},
+    {"in_c", 'C', "3", "MIOpen's current syntax: C (C and H 0: a rank-2 [N, W] input)"},
+    {"in_d", 'D', "0", "MIOpen's current syntax: D (non-zero: a 5-D input)"},
+    {"in_h", 'H', "32", "MIOpen's current syntax: H"},
+    {"in_w", 'W', "32", "MIOpen's current syntax: W"},
+    {"layout", 'L', "", "MIOpen's current syntax: NCHW, NHWC, NCDHW, NDHWC or NW (default: the logical order)"},
+    {"mt", 'u', "0", "MIOpen's multithreaded CPU reference (boo's is always multithreaded)", 1, true},
     {"eps", 'e', "0.00001", "epsilon"},
     {"normalized_dim", 'o', "3", "first normalized axis: statistics over dims [o, rank)"},
     {"mode", 'm', "0", "0 no weight and bias (MIOpen elementwise affine, w=1 b=0), 1 weight and bias"},
@@ -49,7 +60,43 @@ constexpr FlagSpec kRmsNormFlags[] = {
     {"normalized_dim", 'o', "", "boo: first normalized axis (default: the last, as MIOpen)"},
 };
 
-// layernorm's -m, --bias, -F, --input-permutation and --use-aten.
+Status read_layer_norm_forw(const ParsedFlags& flags, NormSignature& sig);
+
+// MIOpen's current layernorm syntax: the shape from -N -C -D -H -W (rank 5
+// with D, 4 with C and H, 2 ([N, W]) with neither) and --layout. False where
+// none of them is given (the -X syntax).
+Result<bool> read_layer_norm_dims(const ParsedFlags& flags, NormSignature& sig) {
+  constexpr std::string_view kDims[] = {"in_n", "in_c", "in_d", "in_h", "in_w", "layout"};
+  bool any = false;
+  for (std::string_view f : kDims) any = any || flags.given(f);
+  if (!any) return false;
+  if (flags.given("input"))
+    return invalid_argument("layernorm takes its input as -X or as -N -C [-D] -H -W (MIOpen's current syntax), "
+                            "not both");
+  int64_t n = 0, c = 0, d = 0, h = 0, w = 0;
+  for (auto [name, value] : {std::pair{"in_n", &n}, {"in_c", &c}, {"in_d", &d}, {"in_h", &h}, {"in_w", &w}}) {
+    BOO_ASSIGN_OR_RETURN(*value, flags.integer(name));
+    if (*value < 0)
+      return invalid_argument("layernorm " + flags.display(name) + " must be non-negative, got " +
+                              std::to_string(*value));
+  }
+  if (d != 0) {
+    sig.input_shape = {n, c, d, h, w};
+  } else if (c != 0 && h != 0) {
+    sig.input_shape = {n, c, h, w};
+  } else if (c == 0 && h == 0) {
+    sig.input_shape = {n, w};
+  } else {
+    return invalid_argument("layernorm -C " + std::to_string(c) + " -H " + std::to_string(h) +
+                            ": give both (NCHW, with -D NCDHW) or neither (an [N, W] input)");
+  }
+  sig.layout = flags.given("layout") ? base::to_upper(flags.text("layout"))
+                                     : std::string(logical_layout(static_cast<int>(sig.input_shape.size())));
+  return true;
+}
+
+// layernorm's -m, --bias, -F, the shape of the -N -C -H -W syntax,
+// --input-permutation and --use-aten.
 Status read_layer_norm_flags(const ParsedFlags& flags, NormSignature& sig) {
   BOO_ASSIGN_OR_RETURN(int64_t mode, flags.integer("mode"));
   if (mode == 2 || mode == 3)
@@ -67,12 +114,25 @@ Status read_layer_norm_flags(const ParsedFlags& flags, NormSignature& sig) {
   if (!sig.weight && flags.given("bias") && bias == 1)
     return invalid_argument("layernorm --bias 1 needs -m 1 (the bias comes with the weight)");
   sig.bias = sig.weight && bias == 1;
-  BOO_ASSIGN_OR_RETURN(int64_t forw, flags.integer("forw"));
-  if (forw < 1 || forw > 14)
-    return invalid_argument("layernorm --forw/-F " + std::to_string(forw) +
-                            ": use 1 (forward), 2 (input backward), 4 (weight backward), 8 (bias backward) or "
-                            "14 (full backward)");
-  sig.directions = static_cast<uint8_t>(forw);
+  BOO_ASSIGN_OR_RETURN(const bool dims_syntax, read_layer_norm_dims(flags, sig));
+  if (dims_syntax) {
+    int64_t forw = 0;  // MIOpen's default in this syntax: forward and backward
+    if (flags.given("forw")) {
+      BOO_ASSIGN_OR_RETURN(forw, flags.integer("forw"));
+    }
+    const uint8_t backward =
+        kNormBackwardData | (sig.weight ? kNormBackwardWeight : 0) | (sig.bias ? kNormBackwardBias : 0);
+    switch (forw) {
+      case 0: sig.directions = kNormForward | backward; break;
+      case 1: sig.directions = kNormForward; break;
+      case 2: sig.directions = backward; break;
+      default:
+        return invalid_argument("layernorm --forw/-F " + std::to_string(forw) +
+                                " with -N -C -H -W: use 0 (forward and backward), 1 (forward) or 2 (backward)");
+    }
+  } else {
+    BOO_RETURN_IF_ERROR(read_layer_norm_forw(flags, sig));
+  }
   if (flags.given("input-permutation")) {
     for (const std::string& p : flags.list("input-permutation")) {
       Result<int64_t> v = base::parse_int(p);
@@ -82,6 +142,23 @@ Status read_layer_norm_flags(const ParsedFlags& flags, NormSignature& sig) {
   }
   const std::string aten = base::to_lower(flags.text("use-aten"));
   sig.use_aten = !(aten == "0" || aten == "false" || aten.empty());
+  return ok_status();
+}
+
+// BOO's -F of the -X syntax: a bit set of results.
+Status read_layer_norm_forw(const ParsedFlags& flags, NormSignature& sig) {
+  BOO_ASSIGN_OR_RETURN(int64_t forw, flags.integer("forw"));
+  if (forw < 1 || forw > 14)
+    return invalid_argument("layernorm --forw/-F " + std::to_string(forw) +
+                            ": use 1 (forward), 2 (input backward), 4 (weight backward), 8 (bias backward) or "
+                            "14 (full backward)");
+  // BOO's modes are the forward or a backward (MIOpen's -N -C -H -W syntax has both in one).
+  if ((forw & kNormForward) && forw != kNormForward)
+    return invalid_argument("layernorm --forw/-F " + std::to_string(forw) +
+                            " is not a mode: use 1 (forward), 2 (input backward), 4 (weight backward), "
+                            "8 (bias backward), 14 (full backward) or another sum of 2, 4 and 8 (for the "
+                            "forward and backward in one command, MIOpen's -N -C -H -W syntax with -F 0)");
+  sig.directions = static_cast<uint8_t>(forw);
   return ok_status();
 }
 

@@ -5,18 +5,21 @@
 #include <cstdint>
 #include <memory>
 
+#include "boo/batchnorm.hpp"
 #include "boo/norm.hpp"
 #include "ops/problem.hpp"
 
 namespace boo::ops::norm {
 
-/// A row normalization of `rows` rows of `cols` elements (the normalized dims
-/// of x, flattened), and which of its results a command computes.
+/// What a norm command computes, as every implementation reasons about it:
+/// a row normalization (layer, RMS norm) of `rows` rows of `cols` elements
+/// (the normalized dims of x, flattened), or a column one (batch norm) of
+/// `channels` statistics over x seen as [outer][channels][inner] in memory.
 class NormProblem final : public OpProblem {
  public:
   explicit NormProblem(const NormSignature& sig);
+  explicit NormProblem(const BatchNormSignature& sig);
 
-  const NormSignature& typed() const { return static_cast<const NormSignature&>(signature()); }
   bool rms() const { return kind == NormKind::kRms; }
   bool backward() const { return dx || dweight || dbias; }
   bool param_grads() const { return dweight || dbias; }
@@ -29,12 +32,29 @@ class NormProblem final : public OpProblem {
   bool forward = false;  ///< y and the statistics (computed first when a backward follows)
   bool dx = false, dweight = false, dbias = false;
   /// x's shape and storage strides: row-major unless a layer norm input is
-  /// permuted. Every other tensor is row-major.
+  /// permuted (BOO's --input-permutation: x alone) or in a channels-last
+  /// --layout (MIOpen's: y, dy and dx too, see strided_like_x). Every other
+  /// tensor is row-major.
   TensorSpec x;
-  bool contiguous = true;  ///< x is row-major: element (row, col) at row * cols + col
+  bool contiguous = true;       ///< x is row-major: element (row, col) at row * cols + col
+  bool strided_like_x = false;  ///< y, dy and dx have x's strides (else they are row-major)
+
+  /// Batch norm: x (y, dy, dx) as [outer][channels][inner] in memory. Spatial
+  /// NC(D)HW: [N][C][spatial]; spatial channels last: [N * spatial][C][1];
+  /// per activation, either layout: [N][C * spatial][1], a "channel" being an
+  /// activation's offset within a sample, which is also its offset in the
+  /// parameter and statistic tensors (laid out like x). Each channel's
+  /// statistics summarize its outer * inner elements.
+  int64_t outer = 0, channels = 0, inner = 1;
+  BatchNormPass pass = BatchNormPass::kTraining;
+  bool save = false, running = false;  ///< MIOpen's -s and -r
+  double momentum = 1.0;
+  DType param_dtype = DType::kF32, grad_dtype = DType::kF32;  ///< scale/bias; dy/dx
+  int64_t count() const { return outer * inner; }  ///< elements per statistic
 };
 
-/// The problem of a norm signature of `kind`; INTERNAL for another op's or kind's.
+/// The problem of a norm signature of `kind` (a NormSignature, or a
+/// BatchNormSignature for kBatch); INTERNAL for another op's or kind's.
 Result<std::unique_ptr<OpProblem>> make_norm_problem(const OpSignature& sig, NormKind kind);
 
 }  // namespace boo::ops::norm

@@ -85,7 +85,7 @@ Result<std::vector<base::HostTensor>> norm_reference(const NormSignature& sig,
         const RowStats s = row_stats(p, row);
         for (int64_t j = 0; j < n; ++j) {
           const size_t js = static_cast<size_t>(j);
-          y.store(r * n + j, (row[js] - s.mean) * s.rstd * weight[js] + bias[js]);
+          y.store(base::offset_of_linear(y.spec(), r * n + j), (row[js] - s.mean) * s.rstd * weight[js] + bias[js]);
         }
         if (mean_out) mean_out->store(r, s.mean);
         rstd_out.store(r, s.rstd);
@@ -133,7 +133,7 @@ Result<std::vector<base::HostTensor>> norm_reference(const NormSignature& sig,
           mean_gx /= static_cast<double>(n);
           for (int64_t j = 0; j < n; ++j) {
             const size_t js = static_cast<size_t>(j);
-            dx->store(r * n + j, s.rstd * (g[js] - mean_g - xhat[js] * mean_gx));
+            dx->store(base::offset_of_linear(dx->spec(), r * n + j), s.rstd * (g[js] - mean_g - xhat[js] * mean_gx));
           }
         }
         std::vector<double>& dw = partial_dw[static_cast<size_t>(chunk)];

@@ -5,6 +5,7 @@
 
 #include "base/strings.hpp"
 #include "boo/norm.hpp"
+#include "ops/norm/norm_layout.hpp"
 
 namespace boo {
 namespace {
@@ -41,11 +42,15 @@ struct FlopsPerElement {
 constexpr FlopsPerElement kLayerFlops{8, 6, 6, 6};
 constexpr FlopsPerElement kRmsFlops{4, 5, 3, 0};
 
-Status validate_layer_directions(uint8_t directions) {
+// Forward, a backward (any of dx, dweight, dbias), or the forward and the
+// backward of every input (MIOpen's -F 0 of the -N -C -H -W syntax).
+Status validate_layer_directions(uint8_t directions, bool weight, bool bias) {
   constexpr uint8_t kBackward = kNormBackwardData | kNormBackwardWeight | kNormBackwardBias;
+  const uint8_t full = kNormForward | kNormBackwardData | (weight ? kNormBackwardWeight : 0) |
+                       (bias ? kNormBackwardBias : 0);
   const bool forward_only = directions == kNormForward;
   const bool backward_only = directions != 0 && (directions & ~kBackward) == 0;
-  if (!forward_only && !backward_only)
+  if (!forward_only && !backward_only && directions != full)
     return invalid_argument("layernorm --forw/-F " + std::to_string(directions) +
                             " is not a mode: use 1 (forward), 2 (input backward), 4 (weight backward), "
                             "8 (bias backward), 14 (full backward) or another sum of 2, 4 and 8");
@@ -75,6 +80,8 @@ Status validate_permutation(const std::vector<int>& permutation, int rank) {
 }
 
 std::string layer_mode_name(uint8_t directions) {
+  if ((directions & kNormForward) && directions != kNormForward)
+    return "forward_" + layer_mode_name(static_cast<uint8_t>(directions & ~kNormForward));
   switch (directions) {
     case kNormForward: return "forward";
     case kNormBackwardData: return "input_backward";
@@ -115,13 +122,15 @@ bool NormSignature::permuted() const {
 }
 
 TensorSpec NormSignature::x_spec(std::string name) const {
+  if (!layout.empty()) return x_shaped_spec(std::move(name));
   std::vector<int64_t> strides =
       permuted() ? permuted_strides(input_shape, input_permutation) : contiguous_strides(input_shape);
   return TensorSpec{std::move(name), input_shape, std::move(strides), dtype, ""};
 }
 
-TensorSpec NormSignature::dense_spec(std::string name) const {
-  return TensorSpec{std::move(name), input_shape, contiguous_strides(input_shape), dtype, ""};
+TensorSpec NormSignature::x_shaped_spec(std::string name) const {
+  if (layout.empty()) return TensorSpec{std::move(name), input_shape, contiguous_strides(input_shape), dtype, ""};
+  return TensorSpec{std::move(name), input_shape, ops::norm::layout_strides(input_shape, layout), dtype, layout};
 }
 
 TensorSpec NormSignature::param_spec(std::string name) const {
@@ -148,14 +157,16 @@ std::vector<TensorSpec> NormSignature::arguments() const {
   const bool forward = directions & kNormForward;
   const bool needs_x = directions & (kNormBackwardData | kNormBackwardWeight);
   if (kind_ == NormKind::kLayer) {
-    // BOO's order: the forward's inputs, or dy then what the backward reads.
+    // BOO's order: the forward's inputs (and dy, when the backward follows,
+    // reading the statistics the forward saves), or dy then what the backward reads.
     if (forward) {
       args.push_back(x_spec("x"));
       if (weight) args.push_back(param_spec("weight"));
       if (bias) args.push_back(param_spec("bias"));
+      if (directions != kNormForward) args.push_back(x_shaped_spec("dy"));
       return args;
     }
-    args.push_back(dense_spec("dy"));
+    args.push_back(x_shaped_spec("dy"));
     if (needs_x) {
       args.push_back(x_spec("x"));
       if ((directions & kNormBackwardData) && weight) args.push_back(param_spec("weight"));
@@ -166,10 +177,10 @@ std::vector<TensorSpec> NormSignature::arguments() const {
   }
   // MIOpen's order: x and weight, then dy, and the saved rstd without the
   // forward (with it, the backward reads the rstd the forward computes).
-  args.push_back(dense_spec("x"));
+  args.push_back(x_shaped_spec("x"));
   if (weight) args.push_back(param_spec("weight"));
   if (needs_x) {
-    args.push_back(dense_spec("dy"));
+    args.push_back(x_shaped_spec("dy"));
     if (!forward) args.push_back(stat_spec("rstd"));
   }
   return args;
@@ -178,11 +189,11 @@ std::vector<TensorSpec> NormSignature::arguments() const {
 std::vector<TensorSpec> NormSignature::results() const {
   std::vector<TensorSpec> out;
   if (directions & kNormForward) {
-    out.push_back(dense_spec("y"));
+    out.push_back(x_shaped_spec("y"));
     if (kind_ == NormKind::kLayer) out.push_back(stat_spec("mean"));
     out.push_back(stat_spec("rstd"));
   }
-  if (directions & kNormBackwardData) out.push_back(dense_spec("dx"));
+  if (directions & kNormBackwardData) out.push_back(x_shaped_spec("dx"));
   if (directions & kNormBackwardWeight) out.push_back(param_spec("dweight"));
   if (directions & kNormBackwardBias) out.push_back(param_spec("dbias"));
   return out;
@@ -217,15 +228,49 @@ Status NormSignature::validate() const {
   if (!(eps > 0)) return invalid_argument("--eps/-e must be positive, got " + base::format_double(eps));
   if (kind_ == NormKind::kRms) {
     if (bias) return invalid_argument("t5layernorm has no bias (RMS norm: y = x * rstd * weight)");
+    if (!layout.empty()) return invalid_argument("t5layernorm takes -X and no --layout (contiguous tensors)");
     if (permuted()) return invalid_argument("t5layernorm takes a contiguous input (--input-permutation is layernorm's)");
     return validate_rms_directions(directions, weight);
   }
   if (bias && !weight) return invalid_argument("layernorm bias needs the weight (elementwise affine) as well");
-  BOO_RETURN_IF_ERROR(validate_layer_directions(directions));
+  BOO_RETURN_IF_ERROR(validate_layer_directions(directions, weight, bias));
+  if (!layout.empty()) {
+    // The syntax's -F names the forward, the whole backward of the mode, or both.
+    const uint8_t backward = kNormBackwardData | (weight ? kNormBackwardWeight : 0) | (bias ? kNormBackwardBias : 0);
+    if (directions != kNormForward && directions != backward && directions != (kNormForward | backward))
+      return invalid_argument("layernorm -N -C -H -W syntax: -F 0 (forward and backward), 1 (forward) or 2 "
+                              "(backward) computes the whole backward of the mode; a partial one needs -X");
+    if (permuted())
+      return invalid_argument("layernorm --layout and --input-permutation both set the input's memory order: give one");
+    return ops::norm::layout_order(layout, rank, "layernorm --layout").status();
+  }
   return validate_permutation(input_permutation, rank);
 }
 
+namespace {
+
+// MIOpen's current layernorm syntax: -N -C -D -H -W from the shape (rank 2:
+// [N, W], C and H 0), --layout, and -F 0 forward and backward, 1 forward, 2
+// backward.
+std::vector<std::string> dims_syntax_command(const NormSignature& sig, std::string token) {
+  const std::vector<int64_t>& s = sig.input_shape;
+  const bool rank2 = s.size() == 2, rank5 = s.size() == 5;
+  const int64_t c = rank2 ? 0 : s[1], d = rank5 ? s[2] : 0, h = rank2 ? 0 : s[s.size() - 2];
+  const uint8_t dir = sig.directions;
+  const std::string forw = dir == kNormForward ? "1" : (dir & kNormForward) ? "0" : "2";
+  std::vector<std::string> w{std::move(token), "-N", std::to_string(s[0]), "-C", std::to_string(c), "-D",
+                             std::to_string(d), "-H", std::to_string(h), "-W", std::to_string(s.back()),
+                             "--layout", sig.layout, "-o", std::to_string(sig.normalized_dim), "-e",
+                             base::format_double(sig.eps), "-m", sig.weight ? "1" : "0", "-F", forw};
+  if (sig.weight && !sig.bias) w.insert(w.end(), {"--bias", "0"});
+  if (!sig.use_aten) w.insert(w.end(), {"--use-aten", "0"});
+  return w;
+}
+
+}  // namespace
+
 std::string NormSignature::command() const {
+  if (!layout.empty()) return base::shell_join(dims_syntax_command(*this, op_token(kind_, dtype)));
   std::vector<std::string> w{op_token(kind_, dtype), "-X", base::join_ints(input_shape, "x")};
   if (kind_ == NormKind::kRms) {
     const int forw = directions == kNormForward ? 1 : (directions & kNormForward) ? 0 : 2;
@@ -269,6 +314,8 @@ std::string NormSignature::func_name() const {
     perm = "perm_";
     for (int p : input_permutation) perm += std::to_string(p);
   }
+  if (!layout.empty() && layout != ops::norm::logical_layout(static_cast<int>(input_shape.size())))
+    perm = base::to_lower(layout);
   items.push_back(perm);
   items.push_back(use_aten ? "aten" : "");
   std::string name;
@@ -279,7 +326,7 @@ std::string NormSignature::func_name() const {
 bool NormSignature::operator==(const NormSignature& o) const {
   return kind_ == o.kind_ && dtype == o.dtype && input_shape == o.input_shape && normalized_dim == o.normalized_dim &&
          eps == o.eps && weight == o.weight && bias == o.bias && directions == o.directions &&
-         input_permutation == o.input_permutation && use_aten == o.use_aten;
+         input_permutation == o.input_permutation && use_aten == o.use_aten && layout == o.layout;
 }
 
 bool NormSignature::equals(const OpSignature& other) const {

@@ -29,14 +29,16 @@ std::vector<Entry> entries(const NormProblem& p) {
     return Entry{"boo_" + kernel_prefix + kernel, "boo::" + kernel_prefix + kernel + "<" + t + flags + ">(p)",
                  per_column};
   };
+  // Layer norm's kernels first take kLikeX: y, dy and dx strided like x.
+  const std::string like_x = p.rms() ? "" : ", " + std::string(flag(p.strided_like_x));
   std::vector<Entry> out;
   if (p.forward)
-    out.push_back(entry("forward", ", " + std::string(flag(p.weight)) + (p.rms() ? "" : ", " + std::string(flag(p.bias))),
-                        false));
-  if (p.dx) out.push_back(entry("backward_data", ", " + std::string(flag(p.weight)), false));
+    out.push_back(entry("forward",
+                        like_x + ", " + flag(p.weight) + (p.rms() ? "" : ", " + std::string(flag(p.bias))), false));
+  if (p.dx) out.push_back(entry("backward_data", like_x + ", " + flag(p.weight), false));
   if (p.rms() && p.dweight) out.push_back(entry("backward_weight", "", true));
   if (!p.rms() && p.param_grads())
-    out.push_back(entry("backward_params", ", " + std::string(flag(p.dweight)) + ", " + flag(p.dbias), true));
+    out.push_back(entry("backward_params", like_x + ", " + flag(p.dweight) + ", " + flag(p.dbias), true));
   return out;
 }
 

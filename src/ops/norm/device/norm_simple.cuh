@@ -20,26 +20,40 @@ __device__ __forceinline__ long long layernorm_x_offset(const LayerNormParams& p
   return offset;
 }
 
-/// y = (x - mean) * rstd * weight + bias; mean and rstd (float32) per row. Two passes over x.
-template <typename T, bool kWeight, bool kBias>
+/// Storage offset of element (row, col) of y, dy or dx: x's (kLikeX: MIOpen's
+/// --layout stores them all alike) or row-major.
+template <bool kLikeX>
+__device__ __forceinline__ long long layernorm_y_offset(const LayerNormParams& p, long long row, long long col) {
+  return kLikeX ? layernorm_x_offset(p, row, col) : row * p.cols + col;
+}
+
+/// y = (x - mean) * rstd * weight + bias; mean and rstd (float32) per row. Two
+/// passes over x (the corrected two-pass algorithm).
+template <typename T, bool kLikeX, bool kWeight, bool kBias>
 __device__ void layernorm_forward(const LayerNormParams& p) {
   __shared__ float scratch[32];
   for (long long row = blockIdx.x; row < p.rows; row += gridDim.x) {
     float sum = 0.f;
     for (long long col = threadIdx.x; col < p.cols; col += blockDim.x)
       sum += load_as_float<T>(p.x, layernorm_x_offset(p, row, col));
-    const float mean = block_sum(sum, scratch) / static_cast<float>(p.cols);
-    float sq = 0.f;
+    const float centre = block_sum(sum, scratch) / static_cast<float>(p.cols);
+    // The deviations' mean is the float32 mean's rounding error, taken out of
+    // every (x - mean) (see RowStats in kernels/reduce/row_stats.cuh).
+    float dev = 0.f, sq = 0.f;
     for (long long col = threadIdx.x; col < p.cols; col += blockDim.x) {
-      const float d = load_as_float<T>(p.x, layernorm_x_offset(p, row, col)) - mean;
+      const float d = load_as_float<T>(p.x, layernorm_x_offset(p, row, col)) - centre;
+      dev += d;
       sq += d * d;
     }
-    const float rstd = rsqrtf(block_sum(sq, scratch) / static_cast<float>(p.cols) + p.eps);
+    const float residual = block_sum(dev, scratch) / static_cast<float>(p.cols);
+    const float variance = block_sum(sq, scratch) / static_cast<float>(p.cols) - residual * residual;
+    const float rstd = rsqrtf(variance + p.eps);
+    const float mean = centre + residual;
     for (long long col = threadIdx.x; col < p.cols; col += blockDim.x) {
-      float v = (load_as_float<T>(p.x, layernorm_x_offset(p, row, col)) - mean) * rstd;
+      float v = ((load_as_float<T>(p.x, layernorm_x_offset(p, row, col)) - centre) - residual) * rstd;
       if (kWeight) v *= load_as_float<T>(p.weight, col);
       if (kBias) v += load_as_float<T>(p.bias, col);
-      store_from_float<T>(p.y, row * p.cols + col, v);
+      store_from_float<T>(p.y, layernorm_y_offset<kLikeX>(p, row, col), v);
     }
     if (threadIdx.x == 0) {
       reinterpret_cast<float*>(p.mean)[row] = mean;
@@ -49,7 +63,7 @@ __device__ void layernorm_forward(const LayerNormParams& p) {
 }
 
 /// dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * weight, xhat = (x - mean) * rstd.
-template <typename T, bool kWeight>
+template <typename T, bool kLikeX, bool kWeight>
 __device__ void layernorm_backward_data(const LayerNormParams& p) {
   __shared__ float scratch[32];
   for (long long row = blockIdx.x; row < p.rows; row += gridDim.x) {
@@ -57,7 +71,7 @@ __device__ void layernorm_backward_data(const LayerNormParams& p) {
     const float rstd = reinterpret_cast<const float*>(p.rstd)[row];
     float sum_g = 0.f, sum_gx = 0.f;
     for (long long col = threadIdx.x; col < p.cols; col += blockDim.x) {
-      float g = load_as_float<T>(p.dy, row * p.cols + col);
+      float g = load_as_float<T>(p.dy, layernorm_y_offset<kLikeX>(p, row, col));
       if (kWeight) g *= load_as_float<T>(p.weight, col);
       const float xhat = (load_as_float<T>(p.x, layernorm_x_offset(p, row, col)) - mean) * rstd;
       sum_g += g;
@@ -66,22 +80,22 @@ __device__ void layernorm_backward_data(const LayerNormParams& p) {
     const float mean_g = block_sum(sum_g, scratch) / static_cast<float>(p.cols);
     const float mean_gx = block_sum(sum_gx, scratch) / static_cast<float>(p.cols);
     for (long long col = threadIdx.x; col < p.cols; col += blockDim.x) {
-      float g = load_as_float<T>(p.dy, row * p.cols + col);
+      float g = load_as_float<T>(p.dy, layernorm_y_offset<kLikeX>(p, row, col));
       if (kWeight) g *= load_as_float<T>(p.weight, col);
       const float xhat = (load_as_float<T>(p.x, layernorm_x_offset(p, row, col)) - mean) * rstd;
-      store_from_float<T>(p.dx, row * p.cols + col, rstd * (g - mean_g - xhat * mean_gx));
+      store_from_float<T>(p.dx, layernorm_y_offset<kLikeX>(p, row, col), rstd * (g - mean_g - xhat * mean_gx));
     }
   }
 }
 
 /// dweight[col] = sum over rows of dy * xhat; dbias[col] = sum over rows of dy.
-template <typename T, bool kWeightGrad, bool kBiasGrad>
+template <typename T, bool kLikeX, bool kWeightGrad, bool kBiasGrad>
 __device__ void layernorm_backward_params(const LayerNormParams& p) {
   for (long long col = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; col < p.cols;
        col += static_cast<long long>(gridDim.x) * blockDim.x) {
     float dw = 0.f, db = 0.f;
     for (long long row = 0; row < p.rows; ++row) {
-      const float dy = load_as_float<T>(p.dy, row * p.cols + col);
+      const float dy = load_as_float<T>(p.dy, layernorm_y_offset<kLikeX>(p, row, col));
       if (kWeightGrad) {
         const float mean = reinterpret_cast<const float*>(p.mean)[row];
         const float rstd = reinterpret_cast<const float*>(p.rstd)[row];

@@ -6,9 +6,10 @@
 namespace boo {
 
 /// Rows are the product of the leading dims, columns of the normalized dims.
-/// x may be strided (BOO's --input-permutation): element (row, col) is
-/// logical index row*cols + col of `shape`, at offset sum(index[d]*x_strides[d]).
-/// Every other tensor is contiguous.
+/// x may be strided (BOO's --input-permutation, MIOpen's --layout): element
+/// (row, col) is logical index row*cols + col of `shape`, at offset
+/// sum(index[d]*x_strides[d]). y, dy and dx are contiguous, or strided like x
+/// (the kernels' kLikeX); the other tensors are contiguous.
 struct LayerNormParams {
   unsigned long long x, weight, bias, y, mean, rstd;  ///< forward (weight/bias may be 0)
   unsigned long long dy, dx, dweight, dbias;           ///< backward (unused ones are 0)

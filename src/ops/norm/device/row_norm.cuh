@@ -17,16 +17,11 @@
 
 #include "boo/kernels/reduce/group_sum.cuh"
 #include "boo/kernels/reduce/row_stats.cuh"
+#include "boo/kernels/reduce/vectors.cuh"
 #include "boo/kernels/types.cuh"
 #include "boo/norm/row_norm_params.cuh"
 
 namespace boo {
-
-/// kVec elements of T moved by one load or store instruction.
-template <typename T, int kVec>
-struct alignas(sizeof(T) * kVec) Vec {
-  T v[kVec];
-};
 
 /// The compile-time split of a row over a row group.
 template <int kCols, int kVec, int kThreadsPerRow, int kBlock>
@@ -38,20 +33,6 @@ struct RowSplit {
   static constexpr int kPerThread = (kVectors + kThreadsPerRow - 1) / kThreadsPerRow;       // vectors per thread
   static constexpr int kRowsPerBlock = kBlock / kThreadsPerRow;                              // row groups per block
 };
-
-/// Loads vector `vec` of a row into floats (zeros when `valid` is false).
-template <typename T, int kVec>
-__device__ __forceinline__ void load_vector(unsigned long long base, long long vector_index, bool valid,
-                                            float (&out)[kVec]) {
-  if (valid) {
-    const Vec<T, kVec> v = reinterpret_cast<const Vec<T, kVec>*>(base)[vector_index];
-#pragma unroll
-    for (int k = 0; k < kVec; ++k) out[k] = to_float(v.v[k]);
-  } else {
-#pragma unroll
-    for (int k = 0; k < kVec; ++k) out[k] = 0.f;
-  }
-}
 
 /// A thread's share of one row as loaded: its kPerThread vectors (vector
 /// lane + i * kThreadsPerRow of the row), zeros outside the row or past the
@@ -102,14 +83,6 @@ struct PartialSums {
   __device__ __forceinline__ float& db(int e) { return at(1, e); }
 };
 
-template <typename T, int kVec>
-__device__ __forceinline__ void store_vector(unsigned long long base, long long vector_index, const float (&in)[kVec]) {
-  Vec<T, kVec> v;
-#pragma unroll
-  for (int k = 0; k < kVec; ++k) v.v[k] = from_float<T>(in[k]);
-  reinterpret_cast<Vec<T, kVec>*>(base)[vector_index] = v;
-}
-
 /// Forward: y = (x - mean) * rstd * weight + bias, rstd = 1/sqrt(var + eps)
 /// (layer norm; var biased, two passes over the registers), or
 /// y = x * rstd * weight, rstd = 1/sqrt(mean(x^2) + eps) (kRms).
@@ -139,7 +112,6 @@ __device__ void row_norm_forward(const RowNormParams& p) {
     if (kPrefetch) share.load(p.x, row + stride, row + stride < p.rows, lane);
     const RowStats stats = two_pass_row_stats<kThreadsPerRow, Split::kPerThread, kVec, !kRms>(
         x, lane, Split::kVectors, static_cast<float>(kCols), p.eps, scratch);
-    const float mean = stats.mean, rstd = stats.rstd;
     if (!active) continue;
 #pragma unroll
     for (int i = 0; i < Split::kPerThread; ++i) {
@@ -148,7 +120,7 @@ __device__ void row_norm_forward(const RowNormParams& p) {
       float y[kVec];
 #pragma unroll
       for (int k = 0; k < kVec; ++k) {
-        float v = (x[i][k] - mean) * rstd;
+        float v = stats.normalize(x[i][k]);
         if (kWeight) v *= to_float(weight.v[i].v[k]);
         if (kBias) v += to_float(bias.v[i].v[k]);
         y[k] = v;
@@ -156,8 +128,8 @@ __device__ void row_norm_forward(const RowNormParams& p) {
       store_vector<T, kVec>(p.y, row * Split::kVectors + vec, y);
     }
     if (lane == 0) {
-      if (!kRms) reinterpret_cast<float*>(p.mean)[row] = mean;
-      reinterpret_cast<float*>(p.rstd)[row] = rstd;
+      if (!kRms) reinterpret_cast<float*>(p.mean)[row] = stats.mean();
+      reinterpret_cast<float*>(p.rstd)[row] = stats.rstd;
     }
   }
 }

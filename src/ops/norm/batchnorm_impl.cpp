@@ -1,0 +1,199 @@
+// boo: gpu:batchnorm:columns — tiling, kernel source and launch plan of batch norm.
+#include "ops/norm/batchnorm_impl.hpp"
+
+#include <algorithm>
+#include <bit>
+
+#include "ops/common/generated_source.hpp"
+#include "ops/norm/device/batch_norm_params.cuh"
+#include "ops/norm/norm_implementation.hpp"
+
+namespace boo::ops::norm {
+namespace {
+
+constexpr int kBlock = 256;  // threads of the sums and apply kernels
+constexpr int kStatsBlock = 256;  // channels per block of the per-channel kernels
+// Vectors each thread of the sums and apply kernels visits at least (fewer
+// slices where rows are few), and blocks per SM they aim for.
+constexpr int64_t kVectorsPerThread = 4;
+constexpr int64_t kBlocksPerSm = 8;
+// Slices at most: each channel's statistic adds this many partials serially.
+constexpr int64_t kMaxSlices = 512;
+constexpr int kSum2Bytes = 8;  // a Sum2: two floats
+constexpr int64_t kMaxGridX = 2147483647;  // CUDA's limit on gridDim.x (gridDim.y: 65535)
+
+const char* flag(bool v) { return v ? "true" : "false"; }
+
+// How the sums and apply kernels cover x: vector width, block shape
+// (channels last: kThreadsX channel vectors x kThreadsY rows; planes: one
+// channel, kBlock threads), and the slices of the outer rows.
+struct BatchNormConfig final : Config {
+  int vec = 1;
+  int threads_x = kBlock, threads_y = 1;
+  int64_t channel_blocks = 1, slices = 1, rows_per_slice = 1;
+  /// A kernel in launch order: on the (channel blocks, slices) grid, or one thread per channel.
+  struct Kernel {
+    KernelEntry entry;
+    bool per_channel = false;
+  };
+  std::vector<Kernel> kernels;
+
+  std::string text() const override {
+    std::string record = "slices=" + std::to_string(slices) + ";rows_per_slice=" + std::to_string(rows_per_slice);
+    for (const Kernel& k : kernels) record += ";" + k.entry.name + "=" + k.entry.call;
+    return record;
+  }
+};
+
+// The widest vector (up to 16 bytes of the widest element type a kernel
+// moves) dividing what is contiguous per channel run: the channels (inner 1)
+// or a plane.
+int vector_width(const NormProblem& p) {
+  const size_t widest = std::max({dtype_size_bytes(p.dtype), dtype_size_bytes(p.grad_dtype)});
+  int vec = static_cast<int>(16 / widest);
+  const int64_t run = p.inner == 1 ? p.channels : p.inner;
+  while (vec > 1 && run % vec != 0) vec /= 2;
+  return vec;
+}
+
+class BatchNormColumns final : public Tier<NormProblem, BatchNormConfig> {
+ public:
+  explicit BatchNormColumns(std::string name) : name_(std::move(name)) {}
+  std::string_view name() const override { return name_; }
+
+  Status accepts_problem(const NormProblem& p, const ArchSpec&) const override {
+    if (p.kind != NormKind::kBatch) return invalid_argument("not a batchnorm signature");
+    return ok_status();
+  }
+
+  Result<BatchNormConfig> configure_problem(const NormProblem& p, const ArchSpec& arch) const override {
+    BatchNormConfig c;
+    c.vec = vector_width(p);
+    int64_t per_row = 0;  // vectors of a block's channels in one row
+    if (p.inner == 1) {
+      const int64_t vectors = p.channels / c.vec;
+      c.threads_x = static_cast<int>(std::min<uint64_t>(32, std::bit_ceil(static_cast<uint64_t>(vectors))));
+      c.threads_y = kBlock / c.threads_x;
+      c.channel_blocks = (vectors + c.threads_x - 1) / c.threads_x;
+      per_row = c.threads_x;
+    } else {
+      c.channel_blocks = p.channels;
+      per_row = p.inner / c.vec;
+    }
+    // Slices: enough blocks to fill the GPU, each thread visiting at least
+    // kVectorsPerThread vectors.
+    const int64_t min_rows = std::max<int64_t>(1, kVectorsPerThread * kBlock / per_row);
+    const int64_t most = std::max<int64_t>(1, (p.outer + min_rows - 1) / min_rows);
+    const int64_t fill = std::max<int64_t>(1, arch.sm_count * kBlocksPerSm / c.channel_blocks);
+    c.slices = std::min({most, fill, kMaxSlices});
+    c.rows_per_slice = (p.outer + c.slices - 1) / c.slices;
+    c.slices = (p.outer + c.rows_per_slice - 1) / c.rows_per_slice;
+    if (c.channel_blocks > kMaxGridX || c.slices > 65535)
+      return unimplemented("a grid of " + std::to_string(c.channel_blocks) + " x " + std::to_string(c.slices) +
+                           " blocks exceeds the device's limits");
+    c.kernels = kernels(p, c);
+    return c;
+  }
+
+  Result<Plan> plan_problem(const NormProblem& p, const BatchNormConfig& c, const ArchSpec&) const override {
+    Plan plan;
+    std::vector<KernelEntry> entries;
+    for (const BatchNormConfig::Kernel& k : c.kernels) entries.push_back(k.entry);
+    plan.source = generated_source("batch_norm.cu", std::string(name()), "boo/norm/batch_norm.cuh",
+                                   "boo::BatchNormParams", entries);
+    plan.tensor_alignment = static_cast<uint32_t>(c.vec * std::max({dtype_size_bytes(p.dtype),
+                                                                     dtype_size_bytes(p.grad_dtype)}));
+    const uint64_t partial_bytes = static_cast<uint64_t>(c.slices * p.channels) * kSum2Bytes;
+    plan.workspace_bytes = partial_bytes + static_cast<uint64_t>(kChannelCoefficients * p.channels) * sizeof(float);
+    const TensorRoles roles(p.signature());
+    for (const BatchNormConfig::Kernel& k : c.kernels) {
+      const Dim3 grid = k.per_channel
+                            ? Dim3{static_cast<uint32_t>((p.channels + kStatsBlock - 1) / kStatsBlock), 1, 1}
+                            : Dim3{static_cast<uint32_t>(c.channel_blocks), static_cast<uint32_t>(c.slices), 1};
+      StepBuilder<BatchNormParams> step(k.entry.name, grid, {static_cast<uint32_t>(k.entry.threads), 1, 1});
+      BatchNormParams& params = step.params;
+      auto bind = [&](unsigned long long& field, std::string_view role) {
+        if (std::optional<TensorBinding> t = roles.find(role)) step.bind(field, *t);
+      };
+      bind(params.x, "x");
+      bind(params.dy, "dy");
+      bind(params.scale, "scale");
+      bind(params.bias, "bias");
+      bind(params.mean_in, p.pass == BatchNormPass::kInference ? "estimated_mean" : "running_mean_in");
+      bind(params.variance_in, p.pass == BatchNormPass::kInference ? "estimated_variance" : "running_variance_in");
+      bind(params.saved_mean, "saved_mean");
+      bind(params.saved_inv_variance, "saved_inv_variance");
+      bind(params.running_mean, "running_mean");
+      bind(params.running_variance, "running_variance");
+      bind(params.y, "y");
+      bind(params.dx, "dx");
+      bind(params.dscale, "dscale");
+      bind(params.dbias, "dbias");
+      step.bind(params.partials, TensorBinding::workspace(0));
+      step.bind(params.coefficients, TensorBinding::workspace(partial_bytes));
+      params.outer = p.outer;
+      params.channels = p.channels;
+      params.rows_per_slice = c.rows_per_slice;
+      params.eps = static_cast<float>(p.eps);
+      params.momentum = static_cast<float>(p.momentum);
+      plan.steps.push_back(std::move(step).finish());
+    }
+    return plan;
+  }
+
+ private:
+  // The kernels of a problem in launch order.
+  static std::vector<BatchNormConfig::Kernel> kernels(const NormProblem& p, const BatchNormConfig& c) {
+    const std::string t = device_type(p.dtype), g = device_type(p.grad_dtype), pt = device_type(p.param_dtype);
+    const std::string grid_args = t + ", " + g + ", " + std::to_string(c.vec) + ", " + std::to_string(c.threads_x) +
+                                  ", " + std::to_string(c.threads_y) + ", " + std::to_string(p.inner) + "LL, ";
+    const std::string channel_args = "(p, " + std::to_string(p.inner) + "LL, " + std::to_string(c.slices) + "LL)";
+    using Kernel = BatchNormConfig::Kernel;
+    auto sums = [&](bool gradients) {
+      return Kernel{KernelEntry{gradients ? "boo_batch_norm_gradient_sums" : "boo_batch_norm_moment_sums",
+                                "boo::batch_norm_sums<" + grid_args + flag(gradients) + ">(p)", kBlock}};
+    };
+    auto statistics = [&](const char* source, bool forward, bool save, bool running) {
+      return Kernel{KernelEntry{"boo_batch_norm_statistics",
+                         "boo::batch_norm_statistics<" + t + ", " + pt + ", boo::" + source + ", " + flag(forward) +
+                             ", " + flag(save) + ", " + flag(running) + ">" + channel_args,
+                                kStatsBlock},
+                    true};
+    };
+    auto apply = [&](bool backward) {
+      return Kernel{KernelEntry{backward ? "boo_batch_norm_dx" : "boo_batch_norm_y",
+                                "boo::batch_norm_apply<" + grid_args + flag(backward) + ">(p)", kBlock}};
+    };
+    std::vector<Kernel> out;
+    switch (p.pass) {
+      case BatchNormPass::kTraining:
+        out = {sums(false), statistics("kStatsBatch", true, p.save, p.running), apply(false)};
+        break;
+      case BatchNormPass::kInference:
+        if (p.running) out = {statistics("kStatsEstimated", true, false, false), apply(false)};
+        else out = {sums(false), statistics("kStatsBatch", true, false, false), apply(false)};
+        break;
+      case BatchNormPass::kBackward:
+        if (p.save) out = {statistics("kStatsSaved", false, false, false)};
+        else out = {sums(false), statistics("kStatsBatch", false, false, false)};
+        out.push_back(sums(true));
+        out.push_back(
+            Kernel{KernelEntry{"boo_batch_norm_gradients", "boo::batch_norm_gradients<" + pt + ">" + channel_args,
+                               kStatsBlock},
+                   true});
+        out.push_back(apply(true));
+        break;
+    }
+    return out;
+  }
+
+  std::string name_;
+};
+
+}  // namespace
+
+std::unique_ptr<GpuImplementation> make_batch_norm_implementation(std::string name) {
+  return std::make_unique<BatchNormColumns>(std::move(name));
+}
+
+}  // namespace boo::ops::norm

@@ -1,0 +1,16 @@
+// boo: gpu:batchnorm:columns, the batch norm kernels' host side.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "ops/gpu_implementation.hpp"
+
+namespace boo::ops::norm {
+
+/// Batch norm of every layout, mode and pass: per-channel sums over slices of
+/// the rows and a small kernel adding them in order (kernels/reduce/channel_sums.cuh),
+/// then one elementwise pass (device/batch_norm.cuh).
+std::unique_ptr<GpuImplementation> make_batch_norm_implementation(std::string name);
+
+}  // namespace boo::ops::norm
