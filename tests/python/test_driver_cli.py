@@ -105,6 +105,39 @@ def test_option_values_are_checked(driver):
     assert "--executor-child" not in usage, usage
 
 
+def test_hostile_sizes(driver, tmp):
+    # Issue #22, defects 1-5: each used to crash (SIGSEGV, SIGFPE, SIGABRT), run with a wrong shape or
+    # truncate a value; each is now a failed command with its message, and the run goes on.
+    cases = [
+        ("conv -n 1 -c 2305843009213693953 -H 1 -W 8 -k 8 -y 1 -x 1 -F 1 --iter 1",
+         "x would hold more than 2^48 (281474976710656) elements"),
+        ("layernorm -X 2305843009213693953x8 -o 1", "would hold more than 2^48"),
+        ("conv -z same -u 0", "--pad_mode/-z same needs a positive stride"),
+        ("conv -n 1 -c 3 -H 8 -W 8 -k 4 -y 3 -x 3 -j 9223372036854775807 -F 1",
+         "dilation_w (-j) 9223372036854775807 is over boo's limit"),
+        ("layernorm -X 2x3x4 -o 4294967298", "--normalized_dim/-o 4294967298 is not an axis"),
+        ("layernorm -X 2x3x4 -o 1 --input-permutation 0 4294967298 1", "4294967298 is not an axis"),
+        ("conv -n 100000 -c 1000 -H 1000 -W 1000 -k 1000 -y 1 -x 1 -F 1",
+         "RESOURCE_EXHAUSTED: this command (inputs, results and the float64 CPU reference) needs 2.1 PiB"),
+    ]
+    for command, message in cases:
+        for mode in [["--no-isolation"], ["--dry-run"], []]:
+            if mode == ["--dry-run"] and "RESOURCE_EXHAUSTED" in message:
+                continue  # a valid signature: --dry-run accepts it
+            r = run([driver, "--backend", "cpu", *mode, *command.split()])
+            assert r.returncode == 1 and message in r.stdout, (command, mode, r.returncode, r.stdout, r.stderr)
+    # A file of them, with good lines between: every line gets its row and the summary is printed.
+    commands = tmp / "hostile.txt"
+    commands.write_text("\n".join(c for c, _ in cases for c in (c, GOOD_1)) + "\n")
+    for mode in [["--no-isolation"], ["--dry-run"]]:
+        out_csv = tmp / "hostile.csv"
+        r = run([driver, "--backend", "cpu", *mode, "--commands-file", str(commands), "--csv", str(out_csv)])
+        assert r.returncode == 1, (mode, r.stdout, r.stderr)
+        failed = len(cases) - (1 if mode == ["--dry-run"] else 0)
+        assert f"14 command(s): {14 - failed} ok, {failed} failed" in r.stdout, (mode, r.stdout)
+        assert len(list(csv.reader(out_csv.open(newline="")))) == 15
+
+
 def run_with_terminal_stderr(args, stdout_path):
     """Runs with stderr on a pseudo-terminal; returns (exit status, what the terminal got)."""
     master, slave = pty.openpty()
@@ -171,6 +204,7 @@ def main():
         test_help_lines_have_no_row(driver, tmp)
         test_option_values_are_checked(driver)
         test_progress_line_on_a_terminal(driver, tmp)
+        test_hostile_sizes(driver, tmp)
     print("driver CLI behaves")
 
 

@@ -10,6 +10,7 @@
 #include "base/npy.hpp"
 #include "base/strings.hpp"
 #include "bench/fault_backend.hpp"
+#include "bench/memory_check.hpp"
 #include "bench/numerics_check.hpp"
 #include "boo/registry.hpp"
 #include "ops/command_parse.hpp"
@@ -231,6 +232,12 @@ CommandResult CommandRunner::run_steps(const tools::CommandLine& cmd, int index)
     result.dry_run = true;
     return result;
   }
+  // Refused before any allocation when the host cannot hold the command's tensors.
+  const bool reference = opts_.verify_numerics || std::any_of(backend_names_.begin(), backend_names_.end(), [](const std::string& b) {
+                           return canonical_backend(b) == "cpu" || canonical_backend(b) == "faulty";
+                         });
+  if (Status st = bench::check_host_memory(sig, static_cast<int64_t>(backends_.size()), reference); !st.ok())
+    return failed(std::move(result), st);
   const ops::OpDefinition* op = ops::find_op(sig.op_name());
   Result<std::vector<base::HostTensor>> args = op->make_arguments(sig, ops::InputOptions{opts_.seed, opts_.splat});
   if (!args.ok()) return failed(std::move(result), args.status());

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "base/checked_int.hpp"
 #include "base/strings.hpp"
 #include "bench/fault_backend.hpp"
 
@@ -59,7 +60,9 @@ constexpr DriverOptionSpec kOptions[] = {
      kDriver,
      [](DriverOptions& o, const std::string& v) -> Status {
        BOO_ASSIGN_OR_RETURN(int64_t g, integer_at_least("--gpu-id", v, -1, "a GPU ordinal or -1 (all GPUs)"));
-       o.gpu_id = static_cast<int>(g);
+       const std::optional<int> id = base::narrow<int>(g);
+       if (!id) return invalid_argument("--gpu-id: " + v + " is not a GPU ordinal");
+       o.gpu_id = *id;
        return ok_status();
      }},
     {"command-timeout", 0, "S", "600", "kill and report a command still running after S seconds", kDriver,

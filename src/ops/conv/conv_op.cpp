@@ -140,6 +140,13 @@ Status apply_pad_mode(const std::string& mode, ConvSignature& sig) {
     return invalid_argument("--pad_mode/-z " + mode +
                             " applies only to -m conv with all dilations 1 or all filter sizes 1 (as MIOpenDriver)");
   for (int i = 0; i < sig.spatial_dims; ++i) {
+    // The padding below divides by the stride and subtracts sizes: those must be valid first.
+    const int64_t values[] = {sig.input_size[i], sig.stride[i], sig.filter_size[i]};
+    const char* names[] = {"input size", "stride", "filter size"};
+    for (int v = 0; v < 3; ++v)
+      if (values[v] < 1)
+        return invalid_argument("--pad_mode/-z " + mode + " needs a positive " + names[v] + " in every dimension, got " +
+                                std::to_string(values[v]));
     if (mode == "valid") {
       sig.padding[i] = 0;
     } else {
