@@ -138,6 +138,74 @@ def test_hostile_sizes(driver, tmp):
         assert len(list(csv.reader(out_csv.open(newline="")))) == 15
 
 
+def test_driver_honesty(driver, tmp):
+    # Issue #22, defects 9-12: bad driver options and outputs that cannot be written are exit 2 before any
+    # command runs; no input is overwritten, no link followed; echoed input is escaped and capped.
+    work = tmp / "honesty"
+    work.mkdir()
+    good = GOOD_1.split()
+    folder = work / "folder"
+    folder.mkdir()
+
+    def refused(args, message):
+        r = run([driver, "--backend", "cpu", *args], cwd=work)
+        assert r.returncode == 2 and message in r.stderr, (args, r.returncode, r.stdout, r.stderr)
+        assert "command(s)" not in r.stdout, (args, r.stdout)  # nothing ran
+
+    refused(["--bogus-option", "conv"], "unknown driver option '--bogus-option'")
+    refused(["--commands-file", str(folder)], "is a folder, not a file")
+    refused(["--trace", str(folder), *good], "--trace '" + str(folder) + "' is a folder")
+    refused(["--csv", str(folder), *good], "is a folder; give the path of a file")
+    refused(["--trace", "/nonexistent/t.json", *good], "the folder '/nonexistent' does not exist")
+    commands = work / "same.txt"
+    commands.write_text(GOOD_1 + "\n")
+    refused(["--csv", str(commands), "--commands-file", str(commands)], "is the --commands-file")
+    assert commands.read_text() == GOOD_1 + "\n"
+    target = work / "target.txt"
+    target.write_text("keep me\n")
+    (work / "link.csv").symlink_to(target)
+    refused(["--csv", "link.csv", *good], "--csv 'link.csv' is a symbolic link")
+    assert target.read_text() == "keep me\n"
+    # --trace writes its parts under names no earlier run used: an existing F.part0 is left alone.
+    (work / "t.json.part0").write_text("someone's file\n")
+    r = run([driver, "--backend", "cpu", "--no-isolation", "--trace", "t.json", *good], cwd=work)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (work / "t.json.part0").read_text() == "someone's file\n"
+    assert sorted(p.name for p in work.glob("t.json*")) == ["t.json", "t.json.part0"]
+    # An existing CSV is replaced, and the run says so.
+    for _ in range(2):
+        r = run([driver, "--backend", "cpu", "--csv", "out.csv", *good], cwd=work)
+    assert r.returncode == 0 and "--csv replaces the existing file out.csv" in r.stdout, r.stdout + r.stderr
+    # --dump refuses a folder with files in it unless told to append, and never writes through a link.
+    dump = work / "dump"
+    dump.mkdir()
+    (dump / "earlier.npy").write_text("")
+    refused(["--dump", "dump", *good], "--dump 'dump' is not empty (1 entries)")
+    elsewhere = work / "elsewhere"
+    elsewhere.mkdir()
+    entry = "0001_conv_2d_float32_forward_1x2x5x5_nchw_3x2x3x3_fchw_nfhw_1x1s_1x1p_1x1d_1g"
+    (dump / entry).symlink_to(elsewhere)
+    r = run([driver, "--backend", "cpu", "--no-isolation", "--dump", "dump", "--dump-append", *good], cwd=work)
+    assert r.returncode == 1 and "is a symbolic link; boo-driver writes only into real folders" in r.stdout, r.stdout
+    assert list(elsewhere.iterdir()) == []
+    (dump / entry).unlink()
+    r = run([driver, "--backend", "cpu", "--dump", "dump", "--dump-append", *good], cwd=work)
+    assert r.returncode == 0 and (dump / entry / "manifest.txt").exists(), r.stdout + r.stderr
+    # Garbage layouts are not ranks; control bytes are escaped; huge words are cut.
+    for args, message in [
+        (["conv", "--in_layout", "N" * 1000, "-F", "1"],
+         "--in_layout/-I '" + "N" * 64 + "... (1000 bytes)' is not a conv layout"),
+        (["conv", "--in_layout", "\uff2e\uff23\uff28\uff37", "-F", "1"], "is not a conv layout"),
+        (["conv", "-n", "\x1b[31mred", "-F", "1"], "expected an integer, got '\\x1b[31mred'"),
+        (["conv", "-n", "9" * 3000, "-F", "1"], "... (3000 bytes)"),
+    ]:
+        r = run([driver, "--dry-run", *args])
+        assert r.returncode == 1 and message in r.stdout, (args, r.stdout)
+        assert "\x1b" not in r.stdout and "-D convolution" not in r.stdout, r.stdout
+        failure = [line for line in r.stdout.splitlines() if line.startswith(">>> FAILED")]
+        assert len(failure) == 1 and len(failure[0]) < 400, r.stdout
+
+
 def run_with_terminal_stderr(args, stdout_path):
     """Runs with stderr on a pseudo-terminal; returns (exit status, what the terminal got)."""
     master, slave = pty.openpty()
@@ -205,6 +273,7 @@ def main():
         test_option_values_are_checked(driver)
         test_progress_line_on_a_terminal(driver, tmp)
         test_hostile_sizes(driver, tmp)
+        test_driver_honesty(driver, tmp)
     print("driver CLI behaves")
 
 

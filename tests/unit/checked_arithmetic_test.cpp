@@ -9,6 +9,7 @@
 #include "base/checked_int.hpp"
 #include "base/host_memory.hpp"
 #include "base/host_tensor.hpp"
+#include "base/strings.hpp"
 #include "bench/backend.hpp"
 #include "bench/memory_check.hpp"
 #include "boo/conv.hpp"
@@ -204,6 +205,26 @@ TEST(HostileSizesTest, HostBytesFormat) {
   Status st = base::check_host_bytes(std::numeric_limits<uint64_t>::max(), "everything");
   EXPECT_EQ(st.code(), StatusCode::kResourceExhausted);
   EXPECT_NE(st.message().find("everything needs 16.0 EiB"), std::string::npos) << st.message();
+}
+
+}  // namespace
+}  // namespace boo
+
+namespace boo {
+namespace {
+
+// Issue #22, defect 12: messages echo user input escaped and capped.
+TEST(EchoWordTest, ControlBytesAreEscapedAndHugeWordsCut) {
+  EXPECT_EQ(base::escape_control("a\x1b[31mb\x7f\n"), "a\\x1b[31mb\\x7f\\x0a");
+  EXPECT_EQ(base::echo_word("NHWC"), "NHWC");
+  EXPECT_EQ(base::echo_word(std::string(1000, 'x')), std::string(64, 'x') + "... (1000 bytes)");
+  // Cut at a character boundary: 21 three-byte characters are 63 bytes, the 22nd would end at byte 66.
+  std::string wide;
+  for (int i = 0; i < 30; ++i) wide += "\xef\xbc\xae";  // U+FF2E FULLWIDTH LATIN CAPITAL LETTER N
+  EXPECT_EQ(base::echo_word(wide), wide.substr(0, 63) + "... (90 bytes)");
+  Result<int64_t> v = base::parse_int(std::string(3000, '9'));
+  ASSERT_FALSE(v.ok());
+  EXPECT_LT(v.status().message().size(), 120u) << v.status().message();
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "ops/command_parse.hpp"
 #include "ops/flag_table.hpp"
 #include "ops/op_registry.hpp"
+#include "output_files.hpp"
 
 #include <nvtx3/nvToolsExt.h>
 
@@ -67,6 +68,7 @@ Status dump_command(const std::string& dir, int index, const OpSignature& sig,
   char prefix[16];
   std::snprintf(prefix, sizeof prefix, "%04d_", index);
   const std::string cmd_dir = dir + "/" + prefix + sig.func_name();
+  BOO_RETURN_IF_ERROR(check_dump_entry(cmd_dir));
   BOO_RETURN_IF_ERROR(base::make_directories(cmd_dir));
   std::string manifest = "command: " + sig.command() + "\nfunc_name: " + sig.func_name() + "\n";
   auto describe = [](const std::string& file, const TensorSpec& spec) {

@@ -22,7 +22,7 @@ Result<Activation> Activation::parse(std::string_view text_in) {
   if (parts.empty()) return invalid_argument("--activation: empty value; " + accepted);
   const std::string& name = parts[0];
   auto no_args = [&](Kind kind) -> Result<Activation> {
-    if (parts.size() != 1) return invalid_argument("--activation " + text + ": " + name + " takes no parameters");
+    if (parts.size() != 1) return invalid_argument("--activation " + base::echo_word(text) + ": " + name + " takes no parameters");
     a.kind = kind;
     return a;
   };
@@ -34,27 +34,27 @@ Result<Activation> Activation::parse(std::string_view text_in) {
   if (name == "gelu") return no_args(Kind::kGelu);
   if (name == "gelu_tanh") return no_args(Kind::kGeluTanh);
   if (name == "leaky_relu") {
-    if (parts.size() > 2) return invalid_argument("--activation " + text + ": expected leaky_relu[:alpha]");
+    if (parts.size() > 2) return invalid_argument("--activation " + base::echo_word(text) + ": expected leaky_relu[:alpha]");
     a.kind = Kind::kLeakyRelu;
     if (parts.size() == 2) {
       Result<double> alpha = base::parse_double(parts[1]);
-      if (!alpha.ok()) return invalid_argument("--activation " + text + ": alpha " + alpha.status().message());
+      if (!alpha.ok()) return invalid_argument("--activation " + base::echo_word(text) + ": alpha " + alpha.status().message());
       a.alpha = *alpha;
     }
     return a;
   }
   if (name == "clamp") {
-    if (parts.size() != 3) return invalid_argument("--activation " + text + ": expected clamp:lo:hi (e.g. clamp:0:6)");
+    if (parts.size() != 3) return invalid_argument("--activation " + base::echo_word(text) + ": expected clamp:lo:hi (e.g. clamp:0:6)");
     Result<double> lo = base::parse_double(parts[1]);
     Result<double> hi = base::parse_double(parts[2]);
-    if (!lo.ok() || !hi.ok()) return invalid_argument("--activation " + text + ": clamp bounds must be numbers");
-    if (*lo > *hi) return invalid_argument("--activation " + text + ": clamp needs lo <= hi");
+    if (!lo.ok() || !hi.ok()) return invalid_argument("--activation " + base::echo_word(text) + ": clamp bounds must be numbers");
+    if (*lo > *hi) return invalid_argument("--activation " + base::echo_word(text) + ": clamp needs lo <= hi");
     a.kind = Kind::kClamp;
     a.lo = *lo;
     a.hi = *hi;
     return a;
   }
-  return invalid_argument("--activation: unknown activation '" + name + "'; " + accepted);
+  return invalid_argument("--activation: unknown activation '" + base::echo_word(name) + "'; " + accepted);
 }
 
 std::string Activation::to_string() const {
