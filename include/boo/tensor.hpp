@@ -9,10 +9,12 @@
 
 namespace boo {
 
-/// Element types. kF64 is used only by the CPU reference for its results.
-enum class DType : uint8_t { kF32, kF16, kBF16, kF64 };
+/// Element types. kF64 is the CPU reference's results and ATen's double
+/// tensors (which run on the CPU reference only); kI64 holds indices (ATen's
+/// argmax/argmin results).
+enum class DType : uint8_t { kF32, kF16, kBF16, kF64, kI64 };
 
-/// "float32", "float16", "bfloat16", "float64" (PyTorch's names without "torch.").
+/// "float32", "float16", "bfloat16", "float64", "int64" (PyTorch's names without "torch.").
 std::string_view dtype_name(DType dtype);
 size_t dtype_size_bytes(DType dtype);
 

@@ -37,6 +37,11 @@ double HostTensor::load(int64_t offset) const {
       std::memcpy(&v, p, 8);
       return v;
     }
+    case DType::kI64: {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      return static_cast<double>(v);
+    }
     case DType::kF16: {
       uint16_t h;
       std::memcpy(&h, p, 2);
@@ -62,6 +67,11 @@ void HostTensor::store(int64_t offset, double value) {
     case DType::kF64:
       std::memcpy(p, &value, 8);
       return;
+    case DType::kI64: {  // indices: exact integers in a double
+      const int64_t v = static_cast<int64_t>(value);
+      std::memcpy(p, &v, 8);
+      return;
+    }
     case DType::kF16: {
       uint16_t h = float_to_half_bits(static_cast<float>(value));
       std::memcpy(p, &h, 2);

@@ -20,7 +20,10 @@ Status write_npy(const std::string& path, const HostTensor& tensor) {
   TensorSpec dense{src.name, src.shape, contiguous_strides(src.shape),
                    src.dtype == DType::kBF16 ? DType::kF32 : src.dtype, ""};
   HostTensor out = convert_tensor(tensor, dense);
-  const char* descr = dense.dtype == DType::kF16 ? "<f2" : dense.dtype == DType::kF64 ? "<f8" : "<f4";
+  const char* descr = dense.dtype == DType::kF16   ? "<f2"
+                      : dense.dtype == DType::kF64 ? "<f8"
+                      : dense.dtype == DType::kI64 ? "<i8"
+                                                   : "<f4";
   // Python tuple syntax: "()", "(5,)", "(2, 3)".
   std::string shape = "(";
   for (size_t i = 0; i < dense.shape.size(); ++i) {

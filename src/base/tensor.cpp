@@ -13,6 +13,7 @@ std::string_view dtype_name(DType dtype) {
     case DType::kF16: return "float16";
     case DType::kBF16: return "bfloat16";
     case DType::kF64: return "float64";
+    case DType::kI64: return "int64";
   }
   return "unknown";
 }
@@ -23,6 +24,7 @@ size_t dtype_size_bytes(DType dtype) {
     case DType::kF16: return 2;
     case DType::kBF16: return 2;
     case DType::kF64: return 8;
+    case DType::kI64: return 8;
   }
   return 0;
 }

@@ -17,6 +17,14 @@ class BooBackend final : public Backend {
 
   Result<BackendRun> run(const OpSignature& sig, const std::vector<base::HostTensor>& args,
                          const RunOptions& run) override {
+    // float64 (ATen's double tensors) has no GPU kernels: the CPU reference
+    // runs it, once, and the implementation says so.
+    for (const TensorSpec& t : sig.arguments()) {
+      if (t.dtype != DType::kF64) continue;
+      BOO_ASSIGN_OR_RETURN(BackendRun out, cpu_->run(sig, args, run));
+      out.implementation += " (float64 runs on the CPU reference only)";
+      return out;
+    }
     BOO_RETURN_IF_ERROR(check_device_memory(sig, rt_.device()));
     BOO_ASSIGN_OR_RETURN(std::shared_ptr<Launchable> launchable, rt_.get_launchable(sig));
     BackendRun out;
@@ -69,6 +77,7 @@ class BooBackend final : public Backend {
  private:
   Runtime& rt_;
   TimingOptions timing_;
+  std::unique_ptr<Backend> cpu_ = make_cpu_backend(1);
 };
 
 }  // namespace

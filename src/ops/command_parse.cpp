@@ -4,6 +4,7 @@
 
 #include "base/strings.hpp"
 #include "boo/registry.hpp"
+#include "ops/aten/aten_op.hpp"
 #include "ops/op_registry.hpp"
 
 namespace boo::ops {
@@ -25,6 +26,8 @@ std::string supported_list() {
   return out;
 }
 
+}  // namespace
+
 Result<RunOptions> read_run_options(const ParsedFlags& flags) {
   RunOptions run;
   BOO_ASSIGN_OR_RETURN(run.iterations, flags.integer("iter"));
@@ -34,6 +37,8 @@ Result<RunOptions> read_run_options(const ParsedFlags& flags) {
   run.time = time != 0;
   return run;
 }
+
+namespace {
 
 // Drops what precedes the op token: logged commands start with the driver's
 // path, sometimes after a log prefix
@@ -100,6 +105,8 @@ Result<ParsedCommand> parse_command(const std::vector<std::string>& words_in) {
   const std::vector<std::string> words = ops::without_driver_prefix(words_in);
   if (words.empty()) return invalid_argument("empty command: expected an op such as conv or layernormbfp16");
   const std::string& token = words.front();
+  // ATen lines carry four positional lists, not flags (ops/aten/aten_op.hpp).
+  if (ops::aten::is_aten_token(token)) return ops::aten::parse_aten_command(words);
   BOO_ASSIGN_OR_RETURN(const ops::OpTokenMatch match, ops::op_for_token(token));
   std::span<const std::string> flag_words(words.data() + 1, words.size() - 1);
   BOO_ASSIGN_OR_RETURN(ops::ParsedFlags flags, ops::parse_flags(match.op->flags(), flag_words, token));

@@ -4,6 +4,7 @@
 #include <span>
 #include <string_view>
 
+#include "boo/registry.hpp"
 #include "boo/status.hpp"
 #include "boo/tensor.hpp"
 #include "ops/op_definition.hpp"
@@ -20,6 +21,9 @@ struct OpTokenMatch {
 /// tokens: kUnimplemented for a token that starts with one of
 /// known_unsupported_op_prefixes(), kInvalidArgument for any other unknown token.
 Result<OpTokenMatch> op_for_token(std::string_view token);
+
+/// --iter and --time of parsed flags (common_run_flags()).
+Result<RunOptions> read_run_options(const ParsedFlags& flags);
 
 /// Prefixes of MIOpenDriver's and BOO's op tokens that no registered op
 /// implements ("gemm", "bnorm", "aten::", ...): a command with one is a skip

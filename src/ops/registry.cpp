@@ -3,6 +3,8 @@
 
 #include <cstdlib>
 
+#include "ops/aten/aten_gemm.hpp"
+#include "ops/aten/arg_reduce.hpp"
 #include "ops/conv/conv_op.hpp"
 #include "ops/gemm/gemm_op.hpp"
 #include "ops/norm/batchnorm_op.hpp"
@@ -19,6 +21,8 @@ std::span<const OpDefinition* const> all_ops() {
       &gemm::definition(),
       &norm::batch_norm_definition(),
       &norm::mixed_batch_norm_definition(),
+      &aten::gemm_definition(),        // ATen's matrix products (ops/aten/aten_op.hpp)
+      &aten::arg_reduce_definition(),  // aten::argmax, aten::argmin
       &testing::definition(),  // only with BOO_ENABLE_TEST_OPS=1 (below)
   };
   // The test ops (faulting and hanging kernels for the executor's tests) are

@@ -3,6 +3,7 @@
 // across a matrix of signatures.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "boo/registry.hpp"
@@ -132,6 +133,19 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
     commands.push_back(std::string("t5layernormbfp16 -X 64x") + length + " -m 5 -F 2");
     commands.push_back(std::string("t5layernorm -X 64x") + length + " -m 5 -F 0");
   }
+  // ATen replay: argmax/argmin in every dtype (gpu:aten:arg_reduce), strided, over a dim and over everything.
+  for (const char* op : {"aten::argmax", "aten::argmin"}) {
+    for (const char* dtype : {"float", "c10::Half", "c10::BFloat16"}) {
+      const std::string d = std::string("'") + dtype + "'";
+      commands.push_back(std::string(op) + " \"[[4, 8, 16], [], []]\" \"[" + d + ", 'Scalar', 'Scalar']\" " +
+                         "\"[[1, 64, 4], [], []]\" \"['', '1', 'True']\"");
+      commands.push_back(std::string(op) + " \"[[3, 700], [], []]\" \"[" + d + ", '', 'Scalar']\" " +
+                         "\"[[700, 1], [], []]\" \"['', 'None', 'False']\"");
+    }
+  }
+  commands.push_back("aten::addmm \"[[512], [256, 512], [512, 512], [], []]\" \"['c10::BFloat16', 'c10::BFloat16', "
+                     "'c10::BFloat16', 'Scalar', 'Scalar']\" \"[[1], [512, 1], [1, 512], [], []]\" "
+                     "\"['', '', '', '0.5', '2']\"");
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
   std::set<std::string> compiled;
   for (const std::string& command : commands) {
@@ -151,6 +165,11 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
     }
   }
   EXPECT_GT(compiled.size(), 40u);
+  // The ATen argmax/argmin kernels were among them, in every dtype and both directions.
+  for (const char* kernel : {"arg_reduce<float, true>", "arg_reduce<boo::f16, false>", "arg_reduce<boo::bf16, true>"})
+    EXPECT_TRUE(std::any_of(compiled.begin(), compiled.end(),
+                            [&](const std::string& text) { return text.find(kernel) != std::string::npos; }))
+        << kernel;
 }
 
 // gpu:conv:wgmma_sm90 (wgmma, setmaxnreg: sm_90a) plans and compiles its

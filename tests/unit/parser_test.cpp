@@ -65,8 +65,8 @@ TEST(WorkloadTest, EveryLineParsesOrIsClearlyUnsupported) {
       EXPECT_EQ(parsed, 257);
     }
     if (std::string(file) == "workloads/boo-sample.txt") {
-      EXPECT_EQ(parsed, 12);  // its gemm and bnormbfp16 lines included
-      EXPECT_EQ(unsupported, 7);
+      EXPECT_EQ(parsed, 18);  // its gemm, bnormbfp16 and ATen lines included
+      EXPECT_EQ(unsupported, 1);  // aten::scaled_dot_product_attention
     }
   }
 }

@@ -137,6 +137,8 @@ class GemmViaConv final : public Tier<GemmProblem, GemmViaConvConfig> {
   std::string_view name() const override { return name_; }
 
   Status accepts_problem(const GemmProblem& problem, const ArchSpec& arch) const override {
+    if (problem.desc.dtype == DType::kF64)
+      return unimplemented("float64 runs on the CPU reference only (--backend cpu)");
     const ConvMapping mapping = map_to_conv(problem.desc, channels_last_);
     if (Status s = mapping.conv.validate(); !s.ok())
       return internal_error("the GEMM's conv (" + mapping.conv.command() + ") is invalid: " + s.message());
