@@ -6,6 +6,7 @@
 #include "ops/conv/conv_op.hpp"
 #include "ops/gemm/gemm_op.hpp"
 #include "ops/norm/batchnorm_op.hpp"
+#include "ops/norm/groupnorm_op.hpp"
 #include "ops/norm/norm_op.hpp"
 #include "ops/testing/test_op.hpp"
 
@@ -19,6 +20,7 @@ std::span<const OpDefinition* const> all_ops() {
       &gemm::definition(),
       &norm::batch_norm_definition(),
       &norm::mixed_batch_norm_definition(),
+      &norm::group_norm_definition(),
       &testing::definition(),  // only with BOO_ENABLE_TEST_OPS=1 (below)
   };
   // The test ops (faulting and hanging kernels for the executor's tests) are
