@@ -113,6 +113,15 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
         commands.push_back(std::string(token) + " " + geometry + " " + pass);
     }
   }
+  // Group norm: every dtype, direction, mode, rank and layout (planes, pieces of planes, channels last).
+  for (const char* dtype : {"groupnorm", "groupnormfp16", "groupnormbfp16"}) {
+    for (const char* geometry : {"-n 2 -c 8 -D 0 -H 5 -W 6 -g 4", "-n 2 -c 8 -D 0 -H 5 -W 6 -g 2 --layout NHWC",
+                                 "-n 2 -c 6 -D 2 -H 3 -W 4 -g 3 --layout NDHWC", "-n 2 -c 6 -D 0 -H 0 -W 7 -g 2",
+                                 "-n 1 -c 32 -D 0 -H 128 -W 128 -g 8"}) {
+      for (const char* mode : {"-m 1 -F 0", "-m 0 -F 0", "-m 1 -F 1", "-m 1 -F 2", "-m 0 -F 2"})
+        commands.push_back(std::string(dtype) + " " + geometry + " " + mode);
+    }
+  }
   for (const char* dtype : {"t5layernorm", "t5layernormfp16", "t5layernormbfp16"}) {
     for (const char* mode : {"-m 5 -F 0", "-m 5 -F 1", "-m 5 -F 2", "-m 4 -F 0", "-m 4 -F 2"})
       commands.push_back(std::string(dtype) + " -X 3x4x8 " + mode);

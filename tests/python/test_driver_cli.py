@@ -14,7 +14,7 @@ import tempfile
 
 GOOD_1 = "conv -n 1 -c 2 -H 5 -W 5 -k 3 -y 3 -x 3 -p 1 -q 1 -F 1 -t 1 --iter 3"
 TYPO = "conv -n 1 -c 2 -H 5 -W 5 -k 3 --fil_hh 3 -F 1"
-UNSUPPORTED = "groupnormfp16 -n 2 -c 4"
+UNSUPPORTED = "softmaxfp16 -n 2 -c 4"
 BAD_QUOTE = "conv -n 1 'oops"
 INVALID = "conv -n 1 -c 6 -k 4 -g 4 -F 1"
 GOOD_2 = "layernormbfp16 -X 4x33 -o 1 -m 1 -F 14 -t 1 --iter 2"
