@@ -1,7 +1,8 @@
 // boo tests: gpu:conv:wgmma_sm90's choices and launch plans, computed on the
-// host (no GPU): it takes the compute-bound channels-last bf16/fp16 forward
-// convs of sm_90a and declines everything else with a reason, so they stay
-// on gpu:conv:implicit_gemm.
+// host (no GPU): it takes the compute-bound bf16/fp16 forward convs of sm_90a
+// and their backward data at stride 1 (any layout: NCHW operands are staged)
+// and declines everything else with a reason, so they stay on
+// gpu:conv:implicit_gemm.
 #include <gtest/gtest.h>
 
 #include "boo/registry.hpp"
@@ -47,7 +48,7 @@ TEST(ConvWgmmaPlanTest, PlansOneWarpSpecializedLaunch) {
   const Planned p = test::plan_of(
       tier(), "convbfp16 -n 16 -c 768 -H 48 -W 32 -k 2048 -y 3 -x 3 -p 1 -q 1 -F 1 -b 1 --activation relu" + kNhwc);
   ASSERT_EQ(p.launches.size(), 1u);
-  EXPECT_EQ(p.config, "tile 128x256x64 stages 4 warpgroups 1 producer + 2 consumers, persistent");
+  EXPECT_EQ(p.config, "tile 128x256x64 stages 4 warpgroups 1 producer + 2 consumers, persistent; y: face 0 as forward");
   const test::ResolvedLaunch& l = p.launches[0];
   EXPECT_EQ(l.entry, "boo_wgmma_y");
   EXPECT_EQ(l.grid.x, 132u);  // 192 x 8 tiles over the SMs
@@ -72,7 +73,7 @@ TEST(ConvWgmmaPlanTest, NarrowOutputsTakeTheNarrowTileAndDeeperRing) {
   // K = 128: one 128-wide column tile instead of half a 256-wide one; 32 KiB stages, six of them.
   const Planned p = test::plan_of(tier(), "convfp16 -n 8 -c 128 -H 32 -W 32 -k 128 -y 3 -x 3 -p 1 -q 1 -F 1" + kNhwc);
   ASSERT_EQ(p.launches.size(), 1u);
-  EXPECT_EQ(p.config, "tile 128x128x64 stages 6 warpgroups 1 producer + 2 consumers, persistent");
+  EXPECT_EQ(p.config, "tile 128x128x64 stages 6 warpgroups 1 producer + 2 consumers, persistent; y: face 0 as forward");
   EXPECT_EQ(p.launches[0].grid.x, 8u * 32 * 32 / 128);  // fewer tiles than SMs: one CTA each
   EXPECT_NE(p.source.text.find("kType = 1;"), std::string::npos);
   EXPECT_EQ(params_of<ConvIgemmParams>(p.launches[0]).bias, 0u);
@@ -82,8 +83,50 @@ TEST(ConvWgmmaPlanTest, OutputChannelsTheWideTileWouldWastePickTheMiddleOne) {
   // K = 576: three tiles of 192 (no waste), not three of 256 (a quarter wasted); 40 KiB stages, five of them.
   const Planned p = test::plan_of(tier(), "convbfp16 -n 16 -c 576 -H 48 -W 32 -k 576 -y 3 -x 3 -F 1" + kNhwc);
   ASSERT_EQ(p.launches.size(), 1u);
-  EXPECT_EQ(p.config, "tile 128x192x64 stages 5 warpgroups 1 producer + 2 consumers, persistent");
+  EXPECT_EQ(p.config, "tile 128x192x64 stages 5 warpgroups 1 producer + 2 consumers, persistent; y: face 0 as forward");
   EXPECT_EQ(p.launches[0].grid.x, 132u);  // 16 * 46 * 30 = 22080 pixels: 173 x 3 tiles
+}
+
+TEST(ConvWgmmaPlanTest, BackwardDataRunsAsTheForwardConvOfDyWithTheFlippedFilter) {
+  // dx (C = 768) from dy (K = 2048): the GEMM's reduced channels are K, its output channels C; padding
+  // dil x (3 - 1) - 1 = 1. The filter copy W'[r', s', c, k] = W[k, c, 2-r', 2-s'] is a tiled transpose per tap.
+  const Planned p = test::plan_of(tier(), "convbfp16 -n 16 -c 768 -H 48 -W 32 -k 2048 -y 3 -x 3 -p 1 -q 1 -F 2" + kNhwc);
+  ASSERT_EQ(p.launches.size(), 2u);
+  EXPECT_EQ(p.launches[0].entry, "boo_conv_flip_w");
+  EXPECT_EQ(p.launches[1].entry, "boo_wgmma_dx");
+  EXPECT_NE(p.config.find("dx: face 1 as forward; copies boo_conv_flip_w(2048->2048 transpose pairs)"),
+            std::string::npos) << p.config;
+  EXPECT_EQ(p.workspace_bytes, 2048u * 768 * 9 * 2);
+  const auto copy = params_of<ConvChannelPadParams>(p.launches[0]);
+  EXPECT_EQ(copy.strided, p.address.at("w"));
+  EXPECT_EQ(copy.dense, p.workspace);
+  EXPECT_EQ(copy.strides[0], -768);               // tap t' reads tap 8 - t' (KRSC: taps 768 apart)
+  EXPECT_EQ(copy.origin, 8 * 768);
+  EXPECT_EQ(copy.strides[1], 9 * 768);            // k: a filter row
+  EXPECT_EQ(copy.sizes[0], 9);
+  const auto params = params_of<ConvIgemmParams>(p.launches[1]);
+  EXPECT_EQ(params.a, p.address.at("dy"));
+  EXPECT_EQ(params.w, p.workspace);
+  EXPECT_EQ(params.out, p.address.at("dx"));
+  for (const char* constant : {"kN = 768;", "kC = 2048;", "PH = 1;", "SH = 1;", "XW = 2048;", "WK = 2048;",
+                               "WS = 1572864;", "YW = 768;", "kAct = 0;", "kBias = false;"})
+    EXPECT_NE(p.source.text.find(constant), std::string::npos) << constant << " in\n" << p.source.text;
+}
+
+TEST(ConvWgmmaPlanTest, NchwOperandsRunOnStagedChannelsLastCopies) {
+  const Planned p = test::plan_of(tier(), "convfp16 -n 32 -c 256 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1");
+  ASSERT_EQ(p.launches.size(), 4u);
+  EXPECT_EQ(p.launches[0].entry, "boo_conv_stage_x");
+  EXPECT_EQ(p.launches[1].entry, "boo_conv_stage_w");
+  EXPECT_EQ(p.launches[2].entry, "boo_wgmma_y");
+  EXPECT_EQ(p.launches[3].entry, "boo_conv_unstage_y");
+  const auto params = params_of<ConvIgemmParams>(p.launches[2]);
+  EXPECT_NE(params.a, p.address.at("x"));
+  EXPECT_NE(params.out, p.address.at("y"));
+  EXPECT_EQ(params_of<ConvChannelPadParams>(p.launches[3]).strided, p.address.at("y"));
+  // The copies are dense channels-last: x (n, h, w) strides 28 * 28 * 256, 28 * 256, 256.
+  for (const char* constant : {"XN = 200704;", "XH = 7168;", "XW = 256;", "WK = 2304;", "YW = 256;"})
+    EXPECT_NE(p.source.text.find(constant), std::string::npos) << constant << " in\n" << p.source.text;
 }
 
 TEST(ConvWgmmaPlanTest, DeclinesWhatItDoesNotDoWell) {
@@ -94,11 +137,12 @@ TEST(ConvWgmmaPlanTest, DeclinesWhatItDoesNotDoWell) {
   for (const Case& c : {
            Case{"convbfp16" + geometry + " -F 1" + kNhwc, "sm_80", "sm_90a only"},
            Case{"conv" + geometry + " -F 1" + kNhwc, "sm_90a", "bf16 and fp16 only"},
-           Case{"convbfp16" + geometry + " -F 2" + kNhwc, "sm_90a", "forward direction"},
-           Case{"convbfp16" + geometry + " -F 0" + kNhwc, "sm_90a", "forward direction"},
-           Case{"convbfp16 -m trans" + geometry + " -F 1" + kNhwc, "sm_90a", "forward direction"},
+           Case{"convbfp16" + geometry + " -F 0" + kNhwc, "sm_90a", "one direction at a time"},
+           Case{"convbfp16" + geometry + " -F 4" + kNhwc, "sm_90a", "not the weight face"},
+           Case{"convbfp16" + geometry + " -u 2 -v 2 -F 2" + kNhwc, "sm_90a", "stride 1 only"},
+           Case{"convbfp16 -n 16 -c 768 -H 48 -W 32 -k 2048 -y 1 -x 1 -p 1 -q 1 -F 2" + kNhwc, "sm_90a",
+                "padding <= dilation"},
            Case{"convbfp16" + geometry + " -g 2 -F 1" + kNhwc, "sm_90a", "groups = 1"},
-           Case{"convbfp16" + geometry + " -F 1", "sm_90a", "channels-last"},
            Case{"convbfp16 -n 16 -c 96 -H 48 -W 32 -k 2048 -y 3 -x 3 -F 1" + kNhwc, "sm_90a", "multiple of 64"},
            Case{"convbfp16 -n 16 -c 128 -H 48 -W 32 -k 260 -y 3 -x 3 -F 1" + kNhwc, "sm_90a", "multiple of 8"},
            Case{"convbfp16 -n 1 -c 128 -H 16 -W 16 -k 256 -y 3 -x 3 -F 1" + kNhwc, "sm_90a", "4096 output pixels"},

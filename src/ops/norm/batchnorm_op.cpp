@@ -119,6 +119,15 @@ class BatchNormOp final : public OpDefinition {
   // [0.5, 1.5). The saved statistics a backward reads are x's own (computed
   // by the reference training pass): inconsistent ones make meaningless
   // gradients.
+  // Drawn variances and a backward's saved statistics are not the default's
+  // inputs: the GPU cannot generate them byte for byte.
+  bool default_arguments(const OpSignature& sig) const override {
+    for (const TensorSpec& spec : sig.arguments())
+      if (spec.name == "estimated_variance" || spec.name == "running_variance_in") return false;
+    const auto& bn = dynamic_cast<const BatchNormSignature&>(sig);
+    return !(bn.pass == BatchNormPass::kBackward && bn.save);
+  }
+
   Result<std::vector<base::HostTensor>> make_arguments(const OpSignature& sig,
                                                        const InputOptions& options) const override {
     BOO_ASSIGN_OR_RETURN(std::vector<base::HostTensor> args, OpDefinition::make_arguments(sig, options));
