@@ -34,6 +34,7 @@ enum class NormKind : uint8_t {
   kLayer,  ///< xhat = (x - mean) * rstd, rstd = 1 / sqrt(var + eps) (var biased)
   kRms,    ///< xhat = x * rstd, rstd = 1 / sqrt(mean(x^2) + eps)
   kBatch,  ///< statistics per channel (or activation) over the batch: boo/batchnorm.hpp
+  kGroup,  ///< statistics per sample and group of channels: boo/groupnorm.hpp
 };
 
 /// y = xhat * weight + bias over the trailing dims [normalized_dim, rank) of x

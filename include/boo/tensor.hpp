@@ -32,14 +32,16 @@ struct TensorSpec {
   std::string layout;        ///< layout letters (e.g. "NHWC") or "" when not meaningful
 
   int rank() const { return static_cast<int>(shape.size()); }
+  /// Sizes saturate at INT64_MAX instead of overflowing; signatures' validate()
+  /// rejects tensors of more than 2^48 elements before any is described.
   int64_t numel() const;
   /// Number of elements the strided storage spans (max offset + 1).
   int64_t storage_elems() const;
-  size_t storage_bytes() const { return static_cast<size_t>(storage_elems()) * dtype_size_bytes(dtype); }
+  size_t storage_bytes() const;
   bool operator==(const TensorSpec&) const = default;
 };
 
-/// Row-major (C-contiguous) strides for `shape`.
+/// Row-major (C-contiguous) strides for `shape` (saturating, as numel()).
 std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape);
 
 /// Strides for `shape` stored with dimension order `outer_to_inner` (a permutation

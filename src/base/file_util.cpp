@@ -2,24 +2,40 @@
 #include "base/file_util.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <random>
-#include <sstream>
 
 namespace boo::base {
 
 Result<std::string> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return not_found("cannot open '" + path + "': " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return data_loss("error reading '" + path + "'");
-  return ss.str();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return not_found("cannot open '" + path + "': " + std::strerror(errno));
+  struct stat st {};
+  // A folder opens and reads as empty: that must not pass for an empty file.
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    return invalid_argument("'" + path + "' is a folder, not a file");
+  }
+  std::string text;
+  char buf[1 << 16];
+  while (true) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const std::string err = std::strerror(errno);
+      ::close(fd);
+      return data_loss("error reading '" + path + "': " + err);
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return text;
 }
 
 Status write_file_atomic(const std::string& path, std::string_view bytes) {

@@ -2,13 +2,27 @@
 #include "base/host_tensor.hpp"
 
 #include <cstring>
+#include <new>
 
 #include "base/float_convert.hpp"
+#include "base/host_memory.hpp"
 #include "base/parallel.hpp"
 
 namespace boo::base {
 
 HostTensor::HostTensor(TensorSpec spec) : spec_(std::move(spec)), storage_(spec_.storage_bytes()) {}
+
+Result<HostTensor> HostTensor::allocate(TensorSpec spec) {
+  const std::string what = "tensor " + spec.name + " " + format_dims(spec.shape) + " (" +
+                           std::string(dtype_name(spec.dtype)) + ")";
+  const size_t bytes = spec.storage_bytes();
+  BOO_RETURN_IF_ERROR(check_host_bytes(bytes, what));
+  try {
+    return HostTensor(std::move(spec));
+  } catch (const std::bad_alloc&) {
+    return resource_exhausted(what + ": allocating " + format_bytes(bytes) + " of host memory failed");
+  }
+}
 
 double HostTensor::load(int64_t offset) const {
   const std::byte* p = storage_.data() + offset * static_cast<int64_t>(dtype_size_bytes(spec_.dtype));
@@ -93,11 +107,15 @@ void HostTensor::for_each_offset(const std::function<void(int64_t, int64_t)>& f)
 
 HostTensor convert_tensor(const HostTensor& src, const TensorSpec& dst_spec) {
   HostTensor dst(dst_spec);
+  copy_tensor(src, dst);
+  return dst;
+}
+
+void copy_tensor(const HostTensor& src, HostTensor& dst) {
   parallel_for(src.spec().numel(), [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i)
-      dst.store(offset_of_linear(dst_spec, i), src.load(offset_of_linear(src.spec(), i)));
+      dst.store(offset_of_linear(dst.spec(), i), src.load(offset_of_linear(src.spec(), i)));
   });
-  return dst;
 }
 
 }  // namespace boo::base

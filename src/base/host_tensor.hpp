@@ -6,6 +6,7 @@
 #include <functional>
 #include <vector>
 
+#include "boo/status.hpp"
 #include "boo/tensor.hpp"
 
 namespace boo::base {
@@ -18,6 +19,10 @@ class HostTensor {
  public:
   HostTensor() = default;
   explicit HostTensor(TensorSpec spec);
+  /// The same, as a Status where the constructor would throw: RESOURCE_EXHAUSTED
+  /// naming the tensor and its size when it exceeds the host's memory or the
+  /// allocation fails.
+  static Result<HostTensor> allocate(TensorSpec spec);
 
   const TensorSpec& spec() const { return spec_; }
   std::byte* data() { return storage_.data(); }
@@ -45,5 +50,7 @@ int64_t offset_of_linear(const TensorSpec& spec, int64_t linear);
 
 /// A copy of `src` with the dtype and strides of `dst_spec` (same shape).
 HostTensor convert_tensor(const HostTensor& src, const TensorSpec& dst_spec);
+/// Copies the elements of `src` into `dst` (same shape; any dtypes and strides).
+void copy_tensor(const HostTensor& src, HostTensor& dst);
 
 }  // namespace boo::base

@@ -110,13 +110,38 @@ bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
+std::string escape_control(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char ch : text) {
+    const auto byte = static_cast<unsigned char>(ch);
+    if (byte < 0x20 || byte == 0x7f) {
+      static const char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 15];
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+std::string echo_word(std::string_view word) {
+  constexpr size_t kMaxEchoBytes = 64;
+  if (word.size() <= kMaxEchoBytes) return escape_control(word);
+  size_t cut = kMaxEchoBytes;
+  while (cut > 0 && (static_cast<unsigned char>(word[cut]) & 0xc0) == 0x80) --cut;  // a UTF-8 continuation byte
+  return escape_control(word.substr(0, cut)) + "... (" + std::to_string(word.size()) + " bytes)";
+}
+
 Result<int64_t> parse_int(std::string_view s) {
   s = trim(s);
   if (!s.empty() && s.front() == '+') s.remove_prefix(1);
   int64_t v = 0;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (s.empty() || ec != std::errc() || ptr != s.data() + s.size())
-    return invalid_argument("expected an integer, got '" + std::string(s) + "'");
+    return invalid_argument("expected an integer, got '" + echo_word(s) + "'");
   return v;
 }
 
@@ -126,7 +151,7 @@ Result<double> parse_double(std::string_view s) {
   double v = 0;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (s.empty() || ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(v))
-    return invalid_argument("expected a finite number, got '" + std::string(s) + "'");
+    return invalid_argument("expected a finite number, got '" + echo_word(s) + "'");
   return v;
 }
 

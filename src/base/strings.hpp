@@ -32,6 +32,15 @@ Result<double> parse_double(std::string_view s);
 /// Shortest representation that parses back to the same double ("1e-05", "0.2").
 std::string format_double(double v);
 
+/// `text` with control bytes (and DEL) written as \xNN, so that a message
+/// echoing user input cannot move a terminal's cursor or recolour it.
+std::string escape_control(std::string_view text);
+
+/// A word of user input as messages echo it: control bytes escaped, and cut
+/// to its first 64 bytes (at a UTF-8 character boundary) plus "... (N bytes)"
+/// when longer, so that a huge word cannot make a huge message.
+std::string echo_word(std::string_view word);
+
 /// Joins integers with a separator: {1, 2} and "x" give "1x2".
 std::string join_ints(const std::vector<int64_t>& values, std::string_view sep);
 

@@ -1,6 +1,10 @@
 // boo: element types and tensor descriptions.
 #include "boo/tensor.hpp"
 
+#include <limits>
+
+#include "base/checked_int.hpp"
+
 namespace boo {
 
 std::string_view dtype_name(DType dtype) {
@@ -25,24 +29,33 @@ size_t dtype_size_bytes(DType dtype) {
   return 0;
 }
 
-int64_t TensorSpec::numel() const {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
+namespace {
+
+// Sizes of shapes no validated signature has (checked_int.hpp) saturate
+// instead of wrapping: an allocation of the saturated size fails cleanly.
+constexpr int64_t kSaturated = std::numeric_limits<int64_t>::max();
+
+}  // namespace
+
+int64_t TensorSpec::numel() const { return base::checked_product(shape).value_or(kSaturated); }
 
 int64_t TensorSpec::storage_elems() const {
   if (numel() == 0) return 0;
-  int64_t max_offset = 0;
-  for (size_t i = 0; i < shape.size(); ++i) max_offset += (shape[i] - 1) * strides[i];
-  return max_offset + 1;
+  base::CheckedInt max_offset = 0;
+  for (size_t i = 0; i < shape.size(); ++i) max_offset += (base::CheckedInt(shape[i]) - 1) * strides[i];
+  return (max_offset + 1).value_or(kSaturated);
+}
+
+size_t TensorSpec::storage_bytes() const {
+  const base::CheckedInt bytes = base::CheckedInt(storage_elems()) * static_cast<int64_t>(dtype_size_bytes(dtype));
+  return static_cast<size_t>(bytes.value_or(kSaturated));
 }
 
 std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape) {
   std::vector<int64_t> strides(shape.size());
-  int64_t s = 1;
+  base::CheckedInt s = 1;
   for (size_t i = shape.size(); i-- > 0;) {
-    strides[i] = s;
+    strides[i] = s.value_or(kSaturated);
     s *= shape[i];
   }
   return strides;
@@ -51,9 +64,9 @@ std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape) {
 std::vector<int64_t> permuted_strides(const std::vector<int64_t>& shape,
                                       const std::vector<int>& outer_to_inner) {
   std::vector<int64_t> strides(shape.size());
-  int64_t s = 1;
+  base::CheckedInt s = 1;
   for (size_t i = outer_to_inner.size(); i-- > 0;) {
-    strides[outer_to_inner[i]] = s;
+    strides[outer_to_inner[i]] = s.value_or(kSaturated);
     s *= shape[outer_to_inner[i]];
   }
   return strides;

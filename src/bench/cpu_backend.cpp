@@ -1,8 +1,10 @@
 // boo: the CPU reference backend.
 #include <algorithm>
 #include <chrono>
+#include <new>
 
 #include "bench/backend.hpp"
+#include "bench/memory_check.hpp"
 #include "ops/op_registry.hpp"
 
 namespace boo::bench {
@@ -23,12 +25,18 @@ class CpuBackend final : public Backend {
     out.implementation = "cpu:" + std::string(sig.op_name()) + ":reference";
     KernelTiming timing{out.implementation, {}};
     const int64_t launches = run.time ? std::min(run.iterations, max_iterations_) : 1;
+    BOO_RETURN_IF_ERROR(check_host_memory(sig, 1, true));
     std::vector<base::HostTensor> reference;
-    for (int64_t i = 0; i < launches; ++i) {
-      const auto start = std::chrono::steady_clock::now();
-      BOO_ASSIGN_OR_RETURN(reference, op->reference(sig, args));
-      const auto stop = std::chrono::steady_clock::now();
-      timing.samples_us.push_back(std::chrono::duration<double, std::micro>(stop - start).count());
+    // The references allocate with std::vector: a failure is a Status here, as everywhere in boo.
+    try {
+      for (int64_t i = 0; i < launches; ++i) {
+        const auto start = std::chrono::steady_clock::now();
+        BOO_ASSIGN_OR_RETURN(reference, op->reference(sig, args));
+        const auto stop = std::chrono::steady_clock::now();
+        timing.samples_us.push_back(std::chrono::duration<double, std::micro>(stop - start).count());
+      }
+    } catch (const std::bad_alloc&) {
+      return resource_exhausted("the CPU reference of " + sig.command() + " could not allocate its host memory");
     }
     if (run.time) {
       out.kernels.push_back(std::move(timing));
@@ -37,7 +45,11 @@ class CpuBackend final : public Backend {
     }
     // The backend's results have the signature's dtypes (the reference is float64).
     const std::vector<TensorSpec> specs = sig.results();
-    for (size_t i = 0; i < specs.size(); ++i) out.results.push_back(base::convert_tensor(reference[i], specs[i]));
+    for (size_t i = 0; i < specs.size(); ++i) {
+      BOO_ASSIGN_OR_RETURN(base::HostTensor result, base::HostTensor::allocate(specs[i]));
+      base::copy_tensor(reference[i], result);
+      out.results.push_back(std::move(result));
+    }
     return out;
   }
 

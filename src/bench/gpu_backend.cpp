@@ -3,6 +3,7 @@
 
 #include "bench/backend.hpp"
 #include "bench/launch_timer.hpp"
+#include "bench/memory_check.hpp"
 #include "boo/runtime.hpp"
 
 namespace boo::bench {
@@ -24,6 +25,7 @@ class BooBackend final : public Backend {
       out.implementation += " (float64 runs on the CPU reference only)";
       return out;
     }
+    BOO_RETURN_IF_ERROR(check_device_memory(sig, rt_.device()));
     BOO_ASSIGN_OR_RETURN(std::shared_ptr<Launchable> launchable, rt_.get_launchable(sig));
     BackendRun out;
     out.input_sets = run.time ? timed_input_sets(rt_, timing_, args) : 1;
@@ -58,7 +60,7 @@ class BooBackend final : public Backend {
     out.device = "cuda:" + std::to_string(rt_.device().ordinal);
     out.implementation = std::string(launchable->implementation());
     for (size_t i = 0; i < result_specs.size(); ++i) {
-      base::HostTensor host(result_specs[i]);
+      BOO_ASSIGN_OR_RETURN(base::HostTensor host, base::HostTensor::allocate(result_specs[i]));
       BOO_RETURN_IF_ERROR(rt_.copy_to_host(host.data(), result_buffers[i], host.size_bytes()));
       out.results.push_back(std::move(host));
     }

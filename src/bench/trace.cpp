@@ -1,6 +1,9 @@
 // boo: trace part files and their merge into a Chrome trace-event JSON file.
 #include "bench/trace.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cinttypes>
@@ -64,8 +67,14 @@ constexpr int64_t kCommandsTid = 0;
 }  // namespace
 
 Result<TracePart> TracePart::open(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "a");
-  if (!f) return failed_precondition("cannot open trace part '" + path + "': " + std::strerror(errno));
+  // Appended to by each executor of one run (a restarted one continues it); never through a link.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+  std::FILE* f = fd < 0 ? nullptr : ::fdopen(fd, "a");
+  if (!f) {
+    const std::string err = std::strerror(errno);
+    if (fd >= 0) ::close(fd);
+    return failed_precondition("cannot open trace part '" + path + "': " + err);
+  }
   return TracePart(f, path);
 }
 

@@ -14,7 +14,7 @@ namespace {
 // A registered op's tokens must match none of these (tests check).
 constexpr std::string_view kKnownUnsupportedPrefixes[] = {
     "convint8", "convfp8", "convbfp8", "convfp32", "CBAInfer", "CAInfer", "pool", "lrn", "activ", "softmax",
-    "rnn", "ctc", "dropout", "tensorop", "reduce", "sum", "groupnorm", "cat", "addlayernorm",
+    "rnn", "ctc", "dropout", "tensorop", "reduce", "sum", "cat", "addlayernorm",
     "adam", "ampadam", "adamw", "ampadamw", "transformersadamw", "transformersampadamw", "reduceextreme",
     "getitem", "reducecalculation", "rope", "prelu", "kthvalue", "glu", "softmarginloss", "multimarginloss",
     "aten::",
@@ -68,10 +68,10 @@ Result<OpTokenMatch> op_for_token(std::string_view token) {
       if (t.token == token) return OpTokenMatch{op, t.dtype};
   for (std::string_view prefix : kKnownUnsupportedPrefixes) {
     if (base::starts_with(token, prefix))
-      return unimplemented("unsupported op '" + std::string(token) + "': boo does not implement it yet (supported: " +
+      return unimplemented("unsupported op '" + base::echo_word(token) + "': boo does not implement it yet (supported: " +
                            supported_list() + ")");
   }
-  return invalid_argument("unknown op '" + std::string(token) + "': expected one of " + supported_list());
+  return invalid_argument("unknown op '" + base::echo_word(token) + "': expected one of " + supported_list());
 }
 
 std::span<const FlagSpec> common_run_flags() {

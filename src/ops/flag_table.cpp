@@ -92,16 +92,16 @@ Result<ParsedFlags> parse_flags(std::span<const FlagSpec> table, std::span<const
       }
       spec = find_long(table, name);
       if (!spec)
-        return invalid_argument("unknown flag '" + word + "' for " + std::string(op_token) + help_hint);
+        return invalid_argument("unknown flag '" + base::echo_word(word) + "' for " + std::string(op_token) + help_hint);
     } else if (word.size() == 2 && word[0] == '-') {
       spec = find_short(table, word[1]);
       if (!spec)
-        return invalid_argument("unknown flag '" + word + "' for " + std::string(op_token) + help_hint);
+        return invalid_argument("unknown flag '" + base::echo_word(word) + "' for " + std::string(op_token) + help_hint);
     } else if (word.size() > 2 && word[0] == '-' && word[1] != '-' && find_short(table, word[1])) {
-      return invalid_argument("unknown flag '" + word + "': MIOpenDriver flags take their value as the next word (" +
-                              word.substr(0, 2) + " " + word.substr(2) + ")");
+      return invalid_argument("unknown flag '" + base::echo_word(word) + "': MIOpenDriver flags take their value as the next word (" +
+                              word.substr(0, 2) + " " + base::echo_word(word.substr(2)) + ")");
     } else {
-      return invalid_argument("unexpected word '" + word + "' for " + std::string(op_token) +
+      return invalid_argument("unexpected word '" + base::echo_word(word) + "' for " + std::string(op_token) +
                               ": expected a flag such as -n or --batchsize" + help_hint);
     }
     std::vector<std::string> values;
@@ -109,11 +109,11 @@ Result<ParsedFlags> parse_flags(std::span<const FlagSpec> table, std::span<const
       values.push_back(inline_value);
     } else if (spec->values == 1) {
       if (i + 1 >= words.size())
-        return invalid_argument("flag '" + word + "' needs a value" + help_hint);
+        return invalid_argument("flag '" + base::echo_word(word) + "' needs a value" + help_hint);
       values.push_back(words[++i]);
     } else {
       while (i + 1 < words.size() && !looks_like_flag(words[i + 1])) values.push_back(words[++i]);
-      if (values.empty()) return invalid_argument("flag '" + word + "' needs one or more values");
+      if (values.empty()) return invalid_argument("flag '" + base::echo_word(word) + "' needs one or more values");
     }
     parsed.values_[std::string(spec->long_name)] = std::move(values);
     parsed.given_[std::string(spec->long_name)] = true;

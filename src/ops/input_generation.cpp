@@ -32,7 +32,7 @@ Result<std::vector<base::HostTensor>> OpDefinition::make_arguments(const OpSigna
                                                                    const InputOptions& options) const {
   std::vector<base::HostTensor> args;
   for (TensorSpec& spec : sig.arguments()) {
-    base::HostTensor t(std::move(spec));
+    BOO_ASSIGN_OR_RETURN(base::HostTensor t, base::HostTensor::allocate(std::move(spec)));
     if (options.splat) fill_splat(t, *options.splat);
     else fill_uniform(t, options.seed, input_stream(t.spec().name));
     args.push_back(std::move(t));

@@ -8,6 +8,7 @@
 #include "ops/conv/conv_op.hpp"
 #include "ops/gemm/gemm_op.hpp"
 #include "ops/norm/batchnorm_op.hpp"
+#include "ops/norm/groupnorm_op.hpp"
 #include "ops/norm/norm_op.hpp"
 #include "ops/testing/test_op.hpp"
 
@@ -23,6 +24,7 @@ std::span<const OpDefinition* const> all_ops() {
       &norm::mixed_batch_norm_definition(),
       &aten::gemm_definition(),        // ATen's matrix products (ops/aten/aten_op.hpp)
       &aten::arg_reduce_definition(),  // aten::argmax, aten::argmin
+      &norm::group_norm_definition(),
       &testing::definition(),  // only with BOO_ENABLE_TEST_OPS=1 (below)
   };
   // The test ops (faulting and hanging kernels for the executor's tests) are

@@ -120,10 +120,12 @@ Result<BuiltModule> build_module(const ModuleRequest& request, const OpSignature
     if (Status st = save_temps(options.save_temps_dir, request, sig, *compiled, built.key); !st.ok())
       base::log_warning("BOO_SAVE_TEMPS: " + st.to_string());
   }
-  if (Status st = cache.store(request.key, request.arch, built.cubin, built.metadata); !st.ok()) {
+  built.stored = cache.store(request.key, request.arch, built.cubin, built.metadata);
+  if (!built.stored.ok()) {
     static std::atomic<bool> warned{false};
     if (!warned.exchange(true))
-      base::log_warning("cannot write the kernel cache (" + st.message() + "); kernels are compiled in memory only");
+      base::log_warning("cannot write the kernel cache (" + built.stored.message() +
+                        "); kernels are compiled in memory only");
   }
   return built;
 }

@@ -32,6 +32,9 @@ struct BuiltModule {
   bool from_cache = false;
   double compile_ms = 0;  ///< 0 when loaded from the cache
   base::JsonObject metadata;
+  /// Why a compiled module is not in the cache (read-only or foreign folder), or OK.
+  /// Kernels run without it; boo preload, whose work is filling the cache, fails.
+  Status stored;
 };
 
 struct BuildOptions {

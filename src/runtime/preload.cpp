@@ -46,6 +46,9 @@ PreloadReport preload(const std::vector<const OpSignature*>& signatures, const D
       if (!built.ok()) {
         ++report.failed;
         report.failures.push_back({sig->command(), built.status()});
+      } else if (!built->stored.ok()) {
+        ++report.failed;
+        report.failures.push_back({sig->command(), Status(built->stored).annotate("compiled, but not cached")});
       } else if (built->from_cache) {
         ++report.cached;
       } else {

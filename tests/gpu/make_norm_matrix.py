@@ -10,8 +10,10 @@ about a million elements (2^20, and 1000003: odd, no vector width divides it).
 MIOpen's current layernorm syntax (-N -C -D -H -W, --layout) over every
 layout, forward and backward together; batch norm over every MIOpenDriver
 token, mode (-m 0/1), pass (training with saved and running statistics,
-inference, backward with and without saved statistics) and layout; short fp32
-rows (issue 19).
+inference, backward with and without saved statistics) and layout; group norm
+over every token, mode (-m 0/1), direction (-F 0/1/2), rank and layout (planes,
+pieces of large planes, channels last), MIOpenDriver's default 5-D line and
+SD-UNet shapes; short fp32 rows (issue 19).
 Run: python3 tests/gpu/make_norm_matrix.py > tests/gpu/norm_matrix.txt
 """
 
@@ -71,6 +73,21 @@ def main():
     print("bnormbfp16 --batchsize 8 --in_channels 64 --in_h 56 --in_w 56 --save 1 --run 1 --layout NHWC")
     print("bnormbfp16 -n 128 -c 64 -H 56 -W 56 -m 1 -F 1 -s 1 -r 1 --layout NHWC")
     print("bnormbfp16 -n 128 -c 64 -H 56 -W 56 -m 1 -F 0 -b 1 -s 1 --layout NHWC")
+    # Group norm: every token, mode, direction, rank and layout; planes whose
+    # sizes take every vector width, a large plane split into pieces, SD-UNet shapes.
+    for token in ("groupnorm", "groupnormfp16", "groupnormbfp16"):
+        for geometry, layouts in (("-n 2 -c 6 -D 0 -H 5 -W 7 -g 3", ("NCHW", "NHWC")),
+                                  ("-n 2 -c 64 -D 0 -H 8 -W 8 -g 32", ("NCHW", "NHWC")),
+                                  ("-n 2 -c 8 -D 3 -H 4 -W 5 -g 2", ("NCDHW", "NDHWC")),
+                                  ("-n 3 -c 4 -D 0 -H 0 -W 33 -g 2", ("NCW", "NWC"))):
+            for layout in layouts:
+                for mode in ("-m 1 -F 0", "-m 0 -F 0", "-m 1 -F 1", "-m 1 -F 2", "-m 0 -F 2"):
+                    print(f"{token} {geometry} {mode} --layout {layout}")
+        print(f"{token}")
+        print(f"{token} -n 1 -c 32 -D 0 -H 256 -W 256 -g 32 -m 1 -F 0")
+    for c, hw in ((320, 64), (640, 32), (1280, 8)):
+        for layout in ("NCHW", "NHWC"):
+            print(f"groupnormbfp16 -n 2 -c {c} -D 0 -H {hw} -W {hw} -g 32 -m 1 -F 0 --layout {layout}")
     # Short fp32 rows of many (issue 19: the float32 mean's rounding error, times
     # rstd, once exceeded the tolerance on rows whose values lie close together).
     for shape, dim in (("32x32x6x6x6", 4), ("32x32x6x6x6", 3), ("100x3x32x5", 3), ("4096x2", 1)):

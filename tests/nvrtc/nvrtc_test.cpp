@@ -113,6 +113,15 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
         commands.push_back(std::string(token) + " " + geometry + " " + pass);
     }
   }
+  // Group norm: every dtype, direction, mode, rank and layout (planes, pieces of planes, channels last).
+  for (const char* dtype : {"groupnorm", "groupnormfp16", "groupnormbfp16"}) {
+    for (const char* geometry : {"-n 2 -c 8 -D 0 -H 5 -W 6 -g 4", "-n 2 -c 8 -D 0 -H 5 -W 6 -g 2 --layout NHWC",
+                                 "-n 2 -c 6 -D 2 -H 3 -W 4 -g 3 --layout NDHWC", "-n 2 -c 6 -D 0 -H 0 -W 7 -g 2",
+                                 "-n 1 -c 32 -D 0 -H 128 -W 128 -g 8"}) {
+      for (const char* mode : {"-m 1 -F 0", "-m 0 -F 0", "-m 1 -F 1", "-m 1 -F 2", "-m 0 -F 2"})
+        commands.push_back(std::string(dtype) + " " + geometry + " " + mode);
+    }
+  }
   for (const char* dtype : {"t5layernorm", "t5layernormfp16", "t5layernormbfp16"}) {
     for (const char* mode : {"-m 5 -F 0", "-m 5 -F 1", "-m 5 -F 2", "-m 4 -F 0", "-m 4 -F 2"})
       commands.push_back(std::string(dtype) + " -X 3x4x8 " + mode);
@@ -174,7 +183,8 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
 
 // gpu:conv:wgmma_sm90 (wgmma, setmaxnreg: sm_90a) plans and compiles its
 // kernel for both tile widths, both 16-bit types, 1-D and 2-D, with bias and
-// activations, without spills and with the register reallocation honoured.
+// activations, the data face (a flipped filter copy) and NCHW operands
+// (staged copies), without spills and with the register reallocation honoured.
 TEST(NvrtcTest, HopperConvModulesCompile) {
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
   const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
@@ -185,6 +195,11 @@ TEST(NvrtcTest, HopperConvModulesCompile) {
            "convbfp16 -n 8 -c 128 -H 56 -W 56 -k 256 -y 1 -x 1 -u 2 -v 2 -F 1" + nhwc,
            std::string("convbfp16 --spatial_dim 1 -n 64 -c 128 -H 128 -k 256 -y 5 -p 2 -l 2 -F 1 "
                        "--in_layout NHC --fil_layout NHC --out_layout NHC"),
+           "convbfp16 -n 16 -c 256 -H 28 -W 28 -k 512 -y 3 -x 3 -p 1 -q 1 -F 2" + nhwc,
+           "convfp16 -n 16 -c 256 -H 28 -W 28 -k 128 -y 3 -x 3 -p 2 -q 2 -l 2 -j 2 -F 2" + nhwc,
+           std::string("convfp16 -n 32 -c 256 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1"),
+           std::string("convbfp16 -n 32 -c 128 -H 28 -W 28 -k 256 -y 1 -x 1 -F 2"),
+           std::string("convfp16 -n 16 -c 128 -H 16 -W 16 -k 256 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -Y 1 -X 1 -m trans -F 2"),
        }) {
     SCOPED_TRACE(command);
     Result<ParsedCommand> p = parse_command(std::string_view(command));

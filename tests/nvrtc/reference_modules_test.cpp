@@ -93,7 +93,8 @@ TEST_F(ReferenceModulesTest, EveryLinePlansAndCompilesWholeAndSampled) {
     ASSERT_TRUE(inputs->validate(0, sig.arguments().size()).ok());
     compile(*inputs, true);
   }
-  EXPECT_EQ(references, (std::set<std::string>{"gpu:conv:reference", "gpu:layernorm:reference", "gpu:rmsnorm:reference"}));
+  EXPECT_EQ(references, (std::set<std::string>{"gpu:conv:reference", "gpu:layernorm:reference", "gpu:rmsnorm:reference",
+                                               "gpu:groupnorm:reference"}));
 }
 
 // A sampled conv reference binds the positions after the signature's

@@ -8,6 +8,7 @@ import os
 import pathlib
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -133,19 +134,78 @@ def test_eight_processes_at_once(boo, tmp):
 
 
 def test_unwritable_cache(boo, root, tmp):
-    # A cache folder that cannot be created (its parent is a file) stops even root.
+    # A cache folder that cannot be created (its parent is a file) stops even root. Filling the cache is
+    # preload's work: every module it could not store is a failure, and the exit status says so (it was 0).
     blocker = tmp / "a-file"
     blocker.write_text("")
     r = preload(boo, root / "workloads" / "boo-sample.txt", blocker / "cache")
     compiled, cached, failed = summary(r)
-    assert r.returncode == 0 and compiled > 0 and failed == 0, r.stdout + r.stderr
+    assert r.returncode == 1 and compiled == 0 and cached == 0 and failed > 0, r.stdout + r.stderr
+    assert "compiled, but not cached" in r.stdout, r.stdout
     assert r.stderr.count("cannot write the kernel cache") == 1, r.stderr
     if os.geteuid() != 0:
         ro = tmp / "read-only"
         ro.mkdir()
         ro.chmod(0o555)
         r = preload(boo, root / "workloads" / "boo-sample.txt", ro)
-        assert r.returncode == 0 and "cannot write the kernel cache" in r.stderr, r.stderr
+        assert r.returncode == 1 and "cannot write the kernel cache" in r.stderr, r.stderr
+
+
+def test_special_files(boo, tmp):
+    # Issue #22, defects 7-9: FIFOs, devices, links and folders where the cache expects its files are
+    # reported by every command, never followed, never waited on, never replaced, and nothing is written
+    # outside the cache folder.
+    cache = tmp / "special-cache"
+    workload = tmp / "one-module.txt"
+    workload.write_text("conv -n 1 -c 4 -H 6 -W 6 -k 4 -F 1\n")
+    assert preload(boo, workload, cache).returncode == 0
+    (json,) = entries(cache)
+    cubin = pathlib.Path(json[:-5] + ".cubin")
+    explain = [boo, "explain", "conv -n 1 -c 4 -H 6 -W 6 -k 4 -F 1", "--arch", "sm_90a", "--cache-dir", str(cache)]
+    # A FIFO named as the artifact hung verify, ls, explain and preload.
+    cubin.unlink()
+    os.mkfifo(cubin)
+    for args in [[boo, "cache", "verify", "--cache-dir", str(cache)], [boo, "cache", "ls", "--cache-dir", str(cache)],
+                 explain]:
+        r = run(args, timeout=60)
+        assert "is a FIFO, not a regular file" in r.stdout + r.stderr, (args, r.stdout, r.stderr)
+    r = run([boo, "cache", "verify", "--cache-dir", str(cache)], timeout=60)
+    assert r.returncode == 1 and "1 bad" in r.stdout, r.stdout
+    r = run(["timeout", "120", boo, "preload", "--commands-file", str(workload), "--arch", "sm_90a",
+             "--cache-dir", str(cache)])
+    assert r.returncode == 1 and "is a FIFO; the cache replaces only regular files" in r.stdout, r.stdout + r.stderr
+    assert stat.S_ISFIFO(os.lstat(cubin).st_mode)  # reported, not removed
+    # A link to /dev/zero made verify read until bad_alloc.
+    cubin.unlink()
+    cubin.symlink_to("/dev/zero")
+    r = run([boo, "cache", "verify", "--cache-dir", str(cache)], timeout=60)
+    assert r.returncode == 1 and "is a symbolic link, not a regular file" in r.stdout, r.stdout
+    cubin.unlink()
+    # Folders and stray files where entries belong; a .json folder passed verify.
+    os.mkdir(cubin.parent / "ffff.json")
+    (cubin.parent / "stray.txt").write_text("")
+    r = run([boo, "cache", "verify", "--cache-dir", str(cache)], timeout=60)
+    assert r.returncode == 1 and "ffff.json: a folder where the cache holds only" in r.stdout, r.stdout
+    assert "stray.txt: not a file the cache writes" in r.stdout, r.stdout
+    # An arch folder linked out of the cache: preload wrote into the link's target and ls/verify saw nothing.
+    linked = tmp / "linked-cache"
+    outside = tmp / "outside"
+    outside.mkdir()
+    (linked / "v1").mkdir(parents=True)
+    (linked / "v1" / "sm_90a").symlink_to(outside)
+    r = preload(boo, workload, linked)
+    assert r.returncode == 1 and "sm_90a is a symbolic link, not a folder" in r.stdout, r.stdout + r.stderr
+    assert list(outside.iterdir()) == []
+    for sub in ["verify", "stat"]:
+        r = run([boo, "cache", sub, "--cache-dir", str(linked)])
+        assert "1 bad" in r.stdout and (sub != "verify" or r.returncode == 1), (sub, r.stdout)
+    # A cache folder that is a file: "verified 0 entries", exit 0.
+    env = dict(os.environ, BOO_CACHE_DIR=str(workload))
+    r = run([boo, "cache", "verify"], env=env)
+    assert r.returncode == 1 and "is a regular file, not a folder" in r.stderr, r.stdout + r.stderr
+    # A folder given as the commands file: "0 signatures", exit 0.
+    r = run([boo, "preload", "--commands-file", str(tmp), "--arch", "sm_90a", "--cache-dir", str(cache)])
+    assert r.returncode == 2 and "is a folder, not a file" in r.stderr, r.stdout + r.stderr
 
 
 def test_ls_stat_clear(boo, root, tmp):
@@ -190,6 +250,7 @@ def main():
         test_corrupt_entries_are_recompiled(boo, tmp)
         test_eight_processes_at_once(boo, tmp)
         test_unwritable_cache(boo, root, tmp)
+        test_special_files(boo, tmp)
         test_ls_stat_clear(boo, root, tmp)
         test_save_temps(boo, tmp)
     print("cache survives faults")

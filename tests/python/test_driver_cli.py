@@ -14,7 +14,7 @@ import tempfile
 
 GOOD_1 = "conv -n 1 -c 2 -H 5 -W 5 -k 3 -y 3 -x 3 -p 1 -q 1 -F 1 -t 1 --iter 3"
 TYPO = "conv -n 1 -c 2 -H 5 -W 5 -k 3 --fil_hh 3 -F 1"
-UNSUPPORTED = "groupnormfp16 -n 2 -c 4"
+UNSUPPORTED = "softmaxfp16 -n 2 -c 4"
 BAD_QUOTE = "conv -n 1 'oops"
 INVALID = "conv -n 1 -c 6 -k 4 -g 4 -F 1"
 GOOD_2 = "layernormbfp16 -X 4x33 -o 1 -m 1 -F 14 -t 1 --iter 2"
@@ -108,6 +108,107 @@ def test_option_values_are_checked(driver):
     assert "--executor-child" not in usage, usage
 
 
+def test_hostile_sizes(driver, tmp):
+    # Issue #22, defects 1-5: each used to crash (SIGSEGV, SIGFPE, SIGABRT), run with a wrong shape or
+    # truncate a value; each is now a failed command with its message, and the run goes on.
+    cases = [
+        ("conv -n 1 -c 2305843009213693953 -H 1 -W 8 -k 8 -y 1 -x 1 -F 1 --iter 1",
+         "x would hold more than 2^48 (281474976710656) elements"),
+        ("layernorm -X 2305843009213693953x8 -o 1", "would hold more than 2^48"),
+        ("conv -z same -u 0", "--pad_mode/-z same needs a positive stride"),
+        ("conv -n 1 -c 3 -H 8 -W 8 -k 4 -y 3 -x 3 -j 9223372036854775807 -F 1",
+         "dilation_w (-j) 9223372036854775807 is over boo's limit"),
+        ("layernorm -X 2x3x4 -o 4294967298", "--normalized_dim/-o 4294967298 is not an axis"),
+        ("layernorm -X 2x3x4 -o 1 --input-permutation 0 4294967298 1", "4294967298 is not an axis"),
+        ("conv -n 100000 -c 1000 -H 1000 -W 1000 -k 1000 -y 1 -x 1 -F 1",
+         "RESOURCE_EXHAUSTED: this command (inputs, results and the float64 CPU reference) needs 2.1 PiB"),
+    ]
+    for command, message in cases:
+        for mode in [["--no-isolation"], ["--dry-run"], []]:
+            if mode == ["--dry-run"] and "RESOURCE_EXHAUSTED" in message:
+                continue  # a valid signature: --dry-run accepts it
+            r = run([driver, "--backend", "cpu", *mode, *command.split()])
+            assert r.returncode == 1 and message in r.stdout, (command, mode, r.returncode, r.stdout, r.stderr)
+    # A file of them, with good lines between: every line gets its row and the summary is printed.
+    commands = tmp / "hostile.txt"
+    commands.write_text("\n".join(c for c, _ in cases for c in (c, GOOD_1)) + "\n")
+    for mode in [["--no-isolation"], ["--dry-run"]]:
+        out_csv = tmp / "hostile.csv"
+        r = run([driver, "--backend", "cpu", *mode, "--commands-file", str(commands), "--csv", str(out_csv)])
+        assert r.returncode == 1, (mode, r.stdout, r.stderr)
+        failed = len(cases) - (1 if mode == ["--dry-run"] else 0)
+        assert f"14 command(s): {14 - failed} ok, {failed} failed" in r.stdout, (mode, r.stdout)
+        assert len(list(csv.reader(out_csv.open(newline="")))) == 15
+
+
+def test_driver_honesty(driver, tmp):
+    # Issue #22, defects 9-12: bad driver options and outputs that cannot be written are exit 2 before any
+    # command runs; no input is overwritten, no link followed; echoed input is escaped and capped.
+    work = tmp / "honesty"
+    work.mkdir()
+    good = GOOD_1.split()
+    folder = work / "folder"
+    folder.mkdir()
+
+    def refused(args, message):
+        r = run([driver, "--backend", "cpu", *args], cwd=work)
+        assert r.returncode == 2 and message in r.stderr, (args, r.returncode, r.stdout, r.stderr)
+        assert "command(s)" not in r.stdout, (args, r.stdout)  # nothing ran
+
+    refused(["--bogus-option", "conv"], "unknown driver option '--bogus-option'")
+    refused(["--commands-file", str(folder)], "is a folder, not a file")
+    refused(["--trace", str(folder), *good], "--trace '" + str(folder) + "' is a folder")
+    refused(["--csv", str(folder), *good], "is a folder; give the path of a file")
+    refused(["--trace", "/nonexistent/t.json", *good], "the folder '/nonexistent' does not exist")
+    commands = work / "same.txt"
+    commands.write_text(GOOD_1 + "\n")
+    refused(["--csv", str(commands), "--commands-file", str(commands)], "is the --commands-file")
+    assert commands.read_text() == GOOD_1 + "\n"
+    target = work / "target.txt"
+    target.write_text("keep me\n")
+    (work / "link.csv").symlink_to(target)
+    refused(["--csv", "link.csv", *good], "--csv 'link.csv' is a symbolic link")
+    assert target.read_text() == "keep me\n"
+    # --trace writes its parts under names no earlier run used: an existing F.part0 is left alone.
+    (work / "t.json.part0").write_text("someone's file\n")
+    r = run([driver, "--backend", "cpu", "--no-isolation", "--trace", "t.json", *good], cwd=work)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (work / "t.json.part0").read_text() == "someone's file\n"
+    assert sorted(p.name for p in work.glob("t.json*")) == ["t.json", "t.json.part0"]
+    # An existing CSV is replaced, and the run says so.
+    for _ in range(2):
+        r = run([driver, "--backend", "cpu", "--csv", "out.csv", *good], cwd=work)
+    assert r.returncode == 0 and "--csv replaces the existing file out.csv" in r.stdout, r.stdout + r.stderr
+    # --dump refuses a folder with files in it unless told to append, and never writes through a link.
+    dump = work / "dump"
+    dump.mkdir()
+    (dump / "earlier.npy").write_text("")
+    refused(["--dump", "dump", *good], "--dump 'dump' is not empty (1 entries)")
+    elsewhere = work / "elsewhere"
+    elsewhere.mkdir()
+    entry = "0001_conv_2d_float32_forward_1x2x5x5_nchw_3x2x3x3_fchw_nfhw_1x1s_1x1p_1x1d_1g"
+    (dump / entry).symlink_to(elsewhere)
+    r = run([driver, "--backend", "cpu", "--no-isolation", "--dump", "dump", "--dump-append", *good], cwd=work)
+    assert r.returncode == 1 and "is a symbolic link; boo-driver writes only into real folders" in r.stdout, r.stdout
+    assert list(elsewhere.iterdir()) == []
+    (dump / entry).unlink()
+    r = run([driver, "--backend", "cpu", "--dump", "dump", "--dump-append", *good], cwd=work)
+    assert r.returncode == 0 and (dump / entry / "manifest.txt").exists(), r.stdout + r.stderr
+    # Garbage layouts are not ranks; control bytes are escaped; huge words are cut.
+    for args, message in [
+        (["conv", "--in_layout", "N" * 1000, "-F", "1"],
+         "--in_layout/-I '" + "N" * 64 + "... (1000 bytes)' is not a conv layout"),
+        (["conv", "--in_layout", "\uff2e\uff23\uff28\uff37", "-F", "1"], "is not a conv layout"),
+        (["conv", "-n", "\x1b[31mred", "-F", "1"], "expected an integer, got '\\x1b[31mred'"),
+        (["conv", "-n", "9" * 3000, "-F", "1"], "... (3000 bytes)"),
+    ]:
+        r = run([driver, "--dry-run", *args])
+        assert r.returncode == 1 and message in r.stdout, (args, r.stdout)
+        assert "\x1b" not in r.stdout and "-D convolution" not in r.stdout, r.stdout
+        failure = [line for line in r.stdout.splitlines() if line.startswith(">>> FAILED")]
+        assert len(failure) == 1 and len(failure[0]) < 400, r.stdout
+
+
 def run_with_terminal_stderr(args, stdout_path):
     """Runs with stderr on a pseudo-terminal; returns (exit status, what the terminal got)."""
     master, slave = pty.openpty()
@@ -194,6 +295,8 @@ def main():
         test_option_values_are_checked(driver)
         test_numerics_reference_is_reported(driver, tmp)
         test_progress_line_on_a_terminal(driver, tmp)
+        test_hostile_sizes(driver, tmp)
+        test_driver_honesty(driver, tmp)
     print("driver CLI behaves")
 
 

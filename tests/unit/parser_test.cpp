@@ -259,7 +259,7 @@ TEST(ValidationTest, BadCommandsGetSpecificMessages) {
       {"gemm -F 2 --bias 1", "apply to the forward", StatusCode::kInvalidArgument},
       {"gemmbfp16 --fp32-math tf32", "applies to fp32 GEMMs", StatusCode::kInvalidArgument},
       {"gemm --transA 2", "--transA/-u must be 0 or 1", StatusCode::kInvalidArgument},
-      {"groupnormfp16 -n 2", "unsupported op 'groupnormfp16'", StatusCode::kUnimplemented},
+      {"softmaxfp16 -n 2", "unsupported op 'softmaxfp16'", StatusCode::kUnimplemented},
       {"convbf16 -n 2", "unknown op 'convbf16'", StatusCode::kInvalidArgument},
       {"", "empty command", StatusCode::kInvalidArgument},
       {"layernorm -X 2x3x4 -o 3", "--normalized_dim/-o 3 is out of range for a rank-3 input", StatusCode::kInvalidArgument},
@@ -334,7 +334,7 @@ TEST(OpTokenTest, TokensSelectTheirOpAndElementType) {
   EXPECT_EQ(unknown.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(unknown.status().message().find("unknown op 'convolution': expected one of conv, "), std::string::npos)
       << unknown.status().message();
-  Result<ops::OpTokenMatch> skipped = ops::op_for_token("groupnormfp16");
+  Result<ops::OpTokenMatch> skipped = ops::op_for_token("softmaxfp16");
   ASSERT_FALSE(skipped.ok());
   EXPECT_EQ(skipped.status().code(), StatusCode::kUnimplemented);
 }

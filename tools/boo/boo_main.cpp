@@ -9,6 +9,7 @@
 #include <memory>
 #include <thread>
 
+#include "base/checked_int.hpp"
 #include "base/log.hpp"
 #include "base/strings.hpp"
 #include "base/version.hpp"
@@ -72,7 +73,7 @@ Result<Options> parse_options(const std::vector<std::string>& argv) {
     } else if (w == "-j" || w == "--jobs" || w == "--gpu-id") {
       BOO_ASSIGN_OR_RETURN(std::string v, value());
       Result<int64_t> n = base::parse_int(v);
-      if (!n.ok() || *n < (w == "--gpu-id" ? 0 : 1))
+      if (!n.ok() || *n < (w == "--gpu-id" ? 0 : 1) || !base::narrow<int>(*n))
         return invalid_argument(w + ": expected a " + (w == "--gpu-id" ? "GPU ordinal" : "positive count") +
                                 ", got '" + v + "'");
       (w == "--gpu-id" ? o.gpu_id : o.jobs) = static_cast<int>(*n);
@@ -80,7 +81,8 @@ Result<Options> parse_options(const std::vector<std::string>& argv) {
       base::set_log_level(base::LogLevel::kDebug);
     } else if (base::starts_with(w, "-j") && w.size() > 2) {
       Result<int64_t> n = base::parse_int(w.substr(2));
-      if (!n.ok() || *n < 1) return invalid_argument("-j: expected a positive count, got '" + w.substr(2) + "'");
+      if (!n.ok() || *n < 1 || !base::narrow<int>(*n))
+        return invalid_argument("-j: expected a positive count, got '" + w.substr(2) + "'");
       o.jobs = static_cast<int>(*n);
     } else if (base::starts_with(w, "-")) {
       return invalid_argument("unknown option '" + w + "'");

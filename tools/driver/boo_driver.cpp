@@ -5,6 +5,8 @@
 // rendered to stdout and to the CSV (command_report.hpp). Commands run in
 // executor child processes by default (executor.hpp): the parent prints each
 // child's text and writes the rows, in input order.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -26,6 +28,7 @@
 #include "cuda/driver_api.hpp"
 #include "driver_options.hpp"
 #include "executor.hpp"
+#include "output_files.hpp"
 #include "progress.hpp"
 
 namespace boo::driver {
@@ -79,7 +82,8 @@ PhaseSeconds phases_of(const std::map<std::string, double>& m) {
 
 // How the progress line names a command.
 std::string progress_label(const CommandLine& cmd) {
-  return cmd.line_number ? "line " + std::to_string(cmd.line_number) + ": " + cmd.text : cmd.text;
+  const std::string text = base::escape_control(cmd.text);
+  return cmd.line_number ? "line " + std::to_string(cmd.line_number) + ": " + text : text;
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -146,9 +150,11 @@ int run_executor_child(DriverOptions opts) {
   return 0;
 }
 
-// The part file of executor `w` (or of the driver itself) for --trace PATH.
+// The part file of executor `w` (or of the driver itself) for --trace PATH. The
+// driver's process id makes it a name no earlier run used: no existing file is
+// appended to or removed.
 std::string trace_part_path(const std::string& trace_path, size_t w) {
-  return trace_path + ".part" + std::to_string(w);
+  return trace_path + ".part" + std::to_string(w) + "." + std::to_string(::getpid());
 }
 
 // Merges the parts into --trace PATH and removes them; prints what it wrote.
@@ -212,8 +218,6 @@ int run_isolated(DriverOptions opts, const std::vector<CommandLine>& commands) {
     std::cerr << "boo-driver: " << st.to_string() << "\n";
     return 2;
   }
-  for (size_t w = 0; w < gpus.size() && !opts.trace_path.empty(); ++w)
-    std::remove(trace_part_path(opts.trace_path, w).c_str());  // a part left by an earlier run
   Progress progress(commands.size(), Progress::wanted(opts.quiet));
   std::vector<std::optional<ExecutorResult>> results(commands.size());
   std::vector<std::string> summaries(gpus.size());
@@ -301,10 +305,7 @@ int run_in_process(DriverOptions opts, const std::vector<CommandLine>& commands)
   }
   const bool fail_on_unsupported = opts.fail_on_unsupported;
   const std::string trace_path = opts.trace_path;
-  if (!trace_path.empty()) {
-    opts.trace_part = trace_part_path(trace_path, 0);
-    std::remove(opts.trace_part.c_str());
-  }
+  if (!trace_path.empty()) opts.trace_part = trace_part_path(trace_path, 0);
   const TextStyle style = text_style(opts);
   Progress progress(commands.size(), Progress::wanted(opts.quiet));
   const DriverOptions csv_options = opts;
@@ -350,6 +351,18 @@ int run_driver(const std::vector<std::string>& argv) {
     std::cout << driver_usage();
     return opts->help ? 0 : 2;
   }
+  // Without a commands file the command starts with its op: a leading flag is a driver option boo-driver lacks.
+  if (opts->commands_file.empty() && base::starts_with(opts->command.front(), "-")) {
+    std::cerr << "boo-driver: unknown driver option '" << base::echo_word(opts->command.front())
+              << "' (boo-driver --help lists them; a command starts with its op, e.g. conv)\n";
+    return 2;
+  }
+  std::string notes;
+  if (Status st = check_outputs(*opts, notes); !st.ok()) {
+    std::cerr << "boo-driver: " << st.to_string() << "\n";
+    return 2;
+  }
+  std::cout << notes;
   std::vector<CommandLine> commands;
   if (!opts->commands_file.empty()) {
     Result<std::vector<CommandLine>> loaded = load_commands(opts->commands_file, opts->command);

@@ -129,12 +129,13 @@ bool CommandResult::numerics_pass() const {
   return true;
 }
 
-std::string command_header(const std::string& text) { return "\n>>> " + text + "\n\n"; }
+// Commands and errors echo user input: their control bytes are escaped, so a line cannot drive the terminal.
+std::string command_header(const std::string& text) { return "\n>>> " + base::escape_control(text) + "\n\n"; }
 
 std::string failure_line(const CommandResult& r) {
   const char* tag = r.outcome == Outcome::kUnsupported ? "UNSUPPORTED" : "FAILED";
   const std::string where = r.line_number ? " (line " + std::to_string(r.line_number) + ")" : "";
-  return ">>> " + std::string(tag) + where + ": " + r.error + "\n";
+  return ">>> " + std::string(tag) + where + ": " + base::escape_control(r.error) + "\n";
 }
 
 std::string render_text(const CommandResult& r, const TextStyle& style) {

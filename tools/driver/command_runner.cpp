@@ -10,11 +10,13 @@
 #include "base/npy.hpp"
 #include "base/strings.hpp"
 #include "bench/fault_backend.hpp"
+#include "bench/memory_check.hpp"
 #include "bench/numerics_check.hpp"
 #include "boo/registry.hpp"
 #include "ops/command_parse.hpp"
 #include "ops/flag_table.hpp"
 #include "ops/op_registry.hpp"
+#include "output_files.hpp"
 
 #include <nvtx3/nvToolsExt.h>
 
@@ -66,6 +68,7 @@ Status dump_command(const std::string& dir, int index, const OpSignature& sig,
   char prefix[16];
   std::snprintf(prefix, sizeof prefix, "%04d_", index);
   const std::string cmd_dir = dir + "/" + prefix + sig.func_name();
+  BOO_RETURN_IF_ERROR(check_dump_entry(cmd_dir));
   BOO_RETURN_IF_ERROR(base::make_directories(cmd_dir));
   std::string manifest = "command: " + sig.command() + "\nfunc_name: " + sig.func_name() + "\n";
   auto describe = [](const std::string& file, const TensorSpec& spec) {
@@ -246,6 +249,12 @@ CommandResult CommandRunner::run_steps(const tools::CommandLine& cmd, int index)
     result.dry_run = true;
     return result;
   }
+  // Refused before any allocation when the host cannot hold the command's tensors.
+  const bool reference = opts_.verify_numerics || std::any_of(backend_names_.begin(), backend_names_.end(), [](const std::string& b) {
+                           return canonical_backend(b) == "cpu" || canonical_backend(b) == "faulty";
+                         });
+  if (Status st = bench::check_host_memory(sig, static_cast<int64_t>(backends_.size()), reference); !st.ok())
+    return failed(std::move(result), st);
   const ops::OpDefinition* op = ops::find_op(sig.op_name());
   Result<std::vector<base::HostTensor>> args = make_arguments(*op, sig);
   if (!args.ok()) return failed(std::move(result), args.status());

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "base/checked_int.hpp"
 #include "base/strings.hpp"
 #include "bench/fault_backend.hpp"
 
@@ -62,7 +63,9 @@ constexpr DriverOptionSpec kOptions[] = {
      kDriver,
      [](DriverOptions& o, const std::string& v) -> Status {
        BOO_ASSIGN_OR_RETURN(int64_t g, integer_at_least("--gpu-id", v, -1, "a GPU ordinal or -1 (all GPUs)"));
-       o.gpu_id = static_cast<int>(g);
+       const std::optional<int> id = base::narrow<int>(g);
+       if (!id) return invalid_argument("--gpu-id: " + v + " is not a GPU ordinal");
+       o.gpu_id = *id;
        return ok_status();
      }},
     {"command-timeout", 0, "S", "600", "kill and report a command still running after S seconds", kDriver,
@@ -175,12 +178,17 @@ constexpr DriverOptionSpec kOptions[] = {
      "with every timed kernel, linked to its command (needs CUPTI); NVTX ranges\n"
      "name every command and backend run for Nsight Systems",
      kDriver, [](DriverOptions& o, const std::string& v) { o.trace_path = v; return ok_status(); }},
-    {"csv", 0, "PATH", "", "write one row per command (BOO's columns, plus an error column)", kDriver,
+    {"csv", 0, "PATH", "",
+     "write one row per command (BOO's columns, plus an error column); '<op> --help'\n"
+     "lines print the op's flags and get no row (they run nothing)",
+     kDriver,
      [](DriverOptions& o, const std::string& v) { o.csv_path = v; return ok_status(); }},
     {"dry-run", 0, "", "", "parse and validate only; print each canonical command and function name", kDriver,
      [](DriverOptions& o, const std::string&) { o.dry_run = true; return ok_status(); }},
     {"dump", 0, "DIR", "", "write every command's inputs and results as .npy files (see README)", kRun,
      [](DriverOptions& o, const std::string& v) { o.dump_dir = v; return ok_status(); }},
+    {"dump-append", 0, "", "", "let --dump add to a folder that is not empty (default: refuse it)", kDriver,
+     [](DriverOptions& o, const std::string&) { o.dump_append = true; return ok_status(); }},
     {"splat-input-value", 0, "V", "", "every input element = V instead of seeded random values", kRun,
      [](DriverOptions& o, const std::string& v) -> Status {
        Result<double> d = base::parse_double(v);
@@ -299,7 +307,9 @@ driver options (--name VALUE or --name=VALUE):
     if (spec.scope != OptionScope::kInternal) out += format_option_help(spec);
   out += R"(
 exit status: 0 when every command ran, 1 when any failed (parse error, invalid signature, run error,
-numerics failure), 2 for a bad driver option.
+numerics failure), 2 for a bad driver option or an output (--csv, --trace, --dump) that cannot be
+written: those are checked before any command runs; --csv and --trace never write through a symbolic
+link or over the --commands-file, and say which existing file they replace.
 )";
   return out;
 }

@@ -26,6 +26,7 @@ struct DriverOptions {
   std::string csv_path;               ///< --csv PATH
   bool dry_run = false;               ///< --dry-run
   std::string dump_dir;               ///< --dump DIR
+  bool dump_append = false;           ///< --dump-append: DIR may hold an earlier run's files
   std::optional<double> splat;        ///< --splat-input-value V
   uint64_t seed = 0;                  ///< --seed N
   std::optional<bool> verbose;        ///< --verbose / --no-verbose (default: verbose unless --csv)

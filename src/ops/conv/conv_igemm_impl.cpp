@@ -10,6 +10,7 @@
 #include "ops/common/generated_source.hpp"
 #include "ops/conv/conv_bias_gradient.hpp"
 #include "ops/conv/conv_problem.hpp"
+#include "ops/conv/conv_staging.hpp"
 #include "ops/conv/device/conv_direct_params.cuh"
 #include "ops/conv/device/conv_igemm_params.cuh"
 
@@ -335,46 +336,6 @@ std::string cfg_source(const std::string& name, const Gemm& g, const Relation& r
   return s + "};\n";
 }
 
-// Whether a GEMM reads (or writes) the channels of an activation or filter
-// with stride 1: else each element would be a scalar load.
-bool channels_contiguous(const Strides5& strides, long long channels) { return channels == 1 || strides[1] == 1; }
-
-// Whether the pixels (or taps) of a tensor form one run of stride 1, as in
-// NCHW, NCDHW and KCRS: then a copy to channels-last is a tiled transpose.
-bool pixels_contiguous(const Dims3& size, const Strides5& strides) {
-  long long expected = 1;
-  for (int d = 2; d >= 0; --d) {
-    if (size[d] == 1) continue;
-    if (strides[2 + d] != expected) return false;
-    expected *= size[d];
-  }
-  return true;
-}
-
-// A dense channels-last copy of a signature tensor in the workspace, for a
-// tensor whose channels are not contiguous (NCHW, KCRS, CHWN: each GEMM load
-// would be a scalar) or too few for 16-byte vectors (the copy's channels are
-// zero-padded; see narrow_channel_pad). Arguments are copied in before the
-// GEMMs; results are written to their copy and copied out after.
-struct StagedCopy {
-  std::string tensor;        // "x", "w", "dy" in; "y", "dx", "dw" out
-  bool input = true;
-  bool padding = false;      // made for channel padding (else for the layout)
-  long long outer = 0;       // N, or K for a filter: the rows copied
-  long long outer_rows = 0;  // rows of the copy (dw's rows are padded with dy's channels; those are left behind)
-  Dims3 size{};              // pixels or filter taps
-  long long channels = 0, padded = 0;  // the tensor's channels and the copy's (per group, for a filter)
-  Strides5 strides{};        // the tensor's
-  bool transpose = false;    // pixels contiguous: a tiled transpose, else one thread per element
-  bool pairs = false;        // the transpose moves 16-bit elements in pairs (every offset it uses is even)
-  size_t offset = 0;         // bytes into the workspace
-
-  std::string entry() const {
-    return std::string(input ? "boo_conv_" : "boo_conv_un") + (padding ? "pad_" : "stage_") + tensor;
-  }
-  long long elements() const { return outer_rows * size[0] * size[1] * size[2] * padded; }
-};
-
 // One GEMM of the plan: a face of the relation (or one stride phase of the
 // data face) with its tiling, and the task whose result it writes.
 struct Work {
@@ -393,9 +354,7 @@ struct ImplicitGemmConfig final : Config {
 
   std::string text() const override {
     std::string record = "copies";
-    for (const StagedCopy& c : copies)
-      record += " " + c.entry() + "(" + std::to_string(c.channels) + "->" + std::to_string(c.padded) +
-                (c.transpose ? (c.pairs ? " transpose pairs" : " transpose") : "") + ")";
+    for (const StagedCopy& c : copies) record += " " + c.text();
     for (const Work& w : works) {
       const Gemm& g = w.gemm;
       record += "; " + w.task.result + ": face " + std::to_string(g.face) + " gemm " + std::to_string(g.m) + "x" +
@@ -414,34 +373,9 @@ struct ImplicitGemmConfig final : Config {
 std::vector<Work> works_of(const ConvProblem& problem, const ChannelPads& pads, const ArchSpec& arch,
                            std::vector<StagedCopy>& copies) {
   const Relation& r = problem.relation;
-  const ConvSignature& sig = problem.conv();
-  std::vector<TensorSpec> specs = sig.arguments();
-  for (TensorSpec& t : sig.results()) specs.push_back(std::move(t));
-  auto strides_of = [&](const std::string& name) {
-    for (const TensorSpec& t : specs)
-      if (t.name == name) return strides5(t);
-    return Strides5{};
-  };
   auto request = [&](const std::string& tensor, long long outer, long long outer_rows, const Dims3& size,
                      long long channels, long long padded, bool padding) {
-    for (size_t i = 0; i < copies.size(); ++i)
-      if (copies[i].tensor == tensor && copies[i].padded == padded && copies[i].outer_rows == outer_rows)
-        return static_cast<int>(i);
-    StagedCopy c;
-    c.tensor = tensor;
-    c.input = tensor == "x" || tensor == "w" || tensor == "dy";
-    c.padding = padding;
-    c.outer = outer;
-    c.outer_rows = outer_rows;
-    c.size = size;
-    c.channels = channels;
-    c.padded = padded;
-    c.strides = strides_of(tensor);
-    c.transpose = pixels_contiguous(size, c.strides) && c.strides[1] != 1;
-    c.pairs = c.transpose && problem.elem_bytes == 2 && size[0] * size[1] * size[2] % 2 == 0 &&
-              c.strides[0] % 2 == 0 && c.strides[1] % 2 == 0 && padded % 2 == 0;
-    copies.push_back(c);
-    return static_cast<int>(copies.size() - 1);
+    return add_copy(copies, layout_copy(problem, tensor, outer, outer_rows, size, channels, padded, padding));
   };
   // A strided data face (dilation 1) runs as one GEMM per stride phase.
   const bool strided = r.stride[0] * r.stride[1] * r.stride[2] > 1;
@@ -497,40 +431,8 @@ class PlanWriter {
 
   // One copy between a signature tensor and its dense channels-last copy.
   Status staged_copy(const StagedCopy& c) {
-    if (!copy_header_) plan_.source.text += "#include \"boo/conv/conv_channel_pad.cuh\"\n";
-    copy_header_ = true;
-    const std::string entry = c.entry();
-    const std::string call = c.transpose ? std::string("conv_transpose_channels<") + device_type(problem_.dtype) + ", " +
-                                               (c.input ? "true" : "false") + ", " + (c.pairs ? "true" : "false") + ">"
-                                         : std::string("conv_copy_channels<") + device_type(problem_.dtype) + ", " +
-                                               (c.input ? "true" : "false") + ">";
-    plan_.source.text += "extern \"C\" __global__ void __launch_bounds__(256) " + entry +
-                         "(const boo::ConvChannelPadParams p) { boo::" + call + "(p); }\n";
-    plan_.source.entries.push_back(entry);
-    Dim3 grid;
-    if (c.transpose) {
-      // Tiles of 64 (pairs) or 32 channels x pixels; a grid-stride loop over N (or K) beyond 65535.
-      const long long pixels = c.size[0] * c.size[1] * c.size[2], tile = c.pairs ? 64 : 32;
-      BOO_ASSIGN_OR_RETURN(grid.x, grid_extent(ceil_div(pixels, tile), 0x7fffffff, "x (pixel tiles)"));
-      BOO_ASSIGN_OR_RETURN(grid.y, grid_extent(ceil_div(c.input ? c.padded : c.channels, tile), 65535, "y (channel tiles)"));
-      grid.z = static_cast<uint32_t>(std::clamp<long long>(c.outer, 1, 65535));
-    } else {
-      // One thread per element written; grid-stride loops beyond 16 blocks per SM.
-      const long long elements =
-          c.outer * c.size[0] * c.size[1] * c.size[2] * (c.input ? c.padded : c.channels);
-      BOO_ASSIGN_OR_RETURN(grid.x, grid_extent(std::clamp<long long>(ceil_div(elements, 256), 1, 16LL * arch_.sm_count),
-                                               0x7fffffff, "x"));
-    }
-    BOO_ASSIGN_OR_RETURN(TensorBinding tensor, c.input ? roles_.argument(c.tensor) : roles_.result(c.tensor));
-    StepBuilder<ConvChannelPadParams> step(entry, grid, {256, 1, 1});
-    step.bind(step.params.strided, tensor);
-    step.bind(step.params.dense, TensorBinding::workspace(c.offset));
-    for (int i = 0; i < 5; ++i) step.params.strides[i] = c.strides[i];
-    step.params.sizes[0] = c.outer;
-    for (int i = 0; i < 3; ++i) step.params.sizes[1 + i] = c.size[i];
-    step.params.channels = c.channels;
-    step.params.padded_channels = c.padded;
-    plan_.steps.push_back(std::move(step).finish());
+    BOO_ASSIGN_OR_RETURN(LaunchStep step, staged_copy_step(c, problem_.dtype, roles_, arch_, plan_.source));
+    plan_.steps.push_back(std::move(step));
     return ok_status();
   }
 
@@ -600,7 +502,6 @@ class PlanWriter {
   const ArchSpec& arch_;
   TensorRoles roles_;
   Plan plan_;
-  bool copy_header_ = false;
 };
 
 class ImplicitGemmConv final : public Tier<ConvProblem, ImplicitGemmConfig> {
@@ -630,15 +531,9 @@ class ImplicitGemmConv final : public Tier<ConvProblem, ImplicitGemmConfig> {
     }
     // The workspace: split-K partials (the largest GEMM's; GEMMs run one after
     // another), then the copies.
-    auto align = [](size_t bytes) { return (bytes + 255) / 256 * 256; };
     size_t partials = 0;
     for (const Work& w : config.works) partials = std::max(partials, workspace_bytes_of(w.gemm, problem.relation.groups));
-    size_t offset = align(partials);
-    for (StagedCopy& c : config.copies) {
-      c.offset = offset;
-      offset += align(static_cast<size_t>(c.elements() * problem.elem_bytes));
-    }
-    config.workspace_bytes = offset;
+    config.workspace_bytes = place_copies(config.copies, partials, problem.elem_bytes);
     return config;
   }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "base/strings.hpp"
 #include "boo/conv.hpp"
 
 namespace boo::ops::conv {
@@ -22,7 +23,7 @@ Status check_layout(const std::string& layout, int spatial_dims, const std::stri
   std::sort(sorted_layout.begin(), sorted_layout.end());
   std::sort(sorted_expected.begin(), sorted_expected.end());
   if (sorted_layout != sorted_expected)
-    return invalid_argument(what + " '" + layout + "' is not a layout of a " + std::to_string(spatial_dims) +
+    return invalid_argument(what + " '" + base::echo_word(layout) + "' is not a layout of a " + std::to_string(spatial_dims) +
                             "-D convolution: it must use each of the letters " + expected +
                             " exactly once (e.g. " + expected + " or N" + spatial_letters(spatial_dims) + "C)");
   return ok_status();

@@ -131,7 +131,7 @@ Status reject_unsupported_flags(const ParsedFlags& flags) {
 Status apply_pad_mode(const std::string& mode, ConvSignature& sig) {
   if (mode == "default") return ok_status();
   if (mode != "same" && mode != "valid")
-    return invalid_argument("--pad_mode/-z '" + mode + "': accepted values are default, same, valid");
+    return invalid_argument("--pad_mode/-z '" + base::echo_word(mode) + "': accepted values are default, same, valid");
   bool unit_dilation = true, unit_filter = true;
   for (int i = 0; i < sig.spatial_dims; ++i) {
     unit_dilation &= sig.dilation[i] == 1;
@@ -141,6 +141,13 @@ Status apply_pad_mode(const std::string& mode, ConvSignature& sig) {
     return invalid_argument("--pad_mode/-z " + mode +
                             " applies only to -m conv with all dilations 1 or all filter sizes 1 (as MIOpenDriver)");
   for (int i = 0; i < sig.spatial_dims; ++i) {
+    // The padding below divides by the stride and subtracts sizes: those must be valid first.
+    const int64_t values[] = {sig.input_size[i], sig.stride[i], sig.filter_size[i]};
+    const char* names[] = {"input size", "stride", "filter size"};
+    for (int v = 0; v < 3; ++v)
+      if (values[v] < 1)
+        return invalid_argument("--pad_mode/-z " + mode + " needs a positive " + names[v] + " in every dimension, got " +
+                                std::to_string(values[v]));
     if (mode == "valid") {
       sig.padding[i] = 0;
     } else {
@@ -170,6 +177,12 @@ class ConvOp final : public OpDefinition {
     for (int i = 0; i < 3; ++i) {
       layouts[i] = base::to_upper(flags.text(layout_flags[i]));
       if (layouts[i].empty()) continue;
+      // Only a word of 3 to 5 letters can be a layout; anything else implies no rank.
+      if (layouts[i].size() < 3 || layouts[i].size() > 5 ||
+          layouts[i].find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ") != std::string::npos)
+        return invalid_argument(flags.display(layout_flags[i]) + " '" + base::echo_word(flags.text(layout_flags[i])) +
+                                "' is not a conv layout: expected a permutation of NCH, NCHW or NCDHW "
+                                "(e.g. NHWC, NDHWC, CHWN)");
       const int64_t implied = static_cast<int64_t>(layouts[i].size()) - 2;
       const std::string source = flags.display(layout_flags[i]) + " " + layouts[i];
       if (!rank_source.empty() && implied != spatial)
@@ -201,7 +214,7 @@ class ConvOp final : public OpDefinition {
 
     const std::string mode = base::to_lower(flags.text("mode"));
     if (mode != "conv" && mode != "trans")
-      return invalid_argument("--mode/-m '" + flags.text("mode") + "': accepted values are conv and trans");
+      return invalid_argument("--mode/-m '" + base::echo_word(flags.text("mode")) + "': accepted values are conv and trans");
     sig->transposed = mode == "trans";
     if (!sig->transposed) {
       // MIOpenDriver ignores output padding in conv mode; keep the signature canonical.
@@ -227,7 +240,7 @@ class ConvOp final : public OpDefinition {
     BOO_ASSIGN_OR_RETURN(sig->activation, Activation::parse(flags.text("activation")));
     const std::string math = base::to_lower(flags.text("fp32-math"));
     if (math != "ieee" && math != "tf32")
-      return invalid_argument("--fp32-math '" + flags.text("fp32-math") + "': accepted values are ieee and tf32");
+      return invalid_argument("--fp32-math '" + base::echo_word(flags.text("fp32-math")) + "': accepted values are ieee and tf32");
     sig->fp32_tf32 = math == "tf32";
     BOO_RETURN_IF_ERROR(sig->validate());
     return std::unique_ptr<OpSignature>(std::move(sig));

@@ -1,6 +1,7 @@
 // boo: ConvSignature — validation, shapes, canonical command and function name.
 #include <cmath>
 
+#include "base/checked_int.hpp"
 #include "base/strings.hpp"
 #include "boo/conv.hpp"
 #include "ops/conv/conv_layout.hpp"
@@ -21,7 +22,7 @@ Result<Activation> Activation::parse(std::string_view text_in) {
   if (parts.empty()) return invalid_argument("--activation: empty value; " + accepted);
   const std::string& name = parts[0];
   auto no_args = [&](Kind kind) -> Result<Activation> {
-    if (parts.size() != 1) return invalid_argument("--activation " + text + ": " + name + " takes no parameters");
+    if (parts.size() != 1) return invalid_argument("--activation " + base::echo_word(text) + ": " + name + " takes no parameters");
     a.kind = kind;
     return a;
   };
@@ -33,27 +34,27 @@ Result<Activation> Activation::parse(std::string_view text_in) {
   if (name == "gelu") return no_args(Kind::kGelu);
   if (name == "gelu_tanh") return no_args(Kind::kGeluTanh);
   if (name == "leaky_relu") {
-    if (parts.size() > 2) return invalid_argument("--activation " + text + ": expected leaky_relu[:alpha]");
+    if (parts.size() > 2) return invalid_argument("--activation " + base::echo_word(text) + ": expected leaky_relu[:alpha]");
     a.kind = Kind::kLeakyRelu;
     if (parts.size() == 2) {
       Result<double> alpha = base::parse_double(parts[1]);
-      if (!alpha.ok()) return invalid_argument("--activation " + text + ": alpha " + alpha.status().message());
+      if (!alpha.ok()) return invalid_argument("--activation " + base::echo_word(text) + ": alpha " + alpha.status().message());
       a.alpha = *alpha;
     }
     return a;
   }
   if (name == "clamp") {
-    if (parts.size() != 3) return invalid_argument("--activation " + text + ": expected clamp:lo:hi (e.g. clamp:0:6)");
+    if (parts.size() != 3) return invalid_argument("--activation " + base::echo_word(text) + ": expected clamp:lo:hi (e.g. clamp:0:6)");
     Result<double> lo = base::parse_double(parts[1]);
     Result<double> hi = base::parse_double(parts[2]);
-    if (!lo.ok() || !hi.ok()) return invalid_argument("--activation " + text + ": clamp bounds must be numbers");
-    if (*lo > *hi) return invalid_argument("--activation " + text + ": clamp needs lo <= hi");
+    if (!lo.ok() || !hi.ok()) return invalid_argument("--activation " + base::echo_word(text) + ": clamp bounds must be numbers");
+    if (*lo > *hi) return invalid_argument("--activation " + base::echo_word(text) + ": clamp needs lo <= hi");
     a.kind = Kind::kClamp;
     a.lo = *lo;
     a.hi = *hi;
     return a;
   }
-  return invalid_argument("--activation: unknown activation '" + name + "'; " + accepted);
+  return invalid_argument("--activation: unknown activation '" + base::echo_word(name) + "'; " + accepted);
 }
 
 std::string Activation::to_string() const {
@@ -95,18 +96,103 @@ std::string default_conv_layout(int spatial_dims) {
   return "NC" + ops::conv::spatial_letters(spatial_dims);
 }
 
-std::vector<int64_t> ConvSignature::output_size() const {
-  std::vector<int64_t> out(spatial_dims);
-  for (int i = 0; i < spatial_dims; ++i) {
-    const int64_t extent = dilation[i] * (filter_size[i] - 1) + 1;  // receptive field of one output
-    if (transposed) {
-      out[i] = stride[i] * (input_size[i] - 1) + extent - 2 * padding[i] + output_padding[i];
+namespace {
+
+using base::CheckedInt;
+
+// The flags of the spatial values, for messages: "dilation_w (-j)".
+struct SpatialFlag {
+  const char* name;         // MIOpen's long name without its dimension letter ("dilation_")
+  const char* short_hw[2];  // the H and W short flags (D has none)
+  std::vector<int64_t> ConvSignature::*values;
+};
+constexpr SpatialFlag kInputFlag{"in_", {"-H", "-W"}, &ConvSignature::input_size};
+constexpr SpatialFlag kFilterFlag{"fil_", {"-y", "-x"}, &ConvSignature::filter_size};
+constexpr SpatialFlag kStrideFlag{"conv_stride_", {"-u", "-v"}, &ConvSignature::stride};
+constexpr SpatialFlag kPadFlag{"pad_", {"-p", "-q"}, &ConvSignature::padding};
+constexpr SpatialFlag kDilationFlag{"dilation_", {"-l", "-j"}, &ConvSignature::dilation};
+constexpr SpatialFlag kOutputPadFlag{"trans_output_pad_", {"-Y", "-X"}, &ConvSignature::output_padding};
+
+// 'd', 'h' or 'w' for spatial value i of a spatial_dims-D convolution.
+char dim_letter(int spatial_dims, int i) { return "dhw"[i + 3 - spatial_dims]; }
+
+std::string spatial_flag(const SpatialFlag& flag, int spatial_dims, int i) {
+  const char letter = dim_letter(spatial_dims, i);
+  const std::string name = flag.name + std::string(1, letter);
+  return letter == 'd' ? "--" + name : name + " (" + flag.short_hw[letter == 'w'] + ")";
+}
+
+// "pad_h (-p) = 1, dilation_h (-l) = 2" for value i of the given flags.
+std::string spatial_values_text(const ConvSignature& sig, int i, std::initializer_list<const SpatialFlag*> flags) {
+  std::string out;
+  for (const SpatialFlag* f : flags)
+    out += (out.empty() ? "" : ", ") + spatial_flag(*f, sig.spatial_dims, i) + " = " +
+           std::to_string((sig.*(f->values))[static_cast<size_t>(i)]);
+  return out;
+}
+
+// Spatial sizes of y, checked: an error names the flags whose values overflow int64.
+Result<std::vector<int64_t>> checked_output_size(const ConvSignature& sig) {
+  std::vector<int64_t> out(static_cast<size_t>(sig.spatial_dims));
+  for (int i = 0; i < sig.spatial_dims; ++i) {
+    const size_t d = static_cast<size_t>(i);
+    const CheckedInt extent = CheckedInt(sig.dilation[d]) * (CheckedInt(sig.filter_size[d]) - 1) + 1;
+    CheckedInt size = 0;
+    if (sig.transposed) {
+      size = CheckedInt(sig.stride[d]) * (CheckedInt(sig.input_size[d]) - 1) + extent - CheckedInt(2) * sig.padding[d] +
+             sig.output_padding[d];
     } else {
-      const int64_t span = input_size[i] + 2 * padding[i] - extent;
-      out[i] = span < 0 ? 0 : span / stride[i] + 1;
+      const CheckedInt span = CheckedInt(sig.input_size[d]) + CheckedInt(2) * sig.padding[d] - extent;
+      size = span.ok() && span.value() < 0 ? CheckedInt(0) : span / sig.stride[d] + 1;
     }
+    if (!size.ok())
+      return invalid_argument(
+          std::string("the output size in ") + dim_letter(sig.spatial_dims, i) + " does not fit int64 with " +
+          spatial_values_text(sig, i, {&kInputFlag, &kFilterFlag, &kStrideFlag, &kPadFlag, &kDilationFlag}));
+    out[d] = size.value();
   }
   return out;
+}
+
+// An error when a tensor with these dimensions ("name = value" each) would hold
+// more than kMaxTensorElements elements.
+Status check_elements(const char* tensor, const std::vector<std::pair<std::string, int64_t>>& dims) {
+  CheckedInt elements = 1;
+  std::string text;
+  for (const auto& [name, value] : dims) {
+    elements *= value;
+    text += (text.empty() ? "" : ", ") + name + " = " + std::to_string(value);
+  }
+  if (elements.ok() && elements.value() <= base::kMaxTensorElements) return ok_status();
+  return invalid_argument(std::string(tensor) + " would hold more than " + base::max_tensor_elements_text() +
+                          " elements, boo's limit per tensor: " + text);
+}
+
+// The dimensions of x (or of the filter, or of y) with the flags that set them.
+std::vector<std::pair<std::string, int64_t>> tensor_dims(const ConvSignature& sig, char tensor,
+                                                         const std::vector<int64_t>& out) {
+  std::vector<std::pair<std::string, int64_t>> dims;
+  if (tensor == 'w') {
+    dims = sig.transposed ? decltype(dims){{"-c", sig.c}, {"-k/-g", sig.k / sig.groups}}
+                          : decltype(dims){{"-k", sig.k}, {"-c/-g", sig.c / sig.groups}};
+  } else {
+    dims = {{"-n", sig.n}, {tensor == 'x' ? "-c" : "-k", tensor == 'x' ? sig.c : sig.k}};
+  }
+  for (int i = 0; i < sig.spatial_dims; ++i) {
+    const size_t d = static_cast<size_t>(i);
+    if (tensor == 'x') dims.emplace_back(spatial_flag(kInputFlag, sig.spatial_dims, i), sig.input_size[d]);
+    if (tensor == 'w') dims.emplace_back(spatial_flag(kFilterFlag, sig.spatial_dims, i), sig.filter_size[d]);
+    if (tensor == 'y') dims.emplace_back(std::string("output ") + dim_letter(sig.spatial_dims, i), out[d]);
+  }
+  return dims;
+}
+
+}  // namespace
+
+std::vector<int64_t> ConvSignature::output_size() const {
+  Result<std::vector<int64_t>> out = checked_output_size(*this);
+  // validate() rejects the signatures whose sizes overflow; for them every size reads 0 (< 1, invalid).
+  return out.ok() ? *out : std::vector<int64_t>(static_cast<size_t>(std::max(spatial_dims, 0)), 0);
 }
 
 namespace {
@@ -235,6 +321,15 @@ Status ConvSignature::validate() const {
       return invalid_argument("output padding trans_output_pad_" + d + "=" + std::to_string(output_padding[i]) +
                               " must be smaller than the stride (" + std::to_string(stride[i]) + ")");
   }
+  // Strides, paddings and dilations beyond any tensor's size (checked_int.hpp).
+  for (int i = 0; i < spatial_dims; ++i) {
+    for (const SpatialFlag* f : {&kStrideFlag, &kPadFlag, &kDilationFlag, &kOutputPadFlag}) {
+      const int64_t v = (this->*(f->values))[static_cast<size_t>(i)];
+      if (v > base::kMaxTensorElements)
+        return invalid_argument(spatial_flag(*f, spatial_dims, i) + " " + std::to_string(v) + " is over boo's limit of " +
+                                base::max_tensor_elements_text());
+    }
+  }
   if (groups < 1) return invalid_argument("group count -g must be positive, got " + std::to_string(groups));
   if (c % groups != 0)
     return invalid_argument("input channels -c " + std::to_string(c) + " are not divisible by the group count -g " +
@@ -245,7 +340,9 @@ Status ConvSignature::validate() const {
   BOO_RETURN_IF_ERROR(check_layout(input_layout, spatial_dims, "--in_layout"));
   BOO_RETURN_IF_ERROR(check_layout(filter_layout, spatial_dims, "--fil_layout"));
   BOO_RETURN_IF_ERROR(check_layout(output_layout, spatial_dims, "--out_layout"));
-  const std::vector<int64_t> out = output_size();
+  BOO_RETURN_IF_ERROR(check_elements("x", tensor_dims(*this, 'x', {})));
+  BOO_RETURN_IF_ERROR(check_elements("the filter w", tensor_dims(*this, 'w', {})));
+  BOO_ASSIGN_OR_RETURN(const std::vector<int64_t> out, checked_output_size(*this));
   for (size_t i = 0; i < s; ++i) {
     if (out[i] < 1) {
       const std::string d = dim_name(i);
@@ -259,6 +356,7 @@ Status ConvSignature::validate() const {
                               std::to_string(input_size[i] + 2 * padding[i]));
     }
   }
+  BOO_RETURN_IF_ERROR(check_elements("y", tensor_dims(*this, 'y', out)));
   constexpr uint8_t kBackward = kConvBackwardData | kConvBackwardWeight | kConvBackwardBias;
   if (directions == 0 || (directions & ~(kConvForward | kBackward)) != 0)
     return invalid_argument("no valid direction selected (-F): use 1 forward, 2 backward data, 4 backward weight, "

@@ -9,6 +9,7 @@
 #include "boo/conv.hpp"
 #include "ops/common/generated_source.hpp"
 #include "ops/conv/conv_problem.hpp"
+#include "ops/conv/conv_staging.hpp"
 #include "ops/conv/device/conv_igemm_params.cuh"
 
 namespace boo::ops::conv {
@@ -25,13 +26,97 @@ constexpr long long kMinPixels = 4096, kMinOutputChannels = 128;
 // the slack for aligning the start to 1024 bytes.
 constexpr long long kSharedOverhead = 1024 + 256;
 
+// The forward conv the kernel runs for the problem's one task:
+//   forward face: the relation as it is (B from A and W);
+//   data face, stride 1: A from B as the forward conv of B with the filter's
+//     taps flipped and its channel roles swapped (W'[c, r', s', kb] =
+//     W[kb, c, R-1-r', S-1-s'], a staged copy), padded by dil x (taps - 1) - pad:
+//     A[h] = sum_r B[h + pad - r*dil] W[r] = sum_r' B[h - pad' + r'*dil] W'[r'].
+// Operands whose channels are not contiguous (NCHW, KCRS) run on dense
+// channels-last copies (conv_staging.hpp); `rel` then has the copies' strides.
+struct Run {
+  Relation rel;
+  FaceTask task;
+  std::string a, w;  // the signature tensors read as the run's A and W
+  std::vector<StagedCopy> copies;
+  int a_copy = -1, w_copy = -1, out_copy = -1;  // the copy each operand lives in, or -1: the tensor itself
+};
+
+Status decline(const std::string& why) { return unimplemented("gpu:conv:wgmma_sm90 runs " + why); }
+
+Result<Run> run_of(const ConvProblem& problem) {
+  const Relation& r = problem.relation;
+  Run run;
+  run.task = problem.tasks[0];
+  run.rel = r;
+  if (run.task.face == kForwardFace) {
+    run.a = run.task.a;
+    run.w = run.task.w;
+    if (!channels_contiguous(r.a_strides, r.ca))
+      run.a_copy = add_copy(run.copies, layout_copy(problem, run.a, r.batch, r.batch, r.a_size, r.ca, r.ca, false));
+    if (!channels_contiguous(r.w_strides, r.ca))
+      run.w_copy = add_copy(run.copies, layout_copy(problem, run.w, r.cb, r.cb, r.f_size, r.ca, r.ca, false));
+    if (!channels_contiguous(r.b_strides, r.cb))
+      run.out_copy =
+          add_copy(run.copies, layout_copy(problem, run.task.result, r.batch, r.batch, r.b_size, r.cb, r.cb, false));
+  } else if (run.task.face == kDataFace) {
+    if (r.stride[0] * r.stride[1] * r.stride[2] != 1)
+      return decline("the data face (backward data) at stride 1 only, not " + std::to_string(r.stride[1]) + "x" +
+                     std::to_string(r.stride[2]));
+    Relation& f = run.rel;
+    f.ca = r.cb;
+    f.cb = r.ca;
+    f.a_size = r.b_size;
+    f.b_size = r.a_size;
+    f.stride = {1, 1, 1};
+    for (int d = 0; d < 3; ++d) {
+      f.pad[d] = r.dil[d] * (r.f_size[d] - 1) - r.pad[d];
+      if (f.pad[d] < 0)
+        return decline("the data face where padding <= dilation x (filter size - 1), not padding " +
+                       std::to_string(r.pad[d]) + " of a " + std::to_string(r.f_size[d]) + "-tap filter");
+    }
+    f.a_strides = r.b_strides;
+    f.b_strides = r.a_strides;
+    run.a = run.task.b;
+    run.w = run.task.w;
+    std::optional<StagedCopy> flipped = flipped_filter_copy(problem, run.w);
+    if (!flipped) return decline("the data face of filters whose taps are one run of memory (any dense layout) only");
+    run.w_copy = add_copy(run.copies, *flipped);
+    // The copy is [r'][s'][c][kb]: output channel c's row of kb channels per tap.
+    f.w_strides = {r.cb, 1, 0, r.f_size[2] * r.ca * r.cb, r.ca * r.cb};
+    if (!channels_contiguous(f.a_strides, f.ca))
+      run.a_copy = add_copy(run.copies, layout_copy(problem, run.a, r.batch, r.batch, r.b_size, r.cb, r.cb, false));
+    if (!channels_contiguous(f.b_strides, f.cb))
+      run.out_copy =
+          add_copy(run.copies, layout_copy(problem, run.task.result, r.batch, r.batch, r.a_size, r.ca, r.ca, false));
+  } else {
+    return decline("the forward and data faces only (-F 1 and -F 2), not the weight face");
+  }
+  Relation& f = run.rel;
+  if (run.a_copy >= 0) f.a_strides = channels_last(f.a_size, f.ca);
+  if (run.w_copy >= 0 && !run.copies[static_cast<size_t>(run.w_copy)].flip)
+    f.w_strides = channels_last(f.f_size, f.ca);
+  if (run.out_copy >= 0) f.b_strides = channels_last(f.b_size, f.cb);
+  return run;
+}
+
 struct WgmmaConfig final : Config {
   int bn = 256;     // output channels per CTA tile (the wgmma N): 128, 192 or 256
   int stages = 4;   // depth of the shared-memory ring
+  Run run;
+  size_t workspace_bytes = 0;
 
   std::string text() const override {
-    return "tile " + std::to_string(kTileRows) + "x" + std::to_string(bn) + "x" + std::to_string(kBlockK) +
-           " stages " + std::to_string(stages) + " warpgroups 1 producer + 2 consumers, persistent";
+    std::string record = "tile " + std::to_string(kTileRows) + "x" + std::to_string(bn) + "x" +
+                         std::to_string(kBlockK) + " stages " + std::to_string(stages);
+    record += " warpgroups 1 producer + 2 consumers, persistent; ";
+    record += run.task.result;
+    record += ": face " + std::to_string(run.task.face) + " as forward";
+    if (!run.copies.empty()) {
+      record += "; copies";
+      for (const StagedCopy& c : run.copies) record += " " + c.text();
+    }
+    return record;
   }
   long long stage_bytes() const { return (kTileRows + bn) * kBlockK * 2; }
   /// conv_wgmma.cuh's Layout: two consumers' 32 output rows at a time, rows padded by 16 bytes.
@@ -39,14 +124,14 @@ struct WgmmaConfig final : Config {
   long long shared_bytes() const { return stages * stage_bytes() + staging_bytes() + kSharedOverhead; }
 };
 
-Status decline(const std::string& why) { return unimplemented("gpu:conv:wgmma_sm90 runs " + why); }
-
 // Whether a channels-last tensor's channels are contiguous and every other
-// stride keeps 16-byte vectors aligned.
-bool vector_aligned(const Strides5& s) {
+// stride keeps 16-byte vectors aligned (a dim of extent 1 is never stepped:
+// its stride does not matter, as in a 1x1 KCRS filter).
+bool vector_aligned(const Strides5& s, long long outer, const Dims3& size) {
   if (s[1] != 1) return false;
-  for (int d : {0, 2, 3, 4})
-    if (s[d] % 8 != 0) return false;
+  if (outer > 1 && s[0] % 8 != 0) return false;
+  for (int d = 0; d < 3; ++d)
+    if (size[d] > 1 && s[2 + d] % 8 != 0) return false;
   return true;
 }
 
@@ -56,20 +141,22 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
 
   Status accepts_problem(const ConvProblem& problem, const ArchSpec& arch) const override {
     const ConvSignature& sig = problem.conv();
-    const Relation& r = problem.relation;
     if (arch.target != "sm_90a") return decline("on sm_90a only (wgmma), the device is " + arch.target);
     if (sig.dtype != DType::kBF16 && sig.dtype != DType::kF16)
       return decline("bf16 and fp16 only, not " + std::string(dtype_name(sig.dtype)));
-    if (sig.transposed || problem.tasks.size() != 1 || problem.tasks[0].face != kForwardFace ||
-        problem.bias_gradient)
-      return decline("the forward direction of a regular conv only (-F 1, -m conv)");
-    if (r.groups != 1) return decline("groups = 1 only, not " + std::to_string(r.groups));
-    if (r.a_size[0] != 1 || r.f_size[0] != 1) return decline("1-D and 2-D convs only");
+    if (problem.tasks.size() != 1 || problem.bias_gradient)
+      return decline("one direction at a time (-F 1 or -F 2), without a bias gradient");
+    const Relation& r0 = problem.relation;
+    if (r0.groups != 1) return decline("groups = 1 only, not " + std::to_string(r0.groups));
+    if (r0.a_size[0] != 1 || r0.f_size[0] != 1) return decline("1-D and 2-D convs only");
+    BOO_ASSIGN_OR_RETURN(Run run, run_of(problem));
+    const Relation& r = run.rel;
     if (r.ca % kBlockK != 0)
-      return decline("input channels that are a multiple of 64 (one tap per k-block), not " + std::to_string(r.ca));
+      return decline("reduced channels that are a multiple of 64 (one tap per k-block), not " + std::to_string(r.ca));
     if (r.cb % 8 != 0) return decline("output channels that are a multiple of 8, not " + std::to_string(r.cb));
-    if (!vector_aligned(r.a_strides) || !vector_aligned(r.w_strides) || !vector_aligned(r.b_strides))
-      return decline("x, w and y channels-last (NHWC, KRSC) with 16-byte aligned strides only");
+    if (!vector_aligned(r.a_strides, r.batch, r.a_size) || !vector_aligned(r.w_strides, r.cb, r.f_size) ||
+        !vector_aligned(r.b_strides, r.batch, r.b_size))
+      return decline("operands whose channels-last strides keep 16-byte vectors aligned only");
     const long long pixels = r.batch * r.pix_b();
     if (pixels < kMinPixels || r.cb < kMinOutputChannels)
       return decline("at least " + std::to_string(kMinPixels) + " output pixels and " +
@@ -88,7 +175,9 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
   }
 
   Result<WgmmaConfig> configure_problem(const ConvProblem& problem, const ArchSpec& arch) const override {
-    const Relation& r = problem.relation;
+    WgmmaConfig config;
+    BOO_ASSIGN_OR_RETURN(config.run, run_of(problem));
+    const Relation& r = config.run.rel;
     const long long m_tiles = ceil_div(r.batch * r.pix_b(), kTileRows);
     // Wider tiles load fewer bytes per MAC (N = 256: half the B bytes of
     // N = 128); narrower ones waste less where K is not a multiple of the
@@ -96,7 +185,6 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     // waves more finely. Time ~ waves x width / efficiency, the efficiency per
     // MAC of 192 and 128 taken as 0.95 and 0.85 of 256's (estimates; 256 and
     // 192 measured on an H100 in docs/perf/2026-11-24-wgmma-h100.md).
-    WgmmaConfig config;
     double best = 1e300;
     for (const auto& [bn, efficiency] : {std::pair{256, 1.0}, std::pair{192, 0.95}, std::pair{128, 0.85}}) {
       const long long waves = ceil_div(m_tiles * ceil_div(r.cb, bn), arch.sm_count);
@@ -115,14 +203,17 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
                            " bytes of shared memory, the device allows " +
                            std::to_string(arch.max_shared_bytes_per_block) + " per block");
     config.stages = static_cast<int>(std::min<long long>(6, fit));
+    config.workspace_bytes = place_copies(config.run.copies, 0, problem.elem_bytes);
     return config;
   }
 
   Result<Plan> plan_problem(const ConvProblem& problem, const WgmmaConfig& config,
                             const ArchSpec& arch) const override {
     const ConvSignature& sig = problem.conv();
-    const Relation& r = problem.relation;
+    const Run& run = config.run;
+    const Relation& r = run.rel;
     const long long m = r.batch * r.pix_b();
+    const bool epilogue = run.task.epilogue;
     auto constant = [](const char* name, long long v) {
       return "  static constexpr int " + std::string(name) + " = " + std::to_string(v) + ";\n";
     };
@@ -138,18 +229,28 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     cfg += constant("XN", r.a_strides[0]) + constant("XH", r.a_strides[3]) + constant("XW", r.a_strides[4]);
     cfg += constant("WK", r.w_strides[0]) + constant("WR", r.w_strides[3]) + constant("WS", r.w_strides[4]);
     cfg += constant("YN", r.b_strides[0]) + constant("YH", r.b_strides[3]) + constant("YW", r.b_strides[4]);
-    cfg += constant("kAct", static_cast<int>(sig.activation.kind));
-    cfg += "  static constexpr bool kBias = " + std::string(sig.bias ? "true" : "false") + ";\n};\n";
+    cfg += constant("kAct", epilogue ? static_cast<int>(sig.activation.kind) : 0);
+    cfg += "  static constexpr bool kBias = " + std::string(epilogue && sig.bias ? "true" : "false") + ";\n};\n";
 
     Plan plan;
-    const std::string entry = "boo_wgmma_y";
+    const TensorRoles roles(sig);
     plan.source.name = "conv_wgmma_sm90.cu";
-    plan.source.text = "// Generated by boo: gpu:conv:wgmma_sm90.\n#include \"boo/conv/conv_wgmma.cuh\"\n\n" + cfg +
-                       "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kThreads) + ", 1) " + entry +
-                       "(const boo::ConvIgemmParams p) { boo::wgmma_conv::conv_wgmma<Cfg>(p); }\n";
+    plan.source.text = "// Generated by boo: gpu:conv:wgmma_sm90.\n#include \"boo/conv/conv_wgmma.cuh\"\n";
+    for (const StagedCopy& c : run.copies)
+      if (c.input) {
+        BOO_ASSIGN_OR_RETURN(LaunchStep copy, staged_copy_step(c, sig.dtype, roles, arch, plan.source));
+        plan.steps.push_back(std::move(copy));
+      }
+    const std::string entry = "boo_wgmma_" + run.task.result;
+    plan.source.text += "\n" + cfg + "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kThreads) +
+                        ", 1) " + entry + "(const boo::ConvIgemmParams p) { boo::wgmma_conv::conv_wgmma<Cfg>(p); }\n";
     plan.source.entries.push_back(entry);
 
-    const TensorRoles roles(sig);
+    // A signature tensor, or the workspace copy it is staged in.
+    auto bind = [&](const std::string& name, int copy, bool result) -> Result<TensorBinding> {
+      if (copy >= 0) return TensorBinding::workspace(run.copies[static_cast<size_t>(copy)].offset);
+      return result ? roles.result(name) : roles.argument(name);
+    };
     // A persistent grid: one CTA per SM (its shared memory allows no second), each walking its tiles.
     const long long tiles = ceil_div(m, kTileRows) * ceil_div(r.cb, config.bn);
     BOO_ASSIGN_OR_RETURN(uint32_t ctas, grid_extent(std::min<long long>(tiles, arch.sm_count), 0x7fffffff, "x (CTAs)"));
@@ -158,17 +259,23 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     step.params.act_alpha = static_cast<float>(sig.activation.alpha);
     step.params.act_lo = static_cast<float>(sig.activation.lo);
     step.params.act_hi = static_cast<float>(sig.activation.hi);
-    BOO_ASSIGN_OR_RETURN(TensorBinding x, roles.argument("x"));
-    BOO_ASSIGN_OR_RETURN(TensorBinding w, roles.argument("w"));
-    BOO_ASSIGN_OR_RETURN(TensorBinding y, roles.result("y"));
-    step.bind(step.params.a, x);
+    BOO_ASSIGN_OR_RETURN(TensorBinding a, bind(run.a, run.a_copy, false));
+    BOO_ASSIGN_OR_RETURN(TensorBinding w, bind(run.w, run.w_copy, false));
+    BOO_ASSIGN_OR_RETURN(TensorBinding out, bind(run.task.result, run.out_copy, true));
+    step.bind(step.params.a, a);
     step.bind(step.params.w, w);
-    step.bind(step.params.out, y);
-    if (sig.bias) {
+    step.bind(step.params.out, out);
+    if (epilogue && sig.bias) {
       BOO_ASSIGN_OR_RETURN(TensorBinding bias, roles.argument("b"));
       step.bind(step.params.bias, bias);
     }
     plan.steps.push_back(std::move(step).finish());
+    for (const StagedCopy& c : run.copies)
+      if (!c.input) {
+        BOO_ASSIGN_OR_RETURN(LaunchStep copy, staged_copy_step(c, sig.dtype, roles, arch, plan.source));
+        plan.steps.push_back(std::move(copy));
+      }
+    plan.workspace_bytes = config.workspace_bytes;
     plan.tensor_alignment = 16;  // 16-byte copies and stores
     return plan;
   }

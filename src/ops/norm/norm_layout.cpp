@@ -8,6 +8,7 @@ namespace boo::ops::norm {
 std::string_view logical_layout(int rank) {
   switch (rank) {
     case 2: return "NW";
+    case 3: return "NCW";
     case 4: return "NCHW";
     case 5: return "NCDHW";
   }
@@ -22,7 +23,7 @@ Result<std::vector<int>> layout_order(std::string_view layout, int rank, std::st
   if (channels_last.size() > 2) channels_last = channels_last.substr(0, 1) + channels_last.substr(2) + "C";
   if (logical.empty() || (layout != logical && layout != channels_last)) {
     const std::string accepted =
-        logical.empty() ? "none (ranks 2, 4 and 5 have layouts)"
+        logical.empty() ? "none (ranks 2 to 5 have layouts)"
         : channels_last == logical ? std::string(logical)
                                    : std::string(logical) + " or " + channels_last;
     return invalid_argument(std::string(flag) + " " + std::string(layout) + " does not fit a rank-" +

@@ -1,5 +1,5 @@
 // boo: the activation layouts of MIOpen's norm drivers (layernorm's -N -C -H
-// -W syntax, bnorm): letters naming the logical dims N, C, [D,] H, W (or N, W)
+// -W syntax, bnorm; boo's groupnorm --layout): letters naming the logical dims N, C, [D,] H, W (or N, W)
 // in memory order.
 #pragma once
 
@@ -12,7 +12,7 @@
 
 namespace boo::ops::norm {
 
-/// The logical order of a rank's dims: "NW" (2), "NCHW" (4), "NCDHW" (5); "" for others.
+/// The logical order of a rank's dims: "NW" (2), "NCW" (3), "NCHW" (4), "NCDHW" (5); "" for others.
 std::string_view logical_layout(int rank);
 
 /// The memory order (outermost first) of `layout`, as logical dim indices of

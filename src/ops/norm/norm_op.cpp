@@ -3,6 +3,7 @@
 // below) and share the rest.
 #include "ops/norm/norm_op.hpp"
 
+#include "base/checked_int.hpp"
 #include "base/strings.hpp"
 #include "boo/norm.hpp"
 #include "ops/common/shape_flag.hpp"
@@ -137,7 +138,9 @@ Status read_layer_norm_flags(const ParsedFlags& flags, NormSignature& sig) {
     for (const std::string& p : flags.list("input-permutation")) {
       Result<int64_t> v = base::parse_int(p);
       if (!v.ok()) return invalid_argument("--input-permutation: " + v.status().message());
-      sig.input_permutation.push_back(static_cast<int>(*v));
+      const std::optional<int> axis = base::narrow<int>(*v);
+      if (!axis) return invalid_argument("--input-permutation: " + p + " is not an axis of the input");
+      sig.input_permutation.push_back(*axis);
     }
   }
   const std::string aten = base::to_lower(flags.text("use-aten"));
@@ -231,7 +234,11 @@ class NormOp final : public OpDefinition {
       sig->normalized_dim = static_cast<int>(sig->input_shape.size()) - 1;
     } else {
       BOO_ASSIGN_OR_RETURN(int64_t normalized_dim, flags.integer("normalized_dim"));
-      sig->normalized_dim = static_cast<int>(normalized_dim);
+      const std::optional<int> axis = base::narrow<int>(normalized_dim);
+      if (!axis)
+        return invalid_argument(flags.display("normalized_dim") + " " + std::to_string(normalized_dim) +
+                                " is not an axis of the input");
+      sig->normalized_dim = *axis;
     }
     BOO_ASSIGN_OR_RETURN(sig->eps, flags.number("eps"));
     BOO_RETURN_IF_ERROR(spec_.read_kind_flags(flags, *sig));

@@ -66,11 +66,40 @@ NormProblem::NormProblem(const BatchNormSignature& sig)
   cols = channels * inner;
 }
 
+NormProblem::NormProblem(const GroupNormSignature& sig)
+    : OpProblem(sig),
+      kind(NormKind::kGroup),
+      dtype(sig.dtype),
+      rows(sig.input_shape[0] * sig.groups),
+      cols(sig.group_size()),
+      eps(sig.eps),
+      weight(sig.affine),
+      bias(sig.affine),
+      forward(sig.directions & kNormForward),
+      dx(sig.directions & kNormBackwardData),
+      dweight(sig.directions & kNormBackwardWeight),
+      dbias(sig.directions & kNormBackwardBias),
+      x(sig.x_spec("x")),
+      contiguous(row_major(x)),
+      strided_like_x(true),
+      outer(sig.input_shape[0]),
+      channels(sig.input_shape[1]),
+      inner(sig.spatial_size()),
+      param_dtype(sig.dtype),
+      grad_dtype(sig.dtype),
+      groups(sig.groups),
+      channels_last(inner == 1 || (channels > 1 && sig.layout.back() == 'C')) {}
+
 Result<std::unique_ptr<OpProblem>> make_norm_problem(const OpSignature& sig, NormKind kind) {
   if (kind == NormKind::kBatch) {
     const auto* batch = dynamic_cast<const BatchNormSignature*>(&sig);
     if (!batch) return internal_error("batchnorm was given another op's signature");
     return std::unique_ptr<OpProblem>(std::make_unique<NormProblem>(*batch));
+  }
+  if (kind == NormKind::kGroup) {
+    const auto* group = dynamic_cast<const GroupNormSignature*>(&sig);
+    if (!group) return internal_error("groupnorm was given another op's signature");
+    return std::unique_ptr<OpProblem>(std::make_unique<NormProblem>(*group));
   }
   const auto* norm = dynamic_cast<const NormSignature*>(&sig);
   if (!norm || norm->kind() != kind)

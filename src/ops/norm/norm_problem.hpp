@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "boo/batchnorm.hpp"
+#include "boo/groupnorm.hpp"
 #include "boo/norm.hpp"
 #include "ops/problem.hpp"
 
@@ -13,12 +14,16 @@ namespace boo::ops::norm {
 
 /// What a norm command computes, as every implementation reasons about it:
 /// a row normalization (layer, RMS norm) of `rows` rows of `cols` elements
-/// (the normalized dims of x, flattened), or a column one (batch norm) of
-/// `channels` statistics over x seen as [outer][channels][inner] in memory.
+/// (the normalized dims of x, flattened), a column one (batch norm) of
+/// `channels` statistics over x seen as [outer][channels][inner] in memory,
+/// or group norm's rows: `rows` = N * groups statistics of `cols` = C / groups
+/// * spatial elements each (with x's logical order, a group of a sample is a
+/// row), x being [outer = N][channels = C][inner = spatial] logically.
 class NormProblem final : public OpProblem {
  public:
   explicit NormProblem(const NormSignature& sig);
   explicit NormProblem(const BatchNormSignature& sig);
+  explicit NormProblem(const GroupNormSignature& sig);
 
   bool rms() const { return kind == NormKind::kRms; }
   bool backward() const { return dx || dweight || dbias; }
@@ -51,6 +56,13 @@ class NormProblem final : public OpProblem {
   double momentum = 1.0;
   DType param_dtype = DType::kF32, grad_dtype = DType::kF32;  ///< scale/bias; dy/dx
   int64_t count() const { return outer * inner; }  ///< elements per statistic
+
+  /// Group norm: groups of channels, and whether x (y, dy, dx) is stored
+  /// channels last ([N][spatial][C]; else [N][C][spatial] planes). A layout
+  /// whose spatial size is 1 is channels last, whose C is 1 planes: either
+  /// way the same bytes.
+  int64_t groups = 1;
+  bool channels_last = false;
 };
 
 /// The problem of a norm signature of `kind` (a NormSignature, or a

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "base/checked_int.hpp"
 #include "base/strings.hpp"
 #include "boo/norm.hpp"
 #include "ops/norm/norm_layout.hpp"
@@ -220,6 +221,10 @@ Status NormSignature::validate() const {
       return invalid_argument(token + " --input/-X dimension " + std::to_string(i) + " must be positive, got " +
                               std::to_string(input_shape[i]));
   }
+  if (const base::CheckedInt elements = base::checked_product(input_shape);
+      !elements.ok() || elements.value() > base::kMaxTensorElements)
+    return invalid_argument(token + " --input/-X " + base::join_ints(input_shape, "x") + " would hold more than " +
+                            base::max_tensor_elements_text() + " elements, boo's limit per tensor");
   if (normalized_dim < 0 || normalized_dim >= rank)
     return invalid_argument(std::string(text.axis_owner) + "--normalized_dim/-o " + std::to_string(normalized_dim) +
                             " is out of range for a rank-" + std::to_string(rank) + " input " +

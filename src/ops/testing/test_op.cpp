@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "base/checked_int.hpp"
 #include "ops/testing/device/test_op_params.cuh"
 
 namespace boo::ops::testing {
@@ -18,7 +19,10 @@ struct TestSignature final : OpSignature {
 
   std::string_view op_name() const override { return "bootest"; }
   Status validate() const override {
-    return n >= 1 ? ok_status() : invalid_argument("bootest -n must be positive");
+    if (n < 1) return invalid_argument("bootest -n must be positive");
+    if (n > base::kMaxTensorElements)
+      return invalid_argument("bootest -n is over boo's limit of " + base::max_tensor_elements_text() + " elements");
+    return ok_status();
   }
   std::string command() const override {
     static const char* kNames[] = {"bootest_ok", "bootest_fault", "bootest_hang"};

@@ -29,7 +29,7 @@ __device__ __forceinline__ ChannelPadIndex channel_pad_index(const ConvChannelPa
   rest /= p.sizes[2];
   const long long z = rest % p.sizes[1];
   const long long outer = rest / p.sizes[1];
-  out.strided = outer * p.strides[0] + out.channel * p.strides[1] + z * p.strides[2] + y * p.strides[3] +
+  out.strided = p.origin + outer * p.strides[0] + out.channel * p.strides[1] + z * p.strides[2] + y * p.strides[3] +
                 x * p.strides[4];
   out.dense = pixel * p.padded_channels + out.channel;
   return out;
@@ -57,7 +57,7 @@ __device__ void conv_copy_channels(const ConvChannelPadParams& p) {
 /// NCHW and KCRS: per (outer, channels, pixels) tile, a transpose through
 /// shared memory, so that both the strided reads and writes (along pixels)
 /// and the dense ones (along channels) are coalesced. Strided element
-/// (o, c, pixel) at o * strides[0] + c * strides[1] + pixel.
+/// (o, c, pixel) at origin + o * strides[0] + c * strides[1] + pixel.
 /// Block: 32 x 8 threads (256, x fastest); grid: (pixel tiles, channel tiles,
 /// outer in a grid-stride loop). kPairs (16-bit types, where the host found
 /// every offset even): each thread moves two adjacent elements as one 32-bit
@@ -84,7 +84,7 @@ __device__ void conv_transpose_channels(const ConvChannelPadParams& p) {
       for (int j = ty; j < kTile; j += 8) {
         const long long c = c0 + j, px = p0 + kPer * tx;
         Run r{};
-        if (c < p.channels && px < pixels) r = *reinterpret_cast<const Run*>(src + o * p.strides[0] + c * p.strides[1] + px);
+        if (c < p.channels && px < pixels) r = *reinterpret_cast<const Run*>(src + p.origin + o * p.strides[0] + c * p.strides[1] + px);
         for (int e = 0; e < kPer; ++e) tile[j][kPer * tx + e] = r.v[e];
       }
       __syncthreads();
@@ -108,7 +108,7 @@ __device__ void conv_transpose_channels(const ConvChannelPadParams& p) {
         const long long c = c0 + j, px = p0 + kPer * tx;
         Run r;
         for (int e = 0; e < kPer; ++e) r.v[e] = tile[j][kPer * tx + e];
-        if (c < p.channels && px < pixels) *reinterpret_cast<Run*>(dst + o * p.strides[0] + c * p.strides[1] + px) = r;
+        if (c < p.channels && px < pixels) *reinterpret_cast<Run*>(dst + p.origin + o * p.strides[0] + c * p.strides[1] + px) = r;
       }
     }
     __syncthreads();  // the tile is reused by the next outer index

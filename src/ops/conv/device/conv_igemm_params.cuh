@@ -19,7 +19,8 @@ struct ConvIgemmParams {
 /// conv_channel_pad.cuh copies one way or the other.
 struct ConvChannelPadParams {
   unsigned long long strided, dense;
-  long long strides[5];  ///< of the strided tensor: (outer, channel, z, y, x), in elements
+  long long strides[5];  ///< of the strided tensor: (outer, channel, z, y, x), in elements (may be negative)
+  long long origin;      ///< element offset of (0, 0, 0, 0, 0) in the strided tensor: a flipped copy starts at its end
   long long sizes[4];    ///< outer (N or K), z, y, x
   long long channels, padded_channels;
 };

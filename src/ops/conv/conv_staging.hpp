@@ -1,0 +1,76 @@
+// boo: staged copies — dense channels-last workspace copies of conv tensors
+// whose layout a GEMM tier cannot read with 16-byte vectors (NCHW, KCRS,
+// CHWN), whose channels are too few for vectors (zero-padded), or that a face
+// needs rearranged (the data face run as a forward conv reads the filter with
+// its taps flipped and its channel roles swapped). gpu:conv:implicit_gemm and
+// gpu:conv:wgmma_sm90 both plan them; device code: device/conv_channel_pad.cuh.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ops/arch_spec.hpp"
+#include "ops/conv/conv_problem.hpp"
+#include "ops/plan.hpp"
+
+namespace boo::ops::conv {
+
+/// A dense channels-last copy of a signature tensor in the workspace:
+/// [outer_rows][z][y][x][padded]. Arguments are copied in before the GEMMs;
+/// results are written to their copy and copied out after.
+struct StagedCopy {
+  std::string tensor;        // "x", "w", "dy" in; "y", "dx", "dw" out
+  bool input = true;
+  bool padding = false;      // made for channel padding (else for the layout)
+  bool flip = false;         // a filter rearranged for the data face (see flipped_filter_copy)
+  long long outer = 0;       // N, or K for a filter: the rows copied
+  long long outer_rows = 0;  // rows of the copy (dw's rows are padded with dy's channels; those are left behind)
+  Dims3 size{};              // pixels or filter taps
+  long long channels = 0, padded = 0;  // the tensor's channels and the copy's (per group, for a filter)
+  Strides5 strides{};        // the tensor's, as (outer, channel, z, y, x)
+  long long origin = 0;      // element offset of (0, 0, 0, 0, 0) in the tensor (non-zero where strides are negative)
+  bool transpose = false;    // pixels contiguous: a tiled transpose, else one thread per element
+  bool pairs = false;        // the transpose moves 16-bit elements in pairs (every offset it uses is even)
+  size_t offset = 0;         // bytes into the workspace
+
+  std::string entry() const;
+  long long elements() const { return outer_rows * size[0] * size[1] * size[2] * padded; }
+  /// What `boo explain` and the cache key show of it.
+  std::string text() const;
+};
+
+/// Whether a GEMM reads (or writes) the channels of an activation or filter
+/// with stride 1: else each element would be a scalar load.
+bool channels_contiguous(const Strides5& strides, long long channels);
+
+/// A copy of signature tensor `tensor` (strides from the signature) into
+/// [outer_rows][size][padded]; a tiled transpose where its pixels are
+/// contiguous and its channels are not.
+StagedCopy layout_copy(const ConvProblem& problem, const std::string& tensor, long long outer, long long outer_rows,
+                       const Dims3& size, long long channels, long long padded, bool padding);
+
+/// The filter W[kb, c, r, s] of a 2-D (or 1-D) relation as W'[r', s', c, kb]
+/// = W[kb, c, R-1-r', S-1-s']: the filter of the data face run as a forward
+/// conv (A from B: kb becomes the reduced channel, c the output channel),
+/// channels-last with kb contiguous. As a copy: outer = the R x S taps in
+/// reverse, "pixels" = the c channels, "channels" = kb. Nullopt where the
+/// tensor's taps are not one run (r's stride = S x s's stride), as in every
+/// dense layout.
+std::optional<StagedCopy> flipped_filter_copy(const ConvProblem& problem, const std::string& tensor);
+
+/// Adds `copy` unless an identical copy (tensor, rows, channels, flip) is
+/// already listed; returns its index.
+int add_copy(std::vector<StagedCopy>& copies, const StagedCopy& copy);
+
+/// Assigns each copy its workspace offset from `first` (256-byte aligned);
+/// returns the end of the last one.
+size_t place_copies(std::vector<StagedCopy>& copies, size_t first, long long elem_bytes);
+
+/// Adds the copy's kernel to `source` (and conv_channel_pad.cuh's include,
+/// once) and returns its launch.
+Result<LaunchStep> staged_copy_step(const StagedCopy& copy, DType dtype, const TensorRoles& roles,
+                                    const ArchSpec& arch, base::KernelSource& source);
+
+}  // namespace boo::ops::conv

@@ -1,0 +1,292 @@
+// boo device code: group normalization (gpu:groupnorm:groups). A group of a
+// sample is a row of C / groups * spatial elements; there are few of them
+// (N * groups: 64 for an SD-UNet block at batch 2), so each is reduced by
+// many blocks, as batch norm's columns are: per-(sample, channel) partial
+// sums over pieces of the planes (NC(D)HW) or slices of the spatial rows
+// (channels last), kernels/reduce/channel_sums.cuh; one thread per group
+// adds its channels' partials in a fixed order in float64 (statistics, or
+// dx's coefficients); one elementwise pass writes y or dx from
+// per-(sample, channel) coefficients.
+//
+// Forward: group_norm_sums of (x - K, (x - K)^2), K the group's first
+// element (no cancellation where the mean is far from 0),
+// group_norm_statistics, group_norm_apply. Backward: the statistics (the
+// forward's, or the saved ones), group_norm_sums of (dy, dy * (x - mean)),
+// group_norm_gradients, group_norm_param_grads (dweight, dbias: one thread
+// per channel over the samples), group_norm_apply for dx.
+#pragma once
+
+#include "boo/kernels/reduce/channel_sums.cuh"
+#include "boo/kernels/reduce/vectors.cuh"
+#include "boo/norm/group_norm_params.cuh"
+
+namespace boo {
+namespace group_norm {
+
+/// Coefficient array `which` ([N * C] floats) of the workspace.
+__device__ __forceinline__ float* coefficients(const GroupNormParams& p, int which) {
+  return reinterpret_cast<float*>(p.coefficients) + which * p.samples * p.channels;
+}
+
+/// The storage offset of x's element (sample n, channel c, spatial 0).
+template <bool kChannelsLast>
+__device__ __forceinline__ long long first_offset(const GroupNormParams& p, long long n, long long c) {
+  return kChannelsLast ? n * p.spatial * p.channels + c : (n * p.channels + c) * p.spatial;
+}
+
+/// Partial sums of (sample n, channel c), piece or slice k.
+template <bool kChannelsLast>
+__device__ __forceinline__ Sum2 partial(const GroupNormParams& p, long long n, long long c, long long k) {
+  const Sum2* partials = reinterpret_cast<const Sum2*>(p.partials);
+  return kChannelsLast ? partials[(n * p.slices_per_sample + k) * p.channels + c]
+                       : partials[(n * p.channels + c) * p.pieces + k];
+}
+
+template <bool kChannelsLast>
+__device__ __forceinline__ long long parts(const GroupNormParams& p) {
+  return kChannelsLast ? p.slices_per_sample : p.pieces;
+}
+
+}  // namespace group_norm
+
+/// Partial sums per (sample, channel): (x - K, (x - K)^2) with K the first
+/// element of the channel's group (kGradients false), or (dy, dy * (x - mean))
+/// (kGradients true). Channels last: the block row blockIdx.y is slice
+/// blockIdx.y % slices_per_sample of sample blockIdx.y / slices_per_sample
+/// (a slice never crosses samples: rows_per_slice divides spatial). Planes:
+/// block blockIdx.x is piece blockIdx.x % pieces, of kPiece elements, of
+/// plane blockIdx.x / pieces.
+template <typename T, int kVec, int kThreadsX, int kThreadsY, bool kChannelsLast, long long kPiece, bool kGradients>
+__device__ void group_norm_sums(const GroupNormParams& p) {
+  Sum2* partials = reinterpret_cast<Sum2*>(p.partials);
+  const long long cpg = p.channels / p.groups;
+  if constexpr (kChannelsLast) {
+    const long long vectors = p.channels / kVec;  // channel vectors per spatial row
+    const long long vec = static_cast<long long>(blockIdx.x) * kThreadsX + threadIdx.x % kThreadsX;
+    const long long n = blockIdx.y / p.slices_per_sample;
+    float centre[kVec], low[kVec];  // [channel of the vector]: K, or the mean as high + low
+    if (vec < vectors) {
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) {
+        const long long c = vec * kVec + k;
+        if (kGradients) {
+          centre[k] = group_norm::coefficients(p, kGroupMeanHigh)[n * p.channels + c];
+          low[k] = group_norm::coefficients(p, kGroupMeanLow)[n * p.channels + c];
+        } else {
+          centre[k] = load_as_float<T>(p.x, group_norm::first_offset<true>(p, n, c / cpg * cpg));
+          low[k] = 0.f;
+        }
+      }
+    }
+    auto terms = [&](long long row, long long v, Sum2 (&acc)[kVec]) {
+      float x[kVec];  // [channel of the vector]
+      load_vector<T, kVec>(p.x, row * vectors + v, true, x);
+      if (kGradients) {
+        float dy[kVec];
+        load_vector<T, kVec>(p.dy, row * vectors + v, true, dy);
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) {
+          acc[k].a += dy[k];
+          acc[k].b += dy[k] * ((x[k] - centre[k]) - low[k]);
+        }
+      } else {
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) {
+          const float d = x[k] - centre[k];
+          acc[k].a += d;
+          acc[k].b += d * d;
+        }
+      }
+    };
+    channels_last_partial_sums<kVec, kThreadsX, kThreadsY>(terms, p.samples * p.spatial, vectors, p.rows_per_slice,
+                                                           partials);
+  } else {
+    const long long plane = blockIdx.x / p.pieces;  // n * C + c
+    const long long n = plane / p.channels, c = plane % p.channels;
+    const float centre = kGradients ? group_norm::coefficients(p, kGroupMeanHigh)[plane]
+                                    : load_as_float<T>(p.x, group_norm::first_offset<false>(p, n, c / cpg * cpg));
+    const float low = kGradients ? group_norm::coefficients(p, kGroupMeanLow)[plane] : 0.f;
+    auto terms = [&](long long vector_index, Sum2& acc) {
+      float x[kVec];
+      load_vector<T, kVec>(p.x, vector_index, true, x);
+      if (kGradients) {
+        float dy[kVec];
+        load_vector<T, kVec>(p.dy, vector_index, true, dy);
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) {
+          acc.a += dy[k];
+          acc.b += dy[k] * ((x[k] - centre) - low);
+        }
+      } else {
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) {
+          const float d = x[k] - centre;
+          acc.a += d;
+          acc.b += d * d;
+        }
+      }
+    };
+    // The pieces as the "channels" of one outer row: block b sums piece b.
+    plane_partial_sums<kVec, kThreadsX * kThreadsY, kPiece>(terms, 1, p.samples * p.channels * p.pieces, 1, partials);
+  }
+}
+
+/// Where group_norm_statistics takes a group's mean and rstd from.
+enum GroupStatisticsSource : int {
+  kGroupStatsBatch = 0,  ///< the partial sums of the shifted moments; mean and rstd are written
+  kGroupStatsSaved = 1,  ///< the given mean and rstd (a backward alone)
+};
+
+/// One thread per (sample, group): the group's statistics in float64 (its
+/// channels' partials added in channel, then part order), and each of its
+/// channels' coefficients: the mean as high + low and rstd, and with kForward
+/// y's a = rstd * weight and b = bias.
+template <typename T, bool kChannelsLast, int kSource, bool kForward, bool kAffine>
+__device__ void group_norm_statistics(const GroupNormParams& p) {
+  const long long row = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;  // n * groups + g
+  if (row >= p.samples * p.groups) return;
+  const long long n = row / p.groups, g = row % p.groups, cpg = p.channels / p.groups;
+  double mean = 0, rstd = 0;
+  if (kSource == kGroupStatsBatch) {
+    const double count = static_cast<double>(cpg) * static_cast<double>(p.spatial);
+    double s1 = 0, s2 = 0;
+    for (long long c = g * cpg; c < (g + 1) * cpg; ++c) {
+      for (long long k = 0; k < group_norm::parts<kChannelsLast>(p); ++k) {
+        const Sum2 s = group_norm::partial<kChannelsLast>(p, n, c, k);
+        s1 += s.a;
+        s2 += s.b;
+      }
+    }
+    const double shift = s1 / count;
+    mean = static_cast<double>(load_as_float<T>(p.x, group_norm::first_offset<kChannelsLast>(p, n, g * cpg))) + shift;
+    double var = s2 / count - shift * shift;
+    var = var > 0 ? var : 0;
+    rstd = 1.0 / sqrt(var + static_cast<double>(p.eps));
+    reinterpret_cast<float*>(p.mean)[row] = static_cast<float>(mean);
+    reinterpret_cast<float*>(p.rstd)[row] = static_cast<float>(rstd);
+  } else {
+    mean = reinterpret_cast<const float*>(p.mean)[row];
+    rstd = reinterpret_cast<const float*>(p.rstd)[row];
+  }
+  const float high = static_cast<float>(mean), low = static_cast<float>(mean - static_cast<double>(high));
+  for (long long c = g * cpg; c < (g + 1) * cpg; ++c) {
+    const long long i = n * p.channels + c;
+    group_norm::coefficients(p, kGroupMeanHigh)[i] = high;
+    group_norm::coefficients(p, kGroupMeanLow)[i] = low;
+    group_norm::coefficients(p, kGroupInvStd)[i] = static_cast<float>(rstd);
+    if (kForward) {
+      const double w = kAffine ? static_cast<double>(load_as_float<T>(p.weight, c)) : 1.0;
+      group_norm::coefficients(p, kGroupA)[i] = static_cast<float>(rstd * w);
+      group_norm::coefficients(p, kGroupB)[i] = kAffine ? load_as_float<T>(p.bias, c) : 0.f;
+    }
+  }
+}
+
+/// One thread per (sample, group), after group_norm_sums of the gradients:
+/// with g = dy * weight, mean(g) and mean(g * xhat) over the group from its
+/// channels' sums, and dx's coefficients a = rstd * weight,
+/// b = -rstd^2 * mean(g * xhat), c = -rstd * mean(g). With kParamGrads each
+/// channel's sum(dy) and rstd * sum(dy * (x - mean)) of this sample go to
+/// channel_sums for group_norm_param_grads.
+template <typename T, bool kChannelsLast, bool kAffine, bool kParamGrads>
+__device__ void group_norm_gradients(const GroupNormParams& p) {
+  const long long row = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;  // n * groups + g
+  if (row >= p.samples * p.groups) return;
+  const long long n = row / p.groups, g = row % p.groups, cpg = p.channels / p.groups;
+  const double count = static_cast<double>(cpg) * static_cast<double>(p.spatial);
+  const double rstd = group_norm::coefficients(p, kGroupInvStd)[n * p.channels + g * cpg];
+  double* sums = reinterpret_cast<double*>(p.channel_sums);  // [2][N * C]
+  double sum_g = 0, sum_gx = 0;  // sum(g), sum(g * (x - mean))
+  for (long long c = g * cpg; c < (g + 1) * cpg; ++c) {
+    double dy = 0, dyx = 0;
+    for (long long k = 0; k < group_norm::parts<kChannelsLast>(p); ++k) {
+      const Sum2 s = group_norm::partial<kChannelsLast>(p, n, c, k);
+      dy += s.a;
+      dyx += s.b;
+    }
+    const double w = kAffine ? static_cast<double>(load_as_float<T>(p.weight, c)) : 1.0;
+    sum_g += w * dy;
+    sum_gx += w * dyx;
+    if (kParamGrads) {
+      sums[n * p.channels + c] = dy;
+      sums[p.samples * p.channels + n * p.channels + c] = rstd * dyx;
+    }
+  }
+  const double mean_g = sum_g / count, mean_gx = rstd * sum_gx / count;
+  for (long long c = g * cpg; c < (g + 1) * cpg; ++c) {
+    const long long i = n * p.channels + c;
+    const double w = kAffine ? static_cast<double>(load_as_float<T>(p.weight, c)) : 1.0;
+    group_norm::coefficients(p, kGroupA)[i] = static_cast<float>(rstd * w);
+    group_norm::coefficients(p, kGroupB)[i] = static_cast<float>(-rstd * rstd * mean_gx);
+    group_norm::coefficients(p, kGroupC)[i] = static_cast<float>(-rstd * mean_g);
+  }
+}
+
+/// One thread per channel: dbias = sum over samples of sum(dy), dweight of
+/// rstd * sum(dy * (x - mean)), in sample order.
+template <typename T>
+__device__ void group_norm_param_grads(const GroupNormParams& p) {
+  const long long c = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (c >= p.channels) return;
+  const double* sums = reinterpret_cast<const double*>(p.channel_sums);  // [2][N * C]
+  double db = 0, dw = 0;
+  for (long long n = 0; n < p.samples; ++n) {
+    db += sums[n * p.channels + c];
+    dw += sums[p.samples * p.channels + n * p.channels + c];
+  }
+  store_from_float<T>(p.dweight, c, static_cast<float>(dw));
+  store_from_float<T>(p.dbias, c, static_cast<float>(db));
+}
+
+/// y = (x - mean) * a + b (forward), or dx = a * dy + b * (x - mean) + c
+/// (kBackward), on the grid of group_norm_sums: a channels-last thread keeps
+/// its channel vector's coefficients (of the block's sample) in registers
+/// over its rows; a piece's block its plane's.
+template <typename T, int kVec, int kThreadsX, int kThreadsY, bool kChannelsLast, long long kPiece, bool kBackward>
+__device__ void group_norm_apply(const GroupNormParams& p) {
+  auto apply = [&](long long vector_index, const float (&high)[kVec], const float (&low)[kVec],
+                   const float (&a)[kVec], const float (&b)[kVec], const float (&c)[kVec]) {
+    float x[kVec], out[kVec];  // [element of the vector]
+    load_vector<T, kVec>(p.x, vector_index, true, x);
+    if (kBackward) {
+      float dy[kVec];
+      load_vector<T, kVec>(p.dy, vector_index, true, dy);
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) out[k] = a[k] * dy[k] + b[k] * ((x[k] - high[k]) - low[k]) + c[k];
+      store_vector<T, kVec>(p.dx, vector_index, out);
+    } else {
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) out[k] = ((x[k] - high[k]) - low[k]) * a[k] + b[k];
+      store_vector<T, kVec>(p.y, vector_index, out);
+    }
+  };
+  float high[kVec], low[kVec], a[kVec], b[kVec], c[kVec];  // [element of the vector]: its (sample, channel)'s
+  auto load = [&](long long first, int k) {
+    high[k] = group_norm::coefficients(p, kGroupMeanHigh)[first];
+    low[k] = group_norm::coefficients(p, kGroupMeanLow)[first];
+    a[k] = group_norm::coefficients(p, kGroupA)[first];
+    b[k] = group_norm::coefficients(p, kGroupB)[first];
+    c[k] = kBackward ? group_norm::coefficients(p, kGroupC)[first] : 0.f;
+  };
+  if constexpr (kChannelsLast) {
+    const long long vectors = p.channels / kVec;
+    const long long vec = static_cast<long long>(blockIdx.x) * kThreadsX + threadIdx.x % kThreadsX;
+    if (vec >= vectors) return;
+    const long long n = blockIdx.y / p.slices_per_sample;
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) load(n * p.channels + vec * kVec + k, k);
+    const Slice slice = slice_of_block(p.samples * p.spatial, p.rows_per_slice);
+    for (long long row = slice.first + threadIdx.x / kThreadsX; row < slice.last; row += kThreadsY)
+      apply(row * vectors + vec, high, low, a, b, c);
+  } else {
+    constexpr long long kPieceVectors = kPiece / kVec;  // vectors per piece
+    const long long plane = blockIdx.x / p.pieces;
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) load(plane, k);
+    const long long first = static_cast<long long>(blockIdx.x) * kPieceVectors;  // pieces tile the planes
+    for (long long i = threadIdx.x; i < kPieceVectors; i += kThreadsX * kThreadsY)
+      apply(first + i, high, low, a, b, c);
+  }
+}
+
+}  // namespace boo

@@ -1,0 +1,214 @@
+// boo: gpu:groupnorm:groups — tiling, kernel source and launch plan of group norm.
+#include "ops/norm/groupnorm_impl.hpp"
+
+#include <algorithm>
+#include <bit>
+
+#include "ops/common/generated_source.hpp"
+#include "ops/norm/device/group_norm_params.cuh"
+#include "ops/norm/norm_problem.hpp"
+
+namespace boo::ops::norm {
+namespace {
+
+constexpr int kBlock = 256;       // threads of the sums and apply kernels
+constexpr int kStatsBlock = 128;  // groups (or channels) per block of the per-group and per-channel kernels
+// Vectors each thread of the sums and apply kernels visits at least, and
+// blocks per SM they aim for (as batch norm's).
+constexpr int64_t kVectorsPerThread = 4;
+constexpr int64_t kBlocksPerSm = 8;
+constexpr int kSum2Bytes = 8;  // a Sum2: two floats
+constexpr int64_t kMaxGridX = 2147483647, kMaxGridY = 65535;  // CUDA's limits
+
+const char* flag(bool v) { return v ? "true" : "false"; }
+
+// The largest divisor of n that is at most `limit` (at least 1), and the
+// smallest that is at least `limit` (at most n).
+int64_t divisor_at_most(int64_t n, int64_t limit) {
+  for (int64_t d = std::clamp<int64_t>(limit, 1, n); d > 1; --d)
+    if (n % d == 0) return d;
+  return 1;
+}
+int64_t divisor_at_least(int64_t n, int64_t limit) {
+  for (int64_t d = std::clamp<int64_t>(limit, 1, n); d < n; ++d)
+    if (n % d == 0) return d;
+  return n;
+}
+
+// How the sums and apply kernels cover x: vector width and block shape
+// (channels last: threads_x channel vectors x threads_y spatial rows; planes:
+// one piece of a plane, kBlock threads), the pieces of a plane or the slices
+// of a sample's rows, and the kernels in launch order.
+struct GroupNormConfig final : Config {
+  int vec = 1;
+  int threads_x = kBlock, threads_y = 1;
+  int64_t blocks_x = 1, blocks_y = 1;
+  int64_t pieces = 1;                                 ///< planes: runs per plane
+  int64_t slices_per_sample = 1, rows_per_slice = 1;  ///< channels last
+  /// A kernel in launch order: on the (blocks_x, blocks_y) grid, or one thread per group or channel.
+  struct Kernel {
+    KernelEntry entry;
+    enum Grid { kElements, kPerGroup, kPerChannel } grid = kElements;
+  };
+  std::vector<Kernel> kernels;
+
+  std::string text() const override {
+    std::string record = "pieces=" + std::to_string(pieces) + ";slices_per_sample=" +
+                         std::to_string(slices_per_sample) + ";rows_per_slice=" + std::to_string(rows_per_slice);
+    for (const Kernel& k : kernels) record += ";" + k.entry.name + "=" + k.entry.call;
+    return record;
+  }
+};
+
+// The widest vector (up to 16 bytes) dividing what is contiguous per
+// (sample, channel) run: the channels (channels last) or a plane.
+int vector_width(const NormProblem& p) {
+  int vec = static_cast<int>(16 / dtype_size_bytes(p.dtype));
+  const int64_t run = p.channels_last ? p.channels : p.inner;
+  while (vec > 1 && run % vec != 0) vec /= 2;
+  return vec;
+}
+
+class GroupNormGroups final : public Tier<NormProblem, GroupNormConfig> {
+ public:
+  explicit GroupNormGroups(std::string name) : name_(std::move(name)) {}
+  std::string_view name() const override { return name_; }
+
+  Status accepts_problem(const NormProblem& p, const ArchSpec&) const override {
+    if (p.kind != NormKind::kGroup) return invalid_argument("not a groupnorm signature");
+    return ok_status();
+  }
+
+  Result<GroupNormConfig> configure_problem(const NormProblem& p, const ArchSpec& arch) const override {
+    GroupNormConfig c;
+    c.vec = vector_width(p);
+    // Blocks enough to fill the GPU, each thread visiting at least kVectorsPerThread vectors.
+    const int64_t target_blocks = int64_t{arch.sm_count} * kBlocksPerSm;
+    if (p.channels_last) {
+      const int64_t vectors = p.channels / c.vec;
+      c.threads_x = static_cast<int>(std::min<uint64_t>(32, std::bit_ceil(static_cast<uint64_t>(vectors))));
+      c.threads_y = kBlock / c.threads_x;
+      c.blocks_x = (vectors + c.threads_x - 1) / c.threads_x;
+      // Slices of a sample's spatial rows: a divisor of them, so no slice crosses samples.
+      const int64_t min_rows = std::max<int64_t>(1, kVectorsPerThread * c.threads_y);
+      const int64_t want = std::max<int64_t>(1, target_blocks / (c.blocks_x * p.outer));
+      const int64_t most = std::max<int64_t>(1, p.inner / min_rows);
+      const int64_t slices = std::min(want, most);
+      c.rows_per_slice = divisor_at_least(p.inner, (p.inner + slices - 1) / slices);
+      c.slices_per_sample = p.inner / c.rows_per_slice;
+      c.blocks_y = p.outer * c.slices_per_sample;
+    } else {
+      const int64_t plane_vectors = p.inner / c.vec;
+      const int64_t planes = p.outer * p.channels;
+      const int64_t want = std::max<int64_t>(1, (target_blocks + planes - 1) / planes);
+      const int64_t most = std::max<int64_t>(1, plane_vectors / (kVectorsPerThread * kBlock));
+      c.pieces = divisor_at_most(plane_vectors, std::min(want, most));
+      c.blocks_x = planes * c.pieces;
+    }
+    if (c.blocks_x > kMaxGridX || c.blocks_y > kMaxGridY)
+      return unimplemented("a grid of " + std::to_string(c.blocks_x) + " x " + std::to_string(c.blocks_y) +
+                           " blocks exceeds the device's limits");
+    c.kernels = kernels(p, c);
+    return c;
+  }
+
+  Result<Plan> plan_problem(const NormProblem& p, const GroupNormConfig& c, const ArchSpec&) const override {
+    Plan plan;
+    std::vector<KernelEntry> entries;
+    for (const GroupNormConfig::Kernel& k : c.kernels) entries.push_back(k.entry);
+    plan.source = generated_source("group_norm.cu", std::string(name()), "boo/norm/group_norm.cuh",
+                                   "boo::GroupNormParams", entries);
+    plan.tensor_alignment = static_cast<uint32_t>(c.vec * dtype_size_bytes(p.dtype));
+    const uint64_t per_channel = static_cast<uint64_t>(p.outer * p.channels);  // (sample, channel) pairs
+    const uint64_t sums_bytes = p.param_grads() ? 2 * per_channel * sizeof(double) : 0;
+    const uint64_t parts = static_cast<uint64_t>(p.channels_last ? c.slices_per_sample : c.pieces);
+    const uint64_t partial_bytes = per_channel * parts * kSum2Bytes;
+    plan.workspace_bytes = sums_bytes + partial_bytes + kGroupCoefficients * per_channel * sizeof(float);
+    const TensorRoles roles(p.signature());
+    for (const GroupNormConfig::Kernel& k : c.kernels) {
+      const int64_t threads = k.grid == GroupNormConfig::Kernel::kPerGroup ? p.rows : p.channels;
+      const Dim3 grid = k.grid == GroupNormConfig::Kernel::kElements
+                            ? Dim3{static_cast<uint32_t>(c.blocks_x), static_cast<uint32_t>(c.blocks_y), 1}
+                            : Dim3{static_cast<uint32_t>((threads + kStatsBlock - 1) / kStatsBlock), 1, 1};
+      StepBuilder<GroupNormParams> step(k.entry.name, grid, {static_cast<uint32_t>(k.entry.threads), 1, 1});
+      GroupNormParams& params = step.params;
+      auto bind = [&](unsigned long long& field, std::string_view role) {
+        if (std::optional<TensorBinding> t = roles.find(role)) step.bind(field, *t);
+      };
+      bind(params.x, "x");
+      bind(params.dy, "dy");
+      bind(params.weight, "weight");
+      bind(params.bias, "bias");
+      bind(params.y, "y");
+      bind(params.mean, "mean");
+      bind(params.rstd, "rstd");
+      bind(params.dx, "dx");
+      bind(params.dweight, "dweight");
+      bind(params.dbias, "dbias");
+      if (sums_bytes) step.bind(params.channel_sums, TensorBinding::workspace(0));
+      step.bind(params.partials, TensorBinding::workspace(sums_bytes));
+      step.bind(params.coefficients, TensorBinding::workspace(sums_bytes + partial_bytes));
+      params.samples = p.outer;
+      params.channels = p.channels;
+      params.groups = p.groups;
+      params.spatial = p.inner;
+      params.pieces = c.pieces;
+      params.slices_per_sample = c.slices_per_sample;
+      params.rows_per_slice = c.rows_per_slice;
+      params.eps = static_cast<float>(p.eps);
+      plan.steps.push_back(std::move(step).finish());
+    }
+    return plan;
+  }
+
+ private:
+  // The kernels of a problem in launch order: the forward's, then the backward's.
+  static std::vector<GroupNormConfig::Kernel> kernels(const NormProblem& p, const GroupNormConfig& c) {
+    const std::string t = device_type(p.dtype), layout = flag(p.channels_last);
+    const int64_t piece = p.channels_last ? 1 : p.inner / c.pieces;
+    const std::string grid_args = t + ", " + std::to_string(c.vec) + ", " + std::to_string(c.threads_x) + ", " +
+                                  std::to_string(c.threads_y) + ", " + layout + ", " + std::to_string(piece) + "LL, ";
+    using Kernel = GroupNormConfig::Kernel;
+    auto sums = [&](bool gradients) {
+      return Kernel{KernelEntry{gradients ? "boo_group_norm_gradient_sums" : "boo_group_norm_moment_sums",
+                                "boo::group_norm_sums<" + grid_args + flag(gradients) + ">(p)", kBlock}};
+    };
+    auto apply = [&](bool backward) {
+      return Kernel{KernelEntry{backward ? "boo_group_norm_dx" : "boo_group_norm_y",
+                                "boo::group_norm_apply<" + grid_args + flag(backward) + ">(p)", kBlock}};
+    };
+    auto statistics = [&](const char* source, bool forward) {
+      return Kernel{KernelEntry{"boo_group_norm_statistics",
+                                "boo::group_norm_statistics<" + t + ", " + layout + ", boo::" + source + ", " +
+                                    flag(forward) + ", " + flag(p.weight) + ">(p)",
+                                kStatsBlock},
+                    Kernel::kPerGroup};
+    };
+    std::vector<Kernel> out;
+    if (p.forward) out = {sums(false), statistics("kGroupStatsBatch", true), apply(false)};
+    if (!p.dx) return out;
+    if (!p.forward) out.push_back(statistics("kGroupStatsSaved", false));
+    out.push_back(sums(true));
+    out.push_back(Kernel{KernelEntry{"boo_group_norm_gradients",
+                                     "boo::group_norm_gradients<" + t + ", " + layout + ", " + flag(p.weight) + ", " +
+                                         flag(p.param_grads()) + ">(p)",
+                                     kStatsBlock},
+                         Kernel::kPerGroup});
+    if (p.param_grads())
+      out.push_back(Kernel{
+          KernelEntry{"boo_group_norm_param_grads", "boo::group_norm_param_grads<" + t + ">(p)", kStatsBlock},
+          Kernel::kPerChannel});
+    out.push_back(apply(true));
+    return out;
+  }
+
+  std::string name_;
+};
+
+}  // namespace
+
+std::unique_ptr<GpuImplementation> make_group_norm_implementation(std::string name) {
+  return std::make_unique<GroupNormGroups>(std::move(name));
+}
+
+}  // namespace boo::ops::norm

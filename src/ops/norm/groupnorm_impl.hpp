@@ -1,0 +1,17 @@
+// boo: gpu:groupnorm:groups, the group norm kernels' host side.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "ops/gpu_implementation.hpp"
+
+namespace boo::ops::norm {
+
+/// Group norm of every layout, mode and direction: per-(sample, channel) sums
+/// over pieces of the planes or slices of the channels-last rows
+/// (kernels/reduce/channel_sums.cuh), a small kernel per group adding them in
+/// order, then one elementwise pass (device/group_norm.cuh).
+std::unique_ptr<GpuImplementation> make_group_norm_implementation(std::string name);
+
+}  // namespace boo::ops::norm

@@ -1,0 +1,278 @@
+// boo tests: group norm — MIOpenDriver's groupnorm command lines (defaults,
+// ranks, canonical commands, bad lines), the CPU reference against hand
+// computation and finite differences, layouts that change only strides, and
+// the plan of gpu:groupnorm:groups (kernels in order, every tensor bound).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "boo/groupnorm.hpp"
+#include "boo/registry.hpp"
+#include "ops/norm/device/group_norm_params.cuh"
+#include "ops/norm/groupnorm_ref.hpp"
+#include "plan_util.hpp"
+#include "test_util.hpp"
+
+namespace boo {
+namespace {
+
+using ops::norm::group_norm_reference;
+using testing::logical_values;
+using testing::run_reference;
+
+GroupNormSignature signature_of(const std::string& command) {
+  Result<ParsedCommand> p = parse_command(command);
+  EXPECT_TRUE(p.ok()) << command << ": " << p.status().to_string();
+  if (!p.ok()) return {};
+  return dynamic_cast<const GroupNormSignature&>(*p->signature);
+}
+
+TensorSpec as_f64(TensorSpec spec) {
+  spec.dtype = DType::kF64;
+  return spec;
+}
+
+TEST(GroupNormParseTest, MiopenDefaultsAndRanks) {
+  const GroupNormSignature d = signature_of("groupnorm");
+  EXPECT_EQ(d.input_shape, (std::vector<int64_t>{32, 32, 14, 14, 14}));  // MIOpenDriver's -D 14: 5-D
+  EXPECT_EQ(d.groups, 4);
+  EXPECT_EQ(d.layout, "NCDHW");
+  EXPECT_EQ(d.directions, kNormForward);
+  EXPECT_FALSE(d.affine);
+  EXPECT_EQ(signature_of("groupnormfp16 -n 2 -c 6 -D 0 -H 4 -W 5 -g 3").input_shape,
+            (std::vector<int64_t>{2, 6, 4, 5}));
+  EXPECT_EQ(signature_of("groupnormbfp16 -n 2 -c 6 -D 0 -H 0 -W 5 -g 3").input_shape, (std::vector<int64_t>{2, 6, 5}));
+  const GroupNormSignature both = signature_of("groupnorm -n 2 -c 4 -D 0 -H 3 -W 3 -g 2 -m 1 -F 0");
+  EXPECT_EQ(both.directions, kNormForward | kNormBackwardData | kNormBackwardWeight | kNormBackwardBias);
+  EXPECT_EQ(signature_of("groupnorm -n 2 -c 4 -D 0 -H 3 -W 3 -g 2 -F 2").directions, kNormBackwardData);
+  const std::vector<TensorSpec> results = both.results();  // y, mean, rstd, dx, dweight, dbias
+  ASSERT_EQ(results.size(), 6u);
+  EXPECT_EQ(results[1].shape, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(results[1].dtype, DType::kF32);
+  EXPECT_EQ(results[5].shape, (std::vector<int64_t>{4}));
+}
+
+TEST(GroupNormParseTest, CanonicalCommandsRoundTrip) {
+  for (const char* line : {"groupnorm", "groupnormfp16 -n 2 -c 6 -D 0 -H 4 -W 5 -g 3 -m 1 -F 0",
+                           "groupnormbfp16 -n 2 -c 6 -D 0 -H 0 -W 5 -g 6 -F 2 --layout NWC",
+                           "groupnorm -n 2 -c 8 -D 2 -H 3 -W 4 -g 2 -m 1 -F 2 --layout NDHWC -e 1e-3",
+                           "groupnorm -n 1 -c 4 -D 0 -H 2 -W 2 -g 1 --layout nhwc"}) {
+    SCOPED_TRACE(line);
+    Result<ParsedCommand> first = parse_command(std::string(line));
+    ASSERT_TRUE(first.ok()) << first.status().to_string();
+    Result<ParsedCommand> again = parse_command(first->signature->command());
+    ASSERT_TRUE(again.ok()) << first->signature->command() << ": " << again.status().to_string();
+    EXPECT_TRUE(again->signature->equals(*first->signature)) << first->signature->command();
+    EXPECT_EQ(again->signature->func_name(), first->signature->func_name());
+  }
+  EXPECT_EQ(signature_of("groupnormbfp16 -n 2 -c 6 -D 0 -H 4 -W 5 -g 3 -m 1 -F 0 --layout NHWC").func_name(),
+            "group_norm_2d_bfloat16_float32_forward_backward_2x6x4x5_g3_wb_nhwc");
+}
+
+TEST(GroupNormParseTest, BadLinesSayWhatIsAccepted) {
+  struct Case {
+    const char* line;
+    const char* message;
+  };
+  for (const Case& c : {Case{"groupnorm -c 6 -g 4", "must be positive and divide the 6 channels"},
+                        Case{"groupnorm -g 0", "--num_groups/-g 0"},
+                        Case{"groupnorm -m 2", "accepted values are 0"},
+                        Case{"groupnorm -F 3", "use 1 (forward), 0 (forward and backward) or 2 (backward)"},
+                        Case{"groupnorm -n 0", "--batchsize/-n must be positive"},
+                        Case{"groupnorm -D 3 -H 0", "needs -H as well"},
+                        Case{"groupnorm -D 0 --layout NDHWC", "accepted NCHW or NHWC"},
+                        Case{"groupnorm -e 0", "--eps/-e must be positive"}}) {
+    SCOPED_TRACE(c.line);
+    Result<ParsedCommand> p = parse_command(std::string(c.line));
+    ASSERT_FALSE(p.ok());
+    EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(p.status().message().find(c.message), std::string::npos) << p.status().to_string();
+  }
+}
+
+TEST(GroupNormReferenceTest, HandComputedGroups) {
+  // 1 sample, 4 channels of 2 elements, 2 groups: group 0 = {1, 2, 3, 6} (mean 3, var 3.5), group 1 = {5, 5, 5, 9}.
+  const GroupNormSignature sig = signature_of("groupnorm -n 1 -c 4 -D 0 -H 0 -W 2 -g 2 -m 1 -e 0.5");
+  const std::vector<TensorSpec> specs = sig.arguments();  // x, weight, bias
+  std::vector<base::HostTensor> args;
+  for (const TensorSpec& s : specs) args.emplace_back(as_f64(s));
+  const double xs[] = {1, 2, 3, 6, 5, 5, 5, 9}, w[] = {1, 2, 3, 4}, b[] = {0, 10, 20, 30};
+  for (int i = 0; i < 8; ++i) args[0].store(i, xs[i]);
+  for (int c = 0; c < 4; ++c) {
+    args[1].store(c, w[c]);
+    args[2].store(c, b[c]);
+  }
+  Result<std::vector<base::HostTensor>> r = group_norm_reference(sig, args);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  const double rstd0 = 1 / std::sqrt(3.5 + 0.5), rstd1 = 1 / std::sqrt(3.0 + 0.5);
+  const double mean[] = {3, 6}, rstd[] = {rstd0, rstd1};
+  for (int i = 0; i < 8; ++i) {
+    const int c = i / 2, g = c / 2;
+    EXPECT_NEAR((*r)[0].load(i), (xs[i] - mean[g]) * rstd[g] * w[c] + b[c], 1e-12) << i;
+  }
+  EXPECT_NEAR((*r)[1].load(0), 3, 1e-12);
+  EXPECT_NEAR((*r)[1].load(1), 6, 1e-12);
+  EXPECT_NEAR((*r)[2].load(0), rstd0, 1e-12);
+  EXPECT_NEAR((*r)[2].load(1), rstd1, 1e-12);
+}
+
+// L(x, weight, bias) = <y, dy> of the forward; the backward's dx, dweight and
+// dbias must be its gradients, 1-D to 3-D, channels first and last, with and
+// without the affine parameters.
+TEST(GroupNormReferenceTest, GradientsMatchFiniteDifferences) {
+  for (const char* geometry : {"-n 2 -c 6 -D 0 -H 2 -W 3 -g 3 -m 1", "-n 3 -c 4 -D 0 -H 0 -W 3 -g 1 -m 1",
+                               "-n 2 -c 4 -D 2 -H 1 -W 2 -g 2 -m 1 --layout NDHWC",
+                               "-n 2 -c 6 -D 0 -H 2 -W 2 -g 2 -m 0 --layout NHWC"}) {
+    SCOPED_TRACE(geometry);
+    const std::string base = std::string("groupnorm ") + geometry + " -e 0.01";
+    testing::ReferenceRun back = run_reference(base + " -F 0", 5);  // x, [weight, bias,] dy
+    const GroupNormSignature fwd = signature_of(base + " -F 1");
+    const bool affine = fwd.affine;
+    base::HostTensor x = base::convert_tensor(back.args[0], as_f64(back.args[0].spec()));
+    base::HostTensor weight(as_f64(fwd.param_spec("weight"))), bias(as_f64(fwd.param_spec("bias")));
+    if (affine) {
+      weight = base::convert_tensor(back.args[1], as_f64(back.args[1].spec()));
+      bias = base::convert_tensor(back.args[2], as_f64(back.args[2].spec()));
+    }
+    const base::HostTensor& dy = back.args.back();
+    auto objective = [&] {
+      std::vector<base::HostTensor> args{x};
+      if (affine) {
+        args.push_back(weight);
+        args.push_back(bias);
+      }
+      Result<std::vector<base::HostTensor>> y = group_norm_reference(fwd, args);
+      EXPECT_TRUE(y.ok());
+      return testing::inner_product((*y)[0], dy);
+    };
+    auto central = [&](base::HostTensor& t, int64_t i) {
+      const int64_t offset = base::offset_of_linear(t.spec(), i);
+      const double h = 1e-6, v = t.load(offset);
+      t.store(offset, v + h);
+      const double up = objective();
+      t.store(offset, v - h);
+      const double down = objective();
+      t.store(offset, v);
+      return (up - down) / (2 * h);
+    };
+    const std::vector<double> dx = logical_values(back.results[3]);
+    for (int64_t i = 0; i < x.spec().numel(); ++i) EXPECT_NEAR(dx[static_cast<size_t>(i)], central(x, i), 1e-6) << i;
+    if (!affine) {
+      EXPECT_EQ(back.results.size(), 4u);
+      continue;
+    }
+    const std::vector<double> dweight = logical_values(back.results[4]), dbias = logical_values(back.results[5]);
+    for (int64_t c = 0; c < weight.spec().numel(); ++c) {
+      EXPECT_NEAR(dweight[static_cast<size_t>(c)], central(weight, c), 1e-6) << c;
+      EXPECT_NEAR(dbias[static_cast<size_t>(c)], central(bias, c), 1e-6) << c;
+    }
+  }
+}
+
+// A backward alone reads the saved statistics (x's own, made by
+// make_arguments): the same gradients as the forward-and-backward command.
+TEST(GroupNormReferenceTest, BackwardAloneMatchesForwardAndBackward) {
+  testing::ReferenceRun alone = run_reference("groupnorm -n 2 -c 6 -D 0 -H 3 -W 2 -g 3 -m 1 -F 2");
+  ASSERT_EQ(alone.args.size(), 5u);  // dy, x, weight, mean, rstd
+  const GroupNormSignature both = signature_of("groupnorm -n 2 -c 6 -D 0 -H 3 -W 2 -g 3 -m 1 -F 0");
+  base::HostTensor bias(both.param_spec("bias"));
+  Result<std::vector<base::HostTensor>> r =
+      group_norm_reference(both, {alone.args[1], alone.args[2], bias, alone.args[0]});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  for (size_t k = 0; k < 3; ++k) {
+    const std::vector<double> a = logical_values(alone.results[k]), b = logical_values((*r)[3 + k]);
+    for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-5 * (1 + std::abs(b[i]))) << k << " " << i;
+  }
+}
+
+TEST(GroupNormReferenceTest, LayoutsChangeOnlyStrides) {
+  for (const char* rest : {" -m 1 -F 0", " -m 0 -F 2"}) {
+    SCOPED_TRACE(rest);
+    for (auto [first, last] : {std::pair{"groupnormbfp16 -n 2 -c 8 -D 0 -H 3 -W 2 -g 4", " --layout NHWC"},
+                               {"groupnorm -n 2 -c 4 -D 2 -H 2 -W 3 -g 2", " --layout NDHWC"},
+                               {"groupnormfp16 -n 3 -c 4 -D 0 -H 0 -W 5 -g 2", " --layout NWC"}}) {
+      testing::ReferenceRun planes = run_reference(std::string(first) + rest);
+      testing::ReferenceRun channels_last = run_reference(std::string(first) + last + rest);
+      ASSERT_EQ(planes.results.size(), channels_last.results.size());
+      EXPECT_NE(planes.args[0].spec().strides, channels_last.args[0].spec().strides);
+      for (size_t r = 0; r < planes.results.size(); ++r)
+        EXPECT_EQ(logical_values(planes.results[r]), logical_values(channels_last.results[r])) << r;
+    }
+  }
+}
+
+const ops::GpuImplementation& groups_tier() { return *ops::find_op("groupnorm")->gpu_implementations()[0]; }
+
+TEST(GroupNormPlanTest, ForwardAndBackwardKernelsInOrderWithEveryTensorBound) {
+  for (const char* line : {"groupnormbfp16 -n 2 -c 64 -D 0 -H 16 -W 16 -g 32 -m 1 -F 0",
+                           "groupnormbfp16 -n 2 -c 64 -D 0 -H 16 -W 16 -g 32 -m 1 -F 0 --layout NHWC"}) {
+    SCOPED_TRACE(line);
+    const ops::test::Planned p = ops::test::plan_of(groups_tier(), line);
+    ASSERT_EQ(p.entries, (std::vector<std::string>{"boo_group_norm_moment_sums", "boo_group_norm_statistics",
+                                                   "boo_group_norm_y", "boo_group_norm_gradient_sums",
+                                                   "boo_group_norm_gradients", "boo_group_norm_param_grads",
+                                                   "boo_group_norm_dx"}));
+    EXPECT_GE(p.workspace_bytes, 2 * 64 * sizeof(double) * 2 + 6 * 2 * 64 * sizeof(float));
+    for (const ops::test::ResolvedLaunch& l : p.launches) {
+      SCOPED_TRACE(l.entry);
+      const auto params = ops::test::params_of<GroupNormParams>(l);
+      for (auto [field, name] : {std::pair{params.x, "x"}, {params.weight, "weight"}, {params.bias, "bias"},
+                                 {params.dy, "dy"}, {params.y, "y"}, {params.mean, "mean"}, {params.rstd, "rstd"},
+                                 {params.dx, "dx"}, {params.dweight, "dweight"}, {params.dbias, "dbias"}})
+        EXPECT_EQ(field, p.address.at(name)) << name;
+      EXPECT_EQ(params.channel_sums, p.workspace);
+      EXPECT_EQ(params.samples, 2);
+      EXPECT_EQ(params.channels, 64);
+      EXPECT_EQ(params.groups, 32);
+      EXPECT_EQ(params.spatial, 256);
+    }
+  }
+}
+
+// The backward alone reads the given statistics; without the affine
+// parameters there are no parameter gradients (and no channel sums).
+TEST(GroupNormPlanTest, BackwardAloneReadsTheSavedStatistics) {
+  const ops::test::Planned p = ops::test::plan_of(groups_tier(), "groupnorm -n 2 -c 8 -D 0 -H 5 -W 5 -g 2 -F 2");
+  ASSERT_EQ(p.entries, (std::vector<std::string>{"boo_group_norm_statistics", "boo_group_norm_gradient_sums",
+                                                 "boo_group_norm_gradients", "boo_group_norm_dx"}));
+  for (const ops::test::ResolvedLaunch& l : p.launches) {
+    const auto params = ops::test::params_of<GroupNormParams>(l);
+    EXPECT_EQ(params.mean, p.address.at("mean"));
+    EXPECT_EQ(params.rstd, p.address.at("rstd"));
+    EXPECT_EQ(params.channel_sums, 0u);
+    EXPECT_EQ(params.weight, 0u);
+  }
+}
+
+// Slices of a channels-last sample's rows never cross samples (they divide
+// its rows); pieces tile a plane. Few large planes are split into pieces.
+TEST(GroupNormPlanTest, SlicesDivideTheSpatialRowsAndPiecesThePlanes) {
+  struct Case {
+    const char* line;
+    bool channels_last;
+    int64_t min_parts;  ///< slices per sample or pieces per plane, at least
+  };
+  for (const Case& c : {Case{"groupnormbfp16 -n 2 -c 320 -D 0 -H 64 -W 64 -g 32 --layout NHWC", true, 2},
+                        Case{"groupnormbfp16 -n 2 -c 320 -D 0 -H 64 -W 64 -g 32", false, 1},
+                        Case{"groupnorm -n 1 -c 2 -D 0 -H 7 -W 7 -g 1 --layout NHWC", true, 1},
+                        Case{"groupnorm -n 1 -c 32 -D 0 -H 256 -W 256 -g 32", false, 8},
+                        Case{"groupnorm -n 3 -c 5 -D 0 -H 0 -W 1 -g 5", true, 1}}) {
+    SCOPED_TRACE(c.line);
+    const ops::test::Planned p = ops::test::plan_of(groups_tier(), c.line);
+    const auto params = ops::test::params_of<GroupNormParams>(p.launches.at(0));
+    if (c.channels_last) {
+      EXPECT_EQ(params.pieces, 1);
+      EXPECT_EQ(params.slices_per_sample * params.rows_per_slice, params.spatial);
+      EXPECT_GE(params.slices_per_sample, c.min_parts);
+      EXPECT_EQ(p.launches.at(0).grid.y, params.samples * params.slices_per_sample);
+    } else {
+      EXPECT_EQ(params.slices_per_sample, 1);
+      EXPECT_EQ(params.spatial % params.pieces, 0);
+      EXPECT_GE(params.pieces, c.min_parts);
+      EXPECT_EQ(p.launches.at(0).grid.x, params.samples * params.channels * params.pieces);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace boo
