@@ -61,6 +61,9 @@ struct NormSignature : OpSignature {
   /// "NW", the letters of input_shape's dims N, C, [D,] H, W or N, W); its -F
   /// 0 is the forward and backward. "" for the -X syntax.
   std::string layout;
+  /// Layer norm only: MIOpen's addlayernorm, y = LN(x + x2) (x2 shaped and
+  /// stored like x; its gradient is dx's). Construct an AddLayerNormSignature.
+  bool fused_add = false;
 
   NormKind kind() const { return kind_; }
   std::vector<int64_t> normalized_shape() const;
@@ -98,6 +101,14 @@ struct NormSignature : OpSignature {
 /// Layer normalization: y = (x - mean) * rstd * weight + bias.
 struct LayerNormSignature final : NormSignature {
   LayerNormSignature() : NormSignature(NormKind::kLayer) {}
+  std::unique_ptr<OpSignature> clone() const override;
+};
+
+/// Add-layernorm (MIOpen's addlayernorm): y = LN(x + x2), mean and rstd of
+/// x + x2; the backward's dx is the gradient of x and of x2 alike. The -X
+/// syntax, contiguous tensors.
+struct AddLayerNormSignature final : NormSignature {
+  AddLayerNormSignature() : NormSignature(NormKind::kLayer) { fused_add = true; }
   std::unique_ptr<OpSignature> clone() const override;
 };
 

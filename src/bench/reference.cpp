@@ -1,6 +1,7 @@
 // boo: the float64 reference on the CPU or the GPU, and seeded inputs made on the GPU.
 #include "bench/reference.hpp"
 
+#include "bench/numerics.hpp"
 #include "ops/input_generation_gpu.hpp"
 #include "ops/op_registry.hpp"
 #include "runtime/plan_loader.hpp"
@@ -179,6 +180,39 @@ Result<std::vector<base::HostTensor>> make_arguments_on_gpu(Runtime& runtime, co
   BOO_ASSIGN_OR_RETURN(DeviceTensors tensors, allocate(runtime, specs, 0));
   BOO_RETURN_IF_ERROR(launchable->launch({}, tensors.refs, runtime.stream()));
   return download(runtime, specs, tensors);
+}
+
+Result<std::vector<runtime::ModuleRequest>> gpu_reference_modules(const OpSignature& sig, const DeviceInfo& device) {
+  BOO_ASSIGN_OR_RETURN(const ops::OpDefinition* op, op_of(sig));
+  std::vector<runtime::ModuleRequest> out;
+  const ops::GpuReference* gpu = op->gpu_reference();
+  if (!gpu) return out;
+  BOO_ASSIGN_OR_RETURN(std::unique_ptr<ops::OpProblem> problem, op->make_problem(sig));
+  if (!gpu->accepts(*problem).ok()) return out;
+  // The requests check_numerics and verify_results make (a reference that does not sample computes whole).
+  const bool whole = sig.flop_count() <= VerifyOptions{}.full_reference_flops;
+  std::vector<ops::ReferenceRequest> requests;
+  if (whole || !gpu->samples()) requests.push_back(ops::ReferenceRequest{});
+  if (gpu->samples()) {
+    const size_t sampled = whole ? 1 : sig.results().size();
+    // The sample count is a launch parameter: any count plans the module the check loads.
+    for (size_t i = 0; i < sampled; ++i) requests.push_back(ops::ReferenceRequest{i, 1});
+  }
+  const ops::ArchSpec arch = ops::ArchSpec::of(device);
+  for (const ops::ReferenceRequest& request : requests) {
+    BOO_ASSIGN_OR_RETURN(ops::Plan plan, gpu->plan(*problem, request, arch));
+    BOO_ASSIGN_OR_RETURN(runtime::ModuleRequest module,
+                         runtime::describe_module(gpu->name(), ops::ReferenceConfig(request), std::move(plan.source),
+                                                  device.arch()));
+    out.push_back(std::move(module));
+  }
+  return out;
+}
+
+Result<runtime::ModuleRequest> gpu_inputs_module(const OpSignature& sig, const ops::InputOptions& options,
+                                                 const DeviceInfo& device) {
+  BOO_ASSIGN_OR_RETURN(ops::Plan plan, ops::plan_gpu_inputs(sig, options, ops::ArchSpec::of(device)));
+  return runtime::describe_module(ops::kGpuInputsName, ops::GpuInputsConfig(), std::move(plan.source), device.arch());
 }
 
 }  // namespace boo::bench

@@ -18,6 +18,7 @@
 #include "boo/runtime.hpp"
 #include "boo/signature.hpp"
 #include "ops/input_generation.hpp"
+#include "runtime/kernel_builder.hpp"
 
 namespace boo::bench {
 
@@ -56,5 +57,19 @@ std::unique_ptr<Reference> make_gpu_reference(Runtime& runtime);
 /// generates on the CPU).
 Result<std::vector<base::HostTensor>> make_arguments_on_gpu(Runtime& runtime, const OpSignature& sig,
                                                             const ops::InputOptions& options);
+
+/// The modules --verify-numerics' GPU reference builds for `sig` on
+/// `device`: every result whole where the check computes it whole
+/// (VerifyOptions::full_reference_flops), and, where the reference samples,
+/// the main result sampled (the signed-error batches) and, above that
+/// threshold, each result sampled. Empty where the CPU's reference runs
+/// (no GPU reference, or it declines `sig`). Plans only: for building ahead
+/// of the check (boo-driver's precompile), under the keys the check loads.
+Result<std::vector<runtime::ModuleRequest>> gpu_reference_modules(const OpSignature& sig, const DeviceInfo& device);
+
+/// The module make_arguments_on_gpu builds for `sig` on `device`;
+/// UNIMPLEMENTED where the GPU generator declines.
+Result<runtime::ModuleRequest> gpu_inputs_module(const OpSignature& sig, const ops::InputOptions& options,
+                                                 const DeviceInfo& device);
 
 }  // namespace boo::bench

@@ -14,7 +14,7 @@ namespace {
 // A registered op's tokens must match none of these (tests check).
 constexpr std::string_view kKnownUnsupportedPrefixes[] = {
     "convint8", "convfp8", "convbfp8", "convfp32", "CBAInfer", "CAInfer", "pool", "lrn", "activ", "softmax",
-    "rnn", "ctc", "dropout", "tensorop", "reduce", "sum", "cat", "addlayernorm",
+    "rnn", "ctc", "dropout", "tensorop", "reduce", "sum", "cat",
     "adam", "ampadam", "adamw", "ampadamw", "transformersadamw", "transformersampadamw", "reduceextreme",
     "getitem", "reducecalculation", "rope", "prelu", "kthvalue", "glu", "softmarginloss", "multimarginloss",
     "aten::",

@@ -19,6 +19,7 @@ std::span<const OpDefinition* const> all_ops() {
       &conv::definition(),
       &norm::layer_norm_definition(),
       &norm::rms_norm_definition(),
+      &norm::add_layer_norm_definition(),
       &gemm::definition(),
       &norm::batch_norm_definition(),
       &norm::mixed_batch_norm_definition(),

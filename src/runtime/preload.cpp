@@ -12,43 +12,33 @@
 
 namespace boo::runtime {
 
-PreloadReport preload(const std::vector<const OpSignature*>& signatures, const DeviceInfo& device,
-                      const cache::ArtifactCache& cache, int jobs, const std::string& implementation,
-                      const std::string& save_temps_dir, const PreloadProgress& progress) {
+PreloadReport build_modules(std::vector<ModuleJob> jobs, const cache::ArtifactCache& cache, int threads,
+                            const std::string& save_temps_dir, const PreloadProgress& progress) {
   PreloadReport report;
-  // One module per distinct cache key; remember one signature that needs it.
-  std::map<std::string, std::pair<ModuleRequest, const OpSignature*>> modules;
-  for (const OpSignature* sig : signatures) {
-    Result<ModuleRequest> request = [&]() -> Result<ModuleRequest> {
-      BOO_ASSIGN_OR_RETURN(Dispatch d, choose_gpu_implementation(*sig, device, implementation));
-      BOO_ASSIGN_OR_RETURN(ops::Plan plan, plan_chosen(d));
-      return describe_module(d.chosen->name(), *d.config, std::move(plan.source), device.arch());
-    }();
-    if (!request.ok()) {
-      report.failures.push_back({sig->command(), request.status()});
-      ++report.failed;
-      continue;
-    }
-    modules.try_emplace(request->key.digest(), std::move(*request), sig);
+  // One build per distinct cache key.
+  std::map<std::string, ModuleJob> modules;
+  for (ModuleJob& job : jobs) {
+    std::string key = job.request.key.digest();
+    modules.try_emplace(std::move(key), std::move(job));
   }
   report.modules = static_cast<int64_t>(modules.size());
 
-  std::vector<const std::pair<ModuleRequest, const OpSignature*>*> work;
-  for (const auto& [key, entry] : modules) work.push_back(&entry);
+  std::vector<const ModuleJob*> work;
+  for (const auto& [key, job] : modules) work.push_back(&job);
   std::atomic<size_t> next{0};
   std::mutex mutex;
   int64_t done = 0;
   auto worker = [&] {
     for (size_t i = next.fetch_add(1); i < work.size(); i = next.fetch_add(1)) {
-      const auto& [request, sig] = *work[i];
-      Result<BuiltModule> built = build_module(request, *sig, cache, BuildOptions{save_temps_dir, ""});
+      const ModuleJob& job = *work[i];
+      Result<BuiltModule> built = build_module(job.request, *job.sig, cache, BuildOptions{save_temps_dir, ""});
       std::lock_guard<std::mutex> lock(mutex);
       if (!built.ok()) {
         ++report.failed;
-        report.failures.push_back({sig->command(), built.status()});
+        report.failures.push_back({job.sig->command(), built.status()});
       } else if (!built->stored.ok()) {
         ++report.failed;
-        report.failures.push_back({sig->command(), Status(built->stored).annotate("compiled, but not cached")});
+        report.failures.push_back({job.sig->command(), Status(built->stored).annotate("compiled, but not cached")});
       } else if (built->from_cache) {
         ++report.cached;
       } else {
@@ -59,11 +49,35 @@ PreloadReport preload(const std::vector<const OpSignature*>& signatures, const D
       if (progress) progress(done, static_cast<int64_t>(work.size()), report);
     }
   };
-  const int threads = std::max(1, std::min<int>(jobs, static_cast<int>(work.size())));
+  const int count = std::max(1, std::min<int>(threads, static_cast<int>(work.size())));
   std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  for (int t = 1; t < count; ++t) pool.emplace_back(worker);
   worker();
   for (std::thread& t : pool) t.join();
+  return report;
+}
+
+PreloadReport preload(const std::vector<const OpSignature*>& signatures, const DeviceInfo& device,
+                      const cache::ArtifactCache& cache, int jobs, const std::string& implementation,
+                      const std::string& save_temps_dir, const PreloadProgress& progress) {
+  std::vector<ModuleJob> work;
+  std::vector<PreloadFailure> failures;
+  for (const OpSignature* sig : signatures) {
+    Result<ModuleRequest> request = [&]() -> Result<ModuleRequest> {
+      BOO_ASSIGN_OR_RETURN(Dispatch d, choose_gpu_implementation(*sig, device, implementation));
+      BOO_ASSIGN_OR_RETURN(ops::Plan plan, plan_chosen(d));
+      return describe_module(d.chosen->name(), *d.config, std::move(plan.source), device.arch());
+    }();
+    if (!request.ok()) {
+      failures.push_back({sig->command(), request.status()});
+      continue;
+    }
+    work.push_back(ModuleJob{std::move(*request), sig});
+  }
+  PreloadReport report = build_modules(std::move(work), cache, jobs, save_temps_dir, progress);
+  // Signature-level failures first, as they were found.
+  report.failed += static_cast<int64_t>(failures.size());
+  report.failures.insert(report.failures.begin(), failures.begin(), failures.end());
   return report;
 }
 

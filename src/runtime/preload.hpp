@@ -8,6 +8,7 @@
 #include "boo/device.hpp"
 #include "boo/signature.hpp"
 #include "cache/artifact_cache.hpp"
+#include "runtime/kernel_builder.hpp"
 
 namespace boo::runtime {
 
@@ -27,6 +28,18 @@ struct PreloadReport {
 
 /// (done, total, report so far): called after each module, from worker threads, serialized.
 using PreloadProgress = std::function<void(int64_t, int64_t, const PreloadReport&)>;
+
+/// A module to build and the signature it is built for (kept alive by the caller).
+struct ModuleJob {
+  ModuleRequest request;
+  const OpSignature* sig = nullptr;
+};
+
+/// Builds `jobs`' modules into `cache` on `threads` threads, each distinct
+/// cache key once (the first job naming it); failures are reported, not fatal.
+/// `report.modules` counts the distinct keys.
+PreloadReport build_modules(std::vector<ModuleJob> jobs, const cache::ArtifactCache& cache, int threads,
+                            const std::string& save_temps_dir, const PreloadProgress& progress);
 
 /// Dispatches each signature for `device`, deduplicates the modules by cache
 /// key and builds the missing ones on `jobs` threads. Signature-level

@@ -13,7 +13,8 @@ token, mode (-m 0/1), pass (training with saved and running statistics,
 inference, backward with and without saved statistics) and layout; group norm
 over every token, mode (-m 0/1), direction (-F 0/1/2), rank and layout (planes,
 pieces of large planes, channels last), MIOpenDriver's default 5-D line and
-SD-UNet shapes; short fp32 rows (issue 19).
+SD-UNet shapes; add-layernorm over every token, mode (-m 2/3) and direction,
+on rows the row kernels take and wider ones; short fp32 rows (issue 19).
 Run: python3 tests/gpu/make_norm_matrix.py > tests/gpu/norm_matrix.txt
 """
 
@@ -88,6 +89,12 @@ def main():
     for c, hw in ((320, 64), (640, 32), (1280, 8)):
         for layout in ("NCHW", "NHWC"):
             print(f"groupnormbfp16 -n 2 -c {c} -D 0 -H {hw} -W {hw} -g 32 -m 1 -F 0 --layout {layout}")
+    # Add-layernorm (y = LN(x + x2)): modes 2 and 3, forward, backward and both.
+    for token in ("addlayernorm", "addlayernormfp16", "addlayernormbfp16"):
+        for shape, dim in (("3x7", 1), ("4x6x40", 1), ("64x768", 1), ("2x8x4096", 2), ("2x65536", 1)):
+            for mode in ("-m 2 -F 1", "-m 3 -F 1", "-m 3 -F 0", "-m 2 -F 0", "-m 3 -F 14", "-m 3 -F 6"):
+                print(f"{token} -X {shape} -o {dim} {mode}")
+    print("addlayernormbfp16 -X 16x1024x768 -o 2 -m 3 -F 0")
     # Short fp32 rows of many (issue 19: the float32 mean's rounding error, times
     # rstd, once exceeded the tolerance on rows whose values lie close together).
     for shape, dim in (("32x32x6x6x6", 4), ("32x32x6x6x6", 3), ("100x3x32x5", 3), ("4096x2", 1)):

@@ -113,6 +113,12 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
         commands.push_back(std::string(token) + " " + geometry + " " + pass);
     }
   }
+  // Add-layernorm: x + x2 on the row kernels (forward, fused and split backward) and the simple ones.
+  for (const char* dtype : {"addlayernorm", "addlayernormfp16", "addlayernormbfp16"}) {
+    for (const char* line : {" -X 3x4x8 -o 2 -m 3 -F 0", " -X 3x4x8 -o 2 -m 2 -F 1", " -X 3x4x8 -o 1 -m 3 -F 14",
+                             " -X 3x4x8 -o 1 -F 2", " -X 64x4096 -o 1 -m 3 -F 0", " -X 4x65536 -o 1 -m 3 -F 0"})
+      commands.push_back(std::string(dtype) + line);
+  }
   // Group norm: every dtype, direction, mode, rank and layout (planes, pieces of planes, channels last).
   for (const char* dtype : {"groupnorm", "groupnormfp16", "groupnormbfp16"}) {
     for (const char* geometry : {"-n 2 -c 8 -D 0 -H 5 -W 6 -g 4", "-n 2 -c 8 -D 0 -H 5 -W 6 -g 2 --layout NHWC",

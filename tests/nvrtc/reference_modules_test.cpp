@@ -94,7 +94,8 @@ TEST_F(ReferenceModulesTest, EveryLinePlansAndCompilesWholeAndSampled) {
     compile(*inputs, true);
   }
   EXPECT_EQ(references, (std::set<std::string>{"gpu:conv:reference", "gpu:layernorm:reference", "gpu:rmsnorm:reference",
-                                               "gpu:groupnorm:reference"}));
+                                               "gpu:groupnorm:reference", "gpu:addlayernorm:reference",
+                                               "gpu:batchnorm:reference", "gpu:batchnorm_mixed:reference"}));
 }
 
 // A sampled conv reference binds the positions after the signature's

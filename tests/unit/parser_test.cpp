@@ -268,7 +268,7 @@ TEST(ValidationTest, BadCommandsGetSpecificMessages) {
       {"layernorm -X 4x4 -o 1 -F 3", "layernorm --forw/-F 3 is not a mode", StatusCode::kInvalidArgument},
       {"layernorm -X 4x4 -o 1 -F 16", "layernorm --forw/-F 16", StatusCode::kInvalidArgument},
       {"layernorm -X 4x4 -o 1 -m 7", "accepted values are 0 (no weight and bias) and 1", StatusCode::kInvalidArgument},
-      {"layernorm -X 4x4 -o 1 -m 3", "addlayernorm", StatusCode::kUnimplemented},
+      {"layernorm -X 4x4 -o 1 -m 3", "use the addlayernorm command", StatusCode::kInvalidArgument},
       {"layernorm -X 4x4 -o 1 -m 5", "use the t5layernorm command", StatusCode::kInvalidArgument},
       {"t5layernorm -X 4x4 -m 1", "accepted values are 5 (with a weight) and 4 (without)", StatusCode::kInvalidArgument},
       {"t5layernorm -X 4x4 -F 4", "t5layernorm --forw/-F 4: use 0", StatusCode::kInvalidArgument},

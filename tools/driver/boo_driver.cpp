@@ -29,6 +29,7 @@
 #include "driver_options.hpp"
 #include "executor.hpp"
 #include "output_files.hpp"
+#include "precompile.hpp"
 #include "progress.hpp"
 
 namespace boo::driver {
@@ -188,11 +189,11 @@ std::vector<int> executor_gpus(int gpu_id) {
 // The closing count and time summary, and the exit status: 1 when a command failed (or was
 // unsupported with --fail-on-unsupported) or the trace could not be written.
 int finish_run(const std::map<Outcome, int>& counts_in, size_t commands, bool fail_on_unsupported, bool traced,
-               double wall_s, const PhaseSeconds& summed) {
+               double wall_s, const PhaseSeconds& summed, const std::optional<PrecompileSummary>& precompiled) {
   std::map<Outcome, int> counts = counts_in;
   std::cout << "boo-driver: " << commands << " command(s): " << counts[Outcome::kOk] << " ok, "
             << counts[Outcome::kFailed] << " failed, " << counts[Outcome::kUnsupported] << " unsupported\n";
-  std::cout << format_time_summary(wall_s, summed);
+  std::cout << format_time_summary(wall_s, summed, precompiled ? format_precompile(*precompiled) : "");
   const bool failed = counts[Outcome::kFailed] > 0 || (fail_on_unsupported && counts[Outcome::kUnsupported] > 0) ||
                       !traced;
   return failed ? 1 : 0;
@@ -213,6 +214,8 @@ int run_isolated(DriverOptions opts, const std::vector<CommandLine>& commands) {
     backends = {probe.ok() ? "boo" : "cpu"};
   }
   const std::vector<int> gpus = executor_gpus(opts.gpu_id);
+  // Before the executors start: each then loads what it needs from the cache.
+  const std::optional<PrecompileSummary> precompiled = precompile(opts, commands, backends);
   CsvOutput csv(opts, backends);
   if (Status st = csv.open(); !st.ok()) {
     std::cerr << "boo-driver: " << st.to_string() << "\n";
@@ -293,7 +296,8 @@ int run_isolated(DriverOptions opts, const std::vector<CommandLine>& commands) {
   std::cout << "\n";
   for (const std::string& s : summaries) std::cout << s;
   const bool traced = finish_trace(opts.trace_path, gpus.size());
-  return finish_run(counts, commands.size(), opts.fail_on_unsupported, traced, seconds_since(start), summed);
+  return finish_run(counts, commands.size(), opts.fail_on_unsupported, traced, seconds_since(start), summed,
+                    precompiled);
 }
 
 // Commands in this process, one after another.
@@ -316,6 +320,7 @@ int run_in_process(DriverOptions opts, const std::vector<CommandLine>& commands)
     return 2;
   }
   std::cout << notice;
+  const std::optional<PrecompileSummary> precompiled = precompile(csv_options, commands, runner.backend_names());
   CsvOutput csv(csv_options, runner.backend_names());
   if (Status st = csv.open(); !st.ok()) {
     std::cerr << "boo-driver: " << st.to_string() << "\n";
@@ -337,7 +342,7 @@ int run_in_process(DriverOptions opts, const std::vector<CommandLine>& commands)
   std::cout << "\n" << runner.runtime_summary();
   runner.close_trace();
   const bool traced = finish_trace(trace_path, 1);
-  return finish_run(counts, commands.size(), fail_on_unsupported, traced, seconds_since(start), summed);
+  return finish_run(counts, commands.size(), fail_on_unsupported, traced, seconds_since(start), summed, precompiled);
 }
 
 int run_driver(const std::vector<std::string>& argv) {

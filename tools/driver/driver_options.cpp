@@ -75,6 +75,15 @@ constexpr DriverOptionSpec kOptions[] = {
        o.command_timeout_s = *t;
        return ok_status();
      }},
+    {"compile-jobs", 0, "N", "",
+     "compile the kernels of a commands file's commands on N threads into the\n"
+     "cache before running them (default: the hardware threads; 0 or 1: off)",
+     kDriver,
+     [](DriverOptions& o, const std::string& v) -> Status {
+       BOO_ASSIGN_OR_RETURN(int64_t n, integer_at_least("--compile-jobs", v, 0, "a thread count >= 0"));
+       o.compile_jobs = static_cast<int>(std::min<int64_t>(n, 4096));
+       return ok_status();
+     }},
     {"no-isolation", 0, "", "",
      "run commands in this process (default: in executor child processes,\n"
      "so a kernel fault or hang costs only its command)",

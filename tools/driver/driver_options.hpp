@@ -41,6 +41,7 @@ struct DriverOptions {
   int gpu_id = 0;                     ///< --gpu-id N (-1: every GPU, one executor each)
   bool isolation = true;              ///< commands run in executor child processes (--no-isolation: in-process)
   double command_timeout_s = 0;       ///< --command-timeout S: watchdog per command
+  std::optional<int> compile_jobs;    ///< --compile-jobs N: precompile threads (unset: the hardware threads; 0, 1: off)
   bench::TimingOptions timing;        ///< --flush-l2, --timer cupti|events
   double min_time_s = 0;              ///< --min-time S: launches sized by duration for commands without --iter
   std::string trace_path;             ///< --trace FILE: Perfetto/Chrome trace of every timed kernel

@@ -34,9 +34,10 @@ PhaseSeconds& PhaseSeconds::operator+=(const PhaseSeconds& o) {
   return *this;
 }
 
-std::string format_time_summary(double wall_s, const PhaseSeconds& c) {
+std::string format_time_summary(double wall_s, const PhaseSeconds& c, const std::string& precompile) {
   const double other = std::max(0.0, c.total - c.compile - c.vendor_tuning - c.timing - c.numerics);
-  return "boo-driver: wall time " + seconds_text(wall_s) + "; command time " + seconds_text(c.total) +
+  return "boo-driver: wall time " + seconds_text(wall_s) + (precompile.empty() ? "" : "; " + precompile) +
+         "; command time " + seconds_text(c.total) +
          ": compile " + seconds_text(c.compile) + ", vendor tuning " + seconds_text(c.vendor_tuning) + ", timing " +
          seconds_text(c.timing) + ", numerics " + seconds_text(c.numerics) + ", other " + seconds_text(other) + "\n";
 }

@@ -10,6 +10,7 @@
 #include "ops/input_generation.hpp"
 #include "ops/norm/batchnorm_impl.hpp"
 #include "ops/norm/batchnorm_ref.hpp"
+#include "ops/norm/batchnorm_ref_gpu.hpp"
 #include "ops/norm/norm_layout.hpp"
 #include "ops/norm/norm_problem.hpp"
 
@@ -68,6 +69,7 @@ class BatchNormOp final : public OpDefinition {
         mixed_(mixed),
         table_(with_common_flags(kBatchNormFlags)),
         columns_(make_batch_norm_implementation("gpu:" + std::string(name) + ":columns")),
+        gpu_reference_(make_batch_norm_gpu_reference("gpu:" + std::string(name) + ":reference")),
         implementations_{columns_.get()} {}
 
   std::string_view name() const override { return name_; }
@@ -160,6 +162,7 @@ class BatchNormOp final : public OpDefinition {
   }
 
   std::span<const GpuImplementation* const> gpu_implementations() const override { return implementations_; }
+  const GpuReference* gpu_reference() const override { return gpu_reference_.get(); }
 
   Result<std::vector<base::HostTensor>> reference(const OpSignature& sig,
                                                   const std::vector<base::HostTensor>& args) const override {
@@ -174,6 +177,7 @@ class BatchNormOp final : public OpDefinition {
   bool mixed_;
   std::vector<FlagSpec> table_;
   std::unique_ptr<GpuImplementation> columns_;
+  std::unique_ptr<GpuReference> gpu_reference_;
   const GpuImplementation* implementations_[1];
 };
 

@@ -32,8 +32,8 @@ class NormTier : public Tier<NormProblem, ConfigT> {
 
 /// Binds the tensor address fields of a norm kernel's parameter block to the
 /// signature's tensors; those it lacks stay 0 (mean and rstd are results with
-/// the forward, arguments without). Layer norm's blocks also have mean, bias
-/// and dbias.
+/// the forward, arguments without). Layer norm's blocks also have mean, bias,
+/// dbias and add-layernorm's x2.
 template <typename Params>
 void bind_tensors(StepBuilder<Params>& step, const TensorRoles& roles) {
   auto bind = [&](unsigned long long& field, std::string_view name) {
@@ -51,6 +51,7 @@ void bind_tensors(StepBuilder<Params>& step, const TensorRoles& roles) {
     bind(p.mean, "mean");
     bind(p.bias, "bias");
     bind(p.dbias, "dbias");
+    bind(p.x2, "x2");
   }
 }
 

@@ -23,6 +23,12 @@ constexpr OpToken kLayerNormTokens[] = {
     {"layernormbfp16", DType::kBF16},
 };
 
+constexpr OpToken kAddLayerNormTokens[] = {
+    {"addlayernorm", DType::kF32},
+    {"addlayernormfp16", DType::kF16},
+    {"addlayernormbfp16", DType::kBF16},
+};
+
 constexpr OpToken kRmsNormTokens[] = {
     {"t5layernorm", DType::kF32},
     {"t5layernormfp16", DType::kF16},
@@ -50,6 +56,18 @@ constexpr FlagSpec kLayerNormFlags[] = {
     {"bias", 0, "1", "boo: with -m 1, 0 keeps the weight but drops the bias"},
     {"input-permutation", 0, "", "BOO: memory order of the input, outermost first (e.g. 0 2 1)", 0},
     {"use-aten", 0, "1", "BOO: selects ATen's full-backward formula; only changes the function name"},
+};
+
+// MIOpenDriver's addlayernorm flags (driver/addlayernorm_driver.hpp) with
+// BOO's -F modes of layernorm's -X syntax and -F 0 (forward and backward).
+constexpr FlagSpec kAddLayerNormFlags[] = {
+    {"forw", 'F', "1",
+     "1 forward, 0 forward and the whole backward, 2 input backward (dx, also x2's gradient), 4 weight "
+     "backward, 8 bias backward, 14 full backward"},
+    {"input", 'X', "100x3x32x32", "input shape NxC[xD]xHxW (any rank) of x and x2; a ',layout' suffix is ignored"},
+    {"eps", 'e', "0.00001", "epsilon"},
+    {"normalized_dim", 'o', "3", "first normalized axis: statistics over dims [o, rank)"},
+    {"mode", 'm', "2", "2 no weight and bias (MIOpen's elementwise affine fused add), 3 weight and bias"},
 };
 
 // MIOpenDriver's t5layernorm flags (driver/t5layernorm_driver.hpp) and boo's -o.
@@ -101,8 +119,8 @@ Result<bool> read_layer_norm_dims(const ParsedFlags& flags, NormSignature& sig) 
 Status read_layer_norm_flags(const ParsedFlags& flags, NormSignature& sig) {
   BOO_ASSIGN_OR_RETURN(int64_t mode, flags.integer("mode"));
   if (mode == 2 || mode == 3)
-    return unimplemented("layernorm --mode/-m " + std::to_string(mode) +
-                         " (fused add) is MIOpen's addlayernorm, which boo does not implement yet");
+    return invalid_argument("layernorm --mode/-m " + std::to_string(mode) +
+                            " (fused add) is MIOpen's addlayernorm: use the addlayernorm command (boo runs it)");
   if (mode == 4 || mode == 5)
     return invalid_argument("layernorm --mode/-m " + std::to_string(mode) +
                             " is a T5 (RMSNorm) mode: use the t5layernorm command (boo runs it)");
@@ -165,6 +183,21 @@ Status read_layer_norm_forw(const ParsedFlags& flags, NormSignature& sig) {
   return ok_status();
 }
 
+// addlayernorm's -m and -F.
+Status read_add_layer_norm_flags(const ParsedFlags& flags, NormSignature& sig) {
+  BOO_ASSIGN_OR_RETURN(int64_t mode, flags.integer("mode"));
+  if (mode != 2 && mode != 3)
+    return invalid_argument("addlayernorm --mode/-m " + std::to_string(mode) +
+                            ": accepted values are 2 (no weight and bias) and 3 (weight and bias)");
+  sig.weight = sig.bias = mode == 3;
+  BOO_ASSIGN_OR_RETURN(int64_t forw, flags.integer("forw"));
+  if (forw == 0) {
+    sig.directions = kNormForward | kNormBackwardData | (sig.weight ? kNormBackwardWeight | kNormBackwardBias : 0);
+    return ok_status();
+  }
+  return read_layer_norm_forw(flags, sig);
+}
+
 // t5layernorm's -m and -F.
 Status read_rms_norm_flags(const ParsedFlags& flags, NormSignature& sig) {
   BOO_ASSIGN_OR_RETURN(int64_t mode, flags.integer("mode"));
@@ -199,6 +232,10 @@ struct NormOpSpec {
 const NormOpSpec kLayerNormOp{
     NormKind::kLayer, "layernorm", kLayerNormTokens, kLayerNormFlags, false, read_layer_norm_flags,
     []() -> std::unique_ptr<NormSignature> { return std::make_unique<LayerNormSignature>(); }};
+
+const NormOpSpec kAddLayerNormOp{
+    NormKind::kLayer, "addlayernorm", kAddLayerNormTokens, kAddLayerNormFlags, false, read_add_layer_norm_flags,
+    []() -> std::unique_ptr<NormSignature> { return std::make_unique<AddLayerNormSignature>(); }};
 
 const NormOpSpec kRmsNormOp{
     NormKind::kRms, "rmsnorm", kRmsNormTokens, kRmsNormFlags, true, read_rms_norm_flags,
@@ -260,15 +297,17 @@ class NormOp final : public OpDefinition {
     const auto& norm = dynamic_cast<const NormSignature&>(sig);
     if (norm.directions & kNormForward) return args;
     const std::vector<TensorSpec> specs = sig.arguments();
-    size_t x_index = specs.size();
-    for (size_t i = 0; i < specs.size(); ++i)
-      if (specs[i].name == "x") x_index = i;
-    if (x_index == specs.size()) return args;  // layer norm's dbias alone reads dy only
     std::unique_ptr<OpSignature> forward_copy = sig.clone();
     auto& forward = dynamic_cast<NormSignature&>(*forward_copy);
     forward.directions = kNormForward;
     forward.weight = forward.bias = false;
-    BOO_ASSIGN_OR_RETURN(std::vector<base::HostTensor> computed, norm_reference(forward, {args[x_index]}));
+    // The forward's arguments (x, and add-layernorm's x2) from the backward's.
+    std::vector<base::HostTensor> forward_args;
+    for (const TensorSpec& f : forward.arguments())
+      for (size_t i = 0; i < specs.size(); ++i)
+        if (specs[i].name == f.name) forward_args.push_back(args[i]);
+    if (forward_args.size() != forward.arguments().size()) return args;  // layer norm's dbias alone reads dy only
+    BOO_ASSIGN_OR_RETURN(std::vector<base::HostTensor> computed, norm_reference(forward, forward_args));
     const std::vector<TensorSpec> computed_specs = forward.results();
     for (size_t i = 0; i < specs.size(); ++i)
       for (size_t j = 0; j < computed_specs.size(); ++j)
@@ -301,7 +340,7 @@ class NormOp final : public OpDefinition {
   Result<std::vector<base::HostTensor>> reference(const OpSignature& sig,
                                                   const std::vector<base::HostTensor>& args) const override {
     const auto* norm = dynamic_cast<const NormSignature*>(&sig);
-    if (!norm || norm->kind() != spec_.kind)
+    if (!norm || norm->kind() != spec_.kind || norm->op_name() != spec_.name)
       return internal_error(std::string(spec_.name) + " reference called with a " + std::string(sig.op_name()) +
                             " signature");
     return norm_reference(*norm, args);
@@ -319,6 +358,11 @@ class NormOp final : public OpDefinition {
 
 const OpDefinition& layer_norm_definition() {
   static const NormOp op(kLayerNormOp);
+  return op;
+}
+
+const OpDefinition& add_layer_norm_definition() {
+  static const NormOp op(kAddLayerNormOp);
   return op;
 }
 

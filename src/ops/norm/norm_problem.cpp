@@ -24,6 +24,7 @@ NormProblem::NormProblem(const NormSignature& sig)
       eps(sig.eps),
       weight(sig.weight),
       bias(sig.bias),
+      fused_add(sig.fused_add),
       forward(sig.directions & kNormForward),
       dx(sig.directions & kNormBackwardData),
       dweight(sig.directions & kNormBackwardWeight),

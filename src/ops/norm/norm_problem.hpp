@@ -34,6 +34,7 @@ class NormProblem final : public OpProblem {
   int64_t rows = 0, cols = 0;
   double eps = 1e-5;
   bool weight = false, bias = false;
+  bool fused_add = false;  ///< add-layernorm: the rows are x + x2 (x2 stored like x)
   bool forward = false;  ///< y and the statistics (computed first when a backward follows)
   bool dx = false, dweight = false, dbias = false;
   /// x's shape and storage strides: row-major unless a layer norm input is

@@ -24,6 +24,15 @@ void load_row(const base::HostTensor& t, int64_t row, int64_t row_length, std::v
     out[static_cast<size_t>(j)] = t.load(base::offset_of_linear(t.spec(), row * row_length + j));
 }
 
+// Row `row` of x, plus x2's (add-layernorm) where there is one.
+void load_x_row(const base::HostTensor& x, const base::HostTensor* x2, int64_t row, int64_t row_length,
+                std::vector<double>& out, std::vector<double>& scratch) {
+  load_row(x, row, row_length, out);
+  if (!x2) return;
+  load_row(*x2, row, row_length, scratch);
+  for (size_t j = 0; j < out.size(); ++j) out[j] += scratch[j];
+}
+
 // A per-column parameter (weight, bias) as `cols` doubles, `absent` where the signature has none.
 std::vector<double> param(const base::HostTensor* t, int64_t cols, double absent) {
   std::vector<double> v(static_cast<size_t>(cols), absent);
@@ -69,6 +78,7 @@ Result<std::vector<base::HostTensor>> norm_reference(const NormSignature& sig,
   const int64_t rows = p.rows, n = p.cols;
   std::vector<base::HostTensor> results = make_f64_results(sig);
   const base::HostTensor* x = find(arg_specs, args, "x");  // absent from layer norm's dbias-only backward
+  const base::HostTensor* x2 = find(arg_specs, args, "x2");  // add-layernorm: the rows are x + x2
   const std::vector<double> weight = param(find(arg_specs, args, "weight"), n, 1.0);
   const std::vector<double> bias = param(find(arg_specs, args, "bias"), n, 0.0);
 
@@ -79,9 +89,9 @@ Result<std::vector<base::HostTensor>> norm_reference(const NormSignature& sig,
     base::HostTensor* mean_out = find(result_specs, results, "mean");
     base::HostTensor& rstd_out = *find(result_specs, results, "rstd");
     base::parallel_for(rows, [&](int64_t begin, int64_t end) {
-      std::vector<double> row(static_cast<size_t>(n));
+      std::vector<double> row(static_cast<size_t>(n)), scratch(static_cast<size_t>(n));
       for (int64_t r = begin; r < end; ++r) {
-        load_row(*x, r, n, row);
+        load_x_row(*x, x2, r, n, row, scratch);
         const RowStats s = row_stats(p, row);
         for (int64_t j = 0; j < n; ++j) {
           const size_t js = static_cast<size_t>(j);
@@ -112,13 +122,14 @@ Result<std::vector<base::HostTensor>> norm_reference(const NormSignature& sig,
   std::vector<std::vector<double>> partial_dw(static_cast<size_t>(chunks), std::vector<double>(dweight ? n : 0));
   std::vector<std::vector<double>> partial_db(static_cast<size_t>(chunks), std::vector<double>(dbias ? n : 0));
   base::parallel_for(chunks, [&](int64_t chunk_begin, int64_t chunk_end) {
-    std::vector<double> g(static_cast<size_t>(n)), xhat(static_cast<size_t>(n)), dyrow(static_cast<size_t>(n));
+    std::vector<double> g(static_cast<size_t>(n)), xhat(static_cast<size_t>(n)), dyrow(static_cast<size_t>(n)),
+        scratch(static_cast<size_t>(n));
     for (int64_t chunk = chunk_begin; chunk < chunk_end; ++chunk) {
       for (int64_t r = rows * chunk / chunks; r < rows * (chunk + 1) / chunks; ++r) {
         const RowStats s = stats[static_cast<size_t>(r)];
         load_row(dy, r, n, dyrow);
         if (x) {
-          load_row(*x, r, n, xhat);
+          load_x_row(*x, x2, r, n, xhat, scratch);
           for (double& v : xhat) v = (v - s.mean) * s.rstd;
         }
         if (dx) {

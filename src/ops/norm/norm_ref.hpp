@@ -10,6 +10,7 @@ namespace boo::ops::norm {
 
 /// Computes every result of `sig` from `args` (as sig.arguments()) in double
 /// precision. Results are float64 tensors shaped as sig.results().
+/// Add-layernorm: x + x2 in place of x throughout.
 /// Forward: mean = sum(x)/n (layer norm; 0 for RMS norm),
 /// var = sum((x-mean)^2)/n (two passes), rstd = 1/sqrt(var + eps),
 /// xhat = (x - mean) * rstd, y = xhat * weight + bias.

@@ -77,6 +77,7 @@ class NormGpuReference final : public GpuReference {
           step.bind(field, *b);
       };
       bind_argument(p.x, "x");
+      bind_argument(p.x2, "x2");
       bind_argument(p.dy, "dy");
       bind_argument(p.weight, "weight");
       bind_argument(p.bias, "bias");

@@ -151,7 +151,7 @@ std::vector<Entry> entries(const NormProblem& p, const Layout& l) {
   if (p.forward)
     out.push_back({"boo_row_norm_forward",
                    "boo::row_norm_forward<" + t + ", " + split(l.fwd) + ", " + flag(p.rms()) + ", " + flag(p.weight) +
-                       ", " + flag(p.bias) + ">(p)",
+                       ", " + flag(p.bias) + ", " + flag(p.fused_add) + ">(p)",
                    Entry::kForward});
   const bool fused_partials = p.param_grads() && !l.split;
   if (p.dx || fused_partials)
@@ -159,13 +159,13 @@ std::vector<Entry> entries(const NormProblem& p, const Layout& l) {
                    "boo::row_norm_backward<" + t + ", " + split(l.bwd) + ", " + flag(l.bwd.shared_partials) + ", " +
                        flag(p.rms()) + ", " + flag(p.weight) +
                        ", " + flag(p.dx) + ", " + flag(p.dweight && fused_partials) + ", " +
-                       flag(p.dbias && fused_partials) + ">(p)",
+                       flag(p.dbias && fused_partials) + ", " + flag(p.fused_add) + ">(p)",
                    Entry::kBackward});
   if (l.split)
     out.push_back({"boo_row_norm_param_grads",
                    "boo::row_norm_param_grads<" + t + ", " + cols + ", " + std::to_string(l.param_vec) + ", " +
                        std::to_string(kParamBlock) + ", " + flag(p.rms()) + ", " + flag(p.dweight) + ", " +
-                       flag(p.dbias) + ">(p)",
+                       flag(p.dbias) + ", " + flag(p.fused_add) + ">(p)",
                    Entry::kParamGrads});
   if (p.param_grads())
     out.push_back({"boo_row_norm_finalize",

@@ -25,8 +25,8 @@ const KindText& text_of(NormKind kind) {
   return kind == NormKind::kLayer ? kLayer : kRms;
 }
 
-std::string op_token(NormKind kind, DType dtype) {
-  const std::string token(text_of(kind).token);
+std::string op_token(NormKind kind, DType dtype, bool fused_add = false) {
+  const std::string token = (fused_add ? "add" : "") + std::string(text_of(kind).token);
   switch (dtype) {
     case DType::kF16: return token + "fp16";
     case DType::kBF16: return token + "bfp16";
@@ -151,7 +151,7 @@ TensorSpec NormSignature::stat_spec(std::string name) const {
   return TensorSpec{std::move(name), shape, contiguous_strides(shape), DType::kF32, ""};
 }
 
-std::string_view NormSignature::op_name() const { return text_of(kind_).op_name; }
+std::string_view NormSignature::op_name() const { return fused_add ? "addlayernorm" : text_of(kind_).op_name; }
 
 std::vector<TensorSpec> NormSignature::arguments() const {
   std::vector<TensorSpec> args;
@@ -162,6 +162,7 @@ std::vector<TensorSpec> NormSignature::arguments() const {
     // reading the statistics the forward saves), or dy then what the backward reads.
     if (forward) {
       args.push_back(x_spec("x"));
+      if (fused_add) args.push_back(x_spec("x2"));
       if (weight) args.push_back(param_spec("weight"));
       if (bias) args.push_back(param_spec("bias"));
       if (directions != kNormForward) args.push_back(x_shaped_spec("dy"));
@@ -170,6 +171,7 @@ std::vector<TensorSpec> NormSignature::arguments() const {
     args.push_back(x_shaped_spec("dy"));
     if (needs_x) {
       args.push_back(x_spec("x"));
+      if (fused_add) args.push_back(x_spec("x2"));
       if ((directions & kNormBackwardData) && weight) args.push_back(param_spec("weight"));
       args.push_back(stat_spec("mean"));
       args.push_back(stat_spec("rstd"));
@@ -238,6 +240,8 @@ Status NormSignature::validate() const {
     return validate_rms_directions(directions, weight);
   }
   if (bias && !weight) return invalid_argument("layernorm bias needs the weight (elementwise affine) as well");
+  if (fused_add && (!layout.empty() || permuted() || weight != bias))
+    return invalid_argument("addlayernorm takes -X (contiguous tensors), -m 2 (no weight and bias) or 3 (both)");
   BOO_RETURN_IF_ERROR(validate_layer_directions(directions, weight, bias));
   if (!layout.empty()) {
     // The syntax's -F names the forward, the whole backward of the mode, or both.
@@ -284,6 +288,14 @@ std::string NormSignature::command() const {
       w.insert(w.end(), {"-o", std::to_string(normalized_dim)});
     return base::shell_join(w);
   }
+  if (fused_add) {
+    // MIOpen's modes 2 and 3; -F 0: the forward and the whole backward.
+    const bool both = (directions & kNormForward) && directions != kNormForward;
+    w[0] = op_token(kind_, dtype, true);
+    w.insert(w.end(), {"-o", std::to_string(normalized_dim), "-e", base::format_double(eps), "-m", weight ? "3" : "2",
+                       "-F", both ? "0" : std::to_string(directions)});
+    return base::shell_join(w);
+  }
   w.insert(w.end(), {"-o", std::to_string(normalized_dim), "-e", base::format_double(eps), "-m", weight ? "1" : "0",
                      "-F", std::to_string(directions)});
   if (weight && !bias) w.insert(w.end(), {"--bias", "0"});
@@ -311,7 +323,7 @@ std::string NormSignature::func_name() const {
   // BOO always writes "w" and "b" (it tests bools against None); boo writes
   // them only when the weight and bias exist.
   std::vector<std::string> items = {
-      "layer_norm", dims, std::string(dtype_name(dtype)), "float32", layer_mode_name(directions),
+      fused_add ? "add_layer_norm" : "layer_norm", dims, std::string(dtype_name(dtype)), "float32", layer_mode_name(directions),
       base::join_ints(input_shape, "x"), weight ? "w" : "", bias ? "b" : "",
   };
   std::string perm;
@@ -331,7 +343,8 @@ std::string NormSignature::func_name() const {
 bool NormSignature::operator==(const NormSignature& o) const {
   return kind_ == o.kind_ && dtype == o.dtype && input_shape == o.input_shape && normalized_dim == o.normalized_dim &&
          eps == o.eps && weight == o.weight && bias == o.bias && directions == o.directions &&
-         input_permutation == o.input_permutation && use_aten == o.use_aten && layout == o.layout;
+         input_permutation == o.input_permutation && use_aten == o.use_aten && layout == o.layout &&
+         fused_add == o.fused_add;
 }
 
 bool NormSignature::equals(const OpSignature& other) const {
@@ -340,6 +353,9 @@ bool NormSignature::equals(const OpSignature& other) const {
 }
 
 std::unique_ptr<OpSignature> LayerNormSignature::clone() const { return std::make_unique<LayerNormSignature>(*this); }
+std::unique_ptr<OpSignature> AddLayerNormSignature::clone() const {
+  return std::make_unique<AddLayerNormSignature>(*this);
+}
 std::unique_ptr<OpSignature> RmsNormSignature::clone() const { return std::make_unique<RmsNormSignature>(*this); }
 
 }  // namespace boo

@@ -21,7 +21,8 @@ __device__ __forceinline__ double load(unsigned long long base, long long offset
   return static_cast<double>(load_as_float<T>(base, offset));
 }
 
-/// x[row, col]: the storage offset of logical index row * cols + col.
+/// x[row, col]: the storage offset of logical index row * cols + col; plus
+/// x2's element for add-layernorm, as the CPU reference adds them.
 template <typename T>
 __device__ double load_x(const NormRefParams& p, long long row, long long col) {
   long long linear = row * p.cols + col, offset = 0;
@@ -29,7 +30,7 @@ __device__ double load_x(const NormRefParams& p, long long row, long long col) {
     offset += (linear % p.x_shape[d]) * p.x_strides[d];
     linear /= p.x_shape[d];
   }
-  return load<T>(p.x, offset);
+  return p.x2 ? __dadd_rn(load<T>(p.x, offset), load<T>(p.x2, offset)) : load<T>(p.x, offset);
 }
 
 __device__ __forceinline__ double* row_terms(const NormRefParams& p, int which) {

@@ -13,6 +13,7 @@ constexpr int kNormRefMaxRank = 8;
 /// and bias are [cols], the statistics [rows] float32.
 struct NormRefParams {
   unsigned long long x, dy, weight, bias;  ///< inputs in the signature dtype; 0 where absent
+  unsigned long long x2;                   ///< add-layernorm: x is x + x2 (x2 strided like x); else 0
   unsigned long long mean_in, rstd_in;     ///< the given statistics of a backward, or 0
   unsigned long long y, mean_out, rstd_out, dx, dweight, dbias;  ///< float64 results; 0 where not asked
   /// Float64 workspace [4][rows]: mean and rstd of every row (computed or

@@ -20,6 +20,14 @@ __device__ __forceinline__ long long layernorm_x_offset(const LayerNormParams& p
   return offset;
 }
 
+/// x at (row, col), plus x2 there for add-layernorm (p.x2 set; x2 is strided like x).
+template <typename T>
+__device__ __forceinline__ float layernorm_x(const LayerNormParams& p, long long row, long long col) {
+  const long long offset = layernorm_x_offset(p, row, col);
+  const float x = load_as_float<T>(p.x, offset);
+  return p.x2 ? x + load_as_float<T>(p.x2, offset) : x;
+}
+
 /// Storage offset of element (row, col) of y, dy or dx: x's (kLikeX: MIOpen's
 /// --layout stores them all alike) or row-major.
 template <bool kLikeX>
@@ -35,13 +43,13 @@ __device__ void layernorm_forward(const LayerNormParams& p) {
   for (long long row = blockIdx.x; row < p.rows; row += gridDim.x) {
     float sum = 0.f;
     for (long long col = threadIdx.x; col < p.cols; col += blockDim.x)
-      sum += load_as_float<T>(p.x, layernorm_x_offset(p, row, col));
+      sum += layernorm_x<T>(p, row, col);
     const float centre = block_sum(sum, scratch) / static_cast<float>(p.cols);
     // The deviations' mean is the float32 mean's rounding error, taken out of
     // every (x - mean) (see RowStats in kernels/reduce/row_stats.cuh).
     float dev = 0.f, sq = 0.f;
     for (long long col = threadIdx.x; col < p.cols; col += blockDim.x) {
-      const float d = load_as_float<T>(p.x, layernorm_x_offset(p, row, col)) - centre;
+      const float d = layernorm_x<T>(p, row, col) - centre;
       dev += d;
       sq += d * d;
     }
@@ -50,7 +58,7 @@ __device__ void layernorm_forward(const LayerNormParams& p) {
     const float rstd = rsqrtf(variance + p.eps);
     const float mean = centre + residual;
     for (long long col = threadIdx.x; col < p.cols; col += blockDim.x) {
-      float v = ((load_as_float<T>(p.x, layernorm_x_offset(p, row, col)) - centre) - residual) * rstd;
+      float v = ((layernorm_x<T>(p, row, col) - centre) - residual) * rstd;
       if (kWeight) v *= load_as_float<T>(p.weight, col);
       if (kBias) v += load_as_float<T>(p.bias, col);
       store_from_float<T>(p.y, layernorm_y_offset<kLikeX>(p, row, col), v);
@@ -73,7 +81,7 @@ __device__ void layernorm_backward_data(const LayerNormParams& p) {
     for (long long col = threadIdx.x; col < p.cols; col += blockDim.x) {
       float g = load_as_float<T>(p.dy, layernorm_y_offset<kLikeX>(p, row, col));
       if (kWeight) g *= load_as_float<T>(p.weight, col);
-      const float xhat = (load_as_float<T>(p.x, layernorm_x_offset(p, row, col)) - mean) * rstd;
+      const float xhat = (layernorm_x<T>(p, row, col) - mean) * rstd;
       sum_g += g;
       sum_gx += g * xhat;
     }
@@ -82,7 +90,7 @@ __device__ void layernorm_backward_data(const LayerNormParams& p) {
     for (long long col = threadIdx.x; col < p.cols; col += blockDim.x) {
       float g = load_as_float<T>(p.dy, layernorm_y_offset<kLikeX>(p, row, col));
       if (kWeight) g *= load_as_float<T>(p.weight, col);
-      const float xhat = (load_as_float<T>(p.x, layernorm_x_offset(p, row, col)) - mean) * rstd;
+      const float xhat = (layernorm_x<T>(p, row, col) - mean) * rstd;
       store_from_float<T>(p.dx, layernorm_y_offset<kLikeX>(p, row, col), rstd * (g - mean_g - xhat * mean_gx));
     }
   }
@@ -99,7 +107,7 @@ __device__ void layernorm_backward_params(const LayerNormParams& p) {
       if (kWeightGrad) {
         const float mean = reinterpret_cast<const float*>(p.mean)[row];
         const float rstd = reinterpret_cast<const float*>(p.rstd)[row];
-        dw += dy * (load_as_float<T>(p.x, layernorm_x_offset(p, row, col)) - mean) * rstd;
+        dw += dy * (layernorm_x<T>(p, row, col) - mean) * rstd;
       }
       db += dy;
     }

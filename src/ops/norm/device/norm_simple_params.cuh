@@ -13,6 +13,7 @@ namespace boo {
 struct LayerNormParams {
   unsigned long long x, weight, bias, y, mean, rstd;  ///< forward (weight/bias may be 0)
   unsigned long long dy, dx, dweight, dbias;           ///< backward (unused ones are 0)
+  unsigned long long x2;                               ///< add-layernorm: x is x + x2, strided like x (else 0)
   long long rows, cols;
   long long shape[8], x_strides[8];
   int rank;

@@ -61,6 +61,17 @@ struct RowShare {
   }
 };
 
+/// x += a second row share (add-layernorm's x2), in float32.
+template <typename Share, int kPerThread, int kVec>
+__device__ __forceinline__ void add_share(const Share& share, float (&x)[kPerThread][kVec]) {
+  float x2[kPerThread][kVec];  // [vectors of this thread][kVec]
+  share.to_float(x2);
+#pragma unroll
+  for (int i = 0; i < kPerThread; ++i)
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) x[i][k] += x2[i][k];
+}
+
 /// A thread's float32 partial sums of dweight and dbias over the rows its row
 /// group visits, kElems per parameter (its columns, in share order). In
 /// registers, or (kShared, chosen by norm_rows_impl.cpp) in the block's dynamic
@@ -86,9 +97,10 @@ struct PartialSums {
 /// Forward: y = (x - mean) * rstd * weight + bias, rstd = 1/sqrt(var + eps)
 /// (layer norm; var biased, two passes over the registers), or
 /// y = x * rstd * weight, rstd = 1/sqrt(mean(x^2) + eps) (kRms).
-/// Writes float32 mean (layer norm) and rstd per row.
+/// Writes float32 mean (layer norm) and rstd per row. kAdd (add-layernorm):
+/// the row is x + x2, added in float32 as it is loaded.
 template <typename T, int kCols, int kVec, int kThreadsPerRow, int kBlock, bool kPrefetch, bool kRms, bool kWeight,
-          bool kBias>
+          bool kBias, bool kAdd>
 __device__ void row_norm_forward(const RowNormParams& p) {
   using Split = RowSplit<kCols, kVec, kThreadsPerRow, kBlock>;
   __shared__ Sum2 scratch[32];
@@ -100,16 +112,21 @@ __device__ void row_norm_forward(const RowNormParams& p) {
   if (kBias) bias.load(p.bias, 0, true, lane);
   const long long stride = static_cast<long long>(gridDim.x) * Split::kRowsPerBlock;  // rows between visits
   long long first = static_cast<long long>(blockIdx.x) * Split::kRowsPerBlock;
-  Share share;  // of x's row (kPrefetch: of the row visited next)
-  if (kPrefetch) share.load(p.x, first + group, first + group < p.rows, lane);
+  Share share, share2;  // of x's and x2's (kAdd) row (kPrefetch: of the row visited next)
+  auto load_row = [&](long long row) {
+    share.load(p.x, row, row < p.rows, lane);
+    if (kAdd) share2.load(p.x2, row, row < p.rows, lane);
+  };
+  if (kPrefetch) load_row(first + group);
   // The trip count depends on the block only: every thread reaches every reduction.
   for (; first < p.rows; first += stride) {
     const long long row = first + group;
     const bool active = row < p.rows;
-    if (!kPrefetch) share.load(p.x, row, active, lane);
+    if (!kPrefetch) load_row(row);
     float x[Split::kPerThread][kVec];  // [vectors of this thread][kVec]: its share of the row
     share.to_float(x);
-    if (kPrefetch) share.load(p.x, row + stride, row + stride < p.rows, lane);
+    if (kAdd) add_share(share2, x);
+    if (kPrefetch) load_row(row + stride);
     const RowStats stats = two_pass_row_stats<kThreadsPerRow, Split::kPerThread, kVec, !kRms>(
         x, lane, Split::kVectors, static_cast<float>(kCols), p.eps, scratch);
     if (!active) continue;
@@ -140,9 +157,9 @@ __device__ void row_norm_forward(const RowNormParams& p) {
 ///   dx = rstd * (g - xhat * mean(g * xhat))             (kRms)
 /// and the row group's partial sums of dweight (dy * xhat) and dbias (dy) over
 /// its rows, in partial row blockIdx.x * kRowsPerBlock + group (kSharedPartials:
-/// kept in shared memory meanwhile, see PartialSums).
+/// kept in shared memory meanwhile, see PartialSums). kAdd: x is x + x2.
 template <typename T, int kCols, int kVec, int kThreadsPerRow, int kBlock, bool kPrefetch, bool kSharedPartials,
-          bool kRms, bool kWeight, bool kDx, bool kDw, bool kDb>
+          bool kRms, bool kWeight, bool kDx, bool kDw, bool kDb, bool kAdd>
 __device__ void row_norm_backward(const RowNormParams& p) {
   using Split = RowSplit<kCols, kVec, kThreadsPerRow, kBlock>;
   // dbias alone needs only dy (its signature has no x, mean or rstd).
@@ -164,11 +181,12 @@ __device__ void row_norm_backward(const RowNormParams& p) {
   }
   // A row's shares of x and dy and its statistics (kPrefetch: of the row
   // visited next, loaded before the current row is reduced).
-  Share x_share, dy_share;
+  Share x_share, x2_share, dy_share;
   float row_mean = 0.f, row_rstd = 0.f;
   auto load_row = [&](long long row) {
     const bool active = row < p.rows;
     if (kNeedX) x_share.load(p.x, row, active, lane);
+    if (kNeedX && kAdd) x2_share.load(p.x2, row, active, lane);
     dy_share.load(p.dy, row, active, lane);
     if (!kRms && kNeedX) row_mean = active ? reinterpret_cast<const float*>(p.mean)[row] : 0.f;
     if (kNeedX) row_rstd = active ? reinterpret_cast<const float*>(p.rstd)[row] : 0.f;
@@ -184,6 +202,7 @@ __device__ void row_norm_backward(const RowNormParams& p) {
     float xhat[Split::kPerThread][kVec];  // [vectors of this thread][kVec]
     float dy[Split::kPerThread][kVec];    // [vectors of this thread][kVec]
     if (kNeedX) x_share.to_float(xhat);
+    if (kNeedX && kAdd) add_share(x2_share, xhat);
     dy_share.to_float(dy);
     if (kPrefetch) load_row(row + stride);
     float sum_g = 0.f, sum_gx = 0.f;
@@ -241,7 +260,8 @@ __device__ void row_norm_backward(const RowNormParams& p) {
 /// Thread t of block (bx, by) owns vector bx * kBlock + t of the columns and
 /// adds dy * xhat and dy over rows by, by + gridDim.y, ... into partial row
 /// `by` (p.slots == gridDim.y), so every partial sum has a fixed order.
-template <typename T, int kCols, int kVec, int kBlock, bool kRms, bool kDw, bool kDb>
+/// kAdd: x is x + x2.
+template <typename T, int kCols, int kVec, int kBlock, bool kRms, bool kDw, bool kDb, bool kAdd>
 __device__ void row_norm_param_grads(const RowNormParams& p) {
   constexpr int kVectors = kCols / kVec;  // vectors per row
   const int vec = blockIdx.x * kBlock + threadIdx.x;
@@ -256,6 +276,12 @@ __device__ void row_norm_param_grads(const RowNormParams& p) {
       const float mean = kRms ? 0.f : reinterpret_cast<const float*>(p.mean)[row];
       const float rstd = reinterpret_cast<const float*>(p.rstd)[row];
       load_vector<T, kVec>(p.x, row * kVectors + vec, true, xhat);
+      if (kAdd) {
+        float x2[kVec];  // [kVec]
+        load_vector<T, kVec>(p.x2, row * kVectors + vec, true, x2);
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) xhat[k] += x2[k];
+      }
 #pragma unroll
       for (int k = 0; k < kVec; ++k) dw[k] += dy[k] * ((xhat[k] - mean) * rstd);
     }

@@ -11,6 +11,7 @@ struct RowNormParams {
   unsigned long long x, weight, bias, y, mean, rstd;  ///< mean: layer norm only; rstd written or read
   unsigned long long dy, dx, dweight, dbias;          ///< backward (unused ones are 0)
   unsigned long long partials;                        ///< workspace: [2][slots][cols] float32 (dweight, dbias)
+  unsigned long long x2;                              ///< add-layernorm: the row is x + x2 (else 0)
   long long rows;
   long long slots;                                    ///< partial rows: backward blocks * row groups per block
   float eps;
