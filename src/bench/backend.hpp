@@ -78,6 +78,19 @@ std::unique_ptr<Backend> make_boo_backend(Runtime& runtime, const TimingOptions&
 /// (kFailedPrecondition, saying so).
 Result<std::unique_ptr<Backend>> make_cudnn_backend(Runtime& runtime, const TimingOptions& timing);
 
+/// cuBLASLt for GEMMs (any signature whose problem is a GemmProblem: gemm
+/// commands, ATen's mm family), the GEMM baseline: the fastest of the
+/// algorithms cuBLASLt's heuristics offer, timed once each and remembered
+/// under timing.vendor_plan_dir. Fails when cuBLASLt cannot be loaded, and in
+/// a build without its header (kFailedPrecondition, saying so).
+Result<std::unique_ptr<Backend>> make_cublaslt_backend(Runtime& runtime, const TimingOptions& timing);
+
+/// The vendor baseline the driver compares against (its `cudnn` backend):
+/// GEMMs on cuBLASLt, everything else on cuDNN. Each library is opened when
+/// a signature first needs it, so either may be missing: only the commands
+/// that need it fail, saying why.
+std::unique_ptr<Backend> make_vendor_backend(Runtime& runtime, const TimingOptions& timing);
+
 /// The CPU reference as a backend. The reference is not a benchmark, so at
 /// most `max_iterations` launches are timed (wall clock).
 std::unique_ptr<Backend> make_cpu_backend(int64_t max_iterations);

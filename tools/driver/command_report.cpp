@@ -83,11 +83,12 @@ std::string render_run(const OpSignature& sig, const std::string& backend, const
   return out;
 }
 
-// Per-launch time of each backend over the baseline's: cudnn when it ran, else the first backend.
+// Per-launch time of each backend over the baseline's: the vendor's (cudnn or
+// cublaslt) when it ran, else the first backend.
 std::string render_ratios(const std::vector<const BackendResult*>& ran) {
   size_t base = 0;
   for (size_t b = 0; b < ran.size(); ++b)
-    if (canonical_backend(ran[b]->backend) == "cudnn") base = b;
+    if (canonical_backend(ran[b]->backend) == "cudnn" || canonical_backend(ran[b]->backend) == "cublaslt") base = b;
   if (ran.size() < 2 || ran[base]->run->kernels.empty()) return "";
   const double base_us = per_launch_mean_us(*ran[base]->run);
   std::string out;

@@ -127,7 +127,7 @@ Status CommandRunner::open_backends(std::string& notice) {
                        [&](const std::string& b) { return canonical_backend(b) == name; });
   };
   const bool gpu_reference = opts_.verify_numerics && opts_.reference == bench::ReferenceChoice::kGpu;
-  const bool want_gpu = backend_names_.empty() || wants("boo") || wants("cudnn") || gpu_reference;
+  const bool want_gpu = backend_names_.empty() || wants("boo") || wants("cudnn") || wants("cublaslt") || gpu_reference;
   if (want_gpu && !opts_.dry_run) {
     Result<std::unique_ptr<Runtime>> rt = Runtime::create(ro);
     if (rt.ok()) {
@@ -135,7 +135,7 @@ Status CommandRunner::open_backends(std::string& notice) {
     } else if (!backend_names_.empty() || gpu_reference) {
       Status st = rt.status();
       return std::move(st).annotate(gpu_reference ? "--reference gpu needs a usable GPU"
-                                                  : "--backend boo/cudnn need a usable GPU");
+                                                  : "--backend boo/cudnn/cublaslt need a usable GPU");
     } else {
       notice = ">>> no GPU backend (" + rt.status().message() + "); running on the CPU reference\n";
     }
@@ -152,9 +152,11 @@ Status CommandRunner::open_backends(std::string& notice) {
     } else if (kind == "faulty") {
       BOO_ASSIGN_OR_RETURN(std::unique_ptr<bench::Backend> faulty, bench::make_faulty_backend(name, opts_.cpu_iterations));
       backends_.push_back(std::move(faulty));
-    } else if (kind == "cudnn") {
-      BOO_ASSIGN_OR_RETURN(std::unique_ptr<bench::Backend> cudnn, bench::make_cudnn_backend(*runtime_, opts_.timing));
-      backends_.push_back(std::move(cudnn));
+    } else if (kind == "cudnn") {  // the vendor baseline: cuDNN, GEMMs on cuBLASLt
+      backends_.push_back(bench::make_vendor_backend(*runtime_, opts_.timing));
+    } else if (kind == "cublaslt") {
+      BOO_ASSIGN_OR_RETURN(std::unique_ptr<bench::Backend> cublaslt, bench::make_cublaslt_backend(*runtime_, opts_.timing));
+      backends_.push_back(std::move(cublaslt));
     } else if (runtime_) {
       BOO_ASSIGN_OR_RETURN(std::unique_ptr<bench::Backend> boo,
                            bench::with_test_fault_from_environment(bench::make_boo_backend(*runtime_, opts_.timing)));
@@ -188,11 +190,8 @@ bench::Backend* CommandRunner::numerics_vendor() {
   if (!opts_.numerics.vendor) return nullptr;
   for (size_t b = 0; b < backends_.size(); ++b)
     if (canonical_backend(backend_names_[b]) == "cudnn") return backends_[b].get();
-  if (!numerics_cudnn_ && runtime_ && !numerics_cudnn_failed_) {
-    Result<std::unique_ptr<bench::Backend>> cudnn = bench::make_cudnn_backend(*runtime_, opts_.timing);
-    if (cudnn.ok()) numerics_cudnn_ = std::move(*cudnn);
-    else numerics_cudnn_failed_ = true;
-  }
+  // The vendor baseline opens cuDNN and cuBLASLt when a command first needs one.
+  if (!numerics_cudnn_ && runtime_) numerics_cudnn_ = bench::make_vendor_backend(*runtime_, opts_.timing);
   return numerics_cudnn_.get();
 }
 
@@ -285,8 +284,8 @@ void CommandRunner::run_backends(const OpSignature& sig, const RunOptions& run,
       NvtxRange backend_range(name);
       return backends_[b]->run(sig, args, run);
     }();
-    if (!ran.ok() && ran.status().code() == StatusCode::kUnimplemented && canonical_backend(name) == "cudnn" &&
-        backends_.size() > 1) {
+    const bool vendor = canonical_backend(name) == "cudnn" || canonical_backend(name) == "cublaslt";
+    if (!ran.ok() && ran.status().code() == StatusCode::kUnimplemented && vendor && backends_.size() > 1) {
       // The baseline does not implement this signature: the other backends' results and times still count.
       result.backends.push_back(BackendResult{name, std::nullopt, ran.status().message()});
       continue;

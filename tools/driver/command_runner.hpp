@@ -61,7 +61,6 @@ class CommandRunner {
   std::vector<std::unique_ptr<bench::Backend>> backends_;
   std::unique_ptr<bench::Backend> numerics_cudnn_;  // the vendor for --verify-numerics when not a --backend
   std::unique_ptr<bench::Reference> reference_;      // --verify-numerics on the GPU (null: the CPU reference)
-  bool numerics_cudnn_failed_ = false;
   std::optional<bench::TracePart> trace_;  // this process's part of the --trace file
 };
 

@@ -27,7 +27,8 @@ Result<double> non_negative(const char* option, const std::string& v) {
 Status add_backends(DriverOptions& o, const std::string& v) {
   for (const std::string& b : base::split(v, ',')) {
     if (canonical_backend(b).empty())
-      return invalid_argument("--backend " + b + ": unknown backend; accepted: boo (GPU), cudnn (cuDNN 9), cpu (float64 "
+      return invalid_argument("--backend " + b + ": unknown backend; accepted: boo (GPU), cudnn (cuDNN 9; GEMMs on "
+                              "cuBLASLt), cublaslt (cuBLASLt, GEMMs only), cpu (float64 "
                               "reference), and BOO's names iree_boo, iree_boo_experimental, iree_boo_legacy, "
                               "iree_boo_inductor (run as boo), torch, inductor (run as cudnn), faulty:<fault> (a deliberately "
                               "wrong CPU reference; faults: shift, permute, missing-bias, unwritten-tail, scale, outlier, nan)");
@@ -45,9 +46,11 @@ constexpr DriverOptionSpec kOptions[] = {
      "one command per line (.txt: shell words; .tsv: tab-separated);\n'#' comments and blank lines are skipped",
      kDriver, [](DriverOptions& o, const std::string& v) { o.commands_file = v; return ok_status(); }},
     {"backend", 0, "NAME", "",
-     "boo (boo's GPU kernels; the default with a GPU), cudnn (cuDNN 9, its fastest\n"
-     "engine per signature) or cpu (the float64 reference; the default without\n"
-     "a GPU); repeatable to compare backends (ratios to cudnn are printed).\n"
+     "boo (boo's GPU kernels; the default with a GPU), cudnn (the vendor baseline:\n"
+     "cuDNN 9's fastest engine per signature, GEMMs on cuBLASLt's fastest\n"
+     "algorithm), cublaslt (cuBLASLt alone, GEMMs only) or cpu (the float64\n"
+     "reference; the default without a GPU); repeatable to compare backends\n"
+     "(ratios to the vendor, cudnn or cublaslt, are printed).\n"
      "BOO's names work too: iree_boo* run as boo, torch and inductor as cudnn;\n"
      "faulty:<fault> is the CPU reference made deliberately wrong, for testing\n"
      "--verify-numerics (faults: shift, permute, missing-bias, unwritten-tail,\n"
@@ -291,7 +294,7 @@ std::string canonical_backend(const std::string& name) {
   // BOO's backend names run as their boo counterparts: its own kernels as boo,
   // PyTorch's (cuDNN on NVIDIA GPUs) as cudnn. The CSV keeps the name given.
   static const std::pair<const char*, const char*> kNames[] = {
-      {"boo", "boo"},         {"cudnn", "cudnn"},           {"cpu", "cpu"},
+      {"boo", "boo"},         {"cudnn", "cudnn"},           {"cpu", "cpu"},       {"cublaslt", "cublaslt"},
       {"iree_boo", "boo"},    {"iree_boo_experimental", "boo"}, {"iree_boo_legacy", "boo"},
       {"iree_boo_inductor", "boo"}, {"torch", "cudnn"},        {"inductor", "cudnn"}};
   for (const auto& [given, canonical] : kNames)
