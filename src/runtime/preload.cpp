@@ -61,7 +61,7 @@ PreloadReport preload(const std::vector<const OpSignature*>& signatures, const D
                       const cache::ArtifactCache& cache, int jobs, const std::string& implementation,
                       const std::string& save_temps_dir, const PreloadProgress& progress) {
   std::vector<ModuleJob> work;
-  std::vector<PreloadFailure> failures;
+  std::vector<PreloadFailure> failures, skipped;
   for (const OpSignature* sig : signatures) {
     Result<ModuleRequest> request = [&]() -> Result<ModuleRequest> {
       BOO_ASSIGN_OR_RETURN(Dispatch d, choose_gpu_implementation(*sig, device, implementation));
@@ -69,7 +69,8 @@ PreloadReport preload(const std::vector<const OpSignature*>& signatures, const D
       return describe_module(d.chosen->name(), *d.config, std::move(plan.source), device.arch());
     }();
     if (!request.ok()) {
-      failures.push_back({sig->command(), request.status()});
+      (request.status().code() == StatusCode::kUnimplemented ? skipped : failures)
+          .push_back({sig->command(), request.status()});
       continue;
     }
     work.push_back(ModuleJob{std::move(*request), sig});
@@ -78,6 +79,7 @@ PreloadReport preload(const std::vector<const OpSignature*>& signatures, const D
   // Signature-level failures first, as they were found.
   report.failed += static_cast<int64_t>(failures.size());
   report.failures.insert(report.failures.begin(), failures.begin(), failures.end());
+  report.skipped = std::move(skipped);
   return report;
 }
 

@@ -23,6 +23,9 @@ struct PreloadReport {
   int64_t cached = 0;    ///< already in the cache
   int64_t failed = 0;
   std::vector<PreloadFailure> failures;
+  /// Signatures no GPU implementation takes (UNIMPLEMENTED: float64, which runs
+  /// on the CPU reference, or a shape every tier declines): nothing to compile.
+  std::vector<PreloadFailure> skipped;
   std::vector<double> compile_ms;  ///< one entry per compiled module
 };
 

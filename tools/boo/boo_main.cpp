@@ -321,6 +321,8 @@ int cmd_preload(const Options& o) {
   for (const runtime::PreloadFailure& f : report.failures)
     std::cout << "FAILED " << f.what << ": " << f.reason.to_string() << "\n";
   if (unsupported) std::cout << "skipped " << unsupported << " commands of ops boo does not implement\n";
+  for (const runtime::PreloadFailure& f : report.skipped)
+    std::cout << "SKIPPED " << f.what << ": no GPU kernel to compile: " << f.reason.to_string() << "\n";
   if (!report.compile_ms.empty())
     std::cout << "compile time per module: median " << base::format_double(std::round(median(report.compile_ms)))
               << " ms, max "
