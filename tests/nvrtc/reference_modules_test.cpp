@@ -154,5 +154,21 @@ TEST(GpuInputsPlanTest, DeclinesFloat64AndHighRanks) {
   EXPECT_EQ(op->gpu_reference()->accepts(**problem).code(), StatusCode::kUnimplemented);
 }
 
+// The layer norm reference indexes y, dy and dx row-major: a channels-last
+// --layout runs on the CPU reference instead of being compared at the wrong places.
+TEST(NormReferencePlanTest, DeclinesChannelsLastResults) {
+  for (const auto& [command, accepted] : {std::pair{"layernorm -N 2 -C 8 -H 4 -W 4 -F 0 --layout NCHW", true},
+                                          std::pair{"layernorm -N 2 -C 8 -H 4 -W 4 -F 0 --layout NHWC", false}}) {
+    SCOPED_TRACE(command);
+    Result<ParsedCommand> p = parse_command(std::string_view(command));
+    ASSERT_TRUE(p.ok()) << p.status().to_string();
+    const ops::OpDefinition* op = ops::find_op(p->signature->op_name());
+    auto problem = op->make_problem(*p->signature);
+    ASSERT_TRUE(problem.ok());
+    const Status s = op->gpu_reference()->accepts(**problem);
+    EXPECT_EQ(s.ok(), accepted) << s.to_string();
+  }
+}
+
 }  // namespace
 }  // namespace boo

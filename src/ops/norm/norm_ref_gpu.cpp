@@ -24,6 +24,14 @@ class NormGpuReference final : public GpuReference {
     if (problem->x.rank() > kNormRefMaxRank)
       return unimplemented(name_ + ": x has rank " + std::to_string(problem->x.rank()) + ", the kernels index at most " +
                            std::to_string(kNormRefMaxRank) + " dims");
+    // The kernels index y, dy and dx as dense row-major tensors (x may have any strides): a layout that
+    // stores them otherwise (layernorm --layout NHWC) runs on the CPU reference.
+    const OpSignature& sig = problem->signature();
+    std::vector<TensorSpec> specs = sig.arguments();
+    for (TensorSpec& t : sig.results()) specs.push_back(std::move(t));
+    for (const TensorSpec& t : specs)
+      if ((t.name == "y" || t.name == "dy" || t.name == "dx") && t.strides != contiguous_strides(t.shape))
+        return unimplemented(name_ + ": " + t.name + " is not stored row-major (its layout); the CPU reference runs it");
     return ok_status();
   }
 
