@@ -443,9 +443,13 @@ std::vector<Work> works_of(const ConvProblem& problem, const ChannelPads& pads, 
     copies.push_back(c);
     return static_cast<int>(copies.size() - 1);
   };
-  // A strided data face (dilation 1) runs as one GEMM per stride phase.
-  const bool strided = r.stride[0] * r.stride[1] * r.stride[2] > 1;
+  // A strided data face (dilation 1) runs as one GEMM per stride phase, each a
+  // kernel of its own: up to kMaxPhaseGemms of them; beyond, as one GEMM over every tap.
+  constexpr long long kMaxPhaseGemms = 64;
+  const bool strided = r.stride[0] > 1 || r.stride[1] > 1 || r.stride[2] > 1;
   const bool unit_dilation = r.dil[0] == 1 && r.dil[1] == 1 && r.dil[2] == 1;
+  const bool few_phases = r.stride[0] <= kMaxPhaseGemms && r.stride[1] <= kMaxPhaseGemms &&
+                          r.stride[2] <= kMaxPhaseGemms && r.stride[0] * r.stride[1] * r.stride[2] <= kMaxPhaseGemms;
   std::vector<Work> out;
   for (const FaceTask& task : problem.tasks) {
     Relation rel = r;
@@ -474,7 +478,7 @@ std::vector<Work> works_of(const ConvProblem& problem, const ChannelPads& pads, 
     if (b >= 0) rel.b_strides = channels_last(r.b_size, copies[b].padded);
     if (w >= 0) rel.w_strides = channels_last(r.f_size, copies[w].padded);
     const std::string entry = "boo_igemm_" + task.result;
-    if (task.face == kDataFace && strided && unit_dilation) {
+    if (task.face == kDataFace && strided && unit_dilation && few_phases) {
       int index = 0;
       for (const Phase& p : phases(rel))
         out.push_back({plan_gemm(entry + "_p" + std::to_string(index++), task.face, rel, problem.dtype, arch, p), rel,
