@@ -631,6 +631,10 @@ class ImplicitGemmConv final : public Tier<ConvProblem, ImplicitGemmConfig> {
       if (bytes > static_cast<size_t>(arch.max_shared_bytes_per_block))
         return unimplemented("tile needs " + std::to_string(bytes) + " bytes of shared memory, the device allows " +
                              std::to_string(arch.max_shared_bytes_per_block));
+      // One block per tile along the grid's x (plan_problem): a GEMM with more tiles is declined here.
+      const long long tiles = ceil_div(w.gemm.m, w.gemm.bm) * ceil_div(w.gemm.n, w.gemm.bn);
+      if (tiles > 0x7fffffff)
+        return unimplemented("the GEMM has " + std::to_string(tiles) + " tiles, more than the grid's 2147483647 blocks");
     }
     // The workspace: split-K partials (the largest GEMM's; GEMMs run one after
     // another), then the copies.
