@@ -9,6 +9,7 @@
 #include "base/checked_int.hpp"
 #include "base/host_memory.hpp"
 #include "base/host_tensor.hpp"
+#include "base/json.hpp"
 #include "base/strings.hpp"
 #include "bench/backend.hpp"
 #include "bench/memory_check.hpp"
@@ -267,6 +268,23 @@ TEST(FuzzFindingsTest, HugeValidSignaturesPlanOrDeclineWithTrueNumbers) {
                                            "per thread > "),
             std::string::npos)
       << rows->failure().to_string();
+}
+
+}  // namespace
+}  // namespace boo
+
+namespace boo {
+namespace {
+
+// The cache-record fuzzer's finding: a \u escape without four hex digits threw std::invalid_argument.
+TEST(FuzzFindingsTest, JsonEscapesAreCheckedNotThrown) {
+  Result<base::JsonObject> bad = base::JsonObject::parse("{\"key_record\": \"sche=f1anm\\uzz=record\"}");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "bad \\u escape in JSON");
+  EXPECT_FALSE(base::JsonObject::parse("{\"a\": \"\\u+1a2\"}").ok());
+  Result<base::JsonObject> good = base::JsonObject::parse("{\"a\": \"x\\u0001\\u00e9\\u20ac\"}");
+  ASSERT_TRUE(good.ok()) << good.status().to_string();
+  EXPECT_EQ(*good->get("a"), "x\x01\xc3\xa9\xe2\x82\xac");
 }
 
 }  // namespace
