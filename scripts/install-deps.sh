@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what boo needs to build and test on a fresh Debian machine with the
-# CUDA toolkit: compilers and CMake, GoogleTest, and a Python virtual
+# CUDA toolkit: compilers (clang 16 for the sanitizer build) and CMake, GoogleTest, and a Python virtual
 # environment (.venv) with the pinned PyPI packages of requirements-dev.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +11,13 @@ command -v g++ >/dev/null || need_apt+=(g++)
 command -v ninja >/dev/null || need_apt+=(ninja-build)
 [ -f /usr/include/gtest/gtest.h ] || need_apt+=(libgtest-dev)
 python3 -c 'import venv, ensurepip' 2>/dev/null || need_apt+=(python3-venv)
+# clang 16 with libFuzzer and the sanitizer runtimes: scripts/sanitize.sh (clang 14, Debian 12's default,
+# lacks std::source_location).
+have_clang=""
+for v in 19 18 17 16; do
+  command -v "clang++-$v" >/dev/null && [ -d "/usr/lib/llvm-$v/lib/clang/$v/lib/linux" ] && have_clang=1
+done
+if [ -z "$have_clang" ] && apt-cache show clang-16 >/dev/null 2>&1; then need_apt+=(clang-16 libclang-rt-16-dev); fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -ne 0 ] && sudo=sudo

@@ -2,6 +2,7 @@
 #include "base/json.hpp"
 
 #include <cctype>
+#include <charconv>
 #include <cstdio>
 
 #include "base/strings.hpp"
@@ -48,8 +49,21 @@ Result<std::string> read_string(const std::string& text, size_t& i) {
         case 'r': out += '\r'; break;
         case 't': out += '\t'; break;
         case 'u': {
-          if (i + 4 >= text.size()) return data_loss("bad \\u escape in JSON");
-          out += static_cast<char>(std::stoi(text.substr(i + 1, 4), nullptr, 16));
+          // Exactly four hex digits (std::stoi would throw on others), written as UTF-8.
+          unsigned code = 0;
+          const char* digits = text.data() + i + 1;
+          if (i + 4 >= text.size() || std::from_chars(digits, digits + 4, code, 16).ptr != digits + 4)
+            return data_loss("bad \\u escape in JSON");
+          if (code < 0x80) {
+            out += static_cast<char>(code);
+          } else if (code < 0x800) {
+            out += static_cast<char>(0xc0 | (code >> 6));
+            out += static_cast<char>(0x80 | (code & 0x3f));
+          } else {
+            out += static_cast<char>(0xe0 | (code >> 12));
+            out += static_cast<char>(0x80 | ((code >> 6) & 0x3f));
+            out += static_cast<char>(0x80 | (code & 0x3f));
+          }
           i += 4;
           break;
         }

@@ -5,11 +5,14 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/checked_int.hpp"
 #include "base/file_util.hpp"
 #include "base/strings.hpp"
 
 namespace boo::base {
 namespace {
+
+using base::CheckedInt;
 
 const char kMagic[] = "\x93NUMPY";
 
@@ -76,11 +79,14 @@ Result<HostTensor> read_npy(const std::string& path) {
     BOO_ASSIGN_OR_RETURN(int64_t d, parse_int(dim));
     shape.push_back(d);
   }
+  // The data's size is checked against the shape before anything is allocated for it.
+  CheckedInt data_bytes = static_cast<int64_t>(dtype_size_bytes(dtype));
+  for (int64_t d : shape) data_bytes = d < 0 ? CheckedInt(-1) : data_bytes * d;
+  if (!data_bytes.ok() || data_bytes.value() != static_cast<int64_t>(bytes.size() - 10 - header_len))
+    return data_loss(path + ": data size does not match the shape");
   TensorSpec spec{"", shape, contiguous_strides(shape), dtype, ""};
   HostTensor tensor(spec);
-  if (bytes.size() - 10 - header_len != tensor.size_bytes())
-    return data_loss(path + ": data size does not match the shape");
-  std::memcpy(tensor.data(), bytes.data() + 10 + header_len, tensor.size_bytes());
+  if (tensor.size_bytes() > 0) std::memcpy(tensor.data(), bytes.data() + 10 + header_len, tensor.size_bytes());
   return tensor;
 }
 

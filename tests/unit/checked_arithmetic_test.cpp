@@ -9,12 +9,14 @@
 #include "base/checked_int.hpp"
 #include "base/host_memory.hpp"
 #include "base/host_tensor.hpp"
+#include "base/json.hpp"
 #include "base/strings.hpp"
 #include "bench/backend.hpp"
 #include "bench/memory_check.hpp"
 #include "boo/conv.hpp"
 #include "boo/registry.hpp"
 #include "ops/op_registry.hpp"
+#include "runtime/dispatch.hpp"
 
 namespace boo {
 namespace {
@@ -225,6 +227,64 @@ TEST(EchoWordTest, ControlBytesAreEscapedAndHugeWordsCut) {
   Result<int64_t> v = base::parse_int(std::string(3000, '9'));
   ASSERT_FALSE(v.ok());
   EXPECT_LT(v.status().message().size(), 120u) << v.status().message();
+}
+
+}  // namespace
+}  // namespace boo
+
+namespace boo {
+namespace {
+
+// What the command-parse fuzzer found past the parser, planned as `boo explain --arch sm_90a` plans.
+TEST(FuzzFindingsTest, HugeValidSignaturesPlanOrDeclineWithTrueNumbers) {
+  const DeviceInfo device = *DeviceInfo::for_arch("sm_90a");
+  // A transposed conv with stride 2814749767: the implicit GEMM made one kernel per stride phase (2.8e9);
+  // now it declines (its grid cannot hold the tiles) and the direct tier plans it.
+  Result<ParsedCommand> conv = parse_command(std::string_view("conv -n 1 -c 1 -x 1 -u 2814749767 -m trans -F 1"));
+  ASSERT_TRUE(conv.ok()) << conv.status().to_string();
+  Result<runtime::Dispatch> igemm = runtime::choose_gpu_implementation(*conv->signature, device, "gpu:conv:implicit_gemm");
+  ASSERT_TRUE(igemm.ok()) << igemm.status().to_string();
+  EXPECT_NE(igemm->failure().to_string().find("the GEMM has 21814310695 tiles, more than the grid's 2147483647 blocks"),
+            std::string::npos)
+      << igemm->failure().to_string();
+  Result<runtime::Dispatch> d = runtime::choose_gpu_implementation(*conv->signature, device, "");
+  ASSERT_TRUE(d.ok()) << d.status().to_string();
+  EXPECT_TRUE(runtime::plan_chosen(*d).ok());
+  // Strides of 100x100 (10^4 phases) fit the grid: one GEMM over every tap, not 10^4 kernels.
+  Result<ParsedCommand> strided =
+      parse_command(std::string_view("conv -n 1 -c 8 -H 2 -W 2 -k 8 -y 1 -x 1 -u 100 -v 100 -m trans -F 1"));
+  ASSERT_TRUE(strided.ok()) << strided.status().to_string();
+  Result<runtime::Dispatch> s = runtime::choose_gpu_implementation(*strided->signature, device, "gpu:conv:implicit_gemm");
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  Result<ops::Plan> plan = runtime::plan_chosen(*s);
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  EXPECT_LE(plan->steps.size(), 4u);
+  // Rows of 2^45 elements: the row kernels' per-thread count was truncated to int (negative).
+  Result<ParsedCommand> norm = parse_command(std::string_view("layernorm -X 1x35184372088832 -o 1"));
+  ASSERT_TRUE(norm.ok()) << norm.status().to_string();
+  Result<runtime::Dispatch> rows = runtime::choose_gpu_implementation(*norm->signature, device, "gpu:layernorm:rows");
+  ASSERT_TRUE(rows.ok()) << rows.status().to_string();
+  EXPECT_NE(rows->failure().to_string().find("rows of 35184372088832 elements do not fit in registers (34359738368 "
+                                           "per thread > "),
+            std::string::npos)
+      << rows->failure().to_string();
+}
+
+}  // namespace
+}  // namespace boo
+
+namespace boo {
+namespace {
+
+// The cache-record fuzzer's finding: a \u escape without four hex digits threw std::invalid_argument.
+TEST(FuzzFindingsTest, JsonEscapesAreCheckedNotThrown) {
+  Result<base::JsonObject> bad = base::JsonObject::parse("{\"key_record\": \"sche=f1anm\\uzz=record\"}");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "bad \\u escape in JSON");
+  EXPECT_FALSE(base::JsonObject::parse("{\"a\": \"\\u+1a2\"}").ok());
+  Result<base::JsonObject> good = base::JsonObject::parse("{\"a\": \"x\\u0001\\u00e9\\u20ac\"}");
+  ASSERT_TRUE(good.ok()) << good.status().to_string();
+  EXPECT_EQ(*good->get("a"), "x\x01\xc3\xa9\xe2\x82\xac");
 }
 
 }  // namespace

@@ -12,8 +12,12 @@ Result<std::vector<CommandLine>> load_commands(const std::string& path, const st
   Result<std::string> text = base::read_file(path);
   if (!text.ok()) return Status(text.status()).annotate("reading --commands-file");
   const bool tsv = path.size() >= 4 && path.compare(path.size() - 4, 4, ".tsv") == 0;
+  return commands_from_text(*text, tsv, extra);
+}
+
+std::vector<CommandLine> commands_from_text(std::string_view text, bool tsv, const std::vector<std::string>& extra) {
   std::vector<CommandLine> commands;
-  std::istringstream in(*text);
+  std::istringstream in{std::string(text)};
   std::string line;
   int number = 0;
   while (std::getline(in, line)) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "boo/status.hpp"
@@ -20,5 +21,8 @@ struct CommandLine {
 /// split on tabs, anything else like a POSIX shell. `extra` is appended to
 /// every command. A line that cannot be split is returned with its error.
 Result<std::vector<CommandLine>> load_commands(const std::string& path, const std::vector<std::string>& extra);
+
+/// The commands of a file's text (what load_commands reads), split on tabs when `tsv`.
+std::vector<CommandLine> commands_from_text(std::string_view text, bool tsv, const std::vector<std::string>& extra);
 
 }  // namespace boo::tools

@@ -377,9 +377,13 @@ std::vector<Work> works_of(const ConvProblem& problem, const ChannelPads& pads, 
                      long long channels, long long padded, bool padding) {
     return add_copy(copies, layout_copy(problem, tensor, outer, outer_rows, size, channels, padded, padding));
   };
-  // A strided data face (dilation 1) runs as one GEMM per stride phase.
-  const bool strided = r.stride[0] * r.stride[1] * r.stride[2] > 1;
+  // A strided data face (dilation 1) runs as one GEMM per stride phase, each a
+  // kernel of its own: up to kMaxPhaseGemms of them; beyond, as one GEMM over every tap.
+  constexpr long long kMaxPhaseGemms = 64;
+  const bool strided = r.stride[0] > 1 || r.stride[1] > 1 || r.stride[2] > 1;
   const bool unit_dilation = r.dil[0] == 1 && r.dil[1] == 1 && r.dil[2] == 1;
+  const bool few_phases = r.stride[0] <= kMaxPhaseGemms && r.stride[1] <= kMaxPhaseGemms &&
+                          r.stride[2] <= kMaxPhaseGemms && r.stride[0] * r.stride[1] * r.stride[2] <= kMaxPhaseGemms;
   std::vector<Work> out;
   for (const FaceTask& task : problem.tasks) {
     Relation rel = r;
@@ -408,7 +412,7 @@ std::vector<Work> works_of(const ConvProblem& problem, const ChannelPads& pads, 
     if (b >= 0) rel.b_strides = channels_last(r.b_size, copies[b].padded);
     if (w >= 0) rel.w_strides = channels_last(r.f_size, copies[w].padded);
     const std::string entry = "boo_igemm_" + task.result;
-    if (task.face == kDataFace && strided && unit_dilation) {
+    if (task.face == kDataFace && strided && unit_dilation && few_phases) {
       int index = 0;
       for (const Phase& p : phases(rel))
         out.push_back({plan_gemm(entry + "_p" + std::to_string(index++), task.face, rel, problem.dtype, arch, p), rel,
@@ -528,6 +532,10 @@ class ImplicitGemmConv final : public Tier<ConvProblem, ImplicitGemmConfig> {
       if (bytes > static_cast<size_t>(arch.max_shared_bytes_per_block))
         return unimplemented("tile needs " + std::to_string(bytes) + " bytes of shared memory, the device allows " +
                              std::to_string(arch.max_shared_bytes_per_block));
+      // One block per tile along the grid's x (plan_problem): a GEMM with more tiles is declined here.
+      const long long tiles = ceil_div(w.gemm.m, w.gemm.bm) * ceil_div(w.gemm.n, w.gemm.bn);
+      if (tiles > 0x7fffffff)
+        return unimplemented("the GEMM has " + std::to_string(tiles) + " tiles, more than the grid's 2147483647 blocks");
     }
     // The workspace: split-K partials (the largest GEMM's; GEMMs run one after
     // another), then the copies.

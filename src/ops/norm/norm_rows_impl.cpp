@@ -66,12 +66,16 @@ Result<RowTiling> choose_tiling(const NormProblem& p, Pass pass) {
     const int64_t target = std::max<int64_t>(1, target_elements(pass) / t.vec);
     const int64_t want = (vectors + target - 1) / target;
     t.threads_per_row = static_cast<int>(std::min<int64_t>(std::bit_ceil(static_cast<uint64_t>(want)), 1024));
-    t.per_thread = static_cast<int>((vectors + t.threads_per_row - 1) / t.threads_per_row);
+    // In int64 until it is known to fit (rows may have up to 2^48 elements).
+    const int64_t per_thread = (vectors + t.threads_per_row - 1) / t.threads_per_row;
     int limit = max_elements(pass);
     if (t.threads_per_row == 1024) limit /= 2;
     t.block = t.threads_per_row >= 32 ? t.threads_per_row : kSmallBlock;
-    if (t.per_thread * t.vec <= limit) return t;
-    if (why.empty()) why = std::to_string(t.per_thread * t.vec) + " per thread > " + std::to_string(limit);
+    if (per_thread * t.vec <= limit) {
+      t.per_thread = static_cast<int>(per_thread);
+      return t;
+    }
+    if (why.empty()) why = std::to_string(per_thread * t.vec) + " per thread > " + std::to_string(limit);
   }
   return unimplemented("rows of " + std::to_string(p.cols) + " elements do not fit in registers (" + why + ")");
 }
