@@ -2,6 +2,7 @@
 // op's flag table plus the run flags every op shares.
 #include "ops/command_parse.hpp"
 
+#include "base/checked_int.hpp"
 #include "base/strings.hpp"
 #include "boo/registry.hpp"
 #include "ops/aten/aten_op.hpp"
@@ -101,12 +102,34 @@ Result<std::string> op_help(std::string_view op_token) {
   return ops::format_flag_help(match.op->flags(), op_token);
 }
 
+Status ops::check_tensor_limits(const OpSignature& sig) {
+  std::vector<TensorSpec> specs = sig.arguments();
+  for (TensorSpec& t : sig.results()) specs.push_back(std::move(t));
+  for (const TensorSpec& t : specs) {
+    base::CheckedInt elements = 1, extent = 1;
+    for (size_t d = 0; d < t.shape.size(); ++d) {
+      elements *= t.shape[d];
+      if (d < t.strides.size() && t.shape[d] > 0) extent += (base::CheckedInt(t.shape[d]) - 1) * t.strides[d];
+    }
+    if (!elements.ok() || elements.value() > base::kMaxTensorElements || !extent.ok() ||
+        extent.value() > base::kMaxTensorElements)
+      return invalid_argument(std::string(sig.op_name()) + ": tensor '" + t.name + "' of shape [" +
+                              base::join_ints(t.shape, ", ") + "] would span more than " +
+                              base::max_tensor_elements_text() + " elements, boo's limit per tensor");
+  }
+  return ok_status();
+}
+
 Result<ParsedCommand> parse_command(const std::vector<std::string>& words_in) {
   const std::vector<std::string> words = ops::without_driver_prefix(words_in);
   if (words.empty()) return invalid_argument("empty command: expected an op such as conv or layernormbfp16");
   const std::string& token = words.front();
   // ATen lines carry four positional lists, not flags (ops/aten/aten_op.hpp).
-  if (ops::aten::is_aten_token(token)) return ops::aten::parse_aten_command(words);
+  if (ops::aten::is_aten_token(token)) {
+    BOO_ASSIGN_OR_RETURN(ParsedCommand aten, ops::aten::parse_aten_command(words));
+    BOO_RETURN_IF_ERROR(ops::check_tensor_limits(*aten.signature));
+    return aten;
+  }
   BOO_ASSIGN_OR_RETURN(const ops::OpTokenMatch match, ops::op_for_token(token));
   std::span<const std::string> flag_words(words.data() + 1, words.size() - 1);
   BOO_ASSIGN_OR_RETURN(ops::ParsedFlags flags, ops::parse_flags(match.op->flags(), flag_words, token));
@@ -114,6 +137,7 @@ Result<ParsedCommand> parse_command(const std::vector<std::string>& words_in) {
   ParsedCommand parsed;
   BOO_ASSIGN_OR_RETURN(parsed.run, ops::read_run_options(flags));
   BOO_ASSIGN_OR_RETURN(parsed.signature, match.op->make_signature(match.dtype, flags));
+  BOO_RETURN_IF_ERROR(ops::check_tensor_limits(*parsed.signature));
   parsed.ignored_flags = flags.given_without_effect();
   return parsed;
 }

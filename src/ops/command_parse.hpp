@@ -25,6 +25,12 @@ Result<OpTokenMatch> op_for_token(std::string_view token);
 /// --iter and --time of parsed flags (common_run_flags()).
 Result<RunOptions> read_run_options(const ParsedFlags& flags);
 
+/// Every tensor of `sig` (arguments and results) within boo's per-tensor limit
+/// (base::kMaxTensorElements) in elements and in storage extent: one check for
+/// every op, whatever its own validate() computes, so that no size, stride or
+/// offset the references and kernels form can overflow.
+Status check_tensor_limits(const OpSignature& sig);
+
 /// Prefixes of MIOpenDriver's and BOO's op tokens that no registered op
 /// implements ("gemm", "bnorm", "aten::", ...): a command with one is a skip
 /// (kUnimplemented), not a parse error.

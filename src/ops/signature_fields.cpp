@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "base/strings.hpp"
+#include "ops/command_parse.hpp"
 #include "ops/conv/conv_layout.hpp"
 
 namespace boo::ops {
@@ -115,6 +116,7 @@ Result<std::unique_ptr<ConvSignature>> conv_signature_from_fields(const ConvFiel
   sig->activation = f.activation;
   sig->fp32_tf32 = f.fp32_tf32;
   BOO_RETURN_IF_ERROR(sig->validate());
+  BOO_RETURN_IF_ERROR(check_tensor_limits(*sig));
   return sig;
 }
 
@@ -134,6 +136,7 @@ Result<std::unique_ptr<LayerNormSignature>> layer_norm_signature_from_fields(con
   sig->input_permutation = f.input_permutation;
   sig->use_aten = f.use_aten;
   BOO_RETURN_IF_ERROR(sig->validate());
+  BOO_RETURN_IF_ERROR(check_tensor_limits(*sig));
   if (!sig->permuted()) sig->input_permutation.clear();  // the identity is the default, as parsed
   return sig;
 }
@@ -157,6 +160,7 @@ Result<std::unique_ptr<RmsNormSignature>> rms_norm_signature_from_fields(const R
   sig->weight = f.weight;
   sig->directions = f.directions;
   BOO_RETURN_IF_ERROR(sig->validate());
+  BOO_RETURN_IF_ERROR(check_tensor_limits(*sig));
   return sig;
 }
 

@@ -77,6 +77,11 @@ TEST(HostileSizesTest, EachReproducerGetsItsSpecificMessage) {
       {"layernorm -X 2305843009213693953x8 -o 1",
        "layernorm --input/-X 2305843009213693953x8 would hold more than 2^48 (281474976710656) elements"},
       {"t5layernorm -X 4294967296x4294967296", "would hold more than 2^48 (281474976710656) elements"},
+      // The ops added after the issue: one check of every tensor for every op (check_tensor_limits).
+      {"gemm --a_w 3000000000 --a_h 3000000000 --b_w 3000000000",
+       "gemm: tensor 'a' of shape [3000000000, 3000000000] would span more than 2^48"},
+      {"bnorm -n 3000000000 -c 3000000000 -H 3000000 -W 1 -m 1", "batchnorm: tensor 'x' of shape"},
+      {"groupnorm -n 3000000000 -c 3000000000 -D 0 -H 3000000 -W 1 -g 1", "groupnorm: tensor 'x' of shape"},
       {"conv -n 1 -c 1 -H 1 -W 1 -k 8 -y 4294967296 -x 4294967296 -p 4294967296 -q 4294967296 -F 1",
        "the filter w would hold more than 2^48 (281474976710656) elements, boo's limit per tensor: -k = 8, -c/-g = 1, "
        "fil_h (-y) = 4294967296, fil_w (-x) = 4294967296"},
