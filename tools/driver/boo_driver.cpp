@@ -28,6 +28,7 @@
 #include "cuda/driver_api.hpp"
 #include "driver_options.hpp"
 #include "executor.hpp"
+#include "ops/command_parse.hpp"
 #include "output_files.hpp"
 #include "precompile.hpp"
 #include "progress.hpp"
@@ -356,8 +357,10 @@ int run_driver(const std::vector<std::string>& argv) {
     std::cout << driver_usage();
     return opts->help ? 0 : 2;
   }
-  // Without a commands file the command starts with its op: a leading flag is a driver option boo-driver lacks.
-  if (opts->commands_file.empty() && base::starts_with(opts->command.front(), "-")) {
+  // Without a commands file the command starts with its op or with run flags
+  // (--iter 1 conv); any other leading flag is a driver option boo-driver lacks.
+  if (opts->commands_file.empty() && base::starts_with(opts->command.front(), "-") &&
+      ops::run_flag_prefix_length(opts->command) == 0) {
     std::cerr << "boo-driver: unknown driver option '" << base::echo_word(opts->command.front())
               << "' (boo-driver --help lists them; a command starts with its op, e.g. conv)\n";
     return 2;

@@ -323,10 +323,18 @@ link or over the --commands-file, and say which existing file they replace.
   return out;
 }
 
-Result<DriverOptions> parse_driver_options(const std::vector<std::string>& argv) {
+Result<DriverOptions> parse_driver_options(const std::vector<std::string>& argv_in) {
   DriverOptions opts;
   for (const DriverOptionSpec& spec : kOptions)
     if (!spec.default_value.empty()) BOO_RETURN_IF_ERROR(spec.apply(opts, std::string(spec.default_value)));
+  // One argument may hold tab-separated words, pasted from a .tsv line
+  // ($'convbfp16\t-F\t1'), as BOO's driver allows.
+  std::vector<std::string> words;
+  for (const std::string& arg : argv_in) {
+    if (arg.find('\t') == std::string::npos) words.push_back(arg);
+    else for (std::string& w : base::split(arg, '\t')) words.push_back(std::move(w));
+  }
+  const std::vector<std::string>& argv = words;
   for (size_t i = 0; i < argv.size(); ++i) {
     const std::string& word = argv[i];
     const size_t equals = base::starts_with(word, "--") ? word.find('=') : std::string::npos;
