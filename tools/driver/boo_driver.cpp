@@ -48,7 +48,7 @@ TextStyle text_style(const DriverOptions& opts) {
 class CsvOutput {
  public:
   CsvOutput(const DriverOptions& opts, const std::vector<std::string>& backends)
-      : path_(opts.csv_path), layout_(backends, opts.verify_numerics) {}
+      : path_(opts.csv_path), layout_(backends, opts.verify_numerics, opts.csv_extra) {}
 
   Status open() {
     if (path_.empty()) return ok_status();
@@ -115,6 +115,7 @@ CommandResult run_and_print(CommandRunner& runner, const CommandLine& cmd, int i
 int run_executor_child(DriverOptions opts) {
   const TextStyle style = text_style(opts);
   const bool numerics = opts.verify_numerics;
+  const bool csv_extra = opts.csv_extra;
   CommandRunner runner(std::move(opts));
   std::string notice;
   if (Status st = runner.open_backends(notice); !st.ok()) {
@@ -122,7 +123,7 @@ int run_executor_child(DriverOptions opts) {
     return 2;
   }
   std::cout << notice;
-  const CsvLayout layout(runner.backend_names(), numerics);
+  const CsvLayout layout(runner.backend_names(), numerics, csv_extra);
   Progress no_progress(0, false);  // the driver draws the line
   std::string line;
   while (std::getline(std::cin, line)) {

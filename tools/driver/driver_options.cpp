@@ -188,10 +188,15 @@ constexpr DriverOptionSpec kOptions[] = {
      "name every command and backend run for Nsight Systems",
      kDriver, [](DriverOptions& o, const std::string& v) { o.trace_path = v; return ok_status(); }},
     {"csv", 0, "PATH", "",
-     "write one row per command (BOO's columns, plus an error column); '<op> --help'\n"
-     "lines print the op's flags and get no row (they run nothing)",
+     "write one row per command, failed ones included, in exactly BOO's columns\n"
+     "(cuDNN's numerics in BOO's pytorch_* columns); '<op> --help' lines print\n"
+     "the op's flags and get no row (they run nothing)",
      kDriver,
      [](DriverOptions& o, const std::string& v) { o.csv_path = v; return ok_status(); }},
+    {"csv-extra", 0, "", "",
+     "boo's columns too: the numerics columns named cudnn_* instead of pytorch_*,\n"
+     "then flop_count, min_bytes and error (why a command failed)",
+     kRun, [](DriverOptions& o, const std::string&) { o.csv_extra = true; return ok_status(); }},
     {"dry-run", 0, "", "", "parse and validate only; print each canonical command and function name", kDriver,
      [](DriverOptions& o, const std::string&) { o.dry_run = true; return ok_status(); }},
     {"dump", 0, "DIR", "", "write every command's inputs and results as .npy files (see README)", kRun,
