@@ -347,6 +347,29 @@ int run_in_process(DriverOptions opts, const std::vector<CommandLine>& commands)
   return finish_run(counts, commands.size(), fail_on_unsupported, traced, seconds_since(start), summed, precompiled);
 }
 
+// conv's -F default differs between MIOpenDriver (0: forward and both
+// backward passes) and BOO's driver (1: forward only), so one line can time
+// different work. boo keeps MIOpenDriver's (the language its lines are in) and
+// says so once; --boo-defaults gives a conv line without -F BOO's -F 1.
+void apply_forward_default(const DriverOptions& opts, std::vector<CommandLine>& commands) {
+  bool noted = false;
+  for (CommandLine& cmd : commands) {
+    const size_t op = ops::run_flag_prefix_length(cmd.words);
+    if (op >= cmd.words.size() || !base::starts_with(cmd.words[op], "conv")) continue;
+    const bool given = std::any_of(cmd.words.begin(), cmd.words.end(), [](const std::string& w) {
+      return w == "-F" || w == "--forw" || base::starts_with(w, "-F=") || base::starts_with(w, "--forw=");
+    });
+    if (given) continue;
+    if (opts.boo_defaults) {
+      cmd.words.insert(cmd.words.end(), {"-F", "1"});
+    } else if (!noted) {
+      noted = true;
+      std::cerr << "boo-driver: note: conv lines without -F run MIOpenDriver's default -F 0 (forward and both "
+                   "backward passes); BOO's driver defaults to -F 1 (forward only): --boo-defaults gives that\n";
+    }
+  }
+}
+
 int run_driver(const std::vector<std::string>& argv) {
   Result<DriverOptions> opts = parse_driver_options(argv);
   if (!opts.ok()) {
@@ -383,6 +406,7 @@ int run_driver(const std::vector<std::string>& argv) {
   } else {
     commands.push_back(CommandLine{0, base::shell_join(opts->command), opts->command, {}});
   }
+  apply_forward_default(*opts, commands);
   // Parsing alone needs no isolation; neither does --help of an op.
   const bool help = !opts->command.empty() && (opts->command.back() == "--help" || opts->command.back() == "-h");
   if (opts->isolation && !opts->dry_run && !help) return run_isolated(std::move(*opts), commands);

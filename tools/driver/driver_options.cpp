@@ -193,6 +193,10 @@ constexpr DriverOptionSpec kOptions[] = {
      "the op's flags and get no row (they run nothing)",
      kDriver,
      [](DriverOptions& o, const std::string& v) { o.csv_path = v; return ok_status(); }},
+    {"boo-defaults", 0, "", "",
+     "conv lines without -F run BOO's default -F 1 (forward only) instead of\n"
+     "MIOpenDriver's -F 0 (forward and both backward passes)",
+     kDriver, [](DriverOptions& o, const std::string&) { o.boo_defaults = true; return ok_status(); }},
     {"csv-extra", 0, "", "",
      "boo's columns too: the numerics columns named cudnn_* instead of pytorch_*,\n"
      "then flop_count, min_bytes and error (why a command failed)",
