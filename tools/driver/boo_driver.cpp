@@ -357,7 +357,9 @@ void apply_forward_default(const DriverOptions& opts, std::vector<CommandLine>& 
     const size_t op = ops::run_flag_prefix_length(cmd.words);
     if (op >= cmd.words.size() || !base::starts_with(cmd.words[op], "conv")) continue;
     const bool given = std::any_of(cmd.words.begin(), cmd.words.end(), [](const std::string& w) {
-      return w == "-F" || w == "--forw" || base::starts_with(w, "-F=") || base::starts_with(w, "--forw=");
+      // '<op> --help' runs nothing, so its default does not matter.
+      return w == "-F" || w == "--forw" || base::starts_with(w, "-F=") || base::starts_with(w, "--forw=") ||
+             w == "--help" || w == "-h";
     });
     if (given) continue;
     if (opts.boo_defaults) {
