@@ -160,7 +160,7 @@ if want numerics; then
     vendor=()
     case "$name" in *norm_matrix*) vendor=(--numerics-vendor none) ;; esac
     timeout "${NUMERICS_TIMEOUT:-900}" $BUILD/tools/boo-driver --backend boo --commands-file "$wl" --verify-numerics -t 0 \
-      "${vendor[@]}" --csv "$runs/$name.csv" ${NUMERICS_ARGS:-} > "$runs/$name.log" 2>&1
+      "${vendor[@]}" --csv-extra --csv "$runs/$name.csv" ${NUMERICS_ARGS:-} > "$runs/$name.log" 2>&1
     rc=$?
     pairs+=("$wl=$runs/$name.csv")
     python3 scripts/numerics_record.py --commit "$COMMIT" --device "$gpu" --title "$name" "$wl=$runs/$name.csv" \
@@ -217,7 +217,7 @@ if want perf; then
     start=$(date +%s)
     $BUILD/tools/boo preload --commands-file "$wl" -j 16 > "$AUX/preload-$name.log" 2>&1
     $BUILD/tools/boo-driver --commands-file "$wl" --backend boo --backend cudnn --iter "$PERF_ITER" \
-      --csv "$OUT/perf-$name.csv" > "$OUT/perf-$name.log" 2>&1 || fail "perf $name" "boo-driver exit $? (see perf-$name.log)"
+      --csv-extra --csv "$OUT/perf-$name.csv" > "$OUT/perf-$name.log" 2>&1 || fail "perf $name" "boo-driver exit $? (see perf-$name.log)"
     gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
     case "$gpu" in *H200*) bw=4.8 ;; *) bw=3.35 ;; esac
     python3 scripts/perf_table.py "$OUT/perf-$name.csv" --device "$gpu" --peak-tflops 989.4 --bandwidth-tbs $bw \
@@ -231,7 +231,7 @@ fi
 # norms: boo's norm kernels on the issue-6 shapes against PyTorch (eager, compile) and a copy.
 if want norms; then
   export BOO_CACHE_DIR="$PWD/$BUILD/cache"
-  $BUILD/tools/boo-driver --backend boo --backend cudnn --commands-file benchmarks/norm_shapes.txt --csv "$OUT/norms-boo.csv" \
+  $BUILD/tools/boo-driver --backend boo --backend cudnn --commands-file benchmarks/norm_shapes.txt --csv-extra --csv "$OUT/norms-boo.csv" \
     > "$OUT/norms-boo.log" 2>&1 || fail "norms boo-driver" "exit $?"
   python3 benchmarks/torch_norms.py --out "$OUT/norms-torch.csv" > "$OUT/norms-torch.log" 2>&1 || fail "norms torch" "exit $?"
   gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
@@ -273,7 +273,7 @@ if want full; then
   start=$(date +%s)
   # FULL_ARGS: more driver options, e.g. --gpu-id -1 to spread the run over every GPU.
   $BUILD/tools/boo-driver --commands-file "$FULL_FILE" --backend boo --backend cudnn --verify-numerics \
-    --csv "$OUT/full-$name.csv" --trace "$trace" ${FULL_ARGS:-} > "$OUT/full-$name.log" 2>&1
+    --csv-extra --csv "$OUT/full-$name.csv" --trace "$trace" ${FULL_ARGS:-} > "$OUT/full-$name.log" 2>&1
   rc=$?
   row "full $name" "exit $rc, wall $(( $(date +%s) - start )) s; $(tail -1 "$OUT/full-$name.log")"
   [ $rc -ne 0 ] && fail "full $name" "boo-driver exit $rc"

@@ -2,7 +2,7 @@
 """The record of a --verify-numerics run, to commit under docs/perf/: for each
 command list, the commands it holds, how many passed, failed, were
 unsupported, or left no result (a run cut off by a timeout or a crash), and
-every failing line with its reason, from the driver's CSV (--csv).
+every failing line with its reason, from the driver's CSV (--csv --csv-extra).
 
 usage: numerics_record.py [--commit C] [--device D] [--date YYYY-MM-DD] [--title T] [--out FILE]
                           LIST.txt=RESULT.csv [...]
@@ -44,6 +44,8 @@ def record(list_path, csv_path):
             rows = list(csv.DictReader(f))
     if rows and "numerics_pass" not in rows[0]:
         raise ValueError(f"{csv_path} has no numerics_pass column: was the run made with --verify-numerics?")
+    if rows and "error" not in rows[0]:
+        raise ValueError(f"{csv_path} has no error column: was the run made with --csv-extra?")
     counts = collections.Counter()
     problems = []
     next_row = 0

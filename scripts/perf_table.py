@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Turns a boo-driver CSV (--backend boo --backend cudnn) into the performance
+"""Turns a boo-driver CSV (--backend boo --backend cudnn --csv-extra) into the performance
 table of docs/perf/: per command the time of each backend, boo's TFLOP/s and
 fraction of the roofline limit (tensor-core peak or memory bandwidth, whichever
 bounds the shape), and the boo/cudnn time ratio; geometric means per direction.
@@ -49,6 +49,8 @@ def main():
     for path in args.csv:
         with open(path, newline="") as f:
             for r in csv.DictReader(f):
+                if "flop_count" not in r:
+                    sys.exit(f"perf_table.py: {path} has no flop_count column: was the run made with --csv-extra?")
                 rows.append(r)
     out = [f"## {args.title}", "",
            f"Device: {args.device}; limits: {args.peak_tflops} TFLOP/s dense bf16, {args.bandwidth_tbs} TB/s HBM "

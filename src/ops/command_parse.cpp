@@ -2,6 +2,8 @@
 // op's flag table plus the run flags every op shares.
 #include "ops/command_parse.hpp"
 
+#include <algorithm>
+
 #include "base/checked_int.hpp"
 #include "base/strings.hpp"
 #include "boo/registry.hpp"
@@ -59,7 +61,37 @@ std::vector<std::string> without_driver_prefix(std::vector<std::string> words) {
   return words;
 }
 
+// Moves the op token to the front when run flags precede it: BOO's driver
+// reads --iter/--time wherever they stand ('--iter 1 conv -n 4').
+std::vector<std::string> op_token_first(std::vector<std::string> words) {
+  const size_t prefix = run_flag_prefix_length(words);
+  if (prefix == 0 || prefix >= words.size()) return words;
+  std::rotate(words.begin(), words.begin() + static_cast<std::ptrdiff_t>(prefix),
+              words.begin() + static_cast<std::ptrdiff_t>(prefix) + 1);
+  return words;
+}
+
 }  // namespace
+
+size_t run_flag_prefix_length(std::span<const std::string> words) {
+  size_t i = 0;
+  while (i < words.size()) {
+    const std::string& word = words[i];
+    if (!base::starts_with(word, "-") || word.size() < 2) break;
+    const bool long_form = base::starts_with(word, "--");
+    const size_t equals = word.find('=');
+    const std::string_view name = std::string_view(word).substr(long_form ? 2 : 1, equals == std::string::npos
+                                                                                    ? std::string::npos
+                                                                                    : equals - (long_form ? 2 : 1));
+    const FlagSpec* spec = nullptr;
+    for (const FlagSpec& f : common_run_flags())
+      if (long_form ? name == f.long_name : (name.size() == 1 && name[0] == f.short_name)) spec = &f;
+    // --help before the op is the driver's; a run flag needs its value.
+    if (!spec || spec->long_name == "help") break;
+    i += equals == std::string::npos ? 2 : 1;
+  }
+  return std::min(i, words.size());
+}
 
 std::span<const std::string_view> known_unsupported_op_prefixes() { return kKnownUnsupportedPrefixes; }
 
@@ -121,8 +153,11 @@ Status ops::check_tensor_limits(const OpSignature& sig) {
 }
 
 Result<ParsedCommand> parse_command(const std::vector<std::string>& words_in) {
-  const std::vector<std::string> words = ops::without_driver_prefix(words_in);
+  const std::vector<std::string> words = ops::op_token_first(ops::without_driver_prefix(words_in));
   if (words.empty()) return invalid_argument("empty command: expected an op such as conv or layernormbfp16");
+  if (ops::run_flag_prefix_length(words) == words.size())
+    return invalid_argument("no op in '" + base::echo_word(base::shell_join(words)) +
+                            "': run flags (--iter, --time) need an op such as conv or layernormbfp16");
   const std::string& token = words.front();
   // ATen lines carry four positional lists, not flags (ops/aten/aten_op.hpp).
   if (ops::aten::is_aten_token(token)) {

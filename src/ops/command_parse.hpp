@@ -2,6 +2,7 @@
 #pragma once
 
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "boo/registry.hpp"
@@ -30,6 +31,11 @@ Result<RunOptions> read_run_options(const ParsedFlags& flags);
 /// every op, whatever its own validate() computes, so that no size, stride or
 /// offset the references and kernels form can overflow.
 Status check_tensor_limits(const OpSignature& sig);
+
+/// How many leading words of a command are run flags (--iter 4, -i=4, --time 0:
+/// common_run_flags() with their values) standing before the op token, as BOO's
+/// driver allows ('--iter 1 conv'); 0 when the command starts with anything else.
+size_t run_flag_prefix_length(std::span<const std::string> words);
 
 /// Prefixes of MIOpenDriver's and BOO's op tokens that no registered op
 /// implements ("gemm", "bnorm", "aten::", ...): a command with one is a skip

@@ -97,6 +97,14 @@ Result<ParsedFlags> parse_flags(std::span<const FlagSpec> table, std::span<const
       spec = find_short(table, word[1]);
       if (!spec)
         return invalid_argument("unknown flag '" + base::echo_word(word) + "' for " + std::string(op_token) + help_hint);
+    } else if (word.size() > 2 && word[0] == '-' && word[1] != '-' && word[2] == '=') {
+      // BOO's driver (argparse) accepts -F=1 as well as -F 1.
+      spec = find_short(table, word[1]);
+      if (!spec)
+        return invalid_argument("unknown flag '" + base::echo_word(word.substr(0, 2)) + "' for " + std::string(op_token) +
+                                help_hint);
+      inline_value = word.substr(3);
+      has_inline_value = true;
     } else if (word.size() > 2 && word[0] == '-' && word[1] != '-' && find_short(table, word[1])) {
       return invalid_argument("unknown flag '" + base::echo_word(word) + "': MIOpenDriver flags take their value as the next word (" +
                               word.substr(0, 2) + " " + base::echo_word(word.substr(2)) + ")");

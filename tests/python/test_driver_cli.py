@@ -28,7 +28,7 @@ def test_bad_lines_do_not_stop_the_run(driver, tmp):
     commands = tmp / "mixed.txt"
     commands.write_text("\n".join(["# a comment", GOOD_1, TYPO, "", UNSUPPORTED, BAD_QUOTE, INVALID, GOOD_2]) + "\n")
     out_csv = tmp / "out.csv"
-    r = run([driver, "--commands-file", str(commands), "--csv", str(out_csv), "--verbose", "--backend", "cpu"])
+    r = run([driver, "--commands-file", str(commands), "--csv", str(out_csv), "--csv-extra", "--verbose", "--backend", "cpu"])
     assert r.returncode == 1, r.stdout + r.stderr
     assert "unknown flag '--fil_hh' for conv" in r.stdout, r.stdout
     assert "UNSUPPORTED (line 5)" in r.stdout, r.stdout
@@ -268,7 +268,7 @@ def test_numerics_reference_is_reported(driver, tmp):
     command = ["conv", "-n", "1", "-c", "4", "-H", "6", "-W", "5", "-k", "4", "-y", "3", "-x", "3", "-F", "1", "-t", "0"]
     for choice in ["cpu", "auto"]:
         out_csv = tmp / f"reference_{choice}.csv"
-        r = run([driver, "--backend", "cpu", "--verify-numerics", "--reference", choice, "--csv", str(out_csv),
+        r = run([driver, "--backend", "cpu", "--verify-numerics", "--reference", choice, "--csv", str(out_csv), "--csv-extra",
                  "--verbose", *command])
         assert r.returncode == 0, r.stdout + r.stderr
         assert "cpu Numerics: PASS [reference: cpu:conv:reference (whole results)]" in r.stdout, r.stdout

@@ -33,7 +33,7 @@ def main():
         env = dict(os.environ, BOO_ENABLE_TEST_OPS="1", BOO_CACHE_DIR=str(tmp / "cache"))
         start = time.time()
         r = subprocess.run([driver, "--commands-file", str(tmp / "cmds.txt"), "--backend", backend,
-                            "--command-timeout", "20", "--csv", str(tmp / "out.csv"), "--verbose", "--verify-numerics"],
+                            "--command-timeout", "20", "--csv", str(tmp / "out.csv"), "--csv-extra", "--verbose", "--verify-numerics"],
                            capture_output=True, text=True, env=env, timeout=600)
         elapsed = time.time() - start
         out = r.stdout

@@ -30,7 +30,7 @@ def main():
         def run(backend, list_path):
             out = tmp / f"{backend.replace(':', '-')}.csv"
             r = subprocess.run([driver, "--backend", backend, "--commands-file", str(list_path), "--verify-numerics",
-                                "--csv", str(out), "-t", "0"], capture_output=True, text=True, timeout=600)
+                                "--csv", str(out), "--csv-extra", "-t", "0"], capture_output=True, text=True, timeout=600)
             return r, out
 
         def record(list_path, csv_path):

@@ -28,6 +28,7 @@
 #include "cuda/driver_api.hpp"
 #include "driver_options.hpp"
 #include "executor.hpp"
+#include "ops/command_parse.hpp"
 #include "output_files.hpp"
 #include "precompile.hpp"
 #include "progress.hpp"
@@ -47,7 +48,7 @@ TextStyle text_style(const DriverOptions& opts) {
 class CsvOutput {
  public:
   CsvOutput(const DriverOptions& opts, const std::vector<std::string>& backends)
-      : path_(opts.csv_path), layout_(backends, opts.verify_numerics) {}
+      : path_(opts.csv_path), layout_(backends, opts.verify_numerics, opts.csv_extra) {}
 
   Status open() {
     if (path_.empty()) return ok_status();
@@ -114,6 +115,7 @@ CommandResult run_and_print(CommandRunner& runner, const CommandLine& cmd, int i
 int run_executor_child(DriverOptions opts) {
   const TextStyle style = text_style(opts);
   const bool numerics = opts.verify_numerics;
+  const bool csv_extra = opts.csv_extra;
   CommandRunner runner(std::move(opts));
   std::string notice;
   if (Status st = runner.open_backends(notice); !st.ok()) {
@@ -121,7 +123,7 @@ int run_executor_child(DriverOptions opts) {
     return 2;
   }
   std::cout << notice;
-  const CsvLayout layout(runner.backend_names(), numerics);
+  const CsvLayout layout(runner.backend_names(), numerics, csv_extra);
   Progress no_progress(0, false);  // the driver draws the line
   std::string line;
   while (std::getline(std::cin, line)) {
@@ -345,6 +347,31 @@ int run_in_process(DriverOptions opts, const std::vector<CommandLine>& commands)
   return finish_run(counts, commands.size(), fail_on_unsupported, traced, seconds_since(start), summed, precompiled);
 }
 
+// conv's -F default differs between MIOpenDriver (0: forward and both
+// backward passes) and BOO's driver (1: forward only), so one line can time
+// different work. boo keeps MIOpenDriver's (the language its lines are in) and
+// says so once; --boo-defaults gives a conv line without -F BOO's -F 1.
+void apply_forward_default(const DriverOptions& opts, std::vector<CommandLine>& commands) {
+  bool noted = false;
+  for (CommandLine& cmd : commands) {
+    const size_t op = ops::run_flag_prefix_length(cmd.words);
+    if (op >= cmd.words.size() || !base::starts_with(cmd.words[op], "conv")) continue;
+    const bool given = std::any_of(cmd.words.begin(), cmd.words.end(), [](const std::string& w) {
+      // '<op> --help' runs nothing, so its default does not matter.
+      return w == "-F" || w == "--forw" || base::starts_with(w, "-F=") || base::starts_with(w, "--forw=") ||
+             w == "--help" || w == "-h";
+    });
+    if (given) continue;
+    if (opts.boo_defaults) {
+      cmd.words.insert(cmd.words.end(), {"-F", "1"});
+    } else if (!noted) {
+      noted = true;
+      std::cerr << "boo-driver: note: conv lines without -F run MIOpenDriver's default -F 0 (forward and both "
+                   "backward passes); BOO's driver defaults to -F 1 (forward only): --boo-defaults gives that\n";
+    }
+  }
+}
+
 int run_driver(const std::vector<std::string>& argv) {
   Result<DriverOptions> opts = parse_driver_options(argv);
   if (!opts.ok()) {
@@ -356,8 +383,10 @@ int run_driver(const std::vector<std::string>& argv) {
     std::cout << driver_usage();
     return opts->help ? 0 : 2;
   }
-  // Without a commands file the command starts with its op: a leading flag is a driver option boo-driver lacks.
-  if (opts->commands_file.empty() && base::starts_with(opts->command.front(), "-")) {
+  // Without a commands file the command starts with its op or with run flags
+  // (--iter 1 conv); any other leading flag is a driver option boo-driver lacks.
+  if (opts->commands_file.empty() && base::starts_with(opts->command.front(), "-") &&
+      ops::run_flag_prefix_length(opts->command) == 0) {
     std::cerr << "boo-driver: unknown driver option '" << base::echo_word(opts->command.front())
               << "' (boo-driver --help lists them; a command starts with its op, e.g. conv)\n";
     return 2;
@@ -379,6 +408,7 @@ int run_driver(const std::vector<std::string>& argv) {
   } else {
     commands.push_back(CommandLine{0, base::shell_join(opts->command), opts->command, {}});
   }
+  apply_forward_default(*opts, commands);
   // Parsing alone needs no isolation; neither does --help of an op.
   const bool help = !opts->command.empty() && (opts->command.back() == "--help" || opts->command.back() == "-h");
   if (opts->isolation && !opts->dry_run && !help) return run_isolated(std::move(*opts), commands);

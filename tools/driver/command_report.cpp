@@ -176,27 +176,34 @@ std::string render_text(const CommandResult& r, const TextStyle& style) {
   return out;
 }
 
+size_t CsvLayout::numerics_cells() const {
+  if (!numerics_) return 0;
+  // BOO's eleven columns; boo's last one (numerics_reference) is an extra.
+  const size_t all = bench::verdict_csv_header("cudnn").size();
+  return extra_ ? all : all - 1;
+}
+
 std::vector<std::string> CsvLayout::header() const {
   std::vector<std::string> header{"arguments"};
   for (const std::string& b : backends_)
     for (const char* stat : {" min", " max", " mean", " stddev", " num_dispatches"}) header.push_back(b + stat);
   if (numerics_) {
-    const std::vector<std::string> numerics = bench::verdict_csv_header("cudnn");
-    header.insert(header.end(), numerics.begin(), numerics.end());
+    const std::vector<std::string> numerics = bench::verdict_csv_header(extra_ ? "cudnn" : "pytorch");
+    header.insert(header.end(), numerics.begin(), numerics.begin() + static_cast<std::ptrdiff_t>(numerics_cells()));
   }
-  header.insert(header.end(), {"flop_count", "min_bytes", "error"});
+  if (extra_) header.insert(header.end(), {"flop_count", "min_bytes", "error"});
   return header;
 }
 
 std::optional<std::vector<std::string>> CsvLayout::row(const CommandResult& r) const {
   if (r.help) return std::nullopt;
   const size_t stat_cells = backends_.size() * kStatsPerBackend;
-  const size_t numerics_cells = numerics_ ? bench::verdict_csv_header("cudnn").size() : 0;
+  const size_t numerics_cells = this->numerics_cells();
   std::vector<std::string> row{r.text};
   const OpSignature* sig = r.signature();
   if (!r.error.empty() || !sig) {
     row.insert(row.end(), stat_cells + numerics_cells, "N.A.");
-    row.insert(row.end(), {"", "", r.error});
+    if (extra_) row.insert(row.end(), {"", "", r.error});
     return row;
   }
   if (r.dry_run) {
@@ -212,9 +219,10 @@ std::optional<std::vector<std::string>> CsvLayout::row(const CommandResult& r) c
     }
     if (numerics_) {
       const std::vector<std::string> cells = bench::verdict_csv_cells(r.numerics ? csv_verdict(*r.numerics) : bench::NumericsVerdict{});
-      row.insert(row.end(), cells.begin(), cells.end());
+      row.insert(row.end(), cells.begin(), cells.begin() + static_cast<std::ptrdiff_t>(numerics_cells));
     }
   }
+  if (!extra_) return row;
   row.insert(row.end(), {base::format_double(sig->flop_count()), base::format_double(sig->min_bytes_moved())});
   row.push_back(r.numerics_pass() ? "" : "numerics: " + numerics_failure_reasons(*r.numerics));
   return row;

@@ -188,10 +188,19 @@ constexpr DriverOptionSpec kOptions[] = {
      "name every command and backend run for Nsight Systems",
      kDriver, [](DriverOptions& o, const std::string& v) { o.trace_path = v; return ok_status(); }},
     {"csv", 0, "PATH", "",
-     "write one row per command (BOO's columns, plus an error column); '<op> --help'\n"
-     "lines print the op's flags and get no row (they run nothing)",
+     "write one row per command, failed ones included, in exactly BOO's columns\n"
+     "(cuDNN's numerics in BOO's pytorch_* columns); '<op> --help' lines print\n"
+     "the op's flags and get no row (they run nothing)",
      kDriver,
      [](DriverOptions& o, const std::string& v) { o.csv_path = v; return ok_status(); }},
+    {"boo-defaults", 0, "", "",
+     "conv lines without -F run BOO's default -F 1 (forward only) instead of\n"
+     "MIOpenDriver's -F 0 (forward and both backward passes)",
+     kDriver, [](DriverOptions& o, const std::string&) { o.boo_defaults = true; return ok_status(); }},
+    {"csv-extra", 0, "", "",
+     "boo's columns too: the numerics columns named cudnn_* instead of pytorch_*,\n"
+     "then flop_count, min_bytes and error (why a command failed)",
+     kRun, [](DriverOptions& o, const std::string&) { o.csv_extra = true; return ok_status(); }},
     {"dry-run", 0, "", "", "parse and validate only; print each canonical command and function name", kDriver,
      [](DriverOptions& o, const std::string&) { o.dry_run = true; return ok_status(); }},
     {"dump", 0, "DIR", "", "write every command's inputs and results as .npy files (see README)", kRun,
@@ -323,10 +332,18 @@ link or over the --commands-file, and say which existing file they replace.
   return out;
 }
 
-Result<DriverOptions> parse_driver_options(const std::vector<std::string>& argv) {
+Result<DriverOptions> parse_driver_options(const std::vector<std::string>& argv_in) {
   DriverOptions opts;
   for (const DriverOptionSpec& spec : kOptions)
     if (!spec.default_value.empty()) BOO_RETURN_IF_ERROR(spec.apply(opts, std::string(spec.default_value)));
+  // One argument may hold tab-separated words, pasted from a .tsv line
+  // ($'convbfp16\t-F\t1'), as BOO's driver allows.
+  std::vector<std::string> words;
+  for (const std::string& arg : argv_in) {
+    if (arg.find('\t') == std::string::npos) words.push_back(arg);
+    else for (std::string& w : base::split(arg, '\t')) words.push_back(std::move(w));
+  }
+  const std::vector<std::string>& argv = words;
   for (size_t i = 0; i < argv.size(); ++i) {
     const std::string& word = argv[i];
     const size_t equals = base::starts_with(word, "--") ? word.find('=') : std::string::npos;

@@ -24,6 +24,8 @@ struct DriverOptions {
   std::string commands_file;          ///< --commands-file F
   std::vector<std::string> backends;  ///< --backend B (repeatable); empty = the default
   std::string csv_path;               ///< --csv PATH
+  bool boo_defaults = false;          ///< --boo-defaults: conv lines without -F run -F 1, as BOO's driver
+  bool csv_extra = false;             ///< --csv-extra: boo's columns after BOO's (flop_count, min_bytes, error)
   bool dry_run = false;               ///< --dry-run
   std::string dump_dir;               ///< --dump DIR
   bool dump_append = false;           ///< --dump-append: DIR may hold an earlier run's files
