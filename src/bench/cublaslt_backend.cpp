@@ -308,9 +308,7 @@ class CublasLtBackend final : public Backend {
         api_(api),
         handle_(handle),
         plans_(timing.vendor_plan_dir, "cublaslt"),
-        plan_context_("cublaslt " + std::to_string(api.cublasLtGetVersion()) + " | " + rt.device().name + " sm_" +
-                      std::to_string(rt.device().cc_major) + std::to_string(rt.device().cc_minor) + " " +
-                      std::to_string(rt.device().sm_count) + " SMs") {}
+        plan_context_(vendor_plan_context("cublaslt " + std::to_string(api.cublasLtGetVersion()), rt.device())) {}
   ~CublasLtBackend() override {
     matmuls_.clear();
     api_.cublasLtDestroy(handle_);
@@ -329,26 +327,9 @@ class CublasLtBackend final : public Backend {
                            std::string(sig.op_name()) + " is none)");
     BackendRun out;
     const auto tuning_start = std::chrono::steady_clock::now();
-    // Tensors by name, one map per input rotation set (the results are shared).
     out.input_sets = run.time ? timed_input_sets(rt_, timing_, args) : 1;
-    std::vector<DeviceBuffer> owned;
-    std::vector<std::map<std::string, void*>> sets(static_cast<size_t>(out.input_sets));
-    const std::vector<TensorSpec> arg_specs = sig.arguments(), result_specs = sig.results();
-    for (auto& set : sets) {
-      for (size_t i = 0; i < args.size(); ++i) {
-        BOO_ASSIGN_OR_RETURN(DeviceBuffer buf, rt_.allocate(args[i].size_bytes()));
-        BOO_RETURN_IF_ERROR(rt_.copy_to_device(buf, args[i].data(), args[i].size_bytes()));
-        set[arg_specs[i].name] = buf.data();
-        owned.push_back(std::move(buf));
-      }
-    }
-    std::vector<DeviceBuffer> result_buffers;
-    for (const TensorSpec& spec : result_specs) {
-      BOO_ASSIGN_OR_RETURN(DeviceBuffer buf, rt_.allocate(spec.storage_bytes()));
-      BOO_RETURN_IF_ERROR(rt_.fill_bytes(buf, 0xff));  // NaN where nothing is written
-      for (auto& set : sets) set[spec.name] = buf.data();
-      result_buffers.push_back(std::move(buf));
-    }
+    BOO_ASSIGN_OR_RETURN(BackendTensors tensors, upload_backend_tensors(rt_, sig, args, out.input_sets));
+    const std::vector<TensorAddresses>& sets = tensors.sets;
     BOO_ASSIGN_OR_RETURN(DeviceBuffer workspace, rt_.allocate(kWorkspaceBytes));
     BOO_ASSIGN_OR_RETURN(Matmul* mm, matmul_for(sig, gemm->desc, sets[0], workspace));
     out.vendor_tuning_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - tuning_start).count();
@@ -358,11 +339,7 @@ class CublasLtBackend final : public Backend {
     BOO_RETURN_IF_ERROR(launch(0));
     out.device = "cuda:" + std::to_string(rt_.device().ordinal);
     out.implementation = "cublaslt:gemm [" + algo_text(mm->algo()).substr(0, 21) + "...]";
-    for (size_t i = 0; i < result_specs.size(); ++i) {
-      base::HostTensor host(result_specs[i]);
-      BOO_RETURN_IF_ERROR(rt_.copy_to_host(host.data(), result_buffers[i], host.size_bytes()));
-      out.results.push_back(std::move(host));
-    }
+    BOO_RETURN_IF_ERROR(download_backend_results(rt_, sig, tensors, out));
     if (run.time) BOO_RETURN_IF_ERROR(time_backend_launches(rt_, timing_, run, launch, out.implementation, out));
     BOO_RETURN_IF_ERROR(rt_.synchronize());
     return out;

@@ -317,7 +317,7 @@ class GraphBuilder {
 
 class CudnnBackend final : public Backend {
   // Device pointers of a graph's tensors, by tensor name.
-  using Pointers = std::map<std::string, void*>;
+  using Pointers = TensorAddresses;
 
  public:
   CudnnBackend(Runtime& rt, const TimingOptions& timing, const CudnnApi& api, cudnnHandle_t handle)
@@ -326,9 +326,7 @@ class CudnnBackend final : public Backend {
         api_(api),
         handle_(handle),
         plans_(timing.vendor_plan_dir, "cudnn"),
-        plan_context_("cudnn " + std::to_string(api.cudnnGetVersion()) + " | " + rt.device().name + " sm_" +
-                      std::to_string(rt.device().cc_major) + std::to_string(rt.device().cc_minor) + " " +
-                      std::to_string(rt.device().sm_count) + " SMs") {}
+        plan_context_(vendor_plan_context("cudnn " + std::to_string(api.cudnnGetVersion()), rt.device())) {}
   ~CudnnBackend() override {
     graphs_.clear();
     api_.cudnnDestroy(handle_);
@@ -346,26 +344,8 @@ class CudnnBackend final : public Backend {
 
     BackendRun out;
     out.input_sets = run.time ? timed_input_sets(rt_, timing_, args) : 1;
-    // Device tensors addressed by name, one map per input rotation set
-    // (the results are shared).
-    std::vector<DeviceBuffer> owned;
-    std::vector<Pointers> sets(static_cast<size_t>(out.input_sets));
-    const std::vector<TensorSpec> arg_specs = sig.arguments(), result_specs = sig.results();
-    for (Pointers& set : sets) {
-      for (size_t i = 0; i < args.size(); ++i) {
-        BOO_ASSIGN_OR_RETURN(DeviceBuffer buf, rt_.allocate(args[i].size_bytes()));
-        BOO_RETURN_IF_ERROR(rt_.copy_to_device(buf, args[i].data(), args[i].size_bytes()));
-        set[arg_specs[i].name] = buf.data();
-        owned.push_back(std::move(buf));
-      }
-    }
-    std::vector<DeviceBuffer> result_buffers;
-    for (const TensorSpec& spec : result_specs) {
-      BOO_ASSIGN_OR_RETURN(DeviceBuffer buf, rt_.allocate(spec.storage_bytes()));
-      BOO_RETURN_IF_ERROR(rt_.fill_bytes(buf, 0xff));
-      for (Pointers& set : sets) set[spec.name] = buf.data();
-      result_buffers.push_back(std::move(buf));
-    }
+    BOO_ASSIGN_OR_RETURN(BackendTensors tensors, upload_backend_tensors(rt_, sig, args, out.input_sets));
+    const std::vector<Pointers>& sets = tensors.sets;
     // The first run of a signature chooses its plans (remembered, or searched); later runs reuse them.
     const auto tuning_start = std::chrono::steady_clock::now();
     BOO_ASSIGN_OR_RETURN(std::vector<Graph>* graphs, conv ? graphs_for(*conv, sets[0]) : norm_graphs(sig, sets[0]));
@@ -383,11 +363,7 @@ class CudnnBackend final : public Backend {
     std::string engines;
     for (const Graph& g : *graphs) engines += (engines.empty() ? "" : "+") + g.engine;
     out.implementation = "cudnn:" + std::string(sig.op_name()) + " [" + engines + "]";
-    for (size_t i = 0; i < result_specs.size(); ++i) {
-      base::HostTensor host(result_specs[i]);
-      BOO_RETURN_IF_ERROR(rt_.copy_to_host(host.data(), result_buffers[i], host.size_bytes()));
-      out.results.push_back(std::move(host));
-    }
+    BOO_RETURN_IF_ERROR(download_backend_results(rt_, sig, tensors, out));
     if (run.time) BOO_RETURN_IF_ERROR(time_backend_launches(rt_, timing_, run, launch, out.implementation, out));
     BOO_RETURN_IF_ERROR(rt_.synchronize());
     return out;

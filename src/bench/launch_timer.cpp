@@ -260,6 +260,38 @@ int64_t timed_input_sets(const Runtime& rt, const TimingOptions& options, const 
   return input_rotation_count(input_bytes, rt.device().l2_bytes, options.flush_l2, kRotationBudgetBytes);
 }
 
+Result<BackendTensors> upload_backend_tensors(Runtime& rt, const OpSignature& sig,
+                                              const std::vector<base::HostTensor>& args, int64_t input_sets) {
+  BackendTensors out;
+  out.sets.resize(static_cast<size_t>(input_sets));
+  const std::vector<TensorSpec> arg_specs = sig.arguments();
+  for (TensorAddresses& set : out.sets) {
+    for (size_t i = 0; i < args.size(); ++i) {
+      BOO_ASSIGN_OR_RETURN(DeviceBuffer buf, rt.allocate(args[i].size_bytes()));
+      BOO_RETURN_IF_ERROR(rt.copy_to_device(buf, args[i].data(), args[i].size_bytes()));
+      set[arg_specs[i].name] = buf.data();
+      out.arguments.push_back(std::move(buf));
+    }
+  }
+  for (const TensorSpec& spec : sig.results()) {
+    BOO_ASSIGN_OR_RETURN(DeviceBuffer buf, rt.allocate(spec.storage_bytes()));
+    BOO_RETURN_IF_ERROR(rt.fill_bytes(buf, 0xff));
+    for (TensorAddresses& set : out.sets) set[spec.name] = buf.data();
+    out.results.push_back(std::move(buf));
+  }
+  return out;
+}
+
+Status download_backend_results(Runtime& rt, const OpSignature& sig, const BackendTensors& tensors, BackendRun& out) {
+  const std::vector<TensorSpec> result_specs = sig.results();
+  for (size_t i = 0; i < result_specs.size(); ++i) {
+    base::HostTensor host(result_specs[i]);
+    BOO_RETURN_IF_ERROR(rt.copy_to_host(host.data(), tensors.results[i], host.size_bytes()));
+    out.results.push_back(std::move(host));
+  }
+  return ok_status();
+}
+
 LaunchCounts launch_counts_for_min_time(double launch_us, double min_time_s, int64_t input_sets) {
   // A launch is never counted as shorter than a nanosecond, so the division stays finite.
   const double launches_per_second = 1e6 / std::max(launch_us, 1e-3);

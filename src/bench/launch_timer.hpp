@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,6 +51,25 @@ int64_t input_rotation_count(size_t input_bytes, int64_t l2_bytes, bool flush_l2
 
 /// input_rotation_count for these inputs on this runtime's GPU, within 1 GiB.
 int64_t timed_input_sets(const Runtime& rt, const TimingOptions& options, const std::vector<base::HostTensor>& args);
+
+/// Device addresses of a vendor backend's tensors, by tensor name.
+using TensorAddresses = std::map<std::string, void*>;
+
+/// A vendor backend's device tensors: `sets` has one map per input copy, the
+/// arguments copied once per set, the results allocated once and shared by
+/// every set, filled with 0xff bytes (NaN where nothing is written).
+struct BackendTensors {
+  std::vector<TensorAddresses> sets;
+  std::vector<DeviceBuffer> arguments;  ///< set by set, in sig.arguments() order
+  std::vector<DeviceBuffer> results;    ///< in sig.results() order
+};
+
+/// `args` (sig.arguments()'s host tensors) on the device, `input_sets` times, and the results.
+Result<BackendTensors> upload_backend_tensors(Runtime& rt, const OpSignature& sig,
+                                              const std::vector<base::HostTensor>& args, int64_t input_sets);
+
+/// Appends the results in `tensors`, copied to the host, to out.results.
+Status download_backend_results(Runtime& rt, const OpSignature& sig, const BackendTensors& tensors, BackendRun& out);
 
 /// Launch counts sized by a launch's duration (RunOptions::min_time_s).
 struct LaunchCounts {

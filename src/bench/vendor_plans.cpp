@@ -47,6 +47,11 @@ Result<EngineChoice> EngineChoice::parse(std::string_view text) {
   return choice;
 }
 
+std::string vendor_plan_context(const std::string& library, const DeviceInfo& device) {
+  return library + " | " + device.name + " sm_" + std::to_string(device.cc_major) + std::to_string(device.cc_minor) +
+         " " + std::to_string(device.sm_count) + " SMs";
+}
+
 VendorPlanStore::VendorPlanStore(std::string cache_dir, std::string vendor)
     : folder_(cache_dir.empty() ? "" : cache_dir + "/vendor-plans/" + vendor) {}
 

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "boo/device.hpp"
 #include "boo/status.hpp"
 
 namespace boo::bench {
@@ -36,6 +37,10 @@ struct EngineChoice {
 
   bool operator==(const EngineChoice&) const = default;
 };
+
+/// What every record of a vendor's plans starts with: the library and its
+/// version, the device ("cudnn 90100 | NVIDIA H100 80GB HBM3 sm_90 132 SMs").
+std::string vendor_plan_context(const std::string& library, const DeviceInfo& device);
 
 class VendorPlanStore {
  public:

@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "kernels/random/seeded_inputs_params.cuh"
-#include "ops/common/generated_source.hpp"
+#include "ops/common/reference_plan.hpp"
 
 namespace boo::ops {
 namespace {
@@ -47,8 +47,7 @@ Result<Plan> plan_gpu_inputs(const OpSignature& sig, const InputOptions& options
     std::copy(s.strides.begin(), s.strides.end(), p.strides);
     step.bind(p.out, TensorBinding{TensorBinding::Source::kResult, static_cast<uint32_t>(i), 0});
     LaunchStep launch = std::move(step).finish();
-    launch.grid.x = static_cast<uint32_t>(std::clamp<long long>((p.numel + kThreads - 1) / kThreads, 1,
-                                                                static_cast<long long>(arch.sm_count) * 32));
+    launch.grid.x = grid_stride_blocks(p.numel, kThreads, arch);
     plan.steps.push_back(std::move(launch));
   }
   return plan;

@@ -6,33 +6,17 @@
 #include "boo/batchnorm.hpp"
 #include "boo/norm.hpp"
 #include "boo/registry.hpp"
+#include "test_util.hpp"
 
 namespace boo {
 namespace {
 
+using testing::expect_round_trip;
+using testing::must_parse;
+
 template <typename Signature>
 const Signature& as(const ParsedCommand& p) {
   return dynamic_cast<const Signature&>(*p.signature);
-}
-
-ParsedCommand must_parse(const std::string& command) {
-  Result<ParsedCommand> p = parse_command(command);
-  EXPECT_TRUE(p.ok()) << command << "\n  -> " << p.status().to_string();
-  if (!p.ok()) return {};
-  return std::move(*p);
-}
-
-// The canonical command parses back to an equal signature with the same name.
-void expect_round_trip(const std::string& command) {
-  SCOPED_TRACE(command);
-  ParsedCommand first = must_parse(command);
-  ASSERT_TRUE(first.signature);
-  const std::string canonical = first.signature->command();
-  ParsedCommand second = must_parse(canonical);
-  ASSERT_TRUE(second.signature);
-  EXPECT_TRUE(first.signature->equals(*second.signature)) << "canonical: " << canonical;
-  EXPECT_EQ(second.signature->command(), canonical);
-  EXPECT_EQ(second.signature->func_name(), first.signature->func_name());
 }
 
 void expect_error(const std::string& command, const std::string& fragment, StatusCode code) {

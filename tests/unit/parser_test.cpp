@@ -8,32 +8,17 @@
 #include "boo/layernorm.hpp"
 #include "boo/registry.hpp"
 #include "ops/command_parse.hpp"
+#include "test_util.hpp"
 
 namespace boo {
 namespace {
 
+using testing::expect_round_trip;
+using testing::must_parse;
+
 const ConvSignature& as_conv(const ParsedCommand& p) { return dynamic_cast<const ConvSignature&>(*p.signature); }
 const LayerNormSignature& as_ln(const ParsedCommand& p) {
   return dynamic_cast<const LayerNormSignature&>(*p.signature);
-}
-
-ParsedCommand must_parse(const std::string& command) {
-  Result<ParsedCommand> p = parse_command(command);
-  EXPECT_TRUE(p.ok()) << command << "\n  -> " << p.status().to_string();
-  if (!p.ok()) return {};
-  return std::move(*p);
-}
-
-void expect_round_trip(const std::string& command) {
-  SCOPED_TRACE(command);
-  ParsedCommand first = must_parse(command);
-  ASSERT_TRUE(first.signature);
-  const std::string canonical = first.signature->command();
-  ParsedCommand second = must_parse(canonical);
-  ASSERT_TRUE(second.signature);
-  EXPECT_TRUE(first.signature->equals(*second.signature)) << "canonical: " << canonical;
-  EXPECT_EQ(second.signature->command(), canonical);
-  EXPECT_EQ(second.signature->func_name(), first.signature->func_name());
 }
 
 // Every line of every shipped workload either round-trips or is a clear "unsupported op".

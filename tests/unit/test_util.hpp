@@ -12,6 +12,27 @@
 
 namespace boo::testing {
 
+/// The parse of `command`, which must be valid (a failed expectation and an empty command otherwise).
+inline ParsedCommand must_parse(const std::string& command) {
+  Result<ParsedCommand> p = parse_command(command);
+  EXPECT_TRUE(p.ok()) << command << "\n  -> " << p.status().to_string();
+  if (!p.ok()) return {};
+  return std::move(*p);
+}
+
+/// The canonical command of `command` parses back to an equal signature with the same name.
+inline void expect_round_trip(const std::string& command) {
+  SCOPED_TRACE(command);
+  ParsedCommand first = must_parse(command);
+  ASSERT_TRUE(first.signature);
+  const std::string canonical = first.signature->command();
+  ParsedCommand second = must_parse(canonical);
+  ASSERT_TRUE(second.signature);
+  EXPECT_TRUE(first.signature->equals(*second.signature)) << "canonical: " << canonical;
+  EXPECT_EQ(second.signature->command(), canonical);
+  EXPECT_EQ(second.signature->func_name(), first.signature->func_name());
+}
+
 /// A parsed command with its inputs and float64 reference results.
 struct ReferenceRun {
   std::unique_ptr<OpSignature> sig;

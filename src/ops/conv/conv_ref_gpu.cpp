@@ -4,14 +4,12 @@
 #include <algorithm>
 
 #include "boo/conv.hpp"
-#include "ops/common/generated_source.hpp"
+#include "ops/common/reference_plan.hpp"
 #include "ops/conv/conv_problem.hpp"
 #include "ops/conv/device/conv_ref_params.cuh"
 
 namespace boo::ops::conv {
 namespace {
-
-constexpr uint32_t kThreads = 256;
 
 // The faces as device/conv_ref.cuh numbers them: ConvProblem's, then the bias gradient.
 constexpr int kBiasGradientFace = 3;
@@ -65,7 +63,7 @@ class ConvGpuReference final : public GpuReference {
       const std::string bias = epilogue && sig.bias ? "true" : "false";
       entries.push_back({"boo_conv_reference_" + results[k.result].name,
                          "boo::conv_reference<" + type + ", " + std::to_string(k.face) + ", " + act + ", " + bias + ">(p)",
-                         static_cast<int>(kThreads)});
+                         static_cast<int>(kReferenceThreads)});
     }
     Plan plan;
     plan.source = generated_source("conv_reference.cu", std::string(name()), "boo/conv/conv_ref.cuh",
@@ -84,7 +82,7 @@ class ConvGpuReference final : public GpuReference {
     for (size_t e = 0; e < kernels.size(); ++e) {
       const RefKernel& k = kernels[e];
       const TensorSpec& out = results[k.result];
-      StepBuilder<ConvRefParams> step(entries[e].name, {1, 1, 1}, {kThreads, 1, 1});
+      StepBuilder<ConvRefParams> step(entries[e].name, {1, 1, 1}, {kReferenceThreads, 1, 1});
       ConvRefParams& p = step.params;
       p.n = r.batch;
       p.ca = r.ca;
@@ -130,9 +128,7 @@ class ConvGpuReference final : public GpuReference {
       step.bind(p.out, TensorBinding{TensorBinding::Source::kResult,
                                      static_cast<uint32_t>(request.sampled_result ? 0 : k.result), 0});
       LaunchStep launch = std::move(step).finish();
-      // Grid-stride beyond 32 blocks per SM.
-      launch.grid.x = static_cast<uint32_t>(
-          std::clamp<long long>(ceil_div(p.count, kThreads), 1, static_cast<long long>(arch.sm_count) * 32));
+      launch.grid.x = grid_stride_blocks(p.count, kReferenceThreads, arch);
       plan.steps.push_back(std::move(launch));
     }
     return plan;

@@ -3,14 +3,12 @@
 
 #include <algorithm>
 
-#include "ops/common/generated_source.hpp"
+#include "ops/common/reference_plan.hpp"
 #include "ops/norm/device/batch_norm_ref_params.cuh"
 #include "ops/norm/norm_problem.hpp"
 
 namespace boo::ops::norm {
 namespace {
-
-constexpr uint32_t kThreads = 256;
 
 class BatchNormGpuReference final : public GpuReference {
  public:
@@ -43,32 +41,26 @@ class BatchNormGpuReference final : public GpuReference {
     const int source = sig.pass == BatchNormPass::kInference && sig.running ? 1
                        : sig.pass == BatchNormPass::kBackward && sig.save  ? 2
                                                                            : 0;
-    std::vector<KernelEntry> entries;
-    std::vector<long long> work;  // threads' work items of each entry: statistics or elements
-    auto add = [&](const std::string& entry, const std::string& call, long long items) {
-      entries.push_back({"boo_batch_norm_reference_" + entry, call, static_cast<int>(kThreads)});
-      work.push_back(items);
-    };
+    ReferenceKernels kernels("boo_batch_norm_reference_");  // threads' work items: statistics or elements
     auto flag = [](bool v) { return v ? "true" : "false"; };
-    add("stats",
-        "boo::batch_norm_reference_stats<" + t + ", " + std::to_string(source) + ", " + flag(training && sig.save) +
-            ", " + flag(training && sig.running) + ">(p)",
-        stats);
+    kernels.add("stats",
+                "boo::batch_norm_reference_stats<" + t + ", " + std::to_string(source) + ", " +
+                    flag(training && sig.save) + ", " + flag(training && sig.running) + ">(p)",
+                stats);
     if (sig.pass != BatchNormPass::kBackward) {
-      add("y", "boo::batch_norm_reference_y<" + t + ", " + pt + ">(p)", total);
+      kernels.add("y", "boo::batch_norm_reference_y<" + t + ", " + pt + ">(p)", total);
     } else {
-      add("grad_sums", "boo::batch_norm_reference_grad_sums<" + t + ", " + g + ">(p)", stats);
-      add("dx", "boo::batch_norm_reference_dx<" + t + ", " + g + ", " + pt + ">(p)", total);
+      kernels.add("grad_sums", "boo::batch_norm_reference_grad_sums<" + t + ", " + g + ">(p)", stats);
+      kernels.add("dx", "boo::batch_norm_reference_dx<" + t + ", " + g + ", " + pt + ">(p)", total);
     }
 
     Plan plan;
     plan.source = generated_source("batch_norm_reference.cu", name_, "boo/norm/batch_norm_ref.cuh",
-                                   "boo::BatchNormRefParams", entries);
+                                   "boo::BatchNormRefParams", kernels.entries());
     plan.tensor_alignment = static_cast<uint32_t>(
         std::min({dtype_size_bytes(problem.dtype), dtype_size_bytes(problem.grad_dtype), dtype_size_bytes(problem.param_dtype)}));
     plan.workspace_bytes = static_cast<size_t>(5 * stats) * sizeof(double);
-    for (size_t e = 0; e < entries.size(); ++e) {
-      StepBuilder<BatchNormRefParams> step(entries[e].name, {1, 1, 1}, {kThreads, 1, 1});
+    plan.steps = kernels.steps<BatchNormRefParams>(roles, arch, [&](ReferenceStep<BatchNormRefParams>& step) {
       BatchNormRefParams& p = step.params;
       p.total = total;
       p.stats = stats;
@@ -82,37 +74,26 @@ class BatchNormGpuReference final : public GpuReference {
       std::copy(x.strides.begin(), x.strides.end(), p.x_strides);
       std::copy(param.shape.begin(), param.shape.end(), p.p_shape);
       std::copy(param.strides.begin(), param.strides.end(), p.p_strides);
-      auto bind_argument = [&](unsigned long long& field, const char* name) {
-        if (roles.has_argument(name)) step.bind(field, *roles.find(name));
-      };
-      auto bind_result = [&](unsigned long long& field, const char* name) {
-        if (std::optional<TensorBinding> b = roles.find(name); b && b->source == TensorBinding::Source::kResult)
-          step.bind(field, *b);
-      };
-      bind_argument(p.x, "x");
-      bind_argument(p.dy, "dy");
-      bind_argument(p.scale, "scale");
-      bind_argument(p.bias, "bias");
-      bind_argument(p.given_mean, "estimated_mean");
-      bind_argument(p.given_variance, "estimated_variance");
-      bind_argument(p.saved_mean_in, "saved_mean");
-      bind_argument(p.saved_inv_in, "saved_inv_variance");
-      bind_argument(p.running_mean_in, "running_mean_in");
-      bind_argument(p.running_variance_in, "running_variance_in");
-      bind_result(p.y, "y");
-      bind_result(p.dx, "dx");
-      bind_result(p.dscale, "dscale");
-      bind_result(p.dbias, "dbias");
-      bind_result(p.saved_mean, "saved_mean");
-      bind_result(p.saved_inv, "saved_inv_variance");
-      bind_result(p.running_mean, "running_mean");
-      bind_result(p.running_variance, "running_variance");
+      step.bind_argument(p.x, "x");
+      step.bind_argument(p.dy, "dy");
+      step.bind_argument(p.scale, "scale");
+      step.bind_argument(p.bias, "bias");
+      step.bind_argument(p.given_mean, "estimated_mean");
+      step.bind_argument(p.given_variance, "estimated_variance");
+      step.bind_argument(p.saved_mean_in, "saved_mean");
+      step.bind_argument(p.saved_inv_in, "saved_inv_variance");
+      step.bind_argument(p.running_mean_in, "running_mean_in");
+      step.bind_argument(p.running_variance_in, "running_variance_in");
+      step.bind_result(p.y, "y");
+      step.bind_result(p.dx, "dx");
+      step.bind_result(p.dscale, "dscale");
+      step.bind_result(p.dbias, "dbias");
+      step.bind_result(p.saved_mean, "saved_mean");
+      step.bind_result(p.saved_inv, "saved_inv_variance");
+      step.bind_result(p.running_mean, "running_mean");
+      step.bind_result(p.running_variance, "running_variance");
       step.bind(p.stat_terms, TensorBinding::workspace(0));
-      LaunchStep launch = std::move(step).finish();
-      launch.grid.x = static_cast<uint32_t>(
-          std::clamp<long long>((work[e] + kThreads - 1) / kThreads, 1, static_cast<long long>(arch.sm_count) * 32));
-      plan.steps.push_back(std::move(launch));
-    }
+    });
     return plan;
   }
 

@@ -3,14 +3,12 @@
 
 #include <algorithm>
 
-#include "ops/common/generated_source.hpp"
+#include "ops/common/reference_plan.hpp"
 #include "ops/norm/device/group_norm_ref_params.cuh"
 #include "ops/norm/norm_problem.hpp"
 
 namespace boo::ops::norm {
 namespace {
-
-constexpr uint32_t kThreads = 256;
 
 class GroupNormGpuReference final : public GpuReference {
  public:
@@ -34,29 +32,25 @@ class GroupNormGpuReference final : public GpuReference {
     const TensorRoles roles(problem.signature());
     const std::string t = device_type(problem.dtype);
 
-    std::vector<KernelEntry> entries;
-    std::vector<long long> work;  // threads' work items of each entry: rows, elements or channels
-    auto add = [&](const std::string& entry, const std::string& call, long long items) {
-      entries.push_back({"boo_group_norm_reference_" + entry, call, static_cast<int>(kThreads)});
-      work.push_back(items);
-    };
+    ReferenceKernels kernels("boo_group_norm_reference_");  // threads' work items: rows, elements or channels
     const long long elements = problem.rows * problem.cols;
-    add("stats", "boo::group_norm_reference_stats<" + t + ", " + (problem.forward ? "true" : "false") + ">(p)",
-        problem.rows);
-    if (problem.forward) add("y", "boo::group_norm_reference_y<" + t + ">(p)", elements);
+    kernels.add("stats",
+                "boo::group_norm_reference_stats<" + t + ", " + (problem.forward ? "true" : "false") + ">(p)",
+                problem.rows);
+    if (problem.forward) kernels.add("y", "boo::group_norm_reference_y<" + t + ">(p)", elements);
     if (problem.dx) {
-      add("dx_terms", "boo::group_norm_reference_dx_terms<" + t + ">(p)", problem.rows);
-      add("dx", "boo::group_norm_reference_dx<" + t + ">(p)", elements);
+      kernels.add("dx_terms", "boo::group_norm_reference_dx_terms<" + t + ">(p)", problem.rows);
+      kernels.add("dx", "boo::group_norm_reference_dx<" + t + ">(p)", elements);
     }
-    if (problem.param_grads()) add("param_grads", "boo::group_norm_reference_param_grads<" + t + ">(p)", problem.channels);
+    if (problem.param_grads())
+      kernels.add("param_grads", "boo::group_norm_reference_param_grads<" + t + ">(p)", problem.channels);
 
     Plan plan;
     plan.source = generated_source("group_norm_reference.cu", name_, "boo/norm/group_norm_ref.cuh",
-                                   "boo::GroupNormRefParams", entries);
+                                   "boo::GroupNormRefParams", kernels.entries());
     plan.tensor_alignment = static_cast<uint32_t>(dtype_size_bytes(problem.dtype));
     plan.workspace_bytes = static_cast<size_t>(4 * problem.rows) * sizeof(double);
-    for (size_t e = 0; e < entries.size(); ++e) {
-      StepBuilder<GroupNormRefParams> step(entries[e].name, {1, 1, 1}, {kThreads, 1, 1});
+    plan.steps = kernels.steps<GroupNormRefParams>(roles, arch, [&](ReferenceStep<GroupNormRefParams>& step) {
       GroupNormRefParams& p = step.params;
       p.rows = problem.rows;
       p.cols = problem.cols;
@@ -68,31 +62,20 @@ class GroupNormGpuReference final : public GpuReference {
       p.rank = problem.x.rank();
       std::copy(problem.x.shape.begin(), problem.x.shape.end(), p.shape);
       std::copy(problem.x.strides.begin(), problem.x.strides.end(), p.strides);
-      auto bind_argument = [&](unsigned long long& field, const char* name) {
-        if (roles.has_argument(name)) step.bind(field, *roles.find(name));
-      };
-      auto bind_result = [&](unsigned long long& field, const char* name) {
-        if (std::optional<TensorBinding> b = roles.find(name); b && b->source == TensorBinding::Source::kResult)
-          step.bind(field, *b);
-      };
-      bind_argument(p.x, "x");
-      bind_argument(p.dy, "dy");
-      bind_argument(p.weight, "weight");
-      bind_argument(p.bias, "bias");
-      bind_argument(p.mean_in, "mean");
-      bind_argument(p.rstd_in, "rstd");
-      bind_result(p.y, "y");
-      bind_result(p.mean_out, "mean");
-      bind_result(p.rstd_out, "rstd");
-      bind_result(p.dx, "dx");
-      bind_result(p.dweight, "dweight");
-      bind_result(p.dbias, "dbias");
+      step.bind_argument(p.x, "x");
+      step.bind_argument(p.dy, "dy");
+      step.bind_argument(p.weight, "weight");
+      step.bind_argument(p.bias, "bias");
+      step.bind_argument(p.mean_in, "mean");
+      step.bind_argument(p.rstd_in, "rstd");
+      step.bind_result(p.y, "y");
+      step.bind_result(p.mean_out, "mean");
+      step.bind_result(p.rstd_out, "rstd");
+      step.bind_result(p.dx, "dx");
+      step.bind_result(p.dweight, "dweight");
+      step.bind_result(p.dbias, "dbias");
       step.bind(p.row_terms, TensorBinding::workspace(0));
-      LaunchStep launch = std::move(step).finish();
-      launch.grid.x = static_cast<uint32_t>(
-          std::clamp<long long>((work[e] + kThreads - 1) / kThreads, 1, static_cast<long long>(arch.sm_count) * 32));
-      plan.steps.push_back(std::move(launch));
-    }
+    });
     return plan;
   }
 

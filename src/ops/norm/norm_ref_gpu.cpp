@@ -3,14 +3,12 @@
 
 #include <algorithm>
 
-#include "ops/common/generated_source.hpp"
+#include "ops/common/reference_plan.hpp"
 #include "ops/norm/device/norm_ref_params.cuh"
 #include "ops/norm/norm_problem.hpp"
 
 namespace boo::ops::norm {
 namespace {
-
-constexpr uint32_t kThreads = 256;
 
 class NormGpuReference final : public GpuReference {
  public:
@@ -46,29 +44,26 @@ class NormGpuReference final : public GpuReference {
     const TensorRoles roles(sig);
     const std::string t = device_type(problem.dtype), rms = problem.rms() ? "true" : "false";
 
-    std::vector<KernelEntry> entries;
-    // (entry, threads' work items): rows, elements or columns.
-    std::vector<long long> work;
-    auto add = [&](const std::string& entry, const std::string& call, long long items) {
-      entries.push_back({"boo_norm_reference_" + entry, call, static_cast<int>(kThreads)});
-      work.push_back(items);
-    };
+    // Threads' work items: rows, elements or columns.
+    ReferenceKernels kernels("boo_norm_reference_");
     const long long elements = problem.rows * problem.cols;
-    add("stats", "boo::norm_reference_stats<" + t + ", " + rms + ", " + (problem.forward ? "true" : "false") + ">(p)",
-        problem.rows);
-    if (problem.forward) add("y", "boo::norm_reference_y<" + t + ">(p)", elements);
+    kernels.add("stats",
+                "boo::norm_reference_stats<" + t + ", " + rms + ", " + (problem.forward ? "true" : "false") + ">(p)",
+                problem.rows);
+    if (problem.forward) kernels.add("y", "boo::norm_reference_y<" + t + ">(p)", elements);
     if (problem.dx) {
-      add("dx_terms", "boo::norm_reference_dx_terms<" + t + ", " + rms + ">(p)", problem.rows);
-      add("dx", "boo::norm_reference_dx<" + t + ">(p)", elements);
+      kernels.add("dx_terms", "boo::norm_reference_dx_terms<" + t + ", " + rms + ">(p)", problem.rows);
+      kernels.add("dx", "boo::norm_reference_dx<" + t + ">(p)", elements);
     }
-    if (problem.param_grads()) add("param_grads", "boo::norm_reference_param_grads<" + t + ">(p)", problem.cols);
+    if (problem.param_grads())
+      kernels.add("param_grads", "boo::norm_reference_param_grads<" + t + ">(p)", problem.cols);
 
     Plan plan;
-    plan.source = generated_source("norm_reference.cu", name_, "boo/norm/norm_ref.cuh", "boo::NormRefParams", entries);
+    plan.source = generated_source("norm_reference.cu", name_, "boo/norm/norm_ref.cuh", "boo::NormRefParams",
+                                   kernels.entries());
     plan.tensor_alignment = static_cast<uint32_t>(dtype_size_bytes(problem.dtype));
     plan.workspace_bytes = static_cast<size_t>(4 * problem.rows) * sizeof(double);
-    for (size_t e = 0; e < entries.size(); ++e) {
-      StepBuilder<NormRefParams> step(entries[e].name, {1, 1, 1}, {kThreads, 1, 1});
+    plan.steps = kernels.steps<NormRefParams>(roles, arch, [&](ReferenceStep<NormRefParams>& step) {
       NormRefParams& p = step.params;
       p.rows = problem.rows;
       p.cols = problem.cols;
@@ -77,32 +72,21 @@ class NormGpuReference final : public GpuReference {
       std::copy(problem.x.shape.begin(), problem.x.shape.end(), p.x_shape);
       std::copy(problem.x.strides.begin(), problem.x.strides.end(), p.x_strides);
       // Every tensor the signature has, as the argument or result it is.
-      auto bind_argument = [&](unsigned long long& field, const char* name) {
-        if (roles.has_argument(name)) step.bind(field, *roles.find(name));
-      };
-      auto bind_result = [&](unsigned long long& field, const char* name) {
-        if (std::optional<TensorBinding> b = roles.find(name); b && b->source == TensorBinding::Source::kResult)
-          step.bind(field, *b);
-      };
-      bind_argument(p.x, "x");
-      bind_argument(p.x2, "x2");
-      bind_argument(p.dy, "dy");
-      bind_argument(p.weight, "weight");
-      bind_argument(p.bias, "bias");
-      bind_argument(p.mean_in, "mean");
-      bind_argument(p.rstd_in, "rstd");
-      bind_result(p.y, "y");
-      bind_result(p.mean_out, "mean");
-      bind_result(p.rstd_out, "rstd");
-      bind_result(p.dx, "dx");
-      bind_result(p.dweight, "dweight");
-      bind_result(p.dbias, "dbias");
+      step.bind_argument(p.x, "x");
+      step.bind_argument(p.x2, "x2");
+      step.bind_argument(p.dy, "dy");
+      step.bind_argument(p.weight, "weight");
+      step.bind_argument(p.bias, "bias");
+      step.bind_argument(p.mean_in, "mean");
+      step.bind_argument(p.rstd_in, "rstd");
+      step.bind_result(p.y, "y");
+      step.bind_result(p.mean_out, "mean");
+      step.bind_result(p.rstd_out, "rstd");
+      step.bind_result(p.dx, "dx");
+      step.bind_result(p.dweight, "dweight");
+      step.bind_result(p.dbias, "dbias");
       step.bind(p.row_terms, TensorBinding::workspace(0));
-      LaunchStep launch = std::move(step).finish();
-      launch.grid.x = static_cast<uint32_t>(
-          std::clamp<long long>((work[e] + kThreads - 1) / kThreads, 1, static_cast<long long>(arch.sm_count) * 32));
-      plan.steps.push_back(std::move(launch));
-    }
+    });
     return plan;
   }
 

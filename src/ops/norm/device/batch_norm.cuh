@@ -14,6 +14,7 @@
 #pragma once
 
 #include "boo/kernels/reduce/channel_sums.cuh"
+#include "boo/kernels/reduce/shifted_sums.cuh"
 #include "boo/kernels/reduce/vectors.cuh"
 #include "boo/norm/batch_norm_params.cuh"
 
@@ -52,24 +53,7 @@ __device__ void batch_norm_sums(const BatchNormParams& p) {
       load_vector<T, kVec>(p.x, vec, owner, centre);  // row 0
     }
     auto terms = [&](long long row, long long v, Sum2 (&acc)[kVec]) {
-      float x[kVec];  // [channel of the vector]
-      load_vector<T, kVec>(p.x, row * vectors + v, true, x);
-      if (kGradients) {
-        float dy[kVec];
-        load_vector<G, kVec>(p.dy, row * vectors + v, true, dy);
-#pragma unroll
-        for (int k = 0; k < kVec; ++k) {
-          acc[k].a += dy[k];
-          acc[k].b += dy[k] * ((x[k] - centre[k]) - low[k]);
-        }
-      } else {
-#pragma unroll
-        for (int k = 0; k < kVec; ++k) {
-          const float d = x[k] - centre[k];
-          acc[k].a += d;
-          acc[k].b += d * d;
-        }
-      }
+      add_shifted_vector<T, G, kVec, kGradients>(p.x, p.dy, row * vectors + v, centre, low, acc);
     };
     channels_last_partial_sums<kVec, kThreadsX, kThreadsY>(terms, p.outer, vectors, p.rows_per_slice, partials);
   } else {
@@ -78,24 +62,7 @@ __device__ void batch_norm_sums(const BatchNormParams& p) {
                                     : load_as_float<T>(p.x, channel * kInner);  // row 0's first element
     const float low = kGradients ? coefficients(p, kCoefMeanLow)[channel] : 0.f;
     auto terms = [&](long long vector_index, Sum2& acc) {
-      float x[kVec];
-      load_vector<T, kVec>(p.x, vector_index, true, x);
-      if (kGradients) {
-        float dy[kVec];
-        load_vector<G, kVec>(p.dy, vector_index, true, dy);
-#pragma unroll
-        for (int k = 0; k < kVec; ++k) {
-          acc.a += dy[k];
-          acc.b += dy[k] * ((x[k] - centre) - low);
-        }
-      } else {
-#pragma unroll
-        for (int k = 0; k < kVec; ++k) {
-          const float d = x[k] - centre;
-          acc.a += d;
-          acc.b += d * d;
-        }
-      }
+      add_shifted_vector<T, G, kVec, kGradients>(p.x, p.dy, vector_index, centre, low, acc);
     };
     plane_partial_sums<kVec, kThreadsX * kThreadsY, kInner>(terms, p.outer, p.channels, p.rows_per_slice, partials);
   }

@@ -17,6 +17,7 @@
 #pragma once
 
 #include "boo/kernels/reduce/channel_sums.cuh"
+#include "boo/kernels/reduce/shifted_sums.cuh"
 #include "boo/kernels/reduce/vectors.cuh"
 #include "boo/norm/group_norm_params.cuh"
 
@@ -79,24 +80,7 @@ __device__ void group_norm_sums(const GroupNormParams& p) {
       }
     }
     auto terms = [&](long long row, long long v, Sum2 (&acc)[kVec]) {
-      float x[kVec];  // [channel of the vector]
-      load_vector<T, kVec>(p.x, row * vectors + v, true, x);
-      if (kGradients) {
-        float dy[kVec];
-        load_vector<T, kVec>(p.dy, row * vectors + v, true, dy);
-#pragma unroll
-        for (int k = 0; k < kVec; ++k) {
-          acc[k].a += dy[k];
-          acc[k].b += dy[k] * ((x[k] - centre[k]) - low[k]);
-        }
-      } else {
-#pragma unroll
-        for (int k = 0; k < kVec; ++k) {
-          const float d = x[k] - centre[k];
-          acc[k].a += d;
-          acc[k].b += d * d;
-        }
-      }
+      add_shifted_vector<T, T, kVec, kGradients>(p.x, p.dy, row * vectors + v, centre, low, acc);
     };
     channels_last_partial_sums<kVec, kThreadsX, kThreadsY>(terms, p.samples * p.spatial, vectors, p.rows_per_slice,
                                                            partials);
@@ -107,24 +91,7 @@ __device__ void group_norm_sums(const GroupNormParams& p) {
                                     : load_as_float<T>(p.x, group_norm::first_offset<false>(p, n, c / cpg * cpg));
     const float low = kGradients ? group_norm::coefficients(p, kGroupMeanLow)[plane] : 0.f;
     auto terms = [&](long long vector_index, Sum2& acc) {
-      float x[kVec];
-      load_vector<T, kVec>(p.x, vector_index, true, x);
-      if (kGradients) {
-        float dy[kVec];
-        load_vector<T, kVec>(p.dy, vector_index, true, dy);
-#pragma unroll
-        for (int k = 0; k < kVec; ++k) {
-          acc.a += dy[k];
-          acc.b += dy[k] * ((x[k] - centre) - low);
-        }
-      } else {
-#pragma unroll
-        for (int k = 0; k < kVec; ++k) {
-          const float d = x[k] - centre;
-          acc.a += d;
-          acc.b += d * d;
-        }
-      }
+      add_shifted_vector<T, T, kVec, kGradients>(p.x, p.dy, vector_index, centre, low, acc);
     };
     // The pieces as the "channels" of one outer row: block b sums piece b.
     plane_partial_sums<kVec, kThreadsX * kThreadsY, kPiece>(terms, 1, p.samples * p.channels * p.pieces, 1, partials);
