@@ -122,7 +122,7 @@ void expect_mapping_matches(const ops::OpDefinition& op, const OpSignature& sig,
   std::vector<base::HostTensor> conv_args{fill(m.x, m.conv.x_spec()), fill(m.w, m.conv.w_spec())};
   if (m.conv.bias) {
     base::HostTensor b(m.conv.bias_spec());
-    const MatrixView& v = *d.fused_bias();
+    const MatrixView v = *d.fused_bias();  // a copy: fused_bias() returns an optional by value
     for (int64_t j = 0; j < d.n; ++j) b.store(j, arg(v.tensor).load(at(v, 0, 0, j)));
     conv_args.push_back(std::move(b));
   }
