@@ -54,30 +54,4 @@ __device__ __forceinline__ void add_shifted_vector(unsigned long long x_base, un
   for (int k = 0; k < kVec; ++k) add_shifted_terms<kGradients>(x[k], dy[k], centre, low, acc);
 }
 
-/// The elementwise pass that follows the sums: vector `vector_index` (kVec
-/// elements, one coefficient set per element: [element of the vector]) of
-///   y  = ((x - high) - low) * a + b                      (kBackward false: y of T)
-///   dx = a * dy + b * ((x - high) - low) + c             (kBackward true: dy, dx of G)
-/// with the mean as high plus low. out_base is y's or dx's address.
-template <typename T, typename G, int kVec, bool kBackward>
-__device__ __forceinline__ void apply_shifted_vector(unsigned long long x_base, unsigned long long dy_base,
-                                                     unsigned long long out_base, long long vector_index,
-                                                     const float (&high)[kVec], const float (&low)[kVec],
-                                                     const float (&a)[kVec], const float (&b)[kVec],
-                                                     const float (&c)[kVec]) {
-  float x[kVec], out[kVec];  // [element of the vector]
-  load_vector<T, kVec>(x_base, vector_index, true, x);
-  if (kBackward) {
-    float dy[kVec];
-    load_vector<G, kVec>(dy_base, vector_index, true, dy);
-#pragma unroll
-    for (int k = 0; k < kVec; ++k) out[k] = a[k] * dy[k] + b[k] * ((x[k] - high[k]) - low[k]) + c[k];
-    store_vector<G, kVec>(out_base, vector_index, out);
-  } else {
-#pragma unroll
-    for (int k = 0; k < kVec; ++k) out[k] = ((x[k] - high[k]) - low[k]) * a[k] + b[k];
-    store_vector<T, kVec>(out_base, vector_index, out);
-  }
-}
-
 }  // namespace boo

@@ -213,7 +213,19 @@ template <typename T, int kVec, int kThreadsX, int kThreadsY, bool kChannelsLast
 __device__ void group_norm_apply(const GroupNormParams& p) {
   auto apply = [&](long long vector_index, const float (&high)[kVec], const float (&low)[kVec],
                    const float (&a)[kVec], const float (&b)[kVec], const float (&c)[kVec]) {
-    apply_shifted_vector<T, T, kVec, kBackward>(p.x, p.dy, kBackward ? p.dx : p.y, vector_index, high, low, a, b, c);
+    float x[kVec], out[kVec];  // [element of the vector]
+    load_vector<T, kVec>(p.x, vector_index, true, x);
+    if (kBackward) {
+      float dy[kVec];
+      load_vector<T, kVec>(p.dy, vector_index, true, dy);
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) out[k] = a[k] * dy[k] + b[k] * ((x[k] - high[k]) - low[k]) + c[k];
+      store_vector<T, kVec>(p.dx, vector_index, out);
+    } else {
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) out[k] = ((x[k] - high[k]) - low[k]) * a[k] + b[k];
+      store_vector<T, kVec>(p.y, vector_index, out);
+    }
   };
   float high[kVec], low[kVec], a[kVec], b[kVec], c[kVec];  // [element of the vector]: its (sample, channel)'s
   auto load = [&](long long first, int k) {
