@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fills .deps/ (git-ignored) with what the GPU machine lacks, for the device
-# tool's `carry`: GoogleTest's sources, cuDNN 9's graph header, cuBLASLt's headers, CUPTI's headers
+# tool's `carry`: GoogleTest's sources, cuDNN 9's graph and ops headers, cuBLASLt's headers, CUPTI's headers
 # (in case the toolkit there lacks them), the Python build tools' wheels, and the commit
 # of the tree (the copy there has no .git). Run here before each GPU call:
 #   scripts/prepare-gpu-carry.sh && <device run: scripts/gpu-check.sh ...> with carry [".deps"]
@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .deps/cudnn-include .deps/cupti-include .deps/cublaslt-include
 [ -d .deps/googletest ] || cp -r /usr/src/googletest .deps/googletest
-for h in cudnn_graph.h cudnn_version.h; do
+for h in cudnn_graph.h cudnn_ops.h cudnn_version.h; do
   src=$(ls /usr/local/cuda/include/$h /usr/include/$h /usr/include/x86_64-linux-gnu/$h 2>/dev/null | head -1 || true)
   if [ -n "$src" ]; then cp "$src" .deps/cudnn-include/; fi
 done

@@ -8,18 +8,21 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
 
 #include "bench/backend.hpp"
+#include "bench/cudnn_norm_graphs.hpp"
 #include "bench/launch_timer.hpp"
 #include "bench/vendor_plans.hpp"
+#include "boo/batchnorm.hpp"
 #include "boo/conv.hpp"
+#include "boo/groupnorm.hpp"
 #include "boo/norm.hpp"
 #include "boo/runtime.hpp"
 #include "cuda/cudnn_api.hpp"
-#include "ops/norm/norm_problem.hpp"
 
 namespace boo::bench {
 namespace {
@@ -89,19 +92,24 @@ void promote_1d(std::vector<int64_t>& dims, std::vector<int64_t>& strides) {
   strides.insert(strides.begin() + 2, strides[2] * dims[3]);
 }
 
-/// One cuDNN graph with its chosen plan and the uids of its tensors.
+// Device pointers of a graph's tensors, by tensor name.
+using Pointers = TensorAddresses;
+
+/// One cuDNN graph with its chosen plan and the uids of its tensors, or one
+/// call of cuDNN's legacy API (`legacy` set: it runs instead of a plan).
 struct Graph {
   std::vector<Desc> keep;  // every descriptor the plan refers to
   Desc plan;
-  std::string engine;      // "cudnn engine <global index>"
+  std::string engine;      // "engine <global index>", or the legacy call's name
   int64_t workspace_bytes = 0;
   // (uid, which tensor): the variant pack binds args/results by name.
   std::vector<std::pair<int64_t, std::string>> tensors;
-  float epsilon = 0;  // the by-value epsilon of a norm graph, bound as kEpsilonTensor
+  // A norm graph's by-value float32 scalars (kCudnnEpsilon, kCudnnMomentum), bound by name.
+  std::map<std::string, float> scalars;
+  std::function<Status(const Pointers&)> legacy;
+  // (result, argument): results the call updates in place, copied from their inputs before it first runs.
+  std::vector<std::pair<std::string, std::string>> initial_copies;
 };
-
-// The name a norm graph's by-value epsilon tensor is bound by.
-constexpr const char* kEpsilonTensor = "#epsilon";
 
 class GraphBuilder {
  public:
@@ -259,42 +267,49 @@ class GraphBuilder {
     return raw;
   }
 
-  /// A normalization forward (training phase: the statistics are outputs).
-  /// mean and bias are -1 when absent (RMS norm).
-  Result<cudnnBackendDescriptor_t> norm_forward(Graph& g, cudnnBackendNormMode_t mode, int64_t x, int64_t mean,
-                                                int64_t inv_variance, int64_t scale, int64_t bias, int64_t epsilon,
-                                                int64_t y) {
+  /// The uids of a norm operation's tensors (-1: absent), as CudnnNormGraph names them.
+  struct NormUids {
+    int64_t x = -1, scale = -1, bias = -1, epsilon = -1, mean = -1, inv_variance = -1;
+    int64_t momentum = -1, running_mean_in = -1, running_var_in = -1, running_mean = -1, running_var = -1;
+    int64_t y = -1, dy = -1, dscale = -1, dbias = -1, dx = -1;
+  };
+
+  /// A normalization forward in its training phase (the statistics are outputs).
+  Result<cudnnBackendDescriptor_t> norm_forward(Graph& g, cudnnBackendNormMode_t mode, const NormUids& u) {
     BOO_ASSIGN_OR_RETURN(Desc op, Desc::make(api_, CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR));
     const cudnnBackendNormFwdPhase_t phase = CUDNN_NORM_FWD_TRAINING;
     BOO_RETURN_IF_ERROR(op.set(CUDNN_ATTR_OPERATION_NORM_FWD_MODE, CUDNN_TYPE_NORM_MODE, 1, &mode));
     BOO_RETURN_IF_ERROR(op.set(CUDNN_ATTR_OPERATION_NORM_FWD_PHASE, CUDNN_TYPE_NORM_FWD_PHASE, 1, &phase));
     const std::pair<cudnnBackendAttributeName_t, int64_t> tensors[] = {
-        {CUDNN_ATTR_OPERATION_NORM_FWD_XDESC, x},
-        {CUDNN_ATTR_OPERATION_NORM_FWD_MEAN_DESC, mean},
-        {CUDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC, inv_variance},
-        {CUDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC, scale},
-        {CUDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC, bias},
-        {CUDNN_ATTR_OPERATION_NORM_FWD_EPSILON_DESC, epsilon},
-        {CUDNN_ATTR_OPERATION_NORM_FWD_YDESC, y}};
+        {CUDNN_ATTR_OPERATION_NORM_FWD_XDESC, u.x},
+        {CUDNN_ATTR_OPERATION_NORM_FWD_MEAN_DESC, u.mean},
+        {CUDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC, u.inv_variance},
+        {CUDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC, u.scale},
+        {CUDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC, u.bias},
+        {CUDNN_ATTR_OPERATION_NORM_FWD_EPSILON_DESC, u.epsilon},
+        {CUDNN_ATTR_OPERATION_NORM_FWD_EXP_AVG_FACTOR_DESC, u.momentum},
+        {CUDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_MEAN_DESC, u.running_mean_in},
+        {CUDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_VAR_DESC, u.running_var_in},
+        {CUDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_MEAN_DESC, u.running_mean},
+        {CUDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_VAR_DESC, u.running_var},
+        {CUDNN_ATTR_OPERATION_NORM_FWD_YDESC, u.y}};
     return finish_operation(g, std::move(op), tensors);
   }
 
-  /// A normalization backward from the saved statistics (mean and dbias -1 when absent).
-  Result<cudnnBackendDescriptor_t> norm_backward(Graph& g, cudnnBackendNormMode_t mode, int64_t x, int64_t mean,
-                                                 int64_t inv_variance, int64_t dy, int64_t scale, int64_t epsilon,
-                                                 int64_t dscale, int64_t dbias, int64_t dx) {
+  /// A normalization backward from the saved statistics.
+  Result<cudnnBackendDescriptor_t> norm_backward(Graph& g, cudnnBackendNormMode_t mode, const NormUids& u) {
     BOO_ASSIGN_OR_RETURN(Desc op, Desc::make(api_, CUDNN_BACKEND_OPERATION_NORM_BACKWARD_DESCRIPTOR));
     BOO_RETURN_IF_ERROR(op.set(CUDNN_ATTR_OPERATION_NORM_BWD_MODE, CUDNN_TYPE_NORM_MODE, 1, &mode));
     const std::pair<cudnnBackendAttributeName_t, int64_t> tensors[] = {
-        {CUDNN_ATTR_OPERATION_NORM_BWD_XDESC, x},
-        {CUDNN_ATTR_OPERATION_NORM_BWD_MEAN_DESC, mean},
-        {CUDNN_ATTR_OPERATION_NORM_BWD_INV_VARIANCE_DESC, inv_variance},
-        {CUDNN_ATTR_OPERATION_NORM_BWD_DYDESC, dy},
-        {CUDNN_ATTR_OPERATION_NORM_BWD_SCALE_DESC, scale},
-        {CUDNN_ATTR_OPERATION_NORM_BWD_EPSILON_DESC, epsilon},
-        {CUDNN_ATTR_OPERATION_NORM_BWD_DSCALE_DESC, dscale},
-        {CUDNN_ATTR_OPERATION_NORM_BWD_DBIAS_DESC, dbias},
-        {CUDNN_ATTR_OPERATION_NORM_BWD_DXDESC, dx}};
+        {CUDNN_ATTR_OPERATION_NORM_BWD_XDESC, u.x},
+        {CUDNN_ATTR_OPERATION_NORM_BWD_MEAN_DESC, u.mean},
+        {CUDNN_ATTR_OPERATION_NORM_BWD_INV_VARIANCE_DESC, u.inv_variance},
+        {CUDNN_ATTR_OPERATION_NORM_BWD_DYDESC, u.dy},
+        {CUDNN_ATTR_OPERATION_NORM_BWD_SCALE_DESC, u.scale},
+        {CUDNN_ATTR_OPERATION_NORM_BWD_EPSILON_DESC, u.epsilon},
+        {CUDNN_ATTR_OPERATION_NORM_BWD_DSCALE_DESC, u.dscale},
+        {CUDNN_ATTR_OPERATION_NORM_BWD_DBIAS_DESC, u.dbias},
+        {CUDNN_ATTR_OPERATION_NORM_BWD_DXDESC, u.dx}};
     return finish_operation(g, std::move(op), tensors);
   }
 
@@ -316,9 +331,6 @@ class GraphBuilder {
 };
 
 class CudnnBackend final : public Backend {
-  // Device pointers of a graph's tensors, by tensor name.
-  using Pointers = TensorAddresses;
-
  public:
   CudnnBackend(Runtime& rt, const TimingOptions& timing, const CudnnApi& api, cudnnHandle_t handle)
       : rt_(rt),
@@ -337,22 +349,41 @@ class CudnnBackend final : public Backend {
   Result<BackendRun> run(const OpSignature& sig, const std::vector<base::HostTensor>& args,
                          const RunOptions& run) override {
     const auto* conv = dynamic_cast<const ConvSignature*>(&sig);
-    if (!conv && !dynamic_cast<const NormSignature*>(&sig))
-      return unimplemented("the cudnn backend runs conv, layernorm and t5layernorm signatures (" +
-                           std::string(sig.op_name()) + " is none)");
+    const bool norm = dynamic_cast<const NormSignature*>(&sig) || dynamic_cast<const BatchNormSignature*>(&sig) ||
+                      dynamic_cast<const GroupNormSignature*>(&sig);
+    if (!conv && !norm)
+      return unimplemented("the cudnn backend runs conv and norm signatures (" + std::string(sig.op_name()) +
+                           " is none)");
+    // A norm's graphs, or why cuDNN's graph API has none (then batch norm tries the legacy call).
+    const Result<CudnnNormGraphs> norm_graphs =
+        conv ? Result<CudnnNormGraphs>(CudnnNormGraphs{}) : cudnn_norm_graphs(sig);
+    if (!norm_graphs.ok() && !dynamic_cast<const BatchNormSignature*>(&sig)) return norm_graphs.status();
     BOO_CUDNN_RETURN_IF_ERROR(api_, cudnnSetStream(handle_, static_cast<cudaStream_t>(rt_.stream())));
 
     BackendRun out;
     out.input_sets = run.time ? timed_input_sets(rt_, timing_, args) : 1;
     BOO_ASSIGN_OR_RETURN(BackendTensors tensors, upload_backend_tensors(rt_, sig, args, out.input_sets));
-    const std::vector<Pointers>& sets = tensors.sets;
+    std::vector<Pointers>& sets = tensors.sets;
+    // Statistics cuDNN writes that the signature does not keep: one buffer each, shared by every input set.
+    std::vector<DeviceBuffer> scratch;
+    if (norm_graphs.ok())
+      for (const TensorSpec& spec : norm_graphs->scratch) {
+        BOO_ASSIGN_OR_RETURN(DeviceBuffer buf, rt_.allocate(spec.storage_bytes()));
+        for (Pointers& set : sets) set[spec.name] = buf.data();
+        scratch.push_back(std::move(buf));
+      }
     // The first run of a signature chooses its plans (remembered, or searched); later runs reuse them.
     const auto tuning_start = std::chrono::steady_clock::now();
-    BOO_ASSIGN_OR_RETURN(std::vector<Graph>* graphs, conv ? graphs_for(*conv, sets[0]) : norm_graphs(sig, sets[0]));
+    BOO_ASSIGN_OR_RETURN(std::vector<Graph>* graphs,
+                         conv ? graphs_for(*conv, sets[0]) : norm_graphs_for(sig, norm_graphs, sets[0]));
     out.vendor_tuning_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - tuning_start).count();
     int64_t workspace_bytes = 0;
     for (const Graph& g : *graphs) workspace_bytes = std::max(workspace_bytes, g.workspace_bytes);
     BOO_ASSIGN_OR_RETURN(DeviceBuffer workspace, rt_.allocate(static_cast<size_t>(workspace_bytes)));
+    // Results a call updates in place (the legacy batch norm's running statistics) start as their inputs.
+    for (const Graph& g : *graphs)
+      for (const auto& [result, argument] : g.initial_copies)
+        BOO_RETURN_IF_ERROR(copy_argument(sig, args, tensors, result, argument));
     auto launch = [&](int64_t i) -> Status {
       for (Graph& g : *graphs)
         BOO_RETURN_IF_ERROR(execute(g, sets[static_cast<size_t>(i % out.input_sets)], workspace));
@@ -371,11 +402,17 @@ class CudnnBackend final : public Backend {
 
  private:
   Status execute(Graph& g, const Pointers& buffers, const DeviceBuffer& workspace) {
+    if (g.legacy) return g.legacy(buffers);
     std::vector<int64_t> uids;
     std::vector<void*> pointers;
     for (const auto& [uid, name] : g.tensors) {
       uids.push_back(uid);
-      pointers.push_back(name == kEpsilonTensor ? static_cast<void*>(&g.epsilon) : buffers.at(name));
+      if (auto scalar = g.scalars.find(name); scalar != g.scalars.end()) {
+        pointers.push_back(&scalar->second);
+      } else {
+        BOO_ASSIGN_OR_RETURN(void* p, pointer(buffers, name));
+        pointers.push_back(p);
+      }
     }
     BOO_ASSIGN_OR_RETURN(Desc pack, Desc::make(api_, CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR));
     void* ws = workspace.data();
@@ -478,73 +515,184 @@ class CudnnBackend final : public Backend {
 
   static bool ieee_fp32(const ConvSignature& sig) { return sig.dtype == DType::kF32 && !sig.fp32_tf32; }
 
-  // The graphs of a layernorm or t5layernorm signature: a forward and/or a
-  // backward norm operation over rows x cols, described as cuDNN's
-  // [rows, cols, 1, 1] tensors with [1, cols, 1, 1] parameters and
-  // [rows, 1, 1, 1] float32 statistics (the same memory as boo's tensors).
-  Result<std::vector<Graph>*> norm_graphs(const OpSignature& sig, const Pointers& buffers) {
+  // The address bound to a tensor name; "" is a null pointer (a tensor a legacy call goes without).
+  static Result<void*> pointer(const Pointers& buffers, const std::string& name) {
+    if (name.empty()) return static_cast<void*>(nullptr);
+    auto it = buffers.find(name);
+    if (it == buffers.end()) return internal_error("the cudnn backend has no buffer for tensor '" + name + "'");
+    return it->second;
+  }
+
+  // Copies argument `argument` (host) into result `result` on the device.
+  Status copy_argument(const OpSignature& sig, const std::vector<base::HostTensor>& args, const BackendTensors& tensors,
+                       const std::string& result, const std::string& argument) {
+    const std::vector<TensorSpec> arg_specs = sig.arguments(), result_specs = sig.results();
+    auto index_of = [](const std::vector<TensorSpec>& specs, const std::string& name) {
+      auto named = [&](const TensorSpec& t) { return t.name == name; };
+      return static_cast<size_t>(std::find_if(specs.begin(), specs.end(), named) - specs.begin());
+    };
+    const size_t a = index_of(arg_specs, argument), r = index_of(result_specs, result);
+    if (a >= args.size() || r >= tensors.results.size())
+      return internal_error("the cudnn backend cannot start result '" + result + "' as argument '" + argument + "'");
+    return rt_.copy_to_device(tensors.results[r], args[a].data(), args[a].size_bytes());
+  }
+
+  // The graphs of a norm signature (cudnn_norm_graphs: each a norm operation,
+  // fed by a pointwise add for add-layernorm) with each one's fastest plan;
+  // a batch norm cuDNN's graphs decline runs on the legacy call. What cuDNN
+  // declines, whether by its reason or by a BAD_PARAM, is UNIMPLEMENTED.
+  Result<std::vector<Graph>*> norm_graphs_for(const OpSignature& sig, const Result<CudnnNormGraphs>& plan,
+                                              const Pointers& buffers) {
     const std::string key = sig.command();
     if (auto it = graphs_.find(key); it != graphs_.end()) return &it->second;
-    const ops::norm::NormProblem p(dynamic_cast<const NormSignature&>(sig));
-    const bool ln = !p.rms();
-    const DType dtype = p.dtype;
-    const int64_t rows = p.rows, cols = p.cols;
-    const bool forward = p.forward;
-    // Layer norm's backward is a command of its own; RMS norm's follows its forward in -F 0.
-    const bool backward = ln ? !forward : p.dx;
-    if (!p.contiguous) return unimplemented("cuDNN's layer norm takes a contiguous input");
-    if (ln && !(p.weight && p.bias))
-      return unimplemented("cuDNN's layer norm takes a scale and a bias (-m 1 with the bias)");
-    if (ln && backward && !(p.dx && p.dweight && p.dbias))
-      return unimplemented("cuDNN's layer norm backward computes dx, dweight and dbias together (-F 14)");
-    if (!ln && !p.weight) return unimplemented("cuDNN's RMS norm takes a scale (-m 5)");
-    const cudnnBackendNormMode_t mode = ln ? CUDNN_LAYER_NORM : CUDNN_RMS_NORM;
-    auto spec = [&](const char* name, std::vector<int64_t> shape, DType t) {
-      TensorSpec s{name, shape, contiguous_strides(shape), t, ""};
-      return s;
-    };
-    const std::vector<int64_t> data{rows, cols, 1, 1}, param{1, cols, 1, 1}, stat{rows, 1, 1, 1}, scalar{1, 1, 1, 1};
+    Status graph_status = plan.status();
+    if (plan.ok()) {
+      std::vector<Graph> graphs;
+      for (const CudnnNormGraph& n : plan->graphs) {
+        Graph g;
+        graph_status = build_norm_graph(sig, *plan, n, buffers, g);
+        if (!graph_status.ok()) break;
+        graphs.push_back(std::move(g));
+      }
+      if (graph_status.ok()) return &graphs_.emplace(key, std::move(graphs)).first->second;
+      if (graph_status.code() != StatusCode::kUnimplemented && graph_status.code() != StatusCode::kInvalidArgument)
+        return graph_status;
+    }
+    const std::string graph_reason = graph_status.message();
+    const auto* batch = dynamic_cast<const BatchNormSignature*>(&sig);
+    if (!batch) return unimplemented("cuDNN declines this norm: " + graph_reason);
+    Result<Graph> legacy = legacy_batch_norm(*batch, buffers);
+    if (!legacy.ok())
+      return unimplemented("cuDNN declines this batch norm: its graph API: " + graph_reason +
+                           "; its legacy API: " + legacy.status().message());
     std::vector<Graph> graphs;
-    if (forward) {
-      Graph g;
-      g.epsilon = static_cast<float>(p.eps);
-      GraphBuilder b(api_, handle_);
-      BOO_ASSIGN_OR_RETURN(int64_t x, b.tensor(g, spec("x", data, dtype), false, dtype));
-      BOO_ASSIGN_OR_RETURN(int64_t scale, b.tensor(g, spec("weight", param, dtype), false, dtype));
-      int64_t bias = -1, mean = -1;
-      if (ln) {
-        BOO_ASSIGN_OR_RETURN(bias, b.tensor(g, spec("bias", param, dtype), false, dtype));
-        BOO_ASSIGN_OR_RETURN(mean, b.tensor(g, spec("mean", stat, DType::kF32), false, DType::kF32));
-      }
-      BOO_ASSIGN_OR_RETURN(int64_t rstd, b.tensor(g, spec("rstd", stat, DType::kF32), false, DType::kF32));
-      BOO_ASSIGN_OR_RETURN(int64_t eps, b.tensor(g, spec(kEpsilonTensor, scalar, DType::kF32), false, DType::kF32, true));
-      BOO_ASSIGN_OR_RETURN(int64_t y, b.tensor(g, spec("y", data, dtype), false, dtype));
-      BOO_ASSIGN_OR_RETURN(cudnnBackendDescriptor_t op, b.norm_forward(g, mode, x, mean, rstd, scale, bias, eps, y));
-      BOO_RETURN_IF_ERROR(finish(g, b, {op}, false, buffers, plan_record(sig, "forward", false)));
-      graphs.push_back(std::move(g));
-    }
-    if (backward) {
-      Graph g;
-      g.epsilon = static_cast<float>(p.eps);
-      GraphBuilder b(api_, handle_);
-      BOO_ASSIGN_OR_RETURN(int64_t x, b.tensor(g, spec("x", data, dtype), false, dtype));
-      BOO_ASSIGN_OR_RETURN(int64_t dy, b.tensor(g, spec("dy", data, dtype), false, dtype));
-      BOO_ASSIGN_OR_RETURN(int64_t scale, b.tensor(g, spec("weight", param, dtype), false, dtype));
-      int64_t mean = -1, dbias = -1;
-      if (ln) {
-        BOO_ASSIGN_OR_RETURN(mean, b.tensor(g, spec("mean", stat, DType::kF32), false, DType::kF32));
-        BOO_ASSIGN_OR_RETURN(dbias, b.tensor(g, spec("dbias", param, dtype), false, dtype));
-      }
-      BOO_ASSIGN_OR_RETURN(int64_t rstd, b.tensor(g, spec("rstd", stat, DType::kF32), false, DType::kF32));
-      BOO_ASSIGN_OR_RETURN(int64_t eps, b.tensor(g, spec(kEpsilonTensor, scalar, DType::kF32), false, DType::kF32, true));
-      BOO_ASSIGN_OR_RETURN(int64_t dscale, b.tensor(g, spec("dweight", param, dtype), false, dtype));
-      BOO_ASSIGN_OR_RETURN(int64_t dx, b.tensor(g, spec("dx", data, dtype), false, dtype));
-      BOO_ASSIGN_OR_RETURN(cudnnBackendDescriptor_t op,
-                           b.norm_backward(g, mode, x, mean, rstd, dy, scale, eps, dscale, dbias, dx));
-      BOO_RETURN_IF_ERROR(finish(g, b, {op}, false, buffers, plan_record(sig, "backward", false)));
-      graphs.push_back(std::move(g));
-    }
+    graphs.push_back(std::move(*legacy));
     return &graphs_.emplace(key, std::move(graphs)).first->second;
+  }
+
+  // One norm graph into g, with its fastest plan.
+  Status build_norm_graph(const OpSignature& sig, const CudnnNormGraphs& plan, const CudnnNormGraph& n,
+                          const Pointers& buffers, Graph& g) {
+    g.scalars = {{kCudnnEpsilon, plan.epsilon}, {kCudnnMomentum, plan.momentum}};
+    GraphBuilder b(api_, handle_);
+    auto uid = [&](const CudnnNormTensor& t) -> Result<int64_t> {
+      if (!t.present()) return int64_t{-1};
+      const bool by_value = g.scalars.count(t.name) > 0;
+      return b.tensor(g, TensorSpec{t.name, t.dims, t.strides, t.dtype, ""}, false, t.dtype, by_value);
+    };
+    GraphBuilder::NormUids u;
+    std::vector<cudnnBackendDescriptor_t> ops;
+    BOO_ASSIGN_OR_RETURN(u.x, uid(n.x));
+    if (n.x2.present()) {  // add-layernorm: the norm reads x + x2, a virtual float32 tensor
+      BOO_ASSIGN_OR_RETURN(int64_t x2, uid(n.x2));
+      BOO_ASSIGN_OR_RETURN(int64_t sum, b.tensor(g, TensorSpec{"x_plus_x2", n.x.dims, n.x.strides, DType::kF32, ""},
+                                                 true, DType::kF32));
+      BOO_ASSIGN_OR_RETURN(cudnnBackendDescriptor_t add, b.pointwise(g, CUDNN_POINTWISE_ADD, u.x, x2, sum));
+      ops.push_back(add);
+      u.x = sum;
+    }
+    std::pair<int64_t*, const CudnnNormTensor*> roles[] = {
+        {&u.scale, &n.scale}, {&u.bias, &n.bias}, {&u.epsilon, &n.epsilon}, {&u.mean, &n.mean},
+        {&u.inv_variance, &n.inv_variance}, {&u.momentum, &n.momentum}, {&u.running_mean_in, &n.running_mean_in},
+        {&u.running_var_in, &n.running_var_in}, {&u.running_mean, &n.running_mean}, {&u.running_var, &n.running_var},
+        {&u.y, &n.y}, {&u.dy, &n.dy}, {&u.dscale, &n.dscale}, {&u.dbias, &n.dbias}, {&u.dx, &n.dx}};
+    for (auto& [field, tensor] : roles) {
+      BOO_ASSIGN_OR_RETURN(*field, uid(*tensor));
+    }
+    const cudnnBackendNormMode_t mode = n.mode == CudnnNormMode::kBatch ? CUDNN_BATCH_NORM
+                                        : n.mode == CudnnNormMode::kRms ? CUDNN_RMS_NORM
+                                                                        : CUDNN_LAYER_NORM;
+    BOO_ASSIGN_OR_RETURN(cudnnBackendDescriptor_t op, n.step == CudnnNormStep::kBackward ? b.norm_backward(g, mode, u)
+                                                                                        : b.norm_forward(g, mode, u));
+    ops.push_back(op);
+    return finish(g, b, ops, false, buffers, plan_record(sig, n.name.c_str(), false));
+  }
+
+  // A batch norm on cuDNN's legacy API as a Graph whose `legacy` call runs
+  // it, tried once on `buffers` (a call cuDNN refuses is UNIMPLEMENTED).
+  Result<Graph> legacy_batch_norm(const BatchNormSignature& sig, const Pointers& buffers) {
+    BOO_ASSIGN_OR_RETURN(CudnnLegacyBatchNorm c, cudnn_legacy_batch_norm(sig));
+    if (!api_.has_legacy_batch_norm())
+      return unimplemented("cuDNN at " + api_.library_path + " lacks the legacy batch norm calls");
+    // The tensor descriptors, destroyed with the last copy of the call.
+    struct Descriptors {
+      const CudnnApi* api = nullptr;
+      std::vector<cudnnTensorDescriptor_t> owned;
+      ~Descriptors() {
+        for (cudnnTensorDescriptor_t d : owned) api->cudnnDestroyTensorDescriptor(d);
+      }
+    };
+    auto descs = std::make_shared<Descriptors>();
+    descs->api = &api_;
+    auto make = [&](const CudnnNormTensor& t) -> Result<cudnnTensorDescriptor_t> {
+      if (!t.present() && t.dims.empty()) return static_cast<cudnnTensorDescriptor_t>(nullptr);
+      std::vector<int> dims, strides;
+      for (size_t d = 0; d < t.dims.size(); ++d) {
+        if (t.dims[d] > INT32_MAX || t.strides[d] > INT32_MAX)
+          return unimplemented("cuDNN's legacy tensor descriptors take 32-bit sizes and strides");
+        dims.push_back(static_cast<int>(t.dims[d]));
+        strides.push_back(static_cast<int>(t.strides[d]));
+      }
+      cudnnTensorDescriptor_t d = nullptr;
+      BOO_CUDNN_RETURN_IF_ERROR(api_, cudnnCreateTensorDescriptor(&d));
+      descs->owned.push_back(d);
+      BOO_CUDNN_RETURN_IF_ERROR(api_, cudnnSetTensorNdDescriptor(d, cudnn_type(t.dtype), static_cast<int>(dims.size()),
+                                                                dims.data(), strides.data()));
+      return d;
+    };
+    BOO_ASSIGN_OR_RETURN(cudnnTensorDescriptor_t x, make(c.x));
+    BOO_ASSIGN_OR_RETURN(cudnnTensorDescriptor_t y, make(c.y));
+    BOO_ASSIGN_OR_RETURN(cudnnTensorDescriptor_t dy, make(c.dy));
+    BOO_ASSIGN_OR_RETURN(cudnnTensorDescriptor_t dx, make(c.dx));
+    BOO_ASSIGN_OR_RETURN(cudnnTensorDescriptor_t param, make(c.param));
+    const cudnnBatchNormMode_t mode = c.per_activation ? CUDNN_BATCHNORM_PER_ACTIVATION : CUDNN_BATCHNORM_SPATIAL;
+    const CudnnApi* api = &api_;
+    cudnnHandle_t handle = handle_;
+    Graph g;
+    g.engine = std::string("legacy cudnnBatchNormalization") +
+               (c.call == CudnnLegacyBatchNorm::Call::kBackward           ? "Backward"
+                : c.call == CudnnLegacyBatchNorm::Call::kForwardInference ? "ForwardInference"
+                                                                          : "ForwardTraining");
+    if (!c.running_mean.empty())
+      g.initial_copies = {{c.running_mean, c.running_mean_in}, {c.running_var, c.running_var_in}};
+    g.legacy = [=](const Pointers& buffers) -> Status {
+      (void)descs;  // kept alive with the call
+      const float one = 1.f, zero = 0.f;
+      std::map<std::string, void*> p;
+      for (const std::string* name : {&c.x.name, &c.y.name, &c.dy.name, &c.dx.name, &c.scale, &c.bias, &c.dscale,
+                                      &c.dbias, &c.saved_mean, &c.saved_inv_variance, &c.running_mean, &c.running_var,
+                                      &c.estimated_mean, &c.estimated_variance}) {
+        BOO_ASSIGN_OR_RETURN(p[*name], pointer(buffers, *name));
+      }
+      switch (c.call) {
+        case CudnnLegacyBatchNorm::Call::kForwardTraining:
+          BOO_CUDNN_RETURN_IF_ERROR(*api, cudnnBatchNormalizationForwardTraining(
+                                              handle, mode, &one, &zero, x, p[c.x.name], y, p[c.y.name], param,
+                                              p[c.scale], p[c.bias], c.factor, p[c.running_mean], p[c.running_var],
+                                              c.epsilon, p[c.saved_mean], p[c.saved_inv_variance]));
+          break;
+        case CudnnLegacyBatchNorm::Call::kForwardInference:
+          BOO_CUDNN_RETURN_IF_ERROR(*api, cudnnBatchNormalizationForwardInference(
+                                              handle, mode, &one, &zero, x, p[c.x.name], y, p[c.y.name], param,
+                                              p[c.scale], p[c.bias], p[c.estimated_mean], p[c.estimated_variance],
+                                              c.epsilon));
+          break;
+        case CudnnLegacyBatchNorm::Call::kBackward:
+          BOO_CUDNN_RETURN_IF_ERROR(*api, cudnnBatchNormalizationBackward(
+                                              handle, mode, &one, &zero, &one, &zero, x, p[c.x.name], dy, p[c.dy.name],
+                                              dx, p[c.dx.name], param, p[c.scale], p[c.dscale], p[c.dbias], c.epsilon,
+                                              p[c.saved_mean], p[c.saved_inv_variance]));
+          break;
+      }
+      return ok_status();
+    };
+    // cuDNN checks the descriptors when called: a refusal is a decline, not the command's failure.
+    if (Status st = g.legacy(buffers); !st.ok()) {
+      if (st.code() == StatusCode::kUnimplemented || st.code() == StatusCode::kInvalidArgument)
+        return unimplemented(st.message());
+      return st;
+    }
+    return g;
   }
 
   static Result<cudnnPointwiseMode_t> activation_mode(const Activation& a) {
@@ -707,6 +855,7 @@ class CudnnBackend final : public Backend {
       Graph candidate;
       candidate.plan = std::move(*plan);
       candidate.tensors = g.tensors;
+      candidate.scalars = g.scalars;
       candidate.workspace_bytes = ws;
       auto launch = [&] { return execute(candidate, buffers, *workspace); };
       if (Status st = launch(); !st.ok()) {

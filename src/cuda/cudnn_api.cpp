@@ -17,6 +17,9 @@ Result<const CudnnApi*> load_cudnn() {
   if (!api.name) return failed_precondition(std::string("cuDNN at ") + lib.path + " lacks " + #name);
   BOO_CUDNN_FUNCTIONS(BOO_CUDNN_LOAD)
 #undef BOO_CUDNN_LOAD
+#define BOO_CUDNN_LOAD_OPTIONAL(name) api.name = reinterpret_cast<decltype(api.name)>(find_symbol(lib, #name));
+  BOO_CUDNN_LEGACY_FUNCTIONS(BOO_CUDNN_LOAD_OPTIONAL)
+#undef BOO_CUDNN_LOAD_OPTIONAL
   if (api.cudnnGetVersion() < 90000)
     return failed_precondition("cuDNN at " + lib.path + " is version " + std::to_string(api.cudnnGetVersion()) +
                                "; boo needs cuDNN 9");
