@@ -305,11 +305,13 @@ void CommandRunner::run_backends(const OpSignature& sig, const RunOptions& run,
 }
 
 void CommandRunner::check_numerics(const OpSignature& sig, CommandResult& result) {
-  // Every non-vendor backend is judged; cuDNN supplies the spread to beat.
+  // Every non-vendor backend is judged; cuDNN supplies the spread to beat. A baseline that
+  // declined the signature (said under its name) is not judged: it has no results.
   bench::Backend* vendor = numerics_vendor();
   std::vector<NumericsResult> verdicts;
   for (size_t b = 0; b < backends_.size(); ++b) {
     if (backends_[b].get() == vendor) continue;
+    if (b < result.backends.size() && !result.backends[b].run) continue;
     verdicts.push_back(NumericsResult{backend_names_[b], bench::check_numerics(sig, *backends_[b], vendor, opts_.numerics,
                                                                                opts_.seed, reference_.get())});
   }
