@@ -1,17 +1,19 @@
 #!/usr/bin/env python3
 """The norm performance table (markdown): boo-driver's CSV over
-benchmarks/norm_shapes.txt joined with benchmarks/torch_norms.py's CSV.
+benchmarks/norm_shapes.txt joined with benchmarks/torch_norms.py's CSV
+(rows matched by norm_lines.py's key).
 
-Bandwidth = bytes that must move / time (forward: x read, y written; full
-backward: dy and x read, dx written; parameters and statistics are small and
-not counted), and its fraction of the measured device-to-device copy
-bandwidth on the same shape.
+Bandwidth = bytes that must move / time (norm_lines.py: forward x read, y
+written; backward dy and x read, dx written; parameters and statistics are
+small and not counted), and its fraction of the measured device-to-device
+copy bandwidth on the same tensor.
 
 Run: python3 benchmarks/norm_table.py boo.csv torch.csv --device "NVIDIA H200" --title T
 """
 import argparse
 import csv
-import re
+
+import norm_lines
 
 
 def main():
@@ -23,36 +25,35 @@ def main():
     args = ap.parse_args()
     torch_rows = {r["shape"]: r for r in csv.DictReader(open(args.torch_csv, newline=""))}
     out = [f"## {args.title}", "",
-           f"Device: {args.device}. boo: per-launch GPU mean of boo-driver (CUPTI, bf16, weight and, for layer norm, bias; inputs "
-           "rotated past L2); cuDNN: its graph API norm in the same run; PyTorch: CUDA-event means, eager and torch.compile, same shapes. Bandwidth = bytes "
-           "that must move / time; 'of copy' = its fraction of a device-to-device copy of the same tensor.", "",
-           "| op | direction | shape | boo µs | boo TB/s | of copy | cuDNN µs | eager µs | compile µs | boo vs cuDNN | "
-           "boo vs eager | boo vs compile |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           f"Device: {args.device}. boo: per-launch GPU mean of boo-driver (CUPTI, inputs rotated past L2); cuDNN: "
+           "its graph API norm (legacy batch norm calls where the graph API declines) in the same run; PyTorch: "
+           "CUDA-event means, eager and torch.compile, same shapes, dtypes and layouts. Layer and RMS norm: bf16 "
+           "with weight (and bias); batch norm: training forward with saved and running statistics, backward "
+           "from the saved ones; group norm: 32 groups, weight and bias. Bandwidth = bytes that must move / "
+           "time; 'of copy' = its fraction of a device-to-device copy of the same tensor.", "",
+           "| op | direction | shape | layout | boo µs | boo TB/s | of copy | cuDNN µs | eager µs | compile µs | "
+           "boo vs cuDNN | boo vs eager | boo vs compile |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in csv.DictReader(open(args.boo_csv, newline="")):
         cmd = r["arguments"]
-        m = re.search(r"-X (\d+)x(\d+)", cmd)
-        if not m or not r.get("boo mean") or r["boo mean"] in ("N.A.", "untimed"):
+        line = norm_lines.parse(cmd)
+        if line is None or not r.get("boo mean") or r["boo mean"] in ("N.A.", "untimed"):
             out.append(f"| {cmd} | failed: {r.get('error', '')} |")
             continue
-        rows, cols = int(m.group(1)), int(m.group(2))
-        op = "rmsnorm" if cmd.startswith("t5") else "layernorm"
-        backward = bool(re.search(r"-F (14|2)\b", cmd))
-        direction = "bwd" if backward else "fwd"
         boo_us = float(r["boo mean"])
-        moved = rows * cols * 2 * (3 if backward else 2)
-        t = torch_rows.get(f"{rows}x{cols}", {})
+        t = torch_rows.get(line.key, {})
         copy_tbs = float(t["copy_tbs"]) if t else float("nan")
-        eager = float(t.get(f"{op}_{direction}_eager_us", "nan"))
-        comp = float(t.get(f"{op}_{direction}_compile_us", "nan"))
-        tbs = moved / boo_us / 1e6
+        eager = float(t.get(f"{line.op}_{line.direction}_eager_us", "nan"))
+        comp = float(t.get(f"{line.op}_{line.direction}_compile_us", "nan"))
+        tbs = line.moved_bytes / boo_us / 1e6
         try:
             cudnn = float(r.get("cudnn mean", "nan"))
         except ValueError:
             cudnn = float("nan")  # cuDNN declined the signature ("N.A.")
-        out.append(f"| {op} | {direction} | {rows}x{cols} | {boo_us:.1f} | {tbs:.2f} | {tbs / copy_tbs:.0%} | "
-                   f"{cudnn:.1f} | {eager:.1f} | {comp:.1f} | {cudnn / boo_us:.2f}x | {eager / boo_us:.2f}x | "
-                   f"{comp / boo_us:.2f}x |")
+        shape = "x".join(map(str, line.shape)) + (f" g{line.groups}" if line.groups else "")
+        out.append(f"| {line.op} | {line.direction} | {shape} | {line.layout} {line.dtype} | {boo_us:.1f} | "
+                   f"{tbs:.2f} | {tbs / copy_tbs:.0%} | {cudnn:.1f} | {eager:.1f} | {comp:.1f} | "
+                   f"{cudnn / boo_us:.2f}x | {eager / boo_us:.2f}x | {comp / boo_us:.2f}x |")
     print("\n".join(out))
 
 

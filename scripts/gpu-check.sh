@@ -228,7 +228,8 @@ if want perf; then
   done
 fi
 
-# norms: boo's norm kernels on the issue-6 shapes against PyTorch (eager, compile) and a copy.
+# norms: boo's norm kernels on benchmarks/norm_shapes.txt (issue 6's row norms, issue 19's ResNet-50 batch norms
+# and SD-UNet group norms) against cuDNN, PyTorch (eager, compile) and a copy.
 if want norms; then
   export BOO_CACHE_DIR="$PWD/$BUILD/cache"
   $BUILD/tools/boo-driver --backend boo --backend cudnn --commands-file benchmarks/norm_shapes.txt --csv-extra --csv "$OUT/norms-boo.csv" \
@@ -237,8 +238,8 @@ if want norms; then
   gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
   python3 benchmarks/norm_table.py "$OUT/norms-boo.csv" "$OUT/norms-torch.csv" --device "$gpu" \
     --title "norms, commit $COMMIT, $(date -u +%Y-%m-%d)" > "$OUT/norms.md" 2>&1
-  row "norms" "$(grep -c '^| layernorm\|^| rmsnorm' "$OUT/norms.md") rows in norms.md"
-  grep -E '^\| (layernorm|rmsnorm)' "$OUT/norms.md" | cut -d'|' -f2-7 | head -24 | sed 's/^/  /'
+  row "norms" "$(grep -cE '^\| (layernorm|rmsnorm|batchnorm|groupnorm) ' "$OUT/norms.md") rows in norms.md"
+  grep -E '^\| (layernorm|rmsnorm|batchnorm|groupnorm) ' "$OUT/norms.md" | cut -d'|' -f2-9 | head -80 | sed 's/^/  /'
 fi
 
 # split: on a host with two GPUs, the Python stages on GPU 1 and the driver stages on GPU 0 at the
