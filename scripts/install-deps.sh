@@ -10,6 +10,7 @@ command -v cmake >/dev/null || need_apt+=(cmake)
 command -v g++ >/dev/null || need_apt+=(g++)
 command -v ninja >/dev/null || need_apt+=(ninja-build)
 [ -f /usr/include/gtest/gtest.h ] || need_apt+=(libgtest-dev)
+command -v pkg-config >/dev/null || need_apt+=(pkg-config)  # install.consumer's pkg-config build
 python3 -c 'import venv, ensurepip' 2>/dev/null || need_apt+=(python3-venv)
 # clang 16 with libFuzzer and the sanitizer runtimes: scripts/sanitize.sh (clang 14, Debian 12's default,
 # lacks std::source_location).

@@ -8,10 +8,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh
-# The Python package, built and installed as a user would (pip install .).
+# The Python package, built as a wheel and installed as a user would (python.wheel checks the wheel).
 start=$(date +%s)
-.venv/bin/python -m pip install -q --disable-pip-version-check .
-echo "test.sh: pip install . took $(( $(date +%s) - start )) s"
+rm -rf build/wheels
+.venv/bin/python -m pip wheel -q --disable-pip-version-check --no-deps -w build/wheels .
+.venv/bin/python -m pip install -q --disable-pip-version-check --force-reinstall --no-deps build/wheels/boo-*.whl
+echo "test.sh: pip wheel . and its install took $(( $(date +%s) - start )) s"
 cd build
 ctest -L 'unit|nvrtc' --output-on-failure -j "$(nproc)"
 cd ..

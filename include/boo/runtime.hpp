@@ -22,14 +22,6 @@
 
 namespace boo {
 
-/// A tensor in device memory: pointer, logical shape, strides (elements), dtype.
-struct TensorRef {
-  void* data = nullptr;
-  std::vector<int64_t> shape;
-  std::vector<int64_t> strides;
-  DType dtype = DType::kF32;
-};
-
 struct RuntimeOptions {
   int device = 0;                 ///< CUDA device ordinal
   std::string cache_dir;          ///< the artifact cache folder

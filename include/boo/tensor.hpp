@@ -41,6 +41,16 @@ struct TensorSpec {
   bool operator==(const TensorSpec&) const = default;
 };
 
+/// A tensor in memory: pointer, logical shape, strides (elements), dtype. Device
+/// memory for Launchable::launch (boo/runtime.hpp), host memory for
+/// run_reference (boo/reference.hpp).
+struct TensorRef {
+  void* data = nullptr;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;
+  DType dtype = DType::kF32;
+};
+
 /// Row-major (C-contiguous) strides for `shape` (saturating, as numel()).
 std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape);
 

@@ -18,11 +18,11 @@
 #include <mutex>
 
 #include "base/host_tensor.hpp"
-#include "base/version.hpp"
 #include "bench/backend.hpp"
 #include "cache/artifact_cache.hpp"
 #include "boo/registry.hpp"
 #include "boo/runtime.hpp"
+#include "boo/version.hpp"
 #include "cuda/driver_api.hpp"
 #include "cuda/nvrtc_api.hpp"
 #include "jit/nvrtc_compiler.hpp"
@@ -310,8 +310,8 @@ NB_MODULE(_C, m) {
   // Signatures cached by boo.ops (functools.lru_cache) are still alive while
   // the interpreter tears modules down; that is not a leak worth a warning.
   nb::set_leak_warnings(false);
-  m.attr("__version__") = std::string(base::library_version());
-  m.attr("git_commit") = std::string(base::git_commit());
+  m.attr("__version__") = std::string(library_version());
+  m.attr("git_commit") = std::string(git_commit());
 
   nb::class_<TensorSpec>(m, "TensorSpec", "The logical shape, strides (in elements), dtype and layout of one tensor.")
       .def_ro("name", &TensorSpec::name)

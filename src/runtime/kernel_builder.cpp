@@ -11,7 +11,7 @@
 #include "base/log.hpp"
 #include "base/sha256.hpp"
 #include "base/strings.hpp"
-#include "base/version.hpp"
+#include "boo/version.hpp"
 #include "jit/embedded_sources.hpp"
 #include "jit/nvrtc_compiler.hpp"
 
@@ -73,7 +73,7 @@ Result<ModuleRequest> describe_module(std::string_view implementation, const ops
   // SASS, so its version is recorded in the metadata but kept out of the key,
   // which lets a machine without a GPU fill the cache for a GPU fleet.
   request.key.add("schema", std::to_string(cache::kCacheSchema))
-      .add("boo_version", base::library_version())
+      .add("boo_version", library_version())
       .add("implementation", request.implementation)
       .add("config", config.text())
       .add("entries", entries)
@@ -109,7 +109,7 @@ Result<BuiltModule> build_module(const ModuleRequest& request, const OpSignature
       .set("command", sig.command())
       .set("func_name", sig.func_name())
       .set("arch", request.arch)
-      .set("git_commit", base::git_commit())
+      .set("git_commit", git_commit())
       .set("driver_version", options.driver_version.empty() ? "none" : options.driver_version)
       .set_number("compile_ms", std::round(compiled->compile_ms * 10) / 10)
       .set_number("registers", compiled->registers)

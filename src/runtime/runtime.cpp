@@ -12,6 +12,7 @@
 #include "cache/artifact_cache.hpp"
 #include "cuda/driver_api.hpp"
 #include "ops/op_definition.hpp"
+#include "ops/tensor_refs.hpp"
 #include "runtime/dispatch.hpp"
 #include "runtime/kernel_builder.hpp"
 #include "runtime/plan_loader.hpp"
@@ -394,27 +395,10 @@ Status LaunchableImpl::launch(std::span<const TensorRef> args, std::span<const T
   // The plan compiled the signature's layouts in: tensors must match them.
   auto check = [&](std::span<const TensorRef> refs, const std::vector<TensorSpec>& specs, const char* what,
                    std::vector<uint64_t>& addresses) -> Status {
-    if (refs.size() != specs.size())
-      return invalid_argument(std::string("expected ") + std::to_string(specs.size()) + " " + what + "s, got " +
-                              std::to_string(refs.size()));
+    BOO_RETURN_IF_ERROR(ops::check_tensor_refs(refs, specs, what, " (compiled into " + implementation_ + ")"));
     for (size_t i = 0; i < refs.size(); ++i) {
       const TensorSpec& s = specs[i];
-      const TensorRef& t = refs[i];
-      if (t.shape != s.shape)
-        return invalid_argument(std::string(what) + " '" + s.name + "' has shape " + format_dims(t.shape) +
-                                ", the signature needs " + format_dims(s.shape));
-      if (t.dtype != s.dtype)
-        return invalid_argument(std::string(what) + " '" + s.name + "' is " + std::string(dtype_name(t.dtype)) +
-                                ", the signature needs " + std::string(dtype_name(s.dtype)));
-      if (t.strides.size() != s.shape.size())
-        return invalid_argument(std::string(what) + " '" + s.name + "' needs one stride per dimension");
-      for (size_t d = 0; d < s.shape.size(); ++d)
-        if (s.shape[d] > 1 && t.strides[d] != s.strides[d])
-          return invalid_argument(std::string(what) + " '" + s.name + "' has strides " + format_dims(t.strides) +
-                                  ", the signature's layout (compiled into " + implementation_ + ") needs " +
-                                  format_dims(s.strides));
-      const auto address = reinterpret_cast<uint64_t>(t.data);
-      if (!t.data && s.numel() > 0) return invalid_argument(std::string(what) + " '" + s.name + "' is null");
+      const auto address = reinterpret_cast<uint64_t>(refs[i].data);
       if (address % tensor_alignment_ != 0)
         return invalid_argument(std::string(what) + " '" + s.name + "' is not " + std::to_string(tensor_alignment_) +
                                 "-byte aligned, which " + implementation_ + " needs");

@@ -12,9 +12,9 @@
 #include "base/checked_int.hpp"
 #include "base/log.hpp"
 #include "base/strings.hpp"
-#include "base/version.hpp"
 #include "boo/registry.hpp"
 #include "boo/runtime.hpp"
+#include "boo/version.hpp"
 #include "cache/artifact_cache.hpp"
 #include "common/commands_file.hpp"
 #include "cuda/driver_api.hpp"
@@ -29,6 +29,7 @@ namespace boo::tools {
 namespace {
 
 constexpr const char* kUsage = R"(usage: boo <command> [options]
+       boo --version
 
 commands:
   info                               library, devices, CUDA libraries, backends, cache
@@ -137,7 +138,7 @@ double median(std::vector<double> v) {
 //===--- info ---===//
 
 int cmd_info(const Options& o) {
-  std::cout << "boo " << base::library_version() << " (commit " << base::git_commit() << ")\n";
+  std::cout << "boo " << library_version() << " (commit " << git_commit() << ")\n";
   Result<const cuda::DriverApi*> driver = cuda::driver_api();
   Result<std::string> driver_version = cuda_driver_version();
   if (driver.ok())
@@ -411,6 +412,10 @@ int main(int argc, char** argv) {
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::cout << kUsage;
     return args.empty() ? 2 : 0;
+  }
+  if (args[0] == "--version") {
+    std::cout << "boo " << boo::library_version() << " (commit " << boo::git_commit() << ")\n";
+    return 0;
   }
   boo::Result<Options> opts = parse_options(args);
   if (!opts.ok()) {

@@ -22,6 +22,7 @@
 #include "bench/executor_protocol.hpp"
 #include "bench/trace.hpp"
 #include "boo/runtime.hpp"
+#include "boo/version.hpp"
 #include "command_report.hpp"
 #include "command_runner.hpp"
 #include "common/commands_file.hpp"
@@ -379,6 +380,10 @@ int run_driver(const std::vector<std::string>& argv) {
     return 2;
   }
   if (opts->executor_child) return run_executor_child(std::move(*opts));
+  if (opts->version) {
+    std::cout << "boo-driver " << library_version() << " (commit " << git_commit() << ")\n";
+    return 0;
+  }
   if (opts->help || (opts->command.empty() && opts->commands_file.empty())) {
     std::cout << driver_usage();
     return opts->help ? 0 : 2;

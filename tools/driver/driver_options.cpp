@@ -238,6 +238,8 @@ constexpr DriverOptionSpec kOptions[] = {
      [](DriverOptions& o, const std::string&) { o.quiet = true; return ok_status(); }},
     {"help", 'h', "", "", "this text; '<op> --help' lists an op's flags", kDriver,
      [](DriverOptions& o, const std::string&) { o.help = true; return ok_status(); }},
+    {"version", 0, "", "", "print boo's version and the git commit it was built from", kDriver,
+     [](DriverOptions& o, const std::string&) { o.version = true; return ok_status(); }},
     {"trace-part", 0, "FILE", "", "the part of the --trace file this executor appends to", kInternal,
      [](DriverOptions& o, const std::string& v) { o.trace_part = v; return ok_status(); }},
     {"executor-child", 0, "", "", "run commands read from stdin, as an executor of a driver", kInternal,

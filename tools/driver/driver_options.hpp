@@ -50,6 +50,7 @@ struct DriverOptions {
   std::string trace_part;             ///< internal: the part file this process appends to (--trace-part)
   bool executor_child = false;        ///< internal: this process is an executor (--executor-child)
   bool help = false;                  ///< --help with no op command
+  bool version = false;               ///< --version
   /// The op command, or with --commands-file the words appended to every line.
   std::vector<std::string> command;
   /// The options given that change how a command runs, as "--name" or
