@@ -281,18 +281,25 @@ class ConvOpTest(unittest.TestCase):
         g = torch.randn(6, device=DEVICE)
         with unittest.mock.patch.object(ops, "_conv", side_effect=AssertionError("dispatched")), \
                 unittest.mock.patch.object(ops, "_layer_norm", side_effect=AssertionError("dispatched")), \
-                unittest.mock.patch.object(ops, "_rms_norm", side_effect=AssertionError("dispatched")):
+                unittest.mock.patch.object(ops, "_rms_norm", side_effect=AssertionError("dispatched")), \
+                unittest.mock.patch.object(ops, "_batch_norm", side_effect=AssertionError("dispatched")), \
+                unittest.mock.patch.object(ops, "_group_norm", side_effect=AssertionError("dispatched")):
             direct = ops.conv(x, w, padding=1)  # nothing requires grad: direct
             with torch.no_grad():
                 ops.conv(x, w.clone().requires_grad_(), padding=1)
             ops.layer_norm(x, (6,), g)
             ops.rms_norm(x, (6,), g)
+            ops.batch_norm(x, g[:3], g[:3], training=True)
+            ops.group_norm(x, 3, g[:3], g[:3])
         assert_close(self, direct, F.conv2d(x, w, padding=1), torch.float32, "direct conv")
         with SeenOps() as seen:
             watched = ops.conv(x, w, padding=1)
             ops.layer_norm(x, (6,), g)
             ops.rms_norm(x, (6,), g)
-        for name in ("boo.conv.default", "boo.layer_norm.default", "boo.rms_norm.default"):
+            ops.batch_norm(x, g[:3], g[:3], training=True)
+            ops.group_norm(x, 3, g[:3], g[:3])
+        for name in ("boo.conv.default", "boo.layer_norm.default", "boo.rms_norm.default", "boo.batch_norm.default",
+                     "boo.group_norm.default"):
             self.assertIn(name, seen.names)
         assert_close(self, watched, direct, torch.float32, "dispatched conv")
         # A gradient to record: still direct, with the op's own autograd rules.
