@@ -16,8 +16,8 @@ signature API above needs it only for tensors.
 """
 import importlib
 
-from ._C import (Activation, ActivationKind, ConvDirection, DType, LayerNormDirection, NormDirection, RmsNormDirection,
-                 Signature, TensorSpec, __version__, git_commit)
+from ._C import (Activation, ActivationKind, BatchNormMode, BatchNormPass, ConvDirection, DType, LayerNormDirection,
+                 NormDirection, RmsNormDirection, Signature, TensorSpec, __version__, git_commit)
 from .cache import clear_cache, is_cache_enabled, set_cache_dir, toggle_cache_on, use_cache_dir
 
 # What loads on first use (it needs PyTorch), by module.
@@ -32,6 +32,7 @@ _LAZY = {
 }
 
 __all__ = ["Signature", "TensorSpec", "DType", "Activation", "ActivationKind", "ConvDirection", "NormDirection",
+           "BatchNormMode", "BatchNormPass",
            "LayerNormDirection", "RmsNormDirection", "ops", "nn", "compile", "reference", "turbine", "clear_cache", "is_cache_enabled",
            "set_cache_dir", "toggle_cache_on", "use_cache_dir", "__version__", "git_commit",
            *(name for names in _LAZY.values() for name in names)]

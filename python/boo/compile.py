@@ -6,8 +6,10 @@ experimental fusions (BOO's experimental backend adds the conv backward, which
 boo's rewrite always takes, its ops carrying their own autograd).
 
 The rewrite works on Dynamo's FX graph before autograd: every convolution
-(with its bias) followed by a supported activation, every layer norm and
-every RMS norm becomes a boo op. boo's ops carry their own autograd, so the backward graph
+(with its bias) followed by a supported activation, every layer norm, RMS
+norm, batch norm (training, updating the running statistics, and inference)
+and group norm becomes a boo op. The norms' kernels have no fused activation:
+a ReLU or SiLU after a batch or group norm stays PyTorch's. boo's ops carry their own autograd, so the backward graph
 runs boo's backward kernels too. Each candidate is checked when the graph is
 compiled (on a GPU its kernels are compiled or loaded then): one boo cannot
 run stays with PyTorch, with one warning — never an error at run time.
@@ -27,17 +29,28 @@ __all__ = ["backend", "boo_backend", "boo_inductor_backend", "iree_boo_backend",
 log = logging.getLogger("boo")
 
 # What the rewrite carves out: convolutions (with the activations that may
-# follow them, by boo's activation name) and layer norms.
+# follow them, by boo's activation name) and the norms.
 DEFAULT_FUSION_SCHEMA = {
     "conv": True,
     "conv_activations": ("relu", "sigmoid", "tanh", "silu", "gelu", "gelu_tanh", "leaky_relu", "clamp"),
     "layer_norm": True,
     "rms_norm": True,
+    "batch_norm": True,
+    "group_norm": True,
 }
 
 _CONVS = {torch.conv1d: 1, torch.conv2d: 2, torch.conv3d: 3, F.conv1d: 1, F.conv2d: 2, F.conv3d: 3}
 _LAYER_NORMS = (F.layer_norm, torch.layer_norm)
 _RMS_NORMS = (F.rms_norm, torch.rms_norm)
+# Each call's argument names and defaults: F.batch_norm takes the running statistics before the
+# parameters, torch.batch_norm (and boo.ops.batch_norm) after.
+_BATCH_NORMS = {
+    F.batch_norm: (("input", "running_mean", "running_var", "weight", "bias", "training", "momentum", "eps"),
+                   (None, None, None, None, None, False, 0.1, 1e-5)),
+    torch.batch_norm: (("input", "weight", "bias", "running_mean", "running_var", "training", "momentum", "eps"),
+                       (None,) * 8),
+}
+_GROUP_NORMS = (F.group_norm, torch.group_norm)
 
 
 def _activation_of(node):
@@ -236,12 +249,77 @@ def _rewrite_rms_norms(gm):
     return count
 
 
+def _needs_grad(*nodes):
+    return any(isinstance(_value(t), torch.Tensor) and _value(t).requires_grad for t in nodes)
+
+
+def _rewrite_batch_norms(gm):
+    graph = gm.graph
+    count = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node.target not in _BATCH_NORMS:
+            continue
+        values = dict(zip(_BATCH_NORMS[node.target][0], _call_arguments(node, *_BATCH_NORMS[node.target])))
+        x, w, b, rm, rv = (values[k] for k in ("input", "weight", "bias", "running_mean", "running_var"))
+        training, momentum, eps = values["training"], values["momentum"], values["eps"]
+        xv = _value(x)
+        if not isinstance(xv, torch.Tensor) or xv.dim() < 2 or not isinstance(training, bool) \
+                or not isinstance(momentum, (int, float)) or not isinstance(eps, (int, float)) \
+                or (rm is None) != (rv is None) or (not training and rm is None):
+            continue
+        needs_grad = training and _needs_grad(x, w, b)
+
+        def signatures():
+            xb = ops._as_rank(xv, 4, 5)
+            common = (tuple(xb.shape), xv.dtype, ops._norm_layout(xb))
+            if not training:
+                return [ops.batch_norm_signature(*common, "inference", True, eps)]
+            running = rm is not None
+            return [ops.batch_norm_signature(*common, "training", running, eps, momentum if running else 1.0)] + (
+                [ops.batch_norm_signature(*common, "backward", False, eps)] if needs_grad else [])
+
+        if not _boo_can_run(signatures, [xv]):
+            continue
+        _replace(graph, node, ops.batch_norm, (x, w, b, rm, rv, training, float(momentum), float(eps)))
+        count += 1
+    return count
+
+
+def _rewrite_group_norms(gm):
+    graph = gm.graph
+    count = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node.target not in _GROUP_NORMS:
+            continue
+        x, groups, w, b, eps = _call_arguments(node, ("input", "num_groups", "weight", "bias", "eps"),
+                                               (None, None, None, None, 1e-5))
+        xv = _value(x)
+        if not isinstance(xv, torch.Tensor) or xv.dim() < 2 or not isinstance(groups, int) \
+                or not isinstance(eps, (int, float)):
+            continue
+        needs_grad = _needs_grad(x, w, b)
+
+        def signatures():
+            xg = ops._as_rank(xv, 3, 5)
+            common = (tuple(xg.shape), xv.dtype, groups, w is not None or b is not None, eps, ops._norm_layout(xg))
+            return [ops.group_norm_signature(*common, "forward")] + (
+                [ops.group_norm_signature(*common, "backward")] if needs_grad else [])
+
+        if not _boo_can_run(signatures, [xv]):
+            continue
+        _replace(graph, node, ops.group_norm, (x, groups, w, b, float(eps)))
+        count += 1
+    return count
+
+
 def rewrite(gm, fusion_schema=None):
     """Rewrites `gm` (a Dynamo FX graph) in place; returns {op: nodes replaced}."""
     schema = dict(DEFAULT_FUSION_SCHEMA, **(fusion_schema or {}))
     counts = {"conv": _rewrite_convs(gm, schema) if schema["conv"] else 0,
               "layer_norm": _rewrite_layer_norms(gm) if schema["layer_norm"] else 0,
-              "rms_norm": _rewrite_rms_norms(gm) if schema["rms_norm"] else 0}
+              "rms_norm": _rewrite_rms_norms(gm) if schema["rms_norm"] else 0,
+              "batch_norm": _rewrite_batch_norms(gm) if schema["batch_norm"] else 0,
+              "group_norm": _rewrite_group_norms(gm) if schema["group_norm"] else 0}
     gm.graph.lint()
     gm.recompile()
     log.debug("boo: rewrote %s", counts)

@@ -6,8 +6,8 @@ import torch
 
 from . import ops
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "LayerNorm", "RMSNorm", "replace_modules", "replace_convs_with_boo",
-           "replace_conv2d_with_boo_conv"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "LayerNorm", "RMSNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
+           "GroupNorm", "replace_modules", "replace_convs_with_boo", "replace_conv2d_with_boo_conv"]
 
 
 class _BooConv:
@@ -64,8 +64,61 @@ class RMSNorm(torch.nn.RMSNorm):
         return ops.rms_norm(x, self.normalized_shape, self.weight, self.eps)
 
 
+class _BooBatchNorm:
+    """The forward shared by boo's BatchNormNd modules (mixed into torch's): torch.nn's _BatchNorm.forward
+    step for step (num_batches_tracked, momentum or, with momentum=None, the cumulative average; batch
+    statistics in training, or in eval without running statistics), through boo.ops.batch_norm."""
+
+    def forward(self, x):
+        self._check_input_dim(x)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+            self.num_batches_tracked.add_(1)
+            if self.momentum is None:
+                factor = 1.0 / float(self.num_batches_tracked)
+        bn_training = self.training or (self.running_mean is None and self.running_var is None)
+        tracked = not self.training or self.track_running_stats
+        running_mean = self.running_mean if tracked else None
+        running_var = self.running_var if tracked else None
+        if bn_training and running_mean is not None and self.momentum is None:
+            return self._cumulative(x, factor)
+        return ops.batch_norm(x, self.weight, self.bias, running_mean, running_var, bn_training, factor, self.eps)
+
+    def _cumulative(self, x, factor):
+        # A momentum that changes every step would be a new signature every step: the kernel takes
+        # momentum 1 (the batch's mean and unbiased variance, into float32 scratch) and the
+        # average is updated here, as PyTorch's r = (1 - f) * r + f * batch.
+        channels = self.running_mean.numel()
+        mean = torch.zeros(channels, dtype=torch.float32, device=self.running_mean.device)
+        var = torch.zeros_like(mean)
+        y = ops.batch_norm(x, self.weight, self.bias, mean, var, True, 1.0, self.eps)
+        with torch.no_grad():
+            self.running_mean.copy_((1 - factor) * self.running_mean.float() + factor * mean)
+            self.running_var.copy_((1 - factor) * self.running_var.float() + factor * var)
+        return y
+
+
+class BatchNorm1d(_BooBatchNorm, torch.nn.BatchNorm1d):
+    pass
+
+
+class BatchNorm2d(_BooBatchNorm, torch.nn.BatchNorm2d):
+    pass
+
+
+class BatchNorm3d(_BooBatchNorm, torch.nn.BatchNorm3d):
+    pass
+
+
+class GroupNorm(torch.nn.GroupNorm):
+    def forward(self, x):
+        return ops.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
+
+
 _REPLACEMENTS = {torch.nn.Conv1d: Conv1d, torch.nn.Conv2d: Conv2d, torch.nn.Conv3d: Conv3d,
-                 torch.nn.LayerNorm: LayerNorm, torch.nn.RMSNorm: RMSNorm}
+                 torch.nn.LayerNorm: LayerNorm, torch.nn.RMSNorm: RMSNorm, torch.nn.BatchNorm1d: BatchNorm1d,
+                 torch.nn.BatchNorm2d: BatchNorm2d, torch.nn.BatchNorm3d: BatchNorm3d,
+                 torch.nn.GroupNorm: GroupNorm}
 
 
 def _swap(module):
@@ -84,8 +137,8 @@ _CONV_DIMS = {torch.nn.Conv1d: 1, torch.nn.Conv2d: 2, torch.nn.Conv3d: 3}
 
 
 def replace_modules(model, types=None, *, allowed_spatial_dims=(1, 2, 3), kwarg_mapping=None):
-    """Replaces, in place, every torch.nn.Conv1d/2d/3d, LayerNorm and RMSNorm in `model`
-    (or only those of `types`) by boo's, sharing their parameters. Returns
+    """Replaces, in place, every torch.nn.Conv1d/2d/3d, LayerNorm, RMSNorm, BatchNorm1d/2d/3d and
+    GroupNorm in `model` (or only those of `types`; subclasses such as SyncBatchNorm stay) by boo's, sharing their parameters. Returns
     `model` (itself replaced when it is one of those modules).
 
     Convolutions are filtered as iree-turbine BOO's replace_convs_with_boo does:

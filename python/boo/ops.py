@@ -1,4 +1,4 @@
-"""boo's ops for PyTorch: convolution and layer norm as torch.library custom
+"""boo's ops for PyTorch: convolution, layer, RMS, batch and group norm as torch.library custom
 ops (traceable by torch.compile through their fake implementations) with
 autograd whose backward runs boo's backward kernels.
 
@@ -21,8 +21,8 @@ import torch.nn.functional as F
 from . import _C, _tensors
 from .launch import get_launchable
 
-__all__ = ["conv", "layer_norm", "rms_norm", "conv_signature", "layer_norm_signature", "rms_norm_signature",
-           "enable_backward", "disable_backward", "is_boo_backward_enabled"]
+__all__ = ["conv", "layer_norm", "rms_norm", "batch_norm", "group_norm", "conv_signature", "layer_norm_signature",
+           "rms_norm_signature", "batch_norm_signature", "group_norm_signature", "enable_backward", "disable_backward", "is_boo_backward_enabled"]
 
 _CONV_FNS = {3: F.conv1d, 4: F.conv2d, 5: F.conv3d}
 
@@ -170,11 +170,46 @@ def rms_norm_signature(x_shape, normalized_ndim, dtype, has_weight, eps, directi
                                  direction=directions)
 
 
+_BATCH_NORM_PASSES = {"training": _C.BatchNormPass.TRAINING, "inference": _C.BatchNormPass.INFERENCE,
+                      "backward": _C.BatchNormPass.BACKWARD}
+
+
+@functools.lru_cache(maxsize=4096)
+def batch_norm_signature(x_shape, dtype, layout, pass_, running, eps, momentum=1.0):
+    """PyTorch's batch norm (one statistic per channel) of an (N, C, H, W) or (N, C, D, H, W) input in
+    `layout`: pass_ "training" (batch statistics, saving the mean and inverse std; with `running`, the
+    running statistics updated by `momentum` as well), "inference" (from the running statistics) or
+    "backward" (dx, dweight, dbias from the saved statistics). Scale, bias and statistics are float32
+    whatever the dtype. `momentum` is a kernel argument, but part of the signature: pass 1.0 where it does
+    not apply (MIOpen's default), so those share one signature."""
+    return _C.Signature.batch_norm(list(x_shape), _boo_dtype(dtype, "batch_norm"), layout=layout,
+                                   mode=_C.BatchNormMode.SPATIAL, pass_=_BATCH_NORM_PASSES[pass_],
+                                   save=pass_ != "inference", running=running, eps=float(eps),
+                                   momentum=float(momentum))
+
+
+@functools.lru_cache(maxsize=4096)
+def group_norm_signature(x_shape, dtype, groups, affine, eps, layout, direction):
+    """A group norm of an (N, C, W), (N, C, H, W) or (N, C, D, H, W) input in `layout`; direction:
+    "forward" (y, float32 mean and rstd [N, groups]) or "backward" (dx, with dweight and dbias when
+    `affine`: one kernel computes them)."""
+    flags = _C.NormDirection
+    if direction == "forward":
+        directions = flags.FORWARD
+    else:
+        directions = flags.BACKWARD_DATA | flags.BACKWARD_WEIGHT | flags.BACKWARD_BIAS if affine \
+            else flags.BACKWARD_DATA
+    return _C.Signature.group_norm(list(x_shape), _boo_dtype(dtype, "group_norm"), groups=groups, eps=float(eps),
+                                   affine=affine, direction=directions, layout=layout)
+
+
 # ---------------------------------------------------------------------------
 # Autocast: the dtype PyTorch's autocast would compute an op in, learned once
 # per (op, device, autocast dtype, input dtype) by running PyTorch's op on
 # one-element tensors, so boo follows PyTorch's policy on every device and
-# version (convolutions in the autocast dtype; on CUDA layer_norm in float32).
+# version (convolutions in the autocast dtype; on CUDA layer_norm and group_norm
+# in float32). Batch norm is on none of autocast's lists: it runs on its inputs'
+# dtypes (16-bit data with float32 parameters is PyTorch's mixed batch norm).
 
 @functools.lru_cache(maxsize=None)
 def _autocast_probe(op, device_type, device_index, autocast_dtype, in_dtype):
@@ -185,6 +220,8 @@ def _autocast_probe(op, device_type, device_index, autocast_dtype, in_dtype):
             return F.conv1d(ones(1, 1, 1), ones(1, 1, 1)).dtype
         if op == "layer_norm":
             return F.layer_norm(ones(1, 2), (2,), ones(2), ones(2)).dtype
+        if op == "group_norm":
+            return F.group_norm(ones(1, 2), 1, ones(2), ones(2)).dtype
         return F.rms_norm(ones(1, 2), (2,), ones(2)).dtype
 
 
@@ -784,3 +821,384 @@ def rms_norm(x, normalized_shape, weight=None, eps: Optional[float] = None):
     if _direct_call_allowed(x, weight):
         return _norm_direct(_RMS_NORM_RULES, _rms_norm_forward, x, len(normalized_shape), weight, float(eps))[0]
     return _rms_norm(x, len(normalized_shape), weight, float(eps))[0]
+
+
+# ---------------------------------------------------------------------------
+# Batch and group norm: activations (N, C, spatial...) channels-first or channels-last.
+
+_NORM_LAYOUTS = {3: ("NCW", "NWC"), 4: ("NCHW", "NHWC"), 5: ("NCDHW", "NDHWC")}
+
+
+def _norm_layout(x):
+    """The layout of a batch or group norm activation (rank 3 to 5): channels-last where x is
+    (PyTorch's channels_last, or C innermost), else channels-first (a tensor in neither is copied)."""
+    first, last = _NORM_LAYOUTS[x.dim()]
+    return first if layout_of(x) == _letters(x.dim()) else last
+
+
+def _norm_strides(shape, layout):
+    """Strides of `shape` (N, C, spatial...) stored in a norm layout (channels-first or -last)."""
+    channels_last = layout in ("NWC", "NHWC", "NDHWC")
+    order = [0] + list(range(2, len(shape))) + [1] if channels_last else list(range(len(shape)))
+    strides, step = [0] * len(shape), 1
+    for d in reversed(order):
+        strides[d] = step
+        step *= shape[d]
+    return strides
+
+
+def _per_channel(shape):
+    """The broadcast shape of a per-channel value over an (N, C, spatial...) tensor."""
+    return [1, shape[1]] + [1] * (len(shape) - 2)
+
+
+def _float_or_full(t, channels, value, device):
+    """`t` in float32, or `value` in every channel where there is no `t`."""
+    return t.float() if t is not None else torch.full((channels,), value, dtype=torch.float32, device=device)
+
+
+def _empty_f32(x):
+    """An empty float32 result (outputs may not alias: a new one each time)."""
+    return x.new_empty(0, dtype=torch.float32)
+
+
+# ---------------------------------------------------------------------------
+# Batch norm.
+
+def _batch_norm_torch(x, weight, bias, running_mean, running_var, training, momentum, eps):
+    """The op's results computed by PyTorch in float32 (the fallback)."""
+    dims = [0] + list(range(2, x.dim()))
+    bshape, channels = _per_channel(x.shape), x.shape[1]
+    xf = x.float()
+    new_mean, new_var = _empty_f32(x), _empty_f32(x)
+    if training:
+        mean, var = xf.mean(dims), xf.var(dims, unbiased=False)
+        invstd = torch.rsqrt(var + eps)
+        if running_mean is not None:
+            n = x.numel() // channels
+            new_mean = (1 - momentum) * running_mean.float() + momentum * mean
+            new_var = (1 - momentum) * running_var.float() + momentum * var * (n / (n - 1))
+        saved = (mean, invstd)
+    else:
+        mean, invstd = running_mean.float(), torch.rsqrt(running_var.float() + eps)
+        saved = (_empty_f32(x), _empty_f32(x))
+    scale = invstd * _float_or_full(weight, channels, 1.0, x.device)
+    shift = _float_or_full(bias, channels, 0.0, x.device) - mean * scale
+    y = (xf * scale.view(bshape) + shift.view(bshape)).to(x.dtype)
+    return [_restride(y, _norm_strides(list(x.shape), _norm_layout(x))), *saved, new_mean, new_var]
+
+
+def _batch_norm_forward(x: torch.Tensor, weight: Optional[torch.Tensor], bias: Optional[torch.Tensor],
+                        running_mean: Optional[torch.Tensor], running_var: Optional[torch.Tensor], training: bool,
+                        momentum: float, eps: float) -> List[torch.Tensor]:
+    """(y, saved mean, saved inverse std, new running mean, new running variance) of a 4-D or 5-D x; the
+    statistics are float32 [C], empty where the pass has none (inference saves nothing; the running
+    statistics are computed only in training with running statistics given, not written to them)."""
+    def boo():
+        channels, bshape = x.shape[1], _per_channel(x.shape)
+        running = running_mean is not None
+        if training:
+            sig = batch_norm_signature(tuple(x.shape), x.dtype, _norm_layout(x), "training", running, eps,
+                                       momentum if running else 1.0)
+        else:
+            sig = batch_norm_signature(tuple(x.shape), x.dtype, _norm_layout(x), "inference", True, eps)
+        by_name = {"x": x, "scale": _float_or_full(weight, channels, 1.0, x.device).view(bshape),
+                   "bias": _float_or_full(bias, channels, 0.0, x.device).view(bshape)}
+        if running:
+            stats = (running_mean.float().view(bshape), running_var.float().view(bshape))
+            by_name.update(zip(("running_mean_in", "running_variance_in") if training
+                               else ("estimated_mean", "estimated_variance"), stats))
+        got = _run(sig, by_name)
+        per_channel = [got[name].view(channels) if name in got else _empty_f32(x)
+                       for name in ("saved_mean", "saved_inv_variance", "running_mean", "running_variance")]
+        return [got["y"], *per_channel]
+
+    return _boo_or_torch(lambda: f"batch_norm {list(x.shape)} {x.dtype}", boo,
+                         lambda: _batch_norm_torch(x, weight, bias, running_mean, running_var, training, momentum,
+                                                   eps))
+
+
+_batch_norm = torch.library.custom_op("boo::batch_norm", mutates_args=())(_batch_norm_forward)
+
+
+@_batch_norm.register_fake
+def _(x, weight, bias, running_mean, running_var, training, momentum, eps):
+    def stat(present):
+        return x.new_empty(x.shape[1] if present else 0, dtype=torch.float32)
+
+    y = x.new_empty_strided(x.shape, _norm_strides(list(x.shape), _norm_layout(x)))
+    running = training and running_mean is not None
+    return [y, stat(training), stat(training), stat(running), stat(running)]
+
+
+def _batch_norm_backward_torch(dy, x, weight, mean, invstd, training, output_mask):
+    """(dx, dweight, dbias) by PyTorch in float32: through the batch statistics in training, through
+    fixed (running) statistics in inference."""
+    dims = [0] + list(range(2, x.dim()))
+    bshape, channels = _per_channel(x.shape), x.shape[1]
+    g = dy.float()
+    xhat = (x.float() - mean.view(bshape)) * invstd.view(bshape)
+    dbias = g.sum(dims)
+    dweight = (g * xhat).sum(dims)
+    scale = (invstd * _float_or_full(weight, channels, 1.0, x.device)).view(bshape)
+    if training:
+        n = x.numel() // channels
+        dx = scale * (g - (dbias / n).view(bshape) - xhat * (dweight / n).view(bshape))
+    else:
+        dx = scale * g
+    dx = _restride(dx.to(x.dtype), _norm_strides(list(x.shape), _norm_layout(x)))
+    return [dx if output_mask[0] else x.new_empty(0), dweight if output_mask[1] else _empty_f32(x),
+            dbias if output_mask[2] else _empty_f32(x)]
+
+
+@torch.library.custom_op("boo::batch_norm_backward", mutates_args=())
+def _batch_norm_backward(dy: torch.Tensor, x: torch.Tensor, weight: Optional[torch.Tensor], save_mean: torch.Tensor,
+                         save_invstd: torch.Tensor, eps: float, output_mask: List[bool]) -> List[torch.Tensor]:
+    """The training backward through boo's kernel: (dx, dweight, dbias), dweight and dbias float32 [C];
+    those not in output_mask come back empty (the kernel computes all three)."""
+    def boo():
+        channels, bshape = x.shape[1], _per_channel(x.shape)
+        sig = batch_norm_signature(tuple(x.shape), x.dtype, _norm_layout(x), "backward", False, eps)
+        got = _run(sig, {"x": x, "dy": dy, "scale": _float_or_full(weight, channels, 1.0, x.device).view(bshape),
+                         "saved_mean": save_mean.view(bshape), "saved_inv_variance": save_invstd.view(bshape)})
+        return [got["dx"] if output_mask[0] else x.new_empty(0),
+                got["dscale"].view(channels) if output_mask[1] else _empty_f32(x),
+                got["dbias"].view(channels) if output_mask[2] else _empty_f32(x)]
+
+    return _boo_or_torch(lambda: f"batch_norm backward {list(x.shape)} {x.dtype}", boo,
+                         lambda: _batch_norm_backward_torch(dy, x, weight, save_mean, save_invstd, True, output_mask))
+
+
+@_batch_norm_backward.register_fake
+def _(dy, x, weight, save_mean, save_invstd, eps, output_mask):
+    channels = x.shape[1]
+    return [x.new_empty_strided(x.shape, _norm_strides(list(x.shape), _norm_layout(x))) if output_mask[0]
+            else x.new_empty(0),
+            x.new_empty(channels if output_mask[1] else 0, dtype=torch.float32),
+            x.new_empty(channels if output_mask[2] else 0, dtype=torch.float32)]
+
+
+def _batch_norm_setup_context(ctx, inputs, output):
+    x, weight, bias, running_mean, running_var, training, momentum, eps = inputs
+    if training:
+        ctx.save_for_backward(x, weight, output[1], output[2])
+    else:
+        # Inference reads the running statistics, which a training step would overwrite: saved as
+        # tensors, autograd's version counter catches that.
+        ctx.save_for_backward(x, weight, running_mean, running_var)
+    ctx.params = (training, None if bias is None else bias.dtype, eps)
+
+
+def _batch_norm_backward_rule(ctx, grads):
+    dy = grads[0]  # the statistics are not differentiated through
+    x, weight, a, b = ctx.saved_tensors
+    training, bias_dtype, eps = ctx.params
+    need_x, need_w, need_b = ctx.needs_input_grad[:3]
+    mask = [bool(need_x), bool(need_w and weight is not None), bool(need_b and bias_dtype is not None)]
+    if not any(mask):
+        return (None,) * 8
+    if training and is_boo_backward_enabled():
+        dx, dw, db = _batch_norm_backward(dy, x, weight, a, b, eps, mask)
+    elif training:
+        dx, dw, db = _batch_norm_backward_torch(dy, x, weight, a, b, True, mask)
+    else:
+        # boo's backward kernels (MIOpen's) are the training one's: with fixed statistics dx is
+        # dy * weight * invstd, PyTorch's elementwise ops.
+        dx, dw, db = _batch_norm_backward_torch(dy, x, weight, a.float(), torch.rsqrt(b.float() + eps), False, mask)
+    return (dx if mask[0] else None, dw.to(weight.dtype) if mask[1] else None,
+            db.to(bias_dtype) if mask[2] else None, None, None, None, None, None)
+
+
+_BATCH_NORM_RULES = _AutogradRules(_batch_norm, _batch_norm_setup_context, _batch_norm_backward_rule)
+
+
+def _as_rank(x, low, high):
+    """x (N, C, spatial...) as a tensor of rank `low` to `high` for boo's signatures: size-1 dims
+    inserted after C (a view: a channels-last x stays channels-last), or the trailing spatial dims
+    flattened into one (a copy where they are not contiguous)."""
+    if x.dim() < low:
+        return x.reshape(list(x.shape[:2]) + [1] * (low - x.dim()) + list(x.shape[2:]))
+    if x.dim() > high:
+        return x.reshape(list(x.shape[:high - 1]) + [-1])
+    return x
+
+
+def batch_norm(x, weight=None, bias=None, running_mean=None, running_var=None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-5):
+    """As torch.nn.functional.batch_norm (note the order: weight and bias before the running
+    statistics): statistics per channel of an (N, C, ...) input, channels-first or channels_last. In
+    training the batch statistics normalize, and running_mean and running_var (when given) are updated
+    in place: r = (1 - momentum) * r + momentum * batch, the variance unbiased. Otherwise the running
+    statistics normalize. float16/bfloat16 data takes float32 (PyTorch's mixed batch norm) or 16-bit
+    parameters; the statistics are float32. Each momentum is its own signature (kernels are shared)."""
+    if x.dim() < 2:
+        raise ValueError(f"batch_norm: expected an (N, C, ...) input, got shape {list(x.shape)}")
+    _boo_dtype(x.dtype, "batch_norm")
+    if (running_mean is None) != (running_var is None):
+        raise ValueError("batch_norm: give running_mean and running_var together, or neither")
+    if not training and running_mean is None:
+        raise ValueError("batch_norm: inference (training=False) normalizes by running_mean and running_var; "
+                         "give them, or training=True for the batch statistics")
+    channels = x.shape[1]
+    for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean), ("running_var", running_var)):
+        if t is not None and t.numel() != channels:
+            raise ValueError(f"batch_norm: {name} has {t.numel()} elements for {channels} channels")
+    if training and x.numel() // max(channels, 1) == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {list(x.shape)}")
+    xb = _as_rank(x, 4, 5)
+    args = (xb, weight, bias, running_mean, running_var, bool(training), float(momentum), float(eps))
+    if _direct_call_allowed(xb, weight, bias, running_mean, running_var):
+        out = _norm_direct(_BATCH_NORM_RULES, _batch_norm_forward, *args)
+    else:
+        out = _batch_norm(*args)
+    if training and running_mean is not None:
+        with torch.no_grad():
+            running_mean.copy_(out[3].view(running_mean.shape))
+            running_var.copy_(out[4].view(running_var.shape))
+    return out[0] if xb is x else out[0].reshape(x.shape)
+
+
+# ---------------------------------------------------------------------------
+# Group norm.
+
+def _group_norm_torch(x, groups, weight, bias, eps):
+    """(y, mean, rstd) computed by PyTorch in float32 (the fallback)."""
+    n, channels = x.shape[:2]
+    xf = x.float().reshape(n, groups, -1)
+    mean, var = xf.mean(-1), xf.var(-1, unbiased=False)
+    rstd = torch.rsqrt(var + eps)
+    xhat = ((xf - mean.unsqueeze(-1)) * rstd.unsqueeze(-1)).reshape(x.shape)
+    bshape = _per_channel(x.shape)
+    y = xhat * _float_or_full(weight, channels, 1.0, x.device).view(bshape) \
+        + _float_or_full(bias, channels, 0.0, x.device).view(bshape)
+    return [_restride(y.to(x.dtype), _norm_strides(list(x.shape), _norm_layout(x))), mean, rstd]
+
+
+def _group_norm_params(x, weight, bias):
+    """(weight, bias) in x's dtype for an affine signature (the one missing: 1 or 0), or (None, None)."""
+    if weight is None and bias is None:
+        return None, None
+    channels = x.shape[1]
+    w = weight.to(x.dtype) if weight is not None else torch.ones(channels, dtype=x.dtype, device=x.device)
+    b = bias.to(x.dtype) if bias is not None else torch.zeros(channels, dtype=x.dtype, device=x.device)
+    return w, b
+
+
+def _group_norm_forward(x: torch.Tensor, num_groups: int, weight: Optional[torch.Tensor],
+                        bias: Optional[torch.Tensor], eps: float) -> List[torch.Tensor]:
+    """(y, mean, rstd) of a 3-D to 5-D x; mean and rstd are float32 [N, num_groups]."""
+    def boo():
+        w, b = _group_norm_params(x, weight, bias)
+        sig = group_norm_signature(tuple(x.shape), x.dtype, num_groups, w is not None, eps, _norm_layout(x),
+                                   "forward")
+        got = _run(sig, {"x": x, "weight": w, "bias": b})
+        return [got["y"], got["mean"], got["rstd"]]
+
+    return _boo_or_torch(lambda: f"group_norm {list(x.shape)} {x.dtype}", boo,
+                         lambda: _group_norm_torch(x, num_groups, weight, bias, eps))
+
+
+_group_norm = torch.library.custom_op("boo::group_norm", mutates_args=())(_group_norm_forward)
+
+
+@_group_norm.register_fake
+def _(x, num_groups, weight, bias, eps):
+    stats = (x.shape[0], num_groups)
+    return [x.new_empty_strided(x.shape, _norm_strides(list(x.shape), _norm_layout(x))),
+            x.new_empty(stats, dtype=torch.float32), x.new_empty(stats, dtype=torch.float32)]
+
+
+def _group_norm_backward_torch(dy, x, groups, weight, mean, rstd):
+    """(dx, dweight, dbias) by PyTorch in float32; dweight and dbias float32 [C]."""
+    n, channels = x.shape[:2]
+    bshape = _per_channel(x.shape)
+    dims = [0] + list(range(2, x.dim()))
+    xf = x.float().reshape(n, groups, -1)
+    xhat = ((xf - mean.unsqueeze(-1)) * rstd.unsqueeze(-1)).reshape(x.shape)
+    gy = dy.float()
+    g = (gy * _float_or_full(weight, channels, 1.0, x.device).view(bshape)).reshape(n, groups, -1)
+    xh = xhat.reshape(n, groups, -1)
+    dx = rstd.unsqueeze(-1) * (g - g.mean(-1, keepdim=True) - xh * (g * xh).mean(-1, keepdim=True))
+    dx = _restride(dx.reshape(x.shape).to(x.dtype), _norm_strides(list(x.shape), _norm_layout(x)))
+    return [dx, (gy * xhat).sum(dims), gy.sum(dims)]
+
+
+@torch.library.custom_op("boo::group_norm_backward", mutates_args=())
+def _group_norm_backward(dy: torch.Tensor, x: torch.Tensor, num_groups: int, weight: Optional[torch.Tensor],
+                         affine: bool, mean: torch.Tensor, rstd: torch.Tensor, eps: float,
+                         output_mask: List[bool]) -> List[torch.Tensor]:
+    """(dx, dweight, dbias) through boo's kernel (one computes all that the mode has: dx, and with
+    `affine` dweight and dbias, in x's dtype); those not in output_mask come back empty."""
+    def boo():
+        sig = group_norm_signature(tuple(x.shape), x.dtype, num_groups, affine, eps, _norm_layout(x), "backward")
+        w = None
+        if affine:
+            w = weight.to(x.dtype) if weight is not None else torch.ones(x.shape[1], dtype=x.dtype, device=x.device)
+        got = _run(sig, {"dy": dy, "x": x, "weight": w, "mean": mean, "rstd": rstd})
+        return [got["dx"], got.get("dweight"), got.get("dbias")]
+
+    got = _boo_or_torch(lambda: f"group_norm backward {list(x.shape)} {x.dtype}", boo,
+                        lambda: _group_norm_backward_torch(dy, x, num_groups, weight, mean, rstd))
+    return [got[0] if output_mask[0] else x.new_empty(0), got[1] if output_mask[1] else x.new_empty(0),
+            got[2] if output_mask[2] else x.new_empty(0)]
+
+
+@_group_norm_backward.register_fake
+def _(dy, x, num_groups, weight, affine, mean, rstd, eps, output_mask):
+    channels = x.shape[1]
+    return [x.new_empty_strided(x.shape, _norm_strides(list(x.shape), _norm_layout(x))) if output_mask[0]
+            else x.new_empty(0),
+            x.new_empty(channels) if output_mask[1] else x.new_empty(0),
+            x.new_empty(channels) if output_mask[2] else x.new_empty(0)]
+
+
+def _group_norm_setup_context(ctx, inputs, output):
+    x, num_groups, weight, bias, eps = inputs
+    ctx.save_for_backward(x, weight, output[1], output[2])
+    ctx.params = (num_groups, None if bias is None else bias.dtype, eps)
+
+
+def _group_norm_backward_rule(ctx, grads):
+    dy = grads[0]  # mean and rstd are not differentiated through
+    x, weight, mean, rstd = ctx.saved_tensors
+    num_groups, bias_dtype, eps = ctx.params
+    need_x, _, need_w, need_b = ctx.needs_input_grad[:4]
+    mask = [bool(need_x), bool(need_w and weight is not None), bool(need_b and bias_dtype is not None)]
+    if not any(mask):
+        return (None,) * 5
+    if is_boo_backward_enabled():
+        dx, dw, db = _group_norm_backward(dy, x, num_groups, weight, weight is not None or bias_dtype is not None,
+                                          mean, rstd, eps, mask)
+    else:
+        dx, dw, db = _group_norm_backward_torch(dy, x, num_groups, weight, mean, rstd)
+    return (dx if mask[0] else None, None, dw.to(weight.dtype) if mask[1] else None,
+            db.to(bias_dtype) if mask[2] else None, None)
+
+
+_GROUP_NORM_RULES = _AutogradRules(_group_norm, _group_norm_setup_context, _group_norm_backward_rule)
+
+
+def group_norm(x, num_groups: int, weight=None, bias=None, eps: float = 1e-5):
+    """As torch.nn.functional.group_norm: statistics per sample over each of num_groups groups of
+    channels, float32 whatever the dtype; channels-first or channels_last input. weight and bias run
+    in x's dtype (16-bit data with float32 parameters casts them)."""
+    if x.dim() < 2:
+        raise ValueError(f"group_norm: expected an (N, C, ...) input, got shape {list(x.shape)}")
+    channels = x.shape[1]
+    if num_groups < 1 or channels % num_groups:
+        raise ValueError(f"group_norm: num_groups {num_groups} must be positive and divide the {channels} channels")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and t.numel() != channels:
+            raise ValueError(f"group_norm: {name} has {t.numel()} elements for {channels} channels")
+    cast = _autocast("group_norm", [x, weight, bias])
+    if cast is not None:
+        with torch.autocast(x.device.type, enabled=False):
+            return group_norm(cast[0], num_groups, cast[1], cast[2], eps)
+    _boo_dtype(x.dtype, "group_norm")
+    xg = _as_rank(x, 3, 5)
+    args = (xg, int(num_groups), weight, bias, float(eps))
+    if _direct_call_allowed(xg, weight, bias):
+        y = _norm_direct(_GROUP_NORM_RULES, _group_norm_forward, *args)[0]
+    else:
+        y = _group_norm(*args)[0]
+    return y if xg is x else y.reshape(x.shape)

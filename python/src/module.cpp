@@ -1,7 +1,7 @@
 // boo._C: the Python extension over boo's C++ API (nanobind).
 //
 // Signatures are built from typed fields (Signature.conv, .layer_norm,
-// .rms_norm) or parsed from MIOpenDriver commands; tensors cross by DLPack
+// .rms_norm, .batch_norm, .group_norm) or parsed from MIOpenDriver commands; tensors cross by DLPack
 // (nanobind ndarrays: PyTorch tensors, NumPy arrays), zero-copy on the GPU.
 // Errors become Python exceptions by Status code: INVALID_ARGUMENT ->
 // ValueError, UNIMPLEMENTED -> NotImplementedError, anything else (INTERNAL
@@ -288,6 +288,25 @@ nb::dict fields_of(const OpSignature& sig) {
     f["eps"] = rms->eps;
     f["weight"] = rms->weight;
     f["direction"] = static_cast<RmsNormDirection>(rms->directions);
+  } else if (const auto* bn = dynamic_cast<const BatchNormSignature*>(&sig)) {
+    f["dtype"] = bn->dtype;
+    f["input_shape"] = bn->input_shape;
+    f["layout"] = bn->layout;
+    f["mode"] = bn->mode;
+    f["pass_"] = bn->pass;
+    f["save"] = bn->save;
+    f["running"] = bn->running;
+    f["eps"] = bn->eps;
+    f["momentum"] = bn->momentum;
+    f["mixed"] = bn->mixed();
+  } else if (const auto* gn = dynamic_cast<const GroupNormSignature*>(&sig)) {
+    f["dtype"] = gn->dtype;
+    f["input_shape"] = gn->input_shape;
+    f["groups"] = gn->groups;
+    f["eps"] = gn->eps;
+    f["affine"] = gn->affine;
+    f["direction"] = static_cast<NormDirection>(gn->directions);
+    f["layout"] = gn->layout;
   } else {
     raise(unimplemented("Signature.fields: " + std::string(sig.op_name()) + " signatures have no typed fields"));
   }
@@ -384,6 +403,13 @@ NB_MODULE(_C, m) {
       .value("BACKWARD_DATA", kNormBackwardData)
       .value("BACKWARD_WEIGHT", kNormBackwardWeight)
       .value("BACKWARD_BIAS", kNormBackwardBias);
+  nb::enum_<BatchNormMode>(m, "BatchNormMode", "Which elements a batch norm statistic summarizes (MIOpen's -m).")
+      .value("PER_ACTIVATION", BatchNormMode::kPerActivation)
+      .value("SPATIAL", BatchNormMode::kSpatial);
+  nb::enum_<BatchNormPass>(m, "BatchNormPass", "What a batch norm signature computes (MIOpen's -F and -b).")
+      .value("TRAINING", BatchNormPass::kTraining)
+      .value("INFERENCE", BatchNormPass::kInference)
+      .value("BACKWARD", BatchNormPass::kBackward);
   m.attr("LayerNormDirection") = m.attr("NormDirection");
   m.attr("RmsNormDirection") = m.attr("NormDirection");
 
@@ -465,6 +491,54 @@ NB_MODULE(_C, m) {
           "RmsNormDirection.FORWARD and/or the backward (BACKWARD_DATA, with BACKWARD_WEIGHT when there is a "
           "weight).")
       .def_static(
+          "batch_norm",
+          [](std::vector<int64_t> input_shape, nb::handle dtype, std::string layout, BatchNormMode mode,
+             BatchNormPass pass, bool save, bool running, double eps, double momentum, bool mixed) {
+            ops::BatchNormFields f;
+            f.dtype = dtype_argument(dtype);
+            f.input_shape = std::move(input_shape);
+            f.layout = std::move(layout);
+            f.mode = mode;
+            f.pass = pass;
+            f.save = save;
+            f.running = running;
+            f.eps = eps;
+            f.momentum = momentum;
+            f.mixed = mixed;
+            return wrap(value_or_raise(ops::batch_norm_signature_from_fields(f)));
+          },
+          "input_shape"_a, "dtype"_a, nb::kw_only(), "layout"_a = "", "mode"_a = BatchNormMode::kSpatial,
+          "pass_"_a = BatchNormPass::kTraining, "save"_a = false, "running"_a = false, "eps"_a = 1e-5,
+          "momentum"_a = 0.1, "mixed"_a = false,
+          "A batch norm from its fields. input_shape: (N, C, H, W) or (N, C, D, H, W), logical; layout: NCHW, "
+          "NHWC, NCDHW or NDHWC (default channels-first). mode: BatchNormMode.SPATIAL (PyTorch's: one statistic "
+          "per channel) or PER_ACTIVATION. pass_: BatchNormPass.TRAINING (batch statistics; save: also the mean "
+          "and inverse variance; running: also the running statistics updated with `momentum`, the variance "
+          "unbiased), INFERENCE (running: from the running statistics) or BACKWARD (dx, dscale, dbias; save: from "
+          "the saved statistics). Scale, bias and statistics are float32; mixed: 16-bit scale and bias with "
+          "float32 gradients (MIOpen's bnormfp16fp32, bnormbfp16fp32).")
+      .def_static(
+          "group_norm",
+          [](std::vector<int64_t> input_shape, nb::handle dtype, int64_t groups, double eps, bool affine,
+             nb::handle direction, std::string layout) {
+            ops::GroupNormFields f;
+            f.dtype = dtype_argument(dtype);
+            f.input_shape = std::move(input_shape);
+            f.groups = groups;
+            f.eps = eps;
+            f.affine = affine;
+            f.directions = directions_argument<NormDirection>(direction, "NormDirection");
+            f.layout = std::move(layout);
+            return wrap(value_or_raise(ops::group_norm_signature_from_fields(f)));
+          },
+          "input_shape"_a, "dtype"_a, nb::kw_only(), "groups"_a = 1, "eps"_a = 1e-5, "affine"_a = true,
+          "direction"_a = kNormForward, "layout"_a = "",
+          "A group norm from its fields. input_shape: (N, C, W), (N, C, H, W) or (N, C, D, H, W), logical; "
+          "groups divides C. affine: weight and bias, [C] in the data type. direction: NormDirection.FORWARD "
+          "(y, and float32 mean and rstd [N, groups]), the whole backward (BACKWARD_DATA, with BACKWARD_WEIGHT "
+          "| BACKWARD_BIAS when affine), or both. layout: channels-first (NCW, NCHW, NCDHW, the default) or "
+          "channels-last (NWC, NHWC, NDHWC).")
+      .def_static(
           "from_command",
           [](const std::string& command) {
             return wrap(value_or_raise(parse_command(std::string_view(command))).signature);
@@ -473,7 +547,8 @@ NB_MODULE(_C, m) {
       .def_prop_ro("fields", [](const Signature& s) { return fields_of(*s.sig); },
                    "The typed fields, as the keywords of the constructor that builds the signature: "
                    "Signature.conv(**sig.fields) == sig for a conv (op_name 'conv'), likewise layer_norm "
-                   "('layernorm') and rms_norm ('rmsnorm').")
+                   "('layernorm'), rms_norm ('rmsnorm'), batch_norm ('batchnorm', 'batchnorm_mixed') and "
+                   "group_norm ('groupnorm').")
       .def_prop_ro("command", [](const Signature& s) { return s.sig->command(); })
       .def_prop_ro("func_name", [](const Signature& s) { return s.sig->func_name(); })
       .def_prop_ro("op_name", [](const Signature& s) { return std::string(s.sig->op_name()); })

@@ -6,6 +6,7 @@
 #include "base/strings.hpp"
 #include "ops/command_parse.hpp"
 #include "ops/conv/conv_layout.hpp"
+#include "ops/norm/norm_layout.hpp"
 
 namespace boo::ops {
 namespace {
@@ -159,6 +160,70 @@ Result<std::unique_ptr<RmsNormSignature>> rms_norm_signature_from_fields(const R
   sig->eps = f.eps;
   sig->weight = f.weight;
   sig->directions = f.directions;
+  BOO_RETURN_IF_ERROR(sig->validate());
+  BOO_RETURN_IF_ERROR(check_tensor_limits(*sig));
+  return sig;
+}
+
+namespace {
+
+// `layout` upper-cased, or the logical order of `rank` when empty; INVALID_ARGUMENT naming `what` where it is
+// not a permutation of the rank's dims.
+Result<std::string> norm_layout(const std::string& layout, size_t rank, const std::string& what) {
+  const int r = static_cast<int>(rank);
+  std::string out = layout.empty() ? std::string(norm::logical_layout(r)) : base::to_upper(layout);
+  BOO_RETURN_IF_ERROR(norm::layout_order(out, r, what).status());
+  return out;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<BatchNormSignature>> batch_norm_signature_from_fields(const BatchNormFields& f) {
+  BOO_RETURN_IF_ERROR(check_dtype(f.dtype, "batch_norm"));
+  const size_t rank = f.input_shape.size();
+  if (rank != 4 && rank != 5)
+    return invalid_argument("batch_norm: input_shape " + dims_text(f.input_shape) +
+                            " must have 4 or 5 dimensions: (N, C, H, W) or (N, C, D, H, W)");
+  BOO_RETURN_IF_ERROR(check_positive_dims(f.input_shape, "batch_norm", "input_shape"));
+  if (f.mixed && f.dtype == DType::kF32)
+    return invalid_argument("batch_norm: mixed (16-bit data and scale/bias with float32 gradients, MIOpen's "
+                            "bnormfp16fp32 and bnormbfp16fp32) needs dtype float16 or bfloat16, not float32");
+  auto sig = std::make_unique<BatchNormSignature>();
+  sig->dtype = f.dtype;
+  sig->param_dtype = f.mixed ? f.dtype : DType::kF32;
+  sig->grad_dtype = f.mixed ? DType::kF32 : f.dtype;
+  sig->input_shape = f.input_shape;
+  BOO_ASSIGN_OR_RETURN(sig->layout, norm_layout(f.layout, rank, "batch_norm: layout"));
+  sig->mode = f.mode;
+  sig->pass = f.pass;
+  sig->save = f.save;
+  sig->running = f.running;
+  sig->eps = f.eps;
+  sig->momentum = f.momentum;
+  BOO_RETURN_IF_ERROR(sig->validate());
+  BOO_RETURN_IF_ERROR(check_tensor_limits(*sig));
+  return sig;
+}
+
+Result<std::unique_ptr<GroupNormSignature>> group_norm_signature_from_fields(const GroupNormFields& f) {
+  BOO_RETURN_IF_ERROR(check_dtype(f.dtype, "group_norm"));
+  const size_t rank = f.input_shape.size();
+  if (rank < 3 || rank > 5)
+    return invalid_argument("group_norm: input_shape " + dims_text(f.input_shape) +
+                            " must have 3 to 5 dimensions: (N, C, W), (N, C, H, W) or (N, C, D, H, W)");
+  BOO_RETURN_IF_ERROR(check_positive_dims(f.input_shape, "group_norm", "input_shape"));
+  if (f.groups < 1 || f.input_shape[1] % f.groups != 0)
+    return invalid_argument("group_norm: groups " + std::to_string(f.groups) + " must be positive and divide the " +
+                            std::to_string(f.input_shape[1]) + " channels of input_shape " +
+                            dims_text(f.input_shape));
+  auto sig = std::make_unique<GroupNormSignature>();
+  sig->dtype = f.dtype;
+  sig->input_shape = f.input_shape;
+  sig->groups = f.groups;
+  sig->eps = f.eps;
+  sig->affine = f.affine;
+  sig->directions = f.directions;
+  BOO_ASSIGN_OR_RETURN(sig->layout, norm_layout(f.layout, rank, "group_norm: layout"));
   BOO_RETURN_IF_ERROR(sig->validate());
   BOO_RETURN_IF_ERROR(check_tensor_limits(*sig));
   return sig;

@@ -14,7 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "boo/batchnorm.hpp"
 #include "boo/conv.hpp"
+#include "boo/groupnorm.hpp"
 #include "boo/layernorm.hpp"
 #include "boo/rmsnorm.hpp"
 
@@ -61,8 +63,39 @@ struct RmsNormFields {
   uint8_t directions = kRmsNormForward;
 };
 
+/// Batch norm as PyTorch's (statistics per channel by default). Element types
+/// as MIOpen's bnorm tokens: float32 throughout; 16-bit data and gradients with
+/// float32 scale/bias (bnormfp16, bnormbfp16); with `mixed`, 16-bit data and
+/// scale/bias with float32 gradients (bnormfp16fp32, bnormbfp16fp32).
+struct BatchNormFields {
+  DType dtype = DType::kF32;
+  std::vector<int64_t> input_shape;  ///< (N, C, H, W) or (N, C, D, H, W), logical whatever the layout
+  std::string layout;                ///< NCHW, NHWC, NCDHW or NDHWC; empty: channels-first
+  BatchNormMode mode = BatchNormMode::kSpatial;
+  BatchNormPass pass = BatchNormPass::kTraining;
+  bool save = false;     ///< training saves mean and inverse variance; backward reads them
+  bool running = false;  ///< training updates the running statistics; inference reads them
+  double eps = 1e-5;
+  double momentum = 0.1;  ///< the running statistics' update factor (PyTorch's momentum)
+  bool mixed = false;
+};
+
+/// Group norm as PyTorch's: statistics per sample over each of `groups`
+/// groups of channels and every spatial element.
+struct GroupNormFields {
+  DType dtype = DType::kF32;
+  std::vector<int64_t> input_shape;  ///< (N, C, W), (N, C, H, W) or (N, C, D, H, W), logical
+  int64_t groups = 1;
+  double eps = 1e-5;
+  bool affine = true;                 ///< weight and bias, [C] in the data type
+  uint8_t directions = kNormForward;  ///< forward, the whole backward of the mode, or both
+  std::string layout;                 ///< channels-first (NCW, NCHW, NCDHW) or last (NWC, NHWC, NDHWC); empty: first
+};
+
 Result<std::unique_ptr<ConvSignature>> conv_signature_from_fields(const ConvFields& fields);
 Result<std::unique_ptr<LayerNormSignature>> layer_norm_signature_from_fields(const LayerNormFields& fields);
 Result<std::unique_ptr<RmsNormSignature>> rms_norm_signature_from_fields(const RmsNormFields& fields);
+Result<std::unique_ptr<BatchNormSignature>> batch_norm_signature_from_fields(const BatchNormFields& fields);
+Result<std::unique_ptr<GroupNormSignature>> group_norm_signature_from_fields(const GroupNormFields& fields);
 
 }  // namespace boo::ops

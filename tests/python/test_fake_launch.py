@@ -20,12 +20,20 @@ def main():
     if not os.environ.get("BOO_CUDA_DRIVER_DIR"):
         sys.exit("set BOO_CUDA_DRIVER_DIR to tests/fake_cuda's library folder (ctest python.fake_launch does)")
     print("libraries:", boo._C.libraries())
-    for command in ("convbfp16 -n 2 -c 5 -H 6 -W 6 -k 8 -y 3 -x 3 -p 1 -q 1 -F 1 --in_layout NHWC "
-                    "--fil_layout NHWC --out_layout NHWC",       # channel-padded forward
-                    "conv -n 2 -c 4 -H 6 -W 6 -k 4 -y 3 -x 3 -p 1 -q 1 -F 4",  # split-K weight gradient
-                    "layernormbfp16 -X 64x768 -o 1 -m 1 -F 14",
-                    "t5layernormbfp16 -X 64x768 -m 5 -F 0"):
-        sig = boo.Signature.from_command(command)
+    from boo import ops
+    commands = ["convbfp16 -n 2 -c 5 -H 6 -W 6 -k 8 -y 3 -x 3 -p 1 -q 1 -F 1 --in_layout NHWC "
+                "--fil_layout NHWC --out_layout NHWC",       # channel-padded forward
+                "conv -n 2 -c 4 -H 6 -W 6 -k 4 -y 3 -x 3 -p 1 -q 1 -F 4",  # split-K weight gradient
+                "layernormbfp16 -X 64x768 -o 1 -m 1 -F 14",
+                "t5layernormbfp16 -X 64x768 -m 5 -F 0"]
+    # What boo.ops.batch_norm and group_norm build for a channels-last bfloat16 layer (PyTorch's mixed
+    # batch norm: float32 parameters and statistics), bound by the names boo.ops passes.
+    typed = [ops.batch_norm_signature((4, 16, 6, 6), torch.bfloat16, "NHWC", "training", True, 1e-5, 0.1),
+             ops.batch_norm_signature((4, 16, 6, 6), torch.bfloat16, "NHWC", "inference", True, 1e-5),
+             ops.batch_norm_signature((4, 16, 6, 6), torch.bfloat16, "NHWC", "backward", False, 1e-5),
+             ops.group_norm_signature((2, 16, 6, 6), torch.bfloat16, 4, True, 1e-5, "NHWC", "forward"),
+             ops.group_norm_signature((2, 16, 6, 6), torch.bfloat16, 4, True, 1e-5, "NHWC", "backward")]
+    for sig in [boo.Signature.from_command(c) for c in commands] + typed:
         # Host tensors stand for device memory: the fake driver's memory is host memory.
         args = boo.sample_args(sig, "cpu")
         results = [torch.empty_strided(s.shape, s.strides, dtype=boo._tensors.dtype_of(s)) for s in sig.results]

@@ -1,4 +1,4 @@
-"""boo's typed signature constructors (Signature.conv, .layer_norm, .rms_norm)
+"""boo's typed signature constructors (Signature.conv, .layer_norm, .rms_norm, .batch_norm, .group_norm)
 against the driver commands they stand for: the same signature (equality, the
 canonical command that keys the kernel cache, BOO's function name, the hash),
 and clear errors on bad fields. No GPU needed.
@@ -13,7 +13,8 @@ try:
 
     import boo
     from boo import ops
-    from boo import ActivationKind, ConvDirection as CD, LayerNormDirection as LD, RmsNormDirection as RD
+    from boo import ActivationKind, BatchNormMode as BM, BatchNormPass as BP, ConvDirection as CD, \
+        LayerNormDirection as LD, NormDirection as ND, RmsNormDirection as RD
 except ImportError as e:
     sys.exit(f"{e.name} is not installed for {sys.executable}: run scripts/test.sh (it installs PyTorch from "
              "requirements-dev.txt and boo with `pip install .`)")
@@ -76,9 +77,25 @@ EQUIVALENTS = [
     (lambda: S.rms_norm([4, 8, 16], [16], "float16", eps=1e-6,
                         direction=RD.FORWARD | RD.BACKWARD_DATA | RD.BACKWARD_WEIGHT),
      "t5layernormfp16 -X 4x8x16 -m 5 -F 0 -e 1e-6"),
+    (lambda: S.batch_norm([8, 64, 56, 56], "bfloat16", layout="nhwc", save=True, running=True),
+     "bnormbfp16 -n 8 -c 64 -H 56 -W 56 -m 1 -F 1 -s 1 -r 1 --layout NHWC --eps 1e-5 --momentum 0.1"),
+    (lambda: S.batch_norm([4, 16, 3, 8, 8], torch.float32, pass_=BP.INFERENCE, running=True, eps=1e-3, momentum=1),
+     "bnorm -n 4 -c 16 -D 3 -H 8 -W 8 -m 1 -F 2 -r 1"),
+    (lambda: S.batch_norm([4, 16, 8, 8], "float16", mode=BM.PER_ACTIVATION, pass_=BP.BACKWARD, save=True,
+                          mixed=True, eps=1e-3, momentum=1),
+     "bnormfp16fp32 -n 4 -c 16 -H 8 -W 8 -m 0 -F 0 -b 1 -s 1"),
+    (lambda: S.group_norm([2, 320, 64, 64], "float16", groups=32, layout="NHWC"),
+     "groupnormfp16 -n 2 -c 320 -D 0 -H 64 -W 64 -g 32 -m 1 -F 1 --layout NHWC"),
+    (lambda: S.group_norm([2, 8, 5, 6, 7], "float32", groups=4, eps=1e-6, affine=False,
+                          direction=ND.BACKWARD_DATA),
+     "groupnorm -n 2 -c 8 -D 5 -H 6 -W 7 -g 4 -e 1e-6 -m 0 -F 2"),
+    (lambda: S.group_norm([3, 6, 10], torch.bfloat16, groups=3,
+                          direction=ND.FORWARD | ND.BACKWARD_DATA | ND.BACKWARD_WEIGHT | ND.BACKWARD_BIAS),
+     "groupnormbfp16 -n 3 -c 6 -D 0 -H 0 -W 10 -g 3 -m 1 -F 0"),
 ]
 
-_CONSTRUCTORS = {"conv": S.conv, "layernorm": S.layer_norm, "rmsnorm": S.rms_norm}
+_CONSTRUCTORS = {"conv": S.conv, "layernorm": S.layer_norm, "rmsnorm": S.rms_norm, "batchnorm": S.batch_norm,
+                 "batchnorm_mixed": S.batch_norm, "groupnorm": S.group_norm}
 
 
 class TypedConstructorTest(unittest.TestCase):
@@ -178,6 +195,20 @@ BAD_FIELDS = [
     (lambda: S.rms_norm([4, 8], [8], "float32", weight=False, direction=RD.BACKWARD_WEIGHT),
      ["BACKWARD_DATA without a weight"]),
     (lambda: S.rms_norm([4, 8], [3, 8], "float32"), ["normalized_shape"]),
+    (lambda: S.batch_norm([4, 8, 6], "float32"), ["input_shape", "4 or 5 dimensions"]),
+    (lambda: S.batch_norm([4, 8, 0, 6], "float32"), ["input_shape", "positive"]),
+    (lambda: S.batch_norm([4, 8, 6, 6], "float32", layout="NCDHW"), ["layout", "NCDHW"]),
+    (lambda: S.batch_norm([4, 8, 6, 6], "float32", mixed=True), ["mixed", "float16 or bfloat16"]),
+    (lambda: S.batch_norm([1, 8, 1, 1], "float32"), ["at least 2"]),
+    (lambda: S.batch_norm([4, 8, 6, 6], "float32", momentum=1.5), ["momentum", "[0, 1]"]),
+    (lambda: S.batch_norm([4, 8, 6, 6], "float32", eps=0.0), ["eps", "positive"]),
+    (lambda: S.batch_norm([4, 8, 6, 6], "float64"), ["dtype", "float64"]),
+    (lambda: S.group_norm([4, 8], "float32", groups=2), ["input_shape", "3 to 5 dimensions"]),
+    (lambda: S.group_norm([4, 6, 5], "float32", groups=4), ["groups 4", "divide", "6 channels"]),
+    (lambda: S.group_norm([4, 6, 5], "float32", groups=0), ["groups 0", "positive"]),
+    (lambda: S.group_norm([4, 6, 5, 5], "float32", groups=2, layout="NWC"), ["layout", "NWC"]),
+    (lambda: S.group_norm([4, 6, 5], "float32", groups=2, direction=ND.BACKWARD_DATA), ["not a mode"]),
+    (lambda: S.group_norm([4, 6, 5], "float32", groups=2, direction=CD.FORWARD), ["NormDirection"]),
 ]
 
 

@@ -281,18 +281,25 @@ class ConvOpTest(unittest.TestCase):
         g = torch.randn(6, device=DEVICE)
         with unittest.mock.patch.object(ops, "_conv", side_effect=AssertionError("dispatched")), \
                 unittest.mock.patch.object(ops, "_layer_norm", side_effect=AssertionError("dispatched")), \
-                unittest.mock.patch.object(ops, "_rms_norm", side_effect=AssertionError("dispatched")):
+                unittest.mock.patch.object(ops, "_rms_norm", side_effect=AssertionError("dispatched")), \
+                unittest.mock.patch.object(ops, "_batch_norm", side_effect=AssertionError("dispatched")), \
+                unittest.mock.patch.object(ops, "_group_norm", side_effect=AssertionError("dispatched")):
             direct = ops.conv(x, w, padding=1)  # nothing requires grad: direct
             with torch.no_grad():
                 ops.conv(x, w.clone().requires_grad_(), padding=1)
             ops.layer_norm(x, (6,), g)
             ops.rms_norm(x, (6,), g)
+            ops.batch_norm(x, g[:3], g[:3], training=True)
+            ops.group_norm(x, 3, g[:3], g[:3])
         assert_close(self, direct, F.conv2d(x, w, padding=1), torch.float32, "direct conv")
         with SeenOps() as seen:
             watched = ops.conv(x, w, padding=1)
             ops.layer_norm(x, (6,), g)
             ops.rms_norm(x, (6,), g)
-        for name in ("boo.conv.default", "boo.layer_norm.default", "boo.rms_norm.default"):
+            ops.batch_norm(x, g[:3], g[:3], training=True)
+            ops.group_norm(x, 3, g[:3], g[:3])
+        for name in ("boo.conv.default", "boo.layer_norm.default", "boo.rms_norm.default", "boo.batch_norm.default",
+                     "boo.group_norm.default"):
             self.assertIn(name, seen.names)
         assert_close(self, watched, direct, torch.float32, "dispatched conv")
         # A gradient to record: still direct, with the op's own autograd rules.
@@ -448,6 +455,196 @@ class RmsNormOpTest(unittest.TestCase):
         assert_close(self, ops.rms_norm(x, 8), F.rms_norm(x, (8,)), torch.float32, "eps=None")
 
 
+def _memory_format(rank):
+    return torch.channels_last if rank == 4 else torch.channels_last_3d
+
+
+class BatchNormOpTest(unittest.TestCase):
+    def run_case(self, shape, dtype=torch.float32, channels_last=False, training=True, affine=True, running=True,
+                 param_dtype=torch.float32, momentum=0.1, eps=1e-5):
+        """boo.ops.batch_norm against F.batch_norm in float64 on the same (rounded) inputs: y, the running
+        statistics it updates, and the gradients of x, weight and bias."""
+        torch.manual_seed(sum(shape))
+        channels = shape[1]
+        x = (torch.randn(shape, dtype=torch.float64) * 2 + 0.5).to(dtype).to(DEVICE)
+        if channels_last:
+            x = x.contiguous(memory_format=_memory_format(len(shape)))
+        x.requires_grad_()
+        w = (torch.rand(channels, dtype=torch.float64) + 0.5).to(param_dtype).to(DEVICE).requires_grad_() \
+            if affine else None
+        b = torch.randn(channels, dtype=torch.float64).to(param_dtype).to(DEVICE).requires_grad_() if affine else None
+        rm = torch.randn(channels, dtype=torch.float64).to(param_dtype).to(DEVICE) if running else None
+        rv = (torch.rand(channels, dtype=torch.float64) + 0.5).to(param_dtype).to(DEVICE) if running else None
+        rm64, rv64 = (None, None) if not running else (rm.double(), rv.double())
+        y = ops.batch_norm(x, w, b, rm, rv, training, momentum, eps)
+        ref = F.batch_norm(x.double(), rm64, rv64, None if w is None else w.double(),
+                           None if b is None else b.double(), training, momentum, eps)
+        what = f"batch_norm {list(shape)} {dtype} params {param_dtype} cl={channels_last} training={training}"
+        self.assertEqual(y.dtype, dtype, what)
+        assert_close(self, y, ref, dtype, what)
+        if channels_last:
+            self.assertTrue(y.is_contiguous(memory_format=_memory_format(len(shape))), what + ": channels_last y")
+        if running:
+            self.assertEqual((rm.dtype, rv.dtype), (param_dtype, param_dtype), what)
+            assert_close(self, rm, rm64, param_dtype, what + " running_mean")
+            assert_close(self, rv, rv64, param_dtype, what + " running_var")
+        leaves = [t for t in (x, w, b) if t is not None]
+        dy = torch.randn_like(y)
+        for name, g, r in zip(("dx", "dweight", "dbias"), torch.autograd.grad(y, leaves, dy),
+                              torch.autograd.grad(ref, leaves, dy.double())):
+            self.assertEqual(g.dtype, dtype if name == "dx" else param_dtype, f"{what} {name}")
+            assert_close(self, g, r, dtype, f"{what} {name}")
+
+    def test_2d_training(self):
+        self.run_case((4, 3, 5, 6))
+
+    def test_2d_channels_last_bf16_data_float32_parameters(self):
+        # PyTorch's mixed batch norm: bnormbfp16 (16-bit data and gradients, float32 scale/bias).
+        self.run_case((4, 8, 5, 5), dtype=torch.bfloat16, channels_last=True)
+
+    def test_3d_channels_last_fp16(self):
+        self.run_case((2, 4, 3, 4, 5), dtype=torch.float16, channels_last=True)
+
+    def test_1d_inputs(self):
+        self.run_case((6, 5))
+        self.run_case((4, 5, 7), dtype=torch.bfloat16)
+
+    def test_16bit_parameters_and_statistics(self):
+        # A model converted with .to(torch.bfloat16): parameters and running statistics bfloat16 too.
+        self.run_case((4, 6, 3, 3), dtype=torch.bfloat16, param_dtype=torch.bfloat16)
+
+    def test_inference_from_running_statistics(self):
+        self.run_case((3, 4, 5, 5), training=False)
+        self.run_case((3, 4, 5, 5), dtype=torch.float16, channels_last=True, training=False)
+
+    def test_training_without_running_statistics_or_affine(self):
+        self.run_case((4, 3, 5, 5), affine=False, running=False)
+
+    def test_six_dims_and_momentum(self):
+        self.run_case((2, 3, 2, 2, 2, 3), momentum=0.3, eps=1e-3)
+
+    def test_pytorch_backward_switch(self):
+        os.environ["BOO_USE_BACKWARD_KERNELS"] = "0"
+        try:
+            self.run_case((4, 3, 5, 6), channels_last=True)
+        finally:
+            del os.environ["BOO_USE_BACKWARD_KERNELS"]
+
+    def test_bad_arguments(self):
+        x = torch.randn(2, 3, 4, 4, device=DEVICE)
+        stats = torch.zeros(3, device=DEVICE), torch.ones(3, device=DEVICE)
+        with self.assertRaisesRegex(ValueError, "running_mean and running_var"):
+            ops.batch_norm(x, training=False)
+        with self.assertRaisesRegex(ValueError, "together"):
+            ops.batch_norm(x, None, None, stats[0], None, True)
+        with self.assertRaisesRegex(ValueError, "more than 1 value per channel"):
+            ops.batch_norm(x[:1, :, :1, :1], None, None, *stats, True)
+        with self.assertRaisesRegex(ValueError, "weight has 4 elements for 3 channels"):
+            ops.batch_norm(x, torch.ones(4, device=DEVICE), None, *stats, True)
+        with self.assertRaisesRegex(ValueError, "float64"):
+            ops.batch_norm(x.double(), None, None, *stats, True)
+
+    def test_unsupported_signature_falls_back_with_one_warning(self):
+        x = torch.randn(2, 3, 4, 4, device=DEVICE).contiguous(memory_format=torch.channels_last)
+        rm, rv = torch.randn(3, device=DEVICE), torch.rand(3, device=DEVICE) + 0.5
+        rm2, rv2 = rm.clone(), rv.clone()
+        with unittest.mock.patch.object(ops, "batch_norm_signature", side_effect=NotImplementedError("no kernel")):
+            with self.assertWarnsRegex(UserWarning, "batch_norm .* runs on PyTorch: no kernel"):
+                y = ops.batch_norm(x, None, None, rm, rv, True, 0.1, 1e-5)
+        self.assertTrue(y.is_contiguous(memory_format=torch.channels_last), "the layout the op promises")
+        assert_close(self, y, F.batch_norm(x, rm2, rv2, None, None, True, 0.1, 1e-5), torch.float32, "fallback")
+        assert_close(self, rm, rm2, torch.float32, "fallback running_mean")
+        assert_close(self, rv, rv2, torch.float32, "fallback running_var")
+
+    def test_opcheck(self):
+        torch.manual_seed(4)
+        x = torch.randn(3, 4, 5, 5, device=DEVICE).contiguous(memory_format=torch.channels_last).requires_grad_()
+        w, b = (torch.randn(4, device=DEVICE, requires_grad=True) for _ in range(2))
+        rm, rv = torch.randn(4, device=DEVICE), torch.rand(4, device=DEVICE) + 0.5
+        for training in (True, False):
+            with self.subTest(training=training):
+                torch.library.opcheck(torch.ops.boo.batch_norm.default, (x, w, b, rm, rv, training, 0.1, 1e-5))
+        torch.library.opcheck(torch.ops.boo.batch_norm.default, (x, None, None, None, None, True, 0.1, 1e-5))
+
+
+class GroupNormOpTest(unittest.TestCase):
+    def run_case(self, shape, groups, dtype=torch.float32, channels_last=False, weight=True, bias=True,
+                 param_dtype=None, eps=1e-5):
+        """boo.ops.group_norm against F.group_norm in float64 on the same (rounded) inputs: y and the
+        gradients of x, weight and bias."""
+        torch.manual_seed(sum(shape) + groups)
+        channels, param_dtype = shape[1], param_dtype or dtype
+        x = (torch.randn(shape, dtype=torch.float64) + 0.5).to(dtype).to(DEVICE)
+        if channels_last:
+            x = x.contiguous(memory_format=_memory_format(len(shape)))
+        x.requires_grad_()
+        w = torch.randn(channels, dtype=param_dtype, device=DEVICE, requires_grad=True) if weight else None
+        b = torch.randn(channels, dtype=param_dtype, device=DEVICE, requires_grad=True) if bias else None
+        y = ops.group_norm(x, groups, w, b, eps)
+        # The bias added outside: PyTorch's backward of a group norm with a bias and no weight fails
+        # ("tensor does not have a device", 2.11 on CPU).
+        ref = F.group_norm(x.double(), groups, None if w is None else w.double(), None, eps)
+        if b is not None:
+            ref = ref + b.double().view([1, channels] + [1] * (len(shape) - 2))
+        what = f"group_norm {list(shape)} g{groups} {dtype} params {param_dtype} cl={channels_last}"
+        self.assertEqual(y.dtype, dtype, what)
+        assert_close(self, y, ref, dtype, what)
+        if channels_last:
+            self.assertTrue(y.is_contiguous(memory_format=_memory_format(len(shape))), what + ": channels_last y")
+        leaves = [t for t in (x, w, b) if t is not None]
+        dy = torch.randn_like(y)
+        for name, g, r in zip(("dx", "dweight", "dbias"), torch.autograd.grad(y, leaves, dy),
+                              torch.autograd.grad(ref, leaves, dy.double())):
+            assert_close(self, g, r, dtype, f"{what} {name}")
+
+    def test_2d(self):
+        self.run_case((2, 6, 5, 5), 3)
+
+    def test_2d_channels_last_bf16(self):
+        self.run_case((2, 8, 4, 4), 4, dtype=torch.bfloat16, channels_last=True)
+
+    def test_3d_channels_last_fp16_and_1d(self):
+        self.run_case((1, 4, 2, 3, 4), 2, dtype=torch.float16, channels_last=True)
+        self.run_case((2, 4, 7), 2)
+
+    def test_two_and_six_dims(self):
+        self.run_case((3, 6), 3)
+        self.run_case((2, 4, 2, 2, 2, 2), 2)
+
+    def test_weight_or_bias_alone_and_none(self):
+        self.run_case((2, 6, 3, 3), 2, bias=False)
+        self.run_case((2, 6, 3, 3), 2, weight=False)
+        self.run_case((2, 6, 3, 3), 6, weight=False, bias=False)
+
+    def test_bf16_data_float32_parameters(self):
+        self.run_case((2, 8, 3, 3), 2, dtype=torch.bfloat16, param_dtype=torch.float32)
+
+    def test_pytorch_backward_switch(self):
+        os.environ["BOO_USE_BACKWARD_KERNELS"] = "0"
+        try:
+            self.run_case((2, 6, 4, 4), 3, channels_last=True)
+        finally:
+            del os.environ["BOO_USE_BACKWARD_KERNELS"]
+
+    def test_bad_arguments(self):
+        x = torch.randn(2, 6, 4, device=DEVICE)
+        with self.assertRaisesRegex(ValueError, "num_groups 4 must be positive and divide the 6 channels"):
+            ops.group_norm(x, 4)
+        with self.assertRaisesRegex(ValueError, "bias has 3 elements for 6 channels"):
+            ops.group_norm(x, 2, None, torch.zeros(3, device=DEVICE))
+        with self.assertRaisesRegex(ValueError, "float64"):
+            ops.group_norm(x.double(), 2)
+
+    def test_opcheck(self):
+        torch.manual_seed(6)
+        x = torch.randn(2, 6, 4, 4, device=DEVICE).contiguous(memory_format=torch.channels_last).requires_grad_()
+        w, b = (torch.randn(6, device=DEVICE, requires_grad=True) for _ in range(2))
+        torch.library.opcheck(torch.ops.boo.group_norm.default, (x, 3, w, b, 1e-5))
+        torch.library.opcheck(torch.ops.boo.group_norm.default, (x.detach().contiguous().requires_grad_(), 2, None,
+                                                                 None, 1e-5))
+
+
+
 class AutocastTest(unittest.TestCase):
     def test_ops_follow_pytorchs_autocast_policy(self):
         torch.manual_seed(5)
@@ -459,7 +656,10 @@ class AutocastTest(unittest.TestCase):
             with self.subTest(dtype=dtype), torch.autocast(DEVICE, dtype=dtype):
                 for got, want in ((ops.conv(x, w, padding=1), F.conv2d(x, w, padding=1)),
                                   (ops.layer_norm(h, (16,), g, g), F.layer_norm(h, (16,), g, g)),
-                                  (ops.rms_norm(h.to(dtype), (16,), g), F.rms_norm(h.to(dtype), (16,), g))):
+                                  (ops.rms_norm(h.to(dtype), (16,), g), F.rms_norm(h.to(dtype), (16,), g)),
+                                  (ops.group_norm(x, 2, x[0, :, 0, 0], None), F.group_norm(x, 2, x[0, :, 0, 0])),
+                                  (ops.batch_norm(x.to(dtype), g[:4], g[:4], training=True),
+                                   F.batch_norm(x.to(dtype), None, None, g[:4], g[:4], True))):
                     self.assertEqual(got.dtype, want.dtype)
                     assert_close(self, got.float(), want.float(), want.dtype, f"autocast {dtype}")
 
@@ -478,9 +678,16 @@ class ModulesTest(unittest.TestCase):
                  (torch.nn.LayerNorm, boo.nn.LayerNorm, dict(normalized_shape=(6,), bias=False)),
                  (torch.nn.LayerNorm, boo.nn.LayerNorm, dict(normalized_shape=(5, 6), elementwise_affine=False)),
                  (torch.nn.RMSNorm, boo.nn.RMSNorm, dict(normalized_shape=(6,), eps=1e-6)),
-                 (torch.nn.RMSNorm, boo.nn.RMSNorm, dict(normalized_shape=(5, 6), elementwise_affine=False))]
+                 (torch.nn.RMSNorm, boo.nn.RMSNorm, dict(normalized_shape=(5, 6), elementwise_affine=False)),
+                 (torch.nn.BatchNorm1d, boo.nn.BatchNorm1d, dict(num_features=5)),
+                 (torch.nn.BatchNorm2d, boo.nn.BatchNorm2d, dict(num_features=4, affine=False, momentum=None)),
+                 (torch.nn.BatchNorm3d, boo.nn.BatchNorm3d, dict(num_features=2, track_running_stats=False)),
+                 (torch.nn.GroupNorm, boo.nn.GroupNorm, dict(num_groups=2, num_channels=4)),
+                 (torch.nn.GroupNorm, boo.nn.GroupNorm, dict(num_groups=4, num_channels=4, affine=False))]
         inputs = {torch.nn.Conv1d: (2, 3, 9), torch.nn.Conv2d: (2, 4, 7, 7), torch.nn.Conv3d: (1, 2, 6, 6, 6),
-                  torch.nn.LayerNorm: (3, 5, 6), torch.nn.RMSNorm: (3, 5, 6)}
+                  torch.nn.LayerNorm: (3, 5, 6), torch.nn.RMSNorm: (3, 5, 6), torch.nn.BatchNorm1d: (3, 5, 6),
+                  torch.nn.BatchNorm2d: (2, 4, 7, 7), torch.nn.BatchNorm3d: (1, 2, 6, 6, 6),
+                  torch.nn.GroupNorm: (2, 4, 7, 7)}
         for torch_cls, boo_cls, kwargs in cases:
             with self.subTest(module=torch_cls.__name__, **{k: str(v) for k, v in kwargs.items()}):
                 torch.manual_seed(0)
@@ -508,6 +715,74 @@ class ModulesTest(unittest.TestCase):
         self.assertIsInstance(model[3], torch.nn.Linear)
         self.assertIs(model[0].weight, weight)  # parameters are shared, not copied
         assert_close(self, model(x), want, torch.float32, "replaced model")
+
+    def test_replace_modules_takes_batch_and_group_norms(self):
+        torch.manual_seed(2)
+        model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
+                                    torch.nn.GroupNorm(2, 8), torch.nn.SyncBatchNorm(8)).to(DEVICE).eval()
+        x = torch.randn(2, 3, 6, 6, device=DEVICE)
+        want = model(x)
+        running_mean = model[1].running_mean
+        boo.replace_modules(model)
+        self.assertIsInstance(model[1], boo.nn.BatchNorm2d)
+        self.assertIsInstance(model[3], boo.nn.GroupNorm)
+        self.assertIs(type(model[4]), torch.nn.SyncBatchNorm)  # a subclass: not boo's to replace
+        self.assertIs(model[1].running_mean, running_mean)  # buffers are shared too
+        assert_close(self, model(x), want, torch.float32, "replaced model")
+
+    def check_batch_norm_steps(self, rank, momentum, channels_last, track_running_stats=True):
+        """A boo BatchNorm loaded from a torch.nn one (with non-default statistics) follows it over
+        training steps (outputs, gradients, running statistics, num_batches_tracked), in eval, and its
+        state_dict loads back into torch.nn's."""
+        torch_cls, boo_cls = {2: (torch.nn.BatchNorm1d, boo.nn.BatchNorm1d), 4: (torch.nn.BatchNorm2d,
+                                                                             boo.nn.BatchNorm2d),
+                              5: (torch.nn.BatchNorm3d, boo.nn.BatchNorm3d)}[rank]
+        torch.manual_seed(rank)
+        ref = torch_cls(6, momentum=momentum, track_running_stats=track_running_stats, device=DEVICE)
+        with torch.no_grad():
+            ref.weight.uniform_(0.5, 1.5)
+            ref.bias.normal_()
+            if track_running_stats:
+                ref.running_mean.normal_()
+                ref.running_var.uniform_(0.5, 1.5)
+                ref.num_batches_tracked.fill_(3)
+        mod = boo_cls(6, momentum=momentum, track_running_stats=track_running_stats, device=DEVICE)
+        mod.load_state_dict(ref.state_dict())
+        shape = {2: (8, 6), 4: (4, 6, 5, 5), 5: (2, 6, 3, 4, 4)}[rank]
+        what = f"{torch_cls.__name__} momentum={momentum} cl={channels_last} track={track_running_stats}"
+        for step in range(4):
+            x = (torch.randn(shape, device=DEVICE) * (step + 1) + step)
+            if channels_last:
+                x = x.contiguous(memory_format=_memory_format(rank))
+            x.requires_grad_()
+            y, want = mod(x), ref(x)
+            assert_close(self, y, want, torch.float32, f"{what} step {step} y")
+            dy = torch.randn_like(y)
+            for name, g, r in zip(("dx", "dweight", "dbias"), torch.autograd.grad(y, [x, mod.weight, mod.bias], dy),
+                                  torch.autograd.grad(want, [x, ref.weight, ref.bias], dy)):
+                assert_close(self, g, r, torch.float32, f"{what} step {step} {name}")
+            for k, v in ref.state_dict().items():
+                if v.is_floating_point():
+                    assert_close(self, mod.state_dict()[k], v, torch.float32, f"{what} step {step} {k}")
+                else:
+                    self.assertTrue(torch.equal(mod.state_dict()[k], v), f"{what} step {step} {k}")
+        mod.eval()
+        ref.eval()
+        assert_close(self, mod(x), ref(x), torch.float32, f"{what} eval")
+        back = torch_cls(6, momentum=momentum, track_running_stats=track_running_stats, device=DEVICE)
+        back.load_state_dict(mod.state_dict())
+        back.eval()
+        assert_close(self, back(x), ref(x), torch.float32, f"{what} state_dict loaded back into torch.nn")
+
+    def test_batch_norm_running_statistics_follow_torch(self):
+        for rank, momentum, channels_last in ((4, 0.1, False), (4, 0.1, True), (4, None, False), (2, 0.3, False),
+                                              (5, None, True)):
+            with self.subTest(rank=rank, momentum=momentum, channels_last=channels_last):
+                self.check_batch_norm_steps(rank, momentum, channels_last)
+
+    def test_batch_norm_without_running_statistics(self):
+        # Batch statistics in training and in eval alike (torch.nn's bn_training).
+        self.check_batch_norm_steps(4, 0.1, False, track_running_stats=False)
 
 
 class _Block(torch.nn.Module):
@@ -560,6 +835,19 @@ class _ResNetStyle(torch.nn.Module):
         return self.head(torch.flatten(F.adaptive_avg_pool2d(self.blocks(self.stem(x)), 1), 1))
 
 
+class _ResBlockGroupNorm(torch.nn.Module):
+    """An SD-UNet-style residual block: group norm, SiLU, conv, twice, and the skip. The SiLUs stay
+    PyTorch's (boo's norms have no fused activation)."""
+
+    def __init__(self):
+        super().__init__()
+        self.norm1, self.conv1 = torch.nn.GroupNorm(4, 8), torch.nn.Conv2d(8, 8, 3, padding=1)
+        self.norm2, self.conv2 = torch.nn.GroupNorm(4, 8, eps=1e-6), torch.nn.Conv2d(8, 8, 3, padding=1)
+
+    def forward(self, x):
+        return x + self.conv2(F.silu(self.norm2(self.conv1(F.silu(self.norm1(x))))))
+
+
 class _UNetBlock(torch.nn.Module):
     """A small UNet level: two conv+relu, down, two conv+relu, up, skip concat, conv+relu,
     a 1x1 output conv. 6 convolutions, 5 with their activation fused."""
@@ -605,9 +893,10 @@ class CompileTest(unittest.TestCase):
 
         def recorder(gm, example_inputs):
             for node in gm.graph.nodes:
-                if node.target in (ops.conv, ops.layer_norm, ops.rms_norm):
+                if node.target in (ops.conv, ops.layer_norm, ops.rms_norm, ops.batch_norm, ops.group_norm):
                     counts[node.target.__name__] = counts.get(node.target.__name__, 0) + 1
-                if node.target in (torch.conv2d, torch.relu, F.silu, F.layer_norm, F.rms_norm, torch.rms_norm):
+                if node.target in (torch.conv2d, torch.relu, F.silu, F.layer_norm, F.rms_norm, torch.rms_norm,
+                                   F.batch_norm, F.group_norm):
                     counts["torch." + node.target.__name__] = counts.get("torch." + node.target.__name__, 0) + 1
             from torch._dynamo import lookup_backend
             return lookup_backend(nested)(gm, example_inputs)
@@ -672,7 +961,33 @@ class CompileTest(unittest.TestCase):
                         assert_close(self, torch.compile(m, backend=backend)(inp), want, dtype, f"{name} {backend}")
 
     def test_resnet18_style_cnn(self):
-        self.check_model(_ResNetStyle, torch.randn(4, 3, 16, 16), {"conv": 6})
+        self.check_model(_ResNetStyle, torch.randn(4, 3, 16, 16), {"conv": 6, "batch_norm": 6})
+
+    def test_sd_unet_style_resblock(self):
+        self.check_model(_ResBlockGroupNorm, torch.randn(2, 8, 8, 8), {"conv": 2, "group_norm": 2})
+
+    def test_batch_norm_inference_and_running_statistics_under_compile(self):
+        """Training steps through the compiled model update the running statistics as eager
+        PyTorch does; in eval the rewrite takes the inference batch norms."""
+        torch.manual_seed(8)
+        eager = _ResNetStyle().to(DEVICE)
+        model = copy.deepcopy(eager)
+        x = torch.randn(4, 3, 8, 8, device=DEVICE)
+        for _ in range(3):
+            counts, out = self.compiled_counts(model, x, "aot_eager")
+            assert_close(self, out, eager(x), torch.float32, "training step")
+        self.assertEqual(counts.get("batch_norm"), 6, counts)
+        for (k, v), (k2, v2) in zip(model.state_dict().items(), eager.state_dict().items()):
+            if v.is_floating_point():
+                assert_close(self, v, v2, torch.float32, k)
+            else:
+                self.assertTrue(torch.equal(v, v2), k)
+        model.eval()
+        eager.eval()
+        torch._dynamo.reset()
+        counts, out = self.compiled_counts(model, x, "eager")
+        self.assertEqual(counts.get("batch_norm"), 6, counts)
+        assert_close(self, out, eager(x), torch.float32, "eval")
 
     def test_unet_block(self):
         self.check_model(_UNetBlock, torch.randn(4, 3, 32, 32), {"conv": 6})
