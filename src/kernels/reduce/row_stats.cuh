@@ -56,7 +56,7 @@ __device__ __forceinline__ RowStats two_pass_row_stats(const float (&x)[kPerThre
 #pragma unroll
       for (int k = 0; k < kVec; ++k) {
         const float d = x[i][k] - centre;
-        deviations += d;
+        if (kCentered) deviations += d;  // RMS norm: no mean, no residual to measure
         squares += d * d;
       }
     }
