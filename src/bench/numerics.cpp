@@ -6,7 +6,6 @@
 #include <cstdio>
 
 #include "base/random.hpp"
-#include "boo/conv.hpp"
 #include "ops/op_registry.hpp"
 
 namespace boo::bench {
@@ -24,9 +23,8 @@ double relative_tolerance(DType dtype, int64_t reduction_length, bool tf32) {
 
 double result_tolerance(const OpSignature& sig, size_t result_index) {
   const ops::OpDefinition* op = ops::find_op(sig.op_name());
-  const auto* conv = dynamic_cast<const ConvSignature*>(&sig);
-  const bool tf32 = conv && conv->fp32_tf32;
-  return relative_tolerance(sig.results().at(result_index).dtype, op->reduction_length(sig, result_index), tf32);
+  return relative_tolerance(sig.results().at(result_index).dtype, op->reduction_length(sig, result_index),
+                            op->tf32_operands(sig));
 }
 
 double cancellation_allowance(double cancellation_scale) {

@@ -50,6 +50,10 @@ class OpDefinition {
   /// numerics tolerance of that result).
   virtual int64_t reduction_length(const OpSignature& sig, size_t result_index) const = 0;
 
+  /// Whether the signature's fp32 products are formed from operands rounded to
+  /// TF32 (`--fp32-math tf32`): the numerics tolerance then allows that rounding.
+  virtual bool tf32_operands(const OpSignature&) const { return false; }
+
   /// Per result: the rms magnitude of the terms whose difference forms its
   /// elements, where they cancel (0, the default, where nothing cancels). A
   /// float32 difference is exact to a few ulps of its terms, not of its value,

@@ -65,6 +65,20 @@ TEST(ToleranceTest, TheAccumulationAndTf32TermsAreAsDocumented) {
 
 // The cancellation allowance is 32 float32 ulps of the cancelling terms' scale: an error of twice
 // that over a result that cancels to zero fails, half of it passes.
+// Every op whose fp32 products may run on TF32 operands gets the TF32 term: convs and GEMMs alike
+// (a gemm line with --fp32-math tf32 was once judged as strict fp32).
+TEST(ToleranceTest, Tf32LinesOfEveryOpGetTheTf32Term) {
+  for (const char* line : {"conv -n 2 -c 64 -H 8 -W 8 -k 16 -y 3 -x 3 -p 1 -F 1",
+                           "gemm --a_w 256 --a_h 512 --b_w 256 --transB 1"}) {
+    Result<ParsedCommand> ieee = parse_command(std::string_view(line));
+    Result<ParsedCommand> tf32 = parse_command(std::string(line) + " --fp32-math tf32");
+    ASSERT_TRUE(ieee.ok() && tf32.ok()) << line;
+    EXPECT_NEAR(result_tolerance(*tf32->signature, 0) - result_tolerance(*ieee->signature, 0),
+                8.0 * std::ldexp(1.0, -11), 1e-15)
+        << line;
+  }
+}
+
 TEST(ToleranceTest, TheCancellationAllowanceIs32Float32UlpsOfTheScale) {
   EXPECT_EQ(kCancellationUlps, 32);
   EXPECT_EQ(cancellation_allowance(0), 0);

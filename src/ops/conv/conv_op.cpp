@@ -246,6 +246,10 @@ class ConvOp final : public OpDefinition {
     return std::unique_ptr<OpSignature>(std::move(sig));
   }
 
+  bool tf32_operands(const OpSignature& sig) const override {
+    return dynamic_cast<const ConvSignature&>(sig).fp32_tf32;
+  }
+
   int64_t reduction_length(const OpSignature& sig, size_t result_index) const override {
     const auto& conv = dynamic_cast<const ConvSignature&>(sig);
     const std::string name = sig.results().at(result_index).name;

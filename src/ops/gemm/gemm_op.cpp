@@ -85,6 +85,8 @@ class GemmOp final : public OpDefinition {
     return desc_of(dynamic_cast<const GemmSignature&>(sig)).k;
   }
 
+  bool tf32_operands(const OpSignature& sig) const override { return dynamic_cast<const GemmSignature&>(sig).fp32_tf32; }
+
   Result<std::unique_ptr<OpProblem>> make_problem(const OpSignature& sig) const override {
     const auto* gemm = dynamic_cast<const GemmSignature*>(&sig);
     if (!gemm) return internal_error("gemm was given another op's signature");
