@@ -23,7 +23,9 @@
 // grid is persistent (at most one CTA per SM, each walking its tiles).
 //
 // The generated source defines `struct Cfg` with every size and stride as a
-// compile-time constant and instantiates conv_wgmma<Cfg>.
+// compile-time constant and instantiates conv_wgmma<Cfg>. The weight face
+// (conv_wgmma_weight.cuh) shares the frame (warp_specialized), the consumers'
+// k-block step (consume_kblock, finish_tile) and the epilogue (store_tile).
 #pragma once
 
 #include "boo/kernels/arch/sm80.cuh"
