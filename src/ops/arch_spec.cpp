@@ -23,6 +23,8 @@ ArchSpec ArchSpec::of(const DeviceInfo& device) {
   // tier at ~150e12 MAC/s over 132 SMs, scaled by SM count for other parts.
   a.copy_bytes_per_s = 3.0e12;
   a.mma_sync_macs_per_s = 150e12 * a.sm_count / 132;
+  // The wgmma tier's forward convs: median 720 TFLOP/s on an H100 (docs/perf/2026-11-24-wgmma-h100.md).
+  a.wgmma_macs_per_s = 350e12 * a.sm_count / 132;
   return a;
 }
 

@@ -188,9 +188,11 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
 }
 
 // gpu:conv:wgmma_sm90 (wgmma, setmaxnreg: sm_90a) plans and compiles its
-// kernel for both tile widths, both 16-bit types, 1-D and 2-D, with bias and
-// activations, the data face (a flipped filter copy) and NCHW operands
-// (staged copies), without spills and with the register reallocation honoured.
+// kernel for every tile width, both 16-bit types, 1-D and 2-D, with bias and
+// activations, the data face (a flipped filter copy), the weight face (M/N-major
+// wgmma; split K with its reduce, or unsplit; strided, dilated, transposed,
+// partial tiles) and NCHW operands (staged copies), without spills and with
+// the register reallocation honoured.
 TEST(NvrtcTest, HopperConvModulesCompile) {
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
   const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
@@ -206,6 +208,16 @@ TEST(NvrtcTest, HopperConvModulesCompile) {
            std::string("convfp16 -n 32 -c 256 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1"),
            std::string("convbfp16 -n 32 -c 128 -H 28 -W 28 -k 256 -y 1 -x 1 -F 2"),
            std::string("convfp16 -n 16 -c 128 -H 16 -W 16 -k 256 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -Y 1 -X 1 -m trans -F 2"),
+           "convbfp16 -n 16 -c 768 -H 48 -W 32 -k 2048 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
+           "convfp16 -n 32 -c 256 -H 14 -W 14 -k 256 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
+           "convbfp16 -n 8 -c 128 -H 56 -W 56 -k 256 -y 1 -x 1 -u 2 -v 2 -F 4" + nhwc,
+           "convfp16 -n 16 -c 128 -H 28 -W 28 -k 128 -y 3 -x 3 -p 2 -q 2 -l 2 -j 2 -F 4" + nhwc,
+           "convbfp16 -n 3 -c 64 -H 37 -W 41 -k 136 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
+           "convbfp16 -n 1 -c 512 -H 64 -W 64 -k 512 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
+           std::string("convbfp16 --spatial_dim 1 -n 64 -c 128 -H 128 -k 256 -y 5 -p 2 -l 2 -F 4 "
+                       "--in_layout NHC --fil_layout NHC --out_layout NHC"),
+           std::string("convfp16 -n 32 -c 256 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 4"),
+           std::string("convfp16 -n 16 -c 128 -H 16 -W 16 -k 256 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -Y 1 -X 1 -m trans -F 4"),
        }) {
     SCOPED_TRACE(command);
     Result<ParsedCommand> p = parse_command(std::string_view(command));
@@ -227,6 +239,13 @@ TEST(NvrtcTest, HopperConvModulesCompile) {
     const std::string wgmma = "wgmma.mma_async.sync.aligned.m64n" + config.substr(x1 + 1, x2 - x1 - 1) + "k16.f32";
     EXPECT_NE(k->ptx.find(wgmma), std::string::npos) << wgmma << " in " << planned->config;
     EXPECT_NE(k->ptx.find("setmaxnreg.inc.sync.aligned.u32"), std::string::npos);
+    // The weight face reads M- and N-major tiles (imm-trans-a, imm-trans-b = 1), the others K-major ones.
+    const bool weight = config.find("weight gradient") != std::string::npos;
+    EXPECT_NE(k->ptx.find(weight ? ", p, 1, 1, 1, 1;" : ", p, 1, 1, 0, 0;"), std::string::npos) << planned->config;
+    EXPECT_EQ(k->ptx.find(weight ? ", p, 1, 1, 0, 0;" : ", p, 1, 1, 1, 1;"), std::string::npos) << planned->config;
+    // Split K sums its partials in a second kernel.
+    const bool split = weight && std::stoi(config.substr(config.find("splits ") + 7)) > 1;
+    EXPECT_EQ(k->ptx.find("boo_wgmma_dw_reduce") != std::string::npos, split) << planned->config;
   }
 }
 

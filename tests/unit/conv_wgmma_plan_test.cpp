@@ -1,8 +1,8 @@
 // boo tests: gpu:conv:wgmma_sm90's choices and launch plans, computed on the
-// host (no GPU): it takes the compute-bound bf16/fp16 forward convs of sm_90a
-// and their backward data at stride 1 (any layout: NCHW operands are staged)
-// and declines everything else with a reason, so they stay on
-// gpu:conv:implicit_gemm.
+// host (no GPU): it takes the compute-bound bf16/fp16 forward convs of sm_90a,
+// their backward data at stride 1 and their backward weight (split K), any
+// layout (NCHW operands are staged), and declines everything else with a
+// reason, so they stay on gpu:conv:implicit_gemm.
 #include <gtest/gtest.h>
 
 #include "boo/registry.hpp"
@@ -129,6 +129,119 @@ TEST(ConvWgmmaPlanTest, NchwOperandsRunOnStagedChannelsLastCopies) {
     EXPECT_NE(p.source.text.find(constant), std::string::npos) << constant << " in\n" << p.source.text;
 }
 
+TEST(ConvWgmmaPlanTest, BackwardWeightSplitsThePixelsAcrossTheSms) {
+  // dw[k][r, s, c]: the GEMM 2048 x (9 x 768) over 16 x 48 x 32 = 24576 pixels (384 k-blocks of 64);
+  // 16 x 27 tiles of 128 x 256 in three splits of 128 k-blocks: 1296 units over 132 CTAs; the fp32
+  // partials of each split in the workspace, summed by a second kernel into dw.
+  const Planned p = test::plan_of(tier(), "convbfp16 -n 16 -c 768 -H 48 -W 32 -k 2048 -y 3 -x 3 -p 1 -q 1 -F 4" + kNhwc);
+  ASSERT_EQ(p.launches.size(), 2u);
+  EXPECT_EQ(p.config,
+            "tile 128x256x64 stages 4 warpgroups 1 producer + 2 consumers, persistent; dw: face 2 as weight "
+            "gradient, M/N-major tiles, splits 3");
+  EXPECT_EQ(p.launches[0].entry, "boo_wgmma_dw");
+  EXPECT_EQ(p.launches[0].grid.x, 132u);
+  EXPECT_EQ(p.launches[0].block.x, 384u);
+  EXPECT_EQ(p.launches[1].entry, "boo_wgmma_dw_reduce");
+  EXPECT_EQ(p.launches[1].block.x, 256u);
+  EXPECT_EQ(p.launches[1].shared_bytes, 0u);
+  EXPECT_EQ(p.workspace_bytes, 3u * 2048 * 9 * 768 * 4);
+  for (const test::ResolvedLaunch& l : p.launches) {
+    const auto params = params_of<ConvIgemmParams>(l);
+    EXPECT_EQ(params.a, p.address.at("x"));
+    EXPECT_EQ(params.b, p.address.at("dy"));
+    EXPECT_EQ(params.out, p.address.at("dw"));
+    EXPECT_EQ(params.workspace, p.workspace);
+    EXPECT_EQ(params.bias, 0u);
+  }
+  EXPECT_NE(p.source.text.find("#include \"boo/conv/conv_wgmma_weight.cuh\""), std::string::npos);
+  EXPECT_NE(p.source.text.find("conv_wgmma_weight_reduce<Cfg>"), std::string::npos);
+  for (const char* constant : {"kM = 2048;", "kN = 6912;", "kC = 768;", "kL = 24576;", "kSplits = 3;", "BN = 256;",
+                               "XN = 1179648;", "XW = 768;", "YN = 3145728;", "YW = 2048;", "WK = 6912;",
+                               "WR = 2304;", "WS = 768;", "kIdx32 = true;", "kAct = 0;", "kBias = false;"})
+    EXPECT_NE(p.source.text.find(constant), std::string::npos) << constant << " in\n" << p.source.text;
+}
+
+TEST(ConvWgmmaPlanTest, BackwardWeightWithEnoughTilesRunsUnsplit) {
+  // 4 x 24 tiles of 128 x 192 (K = 512, 9 x 512 columns) over 64 k-blocks: one wave without splitting,
+  // so dw is written by the GEMM's own epilogue and no workspace is needed.
+  const Planned p = test::plan_of(tier(), "convbfp16 -n 1 -c 512 -H 64 -W 64 -k 512 -y 3 -x 3 -p 1 -q 1 -F 4" + kNhwc);
+  ASSERT_EQ(p.launches.size(), 1u);
+  EXPECT_EQ(p.config,
+            "tile 128x192x64 stages 5 warpgroups 1 producer + 2 consumers, persistent; dw: face 2 as weight "
+            "gradient, M/N-major tiles, splits 1");
+  EXPECT_EQ(p.launches[0].grid.x, 96u);
+  EXPECT_EQ(p.workspace_bytes, 0u);
+  EXPECT_EQ(p.source.text.find("_reduce"), std::string::npos);
+  EXPECT_EQ(params_of<ConvIgemmParams>(p.launches[0]).out, p.address.at("dw"));
+}
+
+TEST(ConvWgmmaPlanTest, BackwardWeightSplitsFollowTheSmCount) {
+  // The same conv on a part with half the SMs needs half as many units to fill it.
+  const std::string command = "convbfp16 -n 128 -c 256 -H 28 -W 28 -k 256 -y 1 -x 1 -F 4" + kNhwc;
+  std::unique_ptr<OpProblem> problem = test::problem_of(command);
+  ASSERT_TRUE(problem);
+  ArchSpec arch = test::sm90();
+  auto splits = [&](const ArchSpec& a) {
+    Result<std::unique_ptr<const Config>> config = tier().configure(*problem, a);
+    EXPECT_TRUE(config.ok()) << config.status().to_string();
+    const std::string text = config.ok() ? (*config)->text() : "";
+    return text.substr(text.find("splits ") + 7);
+  };
+  // 2 tiles of 128 x 256 over 1568 k-blocks: 66 splits fill 132 SMs, 33 fill 66.
+  EXPECT_EQ(splits(arch), "66");
+  arch.sm_count = 66;
+  arch.wgmma_macs_per_s /= 2;
+  EXPECT_EQ(splits(arch), "33");
+}
+
+TEST(ConvWgmmaPlanTest, BackwardWeightOfNchwTensorsRunsOnStagedCopies) {
+  // x and dy staged channels-last, dw computed in its copy (KRSC) and copied out to KCRS.
+  const Planned p = test::plan_of(tier(), "convfp16 -n 32 -c 256 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 4");
+  ASSERT_EQ(p.launches.size(), 5u);
+  EXPECT_EQ(p.launches[0].entry, "boo_conv_stage_x");
+  EXPECT_EQ(p.launches[1].entry, "boo_conv_stage_dy");
+  EXPECT_EQ(p.launches[2].entry, "boo_wgmma_dw");
+  EXPECT_EQ(p.launches[3].entry, "boo_wgmma_dw_reduce");
+  EXPECT_EQ(p.launches[4].entry, "boo_conv_unstage_dw");
+  EXPECT_NE(p.config.find("copies boo_conv_stage_x(256->256 transpose pairs) boo_conv_stage_dy(256->256 transpose "
+                          "pairs) boo_conv_unstage_dw(256->256 transpose)"),
+            std::string::npos)
+      << p.config;
+  const auto gemm = params_of<ConvIgemmParams>(p.launches[2]);
+  const auto reduce = params_of<ConvIgemmParams>(p.launches[3]);
+  const auto unstage = params_of<ConvChannelPadParams>(p.launches[4]);
+  EXPECT_EQ(gemm.a, params_of<ConvChannelPadParams>(p.launches[0]).dense);
+  EXPECT_EQ(gemm.b, params_of<ConvChannelPadParams>(p.launches[1]).dense);
+  EXPECT_EQ(gemm.workspace, p.workspace);  // the partials first, then the copies
+  EXPECT_EQ(reduce.out, unstage.dense);
+  EXPECT_EQ(unstage.strided, p.address.at("dw"));
+  EXPECT_GT(unstage.dense, p.workspace);
+  // The copies are dense channels-last: x (n, h, w), dy (n, p, q) and dw (k, r, s).
+  for (const char* constant : {"XN = 200704;", "XH = 7168;", "XW = 256;", "YN = 200704;", "YW = 256;", "WK = 2304;",
+                               "WR = 768;", "WS = 256;"})
+    EXPECT_NE(p.source.text.find(constant), std::string::npos) << constant << " in\n" << p.source.text;
+}
+
+TEST(ConvWgmmaPlanTest, BackwardWeightTakesStrideDilationAndOneDimension) {
+  // x is gathered per tap, so any stride and dilation; 1-D convs are 2-D ones of height 1.
+  for (const std::string& command : {
+           "convbfp16 -n 8 -c 128 -H 56 -W 56 -k 256 -y 1 -x 1 -u 2 -v 2 -F 4" + kNhwc,
+           "convbfp16 -n 16 -c 128 -H 28 -W 28 -k 128 -y 3 -x 3 -p 2 -q 2 -l 2 -j 2 -F 4" + kNhwc,
+           std::string("convbfp16 --spatial_dim 1 -n 64 -c 128 -H 128 -k 256 -y 5 -p 2 -l 2 -F 4 --in_layout NHC "
+                       "--fil_layout NHC --out_layout NHC"),
+           std::string("convfp16 -n 16 -c 128 -H 16 -W 16 -k 256 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -Y 1 -X 1 -m trans -F 4"),
+       }) {
+    SCOPED_TRACE(command);
+    EXPECT_EQ(declined(command), "");
+    const Planned p = test::plan_of(tier(), command);
+    EXPECT_NE(p.config.find("dw: face 2 as weight gradient"), std::string::npos) << p.config;
+  }
+  const Planned p = test::plan_of(tier(), "convbfp16 -n 16 -c 128 -H 28 -W 28 -k 128 -y 3 -x 3 -p 2 -q 2 -l 2 -j 2 -F 4" +
+                                             kNhwc);
+  for (const char* constant : {"SH = 1;", "PH = 2;", "DH = 2;", "DW = 2;", "P = 28;", "kL = 12544;"})
+    EXPECT_NE(p.source.text.find(constant), std::string::npos) << constant << " in\n" << p.source.text;
+}
+
 TEST(ConvWgmmaPlanTest, DeclinesWhatItDoesNotDoWell) {
   const std::string geometry = " -n 16 -c 768 -H 48 -W 32 -k 2048 -y 3 -x 3 -p 1 -q 1";
   struct Case {
@@ -138,7 +251,15 @@ TEST(ConvWgmmaPlanTest, DeclinesWhatItDoesNotDoWell) {
            Case{"convbfp16" + geometry + " -F 1" + kNhwc, "sm_80", "sm_90a only"},
            Case{"conv" + geometry + " -F 1" + kNhwc, "sm_90a", "bf16 and fp16 only"},
            Case{"convbfp16" + geometry + " -F 0" + kNhwc, "sm_90a", "one direction at a time"},
-           Case{"convbfp16" + geometry + " -F 4" + kNhwc, "sm_90a", "not the weight face"},
+           Case{"convbfp16" + geometry + " -F 5" + kNhwc, "sm_90a", "one direction at a time"},
+           Case{"convbfp16" + geometry + " -F 4 -b 1" + kNhwc, "sm_90a", "without a bias gradient"},
+           Case{"convbfp16 -n 16 -c 96 -H 48 -W 32 -k 256 -y 3 -x 3 -F 4" + kNhwc, "sm_90a",
+                "input channels are a multiple of 64"},
+           Case{"convbfp16 -n 16 -c 128 -H 48 -W 32 -k 260 -y 3 -x 3 -F 4" + kNhwc, "sm_90a", "multiple of 8"},
+           Case{"convbfp16 -n 16 -c 128 -H 48 -W 32 -k 64 -y 3 -x 3 -F 4" + kNhwc, "sm_90a", "128 output channels"},
+           Case{"convbfp16 -n 1 -c 128 -H 16 -W 16 -k 256 -y 3 -x 3 -F 4" + kNhwc, "sm_90a", "4096 output pixels"},
+           Case{"convbfp16" + geometry + " -g 2 -F 4" + kNhwc, "sm_90a", "groups = 1"},
+           Case{"convfp16" + geometry + " -F 4" + kNhwc, "sm_80", "sm_90a only"},
            Case{"convbfp16" + geometry + " -u 2 -v 2 -F 2" + kNhwc, "sm_90a", "stride 1 only"},
            Case{"convbfp16 -n 16 -c 768 -H 48 -W 32 -k 2048 -y 1 -x 1 -p 1 -q 1 -F 2" + kNhwc, "sm_90a",
                 "padding <= dilation"},

@@ -17,22 +17,34 @@ __device__ __forceinline__ unsigned shared_address(const void* p) {
 // Shared-memory matrix descriptors.
 //
 // wgmma reads its shared-memory operands through a 64-bit descriptor: the
-// start address, two strides and a swizzle mode. Every operand here is
-// K-major with 128-byte rows (64 16-bit elements of K per row) in the
-// 128-byte swizzle: rows are 128 bytes apart, and in row r the 16-byte chunk j
-// lies at chunk position j ^ (r % 8). Eight rows form a 1024-byte swizzle atom;
-// atoms follow one another along M (or N), 1024 bytes apart (the stride byte
-// offset). The leading byte offset is unused in this mode (one wgmma's 16
-// elements of K lie inside a row) and is set to 1 by convention. A tile must
-// start 1024-byte aligned so that the hardware's swizzle (a function of the
-// address bits) matches the one the writer applied; the k-th 16-element slice
-// of K starts 32*k bytes into the tile, swizzled by the same address bits.
+// start address, two strides and a swizzle mode. Every operand here lies in
+// 128-byte rows in the 128-byte swizzle: rows are 128 bytes apart, and in row
+// r the 16-byte chunk j lies at chunk position j ^ (r % 8). Eight rows form a
+// 1024-byte swizzle atom. A tile must start 1024-byte aligned so that the
+// hardware's swizzle (a function of the address bits) matches the one the
+// writer applied.
+//
+// K-major (imm-trans 0; the forward faces): a row holds 64 16-bit elements of
+// K of one M (or N) index; atoms follow one another along M (or N), 1024
+// bytes apart (the stride byte offset). The leading byte offset is unused in
+// this mode (one wgmma's 16 elements of K lie inside a row) and is set to 1
+// by convention. The k-th 16-element slice of K starts 32*k bytes into the
+// tile, swizzled by the same address bits.
+//
+// M- or N-major (imm-trans 1; the weight face, whose operands are contiguous
+// along M and N, not K): a row holds 64 16-bit elements of M (or N) of one K
+// index; an atom is 8 K indices x 64 of M (or N). The stride byte offset is
+// the distance between atoms along K (8 K rows: 1024 bytes when K rows are
+// consecutive), the leading byte offset the distance between atoms along M (or
+// N), each 64 wide. One wgmma's 16 elements of K are two atoms along K; the
+// k-th slice starts 2048*k bytes into a tile of consecutive K rows, on an atom
+// boundary.
 // ---------------------------------------------------------------------------
 
 constexpr unsigned kSwizzleRowBytes = 128;   ///< one row of a 128-byte-swizzled K-major tile
 constexpr unsigned kSwizzleAtomBytes = 1024; ///< eight such rows: the swizzle's period
 
-/// Byte offset, within a 128-byte-swizzled K-major tile, of the 16-byte chunk `chunk` (0-7) of row `row`.
+/// Byte offset, within a 128-byte-swizzled tile (either major-ness), of the 16-byte chunk `chunk` (0-7) of row `row`.
 __device__ __forceinline__ unsigned swizzle128_offset(unsigned row, unsigned chunk) {
   return row * kSwizzleRowBytes + ((chunk ^ (row & 7u)) << 4);
 }
@@ -47,11 +59,25 @@ __device__ __forceinline__ unsigned long long swizzle128_descriptor(unsigned add
   return start | (leading << 16) | (stride << 32) | (layout << 62);
 }
 
+/// The descriptor of a 128-byte-swizzled M- or N-major operand (wgmma with
+/// imm-trans 1) whose K rows are consecutive from the shared-memory address
+/// `address` and whose 64-wide atom columns along M (or N) lie
+/// `column_bytes` apart.
+__device__ __forceinline__ unsigned long long swizzle128_mn_descriptor(unsigned address, unsigned column_bytes) {
+  const unsigned long long start = (address & 0x3FFFFu) >> 4;          // bits 0-13
+  const unsigned long long leading = (column_bytes & 0x3FFFFu) >> 4;   // bits 16-29: between atoms along M/N
+  const unsigned long long stride = kSwizzleAtomBytes >> 4;            // bits 32-45: between atoms along K
+  const unsigned long long layout = 1ull;                              // bits 62-63: 1 = 128-byte swizzle
+  return start | (leading << 16) | (stride << 32) | (layout << 62);
+}
+
 // ---------------------------------------------------------------------------
 // wgmma: one warpgroup (four consecutive warps, the first a multiple of four)
 // multiplies a 64 x 16 tile of A by a 16 x N tile of B into 64 x N fp32
 // accumulators spread over its 128 threads. Thread t of warp w holds, for each
 // block j of 8 columns, d[4j + q] = D(16w + t/4 + 8*(q/2), 8j + 2*(t%4) + q%2).
+// kTransA / kTransB (imm-trans-a/b) = 1 read A as M-major and B as N-major
+// (the descriptors' layout above), 0 K-major; 16-bit types only.
 // The instruction is asynchronous: fence before the first one that touches
 // accumulators written by ordinary code, commit a group after issuing, and
 // wait for the group before the accumulators or the shared memory it reads
@@ -63,9 +89,10 @@ enum WgmmaType : int { kWgmmaBf16 = 0, kWgmmaF16 = 1 };
 template <int N, int kType>
 struct Wgmma;
 
-/// D(64x128, f32) (+)= A(64x16, bf16, shared, K-major) * B(16x128, bf16, shared, K-major); scale_d 0 overwrites D.
+/// D(64x128, f32) (+)= A(64x16, bf16, shared) * B(16x128, bf16, shared); scale_d 0 overwrites D.
 template <>
 struct Wgmma<128, kWgmmaBf16> {
+  template <int kTransA = 0, int kTransB = 0>
   __device__ __forceinline__ static void mma(float (&d)[64], unsigned long long desc_a, unsigned long long desc_b, int scale_d) {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
@@ -74,7 +101,7 @@ struct Wgmma<128, kWgmmaBf16> {
         "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
         "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
         "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-        "}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+        "}, %64, %65, p, 1, 1, %67, %68;\n}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
           "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
           "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
@@ -83,13 +110,14 @@ struct Wgmma<128, kWgmmaBf16> {
           "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
           "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
           "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB));
   }
 };
 
-/// D(64x128, f32) (+)= A(64x16, f16, shared, K-major) * B(16x128, f16, shared, K-major); scale_d 0 overwrites D.
+/// D(64x128, f32) (+)= A(64x16, f16, shared) * B(16x128, f16, shared); scale_d 0 overwrites D.
 template <>
 struct Wgmma<128, kWgmmaF16> {
+  template <int kTransA = 0, int kTransB = 0>
   __device__ __forceinline__ static void mma(float (&d)[64], unsigned long long desc_a, unsigned long long desc_b, int scale_d) {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
@@ -98,7 +126,7 @@ struct Wgmma<128, kWgmmaF16> {
         "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
         "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
         "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-        "}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+        "}, %64, %65, p, 1, 1, %67, %68;\n}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
           "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
           "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
@@ -107,13 +135,14 @@ struct Wgmma<128, kWgmmaF16> {
           "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
           "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
           "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB));
   }
 };
 
-/// D(64x192, f32) (+)= A(64x16, bf16, shared, K-major) * B(16x192, bf16, shared, K-major); scale_d 0 overwrites D.
+/// D(64x192, f32) (+)= A(64x16, bf16, shared) * B(16x192, bf16, shared); scale_d 0 overwrites D.
 template <>
 struct Wgmma<192, kWgmmaBf16> {
+  template <int kTransA = 0, int kTransB = 0>
   __device__ __forceinline__ static void mma(float (&d)[96], unsigned long long desc_a, unsigned long long desc_b, int scale_d) {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
@@ -124,7 +153,7 @@ struct Wgmma<192, kWgmmaBf16> {
         "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
         "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
         "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
-        "}, %96, %97, p, 1, 1, 0, 0;\n}\n"
+        "}, %96, %97, p, 1, 1, %99, %100;\n}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
           "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
           "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
@@ -137,13 +166,14 @@ struct Wgmma<192, kWgmmaBf16> {
           "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
           "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
           "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB));
   }
 };
 
-/// D(64x192, f32) (+)= A(64x16, f16, shared, K-major) * B(16x192, f16, shared, K-major); scale_d 0 overwrites D.
+/// D(64x192, f32) (+)= A(64x16, f16, shared) * B(16x192, f16, shared); scale_d 0 overwrites D.
 template <>
 struct Wgmma<192, kWgmmaF16> {
+  template <int kTransA = 0, int kTransB = 0>
   __device__ __forceinline__ static void mma(float (&d)[96], unsigned long long desc_a, unsigned long long desc_b, int scale_d) {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
@@ -154,7 +184,7 @@ struct Wgmma<192, kWgmmaF16> {
         "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
         "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
         "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
-        "}, %96, %97, p, 1, 1, 0, 0;\n}\n"
+        "}, %96, %97, p, 1, 1, %99, %100;\n}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
           "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
           "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
@@ -167,13 +197,14 @@ struct Wgmma<192, kWgmmaF16> {
           "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
           "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
           "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB));
   }
 };
 
-/// D(64x256, f32) (+)= A(64x16, bf16, shared, K-major) * B(16x256, bf16, shared, K-major); scale_d 0 overwrites D.
+/// D(64x256, f32) (+)= A(64x16, bf16, shared) * B(16x256, bf16, shared); scale_d 0 overwrites D.
 template <>
 struct Wgmma<256, kWgmmaBf16> {
+  template <int kTransA = 0, int kTransB = 0>
   __device__ __forceinline__ static void mma(float (&d)[128], unsigned long long desc_a, unsigned long long desc_b, int scale_d) {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
@@ -186,7 +217,7 @@ struct Wgmma<256, kWgmmaBf16> {
         "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
         "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
         "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-        "}, %128, %129, p, 1, 1, 0, 0;\n}\n"
+        "}, %128, %129, p, 1, 1, %131, %132;\n}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
           "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
           "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
@@ -203,13 +234,14 @@ struct Wgmma<256, kWgmmaBf16> {
           "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
           "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
           "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB));
   }
 };
 
-/// D(64x256, f32) (+)= A(64x16, f16, shared, K-major) * B(16x256, f16, shared, K-major); scale_d 0 overwrites D.
+/// D(64x256, f32) (+)= A(64x16, f16, shared) * B(16x256, f16, shared); scale_d 0 overwrites D.
 template <>
 struct Wgmma<256, kWgmmaF16> {
+  template <int kTransA = 0, int kTransB = 0>
   __device__ __forceinline__ static void mma(float (&d)[128], unsigned long long desc_a, unsigned long long desc_b, int scale_d) {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
@@ -222,7 +254,7 @@ struct Wgmma<256, kWgmmaF16> {
         "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
         "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
         "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-        "}, %128, %129, p, 1, 1, 0, 0;\n}\n"
+        "}, %128, %129, p, 1, 1, %131, %132;\n}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
           "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
           "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
@@ -239,7 +271,7 @@ struct Wgmma<256, kWgmmaF16> {
           "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
           "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
           "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB));
   }
 };
 

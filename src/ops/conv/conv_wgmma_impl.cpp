@@ -16,7 +16,7 @@ namespace boo::ops::conv {
 namespace {
 
 // conv_wgmma.cuh's fixed shape: 128-row tiles, 64-wide k-blocks (one tap's 64
-// channels), one producer and two consumer warpgroups.
+// channels; the weight face's: 64 pixels), one producer and two consumer warpgroups.
 constexpr long long kTileRows = 128, kBlockK = 64;
 constexpr uint32_t kThreads = 384;
 // Below these the GEMM is too small to fill the GPU with 128 x 128 tiles, or
@@ -25,6 +25,11 @@ constexpr long long kMinPixels = 4096, kMinOutputChannels = 128;
 // Shared memory beyond the stages and the epilogue's staging: the barriers and
 // the slack for aligning the start to 1024 bytes.
 constexpr long long kSharedOverhead = 1024 + 256;
+// The weight face's split K: each split at least kMinKBlocksPerSplit k-blocks
+// (fewer spend more on their epilogue than on their sums), at most
+// kMaxSplits of them, their fp32 partials at most kMaxPartialBytes (as
+// gpu:conv:implicit_gemm's).
+constexpr long long kMinKBlocksPerSplit = 4, kMaxSplits = 256, kMaxPartialBytes = 512LL << 20;
 
 // The forward conv the kernel runs for the problem's one task:
 //   forward face: the relation as it is (B from A and W);
@@ -32,14 +37,18 @@ constexpr long long kSharedOverhead = 1024 + 256;
 //     taps flipped and its channel roles swapped (W'[c, r', s', kb] =
 //     W[kb, c, R-1-r', S-1-s'], a staged copy), padded by dil x (taps - 1) - pad:
 //     A[h] = sum_r B[h + pad - r*dil] W[r] = sum_r' B[h - pad' + r'*dil] W'[r'].
+//   weight face: W from A and B as it is (conv_wgmma_weight.cuh: the GEMM
+//     of the output channels by the (tap, channel) columns over the pixels,
+//     M- and N-major tiles, split K).
 // Operands whose channels are not contiguous (NCHW, KCRS) run on dense
 // channels-last copies (conv_staging.hpp); `rel` then has the copies' strides.
 struct Run {
   Relation rel;
   FaceTask task;
-  std::string a, w;  // the signature tensors read as the run's A and W
+  std::string a, b, w;  // the signature tensors read as the run's A, B (weight face) and W (other faces)
   std::vector<StagedCopy> copies;
-  int a_copy = -1, w_copy = -1, out_copy = -1;  // the copy each operand lives in, or -1: the tensor itself
+  int a_copy = -1, b_copy = -1, w_copy = -1, out_copy = -1;  // the copy each operand lives in, or -1: the tensor itself
+  bool weight() const { return task.face == kWeightFace; }
 };
 
 Status decline(const std::string& why) { return unimplemented("gpu:conv:wgmma_sm90 runs " + why); }
@@ -90,20 +99,36 @@ Result<Run> run_of(const ConvProblem& problem) {
       run.out_copy =
           add_copy(run.copies, layout_copy(problem, run.task.result, r.batch, r.batch, r.a_size, r.ca, r.ca, false));
   } else {
-    return decline("the forward and data faces only (-F 1 and -F 2), not the weight face");
+    run.a = run.task.a;
+    run.b = run.task.b;
+    if (!channels_contiguous(r.a_strides, r.ca))
+      run.a_copy = add_copy(run.copies, layout_copy(problem, run.a, r.batch, r.batch, r.a_size, r.ca, r.ca, false));
+    if (!channels_contiguous(r.b_strides, r.cb))
+      run.b_copy = add_copy(run.copies, layout_copy(problem, run.b, r.batch, r.batch, r.b_size, r.cb, r.cb, false));
+    if (!channels_contiguous(r.w_strides, r.ca))
+      run.out_copy =
+          add_copy(run.copies, layout_copy(problem, run.task.result, r.cb, r.cb, r.f_size, r.ca, r.ca, false));
   }
   Relation& f = run.rel;
   if (run.a_copy >= 0) f.a_strides = channels_last(f.a_size, f.ca);
+  if (run.b_copy >= 0) f.b_strides = channels_last(f.b_size, f.cb);
   if (run.w_copy >= 0 && !run.copies[static_cast<size_t>(run.w_copy)].flip)
     f.w_strides = channels_last(f.f_size, f.ca);
-  if (run.out_copy >= 0) f.b_strides = channels_last(f.b_size, f.cb);
+  if (run.out_copy >= 0) {
+    if (run.weight())
+      f.w_strides = channels_last(f.f_size, f.ca);
+    else
+      f.b_strides = channels_last(f.b_size, f.cb);
+  }
   return run;
 }
 
 struct WgmmaConfig final : Config {
-  int bn = 256;     // output channels per CTA tile (the wgmma N): 128, 192 or 256
+  int bn = 256;     // columns per CTA tile (the wgmma N: output channels, the weight face's taps x channels): 128, 192 or 256
   int stages = 4;   // depth of the shared-memory ring
+  int splits = 1;   // the weight face's split K: slices of the pixels, fp32 partials summed by a second kernel
   Run run;
+  size_t partial_bytes = 0;  // the splits' partials, at the workspace's start
   size_t workspace_bytes = 0;
 
   std::string text() const override {
@@ -111,7 +136,13 @@ struct WgmmaConfig final : Config {
                          std::to_string(kBlockK) + " stages " + std::to_string(stages);
     record += " warpgroups 1 producer + 2 consumers, persistent; ";
     record += run.task.result;
-    record += ": face " + std::to_string(run.task.face) + " as forward";
+    record += ": face " + std::to_string(run.task.face);
+    if (run.weight()) {
+      record += " as weight gradient, M/N-major tiles, splits ";
+      record += std::to_string(splits);
+    } else {
+      record += " as forward";
+    }
     if (!run.copies.empty()) {
       record += "; copies";
       for (const StagedCopy& c : run.copies) record += " " + c.text();
@@ -123,6 +154,49 @@ struct WgmmaConfig final : Config {
   long long staging_bytes() const { return 2 * 32 * (bn + 8) * 2; }
   long long shared_bytes() const { return stages * stage_bytes() + staging_bytes() + kSharedOverhead; }
 };
+
+// Wider tiles load fewer bytes per MAC (N = 256: half the B bytes of N =
+// 128); narrower ones waste less where the columns are not a multiple of the
+// width (K = 576: three tiles of 192, not three of 256) and quantize into
+// waves more finely. The efficiency per MAC of 192 and 128 is taken as 0.95
+// and 0.85 of 256's (estimates; 256 and 192 measured on an H100 in
+// docs/perf/2026-11-24-wgmma-h100.md).
+constexpr std::pair<int, double> kTileWidths[] = {{256, 1.0}, {192, 0.95}, {128, 0.85}};
+
+// The weight face's tile width and split K: the GEMM is K x (taps x C) over
+// the N x P x Q pixels, usually few tiles over a long reduction, so the
+// pixels are split until the units (tiles x splits) fill the SMs. Time ~ the
+// waves of units over the persistent grid x each unit's k-blocks (plus one
+// for its epilogue) at the wgmma rate, plus, with splits, the fp32 partials'
+// traffic (each written once, read once by the reduce, which writes dw) at
+// the copy rate and the reduce's launch.
+void choose_weight_tiling(WgmmaConfig& config, const ArchSpec& arch) {
+  const Relation& r = config.run.rel;
+  const long long m = r.cb, n = r.taps() * r.ca, kblocks = ceil_div(r.batch * r.pix_b(), kBlockK);
+  const double macs_per_us_per_sm = arch.wgmma_macs_per_s / arch.sm_count / 1e6;
+  const double bytes_per_us = arch.copy_bytes_per_s / 1e6;
+  const long long by_memory = std::max<long long>(1, kMaxPartialBytes / (4 * m * n));
+  const long long max_splits =
+      std::max<long long>(1, std::min({kMaxSplits, kblocks / kMinKBlocksPerSplit, by_memory}));
+  constexpr double kReduceLaunchUs = 2.0;
+  double best = 1e300;
+  for (const auto& [bn, efficiency] : kTileWidths) {
+    const long long tiles = ceil_div(m, kTileRows) * ceil_div(n, bn);
+    const double kblock_us = static_cast<double>(kTileRows) * bn * kBlockK / efficiency / macs_per_us_per_sm;
+    for (long long splits = 1; splits <= max_splits; ++splits) {
+      const long long per_split = ceil_div(kblocks, splits);
+      if (ceil_div(kblocks, per_split) != splits) continue;  // the same slices as fewer splits, one empty
+      const long long waves = ceil_div(tiles * splits, arch.sm_count);
+      double us = static_cast<double>(waves) * static_cast<double>(per_split + 1) * kblock_us;
+      if (splits > 1) us += static_cast<double>(splits + 1) * m * n * 4 / bytes_per_us + kReduceLaunchUs;
+      if (us < best * 0.999) {
+        best = us;
+        config.bn = bn;
+        config.splits = static_cast<int>(splits);
+      }
+    }
+  }
+}
 
 // Whether a channels-last tensor's channels are contiguous and every other
 // stride keeps 16-byte vectors aligned (a dim of extent 1 is never stepped:
@@ -145,14 +219,17 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     if (sig.dtype != DType::kBF16 && sig.dtype != DType::kF16)
       return decline("bf16 and fp16 only, not " + std::string(dtype_name(sig.dtype)));
     if (problem.tasks.size() != 1 || problem.bias_gradient)
-      return decline("one direction at a time (-F 1 or -F 2), without a bias gradient");
+      return decline("one direction at a time (-F 1, -F 2 or -F 4), without a bias gradient");
     const Relation& r0 = problem.relation;
     if (r0.groups != 1) return decline("groups = 1 only, not " + std::to_string(r0.groups));
     if (r0.a_size[0] != 1 || r0.f_size[0] != 1) return decline("1-D and 2-D convs only");
     BOO_ASSIGN_OR_RETURN(Run run, run_of(problem));
     const Relation& r = run.rel;
     if (r.ca % kBlockK != 0)
-      return decline("reduced channels that are a multiple of 64 (one tap per k-block), not " + std::to_string(r.ca));
+      return decline(run.weight() ? "the weight face where the input channels are a multiple of 64 (one tap per 64 "
+                                    "columns), not " + std::to_string(r.ca)
+                                  : "reduced channels that are a multiple of 64 (one tap per k-block), not " +
+                                        std::to_string(r.ca));
     if (r.cb % 8 != 0) return decline("output channels that are a multiple of 8, not " + std::to_string(r.cb));
     if (!vector_aligned(r.a_strides, r.batch, r.a_size) || !vector_aligned(r.w_strides, r.cb, r.f_size) ||
         !vector_aligned(r.b_strides, r.batch, r.b_size))
@@ -162,9 +239,9 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       return decline("at least " + std::to_string(kMinPixels) + " output pixels and " +
                      std::to_string(kMinOutputChannels) + " output channels, not " + std::to_string(pixels) +
                      " and " + std::to_string(r.cb));
-    // The kernel keeps a receptive field's first input row and column in 16 bits.
+    // The forward kernel keeps a receptive field's first input row and column in 16 bits.
     const long long kMaxExtent = 1LL << 14;
-    if (r.a_size[1] + r.pad[1] >= kMaxExtent || r.a_size[2] + r.pad[2] >= kMaxExtent)
+    if (!run.weight() && (r.a_size[1] + r.pad[1] >= kMaxExtent || r.a_size[2] + r.pad[2] >= kMaxExtent))
       return decline("inputs below " + std::to_string(kMaxExtent) + " pixels high and wide (with padding) only");
     // Offsets are 32-bit in the kernel.
     const long long limit = (1LL << 31) - 1;
@@ -178,20 +255,19 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     WgmmaConfig config;
     BOO_ASSIGN_OR_RETURN(config.run, run_of(problem));
     const Relation& r = config.run.rel;
-    const long long m_tiles = ceil_div(r.batch * r.pix_b(), kTileRows);
-    // Wider tiles load fewer bytes per MAC (N = 256: half the B bytes of
-    // N = 128); narrower ones waste less where K is not a multiple of the
-    // width (K = 576: three tiles of 192, not three of 256) and quantize into
-    // waves more finely. Time ~ waves x width / efficiency, the efficiency per
-    // MAC of 192 and 128 taken as 0.95 and 0.85 of 256's (estimates; 256 and
-    // 192 measured on an H100 in docs/perf/2026-11-24-wgmma-h100.md).
-    double best = 1e300;
-    for (const auto& [bn, efficiency] : {std::pair{256, 1.0}, std::pair{192, 0.95}, std::pair{128, 0.85}}) {
-      const long long waves = ceil_div(m_tiles * ceil_div(r.cb, bn), arch.sm_count);
-      const double cost = static_cast<double>(waves) * bn / efficiency;
-      if (cost < best) {
-        best = cost;
-        config.bn = bn;
+    if (config.run.weight()) {
+      choose_weight_tiling(config, arch);
+    } else {
+      const long long m_tiles = ceil_div(r.batch * r.pix_b(), kTileRows);
+      // Time ~ waves x width / efficiency (kTileWidths).
+      double best = 1e300;
+      for (const auto& [bn, efficiency] : kTileWidths) {
+        const long long waves = ceil_div(m_tiles * ceil_div(r.cb, bn), arch.sm_count);
+        const double cost = static_cast<double>(waves) * bn / efficiency;
+        if (cost < best) {
+          best = cost;
+          config.bn = bn;
+        }
       }
     }
     // As deep a ring as fits (at most 6; 3 at least: the producer announces a stage
@@ -203,7 +279,10 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
                            " bytes of shared memory, the device allows " +
                            std::to_string(arch.max_shared_bytes_per_block) + " per block");
     config.stages = static_cast<int>(std::min<long long>(6, fit));
-    config.workspace_bytes = place_copies(config.run.copies, 0, problem.elem_bytes);
+    // The workspace: the split-K partials, then the copies.
+    config.partial_bytes =
+        config.splits > 1 ? static_cast<size_t>(config.splits * r.cb * r.taps() * r.ca) * sizeof(float) : 0;
+    config.workspace_bytes = place_copies(config.run.copies, config.partial_bytes, problem.elem_bytes);
     return config;
   }
 
@@ -212,7 +291,9 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     const ConvSignature& sig = problem.conv();
     const Run& run = config.run;
     const Relation& r = run.rel;
-    const long long m = r.batch * r.pix_b();
+    // The GEMM: output pixels x output channels (forward), output channels x
+    // (taps, channels) over the pixels (weight face: kL).
+    const long long m = run.weight() ? r.cb : r.batch * r.pix_b(), n = run.weight() ? r.taps() * r.ca : r.cb;
     const bool epilogue = run.task.epilogue;
     auto constant = [](const char* name, long long v) {
       return "  static constexpr int " + std::string(name) + " = " + std::to_string(v) + ";\n";
@@ -220,12 +301,17 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     std::string cfg = "struct Cfg {\n  using T = " + std::string(device_type(sig.dtype)) + ";\n";
     cfg += constant("kType", sig.dtype == DType::kF16 ? 1 : 0);  // sm90::WgmmaType
     cfg += constant("BN", config.bn) + constant("STAGES", config.stages);
-    cfg += constant("kM", m) + constant("kN", r.cb) + constant("kC", r.ca);
+    cfg += constant("kM", m) + constant("kN", n) + constant("kC", r.ca);
+    if (run.weight()) {
+      // conv_wgmma_weight.cuh's reduction and split K, and split_k.cuh's members (one group, 32-bit offsets).
+      cfg += constant("kL", r.batch * r.pix_b()) + constant("kSplits", config.splits) + constant("kGroups", 1);
+      cfg += "  static constexpr bool kIdx32 = true;\n";
+    }
     cfg += constant("H", r.a_size[1]) + constant("W", r.a_size[2]) + constant("P", r.b_size[1]) +
            constant("Q", r.b_size[2]) + constant("R", r.f_size[1]) + constant("S", r.f_size[2]);
     cfg += constant("SH", r.stride[1]) + constant("SW", r.stride[2]) + constant("PH", r.pad[1]) +
            constant("PW", r.pad[2]) + constant("DH", r.dil[1]) + constant("DW", r.dil[2]);
-    // Strides in elements: x (n, h, w), w (k, r, s), y (n, p, q); channels are contiguous.
+    // Strides in elements: x (n, h, w), w (k, r, s), y (n, p, q) (dw and dy for the weight face); channels are contiguous.
     cfg += constant("XN", r.a_strides[0]) + constant("XH", r.a_strides[3]) + constant("XW", r.a_strides[4]);
     cfg += constant("WK", r.w_strides[0]) + constant("WR", r.w_strides[3]) + constant("WS", r.w_strides[4]);
     cfg += constant("YN", r.b_strides[0]) + constant("YH", r.b_strides[3]) + constant("YW", r.b_strides[4]);
@@ -235,7 +321,8 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     Plan plan;
     const TensorRoles roles(sig);
     plan.source.name = "conv_wgmma_sm90.cu";
-    plan.source.text = "// Generated by boo: gpu:conv:wgmma_sm90.\n#include \"boo/conv/conv_wgmma.cuh\"\n";
+    plan.source.text = std::string("// Generated by boo: gpu:conv:wgmma_sm90.\n#include \"boo/conv/") +
+                       (run.weight() ? "conv_wgmma_weight.cuh" : "conv_wgmma.cuh") + "\"\n";
     for (const StagedCopy& c : run.copies)
       if (c.input) {
         BOO_ASSIGN_OR_RETURN(LaunchStep copy, staged_copy_step(c, sig.dtype, roles, arch, plan.source));
@@ -243,7 +330,8 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       }
     const std::string entry = "boo_wgmma_" + run.task.result;
     plan.source.text += "\n" + cfg + "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kThreads) +
-                        ", 1) " + entry + "(const boo::ConvIgemmParams p) { boo::wgmma_conv::conv_wgmma<Cfg>(p); }\n";
+                        ", 1) " + entry + "(const boo::ConvIgemmParams p) { boo::wgmma_conv::" +
+                        (run.weight() ? "conv_wgmma_weight" : "conv_wgmma") + "<Cfg>(p); }\n";
     plan.source.entries.push_back(entry);
 
     // A signature tensor, or the workspace copy it is staged in.
@@ -251,25 +339,48 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       if (copy >= 0) return TensorBinding::workspace(run.copies[static_cast<size_t>(copy)].offset);
       return result ? roles.result(name) : roles.argument(name);
     };
-    // A persistent grid: one CTA per SM (its shared memory allows no second), each walking its tiles.
-    const long long tiles = ceil_div(m, kTileRows) * ceil_div(r.cb, config.bn);
-    BOO_ASSIGN_OR_RETURN(uint32_t ctas, grid_extent(std::min<long long>(tiles, arch.sm_count), 0x7fffffff, "x (CTAs)"));
+    // A persistent grid: one CTA per SM (its shared memory allows no second), each walking its tiles (the
+    // weight face: its units, tiles x splits).
+    const long long units = ceil_div(m, kTileRows) * ceil_div(n, config.bn) * config.splits;
+    BOO_ASSIGN_OR_RETURN(uint32_t ctas, grid_extent(std::min<long long>(units, arch.sm_count), 0x7fffffff, "x (CTAs)"));
     StepBuilder<ConvIgemmParams> step(entry, {ctas, 1, 1}, {kThreads, 1, 1},
                                       static_cast<uint32_t>(config.shared_bytes()));
     step.params.act_alpha = static_cast<float>(sig.activation.alpha);
     step.params.act_lo = static_cast<float>(sig.activation.lo);
     step.params.act_hi = static_cast<float>(sig.activation.hi);
     BOO_ASSIGN_OR_RETURN(TensorBinding a, bind(run.a, run.a_copy, false));
-    BOO_ASSIGN_OR_RETURN(TensorBinding w, bind(run.w, run.w_copy, false));
     BOO_ASSIGN_OR_RETURN(TensorBinding out, bind(run.task.result, run.out_copy, true));
     step.bind(step.params.a, a);
-    step.bind(step.params.w, w);
+    if (run.weight()) {
+      BOO_ASSIGN_OR_RETURN(TensorBinding b, bind(run.b, run.b_copy, false));
+      step.bind(step.params.b, b);
+      if (config.splits > 1) step.bind(step.params.workspace, TensorBinding::workspace(0));
+    } else {
+      BOO_ASSIGN_OR_RETURN(TensorBinding w, bind(run.w, run.w_copy, false));
+      step.bind(step.params.w, w);
+    }
     step.bind(step.params.out, out);
     if (epilogue && sig.bias) {
       BOO_ASSIGN_OR_RETURN(TensorBinding bias, roles.argument("b"));
       step.bind(step.params.bias, bias);
     }
-    plan.steps.push_back(std::move(step).finish());
+    LaunchStep launch = std::move(step).finish();
+    plan.steps.push_back(launch);
+    if (config.splits > 1) {
+      // The sum of the splits' partials, written to dw (or its copy): same parameters, one
+      // thread per element, a grid-stride loop beyond 16 blocks per SM.
+      const std::string reduce = entry + "_reduce";
+      plan.source.text += "extern \"C\" __global__ void __launch_bounds__(256) " + reduce +
+                          "(const boo::ConvIgemmParams p) { boo::wgmma_conv::conv_wgmma_weight_reduce<Cfg>(p); }\n";
+      plan.source.entries.push_back(reduce);
+      launch.entry = reduce;
+      BOO_ASSIGN_OR_RETURN(launch.grid.x,
+                           grid_extent(std::clamp<long long>(ceil_div(m * n, 256), 1, 16LL * arch.sm_count),
+                                       0x7fffffff, "x (reduce)"));
+      launch.block = {256, 1, 1};
+      launch.shared_bytes = 0;
+      plan.steps.push_back(std::move(launch));
+    }
     for (const StagedCopy& c : run.copies)
       if (!c.input) {
         BOO_ASSIGN_OR_RETURN(LaunchStep copy, staged_copy_step(c, sig.dtype, roles, arch, plan.source));

@@ -23,7 +23,9 @@
 // grid is persistent (at most one CTA per SM, each walking its tiles).
 //
 // The generated source defines `struct Cfg` with every size and stride as a
-// compile-time constant and instantiates conv_wgmma<Cfg>.
+// compile-time constant and instantiates conv_wgmma<Cfg>. The weight face
+// (conv_wgmma_weight.cuh) shares the frame (warp_specialized), the consumers'
+// k-block step (consume_kblock, finish_tile) and the epilogue (store_tile).
 #pragma once
 
 #include "boo/kernels/arch/sm80.cuh"
@@ -46,6 +48,9 @@ constexpr int kConsumerRegisters = 224;///< to the consumers' accumulators (128 
 template <class C>
 struct Layout {
   static constexpr unsigned kTileA = kBM * 128, kTileB = C::BN * 128;
+  /// An M/N-major tile (the weight face's) is atom columns of 64 K rows x 64
+  /// elements of M (or N), one after another; a K-major one's 64 rows are the same bytes.
+  static constexpr unsigned kAtomColumn = 64 * 128;
   static constexpr unsigned kB = C::STAGES * kTileA;  ///< first B tile
   /// The epilogue stages 32 rows x BN of each consumer's output at a time
   /// (rows padded by 16 bytes: conflict-free), apart from the operand stages
@@ -150,12 +155,106 @@ __device__ __forceinline__ void consumer_sync(int consumer) {
     sm90::named_barrier_sync<2, 128>();
 }
 
-/// The kernel body. Grid: at most one CTA per SM, each taking the tiles of Tiles<C>.
-template <class C>
-__device__ void conv_wgmma(const ConvIgemmParams& p) {
+/// A consumer's epilogue: its 64 rows (m0 + 64 * consumer ...) x BN columns
+/// of accumulators (Wgmma's layout), bias and activation applied (C::kBias,
+/// C::kAct: conv_igemm.cuh's semantics), staged 32 rows at a time in its part
+/// of the staging and written as 16-byte vectors: columns col ... col + 7 of
+/// row m at element offset offset(m, col) of p.out (rows below C::kM, columns
+/// below C::kN, a multiple of 8).
+template <class C, class Offset>
+__device__ __forceinline__ void store_tile(const float (&acc)[C::BN / 2], const ConvIgemmParams& p,
+                                           typename C::T* staged, int consumer, int m0, int n0, Offset offset) {
   using T = typename C::T;
   using L = Layout<C>;
-  constexpr int kKBlocks = C::R * C::S * (C::kC / kBK);
+  const int thread = static_cast<int>(threadIdx.x) % 128, lane = thread % 32, warp = thread / 32;
+  T* out = reinterpret_cast<T*>(p.out);
+#pragma unroll
+  for (int pass = 0; pass < 2; ++pass) {
+    consumer_sync(consumer);  // the staging's previous rows are stored
+    if (warp / 2 == pass) {
+#pragma unroll
+      for (int j = 0; j < C::BN / 8; ++j) {
+        const int col = j * 8 + (lane % 4) * 2;
+        float bias[2] = {0.f, 0.f};
+        if constexpr (C::kBias) {
+          if (n0 + col < C::kN) {  // K is a multiple of 8: so is col + 1
+            bias[0] = load_as_float<T>(p.bias, n0 + col);
+            bias[1] = load_as_float<T>(p.bias, n0 + col + 1);
+          }
+        }
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int row = (warp % 2) * 16 + lane / 4 + half * 8;
+#pragma unroll
+          for (int q = 0; q < 2; ++q)
+            staged[row * L::kOutPitch + col + q] = from_float<T>(
+                activate<C::kAct>(acc[4 * j + 2 * half + q] + bias[q], p.act_alpha, p.act_lo, p.act_hi));
+        }
+      }
+    }
+    consumer_sync(consumer);  // the pass's rows are staged
+    constexpr int kVectorsPerRow = C::BN / 8;
+#pragma unroll 4
+    for (int v = thread; v < static_cast<int>(L::kStagingRows) * kVectorsPerRow; v += 128) {
+      const int row = v / kVectorsPerRow, col = (v % kVectorsPerRow) * 8;
+      const int m = m0 + consumer * 64 + pass * 32 + row, k = n0 + col;
+      if (m >= C::kM || k >= C::kN) continue;
+      *reinterpret_cast<uint4*>(out + offset(m, k)) = *reinterpret_cast<const uint4*>(staged + row * L::kOutPitch + col);
+    }
+  }
+}
+
+/// One consumer's k-block `it` (counted over all of its tiles): waits for its
+/// stage, issues the four m64nBNk16 wgmma on it (K-major tiles for the forward
+/// faces; M- and N-major ones, kMnMajor, for the weight face: each stage's A
+/// tile is then two 64-row atom columns, one per consumer, and its B tile BN / 64
+/// of them, every one 64 K rows of 128 bytes) and, once the previous k-block's
+/// wgmma are done, releases that one's stage, unless `first`: the previous
+/// k-block was the last of an earlier tile and released by finish_tile.
+template <class C, bool kMnMajor>
+__device__ __forceinline__ void consume_kblock(float (&acc)[C::BN / 2], unsigned char* smem, unsigned long long* full,
+                                               unsigned long long* empty, int it, int consumer, int lane, bool first) {
+  using L = Layout<C>;
+  const int stage = it % C::STAGES;
+  sm90::mbarrier_wait(&full[stage], (it / C::STAGES) & 1);
+  const unsigned a = sm90::shared_address(smem) + stage * L::kTileA + consumer * 64 * 128;
+  const unsigned b = sm90::shared_address(smem) + L::kB + stage * L::kTileB;
+  sm90::wgmma_fence();
+#pragma unroll
+  for (int k = 0; k < kBK / 16; ++k) {
+    if constexpr (kMnMajor) {
+      // 16 K rows (two 8-row atoms) per wgmma: 2048 bytes; atom columns L::kAtomColumn apart.
+      sm90::Wgmma<C::BN, C::kType>::template mma<1, 1>(
+          acc, sm90::swizzle128_mn_descriptor(a + 2048 * k, L::kAtomColumn),
+          sm90::swizzle128_mn_descriptor(b + 2048 * k, L::kAtomColumn), 1);
+    } else {
+      sm90::Wgmma<C::BN, C::kType>::mma(acc, sm90::swizzle128_descriptor(a + 32 * k),
+                                         sm90::swizzle128_descriptor(b + 32 * k), 1);
+    }
+  }
+  sm90::wgmma_commit_group();
+  // The previous k-block's wgmma are done: its stage may be refilled.
+  sm90::wgmma_wait_group<1>();
+  if (!first && lane == 0) sm90::mbarrier_arrive(&empty[(it - 1) % C::STAGES]);
+}
+
+/// After a tile's last k-block `it - 1`: waits for its wgmma, releases its
+/// stage and pins the accumulators (valid from here on).
+template <class C>
+__device__ __forceinline__ void finish_tile(float (&acc)[C::BN / 2], unsigned long long* empty, int it, int lane) {
+  sm90::wgmma_wait_group<0>();
+  if (lane == 0) sm90::mbarrier_arrive(&empty[(it - 1) % C::STAGES]);  // the tile's last k-block
+#pragma unroll
+  for (int i = 0; i < C::BN / 2; ++i) sm90::pin_register(acc[i]);
+}
+
+/// The frame of the kernels: aligns the shared memory, initializes the ring's
+/// barriers, then runs produce(smem, full, empty) in warpgroup 0 and
+/// consume(smem, full, empty, consumer) in warpgroups 1 and 2 (consumer 0, 1),
+/// registers moved from the first to the others.
+template <class C, class Produce, class Consume>
+__device__ __forceinline__ void warp_specialized(Produce produce, Consume consume) {
+  using L = Layout<C>;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   // The 128-byte swizzle is a function of address bits 4-9: tiles start 1024-byte aligned.
   unsigned char* smem = smem_raw + ((1024u - (sm90::shared_address(smem_raw) & 1023u)) & 1023u);
@@ -173,79 +272,42 @@ __device__ void conv_wgmma(const ConvIgemmParams& p) {
   const int warpgroup = static_cast<int>(threadIdx.x) / 128;
   if (warpgroup == 0) {
     sm90::lower_registers<kProducerRegisters>();
-    produce<C>(p, smem, full, empty);
+    produce(smem, full, empty);
     return;
   }
   sm90::raise_registers<kConsumerRegisters>();
-  const int consumer = warpgroup - 1;  // A rows 64 * consumer ...
-  const int thread = static_cast<int>(threadIdx.x) % 128, lane = thread % 32, warp = thread / 32;
-  T* staged = reinterpret_cast<T*>(smem + L::kStaging) + consumer * L::kStagingRows * L::kOutPitch;
-  T* y = reinterpret_cast<T*>(p.out);
-  int it = 0;  // k-blocks consumed so far, over all tiles
-  for (int tile = blockIdx.x; tile < Tiles<C>::kCount; tile += gridDim.x) {
-    const int m0 = Tiles<C>::m0(tile), n0 = Tiles<C>::n0(tile);
-    float acc[C::BN / 2];
-#pragma unroll
-    for (int i = 0; i < C::BN / 2; ++i) acc[i] = 0.f;
-    for (int kb = 0; kb < kKBlocks; ++kb, ++it) {
-      const int stage = it % C::STAGES;
-      sm90::mbarrier_wait(&full[stage], (it / C::STAGES) & 1);
-      const unsigned a = sm90::shared_address(smem) + stage * L::kTileA + consumer * 64 * 128;
-      const unsigned b = sm90::shared_address(smem) + L::kB + stage * L::kTileB;
-      sm90::wgmma_fence();
-#pragma unroll
-      for (int k = 0; k < kBK / 16; ++k)
-        sm90::Wgmma<C::BN, C::kType>::mma(acc, sm90::swizzle128_descriptor(a + 32 * k),
-                                           sm90::swizzle128_descriptor(b + 32 * k), 1);
-      sm90::wgmma_commit_group();
-      // The previous k-block's wgmma are done: its stage may be refilled.
-      sm90::wgmma_wait_group<1>();
-      if (kb > 0 && lane == 0) sm90::mbarrier_arrive(&empty[(it - 1) % C::STAGES]);
-    }
-    sm90::wgmma_wait_group<0>();
-    if (lane == 0) sm90::mbarrier_arrive(&empty[(it - 1) % C::STAGES]);  // the tile's last k-block
-#pragma unroll
-    for (int i = 0; i < C::BN / 2; ++i) sm90::pin_register(acc[i]);
+  consume(smem, full, empty, warpgroup - 1);
+}
 
-    // Epilogue, while the producer fills the stages for the next tile: bias and
-    // activation, then 32 rows at a time through the staging, 16-byte stores.
+/// The forward kernel body. Grid: at most one CTA per SM, each taking the tiles of Tiles<C>.
+template <class C>
+__device__ void conv_wgmma(const ConvIgemmParams& p) {
+  using T = typename C::T;
+  using L = Layout<C>;
+  constexpr int kKBlocks = C::R * C::S * (C::kC / kBK);
+  warp_specialized<C>(
+      [&](unsigned char* smem, unsigned long long* full, unsigned long long* empty) {
+        produce<C>(p, smem, full, empty);
+      },
+      [&](unsigned char* smem, unsigned long long* full, unsigned long long* empty, int consumer) {
+        // consumer: A rows 64 * consumer ...
+        const int lane = static_cast<int>(threadIdx.x) % 32;
+        T* staged = reinterpret_cast<T*>(smem + L::kStaging) + consumer * L::kStagingRows * L::kOutPitch;
+        int it = 0;  // k-blocks consumed so far, over all tiles
+        for (int tile = blockIdx.x; tile < Tiles<C>::kCount; tile += gridDim.x) {
+          const int m0 = Tiles<C>::m0(tile), n0 = Tiles<C>::n0(tile);
+          float acc[C::BN / 2];
 #pragma unroll
-    for (int pass = 0; pass < 2; ++pass) {
-      consumer_sync(consumer);  // the staging's previous rows are stored
-      if (warp / 2 == pass) {
-#pragma unroll
-        for (int j = 0; j < C::BN / 8; ++j) {
-          const int col = j * 8 + (lane % 4) * 2;
-          float bias[2] = {0.f, 0.f};
-          if constexpr (C::kBias) {
-            if (n0 + col < C::kN) {  // K is a multiple of 8: so is col + 1
-              bias[0] = load_as_float<T>(p.bias, n0 + col);
-              bias[1] = load_as_float<T>(p.bias, n0 + col + 1);
-            }
-          }
-#pragma unroll
-          for (int half = 0; half < 2; ++half) {
-            const int row = (warp % 2) * 16 + lane / 4 + half * 8;
-#pragma unroll
-            for (int q = 0; q < 2; ++q)
-              staged[row * L::kOutPitch + col + q] = from_float<T>(
-                  activate<C::kAct>(acc[4 * j + 2 * half + q] + bias[q], p.act_alpha, p.act_lo, p.act_hi));
-          }
+          for (int i = 0; i < C::BN / 2; ++i) acc[i] = 0.f;
+          for (int kb = 0; kb < kKBlocks; ++kb, ++it) consume_kblock<C, false>(acc, smem, full, empty, it, consumer, lane, kb == 0);
+          finish_tile<C>(acc, empty, it, lane);
+          // Epilogue, while the producer fills the stages for the next tile.
+          store_tile<C>(acc, p, staged, consumer, m0, n0, [](int m, int k) {
+            const int n = m / (C::P * C::Q), pq = m % (C::P * C::Q);
+            return n * C::YN + (pq / C::Q) * C::YH + (pq % C::Q) * C::YW + k;
+          });
         }
-      }
-      consumer_sync(consumer);  // the pass's rows are staged
-      constexpr int kVectorsPerRow = C::BN / 8;
-#pragma unroll 4
-      for (int v = thread; v < static_cast<int>(L::kStagingRows) * kVectorsPerRow; v += 128) {
-        const int row = v / kVectorsPerRow, col = (v % kVectorsPerRow) * 8;
-        const int m = m0 + consumer * 64 + pass * 32 + row, k = n0 + col;
-        if (m >= C::kM || k >= C::kN) continue;
-        const int n = m / (C::P * C::Q), pq = m % (C::P * C::Q);
-        const int offset = n * C::YN + (pq / C::Q) * C::YH + (pq % C::Q) * C::YW + k;
-        *reinterpret_cast<uint4*>(y + offset) = *reinterpret_cast<const uint4*>(staged + row * L::kOutPitch + col);
-      }
-    }
-  }
+      });
 }
 
 }  // namespace wgmma_conv

@@ -1,0 +1,221 @@
+// boo device code: the weight gradient of gpu:conv:wgmma_sm90 — the weight
+// face of a regular 2-D (or 1-D) conv on warpgroup tensor cores (sm_90a),
+// every operand channels-last:
+//   dw[k, r, s, c] = sum_{n, p, q} dy[n, p, q, k] * x[n, p*sh - ph + r*dh, q*sw - pw + s*dw, c]
+// as the GEMM  D[m, col] = sum_l A[m, l] * B[l, col]  with m = k (the output
+// channels, C::kM of them), col = (r, s, c) (C::kN = R x S x C) and the
+// reduction over l = (n, p, q) (C::kL = N x P x Q pixels of dy). C is a
+// multiple of 64, so each 64-wide block of columns is one tap's 64 channels.
+//
+// Neither operand is contiguous along the reduction: a pixel's dy channels
+// (A along M) and a pixel's x channels at a tap (B along N) are. So the
+// shared-memory tiles are M- and N-major (wgmma with imm-trans-a/b = 1,
+// sm90.cuh): a k-block is 64 pixels l, and each tile is 64-wide atom columns
+// of 64 rows (one per pixel) of 128 bytes (64 channels), 128-byte swizzled:
+//   A tile (128 x 64): atom column j = output channels m0 + 64 j ... + 63,
+//     consumer j's operand;
+//   B tile (BN x 64): atom column j = columns n0 + 64 j ... + 63 (one tap).
+// The reduction is long and the output small, so it is split (split K): the
+// CTAs of a persistent grid walk units (row tile, column tile, split), each
+// over its split's range of k-blocks. With one split the consumers write dw
+// as the forward kernel writes y (store_tile); with more, each unit stores
+// its fp32 sums in its split's plane of the workspace (kSplits, kM, kN) and a
+// second kernel adds the planes in a fixed order (split_k.cuh), converting
+// to dw's type: deterministic, no atomics.
+//
+// The generated source defines `struct Cfg` (kM, kN, kC, kL, kSplits, the
+// tile, the conv's geometry and every stride as compile-time constants; see
+// conv_wgmma_impl.cpp) and instantiates conv_wgmma_weight<Cfg> and, with
+// several splits, conv_wgmma_weight_reduce<Cfg>.
+#pragma once
+
+#include "boo/conv/conv_wgmma.cuh"
+#include "boo/kernels/gemm/split_k.cuh"
+
+namespace boo {
+namespace wgmma_conv {
+
+/// The units of the weight face: (row tile, column tile, split), split
+/// slowest, so the CTAs running together read the same pixels (one split's
+/// dy and x rows) from L2. The host makes every split non-empty.
+template <class C>
+struct WeightUnits {
+  static constexpr int kTilesN = (C::kN + C::BN - 1) / C::BN;
+  static constexpr int kTiles = (C::kM + kBM - 1) / kBM * kTilesN;
+  static constexpr int kCount = kTiles * C::kSplits;
+  static constexpr int kKBlocks = (C::kL + kBK - 1) / kBK;  ///< 64 pixels each
+  static constexpr int kPerSplit = (kKBlocks + C::kSplits - 1) / C::kSplits;
+  static_assert((C::kSplits - 1) * kPerSplit < kKBlocks, "every split has k-blocks");
+  __device__ static int split(int unit) { return unit / kTiles; }
+  __device__ static int m0(int unit) { return unit % kTiles / kTilesN * kBM; }
+  __device__ static int n0(int unit) { return unit % kTiles % kTilesN * C::BN; }
+  __device__ static int kb_begin(int unit) { return split(unit) * kPerSplit; }
+  __device__ static int kb_end(int unit) {
+    const int end = kb_begin(unit) + kPerSplit;
+    return end < kKBlocks ? end : kKBlocks;
+  }
+};
+
+/// The producer of the weight face: copies the A (dy) and B (x at each
+/// column's tap) rows of every k-block of the CTA's units, one stream of
+/// k-blocks through the ring. Thread t copies 16-byte chunk t % 16 (and
+/// t % 16 + 16 of B rows wider than 128 columns) of pixel rows t / 16 + 8 j,
+/// so a warp's copies cover two pixels' 256 contiguous bytes of dy (and of x
+/// within a tap); each thread splits its 8 pixels into (n, p, q) once per
+/// k-block, for both operands.
+template <class C>
+__device__ void produce_weight(const ConvIgemmParams& p, unsigned char* smem, unsigned long long* full,
+                               unsigned long long* empty) {
+  using T = typename C::T;
+  using U = WeightUnits<C>;
+  // As in produce (conv_wgmma.cuh): a stage is announced kLag k-blocks after its copies.
+  constexpr int kLag = C::STAGES - 2;
+  constexpr int kColumnChunks = C::BN / 8;                       // 16-byte chunks of a B row
+  constexpr int kChunksPerThread = (kColumnChunks + 15) / 16;   // 1 (BN = 128) or 2
+  const int chunk = threadIdx.x % 16, row0 = threadIdx.x / 16;
+  const T* x = reinterpret_cast<const T*>(p.a);
+  const T* dy = reinterpret_cast<const T*>(p.b);
+  int it = 0;  // k-blocks issued so far, over all units
+  auto announce = [&]() {
+    cp_async_commit();  // empty groups past the last k-block keep the count uniform
+    if (it >= kLag) {
+      cp_async_wait<kLag>();  // this thread's copies of k-block it - kLag have landed
+      // wgmma reads them through the async proxy: order the writes before the barrier.
+      sm90::fence_proxy_async_shared();
+      sm90::mbarrier_arrive(&full[(it - kLag) % C::STAGES]);
+    }
+    ++it;
+  };
+  for (int unit = blockIdx.x; unit < U::kCount; unit += gridDim.x) {
+    const int m0 = U::m0(unit), n0 = U::n0(unit);
+    // A: output channels m0 + 8 chunk ... + 7 of every pixel (K is a multiple of 8).
+    const bool a_cols = C::kM % kBM == 0 || m0 + chunk * 8 < C::kM;
+    // B: per column chunk, its tap (r, s) as the offset of x's channels c ... c + 7
+    // from the pixel a receptive field starts at, and the tap's reach r*dh, s*dw;
+    // bit i of b_cols: chunk i lies in the GEMM.
+    int b_shift[kChunksPerThread], b_rh[kChunksPerThread], b_sw[kChunksPerThread];
+    unsigned b_cols = 0;
+#pragma unroll
+    for (int i = 0; i < kChunksPerThread; ++i) {
+      const int col = n0 + (chunk + 16 * i) * 8;
+      const int tap = col / C::kC, c = col % C::kC, r = tap / C::S, s = tap % C::S;
+      b_rh[i] = r * C::DH;
+      b_sw[i] = s * C::DW;
+      b_shift[i] = b_rh[i] * C::XH + b_sw[i] * C::XW + c;
+      b_cols |= (chunk + 16 * i < kColumnChunks && col < C::kN ? 1u : 0u) << i;
+    }
+    for (int kb = U::kb_begin(unit); kb < U::kb_end(unit); ++kb) {
+      const int stage = it % C::STAGES;
+      // Wait until both consumers released what the stage held STAGES k-blocks ago.
+      sm90::mbarrier_wait(&empty[stage], ((it / C::STAGES) & 1) ^ 1);
+      const unsigned a_tile = sm90::shared_address(smem) + stage * Layout<C>::kTileA;
+      const unsigned b_tile = sm90::shared_address(smem) + Layout<C>::kB + stage * Layout<C>::kTileB;
+#pragma unroll
+      for (int j = 0; j < kBK / 8; ++j) {
+        const int row = row0 + 8 * j, l = kb * kBK + row;
+        const bool in = C::kL % kBK == 0 || l < C::kL;  // pixels past the last contribute zeros
+        const int n = l / (C::P * C::Q), pq = l % (C::P * C::Q), oh = pq / C::Q, ow = pq % C::Q;
+        // A row `row`, atom column chunk / 8 (consumer chunk / 8's), chunk chunk % 8.
+        const bool a_ok = in && a_cols;
+        cp_async_vector_at<16>(a_tile + (chunk / 8) * Layout<C>::kAtomColumn + sm90::swizzle128_offset(row, chunk % 8),
+                               dy + (a_ok ? n * C::YN + oh * C::YH + ow * C::YW + m0 + chunk * 8 : 0), a_ok);
+        const int ih = oh * C::SH - C::PH, iw = ow * C::SW - C::PW;
+        const int x_pixel = n * C::XN + ih * C::XH + iw * C::XW;
+#pragma unroll
+        for (int i = 0; i < kChunksPerThread; ++i) {
+          const int cc = chunk + 16 * i;  // B row `row`, atom column cc / 8, chunk cc % 8
+          if (cc >= kColumnChunks) continue;
+          const bool ok = in && ((b_cols >> i) & 1u) &&
+                          static_cast<unsigned>(ih + b_rh[i]) < static_cast<unsigned>(C::H) &&
+                          static_cast<unsigned>(iw + b_sw[i]) < static_cast<unsigned>(C::W);
+          cp_async_vector_at<16>(b_tile + (cc / 8) * Layout<C>::kAtomColumn + sm90::swizzle128_offset(row, cc % 8),
+                                 x + (ok ? x_pixel + b_shift[i] : 0), ok);
+        }
+      }
+      announce();
+    }
+  }
+  for (int d = 0; d < kLag; ++d) announce();  // the last kLag k-blocks
+}
+
+/// dw's element offset of GEMM element (m, col): output channel m, tap col / C, channel col % C.
+template <class C>
+__device__ __forceinline__ int weight_offset(int m, int col) {
+  const int tap = col / C::kC;
+  return m * C::WK + (tap / C::S) * C::WR + (tap % C::S) * C::WS + col % C::kC;
+}
+
+/// Stores a consumer's 64 x BN fp32 sums (Wgmma's accumulator layout) in
+/// split `split`'s plane of the workspace, row-major (kM, kN): each thread's
+/// two adjacent columns as one 8-byte store (a warp's stores fill 32-byte
+/// sectors).
+template <class C>
+__device__ __forceinline__ void store_partials(const float (&acc)[C::BN / 2], const ConvIgemmParams& p, int split,
+                                               int consumer, int m0, int n0) {
+  const int thread = static_cast<int>(threadIdx.x) % 128, lane = thread % 32, warp = thread / 32;
+  float* plane = reinterpret_cast<float*>(p.workspace) + split * (C::kM * C::kN);
+#pragma unroll
+  for (int j = 0; j < C::BN / 8; ++j) {
+    const int col = n0 + j * 8 + (lane % 4) * 2;  // kN is a multiple of 64: so col + 1 < kN
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int m = m0 + consumer * 64 + warp * 16 + lane / 4 + half * 8;
+      if (m >= C::kM || col >= C::kN) continue;
+      float2 v;
+      v.x = acc[4 * j + 2 * half];
+      v.y = acc[4 * j + 2 * half + 1];
+      *reinterpret_cast<float2*>(plane + m * C::kN + col) = v;
+    }
+  }
+}
+
+/// The weight-face kernel body. Grid: at most one CTA per SM, each taking the units of WeightUnits<C>.
+template <class C>
+__device__ void conv_wgmma_weight(const ConvIgemmParams& p) {
+  using T = typename C::T;
+  using L = Layout<C>;
+  using U = WeightUnits<C>;
+  warp_specialized<C>(
+      [&](unsigned char* smem, unsigned long long* full, unsigned long long* empty) {
+        produce_weight<C>(p, smem, full, empty);
+      },
+      [&](unsigned char* smem, unsigned long long* full, unsigned long long* empty, int consumer) {
+        // consumer: output channels m0 + 64 * consumer ...
+        const int lane = static_cast<int>(threadIdx.x) % 32;
+        T* staged = reinterpret_cast<T*>(smem + L::kStaging) + consumer * L::kStagingRows * L::kOutPitch;
+        int it = 0;  // k-blocks consumed so far, over all units
+        for (int unit = blockIdx.x; unit < U::kCount; unit += gridDim.x) {
+          const int m0 = U::m0(unit), n0 = U::n0(unit), begin = U::kb_begin(unit), end = U::kb_end(unit);
+          float acc[C::BN / 2];
+#pragma unroll
+          for (int i = 0; i < C::BN / 2; ++i) acc[i] = 0.f;
+          for (int kb = begin; kb < end; ++kb, ++it)
+            consume_kblock<C, true>(acc, smem, full, empty, it, consumer, lane, kb == begin);
+          finish_tile<C>(acc, empty, it, lane);
+          // Epilogue, while the producer fills the stages for the next unit.
+          if constexpr (C::kSplits == 1)
+            store_tile<C>(acc, p, staged, consumer, m0, n0, [](int m, int col) { return weight_offset<C>(m, col); });
+          else
+            store_partials<C>(acc, p, U::split(unit), consumer, m0, n0);
+        }
+      });
+}
+
+/// dw's element offsets for split_k_reduce (epilogue.cuh's OutputMap): one group, no bias channel.
+template <class C>
+struct WeightOutput {
+  __device__ static int out_offset(int m, int col, int, int& channel) {
+    channel = m;
+    return weight_offset<C>(m, col);
+  }
+};
+
+/// Adds the kSplits planes of fp32 sums of every dw element in split order and
+/// writes it as dw's type. Grid-stride, one thread per element.
+template <class C>
+__device__ void conv_wgmma_weight_reduce(const ConvIgemmParams& p) {
+  gemm::split_k_reduce<C, WeightOutput<C>>(p);
+}
+
+}  // namespace wgmma_conv
+}  // namespace boo
