@@ -178,35 +178,63 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     WgmmaConfig config;
     BOO_ASSIGN_OR_RETURN(config.run, run_of(problem));
     const Relation& r = config.run.rel;
-    const long long m_tiles = ceil_div(r.batch * r.pix_b(), kTileRows);
-    // Wider tiles load fewer bytes per MAC (N = 256: half the B bytes of
-    // N = 128); narrower ones waste less where K is not a multiple of the
-    // width (K = 576: three tiles of 192, not three of 256) and quantize into
-    // waves more finely. Time ~ waves x width / efficiency, the efficiency per
-    // MAC of 192 and 128 taken as 0.95 and 0.85 of 256's (estimates; 256 and
-    // 192 measured on an H100 in docs/perf/2026-11-24-wgmma-h100.md).
-    double best = 1e300;
-    for (const auto& [bn, efficiency] : {std::pair{256, 1.0}, std::pair{192, 0.95}, std::pair{128, 0.85}}) {
-      const long long waves = ceil_div(m_tiles * ceil_div(r.cb, bn), arch.sm_count);
-      const double cost = static_cast<double>(waves) * bn / efficiency;
-      if (cost < best) {
-        best = cost;
-        config.bn = bn;
+    config.bn = ranked_widths(r, arch).front().first;
+    BOO_ASSIGN_OR_RETURN(const int deepest, deepest_ring(config, arch));
+    config.stages = deepest;
+    config.workspace_bytes = place_copies(config.run.copies, 0, problem.elem_bytes);
+    return config;
+  }
+
+  // Every tile width by the cost model, each at every depth from the deepest
+  // ring down to 3 stages (deeper first).
+  std::vector<WgmmaConfig> alternatives(const ConvProblem&, const ArchSpec& arch,
+                                        const WgmmaConfig& chosen) const override {
+    std::vector<WgmmaConfig> out;
+    for (const auto& [bn, cost] : ranked_widths(chosen.run.rel, arch)) {
+      WgmmaConfig c = chosen;
+      c.bn = bn;
+      Result<int> deepest = deepest_ring(c, arch);
+      if (!deepest.ok()) continue;
+      for (int stages = *deepest; stages >= 3; --stages) {
+        c.stages = stages;
+        out.push_back(c);
       }
     }
-    // As deep a ring as fits (at most 6; 3 at least: the producer announces a stage
-    // STAGES - 2 k-blocks after its copies, keeping STAGES - 1 of them in flight).
+    return out;
+  }
+
+ private:
+  // Wider tiles load fewer bytes per MAC (N = 256: half the B bytes of
+  // N = 128); narrower ones waste less where K is not a multiple of the
+  // width (K = 576: three tiles of 192, not three of 256) and quantize into
+  // waves more finely. Time ~ waves x width / efficiency, the efficiency per
+  // MAC of 192 and 128 taken as 0.95 and 0.85 of 256's (estimates; 256 and
+  // 192 measured on an H100 in docs/perf/2026-11-24-wgmma-h100.md). The
+  // widths with their costs, cheapest first (the first of equals: the wider).
+  static std::vector<std::pair<int, double>> ranked_widths(const Relation& r, const ArchSpec& arch) {
+    const long long m_tiles = ceil_div(r.batch * r.pix_b(), kTileRows);
+    std::vector<std::pair<int, double>> out;
+    for (const auto& [bn, efficiency] : {std::pair{256, 1.0}, std::pair{192, 0.95}, std::pair{128, 0.85}}) {
+      const long long waves = ceil_div(m_tiles * ceil_div(r.cb, bn), arch.sm_count);
+      out.emplace_back(bn, static_cast<double>(waves) * bn / efficiency);
+    }
+    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+    return out;
+  }
+
+  // As deep a ring as fits (at most 6; 3 at least: the producer announces a stage
+  // STAGES - 2 k-blocks after its copies, keeping STAGES - 1 of them in flight).
+  static Result<int> deepest_ring(const WgmmaConfig& config, const ArchSpec& arch) {
     const long long fit =
         (arch.max_shared_bytes_per_block - kSharedOverhead - config.staging_bytes()) / config.stage_bytes();
     if (fit < 3)
       return unimplemented("gpu:conv:wgmma_sm90 needs 3 stages of " + std::to_string(config.stage_bytes()) +
                            " bytes of shared memory, the device allows " +
                            std::to_string(arch.max_shared_bytes_per_block) + " per block");
-    config.stages = static_cast<int>(std::min<long long>(6, fit));
-    config.workspace_bytes = place_copies(config.run.copies, 0, problem.elem_bytes);
-    return config;
+    return static_cast<int>(std::min<long long>(6, fit));
   }
 
+ public:
   Result<Plan> plan_problem(const ConvProblem& problem, const WgmmaConfig& config,
                             const ArchSpec& arch) const override {
     const ConvSignature& sig = problem.conv();

@@ -67,6 +67,20 @@ class BatchNormColumns final : public Tier<NormProblem, BatchNormConfig> {
   }
 
   Result<BatchNormConfig> configure_problem(const NormProblem& p, const ArchSpec& arch) const override {
+    return with_blocks_per_sm(p, arch, kBlocksPerSm);
+  }
+
+  // Fewer or more blocks per SM than the heuristic's kBlocksPerSm (no cost
+  // model: the nearest first).
+  std::vector<BatchNormConfig> alternatives(const NormProblem& p, const ArchSpec& arch, const BatchNormConfig&) const override {
+    std::vector<BatchNormConfig> out;
+    for (int64_t blocks : {kBlocksPerSm / 2, kBlocksPerSm * 2, kBlocksPerSm / 4, kBlocksPerSm * 4})
+      if (Result<BatchNormConfig> c = with_blocks_per_sm(p, arch, blocks); c.ok()) out.push_back(std::move(*c));
+    return out;
+  }
+
+  // Blocks enough for `blocks_per_sm` per SM (kBlocksPerSm but for boo tune's alternatives).
+  Result<BatchNormConfig> with_blocks_per_sm(const NormProblem& p, const ArchSpec& arch, int64_t blocks_per_sm) const {
     BatchNormConfig c;
     c.vec = vector_width(p);
     int64_t per_row = 0;  // vectors of a block's channels in one row
@@ -84,7 +98,7 @@ class BatchNormColumns final : public Tier<NormProblem, BatchNormConfig> {
     // kVectorsPerThread vectors.
     const int64_t min_rows = std::max<int64_t>(1, kVectorsPerThread * kBlock / per_row);
     const int64_t most = std::max<int64_t>(1, (p.outer + min_rows - 1) / min_rows);
-    const int64_t fill = std::max<int64_t>(1, arch.sm_count * kBlocksPerSm / c.channel_blocks);
+    const int64_t fill = std::max<int64_t>(1, arch.sm_count * blocks_per_sm / c.channel_blocks);
     c.slices = std::min({most, fill, kMaxSlices});
     c.rows_per_slice = (p.outer + c.slices - 1) / c.slices;
     c.slices = (p.outer + c.rows_per_slice - 1) / c.rows_per_slice;

@@ -80,10 +80,24 @@ class GroupNormGroups final : public Tier<NormProblem, GroupNormConfig> {
   }
 
   Result<GroupNormConfig> configure_problem(const NormProblem& p, const ArchSpec& arch) const override {
+    return with_blocks_per_sm(p, arch, kBlocksPerSm);
+  }
+
+  // Fewer or more blocks per SM than the heuristic's kBlocksPerSm (no cost
+  // model: the nearest first).
+  std::vector<GroupNormConfig> alternatives(const NormProblem& p, const ArchSpec& arch, const GroupNormConfig&) const override {
+    std::vector<GroupNormConfig> out;
+    for (int64_t blocks : {kBlocksPerSm / 2, kBlocksPerSm * 2, kBlocksPerSm / 4, kBlocksPerSm * 4})
+      if (Result<GroupNormConfig> c = with_blocks_per_sm(p, arch, blocks); c.ok()) out.push_back(std::move(*c));
+    return out;
+  }
+
+  // Blocks enough for `blocks_per_sm` per SM (kBlocksPerSm but for boo tune's alternatives).
+  Result<GroupNormConfig> with_blocks_per_sm(const NormProblem& p, const ArchSpec& arch, int64_t blocks_per_sm) const {
     GroupNormConfig c;
     c.vec = vector_width(p);
     // Blocks enough to fill the GPU, each thread visiting at least kVectorsPerThread vectors.
-    const int64_t target_blocks = int64_t{arch.sm_count} * kBlocksPerSm;
+    const int64_t target_blocks = int64_t{arch.sm_count} * blocks_per_sm;
     if (p.channels_last) {
       const int64_t vectors = p.channels / c.vec;
       c.threads_x = static_cast<int>(std::min<uint64_t>(32, std::bit_ceil(static_cast<uint64_t>(vectors))));
