@@ -20,6 +20,7 @@
 #include "cuda/driver_api.hpp"
 #include "cuda/library_probe.hpp"
 #include "cuda/nvrtc_api.hpp"
+#include "jit/embedded_sources.hpp"
 #include "jit/nvrtc_compiler.hpp"
 #include "runtime/dispatch.hpp"
 #include "runtime/kernel_builder.hpp"
@@ -401,8 +402,10 @@ int cmd_explain(const Options& o) {
     std::cout << "device: " << device.status().message() << "\n";
     return 1;
   }
-  std::cout << "device:    " << device->name << " (" << device->arch() << ")\nimplementations, best first:\n";
   const std::unique_ptr<cache::TuningDb> tuning = runtime::open_tuning_db(tuning_db_path(o));
+  std::cout << "device:    " << device->name << " (" << device->arch() << ")\ntuning:    "
+            << (tuning ? tuning->path() : "no database (" + tuning_db_path(o) + ")") << ", device sources version "
+            << jit::device_sources_version() << "\nimplementations, best first:\n";
   Result<runtime::Dispatch> dispatch = runtime::choose_gpu_implementation(sig, *device, o.implementation, tuning.get());
   if (!dispatch.ok()) {
     std::cout << dispatch.status().to_string() << "\n";

@@ -14,7 +14,9 @@ struct TuneOptions {
   std::string cache_dir;       ///< "" = the environment's
   std::string implementation;  ///< --impl: tune this implementation only
   size_t top = 16;             ///< candidates per signature at most (the tier's best by its cost model)
-  double budget_s = 10;        ///< per signature: no candidate starts timing after this many seconds
+  /// Per signature: no candidate starts timing after this many seconds of
+  /// timing (compiling comes first, on `jobs` threads).
+  double budget_s = 10;
   double margin = 0.03;        ///< a candidate replaces the heuristic's config only when this much faster
   int jobs = 1;                ///< NVRTC compile threads
   int gpu_id = 0;
