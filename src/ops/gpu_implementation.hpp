@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/strings.hpp"
 #include "ops/arch_spec.hpp"
 #include "ops/plan.hpp"
 #include "ops/problem.hpp"
@@ -66,9 +67,8 @@ class GpuImplementation {
     BOO_ASSIGN_OR_RETURN(ConfigList list, candidates(problem, arch));
     for (std::unique_ptr<const Config>& c : list)
       if (c->text() == text) return std::move(c);
-    return invalid_argument("the config '" + std::string(text.substr(0, 120)) + (text.size() > 120 ? "..." : "") +
-                            "' is none of the " + std::to_string(list.size()) + " candidates of " + std::string(name()) +
-                            " for this problem");
+    return invalid_argument("the config '" + base::echo_word(text) + "' is none of the " +
+                            std::to_string(list.size()) + " candidates of " + std::string(name()) + " for this problem");
   }
 };
 

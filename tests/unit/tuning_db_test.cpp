@@ -3,6 +3,7 @@
 // read back from their text.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -158,6 +159,44 @@ TEST(TuningDbTest, ConcurrentWritersInThreadsAndProcessesLoseNoRow) {
   Result<std::vector<TuningRow>> all = (*db)->rows();
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all->size(), 4u * kRows);
+}
+
+// A tuner killed (SIGKILL) in the middle of its writes leaves a database that
+// opens, passes SQLite's integrity check and holds whole rows only.
+TEST(TuningDbTest, AKilledWriterLeavesWholeRows) {
+  const std::string path = fresh_dir("killed") + "/tuning.sqlite";
+  ASSERT_TRUE(TuningDb::open(path, true).ok());
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    Result<std::unique_ptr<TuningDb>> db = TuningDb::open(path, true);
+    for (int i = 0; db.ok(); ++i) (*db)->put(row_of("conv -n " + std::to_string(i), "tile " + std::to_string(i)));
+    ::_exit(1);
+  }
+  // Kill it once it has written some rows.
+  for (int tries = 0; tries < 500; ++tries) {
+    Result<std::unique_ptr<TuningDb>> db = TuningDb::open(path, false);
+    if (db.ok() && (*db)->rows().ok() && (*db)->rows()->size() >= 20) break;
+    ::usleep(10000);
+  }
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  Result<std::unique_ptr<TuningDb>> db = TuningDb::open(path, true);
+  ASSERT_TRUE(db.ok()) << db.status().to_string();
+  Result<std::vector<TuningRow>> all = (*db)->rows();
+  ASSERT_TRUE(all.ok()) << all.status().to_string();
+  EXPECT_GE(all->size(), 20u);
+  for (const TuningRow& r : *all) EXPECT_EQ("tile " + r.key.problem.substr(std::string("conv -n ").size()), r.config);
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  sqlite3_stmt* check = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(raw, "PRAGMA integrity_check", -1, &check, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(check), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(check, 0)), "ok");
+  sqlite3_finalize(check);
+  sqlite3_close(raw);
 }
 
 TEST(TuningDbTest, JsonExportImportsBackToTheSameRows) {
