@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what boo needs to build and test on a fresh Debian machine with the
-# CUDA toolkit: compilers (clang 16 for the sanitizer build) and CMake, GoogleTest, and a Python virtual
+# CUDA toolkit: compilers (clang 16 for the sanitizer build) and CMake, GoogleTest, SQLite, and a Python virtual
 # environment (.venv) with the pinned PyPI packages of requirements-dev.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +11,7 @@ command -v g++ >/dev/null || need_apt+=(g++)
 command -v ninja >/dev/null || need_apt+=(ninja-build)
 [ -f /usr/include/gtest/gtest.h ] || need_apt+=(libgtest-dev)
 command -v pkg-config >/dev/null || need_apt+=(pkg-config)  # install.consumer's pkg-config build
+[ -f /usr/include/sqlite3.h ] || need_apt+=(libsqlite3-dev)  # the tuning database
 python3 -c 'import venv, ensurepip' 2>/dev/null || need_apt+=(python3-venv)
 # clang 16 with libFuzzer and the sanitizer runtimes: scripts/sanitize.sh (clang 14, Debian 12's default,
 # lacks std::source_location).

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fills .deps/ (git-ignored) with what the GPU machine lacks, for the device
 # tool's `carry`: GoogleTest's sources, cuDNN 9's graph and ops headers, cuBLASLt's headers, CUPTI's headers
-# (in case the toolkit there lacks them), the Python build tools' wheels, and the commit
+# (in case the toolkit there lacks them), SQLite's header and static archive, the Python build tools' wheels, and the commit
 # of the tree (the copy there has no .git). Run here before each GPU call:
 #   scripts/prepare-gpu-carry.sh && <device run: scripts/gpu-check.sh ...> with carry [".deps"]
 set -euo pipefail
@@ -13,6 +13,8 @@ for h in cudnn_graph.h cudnn_ops.h cudnn_version.h; do
   if [ -n "$src" ]; then cp "$src" .deps/cudnn-include/; fi
 done
 cp /usr/local/cuda/include/cupti*.h .deps/cupti-include/ 2>/dev/null || true
+mkdir -p .deps/sqlite
+cp /usr/include/sqlite3.h /usr/lib/x86_64-linux-gnu/libsqlite3.a .deps/sqlite/
 cp /usr/local/cuda/include/cublasLt.h /usr/local/cuda/include/cublas_api.h .deps/cublaslt-include/ 2>/dev/null || true
 # The Python package's build tools (pure-Python wheels; the GPU machine has PyTorch but no PyPI).
 if [ ! -d .deps/wheels ]; then

@@ -28,8 +28,12 @@ struct RuntimeOptions {
   bool cache_enabled = true;
   std::string save_temps_dir;     ///< non-empty: dump every intermediate artifact here
   std::string implementation;     ///< non-empty: use only this GPU implementation (--impl)
+  /// The tuning database whose configs replace the heuristic's (`boo tune`
+  /// writes it); empty: none, every config is the heuristic's.
+  std::string tuning_db;
 
-  /// BOO_CACHE_ON, BOO_CACHE_DIR (see README) and BOO_SAVE_TEMPS.
+  /// BOO_CACHE_ON, BOO_CACHE_DIR (see README), BOO_SAVE_TEMPS and the tuning
+  /// database: BOO_TUNING_DB, else BOO_TUNING_SPEC_PATH, else tuning.sqlite in the cache folder.
   static RuntimeOptions from_environment();
 };
 

@@ -131,13 +131,62 @@ std::string JsonObject::dump() const {
 }
 
 Result<JsonObject> JsonObject::parse(const std::string& text) {
-  JsonObject obj;
   size_t i = 0;
+  return parse_at(text, i);
+}
+
+std::string JsonObject::dump_array(const std::vector<JsonObject>& objects) {
+  std::string out = "[\n";
+  for (size_t i = 0; i < objects.size(); ++i) {
+    std::string o = objects[i].dump();
+    o.pop_back();  // the object's newline: the separator follows it
+    out += o + (i + 1 < objects.size() ? ",\n" : "\n");
+  }
+  return out + "]\n";
+}
+
+Result<std::vector<JsonObject>> JsonObject::parse_array(const std::string& text) {
+  std::vector<JsonObject> out;
+  size_t i = 0;
+  skip_space(text, i);
+  if (i >= text.size() || text[i] != '[') return data_loss("JSON array expected");
+  ++i;
+  skip_space(text, i);
+  if (i < text.size() && text[i] == ']') {
+    ++i;
+  } else {
+    while (true) {
+      skip_space(text, i);
+      Result<JsonObject> o = parse_at(text, i);
+      if (!o.ok()) return std::move(o).take_status().annotate("array element " + std::to_string(out.size()));
+      out.push_back(std::move(*o));
+      skip_space(text, i);
+      if (i < text.size() && text[i] == ',') {
+        ++i;
+        continue;
+      }
+      if (i < text.size() && text[i] == ']') {
+        ++i;
+        break;
+      }
+      return data_loss("',' or ']' expected after array element " + std::to_string(out.size() - 1));
+    }
+  }
+  skip_space(text, i);
+  if (i != text.size()) return data_loss("text after the JSON array");
+  return out;
+}
+
+Result<JsonObject> JsonObject::parse_at(const std::string& text, size_t& i) {
+  JsonObject obj;
   skip_space(text, i);
   if (i >= text.size() || text[i] != '{') return data_loss("JSON object expected");
   ++i;
   skip_space(text, i);
-  if (i < text.size() && text[i] == '}') return obj;
+  if (i < text.size() && text[i] == '}') {
+    ++i;
+    return obj;
+  }
   while (i < text.size()) {
     skip_space(text, i);
     if (i >= text.size() || text[i] != '"') return data_loss("JSON key expected");
@@ -161,7 +210,10 @@ Result<JsonObject> JsonObject::parse(const std::string& text) {
       ++i;
       continue;
     }
-    if (i < text.size() && text[i] == '}') return obj;
+    if (i < text.size() && text[i] == '}') {
+      ++i;
+      return obj;
+    }
     return data_loss("',' or '}' expected in JSON");
   }
   return data_loss("truncated JSON");

@@ -1,5 +1,5 @@
 // boo: a minimal JSON object writer and reader for flat metadata records
-// (string, number and boolean values; no nesting).
+// (string, number and boolean values; no nesting), and arrays of them.
 #pragma once
 
 #include <map>
@@ -25,6 +25,10 @@ class JsonObject {
 
   std::string dump() const;  ///< pretty-printed, one key per line
   static Result<JsonObject> parse(const std::string& text);
+  /// A JSON array of flat objects (a tuning database's export), and its reader:
+  /// anything but objects in one array is DATA_LOSS.
+  static std::string dump_array(const std::vector<JsonObject>& objects);
+  static Result<std::vector<JsonObject>> parse_array(const std::string& text);
 
   struct Entry {
     std::string key;
@@ -34,6 +38,7 @@ class JsonObject {
   const std::vector<Entry>& entries() const { return entries_; }
 
  private:
+  static Result<JsonObject> parse_at(const std::string& text, size_t& i);  ///< advances i past the '}'
   void put(const std::string& key, std::string value, bool is_string);
   std::vector<Entry> entries_;
 };

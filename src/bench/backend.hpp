@@ -12,6 +12,7 @@
 #include "boo/signature.hpp"
 
 namespace boo {
+class Launchable;
 class Runtime;
 }
 
@@ -70,6 +71,10 @@ class Backend {
 
 /// boo's GPU kernels, through `runtime` (which must outlive the backend).
 std::unique_ptr<Backend> make_boo_backend(Runtime& runtime, const TimingOptions& timing);
+/// The same, running `launchable` (made by runtime::load_plan with a config of
+/// boo's choosing: boo tune's candidates) for its own signature only.
+std::unique_ptr<Backend> make_boo_backend_of(Runtime& runtime, const TimingOptions& timing,
+                                             std::shared_ptr<Launchable> launchable);
 
 /// cuDNN 9 through its graph API, the measured baseline: the fastest engine
 /// configuration of each signature is chosen by timing every candidate once,

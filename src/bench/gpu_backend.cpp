@@ -11,7 +11,8 @@ namespace {
 
 class BooBackend final : public Backend {
  public:
-  BooBackend(Runtime& runtime, const TimingOptions& timing) : rt_(runtime), timing_(timing) {}
+  BooBackend(Runtime& runtime, const TimingOptions& timing, std::shared_ptr<Launchable> pinned = nullptr)
+      : rt_(runtime), timing_(timing), pinned_(std::move(pinned)) {}
 
   std::string name() const override { return "boo"; }
 
@@ -26,7 +27,12 @@ class BooBackend final : public Backend {
       return out;
     }
     BOO_RETURN_IF_ERROR(check_device_memory(sig, rt_.device()));
-    BOO_ASSIGN_OR_RETURN(std::shared_ptr<Launchable> launchable, rt_.get_launchable(sig));
+    std::shared_ptr<Launchable> launchable = pinned_;
+    if (!launchable) {
+      BOO_ASSIGN_OR_RETURN(launchable, rt_.get_launchable(sig));
+    } else if (pinned_->signature().command() != sig.command()) {
+      return invalid_argument("this backend runs " + pinned_->signature().command() + " only, not " + sig.command());
+    }
     BackendRun out;
     out.input_sets = run.time ? timed_input_sets(rt_, timing_, args) : 1;
     // Inputs: copied as stored (the host tensors already have the signature's
@@ -77,6 +83,7 @@ class BooBackend final : public Backend {
  private:
   Runtime& rt_;
   TimingOptions timing_;
+  std::shared_ptr<Launchable> pinned_;  // the launchable every run uses (boo tune's candidates), else dispatch's
   std::unique_ptr<Backend> cpu_ = make_cpu_backend(1);
 };
 
@@ -84,6 +91,11 @@ class BooBackend final : public Backend {
 
 std::unique_ptr<Backend> make_boo_backend(Runtime& runtime, const TimingOptions& timing) {
   return std::make_unique<BooBackend>(runtime, timing);
+}
+
+std::unique_ptr<Backend> make_boo_backend_of(Runtime& runtime, const TimingOptions& timing,
+                                             std::shared_ptr<Launchable> launchable) {
+  return std::make_unique<BooBackend>(runtime, timing, std::move(launchable));
 }
 
 }  // namespace boo::bench

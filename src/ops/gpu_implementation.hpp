@@ -4,14 +4,19 @@
 // problem on the architecture (or why not); `configure` chooses its typed
 // compile-time parameters (tiles, pipeline depth, layouts of staged copies),
 // which a tuning database may later override; `plan` turns problem and config
-// into a Plan (source, launches, workspace). The ops layer knows no CUDA: the
-// runtime compiles the plan's source and issues its launches.
+// into a Plan (source, launches, workspace). `candidates` lists the configs
+// `boo tune` times (the heuristic's first), and `config_from_text` reads a
+// tuning database row's config back. The ops layer knows no CUDA: the runtime
+// compiles the plan's source and issues its launches.
 #pragma once
 
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "base/strings.hpp"
 #include "ops/arch_spec.hpp"
 #include "ops/plan.hpp"
 #include "ops/problem.hpp"
@@ -27,6 +32,11 @@ class Config {
   virtual std::string text() const = 0;
 };
 
+/// Candidate configs per problem at most: what `boo tune` compiles and times.
+inline constexpr size_t kMaxCandidates = 16;
+
+using ConfigList = std::vector<std::unique_ptr<const Config>>;
+
 class GpuImplementation {
  public:
   virtual ~GpuImplementation() = default;
@@ -38,6 +48,28 @@ class GpuImplementation {
   /// no tile fits in shared memory), anything else is an error.
   virtual Result<std::unique_ptr<const Config>> configure(const OpProblem& problem, const ArchSpec& arch) const = 0;
   virtual Result<Plan> plan(const OpProblem& problem, const Config& config, const ArchSpec& arch) const = 0;
+  /// The configs worth timing for an accepted problem: configure's first, then
+  /// the tier's alternatives best first by its cost model, texts distinct, at
+  /// most kMaxCandidates. Errors as configure's. By default configure's alone.
+  virtual Result<ConfigList> candidates(const OpProblem& problem, const ArchSpec& arch) const {
+    BOO_ASSIGN_OR_RETURN(std::unique_ptr<const Config> chosen, configure(problem, arch));
+    ConfigList out;
+    out.push_back(std::move(chosen));
+    return out;
+  }
+
+  /// The candidate whose text() is `text`: a config is read back by matching
+  /// the candidates' complete texts, so a database row can only ever select a
+  /// config the tier would plan for this problem on this architecture (an
+  /// edited, truncated or stale text matches none: INVALID_ARGUMENT).
+  Result<std::unique_ptr<const Config>> config_from_text(const OpProblem& problem, const ArchSpec& arch,
+                                                         std::string_view text) const {
+    BOO_ASSIGN_OR_RETURN(ConfigList list, candidates(problem, arch));
+    for (std::unique_ptr<const Config>& c : list)
+      if (c->text() == text) return std::move(c);
+    return invalid_argument("the config '" + base::echo_word(text) + "' is none of the " +
+                            std::to_string(list.size()) + " candidates of " + std::string(name()) + " for this problem");
+  }
 };
 
 /// A GpuImplementation of one problem type with one config type: the casts
@@ -48,6 +80,13 @@ class Tier : public GpuImplementation {
   virtual Status accepts_problem(const ProblemT& problem, const ArchSpec& arch) const = 0;
   virtual Result<ConfigT> configure_problem(const ProblemT& problem, const ArchSpec& arch) const = 0;
   virtual Result<Plan> plan_problem(const ProblemT& problem, const ConfigT& config, const ArchSpec& arch) const = 0;
+  /// Alternatives to `chosen` (configure's config), best first by the tier's
+  /// cost model; each must be a config plan_problem plans. None by default:
+  /// the tier has one config per problem.
+  virtual std::vector<ConfigT> alternatives(const ProblemT& /*problem*/, const ArchSpec& /*arch*/,
+                                            const ConfigT& /*chosen*/) const {
+    return {};
+  }
 
   Status accepts(const OpProblem& problem, const ArchSpec& arch) const final {
     BOO_ASSIGN_OR_RETURN(const ProblemT* p, cast(problem));
@@ -63,6 +102,20 @@ class Tier : public GpuImplementation {
     const auto* c = dynamic_cast<const ConfigT*>(&config);
     if (!c) return internal_error(std::string(name()) + " was given another tier's configuration");
     return plan_problem(*p, *c, arch);
+  }
+  Result<ConfigList> candidates(const OpProblem& problem, const ArchSpec& arch) const final {
+    BOO_ASSIGN_OR_RETURN(const ProblemT* p, cast(problem));
+    BOO_ASSIGN_OR_RETURN(ConfigT chosen, configure_problem(*p, arch));
+    std::vector<ConfigT> others = alternatives(*p, arch, chosen);
+    ConfigList out;
+    std::set<std::string> texts;
+    auto add = [&](ConfigT c) {
+      if (out.size() < kMaxCandidates && texts.insert(c.text()).second)
+        out.push_back(std::make_unique<ConfigT>(std::move(c)));
+    };
+    add(std::move(chosen));
+    for (ConfigT& c : others) add(std::move(c));
+    return out;
   }
 
  private:

@@ -1,6 +1,9 @@
 // boo: dispatch with decline reasons.
 #include "runtime/dispatch.hpp"
 
+#include "base/log.hpp"
+#include "base/strings.hpp"
+#include "jit/embedded_sources.hpp"
 #include "ops/op_registry.hpp"
 
 namespace boo::runtime {
@@ -13,7 +16,63 @@ Status Dispatch::failure() const {
   return unimplemented("no GPU implementation accepts this signature (" + reasons + ")");
 }
 
-Result<Dispatch> choose_gpu_implementation(const OpSignature& sig, const DeviceInfo& device, std::string_view only) {
+cache::TuningKey tuning_key(std::string_view implementation, const OpSignature& sig, const DeviceInfo& device) {
+  return {std::string(implementation), sig.command(), device.arch(), device.name, jit::device_sources_version()};
+}
+
+std::unique_ptr<cache::TuningDb> open_tuning_db(const std::string& path) {
+  if (path.empty()) return nullptr;
+  Result<std::unique_ptr<cache::TuningDb>> db = cache::TuningDb::open(path, false);
+  if (db.ok()) return std::move(*db);
+  if (db.status().code() == StatusCode::kNotFound)
+    base::log_debug("no tuning database at " + path + ": every config is the heuristic's");
+  else
+    base::log_warning("the tuning database is not used: " + db.status().to_string());
+  return nullptr;
+}
+
+namespace {
+
+// The database's config for the chosen implementation, replacing the
+// heuristic's in `d`, or the reason none was used (logged).
+void apply_tuning(Dispatch& d, const OpSignature& sig, const DeviceInfo& device, const cache::TuningDb& tuning) {
+  const cache::TuningKey key = tuning_key(d.chosen->name(), sig, device);
+  Result<cache::TuningLookup> found = tuning.find(key);
+  if (!found.ok()) {
+    base::log_warning("tuning database " + tuning.path() + " not read for " + sig.command() + ": " +
+                      found.status().to_string());
+    d.config_origin = "heuristic (the tuning database could not be read: " + found.status().message() + ")";
+    return;
+  }
+  std::string ignored;
+  for (const std::string& why : found->ignored) {
+    base::log_warning("tuning database " + tuning.path() + ": ignored " + why + " for " + key.implementation + " " +
+                      sig.command());
+    ignored += (ignored.empty() ? "" : "; ") + why;
+  }
+  if (!found->row) {
+    d.config_origin = ignored.empty() ? "heuristic (no tuning database row)" : "heuristic (ignored " + ignored + ")";
+    return;
+  }
+  const cache::TuningRow& row = *found->row;
+  Result<std::unique_ptr<const ops::Config>> config = d.chosen->config_from_text(*d.problem, d.arch, row.config);
+  if (!config.ok()) {
+    base::log_warning("tuning database " + tuning.path() + ": ignored the row of " + key.implementation + " " +
+                      sig.command() + ": " + config.status().message());
+    d.config_origin = "heuristic (ignored a database row: " + config.status().message() + ")";
+    return;
+  }
+  const bool same = (*config)->text() == d.config->text();
+  d.config = std::move(config).value();
+  d.config_origin = "tuning database " + tuning.path() + " (" + base::format_double(row.time_us) + " us" +
+                    (same ? ": the heuristic's config measured best" :
+                            " against the heuristic's " + base::format_double(row.heuristic_us) + " us") + ")";
+}
+
+}  // namespace
+
+Result<Dispatch> choose_gpu_implementation(const OpSignature& sig, const DeviceInfo& device, std::string_view only,
+                                           const cache::TuningDb* tuning) {
   const ops::OpDefinition* op = ops::find_op(sig.op_name());
   if (!op) return invalid_argument("no op named '" + std::string(sig.op_name()) + "' is registered");
   Dispatch d;
@@ -38,6 +97,7 @@ Result<Dispatch> choose_gpu_implementation(const OpSignature& sig, const DeviceI
     }
     d.considered.push_back(Considered{std::string(impl->name()), std::move(verdict)});
   }
+  if (d.chosen && tuning) apply_tuning(d, sig, device, *tuning);
   return d;
 }
 

@@ -9,6 +9,7 @@
 
 #include "boo/device.hpp"
 #include "boo/signature.hpp"
+#include "cache/tuning_db.hpp"
 #include "ops/gpu_implementation.hpp"
 
 namespace boo::runtime {
@@ -24,6 +25,9 @@ struct Dispatch {
   std::vector<Considered> considered;  ///< in list order
   const ops::GpuImplementation* chosen = nullptr;
   std::unique_ptr<const ops::Config> config;  ///< the chosen implementation's
+  /// Where config came from: "heuristic", or "tuning database <path> (...)",
+  /// with why a database row was not used where one was ignored.
+  std::string config_origin = "heuristic";
   /// kUnimplemented listing every reason, when nothing was chosen.
   Status failure() const;
 };
@@ -31,8 +35,21 @@ struct Dispatch {
 /// The first GPU implementation of the signature's op that accepts and
 /// configures it; an error only when the signature has no op or its problem
 /// cannot be built. `only` (from --impl) restricts the choice to one name.
+/// With `tuning`, the chosen implementation's config is the database row's
+/// for this problem, arch, device and device-sources version where there is
+/// one and it is one of the tier's candidates; a row that is not (or a
+/// database that cannot be read) is logged as a warning and the heuristic's
+/// config is used.
 Result<Dispatch> choose_gpu_implementation(const OpSignature& sig, const DeviceInfo& device,
-                                           std::string_view only = "");
+                                           std::string_view only = "", const cache::TuningDb* tuning = nullptr);
+
+/// The database key of a chosen implementation's problem on `device`.
+cache::TuningKey tuning_key(std::string_view implementation, const OpSignature& sig, const DeviceInfo& device);
+
+/// The tuning database at `path` (RuntimeOptions::tuning_db), opened
+/// read-only; nullptr where there is none (logged at debug level when the
+/// file is absent, as a warning when it cannot be read) or `path` is empty.
+std::unique_ptr<cache::TuningDb> open_tuning_db(const std::string& path);
 
 /// The chosen implementation's plan, checked (Plan::validate).
 Result<ops::Plan> plan_chosen(const Dispatch& dispatch);

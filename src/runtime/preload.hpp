@@ -8,6 +8,7 @@
 #include "boo/device.hpp"
 #include "boo/signature.hpp"
 #include "cache/artifact_cache.hpp"
+#include "cache/tuning_db.hpp"
 #include "runtime/kernel_builder.hpp"
 
 namespace boo::runtime {
@@ -44,11 +45,13 @@ struct ModuleJob {
 PreloadReport build_modules(std::vector<ModuleJob> jobs, const cache::ArtifactCache& cache, int threads,
                             const std::string& save_temps_dir, const PreloadProgress& progress);
 
-/// Dispatches each signature for `device`, deduplicates the modules by cache
-/// key and builds the missing ones on `jobs` threads. Signature-level
-/// failures (no implementation accepts) are reported, not fatal.
+/// Dispatches each signature for `device` (with the tuning database's
+/// configs where `tuning` has them), deduplicates the modules by cache key
+/// and builds the missing ones on `jobs` threads. Signature-level failures
+/// (no implementation accepts) are reported, not fatal.
 PreloadReport preload(const std::vector<const OpSignature*>& signatures, const DeviceInfo& device,
                       const cache::ArtifactCache& cache, int jobs, const std::string& implementation,
+                      const cache::TuningDb* tuning,
                       const std::string& save_temps_dir, const PreloadProgress& progress);
 
 }  // namespace boo::runtime

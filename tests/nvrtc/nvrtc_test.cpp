@@ -187,6 +187,52 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
         << kernel;
 }
 
+// boo tune's alternatives (ops::GpuImplementation::candidates) of each tier
+// that has them compile for sm_90a without spills: the configs after the
+// heuristic's, the first four of each line (the ones the cost model ranks
+// best), every one of the Hopper tier's.
+TEST(NvrtcTest, TuningCandidatesCompile) {
+  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
+  const ops::ArchSpec arch = ops::ArchSpec::of(device);
+  const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
+  std::set<std::string> compiled, tiers;
+  for (const std::string& command : {
+           std::string("convbfp16 -n 8 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 1") + nhwc,
+           std::string("convbfp16 -n 8 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 4"),
+           std::string("conv -n 4 -c 32 -H 28 -W 28 -k 32 -y 3 -x 3 -p 1 -q 1 -F 4"),
+           std::string("convbfp16 -n 16 -c 256 -H 28 -W 28 -k 512 -y 3 -x 3 -p 1 -q 1 -F 1") + nhwc,
+           std::string("convbfp16 -n 8 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -g 64 -F 1"),
+           std::string("convbfp16 -n 8 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -g 64 -F 4") + nhwc,
+           std::string("layernormbfp16 -X 4096x1024 -o 1 -F 14"),
+           std::string("t5layernormbfp16 -X 2048x8192 -F 0"),
+           std::string("bnormbfp16 -n 32 -c 64 -H 28 -W 28 --layout NHWC -m 1 -F 0 -s 1"),
+           std::string("groupnormbfp16 -n 2 -c 320 -D 0 -H 128 -W 128 -g 32 -m 1 -F 0 --layout NCHW"),
+       }) {
+    SCOPED_TRACE(command);
+    Result<ParsedCommand> p = parse_command(std::string_view(command));
+    ASSERT_TRUE(p.ok()) << p.status().to_string();
+    Result<runtime::Dispatch> d = runtime::choose_gpu_implementation(*p->signature, device);
+    ASSERT_TRUE(d.ok() && d->chosen) << (d.ok() ? d->failure() : d.status()).to_string();
+    Result<ops::ConfigList> list = d->chosen->candidates(*d->problem, arch);
+    ASSERT_TRUE(list.ok()) << list.status().to_string();
+    ASSERT_GT(list->size(), 1u) << d->chosen->name() << " offers no alternative";
+    tiers.insert(std::string(d->chosen->name()));
+    const bool hopper = d->chosen->name() == "gpu:conv:wgmma_sm90";
+    const size_t last = hopper ? list->size() : std::min<size_t>(list->size(), 5);
+    for (size_t i = 1; i < last; ++i) {
+      SCOPED_TRACE((*list)[i]->text());
+      Result<ops::Plan> plan = d->chosen->plan(*d->problem, *(*list)[i], arch);
+      ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+      if (!compiled.insert(plan->source.text).second) continue;
+      Result<jit::CompiledKernel> k = jit::compile_kernel(plan->source, kArch, hopper);
+      ASSERT_TRUE(k.ok()) << k.status().to_string();
+      EXPECT_EQ(k->spill_bytes, 0) << k->log;
+      if (hopper) EXPECT_EQ(k->log.find("C7508"), std::string::npos) << "setmaxnreg ignored:\n" << k->log;
+    }
+  }
+  EXPECT_EQ(tiers.size(), 7u) << "the lines reach every tier with alternatives";
+}
+
 // gpu:conv:wgmma_sm90 (wgmma, setmaxnreg: sm_90a) plans and compiles its
 // kernel for every tile width, both 16-bit types, 1-D and 2-D, with bias and
 // activations, the data face (a flipped filter copy), the weight face (M/N-major

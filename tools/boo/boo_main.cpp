@@ -20,10 +20,12 @@
 #include "cuda/driver_api.hpp"
 #include "cuda/library_probe.hpp"
 #include "cuda/nvrtc_api.hpp"
+#include "jit/embedded_sources.hpp"
 #include "jit/nvrtc_compiler.hpp"
 #include "runtime/dispatch.hpp"
 #include "runtime/kernel_builder.hpp"
 #include "runtime/preload.hpp"
+#include "tune.hpp"
 
 namespace boo::tools {
 namespace {
@@ -37,18 +39,29 @@ commands:
   preload --commands-file F [-j N] [--arch sm_90a]
                                      compile every kernel a workload needs into the cache;
                                      with --arch no GPU is needed
-  explain "<command>" [--arch A]     how boo would run one MIOpenDriver command
+  explain "<command>" [--arch A]     how boo would run one MIOpenDriver command, and where its config
+                                     came from (the tuning database or the heuristic)
+  tune --commands-file F [--top N] [--budget-per-signature S] [--margin M] [--export J] [--import J]
+                                     time each signature's candidate configs on the GPU and write the
+                                     fastest (when it beats the heuristic's by M, default 0.03, and
+                                     passes the numerics check) to the tuning database; a rerun resumes.
+                                     --export/--import: the database as JSON (without --commands-file too)
 
 options:
   --cache-dir DIR    the cache folder (default: BOO_CACHE_DIR, else $XDG_CACHE_HOME/boo or ~/.cache/boo)
   --impl NAME        consider only this GPU implementation (e.g. gpu:conv:direct)
+  --tuning-db FILE   the tuning database (default: BOO_TUNING_DB, else BOO_TUNING_SPEC_PATH, else
+                     tuning.sqlite in the cache folder)
   --gpu-id N         the GPU to describe or compile for (default 0)
   -v / --verbose     log cache hits and compiles
 )";
 
 struct Options {
   std::vector<std::string> positional;
-  std::string cache_dir, arch, commands_file, implementation;
+  std::string cache_dir, arch, commands_file, implementation, tuning_db, export_path, import_path;
+  size_t top = ops::kMaxCandidates;
+  double budget_s = 10, margin = 0.03;
+  bool executor_child = false;  // boo tune's child process
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   int gpu_id = 0;
 };
@@ -69,6 +82,29 @@ Result<Options> parse_options(const std::vector<std::string>& argv) {
       BOO_ASSIGN_OR_RETURN(o.commands_file, value());
     } else if (w == "--impl") {
       BOO_ASSIGN_OR_RETURN(o.implementation, value());
+    } else if (w == "--tuning-db") {
+      BOO_ASSIGN_OR_RETURN(o.tuning_db, value());
+    } else if (w == "--export") {
+      BOO_ASSIGN_OR_RETURN(o.export_path, value());
+    } else if (w == "--import") {
+      BOO_ASSIGN_OR_RETURN(o.import_path, value());
+    } else if (w == "--executor-child") {
+      o.executor_child = true;
+    } else if (w == "--top") {
+      BOO_ASSIGN_OR_RETURN(std::string v, value());
+      Result<int64_t> n = base::parse_int(v);
+      if (!n.ok() || *n < 1 || *n > static_cast<int64_t>(ops::kMaxCandidates))
+        return invalid_argument("--top: expected a count from 1 to " + std::to_string(ops::kMaxCandidates) +
+                                ", got '" + base::echo_word(v) + "'");
+      o.top = static_cast<size_t>(*n);
+    } else if (w == "--budget-per-signature" || w == "--margin") {
+      BOO_ASSIGN_OR_RETURN(std::string v, value());
+      Result<double> x = base::parse_double(v);
+      const bool budget = w == "--budget-per-signature";
+      if (!x.ok() || !std::isfinite(*x) || (budget ? *x <= 0 : (*x < 0 || *x >= 1)))
+        return invalid_argument(w + ": expected " + (budget ? "a positive number of seconds" : "a fraction in [0, 1)") +
+                                ", got '" + base::echo_word(v) + "'");
+      (budget ? o.budget_s : o.margin) = *x;
     } else if (!o.positional.empty() && o.positional.front() == "explain") {
       o.positional.push_back(w);  // the command to explain may carry -j, -v, ... of its own
     } else if (w == "-j" || w == "--jobs" || w == "--gpu-id") {
@@ -101,6 +137,13 @@ cache::ArtifactCache make_cache(const Options& o) {
     c.enabled = true;
   }
   return cache::ArtifactCache(c);
+}
+
+// The tuning database's path: --tuning-db, else the environment's.
+std::string tuning_db_path(const Options& o) {
+  if (!o.tuning_db.empty()) return o.tuning_db;
+  RuntimeOptions ro = RuntimeOptions::from_environment();
+  return o.cache_dir.empty() ? ro.tuning_db : cache::TuningDb::default_path(o.cache_dir);
 }
 
 // The device to compile for: --arch (no GPU needed), else the GPU.
@@ -298,8 +341,9 @@ int cmd_preload(const Options& o) {
             << " with " << o.jobs << " jobs\n";
   const bool tty = isatty(STDERR_FILENO);
   int64_t last_decile = -1;
+  const std::unique_ptr<cache::TuningDb> tuning = runtime::open_tuning_db(tuning_db_path(o));
   runtime::PreloadReport report = runtime::preload(
-      signatures, *device, cache, o.jobs, o.implementation, RuntimeOptions::from_environment().save_temps_dir,
+      signatures, *device, cache, o.jobs, o.implementation, tuning.get(), RuntimeOptions::from_environment().save_temps_dir,
       [&](int64_t done, int64_t total, const runtime::PreloadReport& r) {
         const int width = 30;
         const int64_t filled = total ? done * width / total : width;
@@ -359,8 +403,11 @@ int cmd_explain(const Options& o) {
     std::cout << "device: " << device.status().message() << "\n";
     return 1;
   }
-  std::cout << "device:    " << device->name << " (" << device->arch() << ")\nimplementations, best first:\n";
-  Result<runtime::Dispatch> dispatch = runtime::choose_gpu_implementation(sig, *device, o.implementation);
+  const std::unique_ptr<cache::TuningDb> tuning = runtime::open_tuning_db(tuning_db_path(o));
+  std::cout << "device:    " << device->name << " (" << device->arch() << ")\ntuning:    "
+            << (tuning ? tuning->path() : "no database (" + tuning_db_path(o) + ")") << ", device sources version "
+            << jit::device_sources_version() << "\nimplementations, best first:\n";
+  Result<runtime::Dispatch> dispatch = runtime::choose_gpu_implementation(sig, *device, o.implementation, tuning.get());
   if (!dispatch.ok()) {
     std::cout << dispatch.status().to_string() << "\n";
     return 1;
@@ -382,7 +429,7 @@ int cmd_explain(const Options& o) {
     std::cout << plan.status().to_string() << "\n";
     return 1;
   }
-  std::cout << "config:    " << d.config->text() << "\nworkspace: " << plan->workspace_bytes << " bytes\nlaunches:\n";
+  std::cout << "config:    " << d.config->text() << "\nconfig from: " << d.config_origin << "\nworkspace: " << plan->workspace_bytes << " bytes\nlaunches:\n";
   for (const ops::LaunchStep& step : plan->steps)
     std::cout << "  " << step.entry << " grid " << step.grid.x << "x" << step.grid.y << "x" << step.grid.z << " block "
               << step.block.x << " shared " << step.shared_bytes << "\n";
@@ -401,6 +448,24 @@ int cmd_explain(const Options& o) {
             << (cached ? "yes (" + cache.cubin_path(key, request->arch) + ")" : "no") << "\nkey record:\n";
   for (const auto& [k, v] : request->key.fields()) std::cout << "  " << k << "=" << v << "\n";
   return 0;
+}
+
+//===--- tune ---===//
+
+int cmd_tune(const Options& o) {
+  TuneOptions t;
+  t.commands_file = o.commands_file;
+  t.db_path = tuning_db_path(o);
+  t.import_path = o.import_path;
+  t.export_path = o.export_path;
+  t.cache_dir = o.cache_dir;
+  t.implementation = o.implementation;
+  t.top = o.top;
+  t.budget_s = o.budget_s;
+  t.margin = o.margin;
+  t.jobs = o.jobs;
+  t.gpu_id = o.gpu_id;
+  return o.executor_child ? run_tune_child(t) : run_tune(t);
 }
 
 }  // namespace
@@ -427,6 +492,7 @@ int main(int argc, char** argv) {
   if (cmd == "cache") return cmd_cache(*opts);
   if (cmd == "preload") return cmd_preload(*opts);
   if (cmd == "explain") return cmd_explain(*opts);
+  if (cmd == "tune") return cmd_tune(*opts);
   std::cerr << "boo: unknown command '" << cmd << "'\n" << kUsage;
   return 2;
 }

@@ -98,10 +98,11 @@ void lay_out_shared(FaceTiling& f, const Relation& r) {
   f.shared_floats = f.reduce_at + (f.task.face == kWeightFace ? kThreads * kTapChunk : 0);
 }
 
-// The tile of one face: about kOutputsPerBlock outputs, shrunk until its
-// shared memory fits the budget; nullopt when even one pixel does not.
+// The tile of one face: about `outputs_per_block` outputs (kOutputsPerBlock
+// but for boo tune's alternatives), shrunk until its shared memory fits the
+// budget; nullopt when even one pixel does not.
 std::optional<FaceTiling> tile_face(const FaceTask& task, const ConvProblem& problem, bool channels_last,
-                                    const ArchSpec& arch) {
+                                    const ArchSpec& arch, long long outputs_per_block) {
   const Relation& r = problem.relation;
   FaceTiling f;
   f.task = task;
@@ -114,13 +115,13 @@ std::optional<FaceTiling> tile_face(const FaceTask& task, const ConvProblem& pro
   const long long max_channels = std::min(r.ca, kThreads / m);
   if (channels_last) {
     f.block_channels = std::min(max_channels, kChannelsLastTile);
-    const long long pixels = std::max(1LL, kOutputsPerBlock / (f.block_channels * per_channel));
+    const long long pixels = std::max(1LL, outputs_per_block / (f.block_channels * per_channel));
     f.tile_w = std::min(out_w, 8LL);
     f.tile_h = std::clamp(pixels / f.tile_w, 1LL, out_h);
   } else {
     f.tile_w = out_w <= 8 ? 8 : out_w <= 16 ? 16 : 32;
-    f.tile_h = std::clamp(kOutputsPerBlock / f.tile_w, 1LL, out_h);
-    f.block_channels = std::clamp(kOutputsPerBlock / (f.tile_h * f.tile_w * per_channel), 1LL, max_channels);
+    f.tile_h = std::clamp(outputs_per_block / f.tile_w, 1LL, out_h);
+    f.block_channels = std::clamp(outputs_per_block / (f.tile_h * f.tile_w * per_channel), 1LL, max_channels);
   }
   const long long budget = std::min<long long>(kSharedBudget, arch.max_shared_bytes_per_block);
   for (lay_out_shared(f, r); f.shared_bytes() > budget; lay_out_shared(f, r)) {
@@ -186,6 +187,25 @@ std::string cfg_source(const std::string& name, const FaceTiling& f, const Depth
   return s + "};\n";
 }
 
+// Every face tiled for about `outputs_per_block` outputs per block.
+Result<DepthwiseConfig> tiled(const ConvProblem& problem, const ArchSpec& arch, long long outputs_per_block) {
+  const Relation& r = problem.relation;
+  DepthwiseConfig config;
+  config.dtype = problem.dtype;
+  // The staged tiles follow A's contiguous dimension (A is staged by the
+  // forward and weight faces, and written by the data face).
+  config.channels_last = r.a_strides[1] == 1 && r.ca > 1;
+  for (const FaceTask& task : problem.tasks) {
+    std::optional<FaceTiling> f = tile_face(task, problem, config.channels_last, arch, outputs_per_block);
+    if (!f)
+      return unimplemented("the " + task.result + " tile of one pixel needs more than " +
+                           std::to_string(kSharedBudget) + " bytes of shared memory (large dilation or stride)");
+    if (f->blocks > kInt32Max) return unimplemented(task.result + " needs " + std::to_string(f->blocks) + " blocks");
+    config.faces.push_back(*f);
+  }
+  return config;
+}
+
 class DepthwiseConv final : public Tier<ConvProblem, DepthwiseConfig> {
  public:
   std::string_view name() const override { return "gpu:conv:depthwise"; }
@@ -213,21 +233,17 @@ class DepthwiseConv final : public Tier<ConvProblem, DepthwiseConfig> {
   }
 
   Result<DepthwiseConfig> configure_problem(const ConvProblem& problem, const ArchSpec& arch) const override {
-    const Relation& r = problem.relation;
-    DepthwiseConfig config;
-    config.dtype = problem.dtype;
-    // The staged tiles follow A's contiguous dimension (A is staged by the
-    // forward and weight faces, and written by the data face).
-    config.channels_last = r.a_strides[1] == 1 && r.ca > 1;
-    for (const FaceTask& task : problem.tasks) {
-      std::optional<FaceTiling> f = tile_face(task, problem, config.channels_last, arch);
-      if (!f)
-        return unimplemented("the " + task.result + " tile of one pixel needs more than " +
-                             std::to_string(kSharedBudget) + " bytes of shared memory (large dilation or stride)");
-      if (f->blocks > kInt32Max) return unimplemented(task.result + " needs " + std::to_string(f->blocks) + " blocks");
-      config.faces.push_back(*f);
-    }
-    return config;
+    return tiled(problem, arch, kOutputsPerBlock);
+  }
+
+  // The tier has no cost model: boo tune tries smaller and larger tiles, the
+  // nearest to the heuristic's first.
+  std::vector<DepthwiseConfig> alternatives(const ConvProblem& problem, const ArchSpec& arch,
+                                            const DepthwiseConfig&) const override {
+    std::vector<DepthwiseConfig> out;
+    for (long long outputs : {kOutputsPerBlock / 2, kOutputsPerBlock * 2, kOutputsPerBlock / 4, kOutputsPerBlock * 4})
+      if (Result<DepthwiseConfig> c = tiled(problem, arch, outputs); c.ok()) out.push_back(std::move(*c));
+    return out;
   }
 
   Result<Plan> plan_problem(const ConvProblem& problem, const DepthwiseConfig& config,

@@ -100,6 +100,7 @@ struct Gemm {
   int a_vec = 1, b_vec = 1;  // elements per vector
   bool vec_out = false;      // 16-byte output stores along N through shared memory
   int splits;
+  long long min_splits = 1;  // fp32's floor on splits (kFp32TermsPerSlice), for boo tune's alternatives too
   Phase phase;  // the data face's pixels and taps
   int threads() const { return warps_m * warps_n * 32; }
 };
@@ -140,37 +141,92 @@ int warps_m_of(int bm, int bn) { return bm == 128 ? (warps_n_of(bn) == 1 ? 4 : 2
 // latency. Measured A/B over the 413 convs (docs/perf/2026-11-22-conv-413-h200-90d3901.md):
 // the 194 shapes whose tiles it changes ran 1.09x (forward), 1.23x (backward
 // data) and 1.10x (backward weight) faster.
-void choose_tiling(Gemm& g, long long groups, long long min_splits, const ArchSpec& arch) {
+// The modelled time (us) of a BM x BN tiling with `splits` split-K slices.
+double tiling_cost(const Gemm& g, long long groups, int bm, int bn, long long splits, const ArchSpec& arch) {
   const long long slots = 2LL * arch.sm_count;
   const double mac_per_us_per_slot = arch.mma_sync_macs_per_s / static_cast<double>(slots) / 1e6;
   const double bytes_per_us = arch.copy_bytes_per_s / 1e6;
   const long long k_tiles = ceil_div(g.k, g.bk);
+  const long long tiles = ceil_div(g.m, bm) * ceil_div(g.n, bn) * groups;
+  const double reuse = static_cast<double>(bm) * bn / (bm + bn) / 64.0;  // 1 for 128x128
+  const double occupancy = std::min(1.0, 2.0 * warps_m_of(bm, bn) * warps_n_of(bn) / 8.0);
+  const double efficiency = (0.5 + 0.5 * reuse) * occupancy;
+  const long long waves = ceil_div(tiles * splits, slots);
+  const double macs = static_cast<double>(bm) * bn * ceil_div(k_tiles, splits) * g.bk;
+  double us = static_cast<double>(waves) * macs / efficiency / mac_per_us_per_slot;
+  if (splits > 1) us += static_cast<double>(splits + 1) * g.m * g.n * groups * 4 / bytes_per_us + 2.0;
+  return us;
+}
+
+constexpr std::array<int, 2> kTileRows = {128, 64};
+constexpr std::array<int, 4> kTileCols = {128, 96, 64, 32};
+
+// Up to 256 splits: a weight gradient of a few channels over a large image (K = 16x225x225)
+// needs them to fill the GPU with its few output tiles (measured: up to 2.9x faster than at most 64).
+long long max_splits_of(const Gemm& g, long long min_splits) {
+  return std::max<long long>(min_splits, std::min<long long>(256, ceil_div(g.k, g.bk) / 4));
+}
+
+void set_tiling(Gemm& g, int bm, int bn, long long splits) {
+  g.bm = bm;
+  g.bn = bn;
+  g.splits = static_cast<int>(splits);
+  g.warps_n = warps_n_of(bn);
+  g.warps_m = warps_m_of(bm, bn);
+}
+
+// Tile shape and split-K by a small cost model (tiling_cost): padded MACs per
+// CTA over a tile-efficiency factor and an occupancy factor, times the waves
+// of two CTAs per SM, plus the split-K reduction's memory traffic. Larger
+// tiles reuse each loaded element more; the waves term captures quantization
+// (270 CTAs on 264 slots run as two waves); splitting K refills an
+// under-occupied GPU at the price of fp32 partials. Occupancy: two CTAs of
+// fewer than 4 warps leave each of an SM's 4 schedulers under two warps to
+// hide mma.sync and shared-memory latency. Measured A/B over the 413 convs
+// (docs/perf/2026-11-22-conv-413-h200-90d3901.md): the 194 shapes whose tiles
+// it changes ran 1.09x (forward), 1.23x (backward data) and 1.10x (backward
+// weight) faster.
+void choose_tiling(Gemm& g, long long groups, long long min_splits, const ArchSpec& arch) {
   double best = 1e300;
-  for (int bm : {128, 64}) {
-    for (int bn : {128, 96, 64, 32}) {
-      const long long tiles = ceil_div(g.m, bm) * ceil_div(g.n, bn) * groups;
-      const double reuse = static_cast<double>(bm) * bn / (bm + bn) / 64.0;  // 1 for 128x128
-      const double occupancy = std::min(1.0, 2.0 * warps_m_of(bm, bn) * warps_n_of(bn) / 8.0);
-      const double efficiency = (0.5 + 0.5 * reuse) * occupancy;
-      // Up to 256 splits: a weight gradient of a few channels over a large image (K = 16x225x225)
-      // needs them to fill the GPU with its few output tiles (measured: up to 2.9x faster than at most 64).
-      const long long max_splits = std::max<long long>(min_splits, std::min<long long>(256, k_tiles / 4));
-      for (long long splits = min_splits; splits <= max_splits; ++splits) {
-        const long long waves = ceil_div(tiles * splits, slots);
-        const double macs = static_cast<double>(bm) * bn * ceil_div(k_tiles, splits) * g.bk;
-        double us = static_cast<double>(waves) * macs / efficiency / mac_per_us_per_slot;
-        if (splits > 1) us += static_cast<double>(splits + 1) * g.m * g.n * groups * 4 / bytes_per_us + 2.0;
-        if (us < best * 0.999) {
+  for (int bm : kTileRows)
+    for (int bn : kTileCols)
+      for (long long splits = min_splits; splits <= max_splits_of(g, min_splits); ++splits)
+        if (const double us = tiling_cost(g, groups, bm, bn, splits, arch); us < best * 0.999) {
           best = us;
-          g.bm = bm;
-          g.bn = bn;
-          g.splits = static_cast<int>(splits);
+          set_tiling(g, bm, bn, splits);
         }
-      }
+}
+
+// boo tune's alternatives to choose_tiling's pick: each tile shape with its
+// cheapest split count, cheapest first by the same cost model.
+struct Tiling {
+  int bm, bn;
+  long long splits;
+  double us;
+};
+std::vector<Tiling> ranked_tilings(const Gemm& g, long long groups, long long min_splits, const ArchSpec& arch) {
+  std::vector<Tiling> out;
+  for (int bm : kTileRows)
+    for (int bn : kTileCols) {
+      Tiling best{bm, bn, min_splits, 1e300};
+      for (long long splits = min_splits; splits <= max_splits_of(g, min_splits); ++splits)
+        if (const double us = tiling_cost(g, groups, bm, bn, splits, arch); us < best.us * 0.999)
+          best = {bm, bn, splits, us};
+      out.push_back(best);
     }
-  }
-  g.warps_n = warps_n_of(g.bn);
-  g.warps_m = warps_m_of(g.bm, g.bn);
+  std::stable_sort(out.begin(), out.end(), [](const Tiling& a, const Tiling& b) { return a.us < b.us; });
+  return out;
+}
+
+// Pipeline depth: as deep as 4 stages while two CTAs still fit on an SM
+// (measured: one CTA of 6-8 warps per SM leaves the tensor cores idle): half
+// an SM's shared memory less 4 KiB each (110 KiB on sm_90).
+int pipeline_depth(const Gemm& g, long long es, const ArchSpec& arch) {
+  const long long pad = 16 / es;
+  const long long stage_bytes =
+      ((g.a_mode == kVectorMN ? g.bk * (g.bm + pad) : g.bm * (g.bk + pad)) +
+       (g.b_mode == kVectorMN ? g.bk * (g.bn + pad) : g.bn * (g.bk + pad))) * es;
+  return static_cast<int>(std::clamp<long long>((arch.max_shared_bytes_per_sm / 2 - 4096) / stage_bytes, 2, 4));
 }
 
 constexpr long long kFp32TermsPerSlice = 4096;
@@ -241,20 +297,12 @@ Gemm plan_gemm(const std::string& entry, Face face, const Relation& r, DType dty
   // accumulator (more split-K slices, added in the reduce): the error of a
   // sequential fp32 sum grows with its length, and weight gradients sum
   // N*H*W = 100k-400k terms (issue 17: their spread was 2.5-4.5x cuDNN's).
-  long long min_splits = 1;
   if (dtype == DType::kF32 && g.k > kFp32TermsPerSlice) {
     const long long by_memory = std::max<long long>(1, kMaxPartialBytes / (4 * r.groups * g.m * g.n));
-    min_splits = std::clamp<long long>(ceil_div(g.k, kFp32TermsPerSlice), 1, std::min<long long>(256, by_memory));
+    g.min_splits = std::clamp<long long>(ceil_div(g.k, kFp32TermsPerSlice), 1, std::min<long long>(256, by_memory));
   }
-  choose_tiling(g, r.groups, min_splits, arch);
-  // Pipeline depth: as deep as 4 stages while two CTAs still fit on an SM
-  // (measured: one CTA of 6-8 warps per SM leaves the tensor cores idle): half
-  // an SM's shared memory less 4 KiB each (110 KiB on sm_90).
-  const long long pad = 16 / es;
-  const long long stage_bytes =
-      ((g.a_mode == kVectorMN ? g.bk * (g.bm + pad) : g.bm * (g.bk + pad)) +
-       (g.b_mode == kVectorMN ? g.bk * (g.bn + pad) : g.bn * (g.bk + pad))) * es;
-  g.stages = static_cast<int>(std::clamp<long long>((arch.max_shared_bytes_per_sm / 2 - 4096) / stage_bytes, 2, 4));
+  choose_tiling(g, r.groups, g.min_splits, arch);
+  g.stages = pipeline_depth(g, es, arch);
   // 16-byte stores need the output's N dimension contiguous and aligned.
   const long long out_v = 16 / es;
   switch (face) {
@@ -508,6 +556,26 @@ class PlanWriter {
   Plan plan_;
 };
 
+// Declines tilings the device cannot run (shared memory, grid) and places
+// the workspace: split-K partials (the largest GEMM's; GEMMs run one after
+// another), then the copies.
+Status check_and_place(const ConvProblem& problem, const ArchSpec& arch, ImplicitGemmConfig& config) {
+  for (const Work& w : config.works) {
+    const size_t bytes = smem_bytes(w.gemm, problem.dtype);
+    if (bytes > static_cast<size_t>(arch.max_shared_bytes_per_block))
+      return unimplemented("tile needs " + std::to_string(bytes) + " bytes of shared memory, the device allows " +
+                           std::to_string(arch.max_shared_bytes_per_block));
+    // One block per tile along the grid's x (plan_problem): a GEMM with more tiles is declined here.
+    const long long tiles = ceil_div(w.gemm.m, w.gemm.bm) * ceil_div(w.gemm.n, w.gemm.bn);
+    if (tiles > 0x7fffffff)
+      return unimplemented("the GEMM has " + std::to_string(tiles) + " tiles, more than the grid's 2147483647 blocks");
+  }
+  size_t partials = 0;
+  for (const Work& w : config.works) partials = std::max(partials, workspace_bytes_of(w.gemm, problem.relation.groups));
+  config.workspace_bytes = place_copies(config.copies, partials, problem.elem_bytes);
+  return ok_status();
+}
+
 class ImplicitGemmConv final : public Tier<ConvProblem, ImplicitGemmConfig> {
  public:
   std::string_view name() const override { return "gpu:conv:implicit_gemm"; }
@@ -527,22 +595,43 @@ class ImplicitGemmConv final : public Tier<ConvProblem, ImplicitGemmConfig> {
   Result<ImplicitGemmConfig> configure_problem(const ConvProblem& problem, const ArchSpec& arch) const override {
     ImplicitGemmConfig config;
     config.works = works_of(problem, channel_pads_of(problem), arch, config.copies);
-    for (const Work& w : config.works) {
-      const size_t bytes = smem_bytes(w.gemm, problem.dtype);
-      if (bytes > static_cast<size_t>(arch.max_shared_bytes_per_block))
-        return unimplemented("tile needs " + std::to_string(bytes) + " bytes of shared memory, the device allows " +
-                             std::to_string(arch.max_shared_bytes_per_block));
-      // One block per tile along the grid's x (plan_problem): a GEMM with more tiles is declined here.
-      const long long tiles = ceil_div(w.gemm.m, w.gemm.bm) * ceil_div(w.gemm.n, w.gemm.bn);
-      if (tiles > 0x7fffffff)
-        return unimplemented("the GEMM has " + std::to_string(tiles) + " tiles, more than the grid's 2147483647 blocks");
-    }
-    // The workspace: split-K partials (the largest GEMM's; GEMMs run one after
-    // another), then the copies.
-    size_t partials = 0;
-    for (const Work& w : config.works) partials = std::max(partials, workspace_bytes_of(w.gemm, problem.relation.groups));
-    config.workspace_bytes = place_copies(config.copies, partials, problem.elem_bytes);
+    BOO_RETURN_IF_ERROR(check_and_place(problem, arch, config));
     return config;
+  }
+
+  // Candidate i gives every GEMM its i-th tiling by the cost model (its last
+  // where it has fewer), at the depth pipeline_depth gives it; then the
+  // chosen tiling one stage shallower. Split-K partials past kMaxPartialBytes
+  // and tiles past the device's shared memory are left out.
+  std::vector<ImplicitGemmConfig> alternatives(const ConvProblem& problem, const ArchSpec& arch,
+                                               const ImplicitGemmConfig& chosen) const override {
+    const long long es = problem.elem_bytes, groups = problem.relation.groups;
+    std::vector<std::vector<Tiling>> ranked;
+    for (const Work& w : chosen.works) ranked.push_back(ranked_tilings(w.gemm, groups, w.gemm.min_splits, arch));
+    auto partials = [&](const ImplicitGemmConfig& c) {
+      size_t most = 0;
+      for (const Work& w : c.works) most = std::max(most, workspace_bytes_of(w.gemm, groups));
+      return most;
+    };
+    const size_t partials_limit = std::max(partials(chosen), static_cast<size_t>(kMaxPartialBytes));
+    std::vector<ImplicitGemmConfig> out;
+    auto keep = [&](ImplicitGemmConfig c) {
+      if (partials(c) <= partials_limit && check_and_place(problem, arch, c).ok()) out.push_back(std::move(c));
+    };
+    for (size_t rank = 0; rank < kTileRows.size() * kTileCols.size(); ++rank) {
+      ImplicitGemmConfig c = chosen;
+      for (size_t i = 0; i < c.works.size(); ++i) {
+        const Tiling& t = ranked[i][std::min(rank, ranked[i].size() - 1)];
+        Gemm& g = c.works[i].gemm;
+        set_tiling(g, t.bm, t.bn, t.splits);
+        g.stages = pipeline_depth(g, es, arch);
+      }
+      keep(std::move(c));
+    }
+    ImplicitGemmConfig shallower = chosen;
+    for (Work& w : shallower.works) w.gemm.stages = std::max(2, w.gemm.stages - 1);
+    keep(std::move(shallower));
+    return out;
   }
 
   Result<Plan> plan_problem(const ConvProblem& problem, const ImplicitGemmConfig& config,

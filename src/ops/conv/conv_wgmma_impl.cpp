@@ -254,38 +254,79 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
   Result<WgmmaConfig> configure_problem(const ConvProblem& problem, const ArchSpec& arch) const override {
     WgmmaConfig config;
     BOO_ASSIGN_OR_RETURN(config.run, run_of(problem));
-    const Relation& r = config.run.rel;
-    if (config.run.weight()) {
+    if (config.run.weight())
       choose_weight_tiling(config, arch);
+    else
+      config.bn = ranked_widths(config.run.rel, arch).front().first;
+    BOO_ASSIGN_OR_RETURN(const int deepest, deepest_ring(config, arch));
+    config.stages = deepest;
+    place_workspace(config, problem.elem_bytes);
+    return config;
+  }
+
+  // Every tile width, each at every depth from the deepest ring down to 3
+  // stages (deeper first): the forward and data faces' widths by the cost
+  // model, the weight face's in kTileWidths' order at the chosen split.
+  std::vector<WgmmaConfig> alternatives(const ConvProblem& problem, const ArchSpec& arch,
+                                        const WgmmaConfig& chosen) const override {
+    std::vector<int> widths;
+    if (chosen.run.weight()) {
+      widths.push_back(chosen.bn);
+      for (const auto& [bn, efficiency] : kTileWidths)
+        if (bn != chosen.bn) widths.push_back(bn);
     } else {
-      const long long m_tiles = ceil_div(r.batch * r.pix_b(), kTileRows);
-      // Time ~ waves x width / efficiency (kTileWidths).
-      double best = 1e300;
-      for (const auto& [bn, efficiency] : kTileWidths) {
-        const long long waves = ceil_div(m_tiles * ceil_div(r.cb, bn), arch.sm_count);
-        const double cost = static_cast<double>(waves) * bn / efficiency;
-        if (cost < best) {
-          best = cost;
-          config.bn = bn;
-        }
+      for (const auto& [bn, cost] : ranked_widths(chosen.run.rel, arch)) widths.push_back(bn);
+    }
+    std::vector<WgmmaConfig> out;
+    for (const int bn : widths) {
+      WgmmaConfig c = chosen;
+      c.bn = bn;
+      Result<int> deepest = deepest_ring(c, arch);
+      if (!deepest.ok()) continue;
+      for (int stages = *deepest; stages >= 3; --stages) {
+        c.stages = stages;
+        place_workspace(c, problem.elem_bytes);
+        out.push_back(c);
       }
     }
-    // As deep a ring as fits (at most 6; 3 at least: the producer announces a stage
-    // STAGES - 2 k-blocks after its copies, keeping STAGES - 1 of them in flight).
+    return out;
+  }
+
+ private:
+  // The forward and data faces' widths with their costs, cheapest first (the
+  // first of equals: the wider). Time ~ waves x width / efficiency (kTileWidths).
+  static std::vector<std::pair<int, double>> ranked_widths(const Relation& r, const ArchSpec& arch) {
+    const long long m_tiles = ceil_div(r.batch * r.pix_b(), kTileRows);
+    std::vector<std::pair<int, double>> out;
+    for (const auto& [bn, efficiency] : kTileWidths) {
+      const long long waves = ceil_div(m_tiles * ceil_div(r.cb, bn), arch.sm_count);
+      out.emplace_back(bn, static_cast<double>(waves) * bn / efficiency);
+    }
+    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+    return out;
+  }
+
+  // As deep a ring as fits (at most 6; 3 at least: the producer announces a stage
+  // STAGES - 2 k-blocks after its copies, keeping STAGES - 1 of them in flight).
+  static Result<int> deepest_ring(const WgmmaConfig& config, const ArchSpec& arch) {
     const long long fit =
         (arch.max_shared_bytes_per_block - kSharedOverhead - config.staging_bytes()) / config.stage_bytes();
     if (fit < 3)
       return unimplemented("gpu:conv:wgmma_sm90 needs 3 stages of " + std::to_string(config.stage_bytes()) +
                            " bytes of shared memory, the device allows " +
                            std::to_string(arch.max_shared_bytes_per_block) + " per block");
-    config.stages = static_cast<int>(std::min<long long>(6, fit));
-    // The workspace: the split-K partials, then the copies.
-    config.partial_bytes =
-        config.splits > 1 ? static_cast<size_t>(config.splits * r.cb * r.taps() * r.ca) * sizeof(float) : 0;
-    config.workspace_bytes = place_copies(config.run.copies, config.partial_bytes, problem.elem_bytes);
-    return config;
+    return static_cast<int>(std::min<long long>(6, fit));
   }
 
+  // The workspace: the weight face's split-K partials, then the copies.
+  static void place_workspace(WgmmaConfig& config, long long elem_bytes) {
+    const Relation& r = config.run.rel;
+    config.partial_bytes =
+        config.splits > 1 ? static_cast<size_t>(config.splits * r.cb * r.taps() * r.ca) * sizeof(float) : 0;
+    config.workspace_bytes = place_copies(config.run.copies, config.partial_bytes, elem_bytes);
+  }
+
+ public:
   Result<Plan> plan_problem(const ConvProblem& problem, const WgmmaConfig& config,
                             const ArchSpec& arch) const override {
     const ConvSignature& sig = problem.conv();

@@ -167,6 +167,21 @@ class GemmViaConv final : public Tier<GemmProblem, GemmViaConvConfig> {
     return config;
   }
 
+  // The conv tier's alternatives for the mapped conv, in its order.
+  std::vector<GemmViaConvConfig> alternatives(const GemmProblem&, const ArchSpec& arch,
+                                              const GemmViaConvConfig& chosen) const override {
+    const conv::ConvProblem conv(chosen.mapping.conv);
+    Result<ConfigList> inner = conv_tier_.candidates(conv, arch);
+    std::vector<GemmViaConvConfig> out;
+    if (!inner.ok()) return out;
+    for (size_t i = 1; i < inner->size(); ++i) {
+      GemmViaConvConfig c = chosen;
+      c.conv = std::move((*inner)[i]);
+      out.push_back(std::move(c));
+    }
+    return out;
+  }
+
   Result<Plan> plan_problem(const GemmProblem& problem, const GemmViaConvConfig& config,
                             const ArchSpec& arch) const override {
     const GemmDesc& d = problem.desc;

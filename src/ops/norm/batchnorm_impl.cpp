@@ -67,6 +67,31 @@ class BatchNormColumns final : public Tier<NormProblem, BatchNormConfig> {
   }
 
   Result<BatchNormConfig> configure_problem(const NormProblem& p, const ArchSpec& arch) const override {
+    return tiled(p, arch, kBlocksPerSm, kVectorsPerThread);
+  }
+
+  // Fewer or more blocks per SM than the heuristic's kBlocksPerSm, and fewer
+  // or more vectors per thread than kVectorsPerThread (no cost model: the
+  // nearest first).
+  std::vector<BatchNormConfig> alternatives(const NormProblem& p, const ArchSpec& arch, const BatchNormConfig&) const override {
+    std::vector<BatchNormConfig> out;
+    for (const auto& [blocks, vectors] : {std::pair{kBlocksPerSm, kVectorsPerThread / 2},
+                                          std::pair{kBlocksPerSm, kVectorsPerThread * 2},
+                                          std::pair{kBlocksPerSm / 2, kVectorsPerThread},
+                                          std::pair{kBlocksPerSm * 2, kVectorsPerThread},
+                                          std::pair{kBlocksPerSm, kVectorsPerThread * 4},
+                                          std::pair{kBlocksPerSm * 2, kVectorsPerThread / 4},
+                                          std::pair{kBlocksPerSm / 4, kVectorsPerThread},
+                                          std::pair{kBlocksPerSm * 4, kVectorsPerThread}})
+      if (Result<BatchNormConfig> c = tiled(p, arch, blocks, vectors); c.ok()) out.push_back(std::move(*c));
+    return out;
+  }
+
+  // Blocks enough for `blocks_per_sm` per SM, each thread visiting at least
+  // `vectors_per_thread` vectors (kBlocksPerSm and kVectorsPerThread but for
+  // boo tune's alternatives).
+  Result<BatchNormConfig> tiled(const NormProblem& p, const ArchSpec& arch, int64_t blocks_per_sm,
+                   int64_t vectors_per_thread) const {
     BatchNormConfig c;
     c.vec = vector_width(p);
     int64_t per_row = 0;  // vectors of a block's channels in one row
@@ -81,10 +106,10 @@ class BatchNormColumns final : public Tier<NormProblem, BatchNormConfig> {
       per_row = p.inner / c.vec;
     }
     // Slices: enough blocks to fill the GPU, each thread visiting at least
-    // kVectorsPerThread vectors.
-    const int64_t min_rows = std::max<int64_t>(1, kVectorsPerThread * kBlock / per_row);
+    // vectors_per_thread vectors.
+    const int64_t min_rows = std::max<int64_t>(1, vectors_per_thread * kBlock / per_row);
     const int64_t most = std::max<int64_t>(1, (p.outer + min_rows - 1) / min_rows);
-    const int64_t fill = std::max<int64_t>(1, arch.sm_count * kBlocksPerSm / c.channel_blocks);
+    const int64_t fill = std::max<int64_t>(1, arch.sm_count * blocks_per_sm / c.channel_blocks);
     c.slices = std::min({most, fill, kMaxSlices});
     c.rows_per_slice = (p.outer + c.slices - 1) / c.slices;
     c.slices = (p.outer + c.rows_per_slice - 1) / c.rows_per_slice;

@@ -80,17 +80,42 @@ class GroupNormGroups final : public Tier<NormProblem, GroupNormConfig> {
   }
 
   Result<GroupNormConfig> configure_problem(const NormProblem& p, const ArchSpec& arch) const override {
+    return tiled(p, arch, kBlocksPerSm, kVectorsPerThread);
+  }
+
+  // Fewer or more blocks per SM than the heuristic's kBlocksPerSm, and fewer
+  // or more vectors per thread than kVectorsPerThread (no cost model: the
+  // nearest first).
+  std::vector<GroupNormConfig> alternatives(const NormProblem& p, const ArchSpec& arch, const GroupNormConfig&) const override {
+    std::vector<GroupNormConfig> out;
+    for (const auto& [blocks, vectors] : {std::pair{kBlocksPerSm, kVectorsPerThread / 2},
+                                          std::pair{kBlocksPerSm, kVectorsPerThread * 2},
+                                          std::pair{kBlocksPerSm / 2, kVectorsPerThread},
+                                          std::pair{kBlocksPerSm * 2, kVectorsPerThread},
+                                          std::pair{kBlocksPerSm, kVectorsPerThread * 4},
+                                          std::pair{kBlocksPerSm * 2, kVectorsPerThread / 4},
+                                          std::pair{kBlocksPerSm / 4, kVectorsPerThread},
+                                          std::pair{kBlocksPerSm * 4, kVectorsPerThread}})
+      if (Result<GroupNormConfig> c = tiled(p, arch, blocks, vectors); c.ok()) out.push_back(std::move(*c));
+    return out;
+  }
+
+  // Blocks enough for `blocks_per_sm` per SM, each thread visiting at least
+  // `vectors_per_thread` vectors (kBlocksPerSm and kVectorsPerThread but for
+  // boo tune's alternatives).
+  Result<GroupNormConfig> tiled(const NormProblem& p, const ArchSpec& arch, int64_t blocks_per_sm,
+                   int64_t vectors_per_thread) const {
     GroupNormConfig c;
     c.vec = vector_width(p);
-    // Blocks enough to fill the GPU, each thread visiting at least kVectorsPerThread vectors.
-    const int64_t target_blocks = int64_t{arch.sm_count} * kBlocksPerSm;
+    // Blocks enough to fill the GPU, each thread visiting at least vectors_per_thread vectors.
+    const int64_t target_blocks = int64_t{arch.sm_count} * blocks_per_sm;
     if (p.channels_last) {
       const int64_t vectors = p.channels / c.vec;
       c.threads_x = static_cast<int>(std::min<uint64_t>(32, std::bit_ceil(static_cast<uint64_t>(vectors))));
       c.threads_y = kBlock / c.threads_x;
       c.blocks_x = (vectors + c.threads_x - 1) / c.threads_x;
       // Slices of a sample's spatial rows: a divisor of them, so no slice crosses samples.
-      const int64_t min_rows = std::max<int64_t>(1, kVectorsPerThread * c.threads_y);
+      const int64_t min_rows = std::max<int64_t>(1, vectors_per_thread * c.threads_y);
       const int64_t want = std::max<int64_t>(1, target_blocks / (c.blocks_x * p.outer));
       const int64_t most = std::max<int64_t>(1, p.inner / min_rows);
       const int64_t slices = std::min(want, most);
@@ -101,7 +126,7 @@ class GroupNormGroups final : public Tier<NormProblem, GroupNormConfig> {
       const int64_t plane_vectors = p.inner / c.vec;
       const int64_t planes = p.outer * p.channels;
       const int64_t want = std::max<int64_t>(1, (target_blocks + planes - 1) / planes);
-      const int64_t most = std::max<int64_t>(1, plane_vectors / (kVectorsPerThread * kBlock));
+      const int64_t most = std::max<int64_t>(1, plane_vectors / (vectors_per_thread * kBlock));
       c.pieces = divisor_at_most(plane_vectors, std::min(want, most));
       c.blocks_x = planes * c.pieces;
     }

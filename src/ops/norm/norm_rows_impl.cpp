@@ -55,7 +55,9 @@ int widest_vector(const NormProblem& p) {
   return vec;
 }
 
-Result<RowTiling> choose_tiling(const NormProblem& p, Pass pass) {
+// `scale` multiplies the elements a thread aims at (1 but for boo tune's
+// alternatives; the limit stays).
+Result<RowTiling> choose_tiling(const NormProblem& p, Pass pass, double scale) {
   std::string why;
   // Narrower vectors spread a wide row over more threads when 16-byte ones
   // leave a thread more than it can hold.
@@ -63,7 +65,8 @@ Result<RowTiling> choose_tiling(const NormProblem& p, Pass pass) {
     RowTiling t;
     t.vec = vec;
     const int64_t vectors = p.cols / t.vec;
-    const int64_t target = std::max<int64_t>(1, target_elements(pass) / t.vec);
+    const int64_t target = std::max<int64_t>(
+        1, std::min<int64_t>(max_elements(pass), static_cast<int64_t>(target_elements(pass) * scale)) / t.vec);
     const int64_t want = (vectors + target - 1) / target;
     t.threads_per_row = static_cast<int>(std::min<int64_t>(std::bit_ceil(static_cast<uint64_t>(want)), 1024));
     // In int64 until it is known to fit (rows may have up to 2^48 elements).
@@ -111,16 +114,16 @@ struct Layout {
 // 0.89x at 13440x32, so they keep the registers and the plain loop. In shared
 // memory the sums also let the fused backward take rows as wide as the dx-only
 // pass does; where the device lacks that much shared memory, such rows split.
-Result<Layout> layout(const NormProblem& p, const ArchSpec& arch) {
+Result<Layout> layout(const NormProblem& p, const ArchSpec& arch, double scale) {
   Layout l;
   if (p.forward) {
-    BOO_ASSIGN_OR_RETURN(l.fwd, choose_tiling(p, Pass::kForward));
+    BOO_ASSIGN_OR_RETURN(l.fwd, choose_tiling(p, Pass::kForward, scale));
     l.fwd.prefetch = l.fwd.per_thread == 1;
   }
   if (!p.backward()) return l;
   const bool both_partials = p.dweight && p.dbias;
   const Pass fused_pass = p.dx && both_partials ? Pass::kBackwardSharedPartials : Pass::kBackward;
-  if (Result<RowTiling> fused = choose_tiling(p, fused_pass); fused.ok()) {
+  if (Result<RowTiling> fused = choose_tiling(p, fused_pass, scale); fused.ok()) {
     RowTiling t = *fused;
     t.shared_partials = fused_pass == Pass::kBackwardSharedPartials && t.threads_per_row >= 32;
     t.prefetch = t.per_thread == 1 && (!both_partials || t.shared_partials);
@@ -132,7 +135,7 @@ Result<Layout> layout(const NormProblem& p, const ArchSpec& arch) {
   l.split = p.param_grads();
   l.param_vec = widest_vector(p);
   if (p.dx) {
-    BOO_ASSIGN_OR_RETURN(l.bwd, choose_tiling(p, Pass::kBackwardDx));
+    BOO_ASSIGN_OR_RETURN(l.bwd, choose_tiling(p, Pass::kBackwardDx, scale));
     l.bwd.prefetch = l.bwd.per_thread == 1;
   }
   return l;
@@ -264,10 +267,18 @@ class RowNorm final : public NormTier<RowNormConfig> {
   }
 
   Result<RowNormConfig> configure_problem(const NormProblem& p, const ArchSpec& arch) const override {
-    RowNormConfig config;
-    BOO_ASSIGN_OR_RETURN(config.layout, layout(p, arch));
-    config.entries = entries(p, config.layout);
-    return config;
+    return with_layout(p, arch, 1.0);
+  }
+
+  // Rows spread over fewer or more threads: each thread aiming at twice,
+  // half or a quarter of the heuristic's elements (no cost model: the
+  // nearest first).
+  std::vector<RowNormConfig> alternatives(const NormProblem& p, const ArchSpec& arch,
+                                          const RowNormConfig&) const override {
+    std::vector<RowNormConfig> out;
+    for (double scale : {2.0, 0.5, 0.25})
+      if (Result<RowNormConfig> c = with_layout(p, arch, scale); c.ok()) out.push_back(std::move(*c));
+    return out;
   }
 
   Result<Plan> plan_problem(const NormProblem& p, const RowNormConfig& config, const ArchSpec& arch) const override {
@@ -296,6 +307,13 @@ class RowNorm final : public NormTier<RowNormConfig> {
   }
 
  private:
+  static Result<RowNormConfig> with_layout(const NormProblem& p, const ArchSpec& arch, double scale) {
+    RowNormConfig config;
+    BOO_ASSIGN_OR_RETURN(config.layout, layout(p, arch, scale));
+    config.entries = entries(p, config.layout);
+    return config;
+  }
+
   static Dim3 grid_of(Entry::Kind kind, const NormProblem& p, const Layout& lay, const ArchSpec& arch) {
     switch (kind) {
       case Entry::kForward: return {forward_blocks(p, lay.fwd, arch), 1, 1};

@@ -1,0 +1,269 @@
+// boo: the tuning database on SQLite.
+#include "cache/tuning_db.hpp"
+
+#include <sqlite3.h>
+#include <sys/stat.h>
+
+#include <cmath>
+#include <cstdlib>
+
+#include "base/strings.hpp"
+
+namespace boo::cache {
+namespace {
+
+// PRAGMA user_version of a boo tuning database; another value is another schema.
+constexpr int kSchema = 1;
+// How long a writer waits for another's transaction before giving up (SQLITE_BUSY).
+constexpr int kBusyTimeoutMs = 30000;
+
+Status sqlite_error(sqlite3* db, const std::string& what) {
+  const int code = sqlite3_extended_errcode(db);
+  const std::string message = what + ": " + sqlite3_errmsg(db);
+  if ((code & 0xff) == SQLITE_NOTADB || (code & 0xff) == SQLITE_CORRUPT)
+    return data_loss(message + " (not a boo tuning database, or a damaged one)");
+  if ((code & 0xff) == SQLITE_BUSY || (code & 0xff) == SQLITE_LOCKED)
+    return unavailable(message + " (another process held the database past the busy timeout)");
+  return internal_error(message);
+}
+
+// A prepared statement, finalized on scope exit.
+class Statement {
+ public:
+  Statement(sqlite3* db, const char* sql) : db_(db) { rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr); }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  Status prepared(const std::string& what) const { return rc_ == SQLITE_OK ? ok_status() : sqlite_error(db_, what); }
+  void bind(int i, const std::string& v) { sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT); }
+  void bind(int i, double v) { sqlite3_bind_double(stmt_, i, v); }
+  void bind(int i, int64_t v) { sqlite3_bind_int64(stmt_, i, v); }
+  int step() { return sqlite3_step(stmt_); }
+  sqlite3_stmt* get() const { return stmt_; }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+  int rc_;
+};
+
+Status exec(sqlite3* db, const char* sql, const std::string& what) {
+  return sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK ? ok_status() : sqlite_error(db, what);
+}
+
+// The one integer `sql` returns (its statement finalized: no transaction stays open).
+Result<int> query_int(sqlite3* db, const char* sql, const std::string& path) {
+  Statement s(db, sql);
+  BOO_RETURN_IF_ERROR(s.prepared("reading " + path));
+  if (s.step() != SQLITE_ROW) return sqlite_error(db, "reading " + path);
+  return sqlite3_column_int(s.get(), 0);
+}
+
+constexpr const char* kColumns = "implementation, problem, arch, device, version, config, time_us, heuristic_us, tuned_at";
+
+// Column i as text, or nullopt where it is not text (a damaged or hand-edited row).
+std::optional<std::string> text_column(sqlite3_stmt* s, int i) {
+  if (sqlite3_column_type(s, i) != SQLITE_TEXT) return std::nullopt;
+  const unsigned char* t = sqlite3_column_text(s, i);
+  return std::string(reinterpret_cast<const char*>(t), static_cast<size_t>(sqlite3_column_bytes(s, i)));
+}
+
+// The row at the statement's cursor (kColumns in order), or why it is malformed.
+Result<TuningRow> read_row(sqlite3_stmt* s) {
+  TuningRow row;
+  std::string* texts[] = {&row.key.implementation, &row.key.problem, &row.key.arch, &row.key.device,
+                          &row.key.version, &row.config};
+  const char* names[] = {"implementation", "problem", "arch", "device", "version", "config"};
+  for (int i = 0; i < 6; ++i) {
+    std::optional<std::string> t = text_column(s, i);
+    if (!t) return data_loss(std::string("its ") + names[i] + " is not text");
+    *texts[i] = std::move(*t);
+  }
+  for (int i : {6, 7})
+    if (const int type = sqlite3_column_type(s, i); type != SQLITE_FLOAT && type != SQLITE_INTEGER)
+      return data_loss(std::string("its ") + (i == 6 ? "time_us" : "heuristic_us") + " is not a number");
+  row.time_us = sqlite3_column_double(s, 6);
+  row.heuristic_us = sqlite3_column_double(s, 7);
+  row.tuned_at = sqlite3_column_int64(s, 8);
+  if (!(row.time_us > 0) || !(row.heuristic_us > 0) || !std::isfinite(row.time_us) || !std::isfinite(row.heuristic_us))
+    return data_loss("its times are not positive (" + base::format_double(row.time_us) + ", " +
+                     base::format_double(row.heuristic_us) + " us)");
+  if (row.config.empty()) return data_loss("its config is empty");
+  return row;
+}
+
+Status check_row(const TuningRow& row) {
+  const TuningKey& k = row.key;
+  for (const std::string* field : {&k.implementation, &k.problem, &k.arch, &k.device, &k.version, &row.config})
+    if (field->empty()) return invalid_argument("a tuning row needs every key field and a config");
+  if (!(row.time_us > 0) || !(row.heuristic_us > 0) || !std::isfinite(row.time_us) || !std::isfinite(row.heuristic_us))
+    return invalid_argument("a tuning row's times must be positive and finite");
+  return ok_status();
+}
+
+}  // namespace
+
+base::JsonObject TuningRow::to_json() const {
+  base::JsonObject o;
+  o.set("implementation", key.implementation).set("problem", key.problem).set("arch", key.arch);
+  o.set("device", key.device).set("version", key.version).set("config", config);
+  o.set_number("time_us", time_us).set_number("heuristic_us", heuristic_us);
+  o.set_number("tuned_at", static_cast<double>(tuned_at));
+  return o;
+}
+
+Result<TuningRow> TuningRow::from_json(const base::JsonObject& o) {
+  TuningRow row;
+  const std::pair<const char*, std::string*> texts[] = {
+      {"implementation", &row.key.implementation}, {"problem", &row.key.problem}, {"arch", &row.key.arch},
+      {"device", &row.key.device}, {"version", &row.key.version}, {"config", &row.config}};
+  for (const auto& [name, field] : texts) {
+    const std::string* v = o.get(name);
+    if (!v) return data_loss(std::string("the row has no '") + name + "'");
+    *field = *v;
+  }
+  const std::pair<const char*, double*> numbers[] = {{"time_us", &row.time_us}, {"heuristic_us", &row.heuristic_us}};
+  for (const auto& [name, field] : numbers) {
+    Result<double> v = o.number(name);
+    if (!v.ok()) return data_loss(std::string("the row's '") + name + "' is not a number");
+    *field = *v;
+  }
+  Result<double> at = o.number("tuned_at");
+  if (!at.ok() || !std::isfinite(*at)) return data_loss("the row's 'tuned_at' is not a number");
+  row.tuned_at = static_cast<int64_t>(*at);
+  if (Status s = check_row(row); !s.ok()) return data_loss(s.message());
+  return row;
+}
+
+TuningDb::~TuningDb() { sqlite3_close_v2(db_); }
+
+std::string TuningDb::default_path(const std::string& cache_dir) {
+  for (const char* name : {"BOO_TUNING_DB", "BOO_TUNING_SPEC_PATH"})
+    if (const char* v = std::getenv(name); v && *v) return v;
+  return cache_dir + "/tuning.sqlite";
+}
+
+Result<std::unique_ptr<TuningDb>> TuningDb::open(const std::string& path, bool writable) {
+  struct stat st {};
+  if (!writable && ::stat(path.c_str(), &st) != 0) return not_found("no tuning database at " + path);
+  if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    return invalid_argument("the tuning database " + path + " is not a regular file (a link, folder or device)");
+  sqlite3* raw = nullptr;
+  const int flags = (writable ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY) |
+                    SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_NOFOLLOW;
+  const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
+  std::unique_ptr<TuningDb> db(new TuningDb(path, raw));
+  if (rc != SQLITE_OK) return sqlite_error(raw, "opening the tuning database " + path);
+  sqlite3_busy_timeout(raw, kBusyTimeoutMs);
+  BOO_ASSIGN_OR_RETURN(const int schema, query_int(raw, "PRAGMA user_version", path));
+  if (schema == 0 && writable) {
+    // A new file (or an empty one): write-ahead logging lets readers and one
+    // writer proceed together; the schema and its version in one transaction.
+    BOO_ASSIGN_OR_RETURN(const int tables, query_int(raw, "SELECT count(*) FROM sqlite_master", path));
+    if (tables != 0)
+      return data_loss(path + " is a SQLite database of another schema, not a boo tuning database");
+    BOO_RETURN_IF_ERROR(exec(raw, "PRAGMA journal_mode=WAL", "enabling write-ahead logging in " + path));
+    BOO_RETURN_IF_ERROR(exec(raw,
+                             "BEGIN IMMEDIATE;"
+                             "CREATE TABLE IF NOT EXISTS tunings(implementation TEXT NOT NULL, problem TEXT NOT NULL,"
+                             " arch TEXT NOT NULL, device TEXT NOT NULL, version TEXT NOT NULL, config TEXT NOT NULL,"
+                             " time_us REAL NOT NULL, heuristic_us REAL NOT NULL, tuned_at INTEGER NOT NULL,"
+                             " PRIMARY KEY(implementation, problem, arch, device, version));"
+                             "PRAGMA user_version=1;"
+                             "COMMIT;",
+                             "creating the tuning database " + path));
+    return db;
+  }
+  if (schema != kSchema)
+    return data_loss(path + " is not a boo tuning database of schema " + std::to_string(kSchema) + " (user_version " +
+                     std::to_string(schema) + ")");
+  if (writable) BOO_RETURN_IF_ERROR(exec(raw, "PRAGMA journal_mode=WAL", "enabling write-ahead logging in " + path));
+  return db;
+}
+
+Result<TuningLookup> TuningDb::find(const TuningKey& key) const {
+  Statement s(db_, (std::string("SELECT ") + kColumns +
+                    " FROM tunings WHERE implementation=?1 AND problem=?2 AND arch=?3 AND device=?4")
+                       .c_str());
+  BOO_RETURN_IF_ERROR(s.prepared("reading " + path_));
+  s.bind(1, key.implementation);
+  s.bind(2, key.problem);
+  s.bind(3, key.arch);
+  s.bind(4, key.device);
+  TuningLookup out;
+  int rc;
+  while ((rc = s.step()) == SQLITE_ROW) {
+    Result<TuningRow> row = read_row(s.get());
+    if (!row.ok()) {
+      out.ignored.push_back("a malformed row (" + row.status().message() + ")");
+    } else if (row->key.version != key.version) {
+      out.ignored.push_back("a row of version " + base::echo_word(row->key.version) + " (this is " + key.version + ")");
+    } else {
+      out.row = std::move(*row);
+    }
+  }
+  if (rc != SQLITE_DONE) return sqlite_error(db_, "reading " + path_);
+  return out;
+}
+
+Status TuningDb::put(const TuningRow& row) {
+  BOO_RETURN_IF_ERROR(check_row(row));
+  Statement s(db_, (std::string("INSERT OR REPLACE INTO tunings(") + kColumns + ") VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)")
+                       .c_str());
+  BOO_RETURN_IF_ERROR(s.prepared("writing " + path_));
+  s.bind(1, row.key.implementation);
+  s.bind(2, row.key.problem);
+  s.bind(3, row.key.arch);
+  s.bind(4, row.key.device);
+  s.bind(5, row.key.version);
+  s.bind(6, row.config);
+  s.bind(7, row.time_us);
+  s.bind(8, row.heuristic_us);
+  s.bind(9, row.tuned_at);
+  if (s.step() != SQLITE_DONE) return sqlite_error(db_, "writing " + path_);
+  return ok_status();
+}
+
+Result<std::vector<TuningRow>> TuningDb::rows() const {
+  Statement s(db_, (std::string("SELECT ") + kColumns +
+                    " FROM tunings ORDER BY implementation, problem, arch, device, version")
+                       .c_str());
+  BOO_RETURN_IF_ERROR(s.prepared("reading " + path_));
+  std::vector<TuningRow> out;
+  int rc;
+  while ((rc = s.step()) == SQLITE_ROW) {
+    Result<TuningRow> row = read_row(s.get());
+    if (!row.ok()) return std::move(row).take_status().annotate("a row of " + path_);
+    out.push_back(std::move(*row));
+  }
+  if (rc != SQLITE_DONE) return sqlite_error(db_, "reading " + path_);
+  return out;
+}
+
+Result<std::string> TuningDb::export_json() const {
+  BOO_ASSIGN_OR_RETURN(std::vector<TuningRow> all, rows());
+  std::vector<base::JsonObject> objects;
+  for (const TuningRow& r : all) objects.push_back(r.to_json());
+  return base::JsonObject::dump_array(objects);
+}
+
+Result<int64_t> TuningDb::import_json(const std::string& text) {
+  BOO_ASSIGN_OR_RETURN(std::vector<base::JsonObject> objects, base::JsonObject::parse_array(text));
+  std::vector<TuningRow> parsed;
+  for (size_t i = 0; i < objects.size(); ++i) {
+    Result<TuningRow> row = TuningRow::from_json(objects[i]);
+    if (!row.ok()) return std::move(row).take_status().annotate("row " + std::to_string(i));
+    parsed.push_back(std::move(*row));
+  }
+  BOO_RETURN_IF_ERROR(exec(db_, "BEGIN IMMEDIATE", "writing " + path_));
+  for (const TuningRow& row : parsed) {
+    if (Status s = put(row); !s.ok()) {
+      exec(db_, "ROLLBACK", "rolling back " + path_);
+      return s;
+    }
+  }
+  BOO_RETURN_IF_ERROR(exec(db_, "COMMIT", "writing " + path_));
+  return static_cast<int64_t>(parsed.size());
+}
+
+}  // namespace boo::cache

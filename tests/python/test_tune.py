@@ -1,0 +1,96 @@
+"""boo tune and the tuning database through the boo tool, without a GPU (label nvrtc: compiles with NVRTC).
+
+Run by ctest as: python3 tests/python/test_tune.py <boo> <folder of the fake libcuda>
+On the fake libcuda (tests/fake_cuda: host memory, every kernel "takes" the same time) boo tune runs its
+whole path: candidates, parallel compile, executor child, timing, the row; a rerun resumes; the rows go
+to JSON and back; boo explain says which config the database chose, and ignores damaged or foreign rows.
+"""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+COMMANDS = [
+    "convbfp16 -n 1 -c 16 -H 8 -W 8 -k 16 -y 1 -x 1 -F 1 --in_layout NHWC --fil_layout NHWC --out_layout NHWC",
+    "layernormbfp16 -X 64x256 -o 1 -F 1",
+]
+
+
+def run(args, env=None):
+    r = subprocess.run(args, capture_output=True, text=True, env={**os.environ, **(env or {})})
+    print("$", " ".join(args), "->", r.returncode)
+    return r
+
+
+def check(condition, what, r):
+    if not condition:
+        print(f"FAIL: {what}\n--- stdout\n{r.stdout}\n--- stderr\n{r.stderr}")
+        sys.exit(1)
+
+
+def main():
+    boo, fake = sys.argv[1], sys.argv[2]
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="boo_tune_"))
+    cmds = tmp / "cmds.txt"
+    cmds.write_text("\n".join(COMMANDS) + "\n")
+    db = str(tmp / "tuning.sqlite")
+    gpu = {"BOO_CUDA_DRIVER_DIR": fake, "BOO_CACHE_DIR": str(tmp / "cache")}
+    tune = [boo, "tune", "--commands-file", str(cmds), "--tuning-db", db, "--top", "3",
+            "--budget-per-signature", "1", "-j", "2"]
+
+    # Without a GPU: a clear refusal before anything is compiled.
+    r = run(tune, {"BOO_CUDA_DRIVER_DIR": str(tmp / "no-driver-here")})
+    check(r.returncode == 2 and "timing configs needs a GPU" in r.stderr, "boo tune without a GPU", r)
+    r = run([boo, "tune", "--tuning-db", db])
+    check(r.returncode == 2 and "expected --commands-file" in r.stderr, "boo tune with nothing to do", r)
+
+    r = run(tune, gpu)
+    check(r.returncode == 0 and "2 signatures to tune" in r.stdout, "boo tune on the fake GPU", r)
+    check(r.stdout.count("kept") >= 2 and "configs timed" in r.stdout and "ETA" in r.stdout,
+          "each signature's progress line", r)
+    # A rerun resumes: both have a row of this version.
+    r = run(tune, gpu)
+    check(r.returncode == 0 and "0 signatures to tune" in r.stdout and "2 already tuned" in r.stdout, "resume", r)
+
+    exported = str(tmp / "rows.json")
+    r = run([boo, "tune", "--tuning-db", db, "--export", exported])
+    check(r.returncode == 0, "export", r)
+    rows = json.loads(pathlib.Path(exported).read_text())
+    check(len(rows) == 2 and {row["implementation"] for row in rows} ==
+          {"gpu:conv:implicit_gemm", "gpu:layernorm:rows"}, "two rows exported", r)
+    check(all(row["time_us"] > 0 and row["heuristic_us"] > 0 and row["config"] for row in rows), "row fields", r)
+    copy = str(tmp / "copy.sqlite")
+    r = run([boo, "tune", "--tuning-db", copy, "--import", exported, "--export", str(tmp / "again.json")])
+    check(r.returncode == 0 and "imported 2 rows" in r.stdout, "import", r)
+    check(pathlib.Path(exported).read_text() == (tmp / "again.json").read_text(), "JSON round trip", r)
+
+    conv = next(row for row in rows if row["implementation"] == "gpu:conv:implicit_gemm")
+    explain = [boo, "explain", conv["problem"], "--tuning-db"]
+    r = run(explain + [copy], gpu)
+    check(r.returncode == 0 and "config from: tuning database " + copy in r.stdout and
+          "the heuristic's config measured best" in r.stdout, "explain names the database", r)
+
+    # A damaged row and a row of another version are not trusted: the heuristic runs, and a log line says why.
+    for what, edit, said in [("config", "tile 1x1x1", "ignored a database row"),
+                             ("version", "0.0.0+0000000000000000", "ignored a row of version 0.0.0+0000000000000000")]:
+        bad = dict(conv, **{what: edit})
+        path = tmp / f"bad_{what}.json"
+        path.write_text(json.dumps([bad]))
+        bad_db = str(tmp / f"bad_{what}.sqlite")
+        r = run([boo, "tune", "--tuning-db", bad_db, "--import", str(path)])
+        check(r.returncode == 0, f"import a row with another {what}", r)
+        r = run(explain + [bad_db], gpu)
+        check(r.returncode == 0 and "config from: heuristic (" + said in r.stdout, f"explain ignores another {what}", r)
+        check("boo: warning: tuning database" in r.stderr and "ignored" in r.stderr, f"the log line ({what})", r)
+    # A file that is not a tuning database: explain warns and uses the heuristic.
+    junk = tmp / "junk.sqlite"
+    junk.write_text("not a database" * 20)
+    r = run(explain + [str(junk)], gpu)
+    check(r.returncode == 0 and "config from: heuristic" in r.stdout and "not used" in r.stderr, "a junk file", r)
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,418 @@
+// boo tests: the tuning database (rows, versions, damaged rows, concurrent
+// writers, JSON), dispatch reading it, and every tier's candidate configs
+// read back from their text.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "cache/tuning_db.hpp"
+#include "jit/embedded_sources.hpp"
+#include "runtime/dispatch.hpp"
+#include "test_util.hpp"
+
+namespace boo::cache {
+namespace {
+
+// A fresh folder for one test's database.
+std::string fresh_dir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "/boo_tuning_" + name + "_" + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+TuningRow row_of(const std::string& problem, const std::string& config, const std::string& version = "v1") {
+  TuningRow r;
+  r.key = {"gpu:conv:implicit_gemm", problem, "sm_90a", "NVIDIA H100 80GB HBM3", version};
+  r.config = config;
+  r.time_us = 12.5;
+  r.heuristic_us = 15.25;
+  r.tuned_at = 1764000000;
+  return r;
+}
+
+void expect_same(const TuningRow& a, const TuningRow& b) {
+  EXPECT_EQ(a.key.implementation, b.key.implementation);
+  EXPECT_EQ(a.key.problem, b.key.problem);
+  EXPECT_EQ(a.key.arch, b.key.arch);
+  EXPECT_EQ(a.key.device, b.key.device);
+  EXPECT_EQ(a.key.version, b.key.version);
+  EXPECT_EQ(a.config, b.config);
+  EXPECT_EQ(a.time_us, b.time_us);
+  EXPECT_EQ(a.heuristic_us, b.heuristic_us);
+  EXPECT_EQ(a.tuned_at, b.tuned_at);
+}
+
+// Runs `sql` on the file directly, as a hand edit or a damaged write would.
+void raw_sql(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* error = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK) << (error ? error : "");
+  sqlite3_free(error);
+  sqlite3_close(db);
+}
+
+TEST(TuningDbTest, RowsRoundTripAndReplaceTheirKey) {
+  const std::string path = fresh_dir("round_trip") + "/tuning.sqlite";
+  EXPECT_EQ(TuningDb::open(path, false).status().code(), StatusCode::kNotFound);
+  Result<std::unique_ptr<TuningDb>> db = TuningDb::open(path, true);
+  ASSERT_TRUE(db.ok()) << db.status().to_string();
+  const TuningRow a = row_of("conv -n 1 -c 64 -F 1", "tile 64x64x32"), b = row_of("conv -n 2 -c 64 -F 1", "tile 128x64x32");
+  ASSERT_TRUE((*db)->put(a).ok());
+  ASSERT_TRUE((*db)->put(b).ok());
+  TuningRow a2 = a;
+  a2.config = "tile 128x128x64";
+  a2.time_us = 11;
+  ASSERT_TRUE((*db)->put(a2).ok());  // the same key: replaced
+  Result<std::unique_ptr<TuningDb>> reader = TuningDb::open(path, false);
+  ASSERT_TRUE(reader.ok()) << reader.status().to_string();
+  Result<TuningLookup> found = (*reader)->find(a.key);
+  ASSERT_TRUE(found.ok());
+  ASSERT_TRUE(found->row.has_value());
+  expect_same(*found->row, a2);
+  EXPECT_TRUE(found->ignored.empty());
+  Result<std::vector<TuningRow>> all = (*reader)->rows();
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 2u);
+  TuningKey other = a.key;
+  other.device = "NVIDIA H200";
+  EXPECT_FALSE((*reader)->find(other)->row.has_value());
+  // A row without a config or with a non-positive time is refused.
+  TuningRow bad = a;
+  bad.time_us = 0;
+  EXPECT_EQ((*db)->put(bad).code(), StatusCode::kInvalidArgument);
+}
+
+TEST(TuningDbTest, AnotherVersionsRowAndADamagedRowAreIgnoredWithTheReason) {
+  const std::string path = fresh_dir("foreign") + "/tuning.sqlite";
+  {
+    Result<std::unique_ptr<TuningDb>> db = TuningDb::open(path, true);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->put(row_of("conv -F 1", "tile 64x64x32", "0.0.1+00000000deadbeef")).ok());
+  }
+  raw_sql(path, "INSERT INTO tunings VALUES('gpu:conv:implicit_gemm', 'conv -F 1', 'sm_90a', "
+                "'NVIDIA H100 80GB HBM3', 'v1', 'tile 64x64x32', 'fast', 1.0, 0)");
+  Result<std::unique_ptr<TuningDb>> db = TuningDb::open(path, false);
+  ASSERT_TRUE(db.ok());
+  Result<TuningLookup> found = (*db)->find(row_of("conv -F 1", "", "v1").key);
+  ASSERT_TRUE(found.ok()) << found.status().to_string();
+  EXPECT_FALSE(found->row.has_value());
+  ASSERT_EQ(found->ignored.size(), 2u);
+  std::string reasons = found->ignored[0] + " | " + found->ignored[1];
+  EXPECT_NE(reasons.find("version 0.0.1+00000000deadbeef"), std::string::npos) << reasons;
+  EXPECT_NE(reasons.find("time_us is not a number"), std::string::npos) << reasons;
+}
+
+TEST(TuningDbTest, FilesThatAreNotBooTuningDatabasesAreRefused) {
+  const std::string dir = fresh_dir("foreign_files");
+  std::ofstream(dir + "/text.sqlite") << "not a database, just text that is long enough to have a header......";
+  EXPECT_EQ(TuningDb::open(dir + "/text.sqlite", false).status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(TuningDb::open(dir + "/text.sqlite", true).status().code(), StatusCode::kDataLoss);
+  raw_sql(dir + "/other.sqlite", "CREATE TABLE t(x)");
+  EXPECT_EQ(TuningDb::open(dir + "/other.sqlite", true).status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(TuningDb::open(dir + "/other.sqlite", false).status().code(), StatusCode::kDataLoss);
+  std::filesystem::create_directory(dir + "/folder.sqlite");
+  EXPECT_EQ(TuningDb::open(dir + "/folder.sqlite", true).status().code(), StatusCode::kInvalidArgument);
+  std::filesystem::create_symlink(dir + "/other.sqlite", dir + "/link.sqlite");
+  EXPECT_EQ(TuningDb::open(dir + "/link.sqlite", true).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(TuningDbTest, ConcurrentWritersInThreadsAndProcessesLoseNoRow) {
+  const std::string path = fresh_dir("concurrent") + "/tuning.sqlite";
+  ASSERT_TRUE(TuningDb::open(path, true).ok());
+  constexpr int kRows = 150;
+  auto write = [&](const std::string& who) {
+    Result<std::unique_ptr<TuningDb>> db = TuningDb::open(path, true);
+    if (!db.ok()) return false;
+    for (int i = 0; i < kRows; ++i)
+      if (!(*db)->put(row_of("conv -n " + std::to_string(i) + " " + who, "tile " + who)).ok()) return false;
+    return true;
+  };
+  std::vector<pid_t> children;
+  for (const char* who : {"process_a", "process_b"}) {
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) ::_exit(write(who) ? 0 : 1);
+    children.push_back(pid);
+  }
+  bool thread_ok = false;
+  std::thread thread([&] { thread_ok = write("thread"); });
+  const bool main_ok = write("main");
+  thread.join();
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a writer process failed";
+  }
+  EXPECT_TRUE(thread_ok && main_ok);
+  Result<std::unique_ptr<TuningDb>> db = TuningDb::open(path, false);
+  ASSERT_TRUE(db.ok());
+  Result<std::vector<TuningRow>> all = (*db)->rows();
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), 4u * kRows);
+}
+
+// A tuner killed (SIGKILL) in the middle of its writes leaves a database that
+// opens, passes SQLite's integrity check and holds whole rows only.
+TEST(TuningDbTest, AKilledWriterLeavesWholeRows) {
+  const std::string path = fresh_dir("killed") + "/tuning.sqlite";
+  ASSERT_TRUE(TuningDb::open(path, true).ok());
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    Result<std::unique_ptr<TuningDb>> db = TuningDb::open(path, true);
+    for (int i = 0; db.ok(); ++i) (*db)->put(row_of("conv -n " + std::to_string(i), "tile " + std::to_string(i)));
+    ::_exit(1);
+  }
+  // Kill it once it has written some rows.
+  for (int tries = 0; tries < 500; ++tries) {
+    Result<std::unique_ptr<TuningDb>> db = TuningDb::open(path, false);
+    if (db.ok() && (*db)->rows().ok() && (*db)->rows()->size() >= 20) break;
+    ::usleep(10000);
+  }
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  Result<std::unique_ptr<TuningDb>> db = TuningDb::open(path, true);
+  ASSERT_TRUE(db.ok()) << db.status().to_string();
+  Result<std::vector<TuningRow>> all = (*db)->rows();
+  ASSERT_TRUE(all.ok()) << all.status().to_string();
+  EXPECT_GE(all->size(), 20u);
+  for (const TuningRow& r : *all) EXPECT_EQ("tile " + r.key.problem.substr(std::string("conv -n ").size()), r.config);
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  sqlite3_stmt* check = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(raw, "PRAGMA integrity_check", -1, &check, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(check), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(check, 0)), "ok");
+  sqlite3_finalize(check);
+  sqlite3_close(raw);
+}
+
+TEST(TuningDbTest, JsonExportImportsBackToTheSameRows) {
+  const std::string dir = fresh_dir("json");
+  Result<std::unique_ptr<TuningDb>> from = TuningDb::open(dir + "/a.sqlite", true);
+  ASSERT_TRUE(from.ok());
+  TuningRow odd = row_of("conv -n 1 --in_layout NHWC \"quoted\"\\", "copies x: [n][h][w][c]; y: face 0\ttab\nline");
+  odd.key.version = "0.1.0+0123456789abcdef";
+  ASSERT_TRUE((*from)->put(odd).ok());
+  ASSERT_TRUE((*from)->put(row_of("layernorm -X 8x1024 -F 1", "boo_row_norm_forward=boo::row_norm_forward<>(p);")).ok());
+  Result<std::string> json = (*from)->export_json();
+  ASSERT_TRUE(json.ok());
+  Result<std::unique_ptr<TuningDb>> to = TuningDb::open(dir + "/b.sqlite", true);
+  ASSERT_TRUE(to.ok());
+  Result<int64_t> imported = (*to)->import_json(*json);
+  ASSERT_TRUE(imported.ok()) << imported.status().to_string();
+  EXPECT_EQ(*imported, 2);
+  Result<std::vector<TuningRow>> a = (*from)->rows(), b = (*to)->rows();
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_EQ(a->size(), b->size());
+  for (size_t i = 0; i < a->size(); ++i) expect_same((*a)[i], (*b)[i]);
+  EXPECT_EQ(*(*to)->export_json(), *json);
+  // A malformed file imports nothing: one bad row fails the whole import.
+  std::string broken = *json;
+  broken.replace(broken.find("\"time_us\": 12.5"), 15, "\"time_us\": \"x\"");
+  Result<std::unique_ptr<TuningDb>> empty = TuningDb::open(dir + "/c.sqlite", true);
+  ASSERT_TRUE(empty.ok());
+  EXPECT_EQ((*empty)->import_json(broken).status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ((*empty)->import_json("{\"not\": \"an array\"}").status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ((*empty)->import_json("[{}] trailing").status().code(), StatusCode::kDataLoss);
+  EXPECT_TRUE((*empty)->rows()->empty());
+}
+
+TEST(TuningDbTest, DefaultPathFollowsTheEnvironment) {
+  ::unsetenv("BOO_TUNING_DB");
+  ::unsetenv("BOO_TUNING_SPEC_PATH");
+  EXPECT_EQ(TuningDb::default_path("/c"), "/c/tuning.sqlite");
+  ::setenv("BOO_TUNING_SPEC_PATH", "/spec.sqlite", 1);
+  EXPECT_EQ(TuningDb::default_path("/c"), "/spec.sqlite");
+  ::setenv("BOO_TUNING_DB", "/db.sqlite", 1);
+  EXPECT_EQ(TuningDb::default_path("/c"), "/db.sqlite");
+  ::unsetenv("BOO_TUNING_DB");
+  ::unsetenv("BOO_TUNING_SPEC_PATH");
+}
+
+}  // namespace
+}  // namespace boo::cache
+
+namespace boo::runtime {
+namespace {
+
+using cache::TuningDb;
+using cache::TuningRow;
+
+constexpr const char* kConv = "convbfp16 -n 8 -c 64 -H 56 -W 56 -k 128 -y 3 -x 3 -p 1 -q 1 -F 1";
+
+struct DispatchFixture {
+  std::unique_ptr<OpSignature> sig;
+  DeviceInfo device;
+};
+
+DispatchFixture fixture(const std::string& command, const std::string& arch = "sm_90a") {
+  DispatchFixture f;
+  f.sig = testing::must_parse(command).signature;
+  f.device = *DeviceInfo::for_arch(arch);
+  return f;
+}
+
+TEST(TuningDispatchTest, DispatchTakesTheDatabasesCandidateAndSaysSo) {
+  DispatchFixture f = fixture(kConv);
+  Result<Dispatch> heuristic = choose_gpu_implementation(*f.sig, f.device, "gpu:conv:implicit_gemm");
+  ASSERT_TRUE(heuristic.ok() && heuristic->chosen);
+  EXPECT_EQ(heuristic->config_origin, "heuristic");
+  Result<ops::ConfigList> list = heuristic->chosen->candidates(*heuristic->problem, heuristic->arch);
+  ASSERT_TRUE(list.ok());
+  ASSERT_GE(list->size(), 3u);
+  const std::string tuned = (*list)[2]->text();
+  ASSERT_NE(tuned, heuristic->config->text());
+
+  const std::string path = ::testing::TempDir() + "/boo_tuning_dispatch_" + std::to_string(::getpid()) + ".sqlite";
+  std::remove(path.c_str());
+  {
+    Result<std::unique_ptr<TuningDb>> db = TuningDb::open(path, true);
+    ASSERT_TRUE(db.ok());
+    TuningRow row;
+    row.key = tuning_key("gpu:conv:implicit_gemm", *f.sig, f.device);
+    EXPECT_EQ(row.key.version, jit::device_sources_version());
+    row.config = tuned;
+    row.time_us = 10;
+    row.heuristic_us = 20;
+    ASSERT_TRUE((*db)->put(row).ok());
+  }
+  std::unique_ptr<TuningDb> db = open_tuning_db(path);
+  ASSERT_TRUE(db);
+  Result<Dispatch> d = choose_gpu_implementation(*f.sig, f.device, "gpu:conv:implicit_gemm", db.get());
+  ASSERT_TRUE(d.ok() && d->chosen);
+  EXPECT_EQ(d->config->text(), tuned);
+  EXPECT_EQ(d->config_origin.rfind("tuning database " + path, 0), 0u) << d->config_origin;
+  Result<ops::Plan> plan = plan_chosen(*d);
+  EXPECT_TRUE(plan.ok()) << plan.status().to_string();
+  // Another device's rows are not this one's.
+  DispatchFixture ampere = fixture(kConv, "sm_80");
+  Result<Dispatch> other = choose_gpu_implementation(*ampere.sig, ampere.device, "gpu:conv:implicit_gemm", db.get());
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ(other->config_origin, "heuristic (no tuning database row)");
+  std::remove(path.c_str());
+}
+
+TEST(TuningDispatchTest, AnUnparsableOrForeignRowIsIgnoredWithALogLine) {
+  DispatchFixture f = fixture(kConv);
+  const std::string path = ::testing::TempDir() + "/boo_tuning_corrupt_" + std::to_string(::getpid()) + ".sqlite";
+  std::remove(path.c_str());
+  Result<std::unique_ptr<TuningDb>> writer = TuningDb::open(path, true);
+  ASSERT_TRUE(writer.ok());
+  TuningRow row;
+  row.key = tuning_key("gpu:conv:wgmma_sm90", *f.sig, f.device);
+  row.config = "tile 128x512x64 stages 9";  // no candidate of the tier has this text
+  row.time_us = 1;
+  row.heuristic_us = 2;
+  ASSERT_TRUE((*writer)->put(row).ok());
+  std::unique_ptr<TuningDb> db = open_tuning_db(path);
+  ASSERT_TRUE(db);
+  Result<Dispatch> plain = choose_gpu_implementation(*f.sig, f.device);
+  ASSERT_TRUE(plain.ok() && plain->chosen);
+  ASSERT_EQ(plain->chosen->name(), "gpu:conv:wgmma_sm90");
+
+  ::testing::internal::CaptureStderr();
+  Result<Dispatch> d = choose_gpu_implementation(*f.sig, f.device, "", db.get());
+  std::string log = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(d.ok() && d->chosen);
+  EXPECT_EQ(d->config->text(), plain->config->text());
+  EXPECT_NE(d->config_origin.find("heuristic (ignored a database row"), std::string::npos) << d->config_origin;
+  EXPECT_NE(log.find("ignored the row of gpu:conv:wgmma_sm90"), std::string::npos) << log;
+
+  // The same config text under another version: ignored, and said so.
+  ASSERT_TRUE((*writer)->put([&] {
+    TuningRow r = row;
+    r.key.version = "0.0.0+ffffffffffffffff";
+    r.config = plain->config->text();
+    return r;
+  }()).ok());
+  {
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(raw, ("DELETE FROM tunings WHERE version='" + row.key.version + "'").c_str(), nullptr,
+                           nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(raw);
+  }
+  ::testing::internal::CaptureStderr();
+  d = choose_gpu_implementation(*f.sig, f.device, "", db.get());
+  log = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(d.ok() && d->chosen);
+  EXPECT_EQ(d->config->text(), plain->config->text());
+  EXPECT_NE(d->config_origin.find("ignored a row of version 0.0.0+ffffffffffffffff"), std::string::npos)
+      << d->config_origin;
+  EXPECT_NE(log.find("ignored a row of version 0.0.0+ffffffffffffffff"), std::string::npos) << log;
+  std::remove(path.c_str());
+}
+
+// Every implementation that accepts a line lists candidates (configure's
+// first, distinct, at most kMaxCandidates), each read back from its text and
+// planned; the conv and norm tiers with alternatives offer more than one.
+TEST(TuningCandidatesTest, EveryTiersCandidatesReadBackFromTheirTextAndPlan) {
+  std::map<std::string, size_t> most;  // implementation -> the most candidates a line had
+  for (const char* path : {"tests/gpu/focus.txt", "tests/gpu/norm_matrix.txt"}) {
+    std::ifstream in(path);
+    ASSERT_TRUE(in.good()) << path << " (the test runs from the repository root)";
+    int line_number = 0, taken = 0;
+    for (std::string line; std::getline(in, line);) {
+      // Every 7th line of the long norm matrix, every line of the focus list.
+      if (line.empty() || line[0] == '#' || (++line_number % (std::string(path).find("norm") != std::string::npos ? 7 : 1)) != 0) continue;
+      Result<ParsedCommand> parsed = parse_command(line);
+      if (!parsed.ok()) continue;  // ops boo does not implement
+      ++taken;
+      for (const char* arch : {"sm_90a", "sm_80"}) {
+        const DeviceInfo device = *DeviceInfo::for_arch(arch);
+        const ops::OpDefinition* op = ops::find_op(parsed->signature->op_name());
+        ASSERT_TRUE(op);
+        Result<std::unique_ptr<ops::OpProblem>> problem = op->make_problem(*parsed->signature);
+        ASSERT_TRUE(problem.ok());
+        const ops::ArchSpec spec = ops::ArchSpec::of(device);
+        for (const ops::GpuImplementation* impl : op->gpu_implementations()) {
+          if (!impl->accepts(**problem, spec).ok()) continue;
+          Result<std::unique_ptr<const ops::Config>> chosen = impl->configure(**problem, spec);
+          if (!chosen.ok()) continue;
+          SCOPED_TRACE(line + " on " + std::string(impl->name()) + " " + arch);
+          Result<ops::ConfigList> list = impl->candidates(**problem, spec);
+          ASSERT_TRUE(list.ok()) << list.status().to_string();
+          ASSERT_FALSE(list->empty());
+          EXPECT_LE(list->size(), ops::kMaxCandidates);
+          EXPECT_EQ((*list)[0]->text(), (*chosen)->text());
+          std::set<std::string> texts;
+          for (const std::unique_ptr<const ops::Config>& c : *list) {
+            EXPECT_TRUE(texts.insert(c->text()).second) << "repeated: " << c->text();
+            Result<std::unique_ptr<const ops::Config>> back = impl->config_from_text(**problem, spec, c->text());
+            ASSERT_TRUE(back.ok()) << back.status().to_string();
+            EXPECT_EQ((*back)->text(), c->text());
+            Result<ops::Plan> plan = impl->plan(**problem, **back, spec);
+            ASSERT_TRUE(plan.ok()) << c->text() << ": " << plan.status().to_string();
+            EXPECT_TRUE(plan->validate(parsed->signature->arguments().size(), parsed->signature->results().size()).ok());
+          }
+          EXPECT_EQ(impl->config_from_text(**problem, spec, (*chosen)->text() + " ").status().code(),
+                    StatusCode::kInvalidArgument);
+          size_t& m = most[std::string(impl->name())];
+          m = std::max(m, list->size());
+        }
+      }
+    }
+    EXPECT_GT(taken, 20) << path;
+  }
+  for (const char* tier : {"gpu:conv:implicit_gemm", "gpu:conv:wgmma_sm90", "gpu:conv:depthwise", "gpu:layernorm:rows",
+                           "gpu:batchnorm:columns", "gpu:groupnorm:groups"})
+    EXPECT_GT(most[tier], 1u) << tier << " offered no alternative on any line";
+  EXPECT_EQ(most["gpu:conv:direct"], 1u);
+}
+
+}  // namespace
+}  // namespace boo::runtime

@@ -1,0 +1,399 @@
+// boo tune: candidates -> parallel NVRTC compile -> timed on the GPU with the
+// driver's timer -> the fastest, when it beats the heuristic's config by the
+// margin and passes the numerics check against it -> one database row.
+//
+// The parent process never times anything: it reads the commands, skips the
+// signatures that have a row of this version already (a rerun resumes), and
+// hands each signature to an executor child (tools/driver/executor.hpp, the
+// driver's). The child announces each config before timing it; when the
+// child dies, hangs or finds its CUDA context broken, the parent starts a
+// fresh one for the same signature without that config.
+#include "tune.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+#include <set>
+
+#include "base/file_util.hpp"
+#include "base/strings.hpp"
+#include "bench/backend.hpp"
+#include "bench/executor_protocol.hpp"
+#include "bench/numerics_check.hpp"
+#include "bench/reference.hpp"
+#include "boo/registry.hpp"
+#include "boo/runtime.hpp"
+#include "cache/artifact_cache.hpp"
+#include "cache/tuning_db.hpp"
+#include "common/commands_file.hpp"
+#include "driver/executor.hpp"
+#include "ops/op_registry.hpp"
+#include "runtime/dispatch.hpp"
+#include "runtime/plan_loader.hpp"
+#include "runtime/preload.hpp"
+
+namespace boo::tools {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// The line a child prints before timing config `index`: the parent's record of which one was running.
+constexpr const char* kTryingConfig = "tuning config ";
+// Faulting configs a signature may lose before it is given up.
+constexpr int kMostFaults = 3;
+
+std::string format_us(double us) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f us", us);
+  return buf;
+}
+
+std::string format_duration(double s) {
+  char buf[32];
+  const long long total = std::llround(std::max(0.0, s));
+  std::snprintf(buf, sizeof buf, "%lldm%02llds", total / 60, total % 60);
+  return buf;
+}
+
+RuntimeOptions runtime_options(const TuneOptions& o) {
+  RuntimeOptions ro = RuntimeOptions::from_environment();
+  ro.device = o.gpu_id;
+  if (!o.cache_dir.empty()) {
+    ro.cache_dir = o.cache_dir;
+    ro.cache_enabled = true;
+  }
+  ro.tuning_db.clear();  // the tuner chooses every config itself
+  return ro;
+}
+
+// A launch's GPU time: its kernels' median times (each kernel's samples over
+// the timed launches, so a kernel run twice per launch counts twice).
+double launch_us(const bench::BackendRun& run) {
+  double total = 0;
+  for (const bench::KernelTiming& k : run.kernels) {
+    if (k.samples_us.empty()) continue;
+    std::vector<double> s = k.samples_us;
+    std::nth_element(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(s.size() / 2), s.end());
+    const double per_launch = run.timed_launches > 0 ? static_cast<double>(k.samples_us.size()) /
+                                                           static_cast<double>(run.timed_launches)
+                                                     : 1.0;
+    total += s[s.size() / 2] * per_launch;
+  }
+  return total;
+}
+
+// What the child reports for one signature (the DONE record's row).
+struct Outcome {
+  std::string kind;       // "tuned", "kept" (the heuristic's config is best), "failed", "fault"
+  std::string summary;    // the human line
+  int fault_config = -1;  // "fault": the config whose run broke the context
+};
+
+// One signature in this process: every candidate not in `excluded` compiled,
+// timed (within the budget), the fastest verified and written.
+class SignatureTuner {
+ public:
+  SignatureTuner(const TuneOptions& o, Runtime& rt, cache::TuningDb& db, bench::Reference& reference)
+      : o_(o), rt_(rt), db_(db), reference_(reference) {}
+
+  Outcome tune(const OpSignature& sig, const std::set<int>& excluded) {
+    const Clock::time_point start = Clock::now();
+    Result<runtime::Dispatch> dispatch = runtime::choose_gpu_implementation(sig, rt_.device(), o_.implementation);
+    if (!dispatch.ok()) return failed(dispatch.status());
+    const runtime::Dispatch& d = *dispatch;
+    if (!d.chosen) return failed(d.failure());
+    Result<ops::ConfigList> listed = d.chosen->candidates(*d.problem, d.arch);
+    if (!listed.ok()) return failed(listed.status());
+    ops::ConfigList list = std::move(*listed);
+    if (list.size() > o_.top) list.resize(o_.top);
+    if (excluded.count(0)) return failed(internal_error("the heuristic's own config faulted"));
+
+    // Plans and their modules, compiled in parallel into the cache (load_plan then reads them).
+    std::vector<std::optional<ops::Plan>> plans(list.size());
+    std::vector<runtime::ModuleJob> jobs;
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (excluded.count(static_cast<int>(i))) continue;
+      Result<ops::Plan> plan = d.chosen->plan(*d.problem, *list[i], d.arch);
+      if (plan.ok() && plan->validate(sig.arguments().size(), sig.results().size()).ok()) {
+        Result<runtime::ModuleRequest> request =
+            runtime::describe_module(d.chosen->name(), *list[i], plan->source, rt_.device().arch());
+        if (request.ok()) jobs.push_back(runtime::ModuleJob{std::move(*request), &sig});
+        plans[i] = std::move(*plan);
+      } else if (i == 0) {
+        return failed(plan.ok() ? internal_error("the heuristic's plan is invalid") : plan.status());
+      }
+    }
+    const RuntimeOptions ro = runtime_options(o_);
+    if (ro.cache_enabled)
+      runtime::build_modules(std::move(jobs), cache::ArtifactCache(cache::CacheConfig{ro.cache_dir, true}), o_.jobs,
+                             "", nullptr);
+
+    const ops::OpDefinition* op = ops::find_op(sig.op_name());
+    Result<std::vector<base::HostTensor>> args = [&]() -> Result<std::vector<base::HostTensor>> {
+      if (op->default_arguments(sig)) {
+        Result<std::vector<base::HostTensor>> made = bench::make_arguments_on_gpu(rt_, sig, {});
+        if (made.ok() || made.status().code() != StatusCode::kUnimplemented) return made;
+      }
+      return op->make_arguments(sig, {});
+    }();
+    if (!args.ok()) return failed(args.status());
+
+    // The budget is for timing: it starts once the modules are built. Each
+    // candidate is sized to a share of it (about a third of it times them all).
+    const Clock::time_point timing_start = Clock::now();
+    RunOptions run;
+    run.time = true;
+    run.min_time_s = std::clamp(o_.budget_s / (3.0 * static_cast<double>(list.size())), 0.01, 0.25);
+    struct Timed {
+      size_t index;
+      double us;
+      std::unique_ptr<bench::Backend> backend;
+    };
+    std::vector<Timed> timed;
+    std::string notes;
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (!plans[i]) continue;
+      if (i > 0 && seconds_since(timing_start) > o_.budget_s) {
+        notes += "; budget spent after " + std::to_string(timed.size()) + " configs";
+        break;
+      }
+      std::cout << kTryingConfig << i << "\n" << std::flush;
+      Result<std::shared_ptr<Launchable>> launchable =
+          runtime::load_plan(rt_, sig, d.chosen->name(), *list[i], *plans[i], sig.arguments(), sig.results());
+      Result<bench::BackendRun> measured = launchable.status();
+      std::unique_ptr<bench::Backend> backend;
+      if (launchable.ok()) {
+        backend = bench::make_boo_backend_of(rt_, bench::TimingOptions{}, *launchable);
+        measured = backend->run(sig, *args, run);
+      }
+      if (!measured.ok()) {
+        if (Status health = rt_.context_health(); !health.ok())
+          return Outcome{"fault", "config " + std::to_string(i) + " broke the CUDA context: " + health.to_string(),
+                         static_cast<int>(i)};
+        if (i == 0) return failed(measured.status());
+        notes += "; config " + std::to_string(i) + " failed: " + measured.status().message();
+        continue;
+      }
+      timed.push_back(Timed{i, launch_us(*measured), std::move(backend)});
+    }
+    const Timed& heuristic = timed.front();
+    const Timed* best = &heuristic;
+    for (const Timed& t : timed)
+      if (t.us < best->us) best = &t;
+    const Timed* winner = &heuristic;
+    if (best != &heuristic && best->us < heuristic.us * (1.0 - o_.margin)) {
+      // The numerics of the faster config against the float64 reference, with
+      // the heuristic config's spread as the one to match.
+      const bench::NumericsVerdict verdict =
+          bench::check_numerics(sig, *best->backend, heuristic.backend.get(), bench::NumericsOptions{}, 1, &reference_);
+      if (verdict.pass())
+        winner = best;
+      else
+        notes += "; config " + std::to_string(best->index) + " (" + format_us(best->us) + ") failed numerics: " +
+                 (verdict.error.empty() ? verdict.failure_reasons() : verdict.error);
+    } else if (best != &heuristic) {
+      notes += "; config " + std::to_string(best->index) + " within the margin";
+    }
+    cache::TuningRow row;
+    row.key = runtime::tuning_key(d.chosen->name(), sig, rt_.device());
+    row.config = list[winner->index]->text();
+    row.time_us = winner->us;
+    row.heuristic_us = heuristic.us;
+    row.tuned_at = static_cast<int64_t>(std::time(nullptr));
+    if (Status st = db_.put(row); !st.ok()) return failed(std::move(st).annotate("writing the row"));
+    char ratio[32];
+    std::snprintf(ratio, sizeof ratio, "%.3fx", winner->us / heuristic.us);
+    Outcome out;
+    out.kind = winner == &heuristic ? "kept" : "tuned";
+    out.summary = std::string(d.chosen->name()) + ", " + std::to_string(timed.size()) + " of " +
+                  std::to_string(list.size()) + " configs timed in " + format_duration(seconds_since(start)) +
+                  ": heuristic " + format_us(heuristic.us) + ", " +
+                  (winner == &heuristic ? "kept" : "config " + std::to_string(winner->index) + " " +
+                                                       format_us(winner->us) + " (" + ratio + ")") +
+                  notes;
+    return out;
+  }
+
+ private:
+  static Outcome failed(const Status& why) { return Outcome{"failed", why.to_string(), -1}; }
+
+  const TuneOptions& o_;
+  Runtime& rt_;
+  cache::TuningDb& db_;
+  bench::Reference& reference_;
+};
+
+Result<std::unique_ptr<cache::TuningDb>> open_for_writing(const std::string& path) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) BOO_RETURN_IF_ERROR(base::make_directories(parent.string()));
+  return cache::TuningDb::open(path, true);
+}
+
+}  // namespace
+
+std::vector<std::string> tune_child_arguments(const TuneOptions& o) {
+  std::vector<std::string> args = {"tune", "--executor-child", "--tuning-db", o.db_path,
+                                   "--top", std::to_string(o.top), "--budget-per-signature",
+                                   base::format_double(o.budget_s), "--margin", base::format_double(o.margin),
+                                   "-j", std::to_string(o.jobs), "--gpu-id", std::to_string(o.gpu_id)};
+  if (!o.cache_dir.empty()) args.insert(args.end(), {"--cache-dir", o.cache_dir});
+  if (!o.implementation.empty()) args.insert(args.end(), {"--impl", o.implementation});
+  return args;
+}
+
+int run_tune_child(const TuneOptions& o) {
+  Result<std::unique_ptr<Runtime>> rt = Runtime::create(runtime_options(o));
+  Result<std::unique_ptr<cache::TuningDb>> db = cache::TuningDb::open(o.db_path, true);
+  if (!rt.ok() || !db.ok()) {
+    std::cerr << "boo tune executor: " << (rt.ok() ? db.status() : rt.status()).to_string() << "\n";
+    return 2;
+  }
+  std::unique_ptr<bench::Reference> reference = bench::make_gpu_reference(**rt);
+  SignatureTuner tuner(o, **rt, **db, *reference);
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    // Fields: the command, then the indexes of the configs to leave out.
+    std::optional<std::pair<int, std::vector<std::string>>> request = bench::decode_run(line);
+    if (!request || request->second.empty()) continue;
+    std::set<int> excluded;
+    for (size_t i = 1; i < request->second.size(); ++i) excluded.insert(std::atoi(request->second[i].c_str()));
+    Outcome out;
+    Result<ParsedCommand> parsed = parse_command(std::string_view(request->second[0]));
+    out = parsed.ok() ? tuner.tune(*parsed->signature, excluded) : Outcome{"failed", parsed.status().to_string(), -1};
+    const bool leave = out.kind == "fault";
+    std::cout << bench::encode_done(bench::DoneRecord{request->first, out.kind,
+                                                      {out.summary, std::to_string(out.fault_config)}, leave, {}})
+              << std::flush;
+    if (leave) return 3;  // the context is unusable: the parent starts a fresh child
+  }
+  return 0;
+}
+
+int run_tune(const TuneOptions& o) {
+  if (o.commands_file.empty() && o.import_path.empty() && o.export_path.empty()) {
+    std::cerr << "boo tune: expected --commands-file F, --import J or --export J\n";
+    return 2;
+  }
+  Result<std::unique_ptr<cache::TuningDb>> db = open_for_writing(o.db_path);
+  if (!db.ok()) {
+    std::cerr << "boo tune: " << db.status().to_string() << "\n";
+    return 2;
+  }
+  if (!o.import_path.empty()) {
+    Result<std::string> text = base::read_file(o.import_path);
+    Result<int64_t> n = text.ok() ? (*db)->import_json(*text) : Result<int64_t>(text.status());
+    if (!n.ok()) {
+      std::cerr << "boo tune: --import " << o.import_path << ": " << n.status().to_string() << "\n";
+      return 1;
+    }
+    std::cout << "imported " << *n << " rows from " << o.import_path << " into " << o.db_path << "\n";
+  }
+  int exit_code = 0;
+  if (!o.commands_file.empty()) {
+    Result<std::vector<CommandLine>> lines = load_commands(o.commands_file, {});
+    if (!lines.ok()) {
+      std::cerr << "boo tune: " << lines.status().to_string() << "\n";
+      return 2;
+    }
+    DeviceInfo device;
+    {
+      // The device the children time on; no CUDA work stays in this process.
+      RuntimeOptions probe = runtime_options(o);
+      probe.cache_enabled = false;
+      Result<std::unique_ptr<Runtime>> rt = Runtime::create(probe);
+      if (!rt.ok()) {
+        std::cerr << "boo tune: timing configs needs a GPU, and none is usable: " << rt.status().to_string() << "\n";
+        return 2;
+      }
+      device = (*rt)->device();
+    }
+    // The signatures without a row of this version for the implementation dispatch picks.
+    std::vector<std::string> work;  // canonical commands
+    std::set<std::string> seen;
+    int skipped = 0;
+    for (const CommandLine& line : *lines) {
+      Result<ParsedCommand> parsed =
+          line.split_status.ok() ? parse_command(line.words) : Result<ParsedCommand>(line.split_status);
+      if (!parsed.ok()) {
+        std::cout << "line " << line.line_number << ": skipped: " << parsed.status().to_string() << "\n";
+        continue;
+      }
+      const std::string command = parsed->signature->command();
+      if (!seen.insert(command).second) continue;
+      Result<runtime::Dispatch> d = runtime::choose_gpu_implementation(*parsed->signature, device, o.implementation);
+      if (!d.ok() || !d->chosen) {
+        std::cout << command << ": skipped: " << (d.ok() ? d->failure() : d.status()).to_string() << "\n";
+        continue;
+      }
+      Result<cache::TuningLookup> found = (*db)->find(runtime::tuning_key(d->chosen->name(), *parsed->signature, device));
+      if (found.ok() && found->row) {
+        ++skipped;
+        continue;
+      }
+      work.push_back(command);
+    }
+    std::cout << "boo tune: " << work.size() << " signatures to tune on " << device.name << " (" << device.arch()
+              << "), " << skipped << " already tuned, into " << o.db_path << "\n"
+              << std::flush;
+    driver::Executor executor(tune_child_arguments(o), o.budget_s * 3 + 300);
+    const Clock::time_point start = Clock::now();
+    int tuned = 0, kept = 0, failed = 0;
+    for (size_t i = 0; i < work.size(); ++i) {
+      std::set<int> excluded;
+      std::string result, kind;
+      for (int faults = 0;; ++faults) {
+        std::vector<std::string> fields = {work[i]};
+        for (int e : excluded) fields.push_back(std::to_string(e));
+        driver::ExecutorResult r = executor.run(static_cast<int>(i) + 1, fields);
+        int culprit = -1;
+        if (r.done) {
+          kind = r.done->outcome;
+          result = r.done->row.empty() ? "" : r.done->row[0];
+          if (kind == "fault" && r.done->row.size() > 1) culprit = std::atoi(r.done->row[1].c_str());
+        } else {
+          // Died or hung: the config it announced last was running.
+          kind = "fault";
+          result = r.failure;
+          const size_t at = r.output.rfind(kTryingConfig);
+          if (at != std::string::npos) culprit = std::atoi(r.output.c_str() + at + std::string(kTryingConfig).size());
+        }
+        if (kind != "fault") break;
+        if (culprit <= 0 || faults + 1 >= kMostFaults) {
+          kind = "failed";
+          result += culprit == 0 ? " (the heuristic's config)" : "";
+          break;
+        }
+        std::cout << "  config " << culprit << " faulted (" << result << "); retrying without it\n" << std::flush;
+        excluded.insert(culprit);
+      }
+      (kind == "tuned" ? tuned : kind == "kept" ? kept : failed) += 1;
+      const double elapsed = seconds_since(start);
+      const double eta = elapsed / static_cast<double>(i + 1) * static_cast<double>(work.size() - i - 1);
+      std::cout << "[" << (i + 1) << "/" << work.size() << " " << format_duration(elapsed) << ", ETA "
+                << format_duration(eta) << "] " << work[i] << ": " << (kind == "failed" ? "FAILED " : "")
+                << result << "\n"
+                << std::flush;
+    }
+    executor.finish();
+    std::cout << "boo tune: " << tuned << " tuned, " << kept << " kept the heuristic's config, " << failed
+              << " failed, " << skipped << " already tuned\n";
+    if (failed) exit_code = 1;
+  }
+  if (!o.export_path.empty()) {
+    Result<std::string> json = (*db)->export_json();
+    Status written = json.ok() ? base::write_file_atomic(o.export_path, *json) : json.status();
+    if (!written.ok()) {
+      std::cerr << "boo tune: --export " << o.export_path << ": " << written.to_string() << "\n";
+      return 1;
+    }
+    std::cout << "exported " << o.db_path << " to " << o.export_path << "\n";
+  }
+  return exit_code;
+}
+
+}  // namespace boo::tools
