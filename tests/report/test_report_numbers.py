@@ -68,7 +68,7 @@ class ReportNumbers(unittest.TestCase):
         self.assertAlmostEqual(float(shown), expected, delta=0.5 * 10 ** -digits + 1e-12)
 
     def test_geomeans_and_counts(self):
-        keys, _ = self.report(NUMERICS)
+        keys, out = self.report(NUMERICS)
         data = rows(NUMERICS)
         ratios = [r for r in map(ratio, data) if r is not None]
         self.assertEqual(len(ratios), 26)
@@ -95,6 +95,13 @@ class ReportNumbers(unittest.TestCase):
                          and f"--in_layout {layout} " in row["arguments"]]
                 self.assertRatio(keys.values[f"geomean:group:convbfp16 {layout} {d}"], gm(group))
         self.assertRatio(keys.values["geomean:op:convbfp16"], gm(ratios))
+        worst_group = max((gm(rs), f"convbfp16 {layout} {d}") for layout in by_layout for d in DIRECTION_NAMES.values()
+                          for rs in [[ratio(row) for row in data if ratio(row) is not None
+                                      and conv_direction(row["arguments"]) == d
+                                      and f"--in_layout {layout} " in row["arguments"]]])
+        self.assertRatio(keys.values["worst-group"], worst_group[0], 2)
+        with open(out, encoding="utf-8") as f:
+            self.assertIn(f"worst group: {worst_group[1]}", f.read())
 
     def test_numerics(self):
         keys, _ = self.report(NUMERICS)
@@ -113,6 +120,9 @@ class ReportNumbers(unittest.TestCase):
             flops, nbytes, t = float(row["flop_count"]), float(row["min_bytes"]), float(row["boo mean"])
             fractions.append(flops / (t * 1e-6) / 1e12 / min(777.0, flops / nbytes * 4.1))
         self.assertEqual(keys.values["roof:boo"], f"{100 * statistics.median(fractions):.0f}%")
+        vendor = [float(r["flop_count"]) / (float(r["cudnn mean"]) * 1e-6) / 1e12 /
+                  min(777.0, float(r["flop_count"]) / float(r["min_bytes"]) * 4.1) for r in rows(NORMS)]
+        self.assertEqual(keys.values["roof:vendor"], f"{100 * statistics.median(vendor):.0f}%")
         self.assertRatio(keys.values["geomean:all"], gm([ratio(r) for r in rows(NORMS)]))
         self.assertRatio(keys.values["geomean:direction:F14"],
                          gm([ratio(r) for r in rows(NORMS) if r["arguments"].endswith("-F 14")]))

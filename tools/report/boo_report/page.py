@@ -204,8 +204,13 @@ def render(r):
              card(f"{sum(ln.ratio < 1 for ln in timed)}/{len(timed)}", "lines where boo is faster", "faster:all"),
              card(fmt_ratio(r["worst"], 2), "worst ratio", "worst:all", cls_ratio(r["worst"])),
              card(fmt_ratio(r["best"], 2), "best ratio", "best:all", cls_ratio(r["best"]))]
+    worst_group = r["by_group"][0] if r["by_group"] and r["by_group"][0].geomean is not None else None
+    if worst_group:
+        cards.append(card(fmt_ratio(worst_group.geomean, 2), f"worst group: {worst_group.key}", "worst-group",
+                          cls_ratio(worst_group.geomean)))
     if ceil:
         cards.append(card(fmt_pct(r["boo_roof"]), "boo median % of roofline", "roof:boo"))
+        cards.append(card(fmt_pct(r["vendor_roof"]), f"{vendor} median % of roofline", "roof:vendor"))
     if run.has_numerics:
         ns = r["numerics"]
         cards.append(card(f"{ns.passed}/{ns.judged}", "numerics pass", "numerics:pass-of-judged-card",

@@ -69,6 +69,7 @@ def build(run, args, before=None):
         "title_note": "" if args.title else " (neither in the CSV nor in its file name)",
         "geomean": summary.geomean(ratios), "worst": max(ratios, default=None), "best": min(ratios, default=None),
         "boo_roof": summary.median([ln.roof_fraction("boo", ceilings) for ln in lines]),
+        "vendor_roof": summary.median([ln.roof_fraction(vendor, ceilings) for ln in lines]) if vendor else None,
         "by_direction": summary.group_stats(lines, lambda ln: ln.direction, ceilings),
         "by_op": summary.group_stats(lines, lambda ln: ln.op, ceilings),
         "by_layout": summary.group_stats(lines, lambda ln: ln.layout, ceilings),
