@@ -4,6 +4,8 @@ so it opens from disk anywhere. Every summary number sits in a cell with a data-
 import base64
 import html
 
+from .summary import dtype_of
+
 
 STYLE = """
 body { font: 14px/1.45 -apple-system, 'Segoe UI', Roboto, 'DejaVu Sans', sans-serif; margin: 24px auto;
@@ -238,7 +240,8 @@ def render(r):
         parts.append(f'<p class="note">Ceilings of the {esc(ceil.device)}: {ceil.peak_tflops:g} TFLOP/s '
                      f"({esc(ceil.peak_source)}) and {ceil.bandwidth_tbs:g} TB/s ({esc(ceil.bandwidth_source)}). "
                      "Intensity = the driver's flop_count over min_bytes (each input read once, each output written "
-                     "once). fp32 lines sit under the 16-bit tensor-core ceiling drawn.</p>")
+                     "once)." + (" fp32 lines are drawn under the same 16-bit tensor-core ceiling."
+                                 if any(dtype_of(ln.op) == "fp32" for ln in lines) else "") + "</p>")
     if r["roofline_png"]:
         parts.append(image(r["roofline_png"], "roofline: achieved TFLOP/s against arithmetic intensity"))
     else:
