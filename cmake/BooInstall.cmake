@@ -1,5 +1,5 @@
 # boo: what `cmake --install build --prefix P` installs, by component:
-#   runtime      bin/boo, bin/boo-driver, lib/libboo.so.<version>
+#   runtime      bin/boo, bin/boo-driver, lib/libboo.so.<version>, share/boo/report/ (boo report's Python)
 #   development  include/boo/, lib/libboo.a, the libboo.so link, lib/cmake/boo/ (find_package(boo CONFIG):
 #                boo::boo, the shared library, and boo::boo_static), lib/pkgconfig/boo.pc
 # Everything is relative to the prefix (relocatable). The library needs nothing
@@ -14,6 +14,9 @@ install(TARGETS boo-driver boo RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPO
 install(TARGETS boo_shared boo_static EXPORT booTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT development
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT development)
+# boo report's Python package, where bin/boo looks for it: <bin>/../share/boo/report (tools/boo/boo_main.cpp).
+install(DIRECTORY tools/report/boo_report DESTINATION ${CMAKE_INSTALL_DATADIR}/boo/report COMPONENT runtime
+  FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
 install(DIRECTORY include/boo DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT development)
 install(EXPORT booTargets NAMESPACE boo:: DESTINATION ${BOO_CMAKE_DIR} COMPONENT development)
 

@@ -2,7 +2,7 @@
 # boo installed like a library: `cmake --install` of the build tree into a
 # fresh prefix, which is then moved (the package must be relocatable), checked
 # (files, SONAME, no path into the build or source tree), and used alone:
-# boo --version, boo-driver --version, examples/consumer built with
+# boo --version, boo-driver --version, boo report --help, examples/consumer built with
 # find_package(boo CONFIG) (shared and static) and with pkg-config, and run.
 #
 #   consumer_test.sh BUILD_DIR SOURCE_DIR CXX_COMPILER CMAKE_GENERATOR VERSION LIBDIR INCLUDEDIR
@@ -21,7 +21,7 @@ prefix=$tmp/prefix
 # What a consumer needs is there.
 for f in bin/boo bin/boo-driver "$libdir/libboo.a" "$libdir/libboo.so" "$libdir/libboo.so.$major_minor" \
          "$libdir/libboo.so.$version" "$libdir/cmake/boo/booConfig.cmake" "$libdir/cmake/boo/booConfigVersion.cmake" \
-         "$libdir/cmake/boo/booTargets.cmake" "$libdir/pkgconfig/boo.pc"; do
+         "$libdir/cmake/boo/booTargets.cmake" "$libdir/pkgconfig/boo.pc" share/boo/report/boo_report/__main__.py; do
   [ -e "$prefix/$f" ] || fail "$f was not installed"
 done
 diff <(cd "$source/include/boo" && ls) <(cd "$prefix/$includedir/boo" && ls) >/dev/null ||
@@ -48,6 +48,10 @@ boo_version=$("$prefix/bin/boo" --version)
 driver_version=$("$prefix/bin/boo-driver" --version)
 [[ "$boo_version" =~ ^boo\ $version\ \(commit\ [0-9a-z-]+\)$ ]] || fail "boo --version printed '$boo_version'"
 [ "$driver_version" = "boo-driver ${boo_version#boo }" ] || fail "boo-driver --version printed '$driver_version'"
+
+# boo report finds its Python package in the moved prefix (its --help needs no matplotlib).
+report_help=$("$prefix/bin/boo" report --help) || fail "boo report --help failed: $report_help"
+[[ "$report_help" == "usage: boo report RUN.csv"* ]] || fail "boo report --help printed '$report_help'"
 
 # find_package(boo CONFIG) from this prefix only.
 cmake -S "$source/examples/consumer" -B "$tmp/consumer" -G "$generator" -DCMAKE_BUILD_TYPE=Release \

@@ -1,9 +1,14 @@
-// boo: the management tool — info, cache ls|stat|verify|clear, preload, explain.
+// boo: the management tool — info, cache ls|stat|verify|clear, preload, explain, report.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -46,6 +51,10 @@ commands:
                                      fastest (when it beats the heuristic's by M, default 0.03, and
                                      passes the numerics check) to the tuning database; a rerun resumes.
                                      --export/--import: the database as JSON (without --commands-file too)
+  report RUN.csv [MORE.csv] -o R.html [--png-dir D] [--title T] [--device NAME]
+         [--peak-tflops X] [--bandwidth-tbs Y] [--compare|--merge] [--top N]
+                                     an HTML report (and PNGs) of boo-driver CSVs; two CSVs of
+                                     one list: before/after. Runs python3 (BOO_PYTHON) with matplotlib
 
 options:
   --cache-dir DIR    the cache folder (default: BOO_CACHE_DIR, else $XDG_CACHE_HOME/boo or ~/.cache/boo)
@@ -468,6 +477,42 @@ int cmd_tune(const Options& o) {
   return o.executor_child ? run_tune_child(t) : run_tune(t);
 }
 
+//===--- report ---===//
+
+// The report is Python (matplotlib draws its figures): the package tools/report/boo_report, which the
+// build copies and an install puts at <prefix>/share/boo/report, found from this executable's own folder
+// (<build>/tools or <prefix>/bin), so the build tree and a relocated install both work.
+std::string report_package() {
+  char self[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return "";
+  const std::string path(self, static_cast<size_t>(n));
+  return path.substr(0, path.rfind('/')) + "/../share/boo/report/boo_report";
+}
+
+// Replaces this process with `python3 <package> ARGS` (BOO_PYTHON names another interpreter); returns
+// only when that cannot start.
+int cmd_report(const std::vector<std::string>& args) {
+  const std::string package = report_package();
+  struct stat st {};
+  if (package.empty() || stat((package + "/__main__.py").c_str(), &st) != 0) {
+    std::cerr << "boo report: the report's Python package is missing (looked for " << package
+              << "/__main__.py): reinstall boo, or run python3 tools/report/boo_report from boo's source tree\n";
+    return 2;
+  }
+  const char* env = std::getenv("BOO_PYTHON");
+  std::string python = env && *env ? env : "python3";
+  std::vector<std::string> words{python, package};
+  words.insert(words.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  execvp(python.c_str(), argv.data());
+  std::cerr << "boo report: cannot run '" << python << "' (" << std::strerror(errno)
+            << "): the report needs Python 3 with matplotlib; install them, or set BOO_PYTHON to such a Python\n";
+  return 2;
+}
+
 }  // namespace
 }  // namespace boo::tools
 
@@ -482,6 +527,8 @@ int main(int argc, char** argv) {
     std::cout << "boo " << boo::library_version() << " (commit " << boo::git_commit() << ")\n";
     return 0;
   }
+  // report's options are the Python report's own (tools/report/boo_report/cli.py).
+  if (args[0] == "report") return cmd_report(std::vector<std::string>(args.begin() + 1, args.end()));
   boo::Result<Options> opts = parse_options(args);
   if (!opts.ok()) {
     std::cerr << "boo: " << opts.status().to_string() << "\n" << kUsage;
