@@ -211,7 +211,7 @@ def test_special_files(boo, tmp):
 def test_ls_stat_clear(boo, root, tmp):
     cache = tmp / "sample-cache"  # filled by test_preload_twice
     ls = run([boo, "cache", "ls", "--cache-dir", str(cache)])
-    # The sample's convs all run on the Hopper tier (forward, backward data and weight).
+    # The sample's forward and backward-data convs run on the Hopper tier.
     assert ls.returncode == 0 and "gpu:conv:wgmma_sm90" in ls.stdout and "sm_90a" in ls.stdout, ls.stdout
     stat = run([boo, "cache", "stat", "--cache-dir", str(cache)])
     assert "compile time: median" in stat.stdout and "(0 bad)" in stat.stdout, stat.stdout
