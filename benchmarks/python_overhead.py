@@ -53,6 +53,7 @@ def main():
         "torch conv2d, grad": lambda: F.conv2d(x, wg, padding=1),
     }
     kernel = gpu_us(lambda: launchable(x, w), 200)  # 200 calls: queued within the timer's head start
+    print(f"torch.ops.boo registration: {boo.ops.registration} (BOO_TORCH_LIBRARY=0: the Python one)")
     print(f"kernel (GPU time per launch, queued ahead): {kernel:.2f} us")
     for name, fn in calls.items():
         host = host_us(fn, args.iter)

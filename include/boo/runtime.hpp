@@ -37,7 +37,8 @@ struct RuntimeOptions {
   static RuntimeOptions from_environment();
 };
 
-/// One signature, compiled and loaded, ready to launch. Thread-compatible.
+/// One signature, compiled and loaded, ready to launch. Thread-safe: concurrent launches are serialized
+/// while they are enqueued (each copies its addresses into the shared parameter blocks).
 class Launchable {
  public:
   virtual ~Launchable() = default;
@@ -51,7 +52,17 @@ class Launchable {
   /// shapes, dtypes and strides must match (the layout is compiled into the
   /// kernels; strides of size-1 dimensions are free), addresses aligned as
   /// the implementation needs (16 bytes always suffices).
+  /// The plan's workspace (scratch memory) runs in memory the launchable allocates on its first launch
+  /// and keeps.
   virtual Status launch(std::span<const TensorRef> args, std::span<const TensorRef> results, void* stream) = 0;
+  /// Bytes of scratch device memory a launch needs (0: none).
+  virtual size_t workspace_bytes() const = 0;
+  /// launch() with the caller's workspace: `workspace_bytes()` bytes of device memory, 256-byte aligned (as
+  /// cuMemAlloc's; nullptr when that is 0), used until the launched kernels finish on `stream`. Allocates nothing and
+  /// does not synchronize, so it can be recorded into a CUDA graph (PyTorch's caching allocator provides
+  /// the workspace, from the graph's pool during a capture).
+  virtual Status launch(std::span<const TensorRef> args, std::span<const TensorRef> results, void* stream,
+                        void* workspace) = 0;
 };
 
 /// Device memory owned by a Runtime's context. Move-only.
@@ -93,6 +104,9 @@ class Runtime {
   /// Compiles or loads the kernels of `sig` (first call), or returns the
   /// launchable this runtime already made for an equal signature.
   virtual Result<std::shared_ptr<Launchable>> get_launchable(const OpSignature& sig) = 0;
+  /// The launchable this runtime already made for an equal signature, or nullptr; never plans, compiles
+  /// or loads anything (what a caller recording a CUDA graph may use: module loads are not capturable).
+  virtual std::shared_ptr<Launchable> find_launchable(const OpSignature& sig) = 0;
   virtual RuntimeStats stats() const = 0;
 
   /// The runtime's stream (a CUstream).

@@ -36,6 +36,7 @@ class Launchable:
         # The specs (_tensors.Spec), read once: every call checks tensors against them.
         self.arguments = [_tensors.Spec.of(s) for s in sig.arguments]
         self.results = [_tensors.Spec.of(s) for s in sig.results]
+        self._workspace_bytes = {}  # by device index: the scratch memory a launch needs
 
     def __call__(self, *args):
         sig = self.signature
@@ -54,7 +55,15 @@ class Launchable:
                 addresses.append(_tensors.conform(a, spec).data_ptr())
             device = args[0].device
             results = [torch.empty_strided(s.shape, s.strides, dtype=s.dtype, device=device) for s in self.results]
-            _C.launch_addresses(sig, addresses, [r.data_ptr() for r in results], index, _current_stream(index))
+            stream = _current_stream(index)
+            # The workspace from PyTorch's caching allocator (a CUDA graph's pool while one is captured),
+            # freed when the call returns: the allocator reuses it only for work queued after the launch.
+            workspace_bytes = self._workspace_bytes.get(index)
+            if workspace_bytes is None:
+                workspace_bytes = self._workspace_bytes[index] = _C.workspace_bytes(sig, index, stream)
+            workspace = torch.empty(workspace_bytes, dtype=torch.uint8, device=device) if workspace_bytes else None
+            _C.launch_addresses(sig, addresses, [r.data_ptr() for r in results], index, stream,
+                                workspace.data_ptr() if workspace_bytes else 0)
             return results
         device = args[0].device if args else torch.device("cpu")
         if device.type != "cpu":

@@ -9,7 +9,14 @@ gradients with PyTorch instead (enable_backward() turns boo's back on).
 A valid call boo cannot run (a signature it does not support, kernels that do
 not compile) runs on PyTorch with one warning per signature; BOO_STRICT=1
 raises instead.
+
+The ops (torch.ops.boo.*) are registered in C++ where the package was built
+against this PyTorch (boo/_torch_ops.so, python/src/torch_ops.cpp): a call then
+costs PyTorch's dispatch and a launch. Otherwise, or with BOO_TORCH_LIBRARY=0,
+they are registered from Python here, with the same schemas (`registration`
+says which).
 """
+import ctypes
 import functools
 import os
 import warnings
@@ -27,20 +34,82 @@ __all__ = ["conv", "layer_norm", "rms_norm", "batch_norm", "group_norm", "conv_s
 _CONV_FNS = {3: F.conv1d, 4: F.conv2d, 5: F.conv3d}
 
 
+# ---------------------------------------------------------------------------
+# Registration: C++ (boo/_torch_ops.so) where it fits this PyTorch, else Python.
+
+def _load_torch_library():
+    """(the loaded C++ library, None), or (None, why the ops are registered from Python)."""
+    if os.environ.get("BOO_TORCH_LIBRARY", "1") == "0":
+        return None, "BOO_TORCH_LIBRARY=0"
+    try:
+        from . import _torch_build
+    except ImportError:
+        return None, "boo was built without PyTorch's C++ headers"
+    if _torch_build.TORCH_VERSION != torch.__version__:
+        # Loading it into another PyTorch could crash the process: a reinstall builds it for this one.
+        warnings.warn(f"boo: boo/_torch_ops.so was built for PyTorch {_torch_build.TORCH_VERSION}, this is "
+                      f"{torch.__version__}: boo's ops are registered from Python (slower per call); reinstall "
+                      "boo (pip install .) to build them for this PyTorch", stacklevel=3)
+        return None, f"built for PyTorch {_torch_build.TORCH_VERSION}, running {torch.__version__}"
+    path = os.path.join(os.path.dirname(__file__), "_torch_ops.so")
+    torch.ops.load_library(path)
+    library = ctypes.CDLL(path)  # the same handle: its C functions
+    library.boo_torch_init.restype = ctypes.c_uint32
+    version = library.boo_torch_init(ctypes.c_void_p(_C._torch_bridge()))
+    if version:
+        raise ImportError(f"boo/_torch_ops.so and boo._C disagree on their interface (version {version}): "
+                          "reinstall boo")
+    return library, None
+
+
+_TORCH_LIBRARY, _PYTHON_REASON = _load_torch_library()
+# Which registration torch.ops.boo.* has: "C++" or "Python (<why>)".
+registration = "C++" if _TORCH_LIBRARY is not None else f"Python ({_PYTHON_REASON})"
+# The ops whose CUDA kernel and autograd the C++ registration has (torch_ops.cpp); every other kernel,
+# and every fake implementation, is this module's.
+_CPP_OPS = ("conv", "conv_backward") if _TORCH_LIBRARY is not None else ()
+_CPP_AUTOGRAD = ("conv",) if _TORCH_LIBRARY is not None else ()
+_IMPLS = torch.library.Library("boo", "IMPL") if _TORCH_LIBRARY is not None else None
+
+
+def _op(name, kernel):
+    """torch.ops.boo.<name>, with `kernel` as its kernel: from its annotations by torch.library.custom_op,
+    or on the C++ registration's schema for the CPU key (the float64 reference; and the fallback of the
+    C++ CUDA kernels) and, where C++ has none, for CUDA."""
+    if _TORCH_LIBRARY is None:
+        return torch.library.custom_op(f"boo::{name}", mutates_args=())(kernel)
+    _IMPLS.impl(name, kernel, "CPU")
+    if name not in _CPP_OPS:
+        _IMPLS.impl(name, kernel, "CUDA")
+    return getattr(torch.ops.boo, name).default
+
+
+def _fake(name):
+    """Registers the decorated function as boo::<name>'s fake implementation."""
+    return torch.library.register_fake(f"boo::{name}")
+
+
 # enable_backward()/disable_backward()'s choice; None: BOO_USE_BACKWARD_KERNELS decides (default on).
 _backward_kernels = None
 
 
+def _set_backward_kernels(choice):
+    """enable_backward() (True), disable_backward() (False), or back to BOO_USE_BACKWARD_KERNELS (None),
+    for the C++ autograd too."""
+    global _backward_kernels
+    _backward_kernels = choice
+    if _TORCH_LIBRARY is not None:
+        _TORCH_LIBRARY.boo_torch_set_backward_kernels(-1 if choice is None else int(choice))
+
+
 def enable_backward():
     """Gradients through boo's backward kernels (the default), whatever BOO_USE_BACKWARD_KERNELS says."""
-    global _backward_kernels
-    _backward_kernels = True
+    _set_backward_kernels(True)
 
 
 def disable_backward():
     """Gradients through PyTorch's backward (aten), whatever BOO_USE_BACKWARD_KERNELS says."""
-    global _backward_kernels
-    _backward_kernels = False
+    _set_backward_kernels(False)
 
 
 def is_boo_backward_enabled():
@@ -316,11 +385,11 @@ class _NormFunction(torch.autograd.Function):
 
 
 class _AutogradRules:
-    """A norm op's autograd rules, registered with its torch.library op and reused by _NormFunction."""
+    """A norm op's autograd rules, registered with boo::<name> and reused by _NormFunction."""
 
-    def __init__(self, op, setup_context, backward):
+    def __init__(self, name, setup_context, backward):
         self.setup_context, self.backward = setup_context, backward
-        op.register_autograd(backward, setup_context=setup_context)
+        torch.library.register_autograd(f"boo::{name}", backward, setup_context=setup_context)
 
 
 def _norm_direct(rules, run, *inputs):
@@ -401,17 +470,16 @@ def _conv_forward(x: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tensor]
     return _boo_or_torch(lambda: f"conv {list(x.shape)} * {list(w.shape)} {x.dtype}", boo, pytorch)
 
 
-_conv = torch.library.custom_op("boo::conv", mutates_args=())(_conv_forward)
+_conv = _op("conv", _conv_forward)
 
 
-@_conv.register_fake
+@_fake("conv")
 def _(x, w, bias, stride, padding, dilation, groups, activation, layouts):
     shape = _conv_output_shape(x.shape, w.shape, stride, padding, dilation)
     return x.new_empty_strided(shape, _strides_for(shape, layouts.split(",")[2], x.dim()))
 
 
-@torch.library.custom_op("boo::conv_backward", mutates_args=())
-def _conv_backward(dy: torch.Tensor, x: torch.Tensor, w: torch.Tensor, has_bias: bool, stride: List[int],
+def _conv_backward_kernel(dy: torch.Tensor, x: torch.Tensor, w: torch.Tensor, has_bias: bool, stride: List[int],
                    padding: List[int], dilation: List[int], groups: int, layouts: str,
                    output_mask: List[bool]) -> List[torch.Tensor]:
     """Gradients (dx, dw, db) through boo's backward kernels; the ones not in
@@ -438,7 +506,10 @@ def _conv_backward(dy: torch.Tensor, x: torch.Tensor, w: torch.Tensor, has_bias:
             got["db"] if output_mask[2] else w.new_empty(0)]
 
 
-@_conv_backward.register_fake
+_conv_backward = _op("conv_backward", _conv_backward_kernel)
+
+
+@_fake("conv_backward")
 def _(dy, x, w, has_bias, stride, padding, dilation, groups, layouts, output_mask):
     layouts = layouts.split(",")
     return [x.new_empty_strided(x.shape, _strides_for(list(x.shape), layouts[0], x.dim())) if output_mask[0]
@@ -476,7 +547,8 @@ def _conv_backward_rule(ctx, dy):
             None, None, None, None, None, None)
 
 
-_conv.register_autograd(_conv_backward_rule, setup_context=_conv_setup_context)
+if "conv" not in _CPP_AUTOGRAD:
+    torch.library.register_autograd("boo::conv", _conv_backward_rule, setup_context=_conv_setup_context)
 
 
 class _ConvFunction(torch.autograd.Function):
@@ -529,9 +601,10 @@ def conv(x, w, bias=None, stride: Union[int, Sequence[int]] = 1, padding: Union[
                                     kernel_layout, output_layout))
         if key is not None and len(_CONV_CALLS) < 4096:
             _CONV_CALLS[key] = memo
-    # Directly (the op's dispatch costs more host time than a small layer's kernel) only where nothing
-    # can tell the difference: plain tensors, no compiler tracing, nothing watching.
-    if not plain or compiling or _watched():
+    # Directly (the Python registration's dispatch costs more host time than a small layer's kernel) only
+    # where nothing can tell the difference: plain tensors, no compiler tracing, nothing watching. The C++
+    # registration's dispatch is cheaper than the direct path.
+    if "conv" in _CPP_OPS or not plain or compiling or _watched():
         return _conv(x, w, bias, *memo.params)
     if torch.is_grad_enabled() and (x.requires_grad or w.requires_grad or (bias is not None and bias.requires_grad)):
         return _ConvFunction.apply(x, w, bias, memo)
@@ -621,17 +694,16 @@ def _layer_norm_forward(x: torch.Tensor, normalized_ndim: int, weight: Optional[
     return _boo_or_torch(lambda: f"layer_norm {list(x.shape)} {x.dtype}", boo, pytorch)
 
 
-_layer_norm = torch.library.custom_op("boo::layer_norm", mutates_args=())(_layer_norm_forward)
+_layer_norm = _op("layer_norm", _layer_norm_forward)
 
 
-@_layer_norm.register_fake
+@_fake("layer_norm")
 def _(x, normalized_ndim, weight, bias, eps):
     stats = list(x.shape[:x.dim() - normalized_ndim]) + [1] * normalized_ndim
     return [x.new_empty(x.shape), x.new_empty(stats, dtype=torch.float32), x.new_empty(stats, dtype=torch.float32)]
 
 
-@torch.library.custom_op("boo::layer_norm_backward", mutates_args=())
-def _layer_norm_backward(dy: torch.Tensor, x: torch.Tensor, normalized_ndim: int, weight: Optional[torch.Tensor],
+def _layer_norm_backward_kernel(dy: torch.Tensor, x: torch.Tensor, normalized_ndim: int, weight: Optional[torch.Tensor],
                          has_bias: bool, mean: torch.Tensor, rstd: torch.Tensor, eps: float,
                          output_mask: List[bool]) -> List[torch.Tensor]:
     def boo():
@@ -658,7 +730,10 @@ def _layer_norm_backward(dy: torch.Tensor, x: torch.Tensor, normalized_ndim: int
             got["dbias"] if output_mask[2] else x.new_empty(0)]
 
 
-@_layer_norm_backward.register_fake
+_layer_norm_backward = _op("layer_norm_backward", _layer_norm_backward_kernel)
+
+
+@_fake("layer_norm_backward")
 def _(dy, x, normalized_ndim, weight, has_bias, mean, rstd, eps, output_mask):
     params = x.shape[x.dim() - normalized_ndim:]
     return [x.new_empty(x.shape) if output_mask[0] else x.new_empty(0),
@@ -691,7 +766,7 @@ def _layer_norm_backward_rule(ctx, grads):
     return (dx if mask[0] else None, None, dw if mask[1] else None, db if mask[2] else None, None)
 
 
-_LAYER_NORM_RULES = _AutogradRules(_layer_norm, _layer_norm_setup_context, _layer_norm_backward_rule)
+_LAYER_NORM_RULES = _AutogradRules("layer_norm", _layer_norm_setup_context, _layer_norm_backward_rule)
 
 
 def layer_norm(x, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
@@ -739,16 +814,15 @@ def _rms_norm_forward(x: torch.Tensor, normalized_ndim: int, weight: Optional[to
                          lambda: list(_rms_torch(x.contiguous(), normalized_ndim, weight, eps)))
 
 
-_rms_norm = torch.library.custom_op("boo::rms_norm", mutates_args=())(_rms_norm_forward)
+_rms_norm = _op("rms_norm", _rms_norm_forward)
 
 
-@_rms_norm.register_fake
+@_fake("rms_norm")
 def _(x, normalized_ndim, weight, eps):
     return [x.new_empty(x.shape), x.new_empty(x.shape[:x.dim() - normalized_ndim] or (1,), dtype=torch.float32)]
 
 
-@torch.library.custom_op("boo::rms_norm_backward", mutates_args=())
-def _rms_norm_backward(dy: torch.Tensor, x: torch.Tensor, normalized_ndim: int, weight: Optional[torch.Tensor],
+def _rms_norm_backward_kernel(dy: torch.Tensor, x: torch.Tensor, normalized_ndim: int, weight: Optional[torch.Tensor],
                        rstd: torch.Tensor, eps: float) -> List[torch.Tensor]:
     """(dx, dweight); dweight is empty without a weight."""
     def boo():
@@ -769,7 +843,10 @@ def _rms_norm_backward(dy: torch.Tensor, x: torch.Tensor, normalized_ndim: int, 
     return _boo_or_torch(lambda: f"rms_norm backward {list(x.shape)} {x.dtype}", boo, pytorch)
 
 
-@_rms_norm_backward.register_fake
+_rms_norm_backward = _op("rms_norm_backward", _rms_norm_backward_kernel)
+
+
+@_fake("rms_norm_backward")
 def _(dy, x, normalized_ndim, weight, rstd, eps):
     return [x.new_empty(x.shape), x.new_empty(weight.shape) if weight is not None else x.new_empty(0)]
 
@@ -799,7 +876,7 @@ def _rms_norm_backward_rule(ctx, grads):
     return (dx if need_x else None, None, dw if need_w and weight is not None else None, None)
 
 
-_RMS_NORM_RULES = _AutogradRules(_rms_norm, _rms_norm_setup_context, _rms_norm_backward_rule)
+_RMS_NORM_RULES = _AutogradRules("rms_norm", _rms_norm_setup_context, _rms_norm_backward_rule)
 
 
 def rms_norm(x, normalized_shape, weight=None, eps: Optional[float] = None):
@@ -918,10 +995,10 @@ def _batch_norm_forward(x: torch.Tensor, weight: Optional[torch.Tensor], bias: O
                                                    eps))
 
 
-_batch_norm = torch.library.custom_op("boo::batch_norm", mutates_args=())(_batch_norm_forward)
+_batch_norm = _op("batch_norm", _batch_norm_forward)
 
 
-@_batch_norm.register_fake
+@_fake("batch_norm")
 def _(x, weight, bias, running_mean, running_var, training, momentum, eps):
     def stat(present):
         return x.new_empty(x.shape[1] if present else 0, dtype=torch.float32)
@@ -951,8 +1028,7 @@ def _batch_norm_backward_torch(dy, x, weight, mean, invstd, training, output_mas
             dbias if output_mask[2] else _empty_f32(x)]
 
 
-@torch.library.custom_op("boo::batch_norm_backward", mutates_args=())
-def _batch_norm_backward(dy: torch.Tensor, x: torch.Tensor, weight: Optional[torch.Tensor], save_mean: torch.Tensor,
+def _batch_norm_backward_kernel(dy: torch.Tensor, x: torch.Tensor, weight: Optional[torch.Tensor], save_mean: torch.Tensor,
                          save_invstd: torch.Tensor, eps: float, output_mask: List[bool]) -> List[torch.Tensor]:
     """The training backward through boo's kernel: (dx, dweight, dbias), dweight and dbias float32 [C];
     those not in output_mask come back empty (the kernel computes all three)."""
@@ -969,7 +1045,10 @@ def _batch_norm_backward(dy: torch.Tensor, x: torch.Tensor, weight: Optional[tor
                          lambda: _batch_norm_backward_torch(dy, x, weight, save_mean, save_invstd, True, output_mask))
 
 
-@_batch_norm_backward.register_fake
+_batch_norm_backward = _op("batch_norm_backward", _batch_norm_backward_kernel)
+
+
+@_fake("batch_norm_backward")
 def _(dy, x, weight, save_mean, save_invstd, eps, output_mask):
     channels = x.shape[1]
     return [x.new_empty_strided(x.shape, _norm_strides(list(x.shape), _norm_layout(x))) if output_mask[0]
@@ -1009,7 +1088,7 @@ def _batch_norm_backward_rule(ctx, grads):
             db.to(bias_dtype) if mask[2] else None, None, None, None, None, None)
 
 
-_BATCH_NORM_RULES = _AutogradRules(_batch_norm, _batch_norm_setup_context, _batch_norm_backward_rule)
+_BATCH_NORM_RULES = _AutogradRules("batch_norm", _batch_norm_setup_context, _batch_norm_backward_rule)
 
 
 def _as_rank(x, low, high):
@@ -1098,10 +1177,10 @@ def _group_norm_forward(x: torch.Tensor, num_groups: int, weight: Optional[torch
                          lambda: _group_norm_torch(x, num_groups, weight, bias, eps))
 
 
-_group_norm = torch.library.custom_op("boo::group_norm", mutates_args=())(_group_norm_forward)
+_group_norm = _op("group_norm", _group_norm_forward)
 
 
-@_group_norm.register_fake
+@_fake("group_norm")
 def _(x, num_groups, weight, bias, eps):
     stats = (x.shape[0], num_groups)
     return [x.new_empty_strided(x.shape, _norm_strides(list(x.shape), _norm_layout(x))),
@@ -1123,8 +1202,7 @@ def _group_norm_backward_torch(dy, x, groups, weight, mean, rstd):
     return [dx, (gy * xhat).sum(dims), gy.sum(dims)]
 
 
-@torch.library.custom_op("boo::group_norm_backward", mutates_args=())
-def _group_norm_backward(dy: torch.Tensor, x: torch.Tensor, num_groups: int, weight: Optional[torch.Tensor],
+def _group_norm_backward_kernel(dy: torch.Tensor, x: torch.Tensor, num_groups: int, weight: Optional[torch.Tensor],
                          affine: bool, mean: torch.Tensor, rstd: torch.Tensor, eps: float,
                          output_mask: List[bool]) -> List[torch.Tensor]:
     """(dx, dweight, dbias) through boo's kernel (one computes all that the mode has: dx, and with
@@ -1143,7 +1221,10 @@ def _group_norm_backward(dy: torch.Tensor, x: torch.Tensor, num_groups: int, wei
             got[2] if output_mask[2] else x.new_empty(0)]
 
 
-@_group_norm_backward.register_fake
+_group_norm_backward = _op("group_norm_backward", _group_norm_backward_kernel)
+
+
+@_fake("group_norm_backward")
 def _(dy, x, num_groups, weight, affine, mean, rstd, eps, output_mask):
     channels = x.shape[1]
     return [x.new_empty_strided(x.shape, _norm_strides(list(x.shape), _norm_layout(x))) if output_mask[0]
@@ -1175,7 +1256,7 @@ def _group_norm_backward_rule(ctx, grads):
             db.to(bias_dtype) if mask[2] else None, None)
 
 
-_GROUP_NORM_RULES = _AutogradRules(_group_norm, _group_norm_setup_context, _group_norm_backward_rule)
+_GROUP_NORM_RULES = _AutogradRules("group_norm", _group_norm_setup_context, _group_norm_backward_rule)
 
 
 def group_norm(x, num_groups: int, weight=None, bias=None, eps: float = 1e-5):

@@ -13,6 +13,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <cstring>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -28,6 +29,7 @@
 #include "jit/nvrtc_compiler.hpp"
 #include "ops/op_registry.hpp"
 #include "ops/signature_fields.hpp"
+#include "torch_bridge.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -195,7 +197,7 @@ struct Runtimes {
   }
 };
 
-Runtime& runtime_for(int device) {
+Result<Runtime*> find_runtime(int device) {
   Runtimes& r = Runtimes::get();
   std::lock_guard<std::mutex> lock(r.mutex);
   auto it = r.current.find(device);
@@ -204,9 +206,45 @@ Runtime& runtime_for(int device) {
     o.device = device;
     o.cache_dir = r.cache.dir;
     o.cache_enabled = r.cache.enabled;
-    it = r.current.emplace(device, value_or_raise(Runtime::create(o))).first;
+    BOO_ASSIGN_OR_RETURN(std::unique_ptr<Runtime> made, Runtime::create(o));
+    it = r.current.emplace(device, std::move(made)).first;
   }
-  return *it->second;
+  return it->second.get();
+}
+
+Runtime& runtime_for(int device) { return *value_or_raise(find_runtime(device)); }
+
+// PyTorch names its default stream 0, the legacy default stream; to a Launchable nullptr means the
+// runtime's own (non-blocking) stream, which is not ordered with PyTorch's work. So 0 is CU_STREAM_LEGACY.
+void* launch_stream(uintptr_t stream) {
+  return stream ? reinterpret_cast<void*>(stream) : static_cast<void*>(CU_STREAM_LEGACY);
+}
+
+// Whether `stream` is being captured into a CUDA graph (the legacy default stream never is: PyTorch
+// refuses to capture it).
+Result<bool> stream_capturing(uintptr_t stream) {
+  if (!stream) return false;
+  BOO_ASSIGN_OR_RETURN(const cuda::DriverApi* api, cuda::driver_api());
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  BOO_CU_RETURN_IF_ERROR(*api, cuStreamIsCapturing(reinterpret_cast<CUstream>(stream), &status));
+  return status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+Status not_loaded_for_capture(const OpSignature& sig) {
+  return Status(StatusCode::kFailedPrecondition,
+                "the kernels of '" + sig.command() + "' are not compiled yet, and the stream is being captured into "
+                "a CUDA graph, where they cannot be loaded: run the op once before the capture (a warm-up)");
+}
+
+// The launchable of `sig` on GPU `device` for a launch on `stream`: made now (planned, compiled or
+// loaded), but while the stream is captured into a CUDA graph only one loaded already: loading a module
+// is not capturable, so the kernels must be ready before the capture (a first call, or a warm-up).
+Result<std::shared_ptr<Launchable>> launchable_for_stream(const OpSignature& sig, int device, uintptr_t stream) {
+  BOO_ASSIGN_OR_RETURN(Runtime * rt, find_runtime(device));
+  BOO_ASSIGN_OR_RETURN(bool capturing, stream_capturing(stream));
+  if (!capturing) return rt->get_launchable(sig);
+  if (std::shared_ptr<Launchable> loaded = rt->find_launchable(sig)) return loaded;
+  return not_loaded_for_capture(sig);
 }
 
 void set_cache_config(const cache::CacheConfig& config) {
@@ -230,25 +268,163 @@ void check_counts(const Signature& s, size_t args, size_t results) {
                            std::to_string(results)));
 }
 
-// Launches `s` on GPU `device` (its launchable kept in `s`), the GIL released.
-void launch_on(Signature& s, const std::vector<TensorRef>& args, const std::vector<TensorRef>& results, int device,
-               uintptr_t stream) {
+// The launchable of `s` on GPU `device` for a launch on `stream`, kept in `s`.
+std::shared_ptr<Launchable> signature_launchable(Signature& s, int device, uintptr_t stream) {
   if (!s.launchable || s.launchable_device != device) {
-    s.launchable = value_or_raise(runtime_for(device).get_launchable(*s.sig));
+    s.launchable = value_or_raise(launchable_for_stream(*s.sig, device, stream));
     s.launchable_device = device;
   }
-  std::shared_ptr<Launchable> launchable = s.launchable;
+  return s.launchable;
+}
+
+// Launches `s` on GPU `device` (its launchable kept in `s`), the GIL released. `workspace`: the caller's
+// (PyTorch's caching allocator's), or 0 for the launchable's own.
+void launch_on(Signature& s, const std::vector<TensorRef>& args, const std::vector<TensorRef>& results, int device,
+               uintptr_t stream, uintptr_t workspace) {
+  std::shared_ptr<Launchable> launchable = signature_launchable(s, device, stream);
   Status st;
   {
     nb::gil_scoped_release release;
-    // PyTorch names its default stream 0, the legacy default stream; to a
-    // Launchable nullptr means the runtime's own (non-blocking) stream,
-    // which is not ordered with PyTorch's work. So 0 is CU_STREAM_LEGACY.
-    void* handle = stream ? reinterpret_cast<void*>(stream) : static_cast<void*>(CU_STREAM_LEGACY);
-    st = launchable->launch(args, results, handle);
+    st = workspace || launchable->workspace_bytes() == 0
+             ? launchable->launch(args, results, launch_stream(stream), reinterpret_cast<void*>(workspace))
+             : launchable->launch(args, results, launch_stream(stream));
   }
   ok_or_raise(st);
 }
+
+
+// ---------------------------------------------------------------------------------------------------
+// The C interface of boo's PyTorch library (torch_bridge.h). No Python here: the library calls it from
+// PyTorch's kernels, the GIL not held.
+
+int32_t bridge_fail(const Status& st, boo_bridge_status* out) {
+  out->code = static_cast<int32_t>(st.code());
+  std::snprintf(out->message, sizeof out->message, "%s", st.to_string().c_str());
+  return out->code;
+}
+
+// A launchable handed to the library: kept for the process (the library keeps its address).
+struct BridgeLaunchable {
+  std::shared_ptr<Launchable> launchable;
+  std::vector<boo_bridge_tensor> arguments, results;
+  std::vector<TensorRef> argument_refs, result_refs;  // the specs, addresses filled per launch
+  std::string name;
+};
+
+Result<std::vector<boo_bridge_tensor>> bridge_tensors(const std::vector<TensorSpec>& specs) {
+  std::vector<boo_bridge_tensor> out;
+  for (const TensorSpec& s : specs) {
+    boo_bridge_tensor t{};
+    if (s.shape.size() > BOO_TORCH_MAX_RANK || s.name.size() >= sizeof t.name)
+      return internal_error("tensor '" + s.name + "' does not fit the PyTorch bridge's description");
+    std::snprintf(t.name, sizeof t.name, "%s", s.name.c_str());
+    t.rank = static_cast<int32_t>(s.shape.size());
+    t.dtype = s.dtype == DType::kF32 ? 0 : s.dtype == DType::kF16 ? 1 : s.dtype == DType::kBF16 ? 2 : -1;
+    if (t.dtype < 0) return internal_error("tensor '" + s.name + "' has a dtype PyTorch's boo ops do not take");
+    for (int32_t d = 0; d < t.rank; ++d) {
+      t.shape[d] = s.shape[d];
+      t.strides[d] = s.strides[d];
+    }
+    out.push_back(t);
+  }
+  return out;
+}
+
+Result<DType> bridge_dtype(int32_t dtype) {
+  switch (dtype) {
+    case 0: return DType::kF32;
+    case 1: return DType::kF16;
+    case 2: return DType::kBF16;
+    default: return invalid_argument("dtype code " + std::to_string(dtype) + ": boo takes float32, float16 and bfloat16");
+  }
+}
+
+Result<std::unique_ptr<OpSignature>> bridge_conv_signature(const boo_bridge_conv& c) {
+  if (c.rank < 3 || c.rank > 5) return invalid_argument("conv: rank " + std::to_string(c.rank) + ", expected 3 to 5");
+  ops::ConvFields f;
+  BOO_ASSIGN_OR_RETURN(f.dtype, bridge_dtype(c.dtype));
+  f.input_shape.assign(c.x_shape, c.x_shape + c.rank);
+  f.weight_shape.assign(c.w_shape, c.w_shape + c.rank);
+  f.stride.assign(c.stride, c.stride + c.rank - 2);
+  f.padding.assign(c.padding, c.padding + c.rank - 2);
+  f.dilation.assign(c.dilation, c.dilation + c.rank - 2);
+  f.groups = c.groups;
+  // The strings are the library's copies of the op's arguments: bounded, terminated.
+  f.input_layout = std::string(c.layouts[0], strnlen(c.layouts[0], sizeof c.layouts[0]));
+  f.weight_layout = std::string(c.layouts[1], strnlen(c.layouts[1], sizeof c.layouts[1]));
+  f.output_layout = std::string(c.layouts[2], strnlen(c.layouts[2], sizeof c.layouts[2]));
+  f.directions = c.directions;
+  f.bias = c.bias != 0;
+  BOO_ASSIGN_OR_RETURN(f.activation,
+                       Activation::parse(std::string_view(c.activation, strnlen(c.activation, sizeof c.activation))));
+  BOO_ASSIGN_OR_RETURN(std::unique_ptr<ConvSignature> sig, ops::conv_signature_from_fields(f));
+  return std::unique_ptr<OpSignature>(std::move(sig));
+}
+
+int32_t bridge_stream_capturing(int32_t, void* stream, int32_t* capturing, boo_bridge_status* status) {
+  Result<bool> r = stream_capturing(reinterpret_cast<uintptr_t>(stream));
+  if (!r.ok()) return bridge_fail(r.status(), status);
+  *capturing = *r ? 1 : 0;
+  return 0;
+}
+
+int32_t bridge_conv(const boo_bridge_conv* conv, int32_t device, int32_t loaded_only, boo_bridge_launchable* out,
+                    boo_bridge_status* status) {
+  static std::mutex mutex;
+  static std::deque<BridgeLaunchable> kept;
+  Result<std::unique_ptr<OpSignature>> sig = bridge_conv_signature(*conv);
+  if (!sig.ok()) return bridge_fail(sig.status(), status);
+  Result<Runtime*> rt = find_runtime(device);
+  if (!rt.ok()) return bridge_fail(rt.status(), status);
+  std::shared_ptr<Launchable> launchable;
+  if (loaded_only) {
+    launchable = (*rt)->find_launchable(**sig);
+    if (!launchable)
+      return bridge_fail(not_loaded_for_capture(**sig), status);
+  } else {
+    Result<std::shared_ptr<Launchable>> made = (*rt)->get_launchable(**sig);
+    if (!made.ok()) return bridge_fail(made.status(), status);
+    launchable = *made;
+  }
+  BridgeLaunchable b;
+  b.launchable = launchable;
+  Result<std::vector<boo_bridge_tensor>> arguments = bridge_tensors((*sig)->arguments());
+  if (!arguments.ok()) return bridge_fail(arguments.status(), status);
+  Result<std::vector<boo_bridge_tensor>> results = bridge_tensors((*sig)->results());
+  if (!results.ok()) return bridge_fail(results.status(), status);
+  b.arguments = std::move(*arguments);
+  b.results = std::move(*results);
+  for (const TensorSpec& s : (*sig)->arguments()) b.argument_refs.push_back(TensorRef{nullptr, s.shape, s.strides, s.dtype});
+  for (const TensorSpec& s : (*sig)->results()) b.result_refs.push_back(TensorRef{nullptr, s.shape, s.strides, s.dtype});
+  b.name = (*sig)->command();
+  std::lock_guard<std::mutex> lock(mutex);
+  const BridgeLaunchable& k = kept.emplace_back(std::move(b));
+  out->handle = const_cast<BridgeLaunchable*>(&k);
+  out->argument_count = static_cast<int32_t>(k.arguments.size());
+  out->result_count = static_cast<int32_t>(k.results.size());
+  out->arguments = k.arguments.data();
+  out->results = k.results.data();
+  out->workspace_bytes = k.launchable->workspace_bytes();
+  out->name = k.name.c_str();
+  return 0;
+}
+
+int32_t bridge_launch(void* handle, const uint64_t* arguments, const uint64_t* results, void* workspace,
+                      void* stream, boo_bridge_status* status) {
+  const auto& b = *static_cast<const BridgeLaunchable*>(handle);
+  // This thread's copies of the specs with this launch's addresses: after a thread's first launch of a
+  // signature the copies reuse their memory, so a launch allocates nothing.
+  thread_local std::vector<TensorRef> args, outs;
+  args = b.argument_refs;
+  outs = b.result_refs;
+  for (size_t i = 0; i < args.size(); ++i) args[i].data = reinterpret_cast<void*>(arguments[i]);
+  for (size_t i = 0; i < outs.size(); ++i) outs[i].data = reinterpret_cast<void*>(results[i]);
+  Status st = b.launchable->launch(args, outs, launch_stream(reinterpret_cast<uintptr_t>(stream)), workspace);
+  if (!st.ok()) return bridge_fail(st, status);
+  return 0;
+}
+
+const boo_bridge torch_bridge = {BOO_TORCH_BRIDGE_VERSION, bridge_stream_capturing, bridge_conv, bridge_launch};
 
 // The fields of a signature, as the keywords of the Signature constructor that builds it
 // (Signature.conv(**sig.fields) == sig).
@@ -623,7 +799,7 @@ NB_MODULE(_C, m) {
         };
         bind(args, s.arguments, "argument", arg_refs);
         bind(results, s.results, "result", result_refs);
-        launch_on(s, arg_refs, result_refs, device, stream);
+        launch_on(s, arg_refs, result_refs, device, stream, 0);
       },
       "signature"_a, "args"_a, "results"_a, "device"_a, "stream"_a,
       "Launches the signature's kernels on `stream` (a CUstream handle) of GPU `device` over DLPack arrays "
@@ -632,7 +808,7 @@ NB_MODULE(_C, m) {
   m.def(
       "launch_addresses",
       [](Signature& s, const std::vector<uintptr_t>& args, const std::vector<uintptr_t>& results, int device,
-         uintptr_t stream) {
+         uintptr_t stream, uintptr_t workspace) {
         check_counts(s, args.size(), results.size());
         std::vector<TensorRef> arg_refs, result_refs;
         auto bind = [](const std::vector<uintptr_t>& addresses, const std::vector<TensorSpec>& specs,
@@ -643,12 +819,23 @@ NB_MODULE(_C, m) {
         };
         bind(args, s.arguments, arg_refs);
         bind(results, s.results, result_refs);
-        launch_on(s, arg_refs, result_refs, device, stream);
+        launch_on(s, arg_refs, result_refs, device, stream, workspace);
       },
-      "signature"_a, "args"_a, "results"_a, "device"_a, "stream"_a,
+      "signature"_a, "args"_a, "results"_a, "device"_a, "stream"_a, "workspace"_a = 0,
       "launch() for tensors the caller has checked against the signature (device, shape, dtype, strides, "
       "alignment), passed by address: boo.Launchable's path for PyTorch tensors, which skips the DLPack "
-      "round trip (several microseconds a tensor).");
+      "round trip (several microseconds a tensor). workspace: the address of workspace_bytes() bytes of "
+      "device memory (256-byte aligned) the launch uses, or 0 for memory the launchable allocates once.");
+  m.def(
+      "workspace_bytes",
+      [](Signature& s, int device, uintptr_t stream) { return signature_launchable(s, device, stream)->workspace_bytes(); },
+      "signature"_a, "device"_a, "stream"_a,
+      "The scratch device memory a launch of the signature on GPU `device` needs, in bytes; compiles or loads "
+      "the kernels as a launch on `stream` would (while the stream is captured into a CUDA graph, only kernels "
+      "loaded already are found).");
+  m.def(
+      "_torch_bridge", [] { return reinterpret_cast<uintptr_t>(&torch_bridge); },
+      "The address of the C interface boo's PyTorch library reaches the runtime through (torch_bridge.h).");
 
   m.def(
       "libraries",

@@ -104,6 +104,9 @@ class LaunchableImpl final : public Launchable {
   std::string_view implementation() const override { return implementation_; }
   const std::vector<std::string>& kernel_names() const override { return names_; }
   Status launch(std::span<const TensorRef> args, std::span<const TensorRef> results, void* stream) override;
+  size_t workspace_bytes() const override { return workspace_bytes_; }
+  Status launch(std::span<const TensorRef> args, std::span<const TensorRef> results, void* stream,
+                void* workspace) override;
 
  private:
   RuntimeImpl& rt_;
@@ -117,10 +120,13 @@ class LaunchableImpl final : public Launchable {
   std::vector<ResolvedStep> steps_;
   const size_t workspace_bytes_;
   const uint32_t tensor_alignment_;
-  // Scratch memory of the plan (split-K partials, staged copies), allocated
-  // on the first launch. Launches of one launchable on several streams at
-  // once would share it, the addresses and the parameter blocks: they are
-  // serialized by the caller (one launchable per stream).
+  // Held while a launch fills the addresses and parameter blocks above and enqueues its kernels
+  // (cuLaunchKernel copies the parameters): concurrent launches (autograd's device threads, a graph
+  // capture beside eager calls) each enqueue their own.
+  std::mutex launch_mutex_;
+  // Scratch memory of the plan (split-K partials, staged copies) for launches without a caller's
+  // workspace, allocated on the first. Such launches on several streams at once share it: a caller that
+  // runs one signature on several streams concurrently passes each its own workspace.
   DeviceBuffer workspace_;
 };
 
@@ -193,6 +199,15 @@ class RuntimeImpl final : public Runtime {
     promise.set_value(made);
     if (!made.ok()) return made.status();
     return std::shared_ptr<Launchable>(*made);
+  }
+
+  std::shared_ptr<Launchable> find_launchable(const OpSignature& sig) override {
+    const std::string identity = sig.command();
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = launchables_.find(identity);
+    if (it == launchables_.end()) return nullptr;
+    ++stats_.memory_hits;
+    return it->second;
   }
 
   Result<DeviceBuffer> allocate(size_t bytes) override {
@@ -394,6 +409,25 @@ class RuntimeImpl final : public Runtime {
 };
 
 Status LaunchableImpl::launch(std::span<const TensorRef> args, std::span<const TensorRef> results, void* stream) {
+  void* workspace = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(launch_mutex_);
+    if (workspace_.size_bytes() < workspace_bytes_) {
+      BOO_ASSIGN_OR_RETURN(workspace_, rt_.allocate(workspace_bytes_));
+    }
+    workspace = workspace_.data();
+  }
+  return launch(args, results, stream, workspace);
+}
+
+Status LaunchableImpl::launch(std::span<const TensorRef> args, std::span<const TensorRef> results, void* stream,
+                              void* workspace_memory) {
+  const auto workspace = reinterpret_cast<uint64_t>(workspace_memory);
+  if (workspace_bytes_ > 0 && (workspace == 0 || workspace % 256 != 0))
+    return invalid_argument(implementation_ + " needs a 256-byte aligned workspace of " +
+                            std::to_string(workspace_bytes_) + " bytes, got " +
+                            (workspace == 0 ? std::string("none") : "an unaligned address"));
+  std::lock_guard<std::mutex> lock(launch_mutex_);
   // The plan compiled the signature's layouts in: tensors must match them.
   auto check = [&](std::span<const TensorRef> refs, const std::vector<TensorSpec>& specs, const char* what,
                    std::vector<uint64_t>& addresses) -> Status {
@@ -410,10 +444,6 @@ Status LaunchableImpl::launch(std::span<const TensorRef> args, std::span<const T
   };
   BOO_RETURN_IF_ERROR(check(args, arg_specs_, "argument", arg_addresses_));
   BOO_RETURN_IF_ERROR(check(results, result_specs_, "result", result_addresses_));
-  if (workspace_.size_bytes() < workspace_bytes_) {
-    BOO_ASSIGN_OR_RETURN(workspace_, rt_.allocate(workspace_bytes_));
-  }
-  const auto workspace = reinterpret_cast<uint64_t>(workspace_.data());
   BOO_RETURN_IF_ERROR(rt_.make_current());
   const DriverApi& api = rt_.api();
   CUstream s = stream ? static_cast<CUstream>(stream) : static_cast<CUstream>(rt_.stream());

@@ -78,6 +78,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
 CUresult cuStreamCreate(CUstream* s, unsigned) { *s = reinterpret_cast<CUstream>(&token); return ok(); }
 CUresult cuStreamDestroy_v2(CUstream) { return ok(); }
 CUresult cuStreamSynchronize(CUstream) { return ok(); }
+CUresult cuStreamIsCapturing(CUstream, CUstreamCaptureStatus* s) { *s = CU_STREAM_CAPTURE_STATUS_NONE; return ok(); }
 CUresult cuEventCreate(CUevent* e, unsigned) { *e = reinterpret_cast<CUevent>(&token); return ok(); }
 CUresult cuEventRecord(CUevent, CUstream) { return ok(); }
 CUresult cuEventSynchronize(CUevent) { return ok(); }

@@ -5,6 +5,7 @@ Run as: python3 tests/python/test_torch_ops.py [cpu|cuda]
 (cpu: the float64 reference behind every op, label unit; cuda: boo's kernels,
 label gpu). Each case names the boo-driver command it exercises where it has one.
 """
+import contextlib
 import copy
 import functools
 import os
@@ -264,7 +265,8 @@ class ConvOpTest(unittest.TestCase):
     def test_inference_calls_skip_the_dispatcher_unless_something_watches(self):
         """Without compiling or a dispatch mode, boo.ops run boo directly (the op's dispatch costs
         more host time than a small kernel), a call that records a gradient through an autograd.Function with
-        the op's own autograd rules; otherwise through torch.ops.boo."""
+        the op's own autograd rules; otherwise through torch.ops.boo. On the C++ registration conv always
+        runs through torch.ops.boo (its dispatch costs less than the direct path)."""
         from torch.utils._python_dispatch import TorchDispatchMode
 
         class SeenOps(TorchDispatchMode):
@@ -276,10 +278,15 @@ class ConvOpTest(unittest.TestCase):
                 self.names.append(str(func))
                 return func(*args, **(kwargs or {}))
 
+        def conv_not_dispatched():
+            if "conv" in ops._CPP_OPS:
+                return contextlib.nullcontext()
+            return unittest.mock.patch.object(ops, "_conv", side_effect=AssertionError("dispatched"))
+
         x = torch.randn(1, 3, 6, 6, device=DEVICE)
         w = torch.randn(4, 3, 3, 3, device=DEVICE)
         g = torch.randn(6, device=DEVICE)
-        with unittest.mock.patch.object(ops, "_conv", side_effect=AssertionError("dispatched")), \
+        with conv_not_dispatched(), \
                 unittest.mock.patch.object(ops, "_layer_norm", side_effect=AssertionError("dispatched")), \
                 unittest.mock.patch.object(ops, "_rms_norm", side_effect=AssertionError("dispatched")), \
                 unittest.mock.patch.object(ops, "_batch_norm", side_effect=AssertionError("dispatched")), \
@@ -304,7 +311,7 @@ class ConvOpTest(unittest.TestCase):
         assert_close(self, watched, direct, torch.float32, "dispatched conv")
         # A gradient to record: still direct, with the op's own autograd rules.
         xg, wg, gg = x.clone().requires_grad_(), w.clone().requires_grad_(), g.clone().requires_grad_()
-        with unittest.mock.patch.object(ops, "_conv", side_effect=AssertionError("dispatched")), \
+        with conv_not_dispatched(), \
                 unittest.mock.patch.object(ops, "_layer_norm", side_effect=AssertionError("dispatched")), \
                 unittest.mock.patch.object(ops, "_rms_norm", side_effect=AssertionError("dispatched")):
             y = ops.rms_norm(ops.layer_norm(ops.conv(xg, wg, padding=1, activation="silu"), (6,), gg), (6,), gg)
@@ -317,6 +324,8 @@ class ConvOpTest(unittest.TestCase):
         for name, a, b in zip(("dx", "dw", "dg"), got, torch.autograd.grad(want, [xg, wg, gg], dy)):
             assert_close(self, a, b, torch.float32, f"direct ops' {name}")
 
+    @unittest.skipIf("conv" in ops._CPP_OPS, "on the C++ registration conv has no direct path "
+                     "(test_torch_library.py covers its fallback)")
     def test_a_direct_call_that_fails_to_launch_falls_back_once_and_then_goes_the_general_way(self):
         """A direct call keeps its launchable; when that fails (kernels that do not compile) the call
         runs on PyTorch with one warning, and later calls stop trying the launcher first."""

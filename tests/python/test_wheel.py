@@ -1,7 +1,9 @@
 """The Python wheel that scripts/test.sh builds (`pip wheel . -w build/wheels`) and installs:
-its files are python/boo's modules, the extension and the dist-info, nothing else (no headers,
-C++ libraries, tools or build-tree files); its version is the CMake project's; the extension
-needs no run path and no library of the build; the installed package is this wheel's.
+its files are python/boo's modules, the extension, the PyTorch library with the version it was built
+for (boo/_torch_ops.so and boo/_torch_build.py, where PyTorch's C++ headers were found) and the
+dist-info, nothing else (no headers, C++ libraries, tools or build-tree files); its version is the
+CMake project's; the extension needs no run path and no library of the build, the PyTorch library
+no run path and only PyTorch's; the installed package is this wheel's.
 
     test_wheel.py WHEEL_DIR VERSION SOURCE_DIR
 """
@@ -14,6 +16,9 @@ import zipfile
 
 # The shared libraries the extension may need: the C runtime's (libstdc++ and libgcc are linked in).
 SYSTEM_LIBRARIES = re.compile(r"^(libc|libm|libdl|libpthread|librt|ld-linux-x86-64|ld-linux-aarch64)\.so\.[0-9]+$")
+# The PyTorch library's: PyTorch's own (loaded before it) and the C++ runtime PyTorch uses.
+TORCH_LIBRARIES = re.compile(r"^(libc10|libc10_cuda|libtorch_cpu)\.so$|^(libstdc\+\+|libgcc_s)\.so\.[0-9]+$")
+TORCH_FILES = ["boo/_torch_build.py", "boo/_torch_ops.so"]
 
 
 def fail(message):
@@ -38,7 +43,10 @@ def main():
         names = sorted(z.namelist())
         extensions = [n for n in names if re.fullmatch(r"boo/_C\.[^/]*\.so", n)]
         dist_files = [n for n in names if n.startswith(dist_info)]
-        others = sorted(set(names) - set(modules) - set(extensions) - set(dist_files))
+        torch_files = [n for n in names if n in TORCH_FILES]
+        if torch_files and torch_files != TORCH_FILES:
+            fail(f"{wheel.name} holds {torch_files}: the PyTorch library comes with its version file")
+        others = sorted(set(names) - set(modules) - set(extensions) - set(dist_files) - set(torch_files))
         if others:
             fail(f"{wheel.name} holds files that are not the package's: {others}")
         missing = sorted(set(modules) - set(names))
@@ -65,6 +73,17 @@ def main():
             extension = pathlib.Path(z.extract(extensions[0], tmp))
             dynamic = subprocess.run(["readelf", "-d", str(extension)], check=True, capture_output=True,
                                      text=True).stdout
+            if torch_files:
+                library = pathlib.Path(z.extract("boo/_torch_ops.so", tmp))
+                torch_dynamic = subprocess.run(["readelf", "-d", str(library)], check=True, capture_output=True,
+                                               text=True).stdout
+                if "RPATH" in torch_dynamic or "RUNPATH" in torch_dynamic:
+                    fail("boo/_torch_ops.so has a run path")
+                torch_needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", torch_dynamic)
+                foreign = [lib for lib in torch_needed
+                           if not SYSTEM_LIBRARIES.match(lib) and not TORCH_LIBRARIES.match(lib)]
+                if foreign:
+                    fail(f"boo/_torch_ops.so needs {foreign}, which are not PyTorch's")
     if "RPATH" in dynamic or "RUNPATH" in dynamic:
         fail(f"{extensions[0]} has a run path: {[l for l in dynamic.splitlines() if 'PATH' in l]}")
     needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dynamic)
@@ -82,8 +101,9 @@ def main():
     if (installed / pathlib.Path(extensions[0]).name).read_bytes() != built:
         fail(f"the installed extension in {installed} is not {wheel.name}'s (reinstall the wheel)")
     print(f"test_wheel: {wheel.name}: {len(modules)} modules, {pathlib.Path(extensions[0]).name}, "
-          f"{len(dist_files)} dist-info files; needs {needed}; boo {boo.__version__} (commit {boo.git_commit}) "
-          f"installed from it")
+          f"{len(dist_files)} dist-info files; needs {needed}; "
+          f"{'with' if torch_files else 'without'} the PyTorch library; boo {boo.__version__} "
+          f"(commit {boo.git_commit}) installed from it")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,154 @@
+"""boo's ops registered in C++ (boo/_torch_ops.so, python/src/torch_ops.cpp) against the Python
+registration they replace: which one is in use, their schemas, opcheck, conv's C++ autograd, and on a
+GPU the C++ CUDA kernels' fallback to PyTorch.
+
+Run as: python3 tests/python/test_torch_library.py [cpu|cuda]
+(cpu: the ops' CPU kernels are the float64 reference, label unit; cuda: boo's kernels through the C++
+CUDA kernels, label gpu; exit 77 without a GPU).
+"""
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import unittest
+import warnings
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+try:
+    import torch
+    import torch.nn.functional as F
+
+    import boo
+    from boo import ops
+except ImportError as e:
+    sys.exit(f"{e.name} is not installed for {sys.executable}: run scripts/test.sh (it installs PyTorch from "
+             "requirements-dev.txt and boo with `pip install .`)")
+from cuda_or_skip import cuda_or_skip
+
+DEVICE = sys.argv.pop(1) if len(sys.argv) > 1 and sys.argv[1] in ("cpu", "cuda") else "cpu"
+torch.backends.cudnn.allow_tf32 = False
+# Whether this boo was built with the C++ registration (python/CMakeLists.txt writes boo/_torch_build.py).
+BUILT = importlib.util.find_spec("boo._torch_build") is not None
+OPS = ("conv", "conv_backward", "layer_norm", "layer_norm_backward", "rms_norm", "rms_norm_backward", "batch_norm",
+       "batch_norm_backward", "group_norm", "group_norm_backward")
+
+# What a process with boo's ops registered prints about them: the registration, each schema, which
+# source registered conv's CUDA kernel, and conv's whole dispatcher entry.
+REPORT = """
+import json, torch
+from boo import ops
+dump = torch._C._dispatch_dump("boo::conv")
+cuda = [line for line in dump.splitlines() if line.startswith("CUDA:")]
+print(json.dumps({"registration": ops.registration, "cuda": cuda[0] if cuda else "", "dump": dump,
+                  "schemas": {n: str(getattr(torch.ops.boo, n).default._schema) for n in %r}}))
+""" % (OPS,)
+
+
+def report(torch_library):
+    """REPORT of a new process with BOO_TORCH_LIBRARY=`torch_library`."""
+    env = dict(os.environ, BOO_TORCH_LIBRARY=torch_library)
+    out = subprocess.run([sys.executable, "-c", REPORT], env=env, check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+class RegistrationTest(unittest.TestCase):
+    def test_the_cpp_registration_is_in_use_where_it_was_built(self):
+        here = report("1")
+        if not BUILT:
+            self.assertTrue(here["registration"].startswith("Python ("), here["registration"])
+            self.skipTest("boo was built without PyTorch's C++ headers: " + here["registration"])
+        self.assertEqual(here["registration"], "C++")
+        self.assertIn("torch_ops.cpp", here["cuda"], "conv's CUDA kernel is not the C++ one")
+
+    def test_the_python_registration_when_forced_off(self):
+        off = report("0")
+        self.assertEqual(off["registration"], "Python (BOO_TORCH_LIBRARY=0)")
+        # torch.library.custom_op's registration: its schema and kernels, nothing of torch_ops.cpp.
+        self.assertIn("custom_ops.py", off["dump"].splitlines()[2], off["dump"])
+        self.assertNotIn("torch_ops.cpp", off["dump"])
+
+    def test_both_registrations_declare_the_same_schemas(self):
+        if not BUILT:
+            self.skipTest("boo was built without PyTorch's C++ headers")
+        self.assertEqual(report("1")["schemas"], report("0")["schemas"])
+
+
+class ConvTest(unittest.TestCase):
+    """torch.ops.boo.conv and conv_backward on whichever registration this process has (C++ where built)."""
+
+    def args(self, bias=True, channels_last=False, dtype=torch.float32):
+        torch.manual_seed(0)
+        x = torch.randn(2, 4, 7, 7, device=DEVICE, dtype=dtype)
+        w = torch.randn(6, 4, 3, 3, device=DEVICE, dtype=dtype)
+        if channels_last:
+            x, w = x.to(memory_format=torch.channels_last), w.to(memory_format=torch.channels_last)
+        b = torch.randn(6, device=DEVICE, dtype=dtype) if bias else None
+        return x, w, b
+
+    def test_opcheck(self):
+        for bias, channels_last, activation in ((True, False, "relu"), (False, True, "none"),
+                                                (True, True, "leaky_relu:0.2")):
+            with self.subTest(bias=bias, channels_last=channels_last, activation=activation):
+                x, w, b = self.args(bias, channels_last)
+                layouts = "NHWC,NHWC,NHWC" if channels_last else "NCHW,NCHW,NCHW"
+                x.requires_grad_(), w.requires_grad_()
+                if b is not None:
+                    b.requires_grad_()
+                torch.library.opcheck(torch.ops.boo.conv.default,
+                                      (x, w, b, [1, 1], [1, 1], [1, 1], 1, activation, layouts))
+                dy = torch.randn(2, 6, 7, 7, device=DEVICE)
+                torch.library.opcheck(torch.ops.boo.conv_backward.default,
+                                      (dy, x.detach(), w.detach(), bias, [1, 1], [1, 1], [1, 1], 1, layouts,
+                                       [True, True, bias]))
+
+    def test_gradients_through_each_activation_match_pytorch(self):
+        """conv's autograd (C++ where built): the activation's gradient at the recomputed pre-activation,
+        then boo's backward kernels, or ATen's with them off."""
+        for activation in ("relu", "sigmoid", "tanh", "silu", "gelu", "gelu_tanh", "leaky_relu:0.1", "clamp:-0.5:0.5"):
+            for boo_backward in (True, False):
+                with self.subTest(activation=activation, boo_backward=boo_backward):
+                    ops._set_backward_kernels(boo_backward)
+                    try:
+                        x, w, b = (t.requires_grad_() for t in self.args())
+                        y = ops.conv(x, w, b, padding=1, activation=activation)
+                        dy = torch.randn_like(y)
+                        got = torch.autograd.grad(y, [x, w, b], dy)
+                        want_y = ops._activation_fn(activation)(F.conv2d(x, w, b, padding=1))
+                        want = torch.autograd.grad(want_y, [x, w, b], dy)
+                    finally:
+                        ops._set_backward_kernels(None)
+                    torch.testing.assert_close(y, want_y, rtol=1e-4, atol=1e-4)
+                    for name, a, e in zip(("dx", "dw", "db"), got, want):
+                        torch.testing.assert_close(a, e, rtol=1e-4, atol=1e-4, msg=name)
+
+    def test_only_the_gradients_asked_for(self):
+        """The bias is no input edge when absent; inputs that need no gradient get none."""
+        x, w, _ = self.args(bias=False)
+        w.requires_grad_()
+        (dw,) = torch.autograd.grad(ops.conv(x, w, padding=1).sum(), [w])
+        torch.testing.assert_close(dw, torch.autograd.grad(F.conv2d(x, w, padding=1).sum(), [w])[0],
+                                   rtol=1e-4, atol=1e-4)
+
+    def test_a_call_boo_declines_runs_on_pytorch_with_a_warning(self):
+        """An empty batch is no boo signature: the C++ CUDA kernel passes the call to boo.ops' kernel,
+        which warns and runs PyTorch (BOO_STRICT=1 raises)."""
+        x = torch.randn(0, 4, 7, 7, device=DEVICE)
+        w = torch.randn(6, 4, 3, 3, device=DEVICE)
+        ops._warn_fallback.cache_clear()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            y = torch.ops.boo.conv.default(x, w, None, [1, 1], [1, 1], [1, 1], 1, "none", "NCHW,NCHW,NCHW")
+        self.assertTrue(any("runs on PyTorch" in str(c.message) for c in caught), [str(c.message) for c in caught])
+        self.assertEqual(list(y.shape), [0, 6, 7, 7])
+        os.environ["BOO_STRICT"] = "1"
+        try:
+            with self.assertRaisesRegex(ValueError, "every size must be positive"):
+                torch.ops.boo.conv.default(x, w, None, [1, 1], [1, 1], [1, 1], 1, "none", "NCHW,NCHW,NCHW")
+        finally:
+            del os.environ["BOO_STRICT"]
+
+
+if __name__ == "__main__":
+    cuda_or_skip(DEVICE)
+    unittest.main()
