@@ -70,19 +70,10 @@ class BatchNormColumns final : public Tier<NormProblem, BatchNormConfig> {
     return tiled(p, arch, kBlocksPerSm, kVectorsPerThread);
   }
 
-  // Fewer or more blocks per SM than the heuristic's kBlocksPerSm, and fewer
-  // or more vectors per thread than kVectorsPerThread (no cost model: the
-  // nearest first).
+  // boo tune's alternatives: nearby tilings (norm_implementation.hpp).
   std::vector<BatchNormConfig> alternatives(const NormProblem& p, const ArchSpec& arch, const BatchNormConfig&) const override {
     std::vector<BatchNormConfig> out;
-    for (const auto& [blocks, vectors] : {std::pair{kBlocksPerSm, kVectorsPerThread / 2},
-                                          std::pair{kBlocksPerSm, kVectorsPerThread * 2},
-                                          std::pair{kBlocksPerSm / 2, kVectorsPerThread},
-                                          std::pair{kBlocksPerSm * 2, kVectorsPerThread},
-                                          std::pair{kBlocksPerSm, kVectorsPerThread * 4},
-                                          std::pair{kBlocksPerSm * 2, kVectorsPerThread / 4},
-                                          std::pair{kBlocksPerSm / 4, kVectorsPerThread},
-                                          std::pair{kBlocksPerSm * 4, kVectorsPerThread}})
+    for (const auto& [blocks, vectors] : nearby_tilings(kBlocksPerSm, kVectorsPerThread))
       if (Result<BatchNormConfig> c = tiled(p, arch, blocks, vectors); c.ok()) out.push_back(std::move(*c));
     return out;
   }

@@ -6,6 +6,7 @@
 
 #include "ops/common/generated_source.hpp"
 #include "ops/norm/device/group_norm_params.cuh"
+#include "ops/norm/norm_implementation.hpp"
 #include "ops/norm/norm_problem.hpp"
 
 namespace boo::ops::norm {
@@ -83,19 +84,10 @@ class GroupNormGroups final : public Tier<NormProblem, GroupNormConfig> {
     return tiled(p, arch, kBlocksPerSm, kVectorsPerThread);
   }
 
-  // Fewer or more blocks per SM than the heuristic's kBlocksPerSm, and fewer
-  // or more vectors per thread than kVectorsPerThread (no cost model: the
-  // nearest first).
+  // boo tune's alternatives: nearby tilings (norm_implementation.hpp).
   std::vector<GroupNormConfig> alternatives(const NormProblem& p, const ArchSpec& arch, const GroupNormConfig&) const override {
     std::vector<GroupNormConfig> out;
-    for (const auto& [blocks, vectors] : {std::pair{kBlocksPerSm, kVectorsPerThread / 2},
-                                          std::pair{kBlocksPerSm, kVectorsPerThread * 2},
-                                          std::pair{kBlocksPerSm / 2, kVectorsPerThread},
-                                          std::pair{kBlocksPerSm * 2, kVectorsPerThread},
-                                          std::pair{kBlocksPerSm, kVectorsPerThread * 4},
-                                          std::pair{kBlocksPerSm * 2, kVectorsPerThread / 4},
-                                          std::pair{kBlocksPerSm / 4, kVectorsPerThread},
-                                          std::pair{kBlocksPerSm * 4, kVectorsPerThread}})
+    for (const auto& [blocks, vectors] : nearby_tilings(kBlocksPerSm, kVectorsPerThread))
       if (Result<GroupNormConfig> c = tiled(p, arch, blocks, vectors); c.ok()) out.push_back(std::move(*c));
     return out;
   }

@@ -3,8 +3,11 @@
 // alike.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "ops/gpu_implementation.hpp"
 #include "ops/norm/norm_problem.hpp"
@@ -29,6 +32,20 @@ class NormTier : public Tier<NormProblem, ConfigT> {
   NormKind kind_;
   std::string name_;
 };
+
+/// The (blocks per SM, vectors per thread) tilings boo tune tries around a
+/// column-reducing norm tier's heuristic (batch and group norm, which have no
+/// cost model): one factor changed at a time, the nearest first.
+inline std::array<std::pair<int64_t, int64_t>, 8> nearby_tilings(int64_t blocks_per_sm, int64_t vectors_per_thread) {
+  return {{{blocks_per_sm, vectors_per_thread / 2},
+           {blocks_per_sm, vectors_per_thread * 2},
+           {blocks_per_sm / 2, vectors_per_thread},
+           {blocks_per_sm * 2, vectors_per_thread},
+           {blocks_per_sm, vectors_per_thread * 4},
+           {blocks_per_sm * 2, vectors_per_thread / 4},
+           {blocks_per_sm / 4, vectors_per_thread},
+           {blocks_per_sm * 4, vectors_per_thread}}};
+}
 
 /// Binds the tensor address fields of a norm kernel's parameter block to the
 /// signature's tensors; those it lacks stay 0 (mean and rstd are results with
