@@ -5,6 +5,7 @@
 
 #include "ops/aten/aten_gemm.hpp"
 #include "ops/aten/arg_reduce.hpp"
+#include "ops/aten/sdpa.hpp"
 #include "ops/conv/conv_op.hpp"
 #include "ops/gemm/gemm_op.hpp"
 #include "ops/norm/batchnorm_op.hpp"
@@ -25,6 +26,7 @@ std::span<const OpDefinition* const> all_ops() {
       &norm::mixed_batch_norm_definition(),
       &aten::gemm_definition(),        // ATen's matrix products (ops/aten/aten_op.hpp)
       &aten::arg_reduce_definition(),  // aten::argmax, aten::argmin
+      &aten::sdpa_definition(),        // aten::scaled_dot_product_attention and its backends' forms
       &norm::group_norm_definition(),
       &testing::definition(),  // only with BOO_ENABLE_TEST_OPS=1 (below)
   };

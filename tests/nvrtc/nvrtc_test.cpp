@@ -162,6 +162,25 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
   commands.push_back("aten::addmm \"[[512], [256, 512], [512, 512], [], []]\" \"['c10::BFloat16', 'c10::BFloat16', "
                      "'c10::BFloat16', 'Scalar', 'Scalar']\" \"[[1], [512, 1], [1, 512], [], []]\" "
                      "\"['', '', '', '0.5', '2']\"");
+  // Attention forward (gpu:aten:sdpa_flash): bf16/fp16, head dims 64 and 128, causal or not, blocks of
+  // 64 queries (few CTAs) and of 128 (the sample's 32 x 8 heads), grouped heads.
+  for (const char* dtype : {"c10::BFloat16", "c10::Half"}) {
+    for (const char* dim : {"64", "128"}) {
+      for (const char* causal : {"True", "False"}) {
+        for (const char* batch : {"1", "32"}) {
+          const std::string d = std::string("'") + dtype + "'", e = dim;
+          const std::string shape = std::string("[") + batch + ", 8, 128, " + e + "]";
+          const std::string stride = "[" + std::to_string(8 * 128 * std::stoi(e)) + ", " + std::to_string(128 * std::stoi(e)) +
+                                     ", " + e + ", 1]";
+          commands.push_back("aten::scaled_dot_product_attention \"[" + shape + ", " + shape + ", " + shape +
+                             ", [], [], [], [], []]\" \"[" + d + ", " + d + ", " + d +
+                             ", '', 'Scalar', 'Scalar', 'Scalar', 'Scalar']\" \"[" + stride + ", " + stride + ", " +
+                             stride + ", [], [], [], [], []]\" \"['', '', '', 'None', '0.0', '" + causal +
+                             "', 'None', 'False']\"");
+        }
+      }
+    }
+  }
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
   std::set<std::string> compiled;
   for (const std::string& command : commands) {
@@ -182,7 +201,9 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
   }
   EXPECT_GT(compiled.size(), 40u);
   // The ATen argmax/argmin kernels were among them, in every dtype and both directions.
-  for (const char* kernel : {"arg_reduce<float, true>", "arg_reduce<boo::f16, false>", "arg_reduce<boo::bf16, true>"})
+  for (const char* kernel : {"arg_reduce<float, true>", "arg_reduce<boo::f16, false>", "arg_reduce<boo::bf16, true>",
+                             "sdpa_flash_forward<boo::bf16, 64, 64, true>", "sdpa_flash_forward<boo::bf16, 128, 128, false>",
+                             "sdpa_flash_forward<boo::f16, 64, 128, false>", "sdpa_flash_forward<boo::f16, 128, 64, true>"})
     EXPECT_TRUE(std::any_of(compiled.begin(), compiled.end(),
                             [&](const std::string& text) { return text.find(kernel) != std::string::npos; }))
         << kernel;

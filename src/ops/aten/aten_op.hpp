@@ -32,6 +32,7 @@ extern const AtenOp kMm, kBmm, kAddmm, kLinear, kBaddbmm;
 extern const AtenOp kArgmax, kArgmin;
 extern const AtenOp kConvolution, kConvolutionUnderscore, kCudnnConvolution;
 extern const AtenOp kNativeLayerNorm;
+extern const AtenOp kScaledDotProductAttention, kSdpaFlash, kSdpaEfficient, kSdpaCudnn;
 
 /// Every ATen op boo replays.
 std::span<const AtenOp* const> aten_ops();

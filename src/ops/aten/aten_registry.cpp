@@ -21,6 +21,7 @@ std::span<const AtenOp* const> aten_ops() {
   static const AtenOp* const kOps[] = {
       &kMm,          &kBmm,      &kAddmm,  &kLinear, &kBaddbmm, &kArgmax, &kArgmin, &kConvolution,
       &kConvolutionUnderscore, &kCudnnConvolution, &kNativeLayerNorm,
+      &kScaledDotProductAttention, &kSdpaFlash, &kSdpaEfficient, &kSdpaCudnn,
   };
   return kOps;
 }
