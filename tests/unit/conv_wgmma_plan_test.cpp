@@ -22,16 +22,6 @@ using test::params_of;
 const GpuImplementation& tier() { return conv::wgmma_sm90_implementation(); }
 const std::string kNhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
 
-// The weight face is opt-in until its kernel has run on a GPU
-// (BOO_WGMMA_WEIGHT_FACE=1); the tests that plan it turn it on while they run.
-class WeightFaceEnabled {
- public:
-  WeightFaceEnabled() { ::setenv("BOO_WGMMA_WEIGHT_FACE", "1", 1); }
-  ~WeightFaceEnabled() { ::unsetenv("BOO_WGMMA_WEIGHT_FACE"); }
-  WeightFaceEnabled(const WeightFaceEnabled&) = delete;
-  WeightFaceEnabled& operator=(const WeightFaceEnabled&) = delete;
-};
-
 // Why the tier declines `command` on `arch` (empty when it accepts).
 std::string declined(const std::string& command, const std::string& arch = "sm_90a") {
   std::unique_ptr<OpProblem> problem = test::problem_of(command);
@@ -142,7 +132,7 @@ TEST(ConvWgmmaPlanTest, NchwOperandsRunOnStagedChannelsLastCopies) {
 }
 
 TEST(ConvWgmmaPlanTest, BackwardWeightSplitsThePixelsAcrossTheSms) {
-  const WeightFaceEnabled weight_face;
+  const test::UnverifiedKernelsEnabled weight_face;  // its kernel awaits a GPU run
   // dw[k][r, s, c]: the GEMM 2048 x (9 x 768) over 16 x 48 x 32 = 24576 pixels (384 k-blocks of 64);
   // 16 x 27 tiles of 128 x 256 in three splits of 128 k-blocks: 1296 units over 132 CTAs; the fp32
   // partials of each split in the workspace, summed by a second kernel into dw.
@@ -175,7 +165,7 @@ TEST(ConvWgmmaPlanTest, BackwardWeightSplitsThePixelsAcrossTheSms) {
 }
 
 TEST(ConvWgmmaPlanTest, BackwardWeightWithEnoughTilesRunsUnsplit) {
-  const WeightFaceEnabled weight_face;
+  const test::UnverifiedKernelsEnabled weight_face;  // its kernel awaits a GPU run
   // 4 x 24 tiles of 128 x 192 (K = 512, 9 x 512 columns) over 64 k-blocks: one wave without splitting,
   // so dw is written by the GEMM's own epilogue and no workspace is needed.
   const Planned p = test::plan_of(tier(), "convbfp16 -n 1 -c 512 -H 64 -W 64 -k 512 -y 3 -x 3 -p 1 -q 1 -F 4" + kNhwc);
@@ -190,7 +180,7 @@ TEST(ConvWgmmaPlanTest, BackwardWeightWithEnoughTilesRunsUnsplit) {
 }
 
 TEST(ConvWgmmaPlanTest, BackwardWeightSplitsFollowTheSmCount) {
-  const WeightFaceEnabled weight_face;
+  const test::UnverifiedKernelsEnabled weight_face;  // its kernel awaits a GPU run
   // The same conv on a part with half the SMs needs half as many units to fill it.
   const std::string command = "convbfp16 -n 128 -c 256 -H 28 -W 28 -k 256 -y 1 -x 1 -F 4" + kNhwc;
   std::unique_ptr<OpProblem> problem = test::problem_of(command);
@@ -210,7 +200,7 @@ TEST(ConvWgmmaPlanTest, BackwardWeightSplitsFollowTheSmCount) {
 }
 
 TEST(ConvWgmmaPlanTest, BackwardWeightOfNchwTensorsRunsOnStagedCopies) {
-  const WeightFaceEnabled weight_face;
+  const test::UnverifiedKernelsEnabled weight_face;  // its kernel awaits a GPU run
   // x and dy staged channels-last, dw computed in its copy (KRSC) and copied out to KCRS.
   const Planned p = test::plan_of(tier(), "convfp16 -n 32 -c 256 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 4");
   ASSERT_EQ(p.launches.size(), 5u);
@@ -239,7 +229,7 @@ TEST(ConvWgmmaPlanTest, BackwardWeightOfNchwTensorsRunsOnStagedCopies) {
 }
 
 TEST(ConvWgmmaPlanTest, BackwardWeightTakesStrideDilationAndOneDimension) {
-  const WeightFaceEnabled weight_face;
+  const test::UnverifiedKernelsEnabled weight_face;  // its kernel awaits a GPU run
   // x is gathered per tap, so any stride and dilation; 1-D convs are 2-D ones of height 1.
   for (const std::string& command : {
            "convbfp16 -n 8 -c 128 -H 56 -W 56 -k 256 -y 1 -x 1 -u 2 -v 2 -F 4" + kNhwc,
@@ -260,15 +250,15 @@ TEST(ConvWgmmaPlanTest, BackwardWeightTakesStrideDilationAndOneDimension) {
 }
 
 TEST(ConvWgmmaPlanTest, BackwardWeightIsOptInUntilItHasRunOnAGpu) {
-  ::unsetenv("BOO_WGMMA_WEIGHT_FACE");
+  ::unsetenv("BOO_UNVERIFIED_KERNELS");
   const std::string command = "convbfp16 -n 128 -c 256 -H 28 -W 28 -k 256 -y 1 -x 1 -F 4" + kNhwc;
-  EXPECT_NE(declined(command).find("BOO_WGMMA_WEIGHT_FACE=1"), std::string::npos) << declined(command);
-  const WeightFaceEnabled weight_face;
+  EXPECT_NE(declined(command).find("BOO_UNVERIFIED_KERNELS=1"), std::string::npos) << declined(command);
+  const test::UnverifiedKernelsEnabled weight_face;  // its kernel awaits a GPU run
   EXPECT_EQ(declined(command), "");
 }
 
 TEST(ConvWgmmaPlanTest, DeclinesWhatItDoesNotDoWell) {
-  const WeightFaceEnabled weight_face;
+  const test::UnverifiedKernelsEnabled weight_face;  // its kernel awaits a GPU run
   const std::string geometry = " -n 16 -c 768 -H 48 -W 32 -k 2048 -y 3 -x 3 -p 1 -q 1";
   struct Case {
     std::string command, arch, reason;  // a part of the reason

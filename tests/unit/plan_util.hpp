@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -11,9 +12,20 @@
 #include <vector>
 
 #include "boo/registry.hpp"
+#include "ops/common/unverified_kernels.hpp"
 #include "ops/op_registry.hpp"
 
 namespace boo::ops::test {
+
+/// BOO_UNVERIFIED_KERNELS=1 while it lives (ops/common/unverified_kernels.hpp):
+/// the tests that plan a kernel not yet run on a GPU turn it on.
+class UnverifiedKernelsEnabled {
+ public:
+  UnverifiedKernelsEnabled() { ::setenv(kUnverifiedKernelsVariable, "1", 1); }
+  ~UnverifiedKernelsEnabled() { ::unsetenv(kUnverifiedKernelsVariable); }
+  UnverifiedKernelsEnabled(const UnverifiedKernelsEnabled&) = delete;
+  UnverifiedKernelsEnabled& operator=(const UnverifiedKernelsEnabled&) = delete;
+};
 
 struct ResolvedLaunch {
   std::string entry;

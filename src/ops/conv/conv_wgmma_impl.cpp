@@ -3,12 +3,12 @@
 #include "ops/conv/conv_wgmma_impl.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <optional>
 #include <utility>
 
 #include "boo/conv.hpp"
 #include "ops/common/generated_source.hpp"
+#include "ops/common/unverified_kernels.hpp"
 #include "ops/conv/conv_problem.hpp"
 #include "ops/conv/conv_staging.hpp"
 #include "ops/conv/device/conv_igemm_params.cuh"
@@ -210,14 +210,6 @@ bool vector_aligned(const Strides5& s, long long outer, const Dims3& size) {
   return true;
 }
 
-// The weight face compiles for sm_90a and plans in the tests but has not yet
-// run on a GPU: until its numerics pass there, dispatch leaves backward weight
-// to gpu:conv:implicit_gemm unless BOO_WGMMA_WEIGHT_FACE=1 asks for it.
-bool weight_face_enabled() {
-  const char* v = std::getenv("BOO_WGMMA_WEIGHT_FACE");
-  return v != nullptr && std::string_view(v) == "1";
-}
-
 class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
  public:
   std::string_view name() const override { return "gpu:conv:wgmma_sm90"; }
@@ -233,8 +225,8 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     if (r0.groups != 1) return decline("groups = 1 only, not " + std::to_string(r0.groups));
     if (r0.a_size[0] != 1 || r0.f_size[0] != 1) return decline("1-D and 2-D convs only");
     BOO_ASSIGN_OR_RETURN(Run run, run_of(problem));
-    if (run.weight() && !weight_face_enabled())
-      return decline("backward weight only with BOO_WGMMA_WEIGHT_FACE=1 (its kernel awaits its first GPU numerics run)");
+    // Until it has passed on a GPU, backward weight stays on gpu:conv:implicit_gemm by default.
+    if (run.weight() && !unverified_kernels_enabled()) return decline(unverified_kernel_reason("backward weight"));
     const Relation& r = run.rel;
     if (r.ca % kBlockK != 0)
       return decline(run.weight() ? "the weight face where the input channels are a multiple of 64 (one tap per 64 "
