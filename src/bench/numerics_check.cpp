@@ -31,7 +31,10 @@ std::vector<base::HostTensor> structured_arguments(const OpSignature& sig) {
 }
 
 NumericsVerdict check_numerics(const OpSignature& sig, Backend& candidate, Backend* vendor,
-                               const NumericsOptions& options, uint64_t seed, Reference* reference) {
+                               const NumericsOptions& options, uint64_t seed, Reference* reference,
+                               const CheckContext& context) {
+  NumericsSeconds* seconds = context.seconds;
+  auto sink = [&](double NumericsSeconds::*phase) { return seconds ? &(seconds->*phase) : nullptr; };
   NumericsVerdict verdict;
   const ops::OpDefinition* op = ops::find_op(sig.op_name());
   const TensorSpec main = sig.results().at(0);  // BOO judges the main result
@@ -40,6 +43,7 @@ NumericsVerdict check_numerics(const OpSignature& sig, Backend& candidate, Backe
   VerifyOptions verify;
   verify.sample_seed = seed;
   verify.reference = &ref;
+  verify.seconds = seconds;
   std::string reference_scope = "whole results";  // what the per-element check computed
   bool sampled_any = false;
   const RunOptions untimed{1, false};
@@ -51,11 +55,15 @@ NumericsVerdict check_numerics(const OpSignature& sig, Backend& candidate, Backe
   bool vendor_ok = vendor != nullptr;
   std::vector<std::string> tolerance_failures;
   for (int batch = 0; batch < kMaxBatches && static_cast<int64_t>(sets.boo.size()) < options.min_samples; ++batch) {
-    Result<std::vector<base::HostTensor>> args = op->make_arguments(sig, ops::InputOptions{seed + batch, {}});
+    Result<std::vector<base::HostTensor>> args = [&] {
+      AddSeconds timed(sink(&NumericsSeconds::inputs));
+      return op->make_arguments(sig, ops::InputOptions{seed + batch, {}});
+    }();
     if (!args.ok()) {
       verdict.error = args.status().to_string();
       return verdict;
     }
+    std::optional<AddSeconds> running(std::in_place, sink(&NumericsSeconds::runs));
     Result<BackendRun> run = candidate.run(sig, *args, untimed);
     if (!run.ok()) {
       verdict.error = run.status().to_string();
@@ -71,6 +79,7 @@ NumericsVerdict check_numerics(const OpSignature& sig, Backend& candidate, Backe
         verdict.notes.push_back("the vendor cannot run this signature (" + v.status().message() + ")");
       }
     }
+    running.reset();
     // The per-element tolerance on every result (first batch).
     if (batch == 0) {
       Result<std::vector<Comparison>> comparisons = verify_results(sig, *args, run->results, verify);
@@ -92,11 +101,15 @@ NumericsVerdict check_numerics(const OpSignature& sig, Backend& candidate, Backe
     // Signed errors of the main result at sampled positions.
     const int64_t want = std::max<int64_t>(options.min_samples - static_cast<int64_t>(sets.boo.size()), 1);
     const std::vector<int64_t> positions = sample_positions(main.shape, std::max<int64_t>(want, 1024), seed + batch);
-    Result<std::vector<double>> reference = ref.sample(sig, *args, 0, positions);
+    Result<std::vector<double>> reference = [&] {
+      AddSeconds timed(sink(&NumericsSeconds::reference));
+      return ref.sample(sig, *args, 0, positions);
+    }();
     if (!reference.ok()) {
       verdict.error = reference.status().to_string();
       return verdict;
     }
+    AddSeconds checking(sink(&NumericsSeconds::checks));
     const base::HostTensor& out = run->results[0];
     for (size_t i = 0; i < positions.size(); ++i) {
       double ref = (*reference)[i];
@@ -141,8 +154,14 @@ NumericsVerdict check_numerics(const OpSignature& sig, Backend& candidate, Backe
     for (const std::string& f : tolerance_failures) verdict.notes.push_back("over the per-element tolerance: " + f);
   }
   if (options.structured_tests) {
-    const std::vector<base::HostTensor> args = structured_arguments(sig);
-    Result<BackendRun> run = candidate.run(sig, args, untimed);
+    const std::vector<base::HostTensor> args = [&] {
+      AddSeconds timed(sink(&NumericsSeconds::inputs));
+      return structured_arguments(sig);
+    }();
+    Result<BackendRun> run = [&] {
+      AddSeconds timed(sink(&NumericsSeconds::runs));
+      return candidate.run(sig, args, untimed);
+    }();
     if (!run.ok()) {
       verdict.structured_ok = false;
       verdict.notes.push_back("structured test failed to run: " + run.status().message());

@@ -71,8 +71,9 @@ class CsvOutput {
 
 // The phases of a command as the executor protocol carries them, and back.
 std::map<std::string, double> phase_map(const PhaseSeconds& p) {
-  return {{"compile", p.compile}, {"vendor_tuning", p.vendor_tuning}, {"timing", p.timing},
-          {"numerics", p.numerics}, {"total", p.total}};
+  return {{"compile", p.compile},   {"vendor_tuning", p.vendor_tuning}, {"timing", p.timing},
+          {"inputs", p.inputs},     {"numerics", p.numerics},           {"numerics_runs", p.numerics_runs},
+          {"reference", p.reference}, {"checks", p.checks},             {"total", p.total}};
 }
 
 PhaseSeconds phases_of(const std::map<std::string, double>& m) {
@@ -80,7 +81,17 @@ PhaseSeconds phases_of(const std::map<std::string, double>& m) {
     auto it = m.find(name);
     return it == m.end() ? 0.0 : it->second;
   };
-  return PhaseSeconds{get("compile"), get("vendor_tuning"), get("timing"), get("numerics"), get("total")};
+  PhaseSeconds p;
+  p.compile = get("compile");
+  p.vendor_tuning = get("vendor_tuning");
+  p.timing = get("timing");
+  p.inputs = get("inputs");
+  p.numerics = get("numerics");
+  p.numerics_runs = get("numerics_runs");
+  p.reference = get("reference");
+  p.checks = get("checks");
+  p.total = get("total");
+  return p;
 }
 
 // How the progress line names a command.

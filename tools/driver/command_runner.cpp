@@ -256,7 +256,9 @@ CommandResult CommandRunner::run_steps(const tools::CommandLine& cmd, int index)
   if (Status st = bench::check_host_memory(sig, static_cast<int64_t>(backends_.size()), reference); !st.ok())
     return failed(std::move(result), st);
   const ops::OpDefinition* op = ops::find_op(sig.op_name());
+  const auto inputs_start = std::chrono::steady_clock::now();
   Result<std::vector<base::HostTensor>> args = make_arguments(*op, sig);
+  result.seconds.inputs = seconds_since(inputs_start);
   if (!args.ok()) return failed(std::move(result), args.status());
 
   RunOptions run = result.parsed->run;
@@ -270,8 +272,12 @@ CommandResult CommandRunner::run_steps(const tools::CommandLine& cmd, int index)
   }
   if (opts_.verify_numerics) {
     const auto start = std::chrono::steady_clock::now();
-    check_numerics(sig, result);
-    result.seconds.numerics = seconds_since(start);
+    const bench::NumericsSeconds spent = check_numerics(sig, result);
+    result.seconds.inputs += spent.inputs;
+    result.seconds.numerics = seconds_since(start) - spent.inputs;
+    result.seconds.numerics_runs = spent.runs;
+    result.seconds.reference = spent.reference;
+    result.seconds.checks = spent.checks;
   }
   return result;
 }
@@ -304,19 +310,23 @@ void CommandRunner::run_backends(const OpSignature& sig, const RunOptions& run,
   result.all_backends_ran = true;
 }
 
-void CommandRunner::check_numerics(const OpSignature& sig, CommandResult& result) {
+bench::NumericsSeconds CommandRunner::check_numerics(const OpSignature& sig, CommandResult& result) {
   // Every non-vendor backend is judged; cuDNN supplies the spread to beat. A baseline that
   // declined the signature (said under its name) is not judged: it has no results.
   bench::Backend* vendor = numerics_vendor();
   std::vector<NumericsResult> verdicts;
+  bench::NumericsSeconds spent;
+  bench::CheckContext context;
+  context.seconds = &spent;
   for (size_t b = 0; b < backends_.size(); ++b) {
     if (backends_[b].get() == vendor) continue;
     if (b < result.backends.size() && !result.backends[b].run) continue;
     verdicts.push_back(NumericsResult{backend_names_[b], bench::check_numerics(sig, *backends_[b], vendor, opts_.numerics,
-                                                                               opts_.seed, reference_.get())});
+                                                                               opts_.seed, reference_.get(), context)});
   }
   result.numerics = std::move(verdicts);
   if (!result.numerics_pass()) result.outcome = Outcome::kFailed;
+  return spent;
 }
 
 }  // namespace boo::driver

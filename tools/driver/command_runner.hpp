@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "bench/backend.hpp"
+#include "bench/numerics.hpp"
 #include "bench/reference.hpp"
 #include "bench/trace.hpp"
 #include "boo/runtime.hpp"
@@ -53,7 +54,8 @@ class CommandRunner {
   Result<std::vector<base::HostTensor>> make_arguments(const ops::OpDefinition& op, const OpSignature& sig);
   void run_backends(const OpSignature& sig, const RunOptions& run, const std::vector<base::HostTensor>& args,
                     CommandResult& result);
-  void check_numerics(const OpSignature& sig, CommandResult& result);
+  /// Judges every non-vendor backend; returns where the checks' time went.
+  bench::NumericsSeconds check_numerics(const OpSignature& sig, CommandResult& result);
 
   DriverOptions opts_;
   std::vector<std::string> backend_names_;
