@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -152,6 +153,43 @@ TEST(NumericsPinTest, VerdictsKeepEveryNumber) {
     ASSERT_TRUE(candidate);
     const NumericsVerdict v = check_numerics(*sig, *candidate, vendor.get(), NumericsOptions{}, 10);
     EXPECT_EQ(verdict_text(v), c.expected) << c.command;
+  }
+}
+
+// The driver's shortcuts give the same verdicts: the first batch's inputs and results handed over
+// (as the timed run computed them), the other batches' inputs from a given maker, which the
+// check calls once per batch after the first.
+TEST(NumericsPinTest, FirstBatchAndInputMakerKeepEveryNumber) {
+  for (const PinCase& c : kCases) {
+    std::unique_ptr<OpSignature> sig = signature(c.command);
+    ASSERT_TRUE(sig);
+    std::unique_ptr<Backend> candidate = backend(c.candidate);
+    std::unique_ptr<Backend> vendor = *c.vendor ? backend(c.vendor) : nullptr;
+    ASSERT_TRUE(candidate);
+    const ops::OpDefinition* op = ops::find_op(sig->op_name());
+    Result<std::vector<base::HostTensor>> args = op->make_arguments(*sig, ops::InputOptions{10, {}});
+    ASSERT_TRUE(args.ok());
+    Result<BackendRun> timed = candidate->run(*sig, *args, RunOptions{1, true});
+    ASSERT_TRUE(timed.ok());
+    std::optional<BackendRun> vendor_timed;
+    if (vendor) {
+      Result<BackendRun> v = vendor->run(*sig, *args, RunOptions{1, true});
+      ASSERT_TRUE(v.ok());
+      vendor_timed = std::move(*v);
+    }
+    std::vector<uint64_t> seeds;
+    NumericsSeconds seconds;
+    CheckContext context;
+    context.make_arguments = [&](const OpSignature& s, const ops::InputOptions& options) {
+      seeds.push_back(options.seed);
+      return op->make_arguments(s, options);
+    };
+    context.first_batch = FirstBatch{&*args, &timed->results, vendor_timed ? &vendor_timed->results : nullptr};
+    context.seconds = &seconds;
+    const NumericsVerdict v = check_numerics(*sig, *candidate, vendor.get(), NumericsOptions{}, 10, nullptr, context);
+    EXPECT_EQ(verdict_text(v), c.expected) << c.command;
+    for (size_t i = 0; i < seeds.size(); ++i) EXPECT_EQ(seeds[i], 11 + i) << c.command;
+    EXPECT_GT(seconds.reference + seconds.checks, 0) << c.command;
   }
 }
 

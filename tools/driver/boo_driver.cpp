@@ -17,6 +17,7 @@
 #include <optional>
 #include <thread>
 
+#include "base/host_memory.hpp"
 #include "base/strings.hpp"
 #include "bench/csv_writer.hpp"
 #include "bench/executor_protocol.hpp"
@@ -125,6 +126,7 @@ CommandResult run_and_print(CommandRunner& runner, const CommandLine& cmd, int i
 
 // An executor child: commands arrive on stdin, output and DONE records go to stdout.
 int run_executor_child(DriverOptions opts) {
+  base::keep_freed_host_memory();  // each command's tensors reuse the previous command's pages
   const TextStyle style = text_style(opts);
   const bool numerics = opts.verify_numerics;
   const bool csv_extra = opts.csv_extra;
@@ -327,6 +329,7 @@ int run_in_process(DriverOptions opts, const std::vector<CommandLine>& commands)
   const TextStyle style = text_style(opts);
   Progress progress(commands.size(), Progress::wanted(opts.quiet));
   const DriverOptions csv_options = opts;
+  base::keep_freed_host_memory();  // each command's tensors reuse the previous command's pages
   CommandRunner runner(std::move(opts));
   std::string notice;
   if (Status st = runner.open_backends(notice); !st.ok()) {
