@@ -9,18 +9,33 @@
 
 namespace boo::base {
 
-HostTensor::HostTensor(TensorSpec spec) : spec_(std::move(spec)), storage_(spec_.storage_bytes()) {}
+HostTensor::HostTensor(TensorSpec spec) : spec_(std::move(spec)), storage_(spec_.storage_bytes(), std::byte{0}) {}
 
-Result<HostTensor> HostTensor::allocate(TensorSpec spec) {
+HostTensor::HostTensor(TensorSpec spec, Unset) : spec_(std::move(spec)), storage_(spec_.storage_bytes()) {}
+
+namespace {
+
+template <typename Make>
+Result<HostTensor> allocate_checked(const TensorSpec& spec, Make make) {
   const std::string what = "tensor " + spec.name + " " + format_dims(spec.shape) + " (" +
                            std::string(dtype_name(spec.dtype)) + ")";
   const size_t bytes = spec.storage_bytes();
   BOO_RETURN_IF_ERROR(check_host_bytes(bytes, what));
   try {
-    return HostTensor(std::move(spec));
+    return make();
   } catch (const std::bad_alloc&) {
     return resource_exhausted(what + ": allocating " + format_bytes(bytes) + " of host memory failed");
   }
+}
+
+}  // namespace
+
+Result<HostTensor> HostTensor::allocate(TensorSpec spec) {
+  return allocate_checked(spec, [&] { return HostTensor(std::move(spec)); });
+}
+
+Result<HostTensor> HostTensor::allocate_unset(TensorSpec spec) {
+  return allocate_checked(spec, [&] { return HostTensor(std::move(spec), Unset{}); });
 }
 
 double HostTensor::load(int64_t offset) const {

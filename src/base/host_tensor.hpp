@@ -6,7 +6,10 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <memory>
+#include <new>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "base/float_convert.hpp"
@@ -158,6 +161,24 @@ void for_each_offset_pair_in(const TensorSpec& a, const TensorSpec& b, int64_t b
   });
 }
 
+/// std::allocator, except that an element made without a value is left unset
+/// (default-initialized) instead of zeroed: for storage written next anyway.
+template <typename T>
+struct UnsetAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = UnsetAllocator<U>;
+  };
+  UnsetAllocator() = default;
+  template <typename U>
+  UnsetAllocator(const UnsetAllocator<U>&) noexcept {}
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    if constexpr (sizeof...(Args) == 0) ::new (static_cast<void*>(p)) U;
+    else ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
 /// Owns the strided storage of one tensor described by a TensorSpec.
 /// Elements are read and written as double whatever the dtype; stores round
 /// to the dtype (round-to-nearest-even). Thread-compatible: concurrent stores
@@ -170,6 +191,10 @@ class HostTensor {
   /// naming the tensor and its size when it exceeds the host's memory or the
   /// allocation fails.
   static Result<HostTensor> allocate(TensorSpec spec);
+  /// allocate() without zeroing the storage: for a tensor whose every storage
+  /// byte is written next (a copy of a device buffer of size_bytes()), which
+  /// then costs one pass over its memory instead of two.
+  static Result<HostTensor> allocate_unset(TensorSpec spec);
 
   const TensorSpec& spec() const { return spec_; }
   std::byte* data() { return storage_.data(); }
@@ -188,8 +213,11 @@ class HostTensor {
   void for_each_offset(const std::function<void(int64_t linear, int64_t offset)>& f) const;
 
  private:
+  struct Unset {};
+  HostTensor(TensorSpec spec, Unset);
+
   TensorSpec spec_;
-  std::vector<std::byte> storage_;
+  std::vector<std::byte, UnsetAllocator<std::byte>> storage_;
 };
 
 /// Converts a logical row-major linear index into a storage offset.

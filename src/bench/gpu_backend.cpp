@@ -60,7 +60,8 @@ class BooBackend final : public Backend {
     out.device = "cuda:" + std::to_string(rt_.device().ordinal);
     out.implementation = std::string(launchable->implementation());
     for (size_t i = 0; i < result_specs.size(); ++i) {
-      BOO_ASSIGN_OR_RETURN(base::HostTensor host, base::HostTensor::allocate(result_specs[i]));
+      // Every byte is the device buffer's (0xFF where the kernel wrote nothing).
+      BOO_ASSIGN_OR_RETURN(base::HostTensor host, base::HostTensor::allocate_unset(result_specs[i]));
       BOO_RETURN_IF_ERROR(rt_.copy_to_host(host.data(), result_buffers[i], host.size_bytes()));
       out.results.push_back(std::move(host));
     }

@@ -285,7 +285,8 @@ Result<BackendTensors> upload_backend_tensors(Runtime& rt, const OpSignature& si
 Status download_backend_results(Runtime& rt, const OpSignature& sig, const BackendTensors& tensors, BackendRun& out) {
   const std::vector<TensorSpec> result_specs = sig.results();
   for (size_t i = 0; i < result_specs.size(); ++i) {
-    base::HostTensor host(result_specs[i]);
+    // Every byte is the device buffer's (0xFF where the kernel wrote nothing).
+    BOO_ASSIGN_OR_RETURN(base::HostTensor host, base::HostTensor::allocate_unset(result_specs[i]));
     BOO_RETURN_IF_ERROR(rt.copy_to_host(host.data(), tensors.results[i], host.size_bytes()));
     out.results.push_back(std::move(host));
   }
