@@ -114,6 +114,8 @@ class Runtime {
   virtual Result<DeviceBuffer> allocate(size_t bytes) = 0;
   virtual Status copy_to_device(const DeviceBuffer& dst, const void* src, size_t bytes) = 0;
   virtual Status copy_to_host(void* dst, const DeviceBuffer& src, size_t bytes) = 0;
+  /// Copies `bytes` from one device buffer to another (at device bandwidth, not the host link's).
+  virtual Status copy_on_device(const DeviceBuffer& dst, const DeviceBuffer& src, size_t bytes) = 0;
   virtual Status fill_bytes(const DeviceBuffer& dst, uint8_t value) = 0;
   virtual Status synchronize() = 0;
   /// OK while the context is usable; the sticky error otherwise (after an

@@ -1,6 +1,7 @@
 // boo: the host's memory as a limit.
 #include "base/host_memory.hpp"
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -17,6 +18,11 @@ Status check_host_bytes(uint64_t bytes, std::string_view what) {
   if (bytes <= limit) return ok_status();
   return resource_exhausted(std::string(what) + " needs " + format_bytes(bytes) + " of host memory; this host has " +
                             format_bytes(limit));
+}
+
+void keep_freed_host_memory() {
+  mallopt(M_MMAP_MAX, 0);         // large blocks from the heap, where freed ones are found again
+  mallopt(M_TRIM_THRESHOLD, -1);  // and the heap's free top is never returned
 }
 
 std::string format_bytes(uint64_t bytes) {

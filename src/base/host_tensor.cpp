@@ -4,85 +4,46 @@
 #include <cstring>
 #include <new>
 
-#include "base/float_convert.hpp"
 #include "base/host_memory.hpp"
 #include "base/parallel.hpp"
 
 namespace boo::base {
 
-HostTensor::HostTensor(TensorSpec spec) : spec_(std::move(spec)), storage_(spec_.storage_bytes()) {}
+HostTensor::HostTensor(TensorSpec spec) : spec_(std::move(spec)), storage_(spec_.storage_bytes(), std::byte{0}) {}
 
-Result<HostTensor> HostTensor::allocate(TensorSpec spec) {
+HostTensor::HostTensor(TensorSpec spec, Unset) : spec_(std::move(spec)), storage_(spec_.storage_bytes()) {}
+
+namespace {
+
+template <typename Make>
+Result<HostTensor> allocate_checked(const TensorSpec& spec, Make make) {
   const std::string what = "tensor " + spec.name + " " + format_dims(spec.shape) + " (" +
                            std::string(dtype_name(spec.dtype)) + ")";
   const size_t bytes = spec.storage_bytes();
   BOO_RETURN_IF_ERROR(check_host_bytes(bytes, what));
   try {
-    return HostTensor(std::move(spec));
+    return make();
   } catch (const std::bad_alloc&) {
     return resource_exhausted(what + ": allocating " + format_bytes(bytes) + " of host memory failed");
   }
 }
 
+}  // namespace
+
+Result<HostTensor> HostTensor::allocate(TensorSpec spec) {
+  return allocate_checked(spec, [&] { return HostTensor(std::move(spec)); });
+}
+
+Result<HostTensor> HostTensor::allocate_unset(TensorSpec spec) {
+  return allocate_checked(spec, [&] { return HostTensor(std::move(spec), Unset{}); });
+}
+
 double HostTensor::load(int64_t offset) const {
-  const std::byte* p = storage_.data() + offset * static_cast<int64_t>(dtype_size_bytes(spec_.dtype));
-  switch (spec_.dtype) {
-    case DType::kF32: {
-      float v;
-      std::memcpy(&v, p, 4);
-      return v;
-    }
-    case DType::kF64: {
-      double v;
-      std::memcpy(&v, p, 8);
-      return v;
-    }
-    case DType::kI64: {
-      int64_t v;
-      std::memcpy(&v, p, 8);
-      return static_cast<double>(v);
-    }
-    case DType::kF16: {
-      uint16_t h;
-      std::memcpy(&h, p, 2);
-      return half_bits_to_float(h);
-    }
-    case DType::kBF16: {
-      uint16_t h;
-      std::memcpy(&h, p, 2);
-      return bf16_bits_to_float(h);
-    }
-  }
-  return 0.0;
+  return visit_dtype(spec_.dtype, [&](auto d) { return load_element<decltype(d)::value>(storage_.data(), offset); });
 }
 
 void HostTensor::store(int64_t offset, double value) {
-  std::byte* p = storage_.data() + offset * static_cast<int64_t>(dtype_size_bytes(spec_.dtype));
-  switch (spec_.dtype) {
-    case DType::kF32: {
-      float v = static_cast<float>(value);
-      std::memcpy(p, &v, 4);
-      return;
-    }
-    case DType::kF64:
-      std::memcpy(p, &value, 8);
-      return;
-    case DType::kI64: {  // indices: exact integers in a double
-      const int64_t v = static_cast<int64_t>(value);
-      std::memcpy(p, &v, 8);
-      return;
-    }
-    case DType::kF16: {
-      uint16_t h = float_to_half_bits(static_cast<float>(value));
-      std::memcpy(p, &h, 2);
-      return;
-    }
-    case DType::kBF16: {
-      uint16_t h = float_to_bf16_bits(static_cast<float>(value));
-      std::memcpy(p, &h, 2);
-      return;
-    }
-  }
+  visit_dtype(spec_.dtype, [&](auto d) { store_element<decltype(d)::value>(storage_.data(), offset, value); });
 }
 
 int64_t HostTensor::offset_of(const int64_t* index) const {
@@ -112,9 +73,16 @@ HostTensor convert_tensor(const HostTensor& src, const TensorSpec& dst_spec) {
 }
 
 void copy_tensor(const HostTensor& src, HostTensor& dst) {
-  parallel_for(src.spec().numel(), [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i)
-      dst.store(offset_of_linear(dst.spec(), i), src.load(offset_of_linear(src.spec(), i)));
+  const std::byte* from = src.data();
+  std::byte* to = dst.data();
+  visit_dtype(src.spec().dtype, [&](auto s) {
+    visit_dtype(dst.spec().dtype, [&](auto d) {
+      parallel_for(src.spec().numel(), [&](int64_t begin, int64_t end) {
+        for_each_offset_pair_in(src.spec(), dst.spec(), begin, end, [&](int64_t, int64_t in, int64_t out) {
+          store_element<decltype(d)::value>(to, out, load_element<decltype(s)::value>(from, in));
+        });
+      });
+    });
   });
 }
 

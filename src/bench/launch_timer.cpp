@@ -265,11 +265,13 @@ Result<BackendTensors> upload_backend_tensors(Runtime& rt, const OpSignature& si
   BackendTensors out;
   out.sets.resize(static_cast<size_t>(input_sets));
   const std::vector<TensorSpec> arg_specs = sig.arguments();
-  for (TensorAddresses& set : out.sets) {
+  // The first set from the host, the others from the first (at device bandwidth).
+  for (size_t s = 0; s < out.sets.size(); ++s) {
     for (size_t i = 0; i < args.size(); ++i) {
       BOO_ASSIGN_OR_RETURN(DeviceBuffer buf, rt.allocate(args[i].size_bytes()));
-      BOO_RETURN_IF_ERROR(rt.copy_to_device(buf, args[i].data(), args[i].size_bytes()));
-      set[arg_specs[i].name] = buf.data();
+      if (s == 0) BOO_RETURN_IF_ERROR(rt.copy_to_device(buf, args[i].data(), args[i].size_bytes()));
+      else BOO_RETURN_IF_ERROR(rt.copy_on_device(buf, out.arguments[i], args[i].size_bytes()));
+      out.sets[s][arg_specs[i].name] = buf.data();
       out.arguments.push_back(std::move(buf));
     }
   }
@@ -285,7 +287,8 @@ Result<BackendTensors> upload_backend_tensors(Runtime& rt, const OpSignature& si
 Status download_backend_results(Runtime& rt, const OpSignature& sig, const BackendTensors& tensors, BackendRun& out) {
   const std::vector<TensorSpec> result_specs = sig.results();
   for (size_t i = 0; i < result_specs.size(); ++i) {
-    base::HostTensor host(result_specs[i]);
+    // Every byte is the device buffer's (0xFF where the kernel wrote nothing).
+    BOO_ASSIGN_OR_RETURN(base::HostTensor host, base::HostTensor::allocate_unset(result_specs[i]));
     BOO_RETURN_IF_ERROR(rt.copy_to_host(host.data(), tensors.results[i], host.size_bytes()));
     out.results.push_back(std::move(host));
   }

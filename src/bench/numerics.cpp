@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "base/parallel.hpp"
 #include "base/random.hpp"
 #include "ops/op_registry.hpp"
 
@@ -25,6 +26,14 @@ double result_tolerance(const OpSignature& sig, size_t result_index) {
   const ops::OpDefinition* op = ops::find_op(sig.op_name());
   return relative_tolerance(sig.results().at(result_index).dtype, op->reduction_length(sig, result_index),
                             op->tf32_operands(sig));
+}
+
+NumericsSeconds& NumericsSeconds::operator+=(const NumericsSeconds& o) {
+  inputs += o.inputs;
+  runs += o.runs;
+  reference += o.reference;
+  checks += o.checks;
+  return *this;
 }
 
 double cancellation_allowance(double cancellation_scale) {
@@ -49,55 +58,111 @@ std::string Comparison::summary() const {
   return out;
 }
 
-Comparison compare_to_reference(const base::HostTensor& result, const base::HostTensor& reference, double rtol,
-                                double cancellation_scale) {
+namespace {
+
+// What one chunk of a comparison found: counts, the largest error, and its first element
+// with the largest error relative to its bound (a NaN mismatch counting as infinitely far).
+struct ChunkFindings {
+  int64_t over_tolerance = 0, nan_mismatches = 0;
+  double max_abs_error = 0;
+  double worst_ratio = -1;
+  int64_t worst_index = -1;
+  double worst_value = 0, worst_reference = 0;
+};
+
+// Elements per chunk of the parallel pass: chunks are fixed by the element count alone.
+constexpr int64_t kChunkElements = int64_t{1} << 16;
+
+template <DType R, DType F>
+Comparison compare_typed(const base::HostTensor& result, const base::HostTensor& reference, double rtol,
+                         double cancellation_scale) {
   Comparison c;
   c.name = result.spec().name;
   c.rtol = rtol;
   const TensorSpec& rs = result.spec();
   const TensorSpec& fs = reference.spec();
+  const std::byte* rdata = result.data();
+  const std::byte* fdata = reference.data();
   c.elements = rs.numel();
+  // The sums, in one pass in logical order: their rounding (the rms in every bound, the
+  // relative L2 error) is that of adding the elements one after another from the first.
   double ref_sq = 0, err_sq = 0;
   int64_t finite = 0;
-  for (int64_t i = 0; i < c.elements; ++i) {
-    const double r = reference.load(base::offset_of_linear(fs, i));
+  base::for_each_offset_pair_in(rs, fs, 0, c.elements, [&](int64_t, int64_t ro, int64_t fo) {
+    const double v = base::load_element<R>(rdata, ro);
+    const double r = base::load_element<F>(fdata, fo);
     if (std::isfinite(r)) {
       ref_sq += r * r;
       ++finite;
     }
-  }
-  const double rms = finite ? std::sqrt(ref_sq / static_cast<double>(finite)) : 0.0;
-  double worst_ratio = -1;
-  for (int64_t i = 0; i < c.elements; ++i) {
-    const double v = result.load(base::offset_of_linear(rs, i));
-    const double r = reference.load(base::offset_of_linear(fs, i));
-    if (std::isnan(v) || std::isnan(r)) {
-      if (std::isnan(v) != std::isnan(r)) {
-        ++c.nan_mismatches;
-        if (worst_ratio < INFINITY) {
-          worst_ratio = INFINITY;
-          c.worst_index = i;
-          c.worst_value = v;
-          c.worst_reference = r;
-        }
-      }
-      continue;
-    }
+    if (std::isnan(v) || std::isnan(r)) return;
     const double err = std::abs(v - r);
     err_sq += err * err;
-    c.max_abs_error = std::max(c.max_abs_error, err);
-    const double bound = rtol * (std::abs(r) + rms) + cancellation_allowance(cancellation_scale);
-    const double ratio = bound > 0 ? err / bound : (err > 0 ? INFINITY : 0);
-    if (ratio > 1) ++c.over_tolerance;
-    if (ratio > worst_ratio) {
-      worst_ratio = ratio;
-      c.worst_index = i;
-      c.worst_value = v;
-      c.worst_reference = r;
+  });
+  const double rms = finite ? std::sqrt(ref_sq / static_cast<double>(finite)) : 0.0;
+  const double allowance = cancellation_allowance(cancellation_scale);
+  // Each element against its bound, in chunks on every thread: counts, maxima and the first
+  // worst element of each chunk combine, in chunk order, into those of one pass in logical order.
+  const int64_t chunks = std::max<int64_t>(1, (c.elements + kChunkElements - 1) / kChunkElements);
+  std::vector<ChunkFindings> found(static_cast<size_t>(chunks));
+  base::parallel_for(chunks, [&](int64_t first_chunk, int64_t last_chunk) {
+    for (int64_t k = first_chunk; k < last_chunk; ++k) {
+      ChunkFindings& f = found[static_cast<size_t>(k)];
+      const int64_t begin = k * kChunkElements, end = std::min(c.elements, begin + kChunkElements);
+      base::for_each_offset_pair_in(rs, fs, begin, end, [&](int64_t i, int64_t ro, int64_t fo) {
+        const double v = base::load_element<R>(rdata, ro);
+        const double r = base::load_element<F>(fdata, fo);
+        if (std::isnan(v) || std::isnan(r)) {
+          if (std::isnan(v) != std::isnan(r)) {
+            ++f.nan_mismatches;
+            if (f.worst_ratio < INFINITY) {
+              f.worst_ratio = INFINITY;
+              f.worst_index = i;
+              f.worst_value = v;
+              f.worst_reference = r;
+            }
+          }
+          return;
+        }
+        const double err = std::abs(v - r);
+        f.max_abs_error = std::max(f.max_abs_error, err);
+        const double bound = rtol * (std::abs(r) + rms) + allowance;
+        const double ratio = bound > 0 ? err / bound : (err > 0 ? INFINITY : 0);
+        if (ratio > 1) ++f.over_tolerance;
+        if (ratio > f.worst_ratio) {
+          f.worst_ratio = ratio;
+          f.worst_index = i;
+          f.worst_value = v;
+          f.worst_reference = r;
+        }
+      });
+    }
+  });
+  double worst_ratio = -1;
+  for (const ChunkFindings& f : found) {
+    c.over_tolerance += f.over_tolerance;
+    c.nan_mismatches += f.nan_mismatches;
+    c.max_abs_error = std::max(c.max_abs_error, f.max_abs_error);
+    if (f.worst_ratio > worst_ratio) {
+      worst_ratio = f.worst_ratio;
+      c.worst_index = f.worst_index;
+      c.worst_value = f.worst_value;
+      c.worst_reference = f.worst_reference;
     }
   }
   c.relative_l2_error = ref_sq > 0 ? std::sqrt(err_sq / ref_sq) : std::sqrt(err_sq);
   return c;
+}
+
+}  // namespace
+
+Comparison compare_to_reference(const base::HostTensor& result, const base::HostTensor& reference, double rtol,
+                                double cancellation_scale) {
+  return base::visit_dtype(result.spec().dtype, [&](auto r) {
+    return base::visit_dtype(reference.spec().dtype, [&](auto f) {
+      return compare_typed<decltype(r)::value, decltype(f)::value>(result, reference, rtol, cancellation_scale);
+    });
+  });
 }
 
 Comparison compare_to_sample(const base::HostTensor& result, const std::vector<int64_t>& linear,
@@ -170,17 +235,29 @@ Result<std::vector<Comparison>> verify_results(const OpSignature& sig, const std
     return internal_error("numerics: the backend returned " + std::to_string(results.size()) + " results, the signature has " +
                           std::to_string(sig.results().size()));
   Reference& ref = options.reference ? *options.reference : cpu_reference();
+  double* reference_s = options.seconds ? &options.seconds->reference : nullptr;
+  double* checks_s = options.seconds ? &options.seconds->checks : nullptr;
   if (sig.flop_count() <= options.full_reference_flops) {
-    BOO_ASSIGN_OR_RETURN(std::vector<base::HostTensor> reference, ref.compute(sig, args));
-    return compare_results(sig, args, results, reference);
+    Result<std::vector<base::HostTensor>> reference = [&] {
+      AddSeconds timed(reference_s);
+      return ref.compute(sig, args);
+    }();
+    if (!reference.ok()) return reference.status();
+    AddSeconds timed(checks_s);
+    return compare_results(sig, args, results, *reference);
   }
   std::vector<Comparison> out;
   for (size_t i = 0; i < results.size(); ++i) {
     const std::vector<int64_t> positions =
         sample_positions(results[i].spec().shape, options.samples_per_result, options.sample_seed);
-    BOO_ASSIGN_OR_RETURN(std::vector<double> reference, ref.sample(sig, args, i, positions));
+    Result<std::vector<double>> reference = [&] {
+      AddSeconds timed(reference_s);
+      return ref.sample(sig, args, i, positions);
+    }();
+    if (!reference.ok()) return reference.status();
+    AddSeconds timed(checks_s);
     BOO_ASSIGN_OR_RETURN(double scale, op->cancellation_scale(sig, args, i));
-    out.push_back(compare_to_sample(results[i], positions, reference, result_tolerance(sig, i), scale));
+    out.push_back(compare_to_sample(results[i], positions, *reference, result_tolerance(sig, i), scale));
     out.back().sample_seed = options.sample_seed;
   }
   return out;

@@ -11,6 +11,7 @@
 // result is a difference of larger terms (OpDefinition::cancellation_scale).
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,30 @@ Comparison compare_to_sample(const base::HostTensor& result, const std::vector<i
 /// random ones, all drawn from `seed`: the same seed gives the same positions, another seed others.
 std::vector<int64_t> sample_positions(const std::vector<int64_t>& shape, int64_t count, uint64_t seed);
 
+/// Where a numerics check spent its time, in seconds (the driver's closing summary).
+struct NumericsSeconds {
+  double inputs = 0;     ///< seeded and structured inputs made for the check
+  double runs = 0;       ///< the judged backend and the vendor run on them
+  double reference = 0;  ///< the float64 reference (whole or sampled)
+  double checks = 0;     ///< comparisons and statistics on the host
+  NumericsSeconds& operator+=(const NumericsSeconds& other);
+};
+
+/// Adds the seconds of its own lifetime to `*sink` (nothing when null).
+class AddSeconds {
+ public:
+  explicit AddSeconds(double* sink) : sink_(sink) {}
+  ~AddSeconds() {
+    if (sink_) *sink_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+  AddSeconds(const AddSeconds&) = delete;
+  AddSeconds& operator=(const AddSeconds&) = delete;
+
+ private:
+  double* sink_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
 struct VerifyOptions {
   /// Signatures with more floating-point operations are checked at sampled
   /// output positions instead of computing the whole reference.
@@ -71,6 +96,8 @@ struct VerifyOptions {
   uint64_t sample_seed = 0;  ///< the positions' seed (the driver passes its --seed)
   /// Where the reference runs (bench/reference.hpp); null: the CPU.
   Reference* reference = nullptr;
+  /// Where the reference's and the comparisons' seconds are added (null: not measured).
+  NumericsSeconds* seconds = nullptr;
 };
 
 /// Runs the reference (whole or sampled) and compares every result.

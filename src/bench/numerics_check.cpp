@@ -19,8 +19,7 @@ std::vector<base::HostTensor> structured_arguments(const OpSignature& sig) {
   std::vector<base::HostTensor> args;
   uint64_t index = 0;
   for (TensorSpec& spec : sig.arguments()) {
-    base::HostTensor t(std::move(spec));
-    ops::fill_splat(t, 0.0);
+    base::HostTensor t(std::move(spec));  // zero bytes: 0.0 in every dtype
     const int64_t n = t.spec().numel();
     const int64_t block = std::max<int64_t>(1, std::min<int64_t>(n / 4, 128));
     const int64_t offset = static_cast<int64_t>(base::splitmix64(index++) % static_cast<uint64_t>(n - block + 1));
@@ -31,7 +30,10 @@ std::vector<base::HostTensor> structured_arguments(const OpSignature& sig) {
 }
 
 NumericsVerdict check_numerics(const OpSignature& sig, Backend& candidate, Backend* vendor,
-                               const NumericsOptions& options, uint64_t seed, Reference* reference) {
+                               const NumericsOptions& options, uint64_t seed, Reference* reference,
+                               const CheckContext& context) {
+  NumericsSeconds* seconds = context.seconds;
+  auto sink = [&](double NumericsSeconds::*phase) { return seconds ? &(seconds->*phase) : nullptr; };
   NumericsVerdict verdict;
   const ops::OpDefinition* op = ops::find_op(sig.op_name());
   const TensorSpec main = sig.results().at(0);  // BOO judges the main result
@@ -40,6 +42,7 @@ NumericsVerdict check_numerics(const OpSignature& sig, Backend& candidate, Backe
   VerifyOptions verify;
   verify.sample_seed = seed;
   verify.reference = &ref;
+  verify.seconds = seconds;
   std::string reference_scope = "whole results";  // what the per-element check computed
   bool sampled_any = false;
   const RunOptions untimed{1, false};
@@ -51,29 +54,50 @@ NumericsVerdict check_numerics(const OpSignature& sig, Backend& candidate, Backe
   bool vendor_ok = vendor != nullptr;
   std::vector<std::string> tolerance_failures;
   for (int batch = 0; batch < kMaxBatches && static_cast<int64_t>(sets.boo.size()) < options.min_samples; ++batch) {
-    Result<std::vector<base::HostTensor>> args = op->make_arguments(sig, ops::InputOptions{seed + batch, {}});
-    if (!args.ok()) {
-      verdict.error = args.status().to_string();
-      return verdict;
+    // The first batch's inputs and results may be the caller's (the timed run's).
+    const FirstBatch* given = batch == 0 && context.first_batch ? &*context.first_batch : nullptr;
+    std::vector<base::HostTensor> made;
+    if (!given) {
+      AddSeconds timed(sink(&NumericsSeconds::inputs));
+      const ops::InputOptions inputs{seed + static_cast<uint64_t>(batch), {}};
+      Result<std::vector<base::HostTensor>> args =
+          context.make_arguments ? context.make_arguments(sig, inputs) : op->make_arguments(sig, inputs);
+      if (!args.ok()) {
+        verdict.error = args.status().to_string();
+        return verdict;
+      }
+      made = std::move(*args);
     }
-    Result<BackendRun> run = candidate.run(sig, *args, untimed);
-    if (!run.ok()) {
-      verdict.error = run.status().to_string();
-      return verdict;
+    const std::vector<base::HostTensor>& args = given ? *given->arguments : made;
+    std::optional<AddSeconds> running(std::in_place, sink(&NumericsSeconds::runs));
+    std::vector<base::HostTensor> candidate_ran;
+    if (!given) {
+      Result<BackendRun> run = candidate.run(sig, args, untimed);
+      if (!run.ok()) {
+        verdict.error = run.status().to_string();
+        return verdict;
+      }
+      candidate_ran = std::move(run->results);
     }
-    std::optional<BackendRun> vendor_run;
-    if (vendor_ok) {
-      Result<BackendRun> v = vendor->run(sig, *args, untimed);
+    const std::vector<base::HostTensor>& results = given ? *given->candidate : candidate_ran;
+    std::vector<base::HostTensor> vendor_ran;
+    const std::vector<base::HostTensor>* vendor_results = nullptr;
+    if (vendor_ok && given && given->vendor) {
+      vendor_results = given->vendor;
+    } else if (vendor_ok) {
+      Result<BackendRun> v = vendor->run(sig, args, untimed);
       if (v.ok()) {
-        vendor_run = std::move(*v);
+        vendor_ran = std::move(v->results);
+        vendor_results = &vendor_ran;
       } else {
         vendor_ok = false;
         verdict.notes.push_back("the vendor cannot run this signature (" + v.status().message() + ")");
       }
     }
+    running.reset();
     // The per-element tolerance on every result (first batch).
     if (batch == 0) {
-      Result<std::vector<Comparison>> comparisons = verify_results(sig, *args, run->results, verify);
+      Result<std::vector<Comparison>> comparisons = verify_results(sig, args, results, verify);
       if (!comparisons.ok()) {
         verdict.error = comparisons.status().to_string();
         return verdict;
@@ -92,18 +116,22 @@ NumericsVerdict check_numerics(const OpSignature& sig, Backend& candidate, Backe
     // Signed errors of the main result at sampled positions.
     const int64_t want = std::max<int64_t>(options.min_samples - static_cast<int64_t>(sets.boo.size()), 1);
     const std::vector<int64_t> positions = sample_positions(main.shape, std::max<int64_t>(want, 1024), seed + batch);
-    Result<std::vector<double>> reference = ref.sample(sig, *args, 0, positions);
+    Result<std::vector<double>> reference = [&] {
+      AddSeconds timed(sink(&NumericsSeconds::reference));
+      return ref.sample(sig, args, 0, positions);
+    }();
     if (!reference.ok()) {
       verdict.error = reference.status().to_string();
       return verdict;
     }
-    const base::HostTensor& out = run->results[0];
+    AddSeconds checking(sink(&NumericsSeconds::checks));
+    const base::HostTensor& out = results.at(0);
     for (size_t i = 0; i < positions.size(); ++i) {
       double ref = (*reference)[i];
       if (options.reference_float32) ref = static_cast<float>(ref);
       const double v = out.load(base::offset_of_linear(out.spec(), positions[i]));
       std::optional<double> vend;
-      if (vendor_run) vend = vendor_run->results[0].load(base::offset_of_linear(vendor_run->results[0].spec(), positions[i]));
+      if (vendor_results) vend = vendor_results->at(0).load(base::offset_of_linear(vendor_results->at(0).spec(), positions[i]));
       sets.add(v, ref, vend);
     }
     // The tolerance bound on the spread when there is no vendor: rtol times the rms of every
@@ -114,7 +142,7 @@ NumericsVerdict check_numerics(const OpSignature& sig, Backend& candidate, Backe
         reference_sq += r * r;
         ++reference_count;
       }
-    Result<double> scale = op->cancellation_scale(sig, *args, 0);
+    Result<double> scale = op->cancellation_scale(sig, args, 0);
     if (!scale.ok()) {
       verdict.error = scale.status().to_string();
       return verdict;
@@ -141,8 +169,14 @@ NumericsVerdict check_numerics(const OpSignature& sig, Backend& candidate, Backe
     for (const std::string& f : tolerance_failures) verdict.notes.push_back("over the per-element tolerance: " + f);
   }
   if (options.structured_tests) {
-    const std::vector<base::HostTensor> args = structured_arguments(sig);
-    Result<BackendRun> run = candidate.run(sig, args, untimed);
+    const std::vector<base::HostTensor> args = [&] {
+      AddSeconds timed(sink(&NumericsSeconds::inputs));
+      return structured_arguments(sig);
+    }();
+    Result<BackendRun> run = [&] {
+      AddSeconds timed(sink(&NumericsSeconds::runs));
+      return candidate.run(sig, args, untimed);
+    }();
     if (!run.ok()) {
       verdict.structured_ok = false;
       verdict.notes.push_back("structured test failed to run: " + run.status().message());

@@ -63,7 +63,8 @@ Result<std::vector<base::HostTensor>> download(Runtime& rt, const std::vector<Te
                                                const DeviceTensors& tensors) {
   std::vector<base::HostTensor> out;
   for (size_t i = 0; i < specs.size(); ++i) {
-    base::HostTensor host(specs[i]);
+    // Every byte is the device buffer's, which allocate() filled.
+    BOO_ASSIGN_OR_RETURN(base::HostTensor host, base::HostTensor::allocate_unset(specs[i]));
     BOO_RETURN_IF_ERROR(rt.copy_to_host(host.data(), tensors.buffers[i], host.size_bytes()));
     out.push_back(std::move(host));
   }

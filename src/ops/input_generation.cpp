@@ -15,16 +15,24 @@ uint64_t input_stream(std::string_view name) {
 
 void fill_uniform(base::HostTensor& tensor, uint64_t seed, uint64_t stream) {
   const TensorSpec& spec = tensor.spec();
-  base::parallel_for(spec.numel(), [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i)
-      tensor.store(base::offset_of_linear(spec, i), base::uniform_pm1(seed, stream, static_cast<uint64_t>(i)));
+  std::byte* data = tensor.data();
+  base::visit_dtype(spec.dtype, [&](auto d) {
+    base::parallel_for(spec.numel(), [&](int64_t begin, int64_t end) {
+      base::for_each_offset_in(spec, begin, end, [&](int64_t i, int64_t offset) {
+        base::store_element<decltype(d)::value>(data, offset, base::uniform_pm1(seed, stream, static_cast<uint64_t>(i)));
+      });
+    });
   });
 }
 
 void fill_splat(base::HostTensor& tensor, double value) {
   const TensorSpec& spec = tensor.spec();
-  base::parallel_for(spec.numel(), [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) tensor.store(base::offset_of_linear(spec, i), value);
+  std::byte* data = tensor.data();
+  base::visit_dtype(spec.dtype, [&](auto d) {
+    base::parallel_for(spec.numel(), [&](int64_t begin, int64_t end) {
+      base::for_each_offset_in(spec, begin, end,
+                               [&](int64_t, int64_t offset) { base::store_element<decltype(d)::value>(data, offset, value); });
+    });
   });
 }
 

@@ -231,6 +231,14 @@ class RuntimeImpl final : public Runtime {
     return ok_status();
   }
 
+  Status copy_on_device(const DeviceBuffer& dst, const DeviceBuffer& src, size_t bytes) override {
+    BOO_RETURN_IF_ERROR(make_current());
+    if (bytes)
+      BOO_CU_RETURN_IF_ERROR(api_, cuMemcpyDtoD(static_cast<CUdeviceptr>(RuntimeAccess::address(dst)),
+                                                static_cast<CUdeviceptr>(RuntimeAccess::address(src)), bytes));
+    return ok_status();
+  }
+
   Status fill_bytes(const DeviceBuffer& dst, uint8_t value) override {
     BOO_RETURN_IF_ERROR(make_current());
     if (RuntimeAccess::bytes(dst))

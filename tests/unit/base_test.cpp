@@ -2,10 +2,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 
 #include "base/file_util.hpp"
 #include "base/float_convert.hpp"
+#include "base/host_tensor.hpp"
 #include "base/npy.hpp"
 #include "base/parallel.hpp"
 #include "base/strings.hpp"
@@ -123,6 +125,53 @@ TEST(ParallelTest, CoversEveryIndexOnce) {
   for (int h : hits) EXPECT_EQ(h, 1);
 }
 
+
+// The stepped walk visits exactly offset_of_linear's offsets, in order, from any start to any end:
+// row-major, channels-last (NHWC strides on an NCHW shape), padded strides, extents of 1.
+TEST(HostTensorTest, SteppedOffsetsMatchDividedOnes) {
+  const std::vector<TensorSpec> specs = {
+      TensorSpec{"a", {2, 3, 4, 5}, {60, 20, 5, 1}, DType::kF32, ""},
+      TensorSpec{"b", {2, 3, 4, 5}, {60, 1, 15, 3}, DType::kBF16, "NHWC"},
+      TensorSpec{"c", {3, 1, 7}, {16, 9, 2}, DType::kF16, ""},
+      TensorSpec{"d", {5}, {1}, DType::kF64, ""},
+      TensorSpec{"e", {1, 1, 1}, {1, 1, 1}, DType::kF32, ""},
+  };
+  for (const TensorSpec& spec : specs) {
+    const int64_t n = spec.numel();
+    for (int64_t begin = 0; begin <= n; ++begin)
+      for (int64_t end : {begin, begin + 1, (begin + n) / 2 + 1, n}) {
+        if (end > n || end < begin) continue;
+        int64_t expected = begin;
+        base::for_each_offset_in(spec, begin, end, [&](int64_t linear, int64_t offset) {
+          EXPECT_EQ(linear, expected) << spec.name;
+          EXPECT_EQ(offset, base::offset_of_linear(spec, linear)) << spec.name << " at " << linear;
+          ++expected;
+        });
+        EXPECT_EQ(expected, end) << spec.name << " [" << begin << ", " << end << ")";
+        // Alongside the row-major walk of the same shape.
+        const TensorSpec dense{"dense", spec.shape, contiguous_strides(spec.shape), spec.dtype, ""};
+        base::for_each_offset_pair_in(dense, spec, begin, end, [&](int64_t linear, int64_t a, int64_t b) {
+          EXPECT_EQ(a, linear);
+          EXPECT_EQ(b, base::offset_of_linear(spec, linear)) << spec.name << " at " << linear;
+        });
+      }
+  }
+}
+
+// The typed element access reads and writes the bytes load() and store() do, in every dtype.
+TEST(HostTensorTest, TypedElementsMatchLoadAndStore) {
+  for (DType dtype : {DType::kF32, DType::kF64, DType::kI64, DType::kF16, DType::kBF16}) {
+    base::HostTensor a(TensorSpec{"a", {7}, {1}, dtype, ""}), b(a.spec());
+    const double values[] = {0.0, -1.5, 3.14159, 1e-7, 65519.0, -2.0, 42.0};
+    for (int64_t i = 0; i < 7; ++i) {
+      a.store(i, values[i]);
+      base::visit_dtype(dtype, [&](auto d) { base::store_element<decltype(d)::value>(b.data(), i, values[i]); });
+      const double typed = base::visit_dtype(dtype, [&](auto d) { return base::load_element<decltype(d)::value>(a.data(), i); });
+      EXPECT_EQ(typed, a.load(i));
+    }
+    EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size_bytes()), 0) << dtype_name(dtype);
+  }
+}
 
 TEST(DeviceInfoTest, ForArchParsesNvrtcTargets) {
   Result<DeviceInfo> hopper = DeviceInfo::for_arch("sm_90a");

@@ -17,6 +17,7 @@
 #include <optional>
 #include <thread>
 
+#include "base/host_memory.hpp"
 #include "base/strings.hpp"
 #include "bench/csv_writer.hpp"
 #include "bench/executor_protocol.hpp"
@@ -71,8 +72,9 @@ class CsvOutput {
 
 // The phases of a command as the executor protocol carries them, and back.
 std::map<std::string, double> phase_map(const PhaseSeconds& p) {
-  return {{"compile", p.compile}, {"vendor_tuning", p.vendor_tuning}, {"timing", p.timing},
-          {"numerics", p.numerics}, {"total", p.total}};
+  return {{"compile", p.compile},   {"vendor_tuning", p.vendor_tuning}, {"timing", p.timing},
+          {"inputs", p.inputs},     {"numerics", p.numerics},           {"numerics_runs", p.numerics_runs},
+          {"reference", p.reference}, {"checks", p.checks},             {"total", p.total}};
 }
 
 PhaseSeconds phases_of(const std::map<std::string, double>& m) {
@@ -80,7 +82,17 @@ PhaseSeconds phases_of(const std::map<std::string, double>& m) {
     auto it = m.find(name);
     return it == m.end() ? 0.0 : it->second;
   };
-  return PhaseSeconds{get("compile"), get("vendor_tuning"), get("timing"), get("numerics"), get("total")};
+  PhaseSeconds p;
+  p.compile = get("compile");
+  p.vendor_tuning = get("vendor_tuning");
+  p.timing = get("timing");
+  p.inputs = get("inputs");
+  p.numerics = get("numerics");
+  p.numerics_runs = get("numerics_runs");
+  p.reference = get("reference");
+  p.checks = get("checks");
+  p.total = get("total");
+  return p;
 }
 
 // How the progress line names a command.
@@ -114,6 +126,7 @@ CommandResult run_and_print(CommandRunner& runner, const CommandLine& cmd, int i
 
 // An executor child: commands arrive on stdin, output and DONE records go to stdout.
 int run_executor_child(DriverOptions opts) {
+  base::keep_freed_host_memory();  // each command's tensors reuse the previous command's pages
   const TextStyle style = text_style(opts);
   const bool numerics = opts.verify_numerics;
   const bool csv_extra = opts.csv_extra;
@@ -316,6 +329,7 @@ int run_in_process(DriverOptions opts, const std::vector<CommandLine>& commands)
   const TextStyle style = text_style(opts);
   Progress progress(commands.size(), Progress::wanted(opts.quiet));
   const DriverOptions csv_options = opts;
+  base::keep_freed_host_memory();  // each command's tensors reuse the previous command's pages
   CommandRunner runner(std::move(opts));
   std::string notice;
   if (Status st = runner.open_backends(notice); !st.ok()) {

@@ -39,7 +39,11 @@ struct PhaseSeconds {
   double compile = 0;        ///< boo's kernels: NVRTC compiles and cache loads
   double vendor_tuning = 0;  ///< choosing vendor plans (cuDNN's engine search)
   double timing = 0;         ///< warm-up and timed launches
-  double numerics = 0;       ///< --verify-numerics: the reference, the checks and their runs
+  double inputs = 0;         ///< seeded inputs made: the command's, and its numerics check's
+  double numerics = 0;       ///< --verify-numerics apart from its inputs: the next three and the rest
+  double numerics_runs = 0;  ///<   the backends run again on the check's inputs
+  double reference = 0;      ///<   the float64 reference
+  double checks = 0;         ///<   comparisons and statistics on the host
   double total = 0;          ///< the whole command
 
   PhaseSeconds& operator+=(const PhaseSeconds& other);

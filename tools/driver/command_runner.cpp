@@ -215,9 +215,8 @@ double CommandRunner::compile_seconds() const {
   return (s.compile_ms + s.load_ms) * 1e-3;
 }
 
-Result<std::vector<base::HostTensor>> CommandRunner::make_arguments(const ops::OpDefinition& op,
-                                                                    const OpSignature& sig) {
-  const ops::InputOptions options{opts_.seed, opts_.splat};
+Result<std::vector<base::HostTensor>> CommandRunner::make_arguments(const ops::OpDefinition& op, const OpSignature& sig,
+                                                                    const ops::InputOptions& options) {
   // The GPU hashes every element in a fraction of the CPU's time (and makes the same bytes).
   if (runtime_ && op.default_arguments(sig)) {
     Result<std::vector<base::HostTensor>> made = bench::make_arguments_on_gpu(*runtime_, sig, options);
@@ -256,7 +255,9 @@ CommandResult CommandRunner::run_steps(const tools::CommandLine& cmd, int index)
   if (Status st = bench::check_host_memory(sig, static_cast<int64_t>(backends_.size()), reference); !st.ok())
     return failed(std::move(result), st);
   const ops::OpDefinition* op = ops::find_op(sig.op_name());
-  Result<std::vector<base::HostTensor>> args = make_arguments(*op, sig);
+  const auto inputs_start = std::chrono::steady_clock::now();
+  Result<std::vector<base::HostTensor>> args = make_arguments(*op, sig, ops::InputOptions{opts_.seed, opts_.splat});
+  result.seconds.inputs = seconds_since(inputs_start);
   if (!args.ok()) return failed(std::move(result), args.status());
 
   RunOptions run = result.parsed->run;
@@ -270,8 +271,12 @@ CommandResult CommandRunner::run_steps(const tools::CommandLine& cmd, int index)
   }
   if (opts_.verify_numerics) {
     const auto start = std::chrono::steady_clock::now();
-    check_numerics(sig, result);
-    result.seconds.numerics = seconds_since(start);
+    const bench::NumericsSeconds spent = check_numerics(sig, *args, result);
+    result.seconds.inputs += spent.inputs;
+    result.seconds.numerics = seconds_since(start) - spent.inputs;
+    result.seconds.numerics_runs = spent.runs;
+    result.seconds.reference = spent.reference;
+    result.seconds.checks = spent.checks;
   }
   return result;
 }
@@ -304,19 +309,39 @@ void CommandRunner::run_backends(const OpSignature& sig, const RunOptions& run,
   result.all_backends_ran = true;
 }
 
-void CommandRunner::check_numerics(const OpSignature& sig, CommandResult& result) {
+bench::NumericsSeconds CommandRunner::check_numerics(const OpSignature& sig, const std::vector<base::HostTensor>& args,
+                                                     CommandResult& result) {
   // Every non-vendor backend is judged; cuDNN supplies the spread to beat. A baseline that
   // declined the signature (said under its name) is not judged: it has no results.
   bench::Backend* vendor = numerics_vendor();
+  const ops::OpDefinition* op = ops::find_op(sig.op_name());
   std::vector<NumericsResult> verdicts;
+  bench::NumericsSeconds spent;
+  bench::CheckContext context;
+  context.seconds = &spent;
+  context.make_arguments = [&](const OpSignature& s, const ops::InputOptions& options) {
+    return make_arguments(*op, s, options);
+  };
+  // The check's first batch is seeded with --seed, as the command's inputs are unless
+  // --splat-input-value replaced them: then the timed run's first launch computed the
+  // first batch's results already (every backend returns that launch's results).
+  auto ran = [&](size_t b) -> const std::vector<base::HostTensor>* {
+    return b < result.backends.size() && result.backends[b].run ? &result.backends[b].run->results : nullptr;
+  };
+  const std::vector<base::HostTensor>* vendor_results = nullptr;
+  for (size_t b = 0; b < backends_.size(); ++b)
+    if (backends_[b].get() == vendor) vendor_results = ran(b);
   for (size_t b = 0; b < backends_.size(); ++b) {
     if (backends_[b].get() == vendor) continue;
     if (b < result.backends.size() && !result.backends[b].run) continue;
+    context.first_batch.reset();
+    if (!opts_.splat && ran(b)) context.first_batch = bench::FirstBatch{&args, ran(b), vendor_results};
     verdicts.push_back(NumericsResult{backend_names_[b], bench::check_numerics(sig, *backends_[b], vendor, opts_.numerics,
-                                                                               opts_.seed, reference_.get())});
+                                                                               opts_.seed, reference_.get(), context)});
   }
   result.numerics = std::move(verdicts);
   if (!result.numerics_pass()) result.outcome = Outcome::kFailed;
+  return spent;
 }
 
 }  // namespace boo::driver

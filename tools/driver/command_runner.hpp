@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "bench/backend.hpp"
+#include "bench/numerics.hpp"
 #include "bench/reference.hpp"
 #include "bench/trace.hpp"
 #include "boo/runtime.hpp"
@@ -49,11 +50,15 @@ class CommandRunner {
   /// one made for numerics when a GPU and cuDNN are there; null otherwise
   /// (and with --numerics-vendor none).
   bench::Backend* numerics_vendor();
-  /// The command's inputs: on the GPU where there is one and the op's are the default's, else on the CPU.
-  Result<std::vector<base::HostTensor>> make_arguments(const ops::OpDefinition& op, const OpSignature& sig);
+  /// Seeded inputs (the command's, or a numerics batch's): on the GPU where there is one and the op's
+  /// are the default's, else on the CPU (the same bytes either way).
+  Result<std::vector<base::HostTensor>> make_arguments(const ops::OpDefinition& op, const OpSignature& sig,
+                                                       const ops::InputOptions& options);
   void run_backends(const OpSignature& sig, const RunOptions& run, const std::vector<base::HostTensor>& args,
                     CommandResult& result);
-  void check_numerics(const OpSignature& sig, CommandResult& result);
+  /// Judges every non-vendor backend; returns where the checks' time went.
+  bench::NumericsSeconds check_numerics(const OpSignature& sig, const std::vector<base::HostTensor>& args,
+                                        CommandResult& result);
 
   DriverOptions opts_;
   std::vector<std::string> backend_names_;

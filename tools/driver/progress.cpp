@@ -29,17 +29,23 @@ PhaseSeconds& PhaseSeconds::operator+=(const PhaseSeconds& o) {
   compile += o.compile;
   vendor_tuning += o.vendor_tuning;
   timing += o.timing;
+  inputs += o.inputs;
   numerics += o.numerics;
+  numerics_runs += o.numerics_runs;
+  reference += o.reference;
+  checks += o.checks;
   total += o.total;
   return *this;
 }
 
 std::string format_time_summary(double wall_s, const PhaseSeconds& c, const std::string& precompile) {
-  const double other = std::max(0.0, c.total - c.compile - c.vendor_tuning - c.timing - c.numerics);
+  const double other = std::max(0.0, c.total - c.compile - c.vendor_tuning - c.timing - c.inputs - c.numerics);
   return "boo-driver: wall time " + seconds_text(wall_s) + (precompile.empty() ? "" : "; " + precompile) +
          "; command time " + seconds_text(c.total) +
          ": compile " + seconds_text(c.compile) + ", vendor tuning " + seconds_text(c.vendor_tuning) + ", timing " +
-         seconds_text(c.timing) + ", numerics " + seconds_text(c.numerics) + ", other " + seconds_text(other) + "\n";
+         seconds_text(c.timing) + ", inputs " + seconds_text(c.inputs) + ", numerics " + seconds_text(c.numerics) +
+         " (backend runs " + seconds_text(c.numerics_runs) + ", reference " + seconds_text(c.reference) +
+         ", checks " + seconds_text(c.checks) + "), other " + seconds_text(other) + "\n";
 }
 
 std::string format_duration(double seconds) {

@@ -18,7 +18,8 @@ namespace boo::driver {
 
 /// The closing line on where a run's time went, from its commands' phases summed:
 /// "boo-driver: wall time 12.3 s; command time 11.9 s: compile 1.0 s, vendor
-/// tuning 2.0 s, timing 3.0 s, numerics 4.0 s, other 1.9 s\n"; `precompile`,
+/// tuning 2.0 s, timing 3.0 s, inputs 0.5 s, numerics 4.0 s (backend runs 1.0 s,
+/// reference 2.0 s, checks 0.8 s), other 1.4 s\n"; `precompile`,
 /// where the run had that stage, follows the wall time ("; precompile 3.1 s on 16 threads (...)").
 std::string format_time_summary(double wall_s, const PhaseSeconds& commands, const std::string& precompile = "");
 
