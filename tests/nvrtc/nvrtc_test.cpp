@@ -162,6 +162,18 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
   commands.push_back("aten::addmm \"[[512], [256, 512], [512, 512], [], []]\" \"['c10::BFloat16', 'c10::BFloat16', "
                      "'c10::BFloat16', 'Scalar', 'Scalar']\" \"[[1], [512, 1], [1, 512], [], []]\" "
                      "\"['', '', '', '0.5', '2']\"");
+  // GEMM epilogues the conv cannot fuse, on the conv tiers' fp32 sums (ConvProblem::fp32_result):
+  // grouped with a per-entry bias, alpha and beta * C, baddbmm, split K, the Hopper tier, the direct tier.
+  for (const char* line :
+       {"gemmbfp16 --a_w 40 --a_h 64 --b_w 56 --batch_count 2 --bias 1 --activation silu",
+        "aten::addmm \"[[256, 384], [256, 512], [512, 384], [], []]\" \"['c10::Half', 'c10::Half', 'c10::Half', "
+        "'Scalar', 'Scalar']\" \"[[384, 1], [512, 1], [384, 1], [], []]\" \"['', '', '', '0.5', '2']\"",
+        "aten::baddbmm \"[[8, 64, 128], [8, 64, 96], [8, 96, 128], [], []]\" \"['c10::BFloat16', 'c10::BFloat16', "
+        "'c10::BFloat16', 'Scalar', 'Scalar']\" \"[[8192, 128, 1], [6144, 96, 1], [12288, 128, 1], [], []]\" "
+        "\"['', '', '', '1', '0.125']\"",
+        "gemmbfp16 --a_w 64 --a_h 10000 --b_w 64 --alpha 0.5", "gemmbfp16 --a_w 4096 --a_h 4096 --b_w 4096 --alpha 0.5",
+        "gemm --a_w 5 --a_h 2 --b_w 3 --alpha 2 --activation tanh"})
+    commands.push_back(line);
   // Attention forward (gpu:aten:sdpa_flash): bf16/fp16, head dims 64 and 128, causal or not, blocks of
   // 64 queries (few CTAs) and of 128 (the sample's 32 x 8 heads), grouped heads.
   for (const char* dtype : {"c10::BFloat16", "c10::Half"}) {
@@ -205,7 +217,11 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
   // The ATen argmax/argmin kernels were among them, in every dtype and both directions.
   for (const char* kernel : {"arg_reduce<float, true>", "arg_reduce<boo::f16, false>", "arg_reduce<boo::bf16, true>",
                              "sdpa_flash_forward<boo::bf16, 64, 64, true>", "sdpa_flash_forward<boo::bf16, 128, 128, false>",
-                             "sdpa_flash_forward<boo::f16, 64, 128, false>", "sdpa_flash_forward<boo::f16, 128, 64, true>"})
+                             "sdpa_flash_forward<boo::f16, 64, 128, false>", "sdpa_flash_forward<boo::f16, 128, 64, true>",
+                             "gemm_copy<boo::bf16, float, false, true, 4>", "gemm_copy<boo::f16, float, true, false, 0>",
+                             "gemm_copy<boo::bf16, float, true, false, 0>", "gemm_copy<float, float, false, false, 3>",
+                             "conv_forward_face<float, 0, false, true>",
+                             "kFp32Out = true"})
     EXPECT_TRUE(std::any_of(compiled.begin(), compiled.end(),
                             [&](const std::string& text) { return text.find(kernel) != std::string::npos; }))
         << kernel;

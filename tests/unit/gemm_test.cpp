@@ -7,7 +7,13 @@
 #include <fstream>
 
 #include "boo/gemm.hpp"
+#include "ops/conv/conv_direct_impl.hpp"
+#include "ops/conv/conv_igemm_impl.hpp"
+#include "ops/conv/conv_problem.hpp"
 #include "ops/conv/conv_ref.hpp"
+#include "ops/conv/conv_wgmma_impl.hpp"
+#include "ops/conv/device/conv_direct_params.cuh"
+#include "ops/conv/device/conv_igemm_params.cuh"
 #include "ops/gemm/device/gemm_copy_params.cuh"
 #include "ops/gemm/gemm_conv_impl.hpp"
 #include "ops/gemm/gemm_op.hpp"
@@ -94,8 +100,9 @@ int64_t at(const MatrixView& v, int64_t b, int64_t r, int64_t c) {
 }
 
 // The plan's data flow on the CPU: operands copied through their views (staged or in place), the
-// mapped conv's reference, the result read through its view and given the epilogue the conv did
-// not fuse; it must equal the GEMM's reference.
+// mapped conv's reference, the result read through its view -- or, where the conv does not fuse
+// the epilogue, its sums laid out as ConvProblem::fp32_result's (groups, M, N) read through
+// m.sums and given the epilogue; it must equal the GEMM's reference.
 void expect_mapping_matches(const ops::OpDefinition& op, const OpSignature& sig, bool channels_last) {
   Result<std::unique_ptr<ops::OpProblem>> problem = op.make_problem(sig);
   ASSERT_TRUE(problem.ok()) << problem.status().to_string();
@@ -131,11 +138,24 @@ void expect_mapping_matches(const ops::OpDefinition& op, const OpSignature& sig,
   Result<std::vector<base::HostTensor>> expected = op.reference(sig, *args);
   ASSERT_TRUE(expected.ok());
   const MatrixView& y_view = m.y.staged ? m.y.staged_view : m.y.view;
+  // The conv's y [n, k, h] as the dense fp32 sums (group, n x h, a group's channel).
+  const TensorSpec ys = m.conv.y_spec();
+  const int64_t groups = m.conv.groups, per_group = m.conv.k / groups, pixels = ys.shape[2];
+  std::vector<double> sums(static_cast<size_t>(ys.numel()));
+  for (int64_t n = 0; n < ys.shape[0]; ++n)
+    for (int64_t k = 0; k < ys.shape[1]; ++k)
+      for (int64_t h = 0; h < pixels; ++h)
+        sums[static_cast<size_t>(((k / per_group) * ys.shape[0] * pixels + n * pixels + h) * per_group +
+                                 k % per_group)] =
+            y->at(0).load(n * ys.strides[0] + k * ys.strides[1] + h * ys.strides[2]);
+  if (m.epilogue) {
+    EXPECT_FALSE(m.y.staged) << "the epilogue kernel writes out itself";
+  }
   double worst = 0;
   for (int64_t b = 0; b < d.batch; ++b)
     for (int64_t i = 0; i < d.m; ++i)
       for (int64_t j = 0; j < d.n; ++j) {
-        double v = y->at(0).load(at(y_view, b, i, j));
+        double v = m.epilogue ? sums[static_cast<size_t>(at({"", m.sums}, b, i, j))] : y->at(0).load(at(y_view, b, i, j));
         if (m.epilogue) {
           v *= d.alpha;
           if (d.c) v += d.beta * arg(d.c->tensor).load(at(*d.c, b, i, j));
@@ -196,24 +216,75 @@ TEST(GemmPlanTest, TiersAndBindings) {
   EXPECT_EQ(stage.src_strides[2], 1);
   EXPECT_EQ(stage.dst_strides[1], 1);     // of the copy, stored n x k
   EXPECT_EQ(stage.dst_strides[2], 4096);
-  EXPECT_NE(big.source.text.find("boo::gemm_copy<boo::bf16, false, false, 0>"), std::string::npos);
-  // A small fp32 GEMM with the general epilogue: the implicit GEMM in place, then the epilogue kernel on d.
+  EXPECT_NE(big.source.text.find("boo::gemm_copy<boo::bf16, boo::bf16, false, false, 0>"), std::string::npos);
+  EXPECT_NE(big.source.text.find("kFp32Out = false"), std::string::npos);
+  // A small fp32 GEMM with the general epilogue: the implicit GEMM leaves its fp32 sums at the
+  // workspace's start (not d), then the epilogue kernel reads them and writes d.
   ops::test::Planned small =
       ops::test::plan_of(*impls[1], "gemm --a_w 40 --a_h 64 --b_w 56 --alpha 0.5 --beta 2 --bias 1 --activation gelu");
-  ASSERT_FALSE(small.entries.empty());
-  EXPECT_EQ(small.entries.back(), "boo_gemm_epilogue");
+  ASSERT_EQ(small.entries, (std::vector<std::string>{"boo_conv_stage_w", "boo_igemm_y", "boo_gemm_epilogue"}));
+  const auto sums = ops::test::params_of<ConvIgemmParams>(small.launches[1]);
+  EXPECT_EQ(sums.workspace, small.workspace);
+  EXPECT_EQ(sums.out, 0u);
+  EXPECT_NE(small.source.text.find("kFp32Out = true"), std::string::npos);
+  EXPECT_GE(small.workspace_bytes, size_t{40} * 56 * sizeof(float));
   const auto epi = ops::test::params_of<GemmCopyParams>(small.launches.back());
-  EXPECT_EQ(epi.src, small.address["d"]);
+  EXPECT_EQ(epi.src, small.workspace);
+  EXPECT_EQ(epi.src_strides[1], 56);  // the sums (m, n) row-major
+  EXPECT_EQ(epi.src_strides[2], 1);
   EXPECT_EQ(epi.dst, small.address["d"]);
   EXPECT_EQ(epi.addend, small.address["c"]);
   EXPECT_EQ(epi.bias, small.address["bias"]);
   EXPECT_EQ(epi.alpha, 0.5f);
   EXPECT_EQ(epi.beta, 2.0f);
   EXPECT_EQ(epi.bias_strides[2], 1);
-  EXPECT_NE(small.source.text.find("boo::gemm_copy<float, true, true, 5>"), std::string::npos);
+  EXPECT_NE(small.source.text.find("boo::gemm_copy<float, float, true, true, 5>"), std::string::npos);
+  // Split K with the epilogue kernel: the reduce sums the slices into the fp32 plane, the epilogue rounds.
+  ops::test::Planned split = ops::test::plan_of(*impls[1], "gemmbfp16 --a_w 64 --a_h 10000 --b_w 64 --alpha 0.5");
+  ASSERT_EQ(split.entries, (std::vector<std::string>{"boo_conv_stage_w", "boo_igemm_y", "boo_igemm_y_reduce",
+                                                     "boo_gemm_epilogue"}));
+  EXPECT_EQ(ops::test::params_of<ConvIgemmParams>(split.launches[2]).workspace, split.workspace);
+  EXPECT_EQ(ops::test::params_of<ConvIgemmParams>(split.launches[2]).out, 0u);
+  EXPECT_EQ(ops::test::params_of<GemmCopyParams>(split.launches[3]).src, split.workspace);
+  EXPECT_NE(split.source.text.find("boo::gemm_copy<boo::bf16, float, false, false, 0>"), std::string::npos);
+  // The Hopper tier with alpha: its consumers store fp32 sums, y is not staged.
+  ops::test::Planned scaled = ops::test::plan_of(*impls[0], "gemmbfp16 --a_w 4096 --a_h 4096 --b_w 4096 --alpha 0.5");
+  ASSERT_EQ(scaled.entries, (std::vector<std::string>{"boo_gemm_stage_w", "boo_wgmma_y", "boo_gemm_epilogue"}));
+  EXPECT_EQ(ops::test::params_of<ConvIgemmParams>(scaled.launches[1]).workspace, scaled.workspace);
+  EXPECT_EQ(ops::test::params_of<ConvIgemmParams>(scaled.launches[1]).out, 0u);
+  EXPECT_GE(scaled.workspace_bytes, size_t{4096} * 4096 * sizeof(float));
+  EXPECT_EQ(ops::test::params_of<GemmCopyParams>(scaled.launches[2]).src, scaled.workspace);
+  EXPECT_EQ(ops::test::params_of<GemmCopyParams>(scaled.launches[2]).dst, scaled.address["d"]);
+  // The direct conv with alpha: its sums in fp32 at the workspace's start.
+  ops::test::Planned tiny = ops::test::plan_of(*impls[2], "gemm --a_w 5 --a_h 2 --b_w 3 --alpha 2");
+  ASSERT_EQ(tiny.entries, (std::vector<std::string>{"boo_conv_direct_y", "boo_gemm_epilogue"}));
+  EXPECT_EQ(ops::test::params_of<ConvFaceParams>(tiny.launches[0]).b, tiny.workspace);
+  EXPECT_NE(tiny.source.text.find("boo::conv_forward_face<float, 0, false, true>"), std::string::npos);
   // Tiny k and n: the implicit GEMM declines (depthwise-like), the direct conv runs it.
   EXPECT_FALSE(ops::test::accepts(*impls[1], "gemm --a_w 5 --a_h 2 --b_w 3"));
   EXPECT_TRUE(ops::test::accepts(*impls[2], "gemm --a_w 5 --a_h 2 --b_w 3"));
+}
+
+// ConvProblem::fp32_result (what gpu:gemm asks for its epilogue kernel): every conv tier takes
+// one forward face without bias or activation and declines the rest with the reason.
+TEST(GemmPlanTest, ConvTiersLeaveFp32SumsOfOneForwardFaceOnly) {
+  const ops::ArchSpec arch = ops::test::sm90();
+  auto verdict = [&](const ops::GpuImplementation& tier, const std::string& line) {
+    Result<ParsedCommand> p = parse_command(line);
+    EXPECT_TRUE(p.ok()) << line;
+    const ops::conv::ConvProblem problem(dynamic_cast<const ConvSignature&>(*p->signature), true);
+    return tier.accepts(problem, arch);
+  };
+  const std::string forward = "convbfp16 -n 64 -c 64 -H 64 -W 64 -k 128 -y 1 -x 1 --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
+  for (const ops::GpuImplementation* tier : {&ops::conv::wgmma_sm90_implementation(), &ops::conv::implicit_gemm_implementation(),
+                                        &ops::conv::direct_implementation()}) {
+    EXPECT_TRUE(verdict(*tier, forward + " -F 1").ok()) << tier->name();
+    for (const char* rest : {" -F 2", " -F 4", " -F 1 -b 1", " -F 1 --activation relu"}) {
+      const Status s = verdict(*tier, forward + rest);
+      EXPECT_EQ(s.code(), StatusCode::kUnimplemented) << tier->name() << rest;
+      EXPECT_NE(s.message().find("fp32 sums"), std::string::npos) << s.message();
+    }
+  }
 }
 
 }  // namespace

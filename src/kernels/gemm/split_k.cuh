@@ -4,6 +4,12 @@
 // fp32 partial sums in a workspace of shape (kSplits, kGroups, kM, kN), and a
 // second kernel sums them and applies the epilogue. No atomics: the order of
 // the sum is fixed, so results are deterministic.
+//
+// C::kFp32Out: the GEMM's caller applies its own epilogue to the unrounded
+// sums (a GEMM's alpha, beta * C, bias along rows: gpu:gemm). The CTAs store
+// their accumulators as partials even without split K (one plane), and the
+// reduce writes each sum in fp32 over split 0's plane in place of the
+// epilogue: (kGroups, kM, kN) floats at the workspace's start.
 #pragma once
 
 #include "boo/kernels/gemm/epilogue.cuh"
@@ -51,12 +57,16 @@ __device__ void split_k_reduce(const P& p) {
        e += static_cast<long long>(gridDim.x) * blockDim.x) {
     float v = 0.f;
     for (int s = 0; s < C::kSplits; ++s) v += ws[s * kPlane + e];
-    const I g = static_cast<I>(e / (C::kM * C::kN)), m = static_cast<I>((e / C::kN) % C::kM),
-            col = static_cast<I>(e % C::kN);
-    I channel;
-    const I off = OutputMap::out_offset(m, col, g, channel);
-    v = bias_and_activation<C>(v, channel, p);
-    store_from_float<T>(p.out, off, v);
+    if constexpr (C::kFp32Out) {
+      reinterpret_cast<float*>(p.workspace)[e] = v;  // only this thread reads element e's partials
+    } else {
+      const I g = static_cast<I>(e / (C::kM * C::kN)), m = static_cast<I>((e / C::kN) % C::kM),
+              col = static_cast<I>(e % C::kN);
+      I channel;
+      const I off = OutputMap::out_offset(m, col, g, channel);
+      v = bias_and_activation<C>(v, channel, p);
+      store_from_float<T>(p.out, off, v);
+    }
   }
 }
 

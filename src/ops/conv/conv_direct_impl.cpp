@@ -40,7 +40,9 @@ class DirectConv final : public Tier<ConvProblem, DirectConfig> {
  public:
   std::string_view name() const override { return "gpu:conv:direct"; }
 
-  Status accepts_problem(const ConvProblem&, const ArchSpec&) const override { return ok_status(); }
+  Status accepts_problem(const ConvProblem& problem, const ArchSpec&) const override {
+    return problem.fp32_result_supported(name());
+  }
 
   Result<DirectConfig> configure_problem(const ConvProblem& problem, const ArchSpec&) const override {
     const ConvSignature& sig = problem.conv();
@@ -52,6 +54,7 @@ class DirectConv final : public Tier<ConvProblem, DirectConfig> {
       const std::string bias = task.epilogue && sig.bias ? "true" : "false";
       std::string call = task.face == kWeightFace  ? "boo::conv_weight_face<" + t + ">(p)"
                          : task.face == kDataFace ? "boo::conv_data_face<" + t + ", " + act + ", " + bias + ">(p)"
+                         : problem.fp32_result ? "boo::conv_forward_face<" + t + ", 0, false, true>(p)"
                                                   : "boo::conv_forward_face<" + t + ", " + act + ", " + bias + ">(p)";
       config.kernels.push_back({"boo_conv_direct_" + task.result, std::move(call), task});
     }
@@ -105,7 +108,10 @@ class DirectConv final : public Tier<ConvProblem, DirectConfig> {
       if (k.task) {
         const FaceTask& task = *k.task;
         BOO_RETURN_IF_ERROR(bind(step, p.a, p.a_strides, task.a));
-        BOO_RETURN_IF_ERROR(bind(step, p.b, p.b_strides, task.b));
+        if (problem.fp32_result)  // the sums, (groups, N x pixels, channels of a group) fp32, at the workspace's start
+          step.bind(p.b, TensorBinding::workspace(0));
+        else
+          BOO_RETURN_IF_ERROR(bind(step, p.b, p.b_strides, task.b));
         BOO_RETURN_IF_ERROR(bind(step, p.w, p.w_strides, task.w));
         if (task.epilogue && conv.bias) {
           BOO_ASSIGN_OR_RETURN(TensorBinding bias, roles.argument("b"));
@@ -129,6 +135,7 @@ class DirectConv final : public Tier<ConvProblem, DirectConfig> {
       }
       plan.steps.push_back(std::move(launch));
     }
+    if (problem.fp32_result) plan.workspace_bytes = static_cast<size_t>(b_total) * sizeof(float);
     return plan;
   }
 };

@@ -99,6 +99,7 @@ struct Gemm {
   Mode a_mode, b_mode;
   int a_vec = 1, b_vec = 1;  // elements per vector
   bool vec_out = false;      // 16-byte output stores along N through shared memory
+  bool fp32_out = false;     // ConvProblem::fp32_result: the sums stay fp32 in the workspace
   int splits;
   long long min_splits = 1;  // fp32's floor on splits (kFp32TermsPerSlice), for boo tune's alternatives too
   Phase phase;  // the data face's pixels and taps
@@ -233,10 +234,11 @@ constexpr long long kFp32TermsPerSlice = 4096;
 constexpr long long kMaxPartialBytes = 512LL << 20;  // split-K partials of one GEMM
 
 Gemm plan_gemm(const std::string& entry, Face face, const Relation& r, DType dtype, const ArchSpec& arch,
-               const Phase& phase) {
+               const Phase& phase, bool fp32_out) {
   Gemm g;
   g.entry = entry;
   g.face = face;
+  g.fp32_out = fp32_out;
   g.phase = phase;
   const long long es = static_cast<long long>(dtype_size_bytes(dtype));
   // An operand takes the first (dim, mode) whose vectors fit, else scalar loads.
@@ -315,7 +317,7 @@ Gemm plan_gemm(const std::string& entry, Face face, const Relation& r, DType dty
                   (r.f_size[0] == 1 || r.w_strides[2] == r.ag() * r.f_size[2] * r.f_size[1]);
       break;
   }
-  g.vec_out = g.vec_out && g.n % out_v == 0;
+  g.vec_out = g.vec_out && g.n % out_v == 0 && !fp32_out;
   return g;
 }
 
@@ -325,8 +327,9 @@ size_t smem_bytes(const Gemm& g, DType dtype) {
   return static_cast<size_t>(g.stages * (tile(g.bm, g.a_mode) + tile(g.bn, g.b_mode)) * elem);
 }
 
+// The fp32 planes (splits, groups, M, N): split-K partials, or the fp32 result (its split 0).
 size_t workspace_bytes_of(const Gemm& g, long long groups) {
-  return g.splits > 1 ? static_cast<size_t>(g.splits * groups * g.m * g.n) * sizeof(float) : 0;
+  return g.splits > 1 || g.fp32_out ? static_cast<size_t>(g.splits * groups * g.m * g.n) * sizeof(float) : 0;
 }
 
 std::string array_fn(const char* name, const long long* v, int n) {
@@ -359,6 +362,7 @@ std::string cfg_source(const std::string& name, const Gemm& g, const Relation& r
                      r.batch * r.pix_a() * r.ca < kMax && r.cb * r.taps() * r.ca < kMax;  // padded copies too
   s += "  static constexpr bool kIdx32 = " + std::string(idx32 ? "true" : "false") + ";\n";
   s += "  static constexpr bool kVecOut = " + std::string(g.vec_out ? "true" : "false") + ";\n";
+  s += "  static constexpr bool kFp32Out = " + std::string(g.fp32_out ? "true" : "false") + ";\n";
   // Linear pixel addressing (no division per element) and the pointwise case.
   const bool pointwise = r.pointwise();
   s += "  static constexpr long long kAPixelStride = " + std::to_string(pixel_stride(r.batch, r.a_size, r.a_strides)) +
@@ -410,7 +414,7 @@ struct ImplicitGemmConfig final : Config {
                 std::to_string(g.bn) + "x" + std::to_string(g.bk) + " warps " + std::to_string(g.warps_m) + "x" +
                 std::to_string(g.warps_n) + " stages " + std::to_string(g.stages) + " A " + mode_name(g.a_mode) +
                 std::to_string(g.a_vec) + " B " + mode_name(g.b_mode) + std::to_string(g.b_vec) + " splits " +
-                std::to_string(g.splits) + (g.vec_out ? " vec_out" : "");
+                std::to_string(g.splits) + (g.vec_out ? " vec_out" : "") + (g.fp32_out ? " fp32_out" : "");
     }
     return record;
   }
@@ -452,7 +456,8 @@ std::vector<Work> works_of(const ConvProblem& problem, const ChannelPads& pads, 
     // Layout: any other operand whose channels are not contiguous.
     if (a < 0 && !channels_contiguous(r.a_strides, r.ca))
       a = request(task.a, r.batch, r.batch, r.a_size, r.ca, r.ca, false);
-    if (b < 0 && !channels_contiguous(r.b_strides, r.cb))
+    // (An fp32 result leaves B, the forward face's output, unwritten: it needs no copy.)
+    if (b < 0 && !channels_contiguous(r.b_strides, r.cb) && !problem.fp32_result)
       b = request(task.b, r.batch, r.batch, r.b_size, r.cb, r.cb, false);
     if (w < 0 && !channels_contiguous(r.w_strides, r.ag()))
       w = request(task.w, r.cb, r.cb, r.f_size, r.ag(), r.ag(), false);
@@ -463,10 +468,10 @@ std::vector<Work> works_of(const ConvProblem& problem, const ChannelPads& pads, 
     if (task.face == kDataFace && strided && unit_dilation && few_phases) {
       int index = 0;
       for (const Phase& p : phases(rel))
-        out.push_back({plan_gemm(entry + "_p" + std::to_string(index++), task.face, rel, problem.dtype, arch, p), rel,
+        out.push_back({plan_gemm(entry + "_p" + std::to_string(index++), task.face, rel, problem.dtype, arch, p, false), rel,
                        task, a, b, w});
     } else {
-      out.push_back({plan_gemm(entry, task.face, rel, problem.dtype, arch, whole(rel)), rel, task, a, b, w});
+      out.push_back({plan_gemm(entry, task.face, rel, problem.dtype, arch, whole(rel), problem.fp32_result), rel, task, a, b, w});
     }
   }
   return out;
@@ -509,7 +514,7 @@ class PlanWriter {
     step.bind(step.params.a, a);
     step.bind(step.params.b, b);
     step.bind(step.params.w, weight);
-    step.bind(step.params.out, out);
+    if (!g.fp32_out) step.bind(step.params.out, out);
     step.bind(step.params.workspace, partials);
     if (bias) step.bind(step.params.bias, *bias);
     LaunchStep launch = std::move(step).finish();
@@ -581,6 +586,7 @@ class ImplicitGemmConv final : public Tier<ConvProblem, ImplicitGemmConfig> {
   std::string_view name() const override { return "gpu:conv:implicit_gemm"; }
 
   Status accepts_problem(const ConvProblem& problem, const ArchSpec& arch) const override {
+    BOO_RETURN_IF_ERROR(problem.fp32_result_supported(name()));
     if (arch.cc_major < 8)
       return unimplemented("needs compute capability 8.0+ (mma.sync bf16), device has " +
                            std::to_string(arch.cc_major) + "." + std::to_string(arch.cc_minor));

@@ -54,7 +54,7 @@ std::vector<Phase> phases(const Relation& r) {
   return out;
 }
 
-ConvProblem::ConvProblem(const ConvSignature& sig) : OpProblem(sig) {
+ConvProblem::ConvProblem(const ConvSignature& sig, bool fp32_result) : OpProblem(sig), fp32_result(fp32_result) {
   const bool tr = sig.transposed;
   Relation& r = relation;
   r.batch = sig.n;
@@ -84,6 +84,17 @@ ConvProblem::ConvProblem(const ConvSignature& sig) : OpProblem(sig) {
     tasks.push_back(tr ? FaceTask{kWeightFace, "dw", "dy", "x", "dw", false}
                        : FaceTask{kWeightFace, "dw", "x", "dy", "dw", false});
   bias_gradient = sig.directions & kConvBackwardBias;
+}
+
+Status ConvProblem::fp32_result_supported(std::string_view tier) const {
+  if (!fp32_result) return ok_status();
+  const ConvSignature& sig = conv();
+  if (tasks.size() != 1 || tasks[0].face != kForwardFace || bias_gradient || sig.bias ||
+      sig.activation.kind != Activation::Kind::kNone)
+    return unimplemented(std::string(tier) +
+                         " leaves fp32 sums for a caller's epilogue (gpu:gemm) of one forward face without bias or "
+                         "activation only, not " + sig.command());
+  return ok_status();
 }
 
 }  // namespace boo::ops::conv

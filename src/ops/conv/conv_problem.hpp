@@ -16,6 +16,7 @@
 #include <array>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "boo/conv.hpp"
@@ -77,7 +78,8 @@ struct FaceTask {
 
 class ConvProblem final : public OpProblem {
  public:
-  explicit ConvProblem(const ConvSignature& sig);
+  /// `fp32_result`: see the member.
+  explicit ConvProblem(const ConvSignature& sig, bool fp32_result = false);
   const ConvSignature& conv() const { return static_cast<const ConvSignature&>(signature()); }
 
   Relation relation;
@@ -85,6 +87,17 @@ class ConvProblem final : public OpProblem {
   bool bias_gradient = false;   ///< db requested
   DType dtype = DType::kF32;
   long long elem_bytes = 4;
+  /// Set by a caller that applies an epilogue of its own to the sums
+  /// (gpu:gemm:*: alpha, beta * C, a bias along another dimension), so that
+  /// they are rounded once, by that caller: the one forward task's sums are
+  /// left in the workspace from byte 0 as dense fp32 (groups, M, N), M the
+  /// batch x output pixels (batch outermost, pixels row-major), N a group's
+  /// output channels; the result tensor is not written. A tier that takes it
+  /// declines what fp32_result_supported() declines.
+  bool fp32_result = false;
+  /// OK unless fp32_result is set and the problem is not one forward task
+  /// without bias (nor its gradient) and activation.
+  Status fp32_result_supported(std::string_view tier) const;
 };
 
 }  // namespace boo::ops::conv

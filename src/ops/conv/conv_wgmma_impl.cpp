@@ -66,7 +66,8 @@ Result<Run> run_of(const ConvProblem& problem) {
       run.a_copy = add_copy(run.copies, layout_copy(problem, run.a, r.batch, r.batch, r.a_size, r.ca, r.ca, false));
     if (!channels_contiguous(r.w_strides, r.ca))
       run.w_copy = add_copy(run.copies, layout_copy(problem, run.w, r.cb, r.cb, r.f_size, r.ca, r.ca, false));
-    if (!channels_contiguous(r.b_strides, r.cb))
+    // (An fp32 result leaves y unwritten: it needs no copy.)
+    if (!channels_contiguous(r.b_strides, r.cb) && !problem.fp32_result)
       run.out_copy =
           add_copy(run.copies, layout_copy(problem, run.task.result, r.batch, r.batch, r.b_size, r.cb, r.cb, false));
   } else if (run.task.face == kDataFace) {
@@ -128,6 +129,7 @@ struct WgmmaConfig final : Config {
   int bn = 256;     // columns per CTA tile (the wgmma N: output channels, the weight face's taps x channels): 128, 192 or 256
   int stages = 4;   // depth of the shared-memory ring
   int splits = 1;   // the weight face's split K: slices of the pixels, fp32 partials summed by a second kernel
+  bool fp32_out = false;  // ConvProblem::fp32_result: the forward sums stay fp32 in the workspace
   Run run;
   size_t partial_bytes = 0;  // the splits' partials, at the workspace's start
   size_t workspace_bytes = 0;
@@ -143,6 +145,7 @@ struct WgmmaConfig final : Config {
       record += std::to_string(splits);
     } else {
       record += " as forward";
+      if (fp32_out) record += ", fp32 result";
     }
     if (!run.copies.empty()) {
       record += "; copies";
@@ -221,6 +224,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       return decline("bf16 and fp16 only, not " + std::string(dtype_name(sig.dtype)));
     if (problem.tasks.size() != 1 || problem.bias_gradient)
       return decline("one direction at a time (-F 1, -F 2 or -F 4), without a bias gradient");
+    BOO_RETURN_IF_ERROR(problem.fp32_result_supported(name()));
     const Relation& r0 = problem.relation;
     if (r0.groups != 1) return decline("groups = 1 only, not " + std::to_string(r0.groups));
     if (r0.a_size[0] != 1 || r0.f_size[0] != 1) return decline("1-D and 2-D convs only");
@@ -235,7 +239,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
                                         std::to_string(r.ca));
     if (r.cb % 8 != 0) return decline("output channels that are a multiple of 8, not " + std::to_string(r.cb));
     if (!vector_aligned(r.a_strides, r.batch, r.a_size) || !vector_aligned(r.w_strides, r.cb, r.f_size) ||
-        !vector_aligned(r.b_strides, r.batch, r.b_size))
+        (!problem.fp32_result && !vector_aligned(r.b_strides, r.batch, r.b_size)))
       return decline("operands whose channels-last strides keep 16-byte vectors aligned only");
     const long long pixels = r.batch * r.pix_b();
     if (pixels < kMinPixels || r.cb < kMinOutputChannels)
@@ -257,6 +261,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
   Result<WgmmaConfig> configure_problem(const ConvProblem& problem, const ArchSpec& arch) const override {
     WgmmaConfig config;
     BOO_ASSIGN_OR_RETURN(config.run, run_of(problem));
+    config.fp32_out = problem.fp32_result;
     if (config.run.weight())
       choose_weight_tiling(config, arch);
     else
@@ -321,11 +326,13 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     return static_cast<int>(std::min<long long>(6, fit));
   }
 
-  // The workspace: the weight face's split-K partials, then the copies.
+  // The workspace: the weight face's split-K partials or the forward face's fp32 result, then the copies.
   static void place_workspace(WgmmaConfig& config, long long elem_bytes) {
     const Relation& r = config.run.rel;
     config.partial_bytes =
-        config.splits > 1 ? static_cast<size_t>(config.splits * r.cb * r.taps() * r.ca) * sizeof(float) : 0;
+        config.splits > 1  ? static_cast<size_t>(config.splits * r.cb * r.taps() * r.ca) * sizeof(float)
+        : config.fp32_out ? static_cast<size_t>(r.batch * r.pix_b() * r.cb) * sizeof(float)
+                           : 0;
     config.workspace_bytes = place_copies(config.run.copies, config.partial_bytes, elem_bytes);
   }
 
@@ -360,7 +367,8 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     cfg += constant("WK", r.w_strides[0]) + constant("WR", r.w_strides[3]) + constant("WS", r.w_strides[4]);
     cfg += constant("YN", r.b_strides[0]) + constant("YH", r.b_strides[3]) + constant("YW", r.b_strides[4]);
     cfg += constant("kAct", epilogue ? static_cast<int>(sig.activation.kind) : 0);
-    cfg += "  static constexpr bool kBias = " + std::string(epilogue && sig.bias ? "true" : "false") + ";\n};\n";
+    cfg += "  static constexpr bool kBias = " + std::string(epilogue && sig.bias ? "true" : "false") + ";\n";
+    cfg += "  static constexpr bool kFp32Out = " + std::string(config.fp32_out ? "true" : "false") + ";\n};\n";
 
     Plan plan;
     const TensorRoles roles(sig);
@@ -403,7 +411,10 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       BOO_ASSIGN_OR_RETURN(TensorBinding w, bind(run.w, run.w_copy, false));
       step.bind(step.params.w, w);
     }
-    step.bind(step.params.out, out);
+    if (config.fp32_out)
+      step.bind(step.params.workspace, TensorBinding::workspace(0));
+    else
+      step.bind(step.params.out, out);
     if (epilogue && sig.bias) {
       BOO_ASSIGN_OR_RETURN(TensorBinding bias, roles.argument("b"));
       step.bind(step.params.bias, bias);

@@ -100,9 +100,6 @@ ConvMapping map_to_conv(const GemmDesc& d, bool channels_last) {
     op.staged_view = {"", view_of(role, c, d, {s[0], s[1], s[2]})};
     return std::string(kLayouts[0]);
   };
-  conv.input_layout = place(Role::kX, c.x, xs);
-  conv.filter_layout = place(Role::kW, c.w, ws);
-  conv.output_layout = place(Role::kY, c.y, ys);
   // The conv's epilogue is a bias per output channel: a GEMM column only when ungrouped.
   const bool fused = d.conv_epilogue() && !c.grouped;
   if (fused) {
@@ -110,6 +107,15 @@ ConvMapping map_to_conv(const GemmDesc& d, bool channels_last) {
     conv.activation = d.activation;
   }
   c.epilogue = !fused && (d.alpha != 1.0 || d.c || d.bias || d.activation.kind != Activation::Kind::kNone);
+  conv.input_layout = place(Role::kX, c.x, xs);
+  conv.filter_layout = place(Role::kW, c.w, ws);
+  // With the epilogue the conv leaves fp32 sums, not y: y's layout is only its signature's.
+  conv.output_layout = c.epilogue ? std::string(kLayouts[0]) : place(Role::kY, c.y, ys);
+  // The sums (groups, M, N): M the conv's batch x pixels, N a group's output channels.
+  if (c.grouped)  // groups = batch entries, M = the GEMM's columns, N = its rows
+    c.sums = {d.m * d.n, 1, d.m};
+  else  // one group; M = (batch, row), N = the GEMM's columns
+    c.sums = {d.m * d.n, d.n, 1};
   return c;
 }
 
@@ -124,7 +130,7 @@ struct GemmViaConvConfig final : Config {
     std::string s = "conv " + mapping.conv.command() + (mapping.grouped ? " (grouped by batch)" : "");
     for (const auto& [name, op] : {std::pair{"x", &mapping.x}, {"w", &mapping.w}, {"y", &mapping.y}})
       if (op->staged) s += "; stage " + std::string(name) + " (" + op->view.tensor + ")";
-    if (mapping.epilogue) s += "; epilogue kernel";
+    if (mapping.epilogue) s += "; fp32 sums, epilogue kernel";
     return s + "; " + conv->text();
   }
 };
@@ -142,7 +148,7 @@ class GemmViaConv final : public Tier<GemmProblem, GemmViaConvConfig> {
     const ConvMapping mapping = map_to_conv(problem.desc, channels_last_);
     if (Status s = mapping.conv.validate(); !s.ok())
       return internal_error("the GEMM's conv (" + mapping.conv.command() + ") is invalid: " + s.message());
-    const conv::ConvProblem conv(mapping.conv);
+    const conv::ConvProblem conv(mapping.conv, mapping.epilogue);  // fp32 sums for the epilogue kernel
     if (Status s = conv_tier_.accepts(conv, arch); !s.ok())
       return unimplemented("as the conv " + mapping.conv.command() + ": " + s.message());
     return ok_status();
@@ -151,7 +157,7 @@ class GemmViaConv final : public Tier<GemmProblem, GemmViaConvConfig> {
   Result<GemmViaConvConfig> configure_problem(const GemmProblem& problem, const ArchSpec& arch) const override {
     GemmViaConvConfig config;
     config.mapping = map_to_conv(problem.desc, channels_last_);
-    const conv::ConvProblem conv(config.mapping.conv);
+    const conv::ConvProblem conv(config.mapping.conv, config.mapping.epilogue);
     BOO_ASSIGN_OR_RETURN(std::unique_ptr<const Config> inner, conv_tier_.configure(conv, arch));
     config.conv = std::move(inner);
     const size_t elem = dtype_size_bytes(problem.desc.dtype);
@@ -170,7 +176,7 @@ class GemmViaConv final : public Tier<GemmProblem, GemmViaConvConfig> {
   // The conv tier's alternatives for the mapped conv, in its order.
   std::vector<GemmViaConvConfig> alternatives(const GemmProblem&, const ArchSpec& arch,
                                               const GemmViaConvConfig& chosen) const override {
-    const conv::ConvProblem conv(chosen.mapping.conv);
+    const conv::ConvProblem conv(chosen.mapping.conv, chosen.mapping.epilogue);
     Result<ConfigList> inner = conv_tier_.candidates(conv, arch);
     std::vector<GemmViaConvConfig> out;
     if (!inner.ok()) return out;
@@ -186,7 +192,7 @@ class GemmViaConv final : public Tier<GemmProblem, GemmViaConvConfig> {
                             const ArchSpec& arch) const override {
     const GemmDesc& d = problem.desc;
     const ConvMapping& m = config.mapping;
-    const conv::ConvProblem conv(m.conv);
+    const conv::ConvProblem conv(m.conv, m.epilogue);
     BOO_ASSIGN_OR_RETURN(Plan inner, conv_tier_.plan(conv, *config.conv, arch));
     const size_t base = (inner.workspace_bytes + 255) / 256 * 256;
     const TensorRoles roles(problem.signature());
@@ -212,12 +218,14 @@ class GemmViaConv final : public Tier<GemmProblem, GemmViaConvConfig> {
     plan.source.text += "\n// The GEMM's copies and epilogue (gpu:gemm).\n#include \"boo/gemm/gemm_copy.cuh\"\n";
     plan.workspace_bytes = base + config.staged_bytes;
     plan.tensor_alignment = std::max<uint32_t>(inner.tensor_alignment, static_cast<uint32_t>(dtype_size_bytes(d.dtype)));
-    auto copy = [&](const std::string& entry, const std::string& flags, TensorBinding src, const Strides3& src_strides,
+    // `source`: the device type src holds (the GEMM's, or float: the conv's sums).
+    auto copy = [&](const std::string& entry, const std::string& source, const std::string& flags, TensorBinding src,
+                    const Strides3& src_strides,
                     TensorBinding dst, const Strides3& dst_strides, int64_t batch, int64_t rows,
                     int64_t cols) -> Result<StepBuilder<GemmCopyParams>> {
       plan.source.text += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kCopyThreads) + ") " +
-                          entry + "(const boo::GemmCopyParams p) { boo::gemm_copy<" + device_type(d.dtype) + flags +
-                          ">(p); }\n";
+                          entry + "(const boo::GemmCopyParams p) { boo::gemm_copy<" + device_type(d.dtype) + ", " + source +
+                          flags + ">(p); }\n";
       plan.source.entries.push_back(entry);
       const long long blocks = std::clamp<long long>((batch * rows * cols + kCopyThreads - 1) / kCopyThreads, 1,
                                                      16LL * arch.sm_count);
@@ -240,7 +248,8 @@ class GemmViaConv final : public Tier<GemmProblem, GemmViaConvConfig> {
       BOO_ASSIGN_OR_RETURN(TensorBinding src, roles.argument(op->view.tensor));
       const int64_t batch = op->staged_view.strides[0] == 0 ? 1 : d.batch;
       BOO_ASSIGN_OR_RETURN(StepBuilder<GemmCopyParams> step,
-                           copy("boo_gemm_stage_" + std::string(name), ", false, false, 0", src, op->view.strides,
+                           copy("boo_gemm_stage_" + std::string(name), device_type(d.dtype), ", false, false, 0", src,
+                                op->view.strides,
                                 staged(*op), op->staged_view.strides, batch, op->rows, op->cols));
       plan.steps.push_back(std::move(step).finish());
     }
@@ -253,15 +262,16 @@ class GemmViaConv final : public Tier<GemmProblem, GemmViaConvConfig> {
       }
       plan.steps.push_back(std::move(step));
     }
-    // The result: copied out of its buffer and/or given the epilogue.
+    // The result: the epilogue on the conv's fp32 sums (at its workspace's start), or copied out of its buffer.
     if (m.y.staged || m.epilogue) {
       BOO_ASSIGN_OR_RETURN(TensorBinding out, roles.result(d.out.tensor));
-      const TensorBinding src = m.y.staged ? staged(m.y) : out;
-      const Strides3& src_strides = m.y.staged ? m.y.staged_view.strides : d.out.strides;
+      const TensorBinding src = m.epilogue ? TensorBinding::workspace(0) : staged(m.y);
+      const Strides3& src_strides = m.epilogue ? m.sums : m.y.staged_view.strides;
       const bool addend = m.epilogue && d.c.has_value(), bias = m.epilogue && d.bias.has_value();
       const int act = m.epilogue ? static_cast<int>(d.activation.kind) : 0;
       BOO_ASSIGN_OR_RETURN(StepBuilder<GemmCopyParams> step,
                            copy(m.epilogue ? "boo_gemm_epilogue" : "boo_gemm_unstage_y",
+                                m.epilogue ? "float" : device_type(d.dtype),
                                 std::string(", ") + (addend ? "true" : "false") + ", " + (bias ? "true" : "false") +
                                     ", " + std::to_string(act),
                                 src, src_strides, out, d.out.strides, d.batch, d.m, d.n));

@@ -18,6 +18,13 @@ namespace boo::ops::gemm {
 /// permutation of NCH) whose strides are its own; one no layout expresses
 /// (non-dense strides, a broadcast A, a transposed batched operand) is copied
 /// into a dense buffer first, and out from one after.
+///
+/// Where the GEMM's epilogue is not the conv's (alpha, beta * C, a bias along
+/// the rows or per batch entry, any epilogue of a grouped mapping), the conv
+/// leaves its fp32 sums in the workspace (ConvProblem::fp32_result) and the
+/// epilogue kernel (gemm_copy.cuh) applies alpha, beta * C, the bias and the
+/// activation to them and writes out in its own strides: the product is
+/// rounded to the GEMM's dtype once, as the reference's is.
 struct ConvMapping {
   struct Operand {
     MatrixView view;         ///< the GEMM's view it holds
@@ -28,8 +35,11 @@ struct ConvMapping {
   };
   ConvSignature conv;     ///< forward, 1-D, 1x1; bias and activation when fused
   bool grouped = false;   ///< B batched: one group per batch entry
-  Operand x, w, y;
-  bool epilogue = false;  ///< the GEMM's epilogue runs after the conv (gemm_copy.cuh)
+  Operand x, w, y;       ///< y is never staged with the epilogue kernel, which writes out itself
+  bool epilogue = false;  ///< the GEMM's epilogue runs after the conv (gemm_copy.cuh) on its fp32 sums
+  /// With the epilogue: the [batch, m, n] view of the conv's fp32 sums, the
+  /// dense (groups, M, N) floats at its workspace's start (ConvProblem::fp32_result).
+  std::array<int64_t, 3> sums{};
 };
 
 /// The mapping of `desc`. `channels_last`: operands are staged unless already

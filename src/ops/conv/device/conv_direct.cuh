@@ -29,8 +29,10 @@ __device__ __forceinline__ long long offset5(const long long* strides, long long
   return i0 * strides[0] + i1 * strides[1] + z * strides[2] + y * strides[3] + x * strides[4];
 }
 
-/// B[n, kb, o] = epilogue(sum A * W): regular forward, transposed backward-data.
-template <typename T, int kAct, bool kBias>
+/// B[n, kb, o] = epilogue(sum A * W): regular forward, transposed backward-data. kFp32Out: the
+/// sums unrounded at p.b instead, for a caller's epilogue (ConvProblem::fp32_result): dense fp32
+/// (groups, N x pixels, channels of a group), kAct 0 and no bias.
+template <typename T, int kAct, bool kBias, bool kFp32Out = false>
 __device__ void conv_forward_face(const ConvFaceParams& p) {
   const long long total = p.n * p.cb * p.b_size[0] * p.b_size[1] * p.b_size[2];
   const long long cb_per_group = p.cb / p.groups, ca_per_group = p.ca / p.groups;
@@ -56,9 +58,16 @@ __device__ void conv_forward_face(const ConvFaceParams& p) {
         }
       }
     }
-    if (kBias) acc += load_as_float<T>(p.bias, i[1]);
-    acc = activate<kAct>(acc, p.act_alpha, p.act_lo, p.act_hi);
-    store_from_float<T>(p.b, offset5(p.b_strides, i[0], i[1], i[2], i[3], i[4]), acc);
+    if constexpr (kFp32Out) {
+      const long long pixels = p.b_size[0] * p.b_size[1] * p.b_size[2];
+      const long long m = i[0] * pixels + (i[2] * p.b_size[1] + i[3]) * p.b_size[2] + i[4];
+      reinterpret_cast<float*>(p.b)[((i[1] / cb_per_group) * p.n * pixels + m) * cb_per_group + i[1] % cb_per_group] =
+          acc;
+    } else {
+      if (kBias) acc += load_as_float<T>(p.bias, i[1]);
+      acc = activate<kAct>(acc, p.act_alpha, p.act_lo, p.act_hi);
+      store_from_float<T>(p.b, offset5(p.b_strides, i[0], i[1], i[2], i[3], i[4]), acc);
+    }
   }
 }
 

@@ -35,7 +35,8 @@ __device__ void conv_igemm(const ConvIgemmParams& p) {
 
   gemm::mainloop<C, OperandLoader<C, true>, OperandLoader<C, false>>(
       smem_raw, a_src, b_src, cta, warp_m, warp_n, lane, [&](const gemm::Accumulators<C>& acc) {
-                      if constexpr (C::kSplits > 1)
+                      // Split-K partials, or the unrounded sums a caller's epilogue reads (C::kFp32Out).
+                      if constexpr (C::kSplits > 1 || C::kFp32Out)
                         gemm::store_partials<C>(acc, p, cta.row0, cta.col0, cta.g, warp_m, warp_n, lane);
                       else if constexpr (C::kVecOut)
                         gemm::store_tile_vectorized<C, Face<C>>(acc, p, smem_raw, cta.row0, cta.col0, cta.g, warp_m,
@@ -45,7 +46,8 @@ __device__ void conv_igemm(const ConvIgemmParams& p) {
                     });
 }
 
-/// Sums the split-K partials and writes the output (with the epilogue). One thread per element.
+/// Sums the split-K partials and writes the output (with the epilogue), or with C::kFp32Out
+/// their fp32 sum over split 0's plane. One thread per element.
 template <class C>
 __device__ void conv_igemm_reduce(const ConvIgemmParams& p) {
   gemm::split_k_reduce<C, Face<C>>(p);

@@ -18,7 +18,8 @@
 //     waits for a stage, issues four m64nBNk16 wgmma on it (fp32 accumulators
 //     in registers) and releases it on its `empty` barrier when they are done.
 // The epilogue adds the bias, applies the activation (conv_igemm.cuh's
-// semantics), stages the tile in shared memory and writes 16-byte vectors,
+// semantics), stages the tile in shared memory and writes 16-byte vectors
+// (or, with C::kFp32Out, stores the fp32 sums for a caller's epilogue),
 // while the producer already fills the stages for the CTA's next tile: the
 // grid is persistent (at most one CTA per SM, each walking its tiles).
 //
@@ -204,6 +205,31 @@ __device__ __forceinline__ void store_tile(const float (&acc)[C::BN / 2], const 
   }
 }
 
+/// Stores a consumer's 64 x BN fp32 sums (Wgmma's accumulator layout) in
+/// split `split`'s plane of the workspace, row-major (kM, kN): the weight
+/// face's split-K partials, or the forward face's unrounded sums for a
+/// caller's epilogue (C::kFp32Out). Each thread's two adjacent columns as one
+/// 8-byte store (a warp's stores fill 32-byte sectors).
+template <class C>
+__device__ __forceinline__ void store_partials(const float (&acc)[C::BN / 2], const ConvIgemmParams& p, int split,
+                                               int consumer, int m0, int n0) {
+  const int thread = static_cast<int>(threadIdx.x) % 128, lane = thread % 32, warp = thread / 32;
+  float* plane = reinterpret_cast<float*>(p.workspace) + split * (C::kM * C::kN);
+#pragma unroll
+  for (int j = 0; j < C::BN / 8; ++j) {
+    const int col = n0 + j * 8 + (lane % 4) * 2;  // kN is a multiple of 8: so col + 1 < kN
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int m = m0 + consumer * 64 + warp * 16 + lane / 4 + half * 8;
+      if (m >= C::kM || col >= C::kN) continue;
+      float2 v;
+      v.x = acc[4 * j + 2 * half];
+      v.y = acc[4 * j + 2 * half + 1];
+      *reinterpret_cast<float2*>(plane + m * C::kN + col) = v;
+    }
+  }
+}
+
 /// One consumer's k-block `it` (counted over all of its tiles): waits for its
 /// stage, issues the four m64nBNk16 wgmma on it (K-major tiles for the forward
 /// faces; M- and N-major ones, kMnMajor, for the weight face: each stage's A
@@ -302,10 +328,13 @@ __device__ void conv_wgmma(const ConvIgemmParams& p) {
           for (int kb = 0; kb < kKBlocks; ++kb, ++it) consume_kblock<C, false>(acc, smem, full, empty, it, consumer, lane, kb == 0);
           finish_tile<C>(acc, empty, it, lane);
           // Epilogue, while the producer fills the stages for the next tile.
-          store_tile<C>(acc, p, staged, consumer, m0, n0, [](int m, int k) {
-            const int n = m / (C::P * C::Q), pq = m % (C::P * C::Q);
-            return n * C::YN + (pq / C::Q) * C::YH + (pq % C::Q) * C::YW + k;
-          });
+          if constexpr (C::kFp32Out)
+            store_partials<C>(acc, p, 0, consumer, m0, n0);
+          else
+            store_tile<C>(acc, p, staged, consumer, m0, n0, [](int m, int k) {
+              const int n = m / (C::P * C::Q), pq = m % (C::P * C::Q);
+              return n * C::YN + (pq / C::Q) * C::YH + (pq % C::Q) * C::YW + k;
+            });
         }
       });
 }

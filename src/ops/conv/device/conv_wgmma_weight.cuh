@@ -145,30 +145,6 @@ __device__ __forceinline__ int weight_offset(int m, int col) {
   return m * C::WK + (tap / C::S) * C::WR + (tap % C::S) * C::WS + col % C::kC;
 }
 
-/// Stores a consumer's 64 x BN fp32 sums (Wgmma's accumulator layout) in
-/// split `split`'s plane of the workspace, row-major (kM, kN): each thread's
-/// two adjacent columns as one 8-byte store (a warp's stores fill 32-byte
-/// sectors).
-template <class C>
-__device__ __forceinline__ void store_partials(const float (&acc)[C::BN / 2], const ConvIgemmParams& p, int split,
-                                               int consumer, int m0, int n0) {
-  const int thread = static_cast<int>(threadIdx.x) % 128, lane = thread % 32, warp = thread / 32;
-  float* plane = reinterpret_cast<float*>(p.workspace) + split * (C::kM * C::kN);
-#pragma unroll
-  for (int j = 0; j < C::BN / 8; ++j) {
-    const int col = n0 + j * 8 + (lane % 4) * 2;  // kN is a multiple of 64: so col + 1 < kN
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int m = m0 + consumer * 64 + warp * 16 + lane / 4 + half * 8;
-      if (m >= C::kM || col >= C::kN) continue;
-      float2 v;
-      v.x = acc[4 * j + 2 * half];
-      v.y = acc[4 * j + 2 * half + 1];
-      *reinterpret_cast<float2*>(plane + m * C::kN + col) = v;
-    }
-  }
-}
-
 /// The weight-face kernel body. Grid: at most one CTA per SM, each taking the units of WeightUnits<C>.
 template <class C>
 __device__ void conv_wgmma_weight(const ConvIgemmParams& p) {
