@@ -225,6 +225,10 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     if (problem.tasks.size() != 1 || problem.bias_gradient)
       return decline("one direction at a time (-F 1, -F 2 or -F 4), without a bias gradient");
     BOO_RETURN_IF_ERROR(problem.fp32_result_supported(name()));
+    // The forward's fp32 store (a GEMM's unrounded sums) awaits a GPU run: gpu:conv:implicit_gemm,
+    // whose split-K partials store it is, takes those GEMMs meanwhile.
+    if (problem.fp32_result && !unverified_kernels_enabled())
+      return decline(unverified_kernel_reason("fp32 sums for a GEMM's epilogue"));
     const Relation& r0 = problem.relation;
     if (r0.groups != 1) return decline("groups = 1 only, not " + std::to_string(r0.groups));
     if (r0.a_size[0] != 1 || r0.f_size[0] != 1) return decline("1-D and 2-D convs only");
