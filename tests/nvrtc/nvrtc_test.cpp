@@ -281,8 +281,6 @@ TEST(NvrtcTest, TuningCandidatesCompile) {
 // partial tiles) and NCHW operands (staged copies), without spills and with
 // the register reallocation honoured.
 TEST(NvrtcTest, HopperConvModulesCompile) {
-  // The weight face is opt-in until it has run on a GPU (conv_wgmma_impl.cpp); its modules compile here.
-  ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1);
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
   const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
   for (const std::string& command : {
@@ -336,7 +334,6 @@ TEST(NvrtcTest, HopperConvModulesCompile) {
     const bool split = weight && std::stoi(config.substr(config.find("splits ") + 7)) > 1;
     EXPECT_EQ(k->ptx.find("boo_wgmma_dw_reduce") != std::string::npos, split) << planned->config;
   }
-  ::unsetenv("BOO_UNVERIFIED_KERNELS");
 }
 
 // Rows the fused backward cannot hold in registers still run on the row

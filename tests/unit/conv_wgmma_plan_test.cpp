@@ -132,7 +132,6 @@ TEST(ConvWgmmaPlanTest, NchwOperandsRunOnStagedChannelsLastCopies) {
 }
 
 TEST(ConvWgmmaPlanTest, BackwardWeightSplitsThePixelsAcrossTheSms) {
-  const test::UnverifiedKernelsEnabled weight_face;  // its kernel awaits a GPU run
   // dw[k][r, s, c]: the GEMM 2048 x (9 x 768) over 16 x 48 x 32 = 24576 pixels (384 k-blocks of 64);
   // 16 x 27 tiles of 128 x 256 in three splits of 128 k-blocks: 1296 units over 132 CTAs; the fp32
   // partials of each split in the workspace, summed by a second kernel into dw.
@@ -165,7 +164,6 @@ TEST(ConvWgmmaPlanTest, BackwardWeightSplitsThePixelsAcrossTheSms) {
 }
 
 TEST(ConvWgmmaPlanTest, BackwardWeightWithEnoughTilesRunsUnsplit) {
-  const test::UnverifiedKernelsEnabled weight_face;  // its kernel awaits a GPU run
   // 4 x 24 tiles of 128 x 192 (K = 512, 9 x 512 columns) over 64 k-blocks: one wave without splitting,
   // so dw is written by the GEMM's own epilogue and no workspace is needed.
   const Planned p = test::plan_of(tier(), "convbfp16 -n 1 -c 512 -H 64 -W 64 -k 512 -y 3 -x 3 -p 1 -q 1 -F 4" + kNhwc);
@@ -180,7 +178,6 @@ TEST(ConvWgmmaPlanTest, BackwardWeightWithEnoughTilesRunsUnsplit) {
 }
 
 TEST(ConvWgmmaPlanTest, BackwardWeightSplitsFollowTheSmCount) {
-  const test::UnverifiedKernelsEnabled weight_face;  // its kernel awaits a GPU run
   // The same conv on a part with half the SMs needs half as many units to fill it.
   const std::string command = "convbfp16 -n 128 -c 256 -H 28 -W 28 -k 256 -y 1 -x 1 -F 4" + kNhwc;
   std::unique_ptr<OpProblem> problem = test::problem_of(command);
@@ -200,7 +197,6 @@ TEST(ConvWgmmaPlanTest, BackwardWeightSplitsFollowTheSmCount) {
 }
 
 TEST(ConvWgmmaPlanTest, BackwardWeightOfNchwTensorsRunsOnStagedCopies) {
-  const test::UnverifiedKernelsEnabled weight_face;  // its kernel awaits a GPU run
   // x and dy staged channels-last, dw computed in its copy (KRSC) and copied out to KCRS.
   const Planned p = test::plan_of(tier(), "convfp16 -n 32 -c 256 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 4");
   ASSERT_EQ(p.launches.size(), 5u);
@@ -229,7 +225,6 @@ TEST(ConvWgmmaPlanTest, BackwardWeightOfNchwTensorsRunsOnStagedCopies) {
 }
 
 TEST(ConvWgmmaPlanTest, BackwardWeightTakesStrideDilationAndOneDimension) {
-  const test::UnverifiedKernelsEnabled weight_face;  // its kernel awaits a GPU run
   // x is gathered per tap, so any stride and dilation; 1-D convs are 2-D ones of height 1.
   for (const std::string& command : {
            "convbfp16 -n 8 -c 128 -H 56 -W 56 -k 256 -y 1 -x 1 -u 2 -v 2 -F 4" + kNhwc,
@@ -249,16 +244,12 @@ TEST(ConvWgmmaPlanTest, BackwardWeightTakesStrideDilationAndOneDimension) {
     EXPECT_NE(p.source.text.find(constant), std::string::npos) << constant << " in\n" << p.source.text;
 }
 
-TEST(ConvWgmmaPlanTest, BackwardWeightIsOptInUntilItHasRunOnAGpu) {
-  ::unsetenv("BOO_UNVERIFIED_KERNELS");
+TEST(ConvWgmmaPlanTest, TakesBackwardWeightByDefault) {
   const std::string command = "convbfp16 -n 128 -c 256 -H 28 -W 28 -k 256 -y 1 -x 1 -F 4" + kNhwc;
-  EXPECT_NE(declined(command).find("BOO_UNVERIFIED_KERNELS=1"), std::string::npos) << declined(command);
-  const test::UnverifiedKernelsEnabled weight_face;  // its kernel awaits a GPU run
   EXPECT_EQ(declined(command), "");
 }
 
 TEST(ConvWgmmaPlanTest, DeclinesWhatItDoesNotDoWell) {
-  const test::UnverifiedKernelsEnabled weight_face;  // its kernel awaits a GPU run
   const std::string geometry = " -n 16 -c 768 -H 48 -W 32 -k 2048 -y 3 -x 3 -p 1 -q 1";
   struct Case {
     std::string command, arch, reason;  // a part of the reason

@@ -205,7 +205,6 @@ TEST(GemmMappingTest, LayoutsInPlaceOfCopies) {
 }
 
 TEST(GemmPlanTest, TiersAndBindings) {
-  const ops::test::UnverifiedKernelsEnabled fp32_store;  // the Hopper tier's fp32 store awaits a GPU run
   const auto impls = ops::gemm::gemm_implementations();
   ASSERT_EQ(impls.size(), 3u);
   // The Hopper tier takes a large bf16 GEMM with B staged channels-last (n x k).
@@ -270,7 +269,6 @@ TEST(GemmPlanTest, TiersAndBindings) {
 // ConvProblem::fp32_result (what gpu:gemm asks for its epilogue kernel): every conv tier takes
 // one forward face without bias or activation and declines the rest with the reason.
 TEST(GemmPlanTest, ConvTiersLeaveFp32SumsOfOneForwardFaceOnly) {
-  const ops::test::UnverifiedKernelsEnabled fp32_store;  // the Hopper tier's fp32 store awaits a GPU run
   const ops::ArchSpec arch = ops::test::sm90();
   auto verdict = [&](const ops::GpuImplementation& tier, const std::string& line) {
     Result<ParsedCommand> p = parse_command(line);
@@ -288,11 +286,6 @@ TEST(GemmPlanTest, ConvTiersLeaveFp32SumsOfOneForwardFaceOnly) {
       EXPECT_NE(s.message().find("fp32 sums"), std::string::npos) << s.message();
     }
   }
-  // By default the Hopper tier leaves such GEMMs to the implicit GEMM, whose fp32 store has run on a GPU.
-  ::unsetenv("BOO_UNVERIFIED_KERNELS");
-  const Status gated = verdict(ops::conv::wgmma_sm90_implementation(), forward + " -F 1");
-  EXPECT_NE(gated.message().find("BOO_UNVERIFIED_KERNELS=1"), std::string::npos) << gated.to_string();
-  EXPECT_TRUE(verdict(ops::conv::implicit_gemm_implementation(), forward + " -F 1").ok());
 }
 
 }  // namespace

@@ -8,7 +8,6 @@
 
 #include "boo/conv.hpp"
 #include "ops/common/generated_source.hpp"
-#include "ops/common/unverified_kernels.hpp"
 #include "ops/conv/conv_problem.hpp"
 #include "ops/conv/conv_staging.hpp"
 #include "ops/conv/device/conv_igemm_params.cuh"
@@ -225,16 +224,10 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     if (problem.tasks.size() != 1 || problem.bias_gradient)
       return decline("one direction at a time (-F 1, -F 2 or -F 4), without a bias gradient");
     BOO_RETURN_IF_ERROR(problem.fp32_result_supported(name()));
-    // The forward's fp32 store (a GEMM's unrounded sums) awaits a GPU run: gpu:conv:implicit_gemm,
-    // whose split-K partials store it is, takes those GEMMs meanwhile.
-    if (problem.fp32_result && !unverified_kernels_enabled())
-      return decline(unverified_kernel_reason("fp32 sums for a GEMM's epilogue"));
     const Relation& r0 = problem.relation;
     if (r0.groups != 1) return decline("groups = 1 only, not " + std::to_string(r0.groups));
     if (r0.a_size[0] != 1 || r0.f_size[0] != 1) return decline("1-D and 2-D convs only");
     BOO_ASSIGN_OR_RETURN(Run run, run_of(problem));
-    // Until it has passed on a GPU, backward weight stays on gpu:conv:implicit_gemm by default.
-    if (run.weight() && !unverified_kernels_enabled()) return decline(unverified_kernel_reason("backward weight"));
     const Relation& r = run.rel;
     if (r.ca % kBlockK != 0)
       return decline(run.weight() ? "the weight face where the input channels are a multiple of 64 (one tap per 64 "
