@@ -1,7 +1,9 @@
 // boo: the cudnn backend — the same signatures through cuDNN 9's graph
-// (backend) API, as the measured baseline. For each signature every engine
-// configuration cuDNN's heuristics offer is built and timed once, and the
-// fastest is kept: the baseline is cuDNN at its best. The choice (engine and
+// (backend) API, as the measured baseline. For each signature the engine
+// configurations cuDNN's heuristics offer are built and timed once, best ranked
+// first, and the fastest is kept: the baseline is cuDNN at its best. Some engines
+// (the norm graphs' runtime-fused ones) compile when their plan is built, seconds
+// each, so once one plan runs the search stops at kSearchBudget. The choice (engine and
 // knobs) is remembered in the cache folder by cuDNN version, device and graph
 // (bench/vendor_plans.hpp), so the next run builds that one plan and times
 // nothing else.
@@ -834,8 +836,10 @@ class CudnnBackend final : public Backend {
                                                             CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &count, raw.data()));
     double best_us = 1e30;
     cudnnBackendDescriptor_t best_config = nullptr;
+    const auto started = std::chrono::steady_clock::now();
     Status last_error = unimplemented("no cuDNN engine configuration builds for this graph");
     for (int64_t i = 0; i < count; ++i) {
+      if (best_config != nullptr && std::chrono::steady_clock::now() - started > kSearchBudget) break;
       if (ieee_fp32 && uses_tensor_cores(raw[static_cast<size_t>(i)])) continue;
       Result<Desc> plan = Desc::make(api_, CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
       if (!plan.ok()) return plan.status();
@@ -923,6 +927,10 @@ class CudnnBackend final : public Backend {
     api_.cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &n, &index);
     return index;
   }
+
+  // How long a search goes on building and timing further engine configurations once one plan runs:
+  // a conv's dozen configurations take well under it; a norm graph's runtime-compiled engines ~1-10 s each.
+  static constexpr std::chrono::seconds kSearchBudget{3};
 
   Runtime& rt_;
   TimingOptions timing_;
