@@ -6,7 +6,9 @@
 // each, so once one plan runs the search stops at kSearchBudget. The choice (engine and
 // knobs) is remembered in the cache folder by cuDNN version, device and graph
 // (bench/vendor_plans.hpp), so the next run builds that one plan and times
-// nothing else.
+// nothing else. A plan cuDNN can serialize (its runtime-compiled engines: the
+// norm graphs') is remembered whole as well, so the next run loads it instead
+// of compiling it again.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -340,6 +342,7 @@ class CudnnBackend final : public Backend {
         api_(api),
         handle_(handle),
         plans_(timing.vendor_plan_dir, "cudnn"),
+        serialized_plans_(timing.vendor_plan_dir, "cudnn-serialized"),
         plan_context_(vendor_plan_context("cudnn " + std::to_string(api.cudnnGetVersion()), rt.device())) {}
   ~CudnnBackend() override {
     graphs_.clear();
@@ -726,11 +729,16 @@ class CudnnBackend final : public Backend {
                 const Pointers& buffers, const std::string& record) {
     BOO_ASSIGN_OR_RETURN(Desc graph, b.operation_graph(g, ops));
     if (!timing_.vendor_retune) {
+      if (load_serialized(g, record)) {
+        g.keep.push_back(std::move(graph));
+        return ok_status();
+      }
       Result<std::string> remembered = plans_.find(record);
       if (remembered.ok()) {
         Result<EngineChoice> choice = EngineChoice::parse(*remembered);
         Status built = choice.ok() ? build_chosen(g, graph, *choice) : choice.status();
         if (built.ok()) {
+          store_serialized(g, record);
           g.keep.push_back(std::move(graph));
           return ok_status();
         }
@@ -882,9 +890,53 @@ class CudnnBackend final : public Backend {
     }
     if (best_us == 1e30) return last_error;
     remember(record, best_config);
+    store_serialized(g, record);
     g.keep.push_back(std::move(graph));
     for (Desc& c : configs) g.keep.push_back(std::move(c));  // the plan refers to its engine config
     return ok_status();
+  }
+
+  // The plan serialized for `record` by an earlier run, loaded into g: true when it loads. Only
+  // runtime-compiled engines serialize, and a plan that no longer loads (another driver, a changed
+  // file) is built again from its remembered choice, so a miss or a failure here is not reported.
+  bool load_serialized(Graph& g, const std::string& record) {
+    Result<std::string> json = serialized_plans_.find(record);
+    if (!json.ok()) return false;
+    Result<Desc> plan = Desc::make(api_, CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+    if (!plan.ok() || !plan->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle_).ok() ||
+        !plan->set(CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR, static_cast<int64_t>(json->size()),
+                   json->data())
+             .ok() ||
+        !plan->finalize().ok())
+      return false;
+    int64_t ws = 0, n = 0;
+    if (api_.cudnnBackendGetAttribute(plan->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n,
+                                      &ws) != CUDNN_STATUS_SUCCESS)
+      return false;
+    g.plan = std::move(*plan);
+    g.workspace_bytes = ws;
+    g.engine = "serialized plan";
+    return true;
+  }
+
+  // Stores g's plan whole for the next run when cuDNN can serialize it (its runtime-compiled
+  // engines); for the others the remembered engine choice is all there is.
+  void store_serialized(const Graph& g, const std::string& record) {
+    int64_t size = 0;
+    if (api_.cudnnBackendGetAttribute(g.plan.get(), CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR, 0,
+                                      &size, nullptr) != CUDNN_STATUS_SUCCESS ||
+        size <= 0)
+      return;
+    std::string json(static_cast<size_t>(size), '\0');
+    if (api_.cudnnBackendGetAttribute(g.plan.get(), CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR,
+                                      size, &size, json.data()) != CUDNN_STATUS_SUCCESS)
+      return;
+    json.resize(static_cast<size_t>(size));
+    while (!json.empty() && json.back() == '\0') json.pop_back();  // a C string's terminator
+    if (Status stored = serialized_plans_.store(record, json); !stored.ok() && !store_failure_reported_) {
+      warn("cannot remember serialized cuDNN plans (" + stored.to_string() + "); each run compiles them again");
+      store_failure_reported_ = true;
+    }
   }
 
   // Stores the chosen configuration for the next run. Failing to is not the
@@ -938,6 +990,7 @@ class CudnnBackend final : public Backend {
   cudnnHandle_t handle_;
   std::map<std::string, std::vector<Graph>> graphs_;  // by canonical command: tuned once per signature
   VendorPlanStore plans_;
+  VendorPlanStore serialized_plans_;  // whole plans of the engines cuDNN can serialize, by the same records
   const std::string plan_context_;  // "cudnn <version> | <device>": what every remembered plan depends on
   bool store_failure_reported_ = false;
 };

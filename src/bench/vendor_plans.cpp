@@ -15,6 +15,37 @@ constexpr std::string_view kPlanPrefix = "plan: ";
 
 bool one_line(const std::string& text) { return text.find_first_of("\r\n") == std::string::npos; }
 
+// A plan of any text kept on its file's one plan line: '\\', '\n' and '\r' escaped (an engine
+// choice has none of them and reads the same either way; a serialized cuDNN plan may).
+std::string escape_line(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else out += c;
+  }
+  return out;
+}
+
+Result<std::string> unescape_line(std::string_view line, const std::string& path) {
+  std::string out;
+  out.reserve(line.size());
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (line[i] != '\\') {
+      out += line[i];
+      continue;
+    }
+    const char next = i + 1 < line.size() ? line[++i] : '\0';
+    if (next == '\\') out += '\\';
+    else if (next == 'n') out += '\n';
+    else if (next == 'r') out += '\r';
+    else return data_loss("vendor plan '" + path + "' holds an unknown escape at byte " + std::to_string(i));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string EngineChoice::to_text() const {
@@ -74,16 +105,16 @@ Result<std::string> VendorPlanStore::find(const std::string& record) const {
     return data_loss("vendor plan '" + path + "' is truncated or not a plan file");
   if (lines[1].substr(kRecordPrefix.size()) != record)
     return data_loss("vendor plan '" + path + "' holds another record: " + lines[1].substr(kRecordPrefix.size()));
-  return lines[2].substr(kPlanPrefix.size());
+  return unescape_line(std::string_view(lines[2]).substr(kPlanPrefix.size()), path);
 }
 
 Status VendorPlanStore::store(const std::string& record, const std::string& plan) const {
   if (folder_.empty()) return ok_status();
-  if (!one_line(record) || !one_line(plan)) return invalid_argument("a vendor plan and its record are one line each");
+  if (!one_line(record)) return invalid_argument("a vendor plan's record is one line");
   const std::string path = path_of(record);
   BOO_RETURN_IF_ERROR(base::make_directories(path.substr(0, path.rfind('/'))));
   return base::write_file_atomic(path, std::string(kFormatLine) + "\n" + std::string(kRecordPrefix) + record + "\n" +
-                                           std::string(kPlanPrefix) + plan + "\n");
+                                           std::string(kPlanPrefix) + escape_line(plan) + "\n");
 }
 
 }  // namespace boo::bench

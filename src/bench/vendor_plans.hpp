@@ -51,7 +51,7 @@ class VendorPlanStore {
   /// The plan stored for `record` (one line of text): kNotFound when there is
   /// none, kDataLoss for an unusable entry (truncated, foreign, another record).
   Result<std::string> find(const std::string& record) const;
-  /// Stores `plan` (one line) for `record`, replacing what was there.
+  /// Stores `plan` (any text: kept on one line, escaped) for `record`, replacing what was there.
   Status store(const std::string& record, const std::string& plan) const;
   /// The file that holds `record`'s plan ("" when nothing is remembered).
   std::string path_of(const std::string& record) const;

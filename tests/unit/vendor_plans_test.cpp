@@ -1,4 +1,5 @@
 // boo tests: vendor plans remembered in the cache folder.
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -59,6 +60,26 @@ TEST_F(VendorPlanStoreTest, StoresAndFindsByRecord) {
   EXPECT_EQ(*store.find(kRecord), "engine 7 knobs -");
   const std::string path = store.path_of(kRecord);
   EXPECT_EQ(path.rfind((dir_ / "vendor-plans" / "cudnn").string(), 0), 0u) << path;
+}
+
+// A serialized cuDNN plan (JSON, perhaps with newlines and backslashes) comes back byte for byte,
+// while its file keeps one plan line.
+TEST_F(VendorPlanStoreTest, AnyTextRoundTripsOnOnePlanLine) {
+  const VendorPlanStore store(dir_.string(), "cudnn-serialized");
+  const std::string json = "{\n  \"engine\": \"a\\\\b\\n\",\r\n  \"knobs\": [1, 2]\n}\\";
+  ASSERT_TRUE(store.store(kRecord, json).ok());
+  Result<std::string> back = store.find(kRecord);
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_EQ(*back, json);
+  Result<std::string> whole = base::read_file(store.path_of(kRecord));
+  ASSERT_TRUE(whole.ok());
+  EXPECT_EQ(std::count(whole->begin(), whole->end(), '\n'), 3) << *whole;
+  // A backslash that escapes nothing is a damaged entry, not a plan.
+  ASSERT_TRUE(base::write_file_atomic(store.path_of(kRecord),
+                                      "boo vendor plan 1\nrecord: " + std::string(kRecord) + "\nplan: a\\qb\n")
+                  .ok());
+  EXPECT_EQ(store.find(kRecord).status().code(), StatusCode::kDataLoss);
+  EXPECT_FALSE(store.store("two\nlines", "engine 1 knobs -").ok());
 }
 
 TEST_F(VendorPlanStoreTest, UnusableEntriesAreMissesThatStoringRepairs) {
