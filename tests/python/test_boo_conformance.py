@@ -205,6 +205,37 @@ def test_difference_untimed(driver, tmp):
     assert [rows[0][f"cpu {s}"] for s in STATS] == ["untimed"] * 5, rows
 
 
+def test_aten_and_norm_parser(driver):
+    # Mirrors parser_test.py: per-argument ATen dtypes, non-contiguous strides, SDPA with '' types and 'None'
+    # concrete values, argmax/argmin, and layernorm's --mode=0/1. Each parses (--dry-run) and keeps its strides.
+    bmm = 'aten::bmm "[[2, 3, 4], [2, 4, 5]]" "[\'{0}\', \'{0}\']" "[[12, 4, 1], [20, 5, 1]]" "[\'\', \'\']"'
+    lines = [bmm.format(t) for t in ("float", "double", "c10::Half", "c10::BFloat16")] + [
+        'aten::bmm "[[672, 3, 3], [672, 3, 25000]]" "[\'float\', \'float\']" "[[16, 1, 4], [75000, 25000, 1]]" '
+        '"[\'\', \'\']"',
+        'aten::scaled_dot_product_attention "[[32, 8, 128, 64], [32, 8, 128, 64], [32, 8, 128, 64], [], [], [], [], []]" '
+        '"[\'c10::Half\', \'c10::Half\', \'c10::Half\', \'\', \'Scalar\', \'Scalar\', \'\', \'Scalar\']" '
+        '"[[65536, 8192, 64, 1], [65536, 8192, 64, 1], [65536, 8192, 64, 1], [], [], [], [], []]" '
+        '"[\'\', \'\', \'\', \'None\', \'0.0\', \'False\', \'None\', \'False\']"',
+        'aten::argmax "[[4, 8, 16], [], []]" "[\'float\', \'Scalar\', \'Scalar\']" "[[128, 16, 1], [], []]" '
+        '"[\'\', \'1\', \'False\']"',
+        'aten::argmin "[[4, 8, 16], [], []]" "[\'float\', \'Scalar\', \'Scalar\']" "[[128, 16, 1], [], []]" '
+        '"[\'\', \'1\', \'False\']"',
+        "layernorm --input 2x3x4x5 --mode=0",
+        "layernorm --input 2x3x4x5 --mode=1",
+    ]
+    for line in lines:
+        r = run(driver, ["--dry-run", *shlex.split(line)])
+        assert r.returncode == 0 and "canonical:" in r.stdout, (line, r.stdout + r.stderr)
+    r = run(driver, ["--dry-run", *shlex.split(lines[4])])
+    assert "[[16, 1, 4], [75000, 25000, 1]]" in r.stdout, r.stdout
+    # Difference from BOO (README): one dtype for every tensor of a call. test_aten_parser's addmm with a
+    # float mat2 among bfloat16 tensors is refused, saying which tensor differs.
+    r = run(driver, ["--dry-run", "aten::addmm", "[[512], [24576, 512], [512, 512], [], []]",
+                     "['c10::BFloat16', 'c10::BFloat16', 'float', 'Scalar', 'Scalar']",
+                     "[[1], [512, 1], [1, 512], [], []]", "['', '', '', '10', '20']"])
+    assert r.returncode == 1 and "mat2 is float32 but the product is bfloat16" in r.stdout, r.stdout
+
+
 def test_numerics_columns_and_failed_rows(driver, tmp):
     # Mirrors csv_output_test.py's strict header with --verify-numerics (driver.py's eleven numerics columns):
     # cuDNN's statistics would stand in the pytorch_* columns; a failed command still gets a full row.
@@ -245,7 +276,7 @@ def main():
                  test_roundtrip_csv_single_command, test_roundtrip_csv_commands_file, test_tab_separated_argument,
                  test_boo_sample_strict_header, test_boo_defaults_header_is_upstreams_default, test_tsv_commands_file,
                  test_driver_options_after_the_op, test_argparse_value_forms, test_difference_unknown_words,
-                 test_difference_untimed, test_numerics_columns_and_failed_rows, test_difference_csv_extra,
+                 test_difference_untimed, test_aten_and_norm_parser, test_numerics_columns_and_failed_rows, test_difference_csv_extra,
                  test_difference_forward_default]:
         with tempfile.TemporaryDirectory() as d:
             if test.__code__.co_argcount == 2:
