@@ -15,15 +15,20 @@ constexpr int kMaxBatches = 32;
 
 }  // namespace
 
+void apply_block_pattern(base::HostTensor& t, uint64_t index) {
+  const int64_t n = t.spec().numel();
+  if (n == 0) return;  // nothing to mark (BOO's pattern leaves an empty tensor as it is)
+  const int64_t block = std::max<int64_t>(1, std::min<int64_t>(n / 4, 128));
+  const int64_t offset = static_cast<int64_t>(base::splitmix64(index) % static_cast<uint64_t>(n - block + 1));
+  for (int64_t i = offset; i < offset + block; ++i) t.store(base::offset_of_linear(t.spec(), i), 1.0);
+}
+
 std::vector<base::HostTensor> structured_arguments(const OpSignature& sig) {
   std::vector<base::HostTensor> args;
   uint64_t index = 0;
   for (TensorSpec& spec : sig.arguments()) {
     base::HostTensor t(std::move(spec));  // zero bytes: 0.0 in every dtype
-    const int64_t n = t.spec().numel();
-    const int64_t block = std::max<int64_t>(1, std::min<int64_t>(n / 4, 128));
-    const int64_t offset = static_cast<int64_t>(base::splitmix64(index++) % static_cast<uint64_t>(n - block + 1));
-    for (int64_t i = offset; i < offset + block; ++i) t.store(base::offset_of_linear(t.spec(), i), 1.0);
+    apply_block_pattern(t, index++);
     args.push_back(std::move(t));
   }
   return args;

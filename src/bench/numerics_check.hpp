@@ -43,6 +43,10 @@ NumericsVerdict check_numerics(const OpSignature& sig, Backend& candidate, Backe
                                const NumericsOptions& options, uint64_t seed, Reference* reference = nullptr,
                                const CheckContext& context = {});
 
+/// Writes BOO's block of ones into a zeroed tensor: max(1, min(numel/4, 128))
+/// consecutive logical elements at an offset seeded by `index`; an empty tensor is left as it is.
+void apply_block_pattern(base::HostTensor& t, uint64_t index);
+
 /// The structured inputs: every argument zero except one block of ones
 /// (max(1, min(numel/4, 128)) consecutive logical elements at an offset seeded
 /// by the argument's position), which exposes indexing errors that random

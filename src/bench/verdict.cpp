@@ -8,7 +8,9 @@
 namespace boo::bench {
 namespace {
 
+// As Python's f"{v:.6e}" writes it: NaN is "nan" whatever its sign bit (printf may write "-nan").
 std::string sci(double v) {
+  if (std::isnan(v)) return "nan";
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.6e", v);
   return buf;
@@ -26,7 +28,11 @@ ErrorStats error_stats(const std::vector<double>& errors) {
     s.max_abs = std::max(s.max_abs, std::abs(e));
   }
   s.mean = sum / static_cast<double>(errors.size());
-  if (errors.size() > 1) {
+  // Bessel's correction has no spread to correct with one sample: NaN, as torch.std gives BOO (whose
+  // tests pin it), so a one-sample set fails both statistical tests instead of passing on a zero spread.
+  if (errors.size() == 1) {
+    s.stddev = std::nan("");
+  } else {
     double sq = 0;
     for (double e : errors) sq += (e - s.mean) * (e - s.mean);
     s.stddev = std::sqrt(sq / static_cast<double>(errors.size() - 1));
@@ -63,24 +69,46 @@ std::string NumericsVerdict::failure_reasons() const {
   return out;
 }
 
+Criteria evaluate_criteria(const ErrorStats& boo, double spread_bar, const std::string& spread_label,
+                           const NumericsOptions& options) {
+  Criteria c;
+  // The mean of n unbiased errors still wanders by stddev / sqrt(n): with few
+  // samples (a small output) the bar is 4 standard errors, not mean_rtol.
+  const double n = static_cast<double>(std::max<int64_t>(boo.samples, 1));
+  const double mean_rtol = std::max(options.mean_rtol, kMeanStandardErrors / std::sqrt(n));
+  // Written so that a NaN statistic fails, as BOO's comparisons do.
+  c.mean_ok = std::abs(boo.mean) <= options.mean_atol + mean_rtol * boo.stddev;
+  if (!c.mean_ok)
+    c.reasons.push_back("Mean error |" + sci(boo.mean) + "| > threshold (atol=" + sci(options.mean_atol) +
+                        " + rtol=" + sci(mean_rtol) + " * boo_stddev=" + sci(boo.stddev) + ")");
+  c.stddev_ok = boo.stddev <= options.stddev_atol + options.stddev_rtol * spread_bar;
+  if (!c.stddev_ok)
+    c.reasons.push_back("BOO stddev " + sci(boo.stddev) + " > threshold (atol=" + sci(options.stddev_atol) +
+                        " + rtol=" + sci(options.stddev_rtol) + " * " + spread_label + "=" + sci(spread_bar) + ")");
+  return c;
+}
+
 NumericsVerdict decide(const ErrorSets& sets, const NumericsOptions& options, double tolerance_bound) {
   NumericsVerdict v;
   v.boo = error_stats(sets.boo);
   v.vendor = error_stats(sets.vendor);
   v.diff = error_stats(sets.diff);
   v.has_vendor = v.vendor.samples > 0;
-  // The mean of n unbiased errors still wanders by stddev / sqrt(n): with few
-  // samples (a small output) the bar is 4 standard errors, not mean_rtol.
-  const double n = static_cast<double>(std::max<int64_t>(v.boo.samples, 1));
-  v.mean_ok = std::abs(v.boo.mean) <= options.mean_atol + std::max(options.mean_rtol, kMeanStandardErrors / std::sqrt(n)) *
-                                                               v.boo.stddev;
+  Criteria c;
   if (v.has_vendor) {
-    v.stddev_ok = v.boo.stddev <= options.stddev_atol + options.stddev_rtol * v.vendor.stddev;
+    c = evaluate_criteria(v.boo, v.vendor.stddev, "vendor_stddev", options);
   } else {
-    v.stddev_ok = v.boo.stddev <= options.stddev_atol + tolerance_bound;
+    // Without a vendor the documented tolerance is the whole bar (stddev_rtol does not scale it).
+    NumericsOptions bar = options;
+    bar.stddev_rtol = 1;
+    c = evaluate_criteria(v.boo, tolerance_bound, "tolerance", bar);
     v.notes.push_back("no vendor result: the spread is bounded by the documented tolerance " + sci(tolerance_bound));
   }
+  v.mean_ok = c.mean_ok;
+  v.stddev_ok = c.stddev_ok;
+  v.reasons = std::move(c.reasons);
   v.nan_ok = sets.boo_nan_mismatches == 0;
+  if (!v.nan_ok) v.reasons.push_back("NaN mismatch: BOO vs reference in " + std::to_string(sets.boo_nan_mismatches) + " positions");
   if (sets.vendor_nan_mismatches)
     v.notes.push_back("warning: the vendor's NaN pattern differs from the reference's in " +
                       std::to_string(sets.vendor_nan_mismatches) + " positions");
@@ -113,7 +141,11 @@ std::string format_verdict_verbose(const NumericsVerdict& v, const std::string& 
   out += std::string("Structured Test: ") + (!v.structured_ok ? "SKIPPED" : *v.structured_ok ? "PASS" : "FAIL") + "\n";
   if (!v.reference.empty()) out += "Reference: " + v.reference + "\n";
   for (const std::string& n : v.notes) out += "Note: " + n + "\n";
-  if (!v.pass()) out += "Failure Reasons: " + v.failure_reasons() + (v.error.empty() ? "" : " (" + v.error + ")") + "\n";
+  if (!v.error.empty()) out += "ERROR: " + v.error + "\n";
+  if (!v.pass()) {
+    out += "Failure Reasons: " + v.failure_reasons() + "\n";
+    for (const std::string& r : v.reasons) out += "  - " + r + "\n";
+  }
   out += std::string("VERDICT: ") + (v.pass() ? "PASS" : "FAIL") + "\n";
   return out;
 }

@@ -37,7 +37,7 @@ struct NumericsOptions {
   bool vendor = true;              ///< off with --numerics-vendor none: the spread is bounded by the tolerance alone
 };
 
-/// Mean, Bessel stddev, max |x| and count of a signed error set.
+/// Mean, Bessel stddev (NaN for one sample, as BOO's torch.std), max |x| and count of a signed error set.
 struct ErrorStats {
   double mean = 0, stddev = 0, max_abs = 0;
   int64_t samples = 0;
@@ -62,6 +62,9 @@ struct NumericsVerdict {
   std::optional<bool> structured_ok;  ///< unset when skipped
   std::string error;                  ///< set when the check itself failed to run
   std::vector<std::string> notes;     ///< e.g. the tolerance used without a vendor
+  /// Each failed statistical test with its numbers, in BOO's words ("Mean error |...| > threshold (...)",
+  /// "BOO stddev ... > threshold (...)", "NaN mismatch: BOO vs float64 reference"): the verbose block lists them.
+  std::vector<std::string> reasons;
   /// What computed the float64 reference and how much of it: "gpu:conv:reference on cuda:0 (whole results)",
   /// "cpu:conv:reference (y at 4103 of 2097152 positions)".
   std::string reference;
@@ -69,6 +72,16 @@ struct NumericsVerdict {
   /// "mean bias, stddev, ..." for a FAIL line.
   std::string failure_reasons() const;
 };
+
+/// BOO's two statistical tests on error statistics (driver/numerics.py's evaluate_statistical_criteria, with
+/// boo's standard-error floor on the mean's bar): `spread_bar` is the vendor's stddev, or without a vendor
+/// the documented tolerance, which `spread_label` names in the reason.
+struct Criteria {
+  bool mean_ok = true, stddev_ok = true;
+  std::vector<std::string> reasons;
+};
+Criteria evaluate_criteria(const ErrorStats& boo, double spread_bar, const std::string& spread_label,
+                           const NumericsOptions& options);
 
 /// Applies BOO's rules; `tolerance_bound` bounds stddev(boo) when there is no vendor.
 NumericsVerdict decide(const ErrorSets& sets, const NumericsOptions& options, double tolerance_bound);

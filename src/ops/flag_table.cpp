@@ -105,9 +105,12 @@ Result<ParsedFlags> parse_flags(std::span<const FlagSpec> table, std::span<const
                                 help_hint);
       inline_value = word.substr(3);
       has_inline_value = true;
-    } else if (word.size() > 2 && word[0] == '-' && word[1] != '-' && find_short(table, word[1])) {
-      return invalid_argument("unknown flag '" + base::echo_word(word) + "': MIOpenDriver flags take their value as the next word (" +
-                              word.substr(0, 2) + " " + base::echo_word(word.substr(2)) + ")");
+    } else if (word.size() > 2 && word[0] == '-' && word[1] != '-' && find_short(table, word[1]) &&
+               find_short(table, word[1])->values == 1) {
+      // BOO's driver (argparse) also reads a short flag's value written against it: -F1 is -F 1.
+      spec = find_short(table, word[1]);
+      inline_value = word.substr(2);
+      has_inline_value = true;
     } else {
       return invalid_argument("unexpected word '" + base::echo_word(word) + "' for " + std::string(op_token) +
                               ": expected a flag such as -n or --batchsize" + help_hint);

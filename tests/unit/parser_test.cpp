@@ -95,6 +95,9 @@ TEST(ConvParserTest, ShortAndLongFormsAgree) {
       "--pad_w 2 --conv_stride_h 2 --conv_stride_w 1 --dilation_h 1 --dilation_w 2 --group_count 2 --forw=2");
   EXPECT_TRUE(a.signature->equals(*b.signature));
   EXPECT_EQ(as_conv(a).dtype, DType::kF16);
+  // BOO's argparse forms: -n=2 and -n2 are -n 2.
+  ParsedCommand c = must_parse("convfp16 -n=2 -c8 -H=10 -W12 -k 4 -y3 -x 5 -p1 -q=2 -u2 -v 1 -l1 -j=2 -g2 -F2");
+  EXPECT_TRUE(a.signature->equals(*c.signature));
 }
 
 TEST(ConvParserTest, LoggedMIOpenCommandsParse) {
@@ -230,7 +233,7 @@ TEST(ValidationTest, BadCommandsGetSpecificMessages) {
       {"conv -n", "flag '-n' needs a value", StatusCode::kInvalidArgument},
       {"conv -Q 3", "unknown flag '-Q' for conv", StatusCode::kInvalidArgument},
       {"conv --in_chanels 3", "unknown flag '--in_chanels' for conv", StatusCode::kInvalidArgument},
-      {"conv -n100", "take their value as the next word (-n 100)", StatusCode::kInvalidArgument},
+      {"conv -nabc", "--batchsize/-n: expected an integer, got 'abc'", StatusCode::kInvalidArgument},
       {"conv 100", "unexpected word '100'", StatusCode::kInvalidArgument},
       {"conv -b 2 -F 1", "--bias/-b must be 0 or 1", StatusCode::kInvalidArgument},
       {"conv -z full -F 1", "accepted values are default, same, valid", StatusCode::kInvalidArgument},

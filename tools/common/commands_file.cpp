@@ -26,7 +26,6 @@ std::vector<CommandLine> commands_from_text(std::string_view text, bool tsv, con
     if (trimmed.empty() || trimmed.front() == '#') continue;
     CommandLine cmd;
     cmd.line_number = number;
-    cmd.text = std::string(trimmed);
     if (tsv) {
       cmd.words = base::split(trimmed, '\t');
     } else {
@@ -35,10 +34,11 @@ std::vector<CommandLine> commands_from_text(std::string_view text, bool tsv, con
       else cmd.split_status = words.status();
     }
     cmd.words.insert(cmd.words.end(), extra.begin(), extra.end());
-    if (!extra.empty()) {
-      cmd.text += ' ';
-      cmd.text += base::shell_join(extra);
-    }
+    // BOO's driver names a command by its words shell-joined (the CSV's 'arguments', the '>>>' line):
+    // a .tsv line's tabs and a .txt line's double quotes come out as shlex.join writes them.
+    // A line that cannot be split keeps its text.
+    cmd.text = cmd.split_status.ok() ? base::shell_join(cmd.words)
+                                     : std::string(trimmed) + (extra.empty() ? "" : " " + base::shell_join(extra));
     commands.push_back(std::move(cmd));
   }
   return commands;

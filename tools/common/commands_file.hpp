@@ -12,7 +12,7 @@ namespace boo::tools {
 /// One command of a workload: its words, or the reason its line could not be split.
 struct CommandLine {
   int line_number = 0;  ///< 1-based line in the file (0 for a command-line command)
-  std::string text;     ///< the line as written
+  std::string text;     ///< the words shell-joined (BOO's 'arguments'), or the line as written if it cannot be split
   std::vector<std::string> words;
   Status split_status;
 };

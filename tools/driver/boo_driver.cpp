@@ -227,7 +227,7 @@ int run_isolated(DriverOptions opts, const std::vector<CommandLine>& commands) {
     ro.cache_enabled = false;
     Result<std::unique_ptr<Runtime>> probe = Runtime::create(ro);
     if (!probe.ok()) std::cout << ">>> no GPU backend (" << probe.status().message() << "); running on the CPU reference\n";
-    backends = {probe.ok() ? "boo" : "cpu"};
+    backends = {probe.ok() ? default_gpu_backend(opts) : "cpu"};
   }
   const std::vector<int> gpus = executor_gpus(opts.gpu_id);
   // Before the executors start: each then loads what it needs from the cache.

@@ -140,7 +140,7 @@ Status CommandRunner::open_backends(std::string& notice) {
       notice = ">>> no GPU backend (" + rt.status().message() + "); running on the CPU reference\n";
     }
   }
-  if (backend_names_.empty()) backend_names_ = {runtime_ || opts_.dry_run ? "boo" : "cpu"};
+  if (backend_names_.empty()) backend_names_ = {runtime_ || opts_.dry_run ? default_gpu_backend(opts_) : "cpu"};
   if (opts_.dry_run) return ok_status();
   // auto: the GPU's reference wherever this process has a GPU.
   if (opts_.verify_numerics && runtime_ && opts_.reference != bench::ReferenceChoice::kCpu)

@@ -195,7 +195,9 @@ constexpr DriverOptionSpec kOptions[] = {
      [](DriverOptions& o, const std::string& v) { o.csv_path = v; return ok_status(); }},
     {"boo-defaults", 0, "", "",
      "conv lines without -F run BOO's default -F 1 (forward only) instead of\n"
-     "MIOpenDriver's -F 0 (forward and both backward passes)",
+     "MIOpenDriver's -F 0 (forward and both backward passes), and without --backend\n"
+     "boo's GPU kernels are named BOO's default backend, iree_boo_experimental\n"
+     "(so --csv writes BOO's default header byte for byte)",
      kDriver, [](DriverOptions& o, const std::string&) { o.boo_defaults = true; return ok_status(); }},
     {"csv-extra", 0, "", "",
      "boo's columns too: the numerics columns named cudnn_* instead of pytorch_*,\n"
@@ -300,6 +302,8 @@ std::vector<std::string> executor_child_arguments(const DriverOptions& o, const 
   if (!trace_part.empty()) a.insert(a.end(), {"--trace-part", trace_part});
   return a;
 }
+
+std::string default_gpu_backend(const DriverOptions& opts) { return opts.boo_defaults ? "iree_boo_experimental" : "boo"; }
 
 std::string canonical_backend(const std::string& name) {
   // BOO's backend names run as their boo counterparts: its own kernels as boo,

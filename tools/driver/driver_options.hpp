@@ -24,7 +24,8 @@ struct DriverOptions {
   std::string commands_file;          ///< --commands-file F
   std::vector<std::string> backends;  ///< --backend B (repeatable); empty = the default
   std::string csv_path;               ///< --csv PATH
-  bool boo_defaults = false;          ///< --boo-defaults: conv lines without -F run -F 1, as BOO's driver
+  bool boo_defaults = false;          ///< --boo-defaults: conv lines without -F run -F 1, and the default backend
+                                      ///< is named iree_boo_experimental, as BOO's driver
   bool csv_extra = false;             ///< --csv-extra: boo's columns after BOO's (flop_count, min_bytes, error)
   bool dry_run = false;               ///< --dry-run
   std::string dump_dir;               ///< --dump DIR
@@ -92,6 +93,10 @@ std::vector<std::string> executor_child_arguments(const DriverOptions& opts, con
 /// unknown name). BOO's names are accepted: iree_boo* -> boo, torch and
 /// inductor -> cudnn.
 std::string canonical_backend(const std::string& name);
+
+/// What boo's GPU kernels are called when no --backend is given: "boo", or BOO's
+/// default backend name "iree_boo_experimental" under --boo-defaults.
+std::string default_gpu_backend(const DriverOptions& opts);
 
 /// The usage text: a fixed preamble, then the option table.
 std::string driver_usage();
