@@ -305,6 +305,13 @@ TEST(NvrtcTest, HopperConvModulesCompile) {
                        "--in_layout NHC --fil_layout NHC --out_layout NHC"),
            std::string("convfp16 -n 32 -c 256 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 4"),
            std::string("convfp16 -n 16 -c 128 -H 16 -W 16 -k 256 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -Y 1 -X 1 -m trans -F 4"),
+           // Reduced channels a multiple of 8, not of 64: packed (tap, channel) k-blocks, a partial last one.
+           "convbfp16 -n 16 -c 288 -H 48 -W 32 -k 288 -y 3 -x 3 -p 1 -q 1 -F 1" + nhwc,
+           "convfp16 -n 8 -c 200 -H 32 -W 32 -k 136 -y 3 -x 3 -p 1 -q 1 -F 1 -b 1 --activation relu" + nhwc,
+           "convbfp16 -n 16 -c 672 -H 48 -W 32 -k 576 -y 1 -x 1 -F 1" + nhwc,
+           "convfp16 -n 16 -c 144 -H 24 -W 16 -k 144 -y 3 -x 3 -p 2 -q 2 -l 2 -j 2 -F 2" + nhwc,
+           "convbfp16 -n 16 -c 288 -H 24 -W 16 -k 288 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
+           "convfp16 -n 16 -c 144 -H 24 -W 16 -k 144 -y 5 -x 5 -p 8 -q 8 -l 4 -j 4 -F 4" + nhwc,
        }) {
     SCOPED_TRACE(command);
     Result<ParsedCommand> p = parse_command(std::string_view(command));

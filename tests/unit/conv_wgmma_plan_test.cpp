@@ -244,6 +244,43 @@ TEST(ConvWgmmaPlanTest, BackwardWeightTakesStrideDilationAndOneDimension) {
     EXPECT_NE(p.source.text.find(constant), std::string::npos) << constant << " in\n" << p.source.text;
 }
 
+// Reduced channels that are a multiple of 8 but not of 64 (BOO's 413: C = 288, 144, 672, ...): the
+// k-blocks pack the (tap, channel) reduction, so every face of such a conv plans on the tier.
+TEST(ConvWgmmaPlanTest, TakesReducedChannelsThatAreAMultipleOf8InEveryFace) {
+  struct Case {
+    std::string command, config;  // a part of the config
+    std::vector<std::string> constants;
+  };
+  for (const Case& c : {
+           Case{"convbfp16 -n 16 -c 288 -H 48 -W 32 -k 288 -y 3 -x 3 -p 1 -q 1 -F 1" + kNhwc,
+                "tile 128x192x64 stages 5 warpgroups 1 producer + 2 consumers, persistent; y: face 0 as forward",
+                {"kC = 288;", "kN = 288;", "WK = 2592;", "WS = 288;", "XW = 288;"}},
+           // dx reduces over dy's 288 channels; the flipped copy's rows are 288 wide.
+           Case{"convbfp16 -n 16 -c 288 -H 48 -W 32 -k 288 -y 3 -x 3 -p 1 -q 1 -F 2" + kNhwc,
+                "dx: face 1 as forward; copies boo_conv_flip_w", {"kC = 288;", "kN = 288;", "WK = 288;"}},
+           Case{"convfp16 -n 16 -c 144 -H 24 -W 16 -k 144 -y 3 -x 3 -p 2 -q 2 -l 2 -j 2 -F 2" + kNhwc,
+                "dx: face 1 as forward", {"kType = 1;", "kC = 144;", "kN = 144;", "DH = 2;", "PH = 2;"}},
+           Case{"convbfp16 -n 16 -c 672 -H 48 -W 32 -k 576 -y 1 -x 1 -F 1" + kNhwc, "y: face 0 as forward",
+                {"kC = 672;", "kN = 576;", "WK = 672;"}},
+           Case{"convfp16 -n 8 -c 200 -H 32 -W 32 -k 136 -y 3 -x 3 -p 1 -q 1 -F 1 -b 1 --activation relu" + kNhwc,
+                "y: face 0 as forward", {"kC = 200;", "kN = 136;", "kBias = true;"}},
+           // The weight face's columns: 9 taps x 288 channels, packed (2592, not 9 x 320).
+           Case{"convbfp16 -n 16 -c 288 -H 48 -W 32 -k 288 -y 3 -x 3 -p 1 -q 1 -F 4" + kNhwc, "dw: face 2 as weight gradient",
+                {"kM = 288;", "kN = 2592;", "kC = 288;", "kL = 24576;"}},
+           Case{"convfp16 -n 16 -c 144 -H 24 -W 16 -k 144 -y 5 -x 5 -p 8 -q 8 -l 4 -j 4 -F 4" + kNhwc,
+                "dw: face 2 as weight gradient", {"kN = 3600;", "kC = 144;", "DW = 4;"}},
+           Case{"convbfp16 -n 16 -c 96 -H 48 -W 32 -k 128 -y 3 -x 3 -p 1 -q 1 -F 4" + kNhwc,
+                "dw: face 2 as weight gradient", {"kM = 128;", "kN = 864;", "kC = 96;"}},
+       }) {
+    SCOPED_TRACE(c.command);
+    EXPECT_EQ(declined(c.command), "");
+    const Planned p = test::plan_of(tier(), c.command);
+    EXPECT_NE(p.config.find(c.config), std::string::npos) << p.config;
+    for (const std::string& constant : c.constants)
+      EXPECT_NE(p.source.text.find(constant), std::string::npos) << constant << " in\n" << p.source.text;
+  }
+}
+
 TEST(ConvWgmmaPlanTest, TakesBackwardWeightByDefault) {
   const std::string command = "convbfp16 -n 128 -c 256 -H 28 -W 28 -k 256 -y 1 -x 1 -F 4" + kNhwc;
   EXPECT_EQ(declined(command), "");
@@ -260,8 +297,8 @@ TEST(ConvWgmmaPlanTest, DeclinesWhatItDoesNotDoWell) {
            Case{"convbfp16" + geometry + " -F 0" + kNhwc, "sm_90a", "one direction at a time"},
            Case{"convbfp16" + geometry + " -F 5" + kNhwc, "sm_90a", "one direction at a time"},
            Case{"convbfp16" + geometry + " -F 4 -b 1" + kNhwc, "sm_90a", "without a bias gradient"},
-           Case{"convbfp16 -n 16 -c 96 -H 48 -W 32 -k 256 -y 3 -x 3 -F 4" + kNhwc, "sm_90a",
-                "input channels are a multiple of 64"},
+           Case{"convbfp16 -n 16 -c 100 -H 48 -W 32 -k 256 -y 3 -x 3 -F 4" + kNhwc, "sm_90a",
+                "input channels are a multiple of 8, not 100"},
            Case{"convbfp16 -n 16 -c 128 -H 48 -W 32 -k 260 -y 3 -x 3 -F 4" + kNhwc, "sm_90a", "multiple of 8"},
            Case{"convbfp16 -n 16 -c 128 -H 48 -W 32 -k 64 -y 3 -x 3 -F 4" + kNhwc, "sm_90a", "128 output channels"},
            Case{"convbfp16 -n 1 -c 128 -H 16 -W 16 -k 256 -y 3 -x 3 -F 4" + kNhwc, "sm_90a", "4096 output pixels"},
@@ -271,7 +308,10 @@ TEST(ConvWgmmaPlanTest, DeclinesWhatItDoesNotDoWell) {
            Case{"convbfp16 -n 16 -c 768 -H 48 -W 32 -k 2048 -y 1 -x 1 -p 1 -q 1 -F 2" + kNhwc, "sm_90a",
                 "padding <= dilation"},
            Case{"convbfp16" + geometry + " -g 2 -F 1" + kNhwc, "sm_90a", "groups = 1"},
-           Case{"convbfp16 -n 16 -c 96 -H 48 -W 32 -k 2048 -y 3 -x 3 -F 1" + kNhwc, "sm_90a", "multiple of 64"},
+           Case{"convbfp16 -n 16 -c 100 -H 48 -W 32 -k 2048 -y 3 -x 3 -F 1" + kNhwc, "sm_90a",
+                "reduced channels that are a multiple of 8, not 100"},
+           Case{"convbfp16 -n 16 -c 2048 -H 48 -W 32 -k 100 -y 3 -x 3 -p 1 -q 1 -F 2" + kNhwc, "sm_90a",
+                "reduced channels that are a multiple of 8, not 100"},
            Case{"convbfp16 -n 16 -c 128 -H 48 -W 32 -k 260 -y 3 -x 3 -F 1" + kNhwc, "sm_90a", "multiple of 8"},
            Case{"convbfp16 -n 1 -c 128 -H 16 -W 16 -k 256 -y 3 -x 3 -F 1" + kNhwc, "sm_90a", "4096 output pixels"},
            Case{"convbfp16 -n 16 -c 128 -H 48 -W 32 -k 64 -y 3 -x 3 -F 1" + kNhwc, "sm_90a", "128 output channels"},

@@ -15,8 +15,9 @@
 namespace boo::ops::conv {
 namespace {
 
-// conv_wgmma.cuh's fixed shape: 128-row tiles, 64-wide k-blocks (one tap's 64
-// channels; the weight face's: 64 pixels), one producer and two consumer warpgroups.
+// conv_wgmma.cuh's fixed shape: 128-row tiles, 64-wide k-blocks (64 columns of
+// the packed (tap, channel) reduction; the weight face's: 64 pixels), one
+// producer and two consumer warpgroups.
 constexpr long long kTileRows = 128, kBlockK = 64;
 constexpr uint32_t kThreads = 384;
 // Below these the GEMM is too small to fill the GPU with 128 x 128 tiles, or
@@ -229,11 +230,11 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     if (r0.a_size[0] != 1 || r0.f_size[0] != 1) return decline("1-D and 2-D convs only");
     BOO_ASSIGN_OR_RETURN(Run run, run_of(problem));
     const Relation& r = run.rel;
-    if (r.ca % kBlockK != 0)
-      return decline(run.weight() ? "the weight face where the input channels are a multiple of 64 (one tap per 64 "
-                                    "columns), not " + std::to_string(r.ca)
-                                  : "reduced channels that are a multiple of 64 (one tap per k-block), not " +
-                                        std::to_string(r.ca));
+    // 16-byte copies of 8 channels of one tap (the reduction's, or the weight face's columns).
+    if (r.ca % 8 != 0)
+      return decline(run.weight() ? "the weight face where the input channels are a multiple of 8, not " +
+                                        std::to_string(r.ca)
+                                  : "reduced channels that are a multiple of 8, not " + std::to_string(r.ca));
     if (r.cb % 8 != 0) return decline("output channels that are a multiple of 8, not " + std::to_string(r.cb));
     if (!vector_aligned(r.a_strides, r.batch, r.a_size) || !vector_aligned(r.w_strides, r.cb, r.f_size) ||
         (!problem.fp32_result && !vector_aligned(r.b_strides, r.batch, r.b_size)))

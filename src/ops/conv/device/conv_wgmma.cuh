@@ -4,10 +4,17 @@
 // The forward face of a regular 2-D (or 1-D) conv, every operand channels-last:
 //   y[n, oh, ow, k] = sum_{r, s, c} x[n, oh*sh - ph + r*dh, ow*sw - pw + s*dw, c] * w[k, r, s, c]
 // as the GEMM  D[m, k] = sum_kk A[m, kk] * B[kk, k]  with m = (n, oh, ow) and
-// kk = (r, s, c). C is a multiple of 64, so each 64-wide block of kk is one
-// filter tap's 64 consecutive channels: a row of the A tile is one output
-// pixel's input pixel at that tap (128 contiguous bytes, zeros in the
-// padding) and a row of the B tile one output channel's 64 filter channels.
+// kk = (r, s, c), packed: the 64-wide k-blocks run through the R x S x C
+// reduction without a gap, so a block may end one tap's channels and start the
+// next tap's. C is a multiple of 8, so each 16-byte chunk (8 kk) of a tile row
+// is 8 consecutive channels of one tap: a row of the A tile is one output
+// pixel's input pixels at the chunks' taps (zeros in the padding) and a row of
+// the B tile one output channel's filter channels at the same (tap, channel)s.
+// Only the last k-block can reach past R x S x C; its chunks there are zeros
+// in both tiles, so the sums stay exact. (With C a multiple of 64 a block is
+// one tap's 64 channels. Packing, rather than padding every tap's channels to
+// a multiple of 64, wastes at most one k-block's tail over the whole
+// reduction: C = 144, 3x3: 21 k-blocks, not 27.)
 //
 // A CTA computes a 128 x BN tile of D with three warpgroups:
 //   warpgroup 0 (producer): copies the A and B tiles of each k-block into a
@@ -38,7 +45,7 @@ namespace boo {
 namespace wgmma_conv {
 
 constexpr int kBM = 128;               ///< rows (output pixels) of a CTA tile
-constexpr int kBK = 64;                ///< GEMM k per stage: 64 channels of one tap, 128 bytes a row
+constexpr int kBK = 64;                ///< GEMM k per stage: 64 reduction columns, 128 bytes a row
 constexpr int kConsumerWarps = 8;      ///< arrivals that release a stage (one per consumer warp)
 constexpr int kProducerRegisters = 56; ///< registers per thread: the producer gives its share
 constexpr int kConsumerRegisters = 224;///< to the consumers' accumulators (128 x 56 + 256 x 224 <= 64 Ki)
@@ -70,6 +77,9 @@ template <class C>
 struct Tiles {
   static constexpr int kTilesN = (C::kN + C::BN - 1) / C::BN;
   static constexpr int kCount = (C::kM + kBM - 1) / kBM * kTilesN;
+  /// The packed (r, s, c) reduction's length and its k-blocks, the last one possibly partial.
+  static constexpr int kReduced = C::R * C::S * C::kC;
+  static constexpr int kKBlocks = (kReduced + kBK - 1) / kBK;
   __device__ static int m0(int tile) { return tile / kTilesN * kBM; }
   __device__ static int n0(int tile) { return tile % kTilesN * C::BN; }
 };
@@ -77,13 +87,14 @@ struct Tiles {
 /// The producer: copies the A (im2col rows) and B (filter rows) tiles of every
 /// k-block of the CTA's tiles, one stream of k-blocks through the ring.
 /// Thread t copies 16-byte chunk t % 8 of rows t / 8 + 16 j, so a warp's
-/// copies cover four whole 128-byte rows.
+/// copies cover four whole 128-byte rows; the chunk's 8 reduction columns
+/// (one tap's channels) are the same in every row, so each thread finds its
+/// tap and channel once a k-block.
 template <class C>
 __device__ void produce(const ConvIgemmParams& p, unsigned char* smem, unsigned long long* full,
                         unsigned long long* empty) {
   using T = typename C::T;
-  constexpr int kChannelBlocks = C::kC / kBK;
-  constexpr int kKBlocks = C::R * C::S * kChannelBlocks;
+  constexpr int kReduced = Tiles<C>::kReduced, kKBlocks = Tiles<C>::kKBlocks;
   // A stage is announced only when its copies have landed, kLag k-blocks
   // later, so that kLag + 1 stages of copies are in flight at once.
   constexpr int kLag = C::STAGES - 2;
@@ -102,7 +113,7 @@ __device__ void produce(const ConvIgemmParams& p, unsigned char* smem, unsigned 
   };
   for (int tile = blockIdx.x; tile < Tiles<C>::kCount; tile += gridDim.x) {
     const int m0 = Tiles<C>::m0(tile), n0 = Tiles<C>::n0(tile);
-    const T* w = reinterpret_cast<const T*>(p.w) + (n0 + row0) * C::WK + chunk * 8;
+    const T* w = reinterpret_cast<const T*>(p.w) + (n0 + row0) * C::WK;
     // Per A row, computed once a tile: the offset of its receptive field's
     // first input pixel (which may lie in the padding) and that pixel's (h, w)
     // as two 16-bit halves; bit j of a_rows: row j lies in the GEMM. Two
@@ -114,7 +125,7 @@ __device__ void produce(const ConvIgemmParams& p, unsigned char* smem, unsigned 
       const int m = m0 + row0 + 16 * j;
       const int n = m / (C::P * C::Q), pq = m % (C::P * C::Q);
       const int ih = (pq / C::Q) * C::SH - C::PH, iw = (pq % C::Q) * C::SW - C::PW;
-      a_base[j] = n * C::XN + ih * C::XH + iw * C::XW + chunk * 8;
+      a_base[j] = n * C::XN + ih * C::XH + iw * C::XW;
       a_hw[j] = (static_cast<unsigned>(ih) << 16) | (static_cast<unsigned>(iw) & 0xFFFFu);
       a_rows |= (m < C::kM ? 1u : 0u) << j;
     }
@@ -122,14 +133,19 @@ __device__ void produce(const ConvIgemmParams& p, unsigned char* smem, unsigned 
       const int stage = it % C::STAGES;
       // Wait until both consumers released what the stage held STAGES k-blocks ago.
       sm90::mbarrier_wait(&empty[stage], ((it / C::STAGES) & 1) ^ 1);
-      const int tap = kb / kChannelBlocks, c = (kb % kChannelBlocks) * kBK;
+      // This thread's chunk: reduction columns kk ... kk + 7, channels c ... c + 7 of tap (r, s);
+      // past the reduction's end (the last k-block only) it is zeros.
+      const int kk = kb * kBK + chunk * 8;
+      const bool live = kReduced % kBK == 0 || kk < kReduced;
+      const int tap = kk / C::kC, c = kk % C::kC;
       const int r = tap / C::S, s = tap % C::S;
       const int a_shift = r * C::DH * C::XH + s * C::DW * C::XW + c;
       const unsigned a_tile = sm90::shared_address(smem) + stage * Layout<C>::kTileA;
 #pragma unroll
       for (int j = 0; j < kBM / 16; ++j) {
         const int ih = static_cast<int>(a_hw[j]) >> 16, iw = static_cast<int>(a_hw[j] << 16) >> 16;
-        const bool ok = ((a_rows >> j) & 1u) && static_cast<unsigned>(ih + r * C::DH) < static_cast<unsigned>(C::H) &&
+        const bool ok = live && ((a_rows >> j) & 1u) &&
+                        static_cast<unsigned>(ih + r * C::DH) < static_cast<unsigned>(C::H) &&
                         static_cast<unsigned>(iw + s * C::DW) < static_cast<unsigned>(C::W);
         cp_async_vector_at<16>(a_tile + sm90::swizzle128_offset(row0 + 16 * j, chunk),
                                x + (ok ? a_base[j] + a_shift : 0), ok);
@@ -138,7 +154,7 @@ __device__ void produce(const ConvIgemmParams& p, unsigned char* smem, unsigned 
       const int b_shift = r * C::WR + s * C::WS + c;
 #pragma unroll
       for (int j = 0; j < C::BN / 16; ++j) {
-        const bool ok = C::kN % C::BN == 0 || n0 + row0 + 16 * j < C::kN;
+        const bool ok = live && (C::kN % C::BN == 0 || n0 + row0 + 16 * j < C::kN);
         cp_async_vector_at<16>(b_tile + sm90::swizzle128_offset(row0 + 16 * j, chunk),
                                ok ? w + 16 * j * C::WK + b_shift : reinterpret_cast<const T*>(p.w), ok);
       }
@@ -310,7 +326,7 @@ template <class C>
 __device__ void conv_wgmma(const ConvIgemmParams& p) {
   using T = typename C::T;
   using L = Layout<C>;
-  constexpr int kKBlocks = C::R * C::S * (C::kC / kBK);
+  constexpr int kKBlocks = Tiles<C>::kKBlocks;
   warp_specialized<C>(
       [&](unsigned char* smem, unsigned long long* full, unsigned long long* empty) {
         produce<C>(p, smem, full, empty);

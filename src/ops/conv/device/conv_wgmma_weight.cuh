@@ -5,7 +5,11 @@
 // as the GEMM  D[m, col] = sum_l A[m, l] * B[l, col]  with m = k (the output
 // channels, C::kM of them), col = (r, s, c) (C::kN = R x S x C) and the
 // reduction over l = (n, p, q) (C::kL = N x P x Q pixels of dy). C is a
-// multiple of 64, so each 64-wide block of columns is one tap's 64 channels.
+// multiple of 8, so each 8-wide chunk of columns (16 bytes) is 8 consecutive
+// channels of one tap: the columns pack the taps' channels without a gap (a
+// 64-wide atom column may end one tap and start the next), every copy and
+// every 16-byte store of dw finds its chunk's own tap, and no column past
+// R x S x C (the last tile's) is read or stored.
 //
 // Neither operand is contiguous along the reduction: a pixel's dy channels
 // (A along M) and a pixel's x channels at a tap (B along N) are. So the
@@ -14,7 +18,7 @@
 // of 64 rows (one per pixel) of 128 bytes (64 channels), 128-byte swizzled:
 //   A tile (128 x 64): atom column j = output channels m0 + 64 j ... + 63,
 //     consumer j's operand;
-//   B tile (BN x 64): atom column j = columns n0 + 64 j ... + 63 (one tap).
+//   B tile (BN x 64): atom column j = columns n0 + 64 j ... + 63.
 // The reduction is long and the output small, so it is split (split K): the
 // CTAs of a persistent grid walk units (row tile, column tile, split), each
 // over its split's range of k-blocks. With one split the consumers write dw
