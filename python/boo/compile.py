@@ -340,9 +340,9 @@ def backend(nested_backend="eager", fusion_schema=None):
         rewrite(gm, fusion_schema)
         if nested_backend == "eager":
             if compile_options:
-                raise ValueError(f"boo's eager backend runs the graph as it is: torch.compile's "
-                                 f"{', '.join(f'{k}={v!r}' for k, v in compile_options.items())} are inductor's "
-                                 "(use backend=\"boo_inductor\")")
+                given = ", ".join(f"{k}={v!r}" for k, v in compile_options.items())
+                raise ValueError(f"boo's eager backend runs the graph as it is, and torch.compile's mode and "
+                                 f"options are inductor's (got {given}): use backend=\"boo_inductor\"")
             return gm.forward
         if nested_backend == "inductor":
             # torch.compile(backend="inductor")'s own wrapper: the mode's config patches and the options,
