@@ -328,29 +328,43 @@ def rewrite(gm, fusion_schema=None):
 
 def backend(nested_backend="eager", fusion_schema=None):
     """A torch.compile backend: boo's rewrite, then `nested_backend` ("eager",
-    "inductor", or any backend callable) on the rewritten graph."""
-    def compile_graph(gm, example_inputs):
+    "inductor", or any backend callable) on the rewritten graph.
+
+    torch.compile passes a custom backend its `mode` and `options` (only when
+    given: not for mode="default"); they are inductor's and go to it as
+    torch.compile's own inductor backend applies them (mode="reduce-overhead":
+    CUDA graphs through cudagraph trees), or to a nested backend that takes
+    them. The eager nested backend has nothing they could change: it refuses
+    them rather than ignore a request for CUDA graphs."""
+    def compile_graph(gm, example_inputs, **compile_options):
         rewrite(gm, fusion_schema)
         if nested_backend == "eager":
+            if compile_options:
+                given = ", ".join(f"{k}={v!r}" for k, v in compile_options.items())
+                raise ValueError(f"boo's eager backend runs the graph as it is, and torch.compile's mode and "
+                                 f"options are inductor's (got {given}): use backend=\"boo_inductor\"")
             return gm.forward
         if nested_backend == "inductor":
-            from torch._inductor.compile_fx import compile_fx
-            return compile_fx(gm, example_inputs)
+            # torch.compile(backend="inductor")'s own wrapper: the mode's config patches and the options,
+            # checked against inductor's config, then compile_fx with them.
+            return torch._TorchCompileInductorWrapper(compile_options.get("mode"), compile_options.get("options"),
+                                                      None)(gm, example_inputs)
         if callable(nested_backend):
-            return nested_backend(gm, example_inputs)
+            return nested_backend(gm, example_inputs, **compile_options)
         from torch._dynamo import lookup_backend
-        return lookup_backend(nested_backend)(gm, example_inputs)
+        return lookup_backend(nested_backend)(gm, example_inputs, **compile_options)
     return compile_graph
 
 
-def boo_backend(gm, example_inputs):
+def boo_backend(gm, example_inputs, **compile_options):
     """The "boo" torch.compile backend: boo's ops, everything else eager."""
-    return backend("eager")(gm, example_inputs)
+    return backend("eager")(gm, example_inputs, **compile_options)
 
 
-def boo_inductor_backend(gm, example_inputs):
-    """The "boo_inductor" torch.compile backend: boo's ops, everything else through inductor."""
-    return backend("inductor")(gm, example_inputs)
+def boo_inductor_backend(gm, example_inputs, **compile_options):
+    """The "boo_inductor" torch.compile backend: boo's ops, everything else through inductor
+    (torch.compile's mode and options apply to inductor: mode="reduce-overhead" is CUDA graphs)."""
+    return backend("inductor")(gm, example_inputs, **compile_options)
 
 
 # iree-turbine BOO's backend names (pyproject.toml registers them as torch_dynamo_backends).

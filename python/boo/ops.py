@@ -72,6 +72,16 @@ _CPP_AUTOGRAD = ("conv",) if _TORCH_LIBRARY is not None else ()
 _IMPLS = torch.library.Library("boo", "IMPL") if _TORCH_LIBRARY is not None else None
 
 
+def _cpp_counters():
+    """(launches, copied inputs) of the C++ registration's CUDA kernels so far, which bypass
+    boo.launch.Launchable and _tensors.copied_inputs; (0, 0) on the Python registration. For tests."""
+    if _TORCH_LIBRARY is None:
+        return 0, 0
+    out = (ctypes.c_uint64 * 2)()
+    _TORCH_LIBRARY.boo_torch_counters(out)
+    return out[0], out[1]
+
+
 def _op(name, kernel):
     """torch.ops.boo.<name>, with `kernel` as its kernel: from its annotations by torch.library.custom_op,
     or on the C++ registration's schema for the CPU key (the float64 reference; and the fallback of the

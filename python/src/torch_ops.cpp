@@ -57,6 +57,11 @@ bool boo_backward_enabled() {
   return env == nullptr || std::string_view(env) != "0";
 }
 
+// The CUDA kernels' launches and the inputs they copied (conform) so far: what boo.launch.Launchable's
+// calls and boo._tensors.copied_inputs count on the Python path, which these launches bypass. Read by
+// boo.ops._cpp_counters() (tests); a relaxed increment costs a launch nothing measurable.
+std::atomic<uint64_t> launches{0}, copied_inputs{0};
+
 using SymInts = c10::SymIntArrayRef;
 using ConvFn = at::Tensor(const at::Tensor&, const at::Tensor&, const std::optional<at::Tensor>&, SymInts, SymInts,
                           SymInts, c10::SymInt, c10::string_view, c10::string_view);
@@ -105,6 +110,7 @@ std::optional<at::Tensor> conform(const at::Tensor& t, const boo_bridge_tensor& 
   bool same = reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0;
   for (int32_t d = 0; same && d < spec.rank; ++d) same = spec.shape[d] == 1 || t.stride(d) == spec.strides[d];
   if (same) return t;
+  copied_inputs.fetch_add(1, std::memory_order_relaxed);
   return at::empty_strided(dims(spec.shape, spec.rank), dims(spec.strides, spec.rank), t.options()).copy_(t);
 }
 
@@ -195,6 +201,7 @@ std::optional<std::vector<at::Tensor>> launch(const boo_bridge_launchable& l,
   TORCH_CHECK(bridge->launch(l.handle, arguments.data(), results.data(),
                              workspace.defined() ? workspace.data_ptr() : nullptr, stream, &status) == 0,
               "boo: ", status.message);
+  launches.fetch_add(1, std::memory_order_relaxed);
   return out;
 }
 
@@ -459,6 +466,12 @@ __attribute__((visibility("default"))) uint32_t boo_torch_init(const boo_bridge*
 
 // enable_backward()/disable_backward() (1, 0), or -1: BOO_USE_BACKWARD_KERNELS decides.
 __attribute__((visibility("default"))) void boo_torch_set_backward_kernels(int mode) { backward_kernels = mode; }
+
+// The CUDA kernels' launches and copied inputs so far (see `launches`): out[0], out[1].
+__attribute__((visibility("default"))) void boo_torch_counters(uint64_t* out) {
+  out[0] = launches.load(std::memory_order_relaxed);
+  out[1] = copied_inputs.load(std::memory_order_relaxed);
+}
 
 // The PyTorch version this library was built against (boo.ops loads it only into that version).
 __attribute__((visibility("default"))) const char* boo_torch_built_for() { return BOO_TORCH_VERSION; }
