@@ -343,6 +343,70 @@ TEST(NvrtcTest, HopperConvModulesCompile) {
   }
 }
 
+// gpu:conv:wgmma_sm90's native path for pointwise NCHW convs
+// (device/conv_wgmma_nchw.cuh) compiles for every face, both 16-bit types and
+// every tile width and ring depth it may choose, with the bias and activation,
+// partial tiles (pixels, input and output channels), 1-D and transposed convs,
+// split or unsplit weight gradients; without spills, with the register
+// reallocation honoured and the wgmma's operand majors as planned: forward
+// w K-major and pixels N-major (imm-trans 0, 1), data face w M-major (1, 1),
+// weight face both K-major (0, 0).
+TEST(NvrtcTest, HopperNchwPointwiseModulesCompile) {
+  ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1);  // the native kernels await their GPU run
+  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
+  const ops::ArchSpec arch = ops::ArchSpec::of(device);
+  const ops::GpuImplementation* hopper = ops::find_op("conv")->gpu_implementations()[0];
+  ASSERT_EQ(hopper->name(), "gpu:conv:wgmma_sm90");
+  std::set<std::string> compiled;
+  for (const std::string& command : {
+           std::string("convfp16 -n 32 -c 256 -H 56 -W 56 -k 128 -y 1 -x 1 -F 1 -b 1 --activation relu"),
+           std::string("convbfp16 -n 32 -c 256 -H 56 -W 56 -k 128 -y 1 -x 1 -F 2"),
+           std::string("convbfp16 -n 32 -c 256 -H 56 -W 56 -k 128 -y 1 -x 1 -F 4"),
+           std::string("convbfp16 -n 16 -c 200 -H 28 -W 28 -k 136 -y 1 -x 1 -F 1 -b 1 --activation gelu"),
+           std::string("convfp16 -n 16 -c 200 -H 28 -W 28 -k 136 -y 1 -x 1 -F 2"),
+           std::string("convfp16 -n 16 -c 200 -H 28 -W 28 -k 136 -y 1 -x 1 -F 4"),
+           std::string("convbfp16 -n 1 -c 512 -H 64 -W 64 -k 1024 -y 1 -x 1 -F 4"),
+           std::string("convbfp16 --spatial_dim 1 -n 64 -c 128 -H 1024 -k 256 -y 1 -F 1 -b 1"),
+           std::string("convfp16 -n 32 -c 256 -H 28 -W 28 -k 128 -y 1 -x 1 -m trans -F 1"),
+       }) {
+    SCOPED_TRACE(command);
+    Result<ParsedCommand> p = parse_command(std::string_view(command));
+    ASSERT_TRUE(p.ok()) << p.status().to_string();
+    Result<std::unique_ptr<ops::OpProblem>> made = ops::find_op("conv")->make_problem(*p->signature);
+    ASSERT_TRUE(made.ok()) << made.status().to_string();
+    const ops::OpProblem& problem = **made;
+    ASSERT_TRUE(hopper->accepts(problem, arch).ok());
+    // The first line's every candidate (tile widths, ring depths); the others' chosen config.
+    Result<ops::ConfigList> list = hopper->candidates(problem, arch);
+    ASSERT_TRUE(list.ok()) << list.status().to_string();
+    const size_t last = compiled.empty() ? list->size() : 1;
+    for (size_t i = 0; i < last; ++i) {
+      const std::string config = (*list)[i]->text();
+      SCOPED_TRACE(config);
+      ASSERT_NE(config.find("native NCHW 1x1"), std::string::npos);
+      Result<ops::Plan> plan = hopper->plan(problem, *(*list)[i], arch);
+      ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+      if (!compiled.insert(plan->source.text).second) continue;
+      Result<jit::CompiledKernel> k = jit::compile_kernel(plan->source, kArch, true);
+      ASSERT_TRUE(k.ok()) << k.status().to_string();
+      EXPECT_EQ(k->spill_bytes, 0) << k->log;
+      EXPECT_EQ(k->stack_bytes, 0) << k->log;
+      EXPECT_EQ(k->log.find("C7508"), std::string::npos) << "setmaxnreg ignored:\n" << k->log;
+      const size_t x1 = config.find('x'), x2 = config.find('x', x1 + 1);
+      const std::string wgmma = "wgmma.mma_async.sync.aligned.m64n" + config.substr(x1 + 1, x2 - x1 - 1) + "k16.f32";
+      EXPECT_NE(k->ptx.find(wgmma), std::string::npos) << wgmma;
+      const char* majors = config.find("weight gradient") != std::string::npos ? ", p, 1, 1, 0, 0;"
+                           : config.find("w M-major") != std::string::npos ? ", p, 1, 1, 1, 1;"
+                                                                            : ", p, 1, 1, 0, 1;";
+      EXPECT_NE(k->ptx.find(majors), std::string::npos) << majors;
+      const bool split = config.find("splits ") != std::string::npos && std::stoi(config.substr(config.find("splits ") + 7)) > 1;
+      EXPECT_EQ(k->ptx.find("boo_wgmma_dw_reduce") != std::string::npos, split);
+    }
+  }
+  EXPECT_GE(compiled.size(), 17u);  // 3 widths x 3-6 stages of the first line, then one each
+  ::unsetenv("BOO_UNVERIFIED_KERNELS");
+}
+
 // Rows the fused backward cannot hold in registers still run on the row
 // kernels (split backward), not on the simple ones.
 TEST(NvrtcTest, WideRowBackwardsStayOnTheRowKernels) {

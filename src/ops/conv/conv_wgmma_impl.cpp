@@ -10,6 +10,7 @@
 #include "ops/common/generated_source.hpp"
 #include "ops/conv/conv_problem.hpp"
 #include "ops/conv/conv_staging.hpp"
+#include "ops/conv/conv_wgmma_native.hpp"
 #include "ops/conv/device/conv_igemm_params.cuh"
 
 namespace boo::ops::conv {
@@ -23,6 +24,10 @@ constexpr uint32_t kThreads = 384;
 // Below these the GEMM is too small to fill the GPU with 128 x 128 tiles, or
 // too narrow for the wgmma tile (gpu:conv:implicit_gemm's smaller tiles do better).
 constexpr long long kMinPixels = 4096, kMinOutputChannels = 128;
+// The native NCHW 1x1 path's GEMM rows (output channels) at least fill one
+// consumer: its convs are bandwidth-bound, and the alternative stages copies
+// of them (an estimate, to be measured: -k 64 ResNet lines).
+constexpr long long kMinNativeRows = 64;
 // Shared memory beyond the stages and the epilogue's staging: the barriers and
 // the slack for aligning the start to 1024 bytes.
 constexpr long long kSharedOverhead = 1024 + 256;
@@ -43,8 +48,13 @@ constexpr long long kMinKBlocksPerSplit = 4, kMaxSplits = 256, kMaxPartialBytes 
 //     M- and N-major tiles, split K).
 // Operands whose channels are not contiguous (NCHW, KCRS) run on dense
 // channels-last copies (conv_staging.hpp); `rel` then has the copies' strides.
+// Pointwise convs of planar (NCHW) activations run natively instead where
+// they can (conv_wgmma_native.hpp, device/conv_wgmma_nchw.cuh): `native`,
+// `rel` the native GEMM's relation, no copies; else `staged_why` says why not.
 struct Run {
   Relation rel;
+  bool native = false;
+  std::string staged_why;
   FaceTask task;
   std::string a, b, w;  // the signature tensors read as the run's A, B (weight face) and W (other faces)
   std::vector<StagedCopy> copies;
@@ -59,6 +69,18 @@ Result<Run> run_of(const ConvProblem& problem) {
   Run run;
   run.task = problem.tasks[0];
   run.rel = r;
+  if (planar_pointwise(r)) {
+    const Status native = native_nchw_pointwise(problem);
+    if (native.ok()) {
+      run.native = true;
+      run.rel = native_relation(problem);
+      run.a = run.task.face == kDataFace ? run.task.b : run.task.a;
+      if (run.weight()) run.b = run.task.b;
+      run.w = run.task.w;
+      return run;
+    }
+    run.staged_why = std::string(native.message());
+  }
   if (run.task.face == kForwardFace) {
     run.a = run.task.a;
     run.w = run.task.w;
@@ -140,7 +162,14 @@ struct WgmmaConfig final : Config {
     record += " warpgroups 1 producer + 2 consumers, persistent; ";
     record += run.task.result;
     record += ": face " + std::to_string(run.task.face);
-    if (run.weight()) {
+    if (run.native && run.weight()) {
+      record += " as weight gradient, native NCHW 1x1: K-major tiles over the pixels, splits ";
+      record += std::to_string(splits);
+    } else if (run.native) {
+      record += " as a GEMM per image, native NCHW 1x1: w ";
+      record += run.rel.w_strides[1] != 1 ? "M-major" : "K-major";
+      record += ", pixels N-major";
+    } else if (run.weight()) {
       record += " as weight gradient, M/N-major tiles, splits ";
       record += std::to_string(splits);
     } else {
@@ -150,6 +179,10 @@ struct WgmmaConfig final : Config {
     if (!run.copies.empty()) {
       record += "; copies";
       for (const StagedCopy& c : run.copies) record += " " + c.text();
+    }
+    if (!run.staged_why.empty()) {
+      record += "; staged: ";
+      record += run.staged_why;
     }
     return record;
   }
@@ -235,18 +268,20 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       return decline(run.weight() ? "the weight face where the input channels are a multiple of 8, not " +
                                         std::to_string(r.ca)
                                   : "reduced channels that are a multiple of 8, not " + std::to_string(r.ca));
-    if (r.cb % 8 != 0) return decline("output channels that are a multiple of 8, not " + std::to_string(r.cb));
-    if (!vector_aligned(r.a_strides, r.batch, r.a_size) || !vector_aligned(r.w_strides, r.cb, r.f_size) ||
-        (!problem.fp32_result && !vector_aligned(r.b_strides, r.batch, r.b_size)))
+    // (The native path's rows and strides: conv_wgmma_native.cpp.)
+    if (!run.native && r.cb % 8 != 0) return decline("output channels that are a multiple of 8, not " + std::to_string(r.cb));
+    if (!run.native && (!vector_aligned(r.a_strides, r.batch, r.a_size) || !vector_aligned(r.w_strides, r.cb, r.f_size) ||
+                        (!problem.fp32_result && !vector_aligned(r.b_strides, r.batch, r.b_size))))
       return decline("operands whose channels-last strides keep 16-byte vectors aligned only");
     const long long pixels = r.batch * r.pix_b();
-    if (pixels < kMinPixels || r.cb < kMinOutputChannels)
+    const long long min_channels = run.native ? kMinNativeRows : kMinOutputChannels;
+    if (pixels < kMinPixels || r.cb < min_channels)
       return decline("at least " + std::to_string(kMinPixels) + " output pixels and " +
-                     std::to_string(kMinOutputChannels) + " output channels, not " + std::to_string(pixels) +
+                     std::to_string(min_channels) + " output channels, not " + std::to_string(pixels) +
                      " and " + std::to_string(r.cb));
     // The forward kernel keeps a receptive field's first input row and column in 16 bits.
     const long long kMaxExtent = 1LL << 14;
-    if (!run.weight() && (r.a_size[1] + r.pad[1] >= kMaxExtent || r.a_size[2] + r.pad[2] >= kMaxExtent))
+    if (!run.weight() && !run.native && (r.a_size[1] + r.pad[1] >= kMaxExtent || r.a_size[2] + r.pad[2] >= kMaxExtent))
       return decline("inputs below " + std::to_string(kMaxExtent) + " pixels high and wide (with padding) only");
     // Offsets are 32-bit in the kernel.
     const long long limit = (1LL << 31) - 1;
@@ -263,7 +298,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     if (config.run.weight())
       choose_weight_tiling(config, arch);
     else
-      config.bn = ranked_widths(config.run.rel, arch).front().first;
+      config.bn = ranked_widths(config.run, arch).front().first;
     BOO_ASSIGN_OR_RETURN(const int deepest, deepest_ring(config, arch));
     config.stages = deepest;
     place_workspace(config, problem.elem_bytes);
@@ -281,7 +316,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       for (const auto& [bn, efficiency] : kTileWidths)
         if (bn != chosen.bn) widths.push_back(bn);
     } else {
-      for (const auto& [bn, cost] : ranked_widths(chosen.run.rel, arch)) widths.push_back(bn);
+      for (const auto& [bn, cost] : ranked_widths(chosen.run, arch)) widths.push_back(bn);
     }
     std::vector<WgmmaConfig> out;
     for (const int bn : widths) {
@@ -301,11 +336,14 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
  private:
   // The forward and data faces' widths with their costs, cheapest first (the
   // first of equals: the wider). Time ~ waves x width / efficiency (kTileWidths).
-  static std::vector<std::pair<int, double>> ranked_widths(const Relation& r, const ArchSpec& arch) {
-    const long long m_tiles = ceil_div(r.batch * r.pix_b(), kTileRows);
+  // The native path's tiles are per image: output channels by pixel tiles.
+  static std::vector<std::pair<int, double>> ranked_widths(const Run& run, const ArchSpec& arch) {
+    const Relation& r = run.rel;
     std::vector<std::pair<int, double>> out;
     for (const auto& [bn, efficiency] : kTileWidths) {
-      const long long waves = ceil_div(m_tiles * ceil_div(r.cb, bn), arch.sm_count);
+      const long long tiles = run.native ? r.batch * ceil_div(r.cb, kTileRows) * ceil_div(r.pix_b(), bn)
+                                         : ceil_div(r.batch * r.pix_b(), kTileRows) * ceil_div(r.cb, bn);
+      const long long waves = ceil_div(tiles, arch.sm_count);
       out.emplace_back(bn, static_cast<double>(waves) * bn / efficiency);
     }
     std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
@@ -341,8 +379,11 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     const Run& run = config.run;
     const Relation& r = run.rel;
     // The GEMM: output pixels x output channels (forward), output channels x
-    // (taps, channels) over the pixels (weight face: kL).
-    const long long m = run.weight() ? r.cb : r.batch * r.pix_b(), n = run.weight() ? r.taps() * r.ca : r.cb;
+    // (taps, channels) over the pixels (weight face: kL); native forward and data
+    // faces: output channels x an image's pixels, per image.
+    const bool per_image = run.native && !run.weight();
+    const long long m = run.weight() || per_image ? r.cb : r.batch * r.pix_b(),
+                    n = run.weight() ? r.taps() * r.ca : per_image ? r.pix_b() : r.cb;
     const bool epilogue = run.task.epilogue;
     auto constant = [](const char* name, long long v) {
       return "  static constexpr int " + std::string(name) + " = " + std::to_string(v) + ";\n";
@@ -366,13 +407,15 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     cfg += constant("YN", r.b_strides[0]) + constant("YH", r.b_strides[3]) + constant("YW", r.b_strides[4]);
     cfg += constant("kAct", epilogue ? static_cast<int>(sig.activation.kind) : 0);
     cfg += "  static constexpr bool kBias = " + std::string(epilogue && sig.bias ? "true" : "false") + ";\n";
+    if (run.native) cfg += native_constants(r);
     cfg += "  static constexpr bool kFp32Out = " + std::string(config.fp32_out ? "true" : "false") + ";\n};\n";
 
     Plan plan;
     const TensorRoles roles(sig);
     plan.source.name = "conv_wgmma_sm90.cu";
     plan.source.text = std::string("// Generated by boo: gpu:conv:wgmma_sm90.\n#include \"boo/conv/") +
-                       (run.weight() ? "conv_wgmma_weight.cuh" : "conv_wgmma.cuh") + "\"\n";
+                       (run.native ? "conv_wgmma_nchw.cuh" : run.weight() ? "conv_wgmma_weight.cuh" : "conv_wgmma.cuh") +
+                       "\"\n";
     for (const StagedCopy& c : run.copies)
       if (c.input) {
         BOO_ASSIGN_OR_RETURN(LaunchStep copy, staged_copy_step(c, sig.dtype, roles, arch, plan.source));
@@ -381,7 +424,9 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     const std::string entry = "boo_wgmma_" + run.task.result;
     plan.source.text += "\n" + cfg + "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kThreads) +
                         ", 1) " + entry + "(const boo::ConvIgemmParams p) { boo::wgmma_conv::" +
-                        (run.weight() ? "conv_wgmma_weight" : "conv_wgmma") + "<Cfg>(p); }\n";
+                        (run.native ? (run.weight() ? "conv_wgmma_nchw_weight" : "conv_wgmma_nchw")
+                         : run.weight() ? "conv_wgmma_weight" : "conv_wgmma") +
+                        "<Cfg>(p); }\n";
     plan.source.entries.push_back(entry);
 
     // A signature tensor, or the workspace copy it is staged in.
@@ -391,7 +436,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     };
     // A persistent grid: one CTA per SM (its shared memory allows no second), each walking its tiles (the
     // weight face: its units, tiles x splits).
-    const long long units = ceil_div(m, kTileRows) * ceil_div(n, config.bn) * config.splits;
+    const long long units = ceil_div(m, kTileRows) * ceil_div(n, config.bn) * config.splits * (per_image ? r.batch : 1);
     BOO_ASSIGN_OR_RETURN(uint32_t ctas, grid_extent(std::min<long long>(units, arch.sm_count), 0x7fffffff, "x (CTAs)"));
     StepBuilder<ConvIgemmParams> step(entry, {ctas, 1, 1}, {kThreads, 1, 1},
                                       static_cast<uint32_t>(config.shared_bytes()));

@@ -11,7 +11,9 @@ namespace boo::ops::conv {
 /// weight face (split K); bf16/fp16, 1-D or 2-D, groups 1, the GEMM's
 /// reduced channels (the weight face's input channels) a multiple of 8, its
 /// output channels a multiple of 8, at least 4096 output pixels and 128
-/// output channels. Operands whose channels are not contiguous are staged.
+/// output channels. Operands whose channels are not contiguous are staged,
+/// except in pointwise convs of NCHW activations (read natively:
+/// conv_wgmma_native.hpp).
 /// Declines everything else (gpu:conv:implicit_gemm runs it).
 const GpuImplementation& wgmma_sm90_implementation();
 

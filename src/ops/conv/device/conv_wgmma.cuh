@@ -248,12 +248,12 @@ __device__ __forceinline__ void store_partials(const float (&acc)[C::BN / 2], co
 
 /// One consumer's k-block `it` (counted over all of its tiles): waits for its
 /// stage, issues the four m64nBNk16 wgmma on it (K-major tiles for the forward
-/// faces; M- and N-major ones, kMnMajor, for the weight face: each stage's A
-/// tile is then two 64-row atom columns, one per consumer, and its B tile BN / 64
-/// of them, every one 64 K rows of 128 bytes) and, once the previous k-block's
-/// wgmma are done, releases that one's stage, unless `first`: the previous
-/// k-block was the last of an earlier tile and released by finish_tile.
-template <class C, bool kMnMajor>
+/// faces; M- and N-major ones, kAMnMajor and kBMnMajor, for the weight face: each
+/// stage's A tile is then two 64-row atom columns, one per consumer, and its B tile BN / 64
+/// of them, every one 64 K rows of 128 bytes; conv_wgmma_nchw.cuh mixes the two) and,
+/// once the previous k-block's wgmma are done, releases that one's stage, unless
+/// `first`: the previous k-block was the last of an earlier tile and released by finish_tile.
+template <class C, bool kAMnMajor, bool kBMnMajor = kAMnMajor>
 __device__ __forceinline__ void consume_kblock(float (&acc)[C::BN / 2], unsigned char* smem, unsigned long long* full,
                                                unsigned long long* empty, int it, int consumer, int lane, bool first) {
   using L = Layout<C>;
@@ -261,19 +261,17 @@ __device__ __forceinline__ void consume_kblock(float (&acc)[C::BN / 2], unsigned
   sm90::mbarrier_wait(&full[stage], (it / C::STAGES) & 1);
   const unsigned a = sm90::shared_address(smem) + stage * L::kTileA + consumer * 64 * 128;
   const unsigned b = sm90::shared_address(smem) + L::kB + stage * L::kTileB;
+  // The k-th 16 K of a tile: 32 bytes into each K-major row; 16 K rows (two
+  // 8-row atoms, 2048 bytes) into an M/N-major tile, atom columns L::kAtomColumn apart.
+  auto descriptor = [](unsigned tile, int k, bool mn_major) {
+    return mn_major ? sm90::swizzle128_mn_descriptor(tile + 2048 * k, L::kAtomColumn)
+                    : sm90::swizzle128_descriptor(tile + 32 * k);
+  };
   sm90::wgmma_fence();
 #pragma unroll
-  for (int k = 0; k < kBK / 16; ++k) {
-    if constexpr (kMnMajor) {
-      // 16 K rows (two 8-row atoms) per wgmma: 2048 bytes; atom columns L::kAtomColumn apart.
-      sm90::Wgmma<C::BN, C::kType>::template mma<1, 1>(
-          acc, sm90::swizzle128_mn_descriptor(a + 2048 * k, L::kAtomColumn),
-          sm90::swizzle128_mn_descriptor(b + 2048 * k, L::kAtomColumn), 1);
-    } else {
-      sm90::Wgmma<C::BN, C::kType>::mma(acc, sm90::swizzle128_descriptor(a + 32 * k),
-                                         sm90::swizzle128_descriptor(b + 32 * k), 1);
-    }
-  }
+  for (int k = 0; k < kBK / 16; ++k)
+    sm90::Wgmma<C::BN, C::kType>::template mma<kAMnMajor ? 1 : 0, kBMnMajor ? 1 : 0>(
+        acc, descriptor(a, k, kAMnMajor), descriptor(b, k, kBMnMajor), 1);
   sm90::wgmma_commit_group();
   // The previous k-block's wgmma are done: its stage may be refilled.
   sm90::wgmma_wait_group<1>();

@@ -1,0 +1,77 @@
+// boo: gpu:conv:wgmma_sm90's native path for planar pointwise convs (see the header).
+#include "ops/conv/conv_wgmma_native.hpp"
+
+#include <utility>
+
+#include "ops/common/unverified_kernels.hpp"
+#include "ops/conv/conv_staging.hpp"
+
+namespace boo::ops::conv {
+namespace {
+
+// Each channel's pixels one contiguous run: x stride 1, rows and planes dense (a dim of extent 1 is never stepped).
+bool pixels_contiguous(const Strides5& s, const Dims3& size) {
+  return s[4] == 1 && (size[1] == 1 || s[3] == size[2]) && (size[0] == 1 || s[2] == size[1] * size[2]);
+}
+
+Status decline(const std::string& why) { return unimplemented("the native NCHW 1x1 path takes " + why); }
+
+}  // namespace
+
+bool planar_pointwise(const Relation& r) {
+  return r.pointwise() && (!channels_contiguous(r.a_strides, r.ca) || !channels_contiguous(r.b_strides, r.cb));
+}
+
+Status native_nchw_pointwise(const ConvProblem& problem) {
+  const Relation& r = problem.relation;
+  if (!planar_pointwise(r)) return decline("pointwise convs (1x1, stride 1, no padding) of NCHW-like tensors only");
+  if (problem.fp32_result) return decline("no GEMM epilogue's fp32 sums");
+  // 16-byte vectors of 8 pixels never straddle two channels.
+  if (r.pix_a() % 8 != 0)
+    return decline("pixels per image that are a multiple of 8 (16-byte vectors) only, not " + std::to_string(r.pix_a()));
+  // The signature tensors playing A and B (named in the reasons).
+  const FaceTask& t = problem.tasks[0];
+  for (const auto& [name, s] : {std::pair<std::string, Strides5>{t.a, r.a_strides}, {t.b, r.b_strides}}) {
+    if (!pixels_contiguous(s, r.a_size))
+      return decline("activations whose pixels are contiguous (NCHW, NCDHW) only, not " + name + "'s");
+    if (s[1] % 8 != 0 || (r.batch > 1 && s[0] % 8 != 0))
+      return decline("activations whose channel and image strides are multiples of 8 elements (16-byte aligned "
+                     "vectors) only, not " + name + "'s " + std::to_string(s[1]) + " and " + std::to_string(s[0]));
+  }
+  // The filter as w(kb, c): rows of input channels c, read as 16-byte vectors along c.
+  if (r.w_strides[1] != 1 || (r.cb > 1 && r.w_strides[0] % 8 != 0))
+    return decline("filters whose input channels are contiguous with 16-byte aligned rows (KCRS) only");
+  if (r.ca % 8 != 0)
+    return decline("input channels that are a multiple of 8 (16-byte vectors along them) only, not " +
+                   std::to_string(r.ca));
+  if (!unverified_kernels_enabled()) return unimplemented(unverified_kernel_reason("the native NCHW 1x1 path"));
+  return ok_status();
+}
+
+Relation native_relation(const ConvProblem& problem) {
+  Relation f = problem.relation;
+  if (problem.tasks[0].face != kDataFace) return f;
+  const Relation& r = problem.relation;
+  // A from B: A[n][c][hw] = sum_kb W[kb][c] B[n][kb][hw], the GEMM's rows the c channels.
+  f.ca = r.cb;
+  f.cb = r.ca;
+  f.a_size = r.b_size;
+  f.b_size = r.a_size;
+  f.a_strides = r.b_strides;
+  f.b_strides = r.a_strides;
+  f.w_strides = {r.w_strides[1], r.w_strides[0], r.w_strides[2], r.w_strides[3], r.w_strides[4]};
+  return f;
+}
+
+std::string native_constants(const Relation& r) {
+  auto constant = [](const char* name, long long v) {
+    return "  static constexpr int " + std::string(name) + " = " + std::to_string(v) + ";\n";
+  };
+  std::string out = constant("kImages", r.batch) + constant("kHW", r.pix_b()) + constant("kK", r.ca);
+  // Channel strides of the relation's A (p.a), B and W (w(m, k) at m * WK + k * WC).
+  out += constant("XC", r.a_strides[1]) + constant("YC", r.b_strides[1]) + constant("WC", r.w_strides[1]);
+  out += "  static constexpr bool kAMnMajor = " + std::string(r.w_strides[1] != 1 ? "true" : "false") + ";\n";
+  return out;
+}
+
+}  // namespace boo::ops::conv

@@ -1,0 +1,37 @@
+// boo: gpu:conv:wgmma_sm90's native path for planar pointwise convs — which
+// convs it takes (else the tier stages channels-last copies of them, saying
+// why), the relation its GEMMs run and the constants its kernels read
+// (device/conv_wgmma_nchw.cuh).
+#pragma once
+
+#include <string>
+
+#include "boo/status.hpp"
+#include "ops/conv/conv_problem.hpp"
+
+namespace boo::ops::conv {
+
+/// Whether the relation is pointwise (1x1, stride 1, no padding) with an
+/// activation whose channels are not contiguous (NCHW, NCDHW): the convs the
+/// native path is meant for.
+bool planar_pointwise(const Relation& r);
+
+/// OK where the native path runs the problem's one task (a planar_pointwise
+/// relation); otherwise UNIMPLEMENTED with what it lacks (the tier then
+/// stages the operands): both activations planar (each channel's pixels
+/// contiguous, channel and image strides multiples of 8 elements), the pixels
+/// a multiple of 8 (16-byte vectors along them), the filter's input channels
+/// contiguous and a multiple of 8, not a GEMM epilogue's fp32 result; and
+/// BOO_UNVERIFIED_KERNELS=1 until its kernels have run on a GPU.
+Status native_nchw_pointwise(const ConvProblem& problem);
+
+/// The relation the native GEMM runs: the problem's, except for the data face,
+/// whose A and B swap and whose filter is read transposed (outer stride: the
+/// GEMM's rows, the input channels) so that every face reads out = W * in.
+Relation native_relation(const ConvProblem& problem);
+
+/// conv_wgmma_nchw.cuh's Cfg members beyond the tier's: kImages, kHW, kK,
+/// XC, YC, WC and kAMnMajor (w's rows contiguous along M: the data face).
+std::string native_constants(const Relation& r);
+
+}  // namespace boo::ops::conv

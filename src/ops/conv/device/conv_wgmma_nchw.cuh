@@ -1,0 +1,273 @@
+// boo device code: gpu:conv:wgmma_sm90's native path for pointwise convs
+// (1x1, stride 1, no padding) whose activations are planar (NCHW, NCDHW:
+// each channel's pixels contiguous), read and written where they lie,
+// without the staged channels-last copies.
+//
+// In a planar layout a pointwise conv is one GEMM per image, every operand
+// contiguous along a GEMM dimension (the relation's names, conv_problem.hpp;
+// the data face's relation has A and B swapped and W transposed, so that
+// both read: out = W * in):
+//   forward and data faces (conv_wgmma_nchw), image n:
+//     out[n][m][hw] = sum_k w(m, k) * in[n][k][hw]
+//       M = the output channels (C::kM), N = the image's pixels (C::kN =
+//       C::kHW), K = the reduced channels (C::kK);
+//       A = w(m, k) at m * WK + k * WC: K-major where WC = 1 (the forward
+//         face's KCRS filter), M-major where WK = 1 (the data face's
+//         transposed view of it; C::kAMnMajor);
+//       B = in[n][k][hw] (p.a): N-major, each K row kHW contiguous pixels;
+//       D = out[n][m][hw] (p.out) row-major: 16-byte vectors along the pixels.
+//   weight face (conv_wgmma_nchw_weight):
+//     dw[m][c] = sum_{n, hw} dy[n][m][hw] * x[n][c][hw]
+//       M = dy's channels (C::kM), N = x's channels (C::kN), the reduction
+//       over l = (n, hw) (C::kL = images x pixels), split as the
+//       channels-last weight face's (WeightUnits, split_k.cuh's reduce);
+//       A = dy (p.b) and B = x (p.a): both K-major, a row's 64 pixels of a
+//       k-block contiguous within each 16-byte chunk (kHW is a multiple of 8,
+//       so a chunk never straddles two images).
+// The tiles are those of conv_wgmma.cuh (128 x BN, 64-wide k-blocks,
+// 128-byte swizzle; M/N-major tiles as the weight face's atom columns), the
+// frame (warp_specialized), the k-block step (consume_kblock) and the
+// epilogue (store_tile; a bias per output channel is per row here, added to
+// the accumulators before it) are shared. Partial tiles: rows past kM,
+// pixels past kHW (a multiple of 8: a vector is all in or all out) and K past
+// kK (the last k-block's rows) are zero-filled on load and skipped on store.
+//
+// The generated source defines `struct Cfg` (conv_wgmma_impl.cpp's members
+// and conv_wgmma_native.cpp's: kImages, kHW, kK, XC, YC, WC, kAMnMajor).
+#pragma once
+
+#include "boo/conv/conv_wgmma_weight.cuh"
+
+namespace boo {
+namespace wgmma_conv {
+
+/// The forward and data faces' tiles: (image, row tile, pixel tile), row
+/// tiles fastest, so the CTAs running together share one image's pixel tile
+/// (the large operand; w is small and stays in L2).
+template <class C>
+struct PlanarTiles {
+  static constexpr int kTilesM = (C::kM + kBM - 1) / kBM;
+  static constexpr int kTilesN = (C::kN + C::BN - 1) / C::BN;
+  static constexpr int kCount = C::kImages * kTilesM * kTilesN;
+  __device__ static int image(int tile) { return tile / (kTilesM * kTilesN); }
+  __device__ static int m0(int tile) { return tile % kTilesM * kBM; }
+  __device__ static int n0(int tile) { return tile / kTilesM % kTilesN * C::BN; }
+};
+
+/// C for store_tile when the bias is per row (added by the caller): no column bias.
+template <class C>
+struct RowBias : C {
+  static constexpr bool kBias = false;
+};
+
+/// Issues the stage's copies and announces the stage kLag k-blocks later (as
+/// produce in conv_wgmma.cuh): `it` counts the k-blocks issued.
+template <class C>
+__device__ __forceinline__ void announce_stage(unsigned long long* full, int& it) {
+  constexpr int kLag = C::STAGES - 2;
+  cp_async_commit();  // empty groups past the last k-block keep the count uniform
+  if (it >= kLag) {
+    cp_async_wait<kLag>();  // this thread's copies of k-block it - kLag have landed
+    // wgmma reads them through the async proxy: order the writes before the barrier.
+    sm90::fence_proxy_async_shared();
+    sm90::mbarrier_arrive(&full[(it - kLag) % C::STAGES]);
+  }
+  ++it;
+}
+
+/// The producer of the forward and data faces: per k-block (64 reduced
+/// channels k0 ...), the A tile (128 x 64 of w) and the B tile (64 K rows x
+/// BN pixels of the image). Thread t copies 16-byte chunk t % 8 of tile rows
+/// t / 8 + 16 j: a warp's copies are four whole 128-byte rows. An M/N-major
+/// tile's rows are K rows t / 8 + 16 (j % 4) of atom column j / 4, so every
+/// copy's address is a per-k-block base plus a compile-time offset (the
+/// producer runs in kProducerRegisters registers).
+template <class C>
+__device__ void produce_planar(const ConvIgemmParams& p, unsigned char* smem, unsigned long long* full,
+                               unsigned long long* empty) {
+  using T = typename C::T;
+  using L = Layout<C>;
+  constexpr int kKBlocks = (C::kK + kBK - 1) / kBK;
+  const int chunk = threadIdx.x % 8, row0 = threadIdx.x / 8;
+  const T* w = reinterpret_cast<const T*>(p.w);
+  const T* in = reinterpret_cast<const T*>(p.a);
+  // This thread's chunk of tile row row0 (either major-ness): its other rows lie 16 rows (2048 bytes) apart
+  // in the same swizzle phase (row & 7), the M/N-major tiles' next atom column L::kAtomColumn further.
+  const unsigned row_offset = sm90::swizzle128_offset(row0, chunk);
+  int it = 0;  // k-blocks issued so far, over all tiles
+  for (int tile = blockIdx.x; tile < PlanarTiles<C>::kCount; tile += gridDim.x) {
+    const int m0 = PlanarTiles<C>::m0(tile), n0 = PlanarTiles<C>::n0(tile);
+    // in[n][row0][n0 + 8 chunk]: the k-block's first B row of this thread, less k0 * XC.
+    const T* pixels = in + PlanarTiles<C>::image(tile) * C::XN + row0 * C::XC + n0 + chunk * 8;
+    // w's element of this thread's first A row (less k0's offset): K-major (m0 + row0, 8 chunk), M-major (m0 + 8 chunk, row0).
+    const T* weights = w + (C::kAMnMajor ? (m0 + chunk * 8) * C::WK + row0 * C::WC : (m0 + row0) * C::WK + chunk * 8 * C::WC);
+    for (int kb = 0; kb < kKBlocks; ++kb) {
+      const int stage = it % C::STAGES;
+      // Wait until both consumers released what the stage held STAGES k-blocks ago.
+      sm90::mbarrier_wait(&empty[stage], ((it / C::STAGES) & 1) ^ 1);
+      const int k0 = kb * kBK;
+      const unsigned a_tile = sm90::shared_address(smem) + stage * L::kTileA + row_offset;
+      const unsigned b_tile = sm90::shared_address(smem) + L::kB + stage * L::kTileB + row_offset;
+      const T* a_src = weights + k0 * C::WC;
+      const T* b_src = pixels + k0 * C::XC;
+#pragma unroll
+      for (int j = 0; j < kBM / 16; ++j) {
+        if constexpr (C::kAMnMajor) {
+          // Atom column j / 4 (consumer j / 4's rows), K row row0 + 16 (j % 4): w(m ... m + 7, k).
+          const int m = m0 + (j / 4) * 64 + chunk * 8, k = k0 + row0 + 16 * (j % 4);
+          const bool ok = m < C::kM && (C::kK % kBK == 0 || k < C::kK);  // kM is a multiple of 8
+          cp_async_vector_at<16>(a_tile + (j / 4) * L::kAtomColumn + (j % 4) * 16 * 128,
+                                 ok ? a_src + (j / 4) * 64 * C::WK + 16 * (j % 4) * C::WC : w, ok);
+        } else {
+          // Row row0 + 16 j (output channel m), chunk: w(m, k ... k + 7).
+          const int m = m0 + row0 + 16 * j, k = k0 + chunk * 8;
+          const bool ok = m < C::kM && (C::kK % kBK == 0 || k < C::kK);  // kK is a multiple of 8
+          cp_async_vector_at<16>(a_tile + 16 * j * 128, ok ? a_src + 16 * j * C::WK : w, ok);
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < C::BN / 16; ++j) {
+        // Atom column j / 4 (pixels n0 + 64 (j / 4) ...), K row row0 + 16 (j % 4): in[n][k][col ... col + 7].
+        const int k = k0 + row0 + 16 * (j % 4), col = (j / 4) * 64 + chunk * 8;
+        const bool ok = (C::kK % kBK == 0 || k < C::kK) && (C::kN % C::BN == 0 || n0 + col < C::kN);
+        cp_async_vector_at<16>(b_tile + (j / 4) * L::kAtomColumn + (j % 4) * 16 * 128,
+                               ok ? b_src + 16 * (j % 4) * C::XC + (j / 4) * 64 : in, ok);
+      }
+      announce_stage<C>(full, it);
+    }
+  }
+  for (int d = 0; d < C::STAGES - 2; ++d) announce_stage<C>(full, it);  // the last kLag k-blocks
+}
+
+/// The forward and data faces' kernel body. Grid: at most one CTA per SM, each taking the tiles of PlanarTiles<C>.
+template <class C>
+__device__ void conv_wgmma_nchw(const ConvIgemmParams& p) {
+  using T = typename C::T;
+  using L = Layout<C>;
+  constexpr int kKBlocks = (C::kK + kBK - 1) / kBK;
+  warp_specialized<C>(
+      [&](unsigned char* smem, unsigned long long* full, unsigned long long* empty) {
+        produce_planar<C>(p, smem, full, empty);
+      },
+      [&](unsigned char* smem, unsigned long long* full, unsigned long long* empty, int consumer) {
+        // consumer: output channels m0 + 64 * consumer ...
+        const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) % 128 / 32;
+        T* staged = reinterpret_cast<T*>(smem + L::kStaging) + consumer * L::kStagingRows * L::kOutPitch;
+        int it = 0;  // k-blocks consumed so far, over all tiles
+        for (int tile = blockIdx.x; tile < PlanarTiles<C>::kCount; tile += gridDim.x) {
+          const int m0 = PlanarTiles<C>::m0(tile), n0 = PlanarTiles<C>::n0(tile), image = PlanarTiles<C>::image(tile);
+          float acc[C::BN / 2];
+#pragma unroll
+          for (int i = 0; i < C::BN / 2; ++i) acc[i] = 0.f;
+          for (int kb = 0; kb < kKBlocks; ++kb, ++it)
+            consume_kblock<C, C::kAMnMajor, true>(acc, smem, full, empty, it, consumer, lane, kb == 0);
+          finish_tile<C>(acc, empty, it, lane);
+          if constexpr (C::kBias) {
+            // The bias of each of this thread's two rows (Wgmma's layout: rows 16 warp + lane / 4 + 8 half).
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+              const int m = m0 + consumer * 64 + warp * 16 + lane / 4 + 8 * half;
+              const float bias = m < C::kM ? load_as_float<T>(p.bias, m) : 0.f;
+#pragma unroll
+              for (int j = 0; j < C::BN / 8; ++j) {
+                acc[4 * j + 2 * half] += bias;
+                acc[4 * j + 2 * half + 1] += bias;
+              }
+            }
+          }
+          // Epilogue (activation, 16-byte vectors of 8 pixels), while the producer fills the stages for the next tile.
+          store_tile<RowBias<C>>(acc, p, staged, consumer, m0, n0,
+                                 [image](int m, int hw) { return image * C::YN + m * C::YC + hw; });
+        }
+      });
+}
+
+/// The producer of the weight face: per k-block (64 of the pixels l), the A
+/// tile (128 of dy's channels x 64 pixels) and the B tile (BN of x's channels
+/// x 64 pixels), both K-major. Thread t copies 16-byte chunk t % 8 (pixels l
+/// ... l + 7 of the k-block, one image's) of tile rows t / 8 + 16 j: it finds
+/// its pixels' image once per k-block, and a warp's copies are four rows'
+/// 128 bytes (contiguous where the k-block lies in one image).
+template <class C>
+__device__ void produce_planar_weight(const ConvIgemmParams& p, unsigned char* smem, unsigned long long* full,
+                                      unsigned long long* empty) {
+  using T = typename C::T;
+  using L = Layout<C>;
+  using U = WeightUnits<C>;
+  const int chunk = threadIdx.x % 8, row0 = threadIdx.x / 8;
+  const T* x = reinterpret_cast<const T*>(p.a);
+  const T* dy = reinterpret_cast<const T*>(p.b);
+  int it = 0;  // k-blocks issued so far, over all units
+  for (int unit = blockIdx.x; unit < U::kCount; unit += gridDim.x) {
+    const int m0 = U::m0(unit), n0 = U::n0(unit);
+    // Bit j: this thread's A (B) row row0 + 16 j lies in the GEMM (one register each, within the producer's).
+    unsigned a_rows = 0, b_rows = 0;
+#pragma unroll
+    for (int j = 0; j < kBM / 16; ++j) a_rows |= (m0 + row0 + 16 * j < C::kM ? 1u : 0u) << j;
+#pragma unroll
+    for (int j = 0; j < C::BN / 16; ++j) b_rows |= (n0 + row0 + 16 * j < C::kN ? 1u : 0u) << j;
+    const int a_first = (m0 + row0) * C::YC, b_first = (n0 + row0) * C::XC;
+    for (int kb = U::kb_begin(unit); kb < U::kb_end(unit); ++kb) {
+      const int stage = it % C::STAGES;
+      // Wait until both consumers released what the stage held STAGES k-blocks ago.
+      sm90::mbarrier_wait(&empty[stage], ((it / C::STAGES) & 1) ^ 1);
+      // This thread's chunk of rows row0 + 16 j (2048 bytes apart in the same swizzle phase).
+      const unsigned a_tile = sm90::shared_address(smem) + stage * L::kTileA + sm90::swizzle128_offset(row0, chunk);
+      const unsigned b_tile = sm90::shared_address(smem) + L::kB + stage * L::kTileB + sm90::swizzle128_offset(row0, chunk);
+      const int l = kb * kBK + chunk * 8;
+      const bool in = C::kL % kBK == 0 || l < C::kL;  // pixels past the last contribute zeros
+      const int image = l / C::kHW, hw = l % C::kHW;
+      const T* dy_pixels = dy + (in ? image * C::YN + hw + a_first : 0);  // dy[n][m0 + row0][hw]
+      const T* x_pixels = x + (in ? image * C::XN + hw + b_first : 0);    // x[n][n0 + row0][hw]
+#pragma unroll
+      for (int j = 0; j < kBM / 16; ++j) {
+        const bool ok = in && ((a_rows >> j) & 1u);
+        cp_async_vector_at<16>(a_tile + 16 * j * 128, ok ? dy_pixels + 16 * j * C::YC : dy, ok);
+      }
+#pragma unroll
+      for (int j = 0; j < C::BN / 16; ++j) {
+        const bool ok = in && ((b_rows >> j) & 1u);
+        cp_async_vector_at<16>(b_tile + 16 * j * 128, ok ? x_pixels + 16 * j * C::XC : x, ok);
+      }
+      announce_stage<C>(full, it);
+    }
+  }
+  for (int d = 0; d < C::STAGES - 2; ++d) announce_stage<C>(full, it);  // the last kLag k-blocks
+}
+
+/// The weight face's kernel body (K-major tiles; otherwise conv_wgmma_weight's).
+/// Grid: at most one CTA per SM, each taking the units of WeightUnits<C>;
+/// with several splits, conv_wgmma_weight_reduce<C> sums the partials.
+template <class C>
+__device__ void conv_wgmma_nchw_weight(const ConvIgemmParams& p) {
+  using T = typename C::T;
+  using L = Layout<C>;
+  using U = WeightUnits<C>;
+  warp_specialized<C>(
+      [&](unsigned char* smem, unsigned long long* full, unsigned long long* empty) {
+        produce_planar_weight<C>(p, smem, full, empty);
+      },
+      [&](unsigned char* smem, unsigned long long* full, unsigned long long* empty, int consumer) {
+        // consumer: dy's channels m0 + 64 * consumer ...
+        const int lane = static_cast<int>(threadIdx.x) % 32;
+        T* staged = reinterpret_cast<T*>(smem + L::kStaging) + consumer * L::kStagingRows * L::kOutPitch;
+        int it = 0;  // k-blocks consumed so far, over all units
+        for (int unit = blockIdx.x; unit < U::kCount; unit += gridDim.x) {
+          const int m0 = U::m0(unit), n0 = U::n0(unit), begin = U::kb_begin(unit), end = U::kb_end(unit);
+          float acc[C::BN / 2];
+#pragma unroll
+          for (int i = 0; i < C::BN / 2; ++i) acc[i] = 0.f;
+          for (int kb = begin; kb < end; ++kb, ++it)
+            consume_kblock<C, false>(acc, smem, full, empty, it, consumer, lane, kb == begin);
+          finish_tile<C>(acc, empty, it, lane);
+          // Epilogue, while the producer fills the stages for the next unit.
+          if constexpr (C::kSplits == 1)
+            store_tile<C>(acc, p, staged, consumer, m0, n0, [](int m, int c) { return weight_offset<C>(m, c); });
+          else
+            store_partials<C>(acc, p, U::split(unit), consumer, m0, n0);
+        }
+      });
+}
+
+}  // namespace wgmma_conv
+}  // namespace boo

@@ -1,0 +1,181 @@
+// boo tests: gpu:conv:wgmma_sm90's native path for pointwise convs of planar
+// (NCHW) activations, planned on the host (no GPU): one GEMM launch per
+// direction (plus the weight face's split-K reduce), no staged copies, the
+// operands bound where they lie; and the convs it leaves to the staged path,
+// with the reason in the config (`boo explain`).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "ops/conv/conv_wgmma_impl.hpp"
+#include "ops/conv/device/conv_igemm_params.cuh"
+#include "ops/op_definition.hpp"
+#include "plan_util.hpp"
+
+namespace boo::ops {
+namespace {
+
+using test::Planned;
+using test::params_of;
+
+const GpuImplementation& tier() { return conv::wgmma_sm90_implementation(); }
+
+void expect_constants(const Planned& p, std::initializer_list<const char*> constants) {
+  for (const char* constant : constants)
+    EXPECT_NE(p.source.text.find(constant), std::string::npos) << constant << " in\n" << p.source.text;
+}
+
+bool stages_nothing(const Planned& p) {
+  for (const std::string& entry : p.entries)
+    if (entry.find("stage") != std::string::npos || entry.find("flip") != std::string::npos) return false;
+  return p.config.find("copies") == std::string::npos;
+}
+
+// The native kernels await their GPU run: these tests ask for them.
+class ConvWgmmaNchwPlanTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1); }
+  void TearDown() override { ::unsetenv("BOO_UNVERIFIED_KERNELS"); }
+};
+
+TEST_F(ConvWgmmaNchwPlanTest, ForwardIsOneGemmPerImageWithTheEpilogue) {
+  // y[n] (128 x 3136) = w (128 x 256, K-major) * x[n] (256 x 3136, N-major): 32 images x 1 row tile x 17
+  // pixel tiles of 192 (3136 = 16 x 192 + 64: a partial last tile), bias per output channel (a GEMM row), relu.
+  const Planned p =
+      test::plan_of(tier(), "convfp16 -n 32 -c 256 -H 56 -W 56 -k 128 -y 1 -x 1 -F 1 -b 1 --activation relu");
+  ASSERT_EQ(p.launches.size(), 1u);
+  EXPECT_EQ(p.config,
+            "tile 128x192x64 stages 5 warpgroups 1 producer + 2 consumers, persistent; y: face 0 as a GEMM per image, "
+            "native NCHW 1x1: w K-major, pixels N-major");
+  EXPECT_TRUE(stages_nothing(p));
+  EXPECT_EQ(p.workspace_bytes, 0u);
+  const test::ResolvedLaunch& l = p.launches[0];
+  EXPECT_EQ(l.entry, "boo_wgmma_y");
+  EXPECT_EQ(l.grid.x, 132u);  // 544 tiles over the SMs
+  const auto params = params_of<ConvIgemmParams>(l);
+  EXPECT_EQ(params.a, p.address.at("x"));
+  EXPECT_EQ(params.w, p.address.at("w"));
+  EXPECT_EQ(params.out, p.address.at("y"));
+  EXPECT_EQ(params.bias, p.address.at("b"));
+  EXPECT_NE(p.source.text.find("#include \"boo/conv/conv_wgmma_nchw.cuh\""), std::string::npos);
+  EXPECT_NE(p.source.text.find("conv_wgmma_nchw<Cfg>(p)"), std::string::npos);
+  expect_constants(p, {"kM = 128;", "kN = 3136;", "kK = 256;", "kImages = 32;", "kHW = 3136;", "XN = 802816;",
+                       "XC = 3136;", "YN = 401408;", "YC = 3136;", "WK = 256;", "WC = 1;", "kAMnMajor = false;",
+                       "kBias = true;", "kAct = 1;", "kType = 1;"});
+}
+
+TEST_F(ConvWgmmaNchwPlanTest, BackwardDataReadsTheFilterMMajor) {
+  // dx[n] (256 x 3136) = w^T (256 x 128: w's rows are contiguous along M) * dy[n] (128 x 3136).
+  const Planned p = test::plan_of(tier(), "convbfp16 -n 32 -c 256 -H 56 -W 56 -k 128 -y 1 -x 1 -F 2");
+  ASSERT_EQ(p.launches.size(), 1u);
+  EXPECT_NE(p.config.find("dx: face 1 as a GEMM per image, native NCHW 1x1: w M-major, pixels N-major"),
+            std::string::npos)
+      << p.config;
+  EXPECT_TRUE(stages_nothing(p));
+  EXPECT_EQ(p.workspace_bytes, 0u);
+  EXPECT_EQ(p.launches[0].entry, "boo_wgmma_dx");
+  const auto params = params_of<ConvIgemmParams>(p.launches[0]);
+  EXPECT_EQ(params.a, p.address.at("dy"));
+  EXPECT_EQ(params.w, p.address.at("w"));
+  EXPECT_EQ(params.out, p.address.at("dx"));
+  EXPECT_EQ(params.bias, 0u);
+  expect_constants(p, {"kM = 256;", "kN = 3136;", "kK = 128;", "kImages = 32;", "XN = 401408;", "XC = 3136;",
+                       "YN = 802816;", "YC = 3136;", "WK = 1;", "WC = 256;", "kAMnMajor = true;", "kBias = false;",
+                       "kType = 0;"});
+}
+
+TEST_F(ConvWgmmaNchwPlanTest, BackwardWeightReducesOverThePixelsOfEveryImage) {
+  // dw (128 x 256) = sum over 32 x 3136 pixels (1568 k-blocks) of dy x^T, both K-major; split across the SMs.
+  const Planned p = test::plan_of(tier(), "convbfp16 -n 32 -c 256 -H 56 -W 56 -k 128 -y 1 -x 1 -F 4");
+  ASSERT_EQ(p.launches.size(), 2u);
+  EXPECT_NE(p.config.find("dw: face 2 as weight gradient, native NCHW 1x1: K-major tiles over the pixels, splits "),
+            std::string::npos)
+      << p.config;
+  EXPECT_TRUE(stages_nothing(p));
+  EXPECT_EQ(p.launches[0].entry, "boo_wgmma_dw");
+  EXPECT_EQ(p.launches[1].entry, "boo_wgmma_dw_reduce");
+  for (const test::ResolvedLaunch& l : p.launches) {
+    const auto params = params_of<ConvIgemmParams>(l);
+    EXPECT_EQ(params.a, p.address.at("x"));
+    EXPECT_EQ(params.b, p.address.at("dy"));
+    EXPECT_EQ(params.out, p.address.at("dw"));
+    EXPECT_EQ(params.workspace, p.workspace);
+  }
+  EXPECT_NE(p.source.text.find("conv_wgmma_nchw_weight<Cfg>(p)"), std::string::npos);
+  EXPECT_NE(p.source.text.find("conv_wgmma_weight_reduce<Cfg>(p)"), std::string::npos);
+  expect_constants(p, {"kM = 128;", "kN = 256;", "kC = 256;", "kL = 100352;", "kHW = 3136;", "XN = 802816;",
+                       "XC = 3136;", "YN = 401408;", "YC = 3136;", "WK = 256;", "R = 1;", "S = 1;"});
+}
+
+TEST_F(ConvWgmmaNchwPlanTest, TakesPartialTilesInEveryDimension) {
+  // 28 x 28 = 784 pixels (6 tiles of 128 and 16), 200 input channels (three k-blocks and 8 channels), 136
+  // output channels (a row tile and 8 rows): every face natively.
+  for (const char* direction : {"1", "2", "4"}) {
+    const std::string command = std::string("convfp16 -n 16 -c 200 -H 28 -W 28 -k 136 -y 1 -x 1 -F ") + direction;
+    SCOPED_TRACE(command);
+    std::unique_ptr<OpProblem> problem = test::problem_of(command);
+    ASSERT_TRUE(problem);
+    EXPECT_TRUE(tier().accepts(*problem, test::sm90()).ok());
+    const Planned p = test::plan_of(tier(), command);
+    EXPECT_NE(p.config.find("native NCHW 1x1"), std::string::npos) << p.config;
+    EXPECT_TRUE(stages_nothing(p));
+  }
+}
+
+TEST_F(ConvWgmmaNchwPlanTest, TakesOneDimensionTransposedConvsAndSixtyFourChannels) {
+  for (const std::string& command : {
+           std::string("convbfp16 --spatial_dim 1 -n 64 -c 128 -H 1024 -k 256 -y 1 -F 1 -b 1"),
+           std::string("convbfp16 --spatial_dim 1 -n 64 -c 128 -H 1024 -k 256 -y 1 -F 4"),
+           std::string("convfp16 -n 32 -c 256 -H 28 -W 28 -k 128 -y 1 -x 1 -m trans -F 1"),
+           std::string("convfp16 -n 32 -c 256 -H 28 -W 28 -k 128 -y 1 -x 1 -m trans -F 2"),
+           // 64 output channels fill one consumer; the staged path wants 128.
+           std::string("convfp16 -n 32 -c 64 -H 56 -W 56 -k 64 -y 1 -x 1 -F 1"),
+           std::string("convfp16 -n 32 -c 256 -H 56 -W 56 -k 64 -y 1 -x 1 -F 4"),
+       }) {
+    SCOPED_TRACE(command);
+    const Planned p = test::plan_of(tier(), command);
+    EXPECT_NE(p.config.find("native NCHW 1x1"), std::string::npos) << p.config;
+    EXPECT_TRUE(stages_nothing(p));
+  }
+  // The transposed forward is the data face: w (C = 256 rows of K = 128) read M-major.
+  const Planned t = test::plan_of(tier(), "convfp16 -n 32 -c 256 -H 28 -W 28 -k 128 -y 1 -x 1 -m trans -F 1");
+  expect_constants(t, {"kM = 128;", "kK = 256;", "kAMnMajor = true;"});
+}
+
+TEST_F(ConvWgmmaNchwPlanTest, StagesWhatTheNativePathCannotReadAndSaysWhy) {
+  struct Case {
+    std::string command, reason;
+  };
+  for (const Case& c : {
+           Case{"convbfp16 -n 128 -c 256 -H 7 -W 7 -k 512 -y 1 -x 1 -F 1", "pixels per image that are a multiple of 8"},
+           Case{"convbfp16 -n 32 -c 256 -H 28 -W 28 -k 256 -y 1 -x 1 -F 1 --out_layout NHWC", "not y's"},
+           Case{"convbfp16 -n 32 -c 256 -H 28 -W 28 -k 256 -y 1 -x 1 -F 4 --in_layout NHWC", "not x's"},
+       }) {
+    SCOPED_TRACE(c.command);
+    const Planned p = test::plan_of(tier(), c.command);
+    EXPECT_NE(p.config.find("copies boo_conv_"), std::string::npos) << p.config;
+    EXPECT_NE(p.config.find("; staged: the native NCHW 1x1 path takes"), std::string::npos) << p.config;
+    EXPECT_NE(p.config.find(c.reason), std::string::npos) << p.config;
+  }
+  // Channels-last convs and NCHW convs that are not pointwise say nothing of it.
+  for (const std::string& command : {
+           std::string("convbfp16 -n 32 -c 256 -H 28 -W 28 -k 256 -y 1 -x 1 -F 1 --in_layout NHWC --fil_layout NHWC "
+                       "--out_layout NHWC"),
+           std::string("convfp16 -n 32 -c 256 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1"),
+           std::string("convfp16 -n 32 -c 256 -H 28 -W 28 -k 256 -y 1 -x 1 -u 2 -v 2 -F 1"),
+       }) {
+    SCOPED_TRACE(command);
+    EXPECT_EQ(test::plan_of(tier(), command).config.find("staged:"), std::string::npos);
+  }
+}
+
+TEST(ConvWgmmaNchwGateTest, AwaitsAGpuRunBeforeTheTierTakesIt) {
+  ::unsetenv("BOO_UNVERIFIED_KERNELS");
+  const Planned p = test::plan_of(tier(), "convfp16 -n 32 -c 256 -H 56 -W 56 -k 128 -y 1 -x 1 -F 1");
+  EXPECT_EQ(p.entries, (std::vector<std::string>{"boo_conv_stage_x", "boo_wgmma_y", "boo_conv_unstage_y"}));
+  EXPECT_NE(p.config.find("staged: the native NCHW 1x1 path only with BOO_UNVERIFIED_KERNELS=1"), std::string::npos)
+      << p.config;
+}
+
+}  // namespace
+}  // namespace boo::ops
