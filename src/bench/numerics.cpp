@@ -75,7 +75,7 @@ constexpr int64_t kChunkElements = int64_t{1} << 16;
 
 template <DType R, DType F>
 Comparison compare_typed(const base::HostTensor& result, const base::HostTensor& reference, double rtol,
-                         double cancellation_scale) {
+                         double cancellation_scale, const std::vector<double>* element_allowance) {
   Comparison c;
   c.name = result.spec().name;
   c.rtol = rtol;
@@ -101,6 +101,7 @@ Comparison compare_typed(const base::HostTensor& result, const base::HostTensor&
   });
   const double rms = finite ? std::sqrt(ref_sq / static_cast<double>(finite)) : 0.0;
   const double allowance = cancellation_allowance(cancellation_scale);
+  const bool per_element = element_allowance && !element_allowance->empty();
   // Each element against its bound, in chunks on every thread: counts, maxima and the first
   // worst element of each chunk combine, in chunk order, into those of one pass in logical order.
   const int64_t chunks = std::max<int64_t>(1, (c.elements + kChunkElements - 1) / kChunkElements);
@@ -126,7 +127,8 @@ Comparison compare_typed(const base::HostTensor& result, const base::HostTensor&
         }
         const double err = std::abs(v - r);
         f.max_abs_error = std::max(f.max_abs_error, err);
-        const double bound = rtol * (std::abs(r) + rms) + allowance;
+        const double beyond = per_element ? (*element_allowance)[static_cast<size_t>(i)] : rtol * rms;
+        const double bound = rtol * std::abs(r) + beyond + allowance;
         const double ratio = bound > 0 ? err / bound : (err > 0 ? INFINITY : 0);
         if (ratio > 1) ++f.over_tolerance;
         if (ratio > f.worst_ratio) {
@@ -154,19 +156,30 @@ Comparison compare_typed(const base::HostTensor& result, const base::HostTensor&
   return c;
 }
 
+// An op's per-element allowances must be one per compared element (or none).
+Status check_allowances(const OpSignature& sig, size_t result_index, const std::vector<double>& allowances,
+                        int64_t elements) {
+  if (allowances.empty() || static_cast<int64_t>(allowances.size()) == elements) return ok_status();
+  return internal_error(std::string(sig.op_name()) + ": " + std::to_string(allowances.size()) +
+                        " element allowances for result " + std::to_string(result_index) + ", which compares " +
+                        std::to_string(elements) + " elements");
+}
+
 }  // namespace
 
 Comparison compare_to_reference(const base::HostTensor& result, const base::HostTensor& reference, double rtol,
-                                double cancellation_scale) {
+                                double cancellation_scale, const std::vector<double>* element_allowance) {
   return base::visit_dtype(result.spec().dtype, [&](auto r) {
     return base::visit_dtype(reference.spec().dtype, [&](auto f) {
-      return compare_typed<decltype(r)::value, decltype(f)::value>(result, reference, rtol, cancellation_scale);
+      return compare_typed<decltype(r)::value, decltype(f)::value>(result, reference, rtol, cancellation_scale,
+                                                                   element_allowance);
     });
   });
 }
 
 Comparison compare_to_sample(const base::HostTensor& result, const std::vector<int64_t>& linear,
-                             const std::vector<double>& reference, double rtol, double cancellation_scale) {
+                             const std::vector<double>& reference, double rtol, double cancellation_scale,
+                             const std::vector<double>* element_allowance) {
   // The sampled values as small dense tensors, compared like whole ones.
   TensorSpec spec{result.spec().name, {static_cast<int64_t>(linear.size())}, {1}, result.spec().dtype, ""};
   TensorSpec ref_spec = spec;
@@ -176,7 +189,7 @@ Comparison compare_to_sample(const base::HostTensor& result, const std::vector<i
     picked.store(static_cast<int64_t>(i), result.load(base::offset_of_linear(result.spec(), linear[i])));
     ref.store(static_cast<int64_t>(i), reference[i]);
   }
-  Comparison c = compare_to_reference(picked, ref, rtol, cancellation_scale);
+  Comparison c = compare_to_reference(picked, ref, rtol, cancellation_scale, element_allowance);
   if (c.worst_index >= 0) c.worst_index = linear[static_cast<size_t>(c.worst_index)];
   c.population = result.spec().numel();
   return c;
@@ -257,7 +270,10 @@ Result<std::vector<Comparison>> verify_results(const OpSignature& sig, const std
     if (!reference.ok()) return reference.status();
     AddSeconds timed(checks_s);
     BOO_ASSIGN_OR_RETURN(double scale, op->cancellation_scale(sig, args, i));
-    out.push_back(compare_to_sample(results[i], positions, *reference, result_tolerance(sig, i), scale));
+    const double rtol = result_tolerance(sig, i);
+    BOO_ASSIGN_OR_RETURN(std::vector<double> allowances, op->element_allowances(sig, args, i, rtol, &positions));
+    BOO_RETURN_IF_ERROR(check_allowances(sig, i, allowances, static_cast<int64_t>(positions.size())));
+    out.push_back(compare_to_sample(results[i], positions, *reference, rtol, scale, &allowances));
     out.back().sample_seed = options.sample_seed;
   }
   return out;
@@ -270,7 +286,10 @@ Result<std::vector<Comparison>> compare_results(const OpSignature& sig, const st
   std::vector<Comparison> out;
   for (size_t i = 0; i < results.size() && i < reference.size(); ++i) {
     BOO_ASSIGN_OR_RETURN(double scale, op->cancellation_scale(sig, args, i));
-    out.push_back(compare_to_reference(results[i], reference[i], result_tolerance(sig, i), scale));
+    const double rtol = result_tolerance(sig, i);
+    BOO_ASSIGN_OR_RETURN(std::vector<double> allowances, op->element_allowances(sig, args, i, rtol, nullptr));
+    BOO_RETURN_IF_ERROR(check_allowances(sig, i, allowances, results[i].spec().numel()));
+    out.push_back(compare_to_reference(results[i], reference[i], rtol, scale, &allowances));
   }
   return out;
 }

@@ -9,6 +9,9 @@
 // which scales with the tensor's magnitude where cancellation makes |ref| small,
 // plus kCancellationUlps float32 ulps of the op's cancellation scale where the
 // result is a difference of larger terms (OpDefinition::cancellation_scale).
+// An op that bounds each element by magnitudes of its own
+// (OpDefinition::element_allowances: attention) replaces rtol * rms(ref) with
+// that element's allowance.
 #pragma once
 
 #include <chrono>
@@ -49,13 +52,16 @@ struct Comparison {
   std::string summary() const;
 };
 
+/// `element_allowance`: one absolute allowance per element in logical order,
+/// in place of rtol * rms(ref); null or empty: the rms.
 Comparison compare_to_reference(const base::HostTensor& result, const base::HostTensor& reference, double rtol,
-                                double cancellation_scale = 0);
+                                double cancellation_scale = 0, const std::vector<double>* element_allowance = nullptr);
 
 /// The same comparison at sampled positions: `linear` logical indices with
-/// their reference values.
+/// their reference values (and allowances, where given, in the same order).
 Comparison compare_to_sample(const base::HostTensor& result, const std::vector<int64_t>& linear,
-                             const std::vector<double>& reference, double rtol, double cancellation_scale = 0);
+                             const std::vector<double>& reference, double rtol, double cancellation_scale = 0,
+                             const std::vector<double>* element_allowance = nullptr);
 
 /// About `count` logical row-major positions of a tensor of logical shape `shape` (all of them when
 /// it has no more), sorted and distinct: always every corner (each index first or last in every

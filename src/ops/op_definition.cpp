@@ -8,6 +8,11 @@ Result<double> OpDefinition::cancellation_scale(const OpSignature&, const std::v
   return 0.0;
 }
 
+Result<std::vector<double>> OpDefinition::element_allowances(const OpSignature&, const std::vector<base::HostTensor>&,
+                                                             size_t, double, const std::vector<int64_t>*) const {
+  return std::vector<double>{};
+}
+
 Result<std::vector<double>> OpDefinition::reference_sample(const OpSignature& sig,
                                                           const std::vector<base::HostTensor>& args,
                                                           size_t result_index, const std::vector<int64_t>& linear) const {

@@ -63,6 +63,19 @@ class OpDefinition {
   virtual Result<double> cancellation_scale(const OpSignature& sig, const std::vector<base::HostTensor>& args,
                                             size_t result_index) const;
 
+  /// Per result, where the op bounds its elements' errors by magnitudes of
+  /// their own: the absolute error allowed at each element beyond
+  /// rtol * |ref| (the result's relative tolerance `rtol`), at each logical
+  /// row-major position of `linear`, or of every element in order where
+  /// `linear` is null. It replaces rtol * rms(ref), the default (an empty
+  /// vector), which bounds terms that cancel by the tensor's typical size;
+  /// attention's output element is a softmax-weighted mean whose terms'
+  /// magnitude varies by row (docs/tolerances.md, "Attention").
+  virtual Result<std::vector<double>> element_allowances(const OpSignature& sig,
+                                                         const std::vector<base::HostTensor>& args,
+                                                         size_t result_index, double rtol,
+                                                         const std::vector<int64_t>* linear) const;
+
   /// The problem every implementation plans from, read once from the signature.
   virtual Result<std::unique_ptr<OpProblem>> make_problem(const OpSignature& sig) const = 0;
 

@@ -168,6 +168,54 @@ base::HostTensor sdpa_forward_reference(const SdpaDesc& d, const base::HostTenso
   return out;
 }
 
+std::vector<double> sdpa_error_allowances(const SdpaDesc& d, const base::HostTensor& q_in, const base::HostTensor& k_in,
+                                          const base::HostTensor& v_in, double rtol,
+                                          const std::vector<int64_t>* linear) {
+  const std::vector<double> q = gather(q_in), k = gather(k_in), v = gather(v_in);
+  const int64_t count = linear ? static_cast<int64_t>(linear->size()) : d.batch * d.heads * d.queries * d.value_dim;
+  std::vector<double> out(static_cast<size_t>(count));
+  // float32 ulps of a score's exponent per unit of its terms' magnitude: the E-term dot product
+  // (random walk, 8x margin), its scaling, and the max subtraction (docs/tolerances.md).
+  const double score_ulps = 8.0 * std::sqrt(static_cast<double>(d.head_dim)) + 4.0;
+  constexpr double kExpUlps = 4;  // ex2.approx: within 2^-22 relative
+  const double ulp = std::ldexp(1.0, -24);
+  // Positions in order: those of one query row are adjacent, and the row's softmax is computed once.
+  base::parallel_for(count, [&](int64_t begin, int64_t end) {
+    std::vector<double> p(static_cast<size_t>(d.keys));
+    int64_t row = -1;
+    double sigma = 0;  // the relative error of the row's unnormalized weights
+    const double* v_head = nullptr;
+    for (int64_t at = begin; at < end; ++at) {
+      const int64_t pos = linear ? (*linear)[static_cast<size_t>(at)] : at;
+      const int64_t r = pos / d.value_dim, e = pos % d.value_dim;
+      if (r != row) {
+        row = r;
+        const int64_t i = r % d.queries, bh = r / d.queries, b = bh / d.heads, h = bh % d.heads;
+        const int64_t kv = b * d.kv_heads + h / d.group();
+        const double* q_row = &q[static_cast<size_t>(r * d.head_dim)];
+        const double* k_head = &k[static_cast<size_t>(kv * d.keys * d.head_dim)];
+        probabilities(d, q_row, k_head, i, p);
+        double terms = 0;  // max over the keys the row sees of |scale| * sum_e |q_e k_je|
+        for (int64_t j = 0; j < d.keys && !(d.causal && j > i); ++j) {
+          double a = 0;
+          for (int64_t c = 0; c < d.head_dim; ++c) a += std::abs(q_row[c] * k_head[j * d.head_dim + c]);
+          terms = std::max(terms, a);
+        }
+        sigma = ulp * (score_ulps * std::abs(d.scale) * terms + kExpUlps);
+        v_head = &v[static_cast<size_t>(kv * d.keys * d.value_dim)];
+      }
+      double magnitude = 0, o = 0;
+      for (int64_t j = 0; j < d.keys; ++j) {
+        const double pv = p[static_cast<size_t>(j)] * v_head[j * d.value_dim + e];
+        magnitude += std::abs(pv);
+        o += pv;
+      }
+      out[static_cast<size_t>(at)] = rtol * magnitude + sigma * (magnitude + std::abs(o));
+    }
+  });
+  return out;
+}
+
 SdpaGradients sdpa_backward_reference(const SdpaDesc& d, const base::HostTensor& q_in, const base::HostTensor& k_in,
                                       const base::HostTensor& v_in, const base::HostTensor& dout_in) {
   const std::vector<double> q = gather(q_in), k = gather(k_in), v = gather(v_in), dout = gather(dout_in);
@@ -233,10 +281,15 @@ class SdpaOp final : public OpDefinition {
     return internal_error("aten_sdpa signatures come from ATen lines (aten::scaled_dot_product_attention, ...), not flags");
   }
 
-  // Each output element sums S products p_j v_j after E-term dot products.
-  int64_t reduction_length(const OpSignature& sig, size_t) const override {
-    const SdpaDesc& d = typed(sig).desc();
-    return d.keys + d.head_dim;
+  // Each output element sums S products p_j v_j (and divides by a sum of S weights); the
+  // scores' E-term dot products enter through element_allowances.
+  int64_t reduction_length(const OpSignature& sig, size_t) const override { return typed(sig).desc().keys; }
+
+  Result<std::vector<double>> element_allowances(const OpSignature& sig, const std::vector<base::HostTensor>& args,
+                                                 size_t, double rtol, const std::vector<int64_t>* linear) const override {
+    const auto* s = dynamic_cast<const SdpaSignature*>(&sig);
+    if (!s || args.size() != 3) return internal_error("aten_sdpa allowances: expected its signature and q, k, v");
+    return sdpa_error_allowances(s->desc(), args[0], args[1], args[2], rtol, linear);
   }
 
   Result<std::unique_ptr<OpProblem>> make_problem(const OpSignature& sig) const override {

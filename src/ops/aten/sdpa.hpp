@@ -78,6 +78,16 @@ Result<std::unique_ptr<OpSignature>> make_sdpa(const AtenCall& call, const SdpaF
 base::HostTensor sdpa_forward_reference(const SdpaDesc& d, const base::HostTensor& q, const base::HostTensor& k,
                                         const base::HostTensor& v);
 
+/// The error allowed at each element of out beyond rtol * |out| (docs/tolerances.md,
+/// "Attention"), at the logical row-major positions `linear` (every element in
+/// order where null): with p the row's softmax (float64),
+///   rtol * m + sigma * (m + |out|),   m = sum_j p_j |v_j,e|,
+///   sigma = 2^-24 * ((8 sqrt(E) + 4) * |scale| * max_j sum_e |q_e k_j,e| + 4):
+/// rtol * m bounds the weights rounded to the input dtype before P V and the
+/// float32 sums, sigma the relative error of the weights from float32 scores.
+std::vector<double> sdpa_error_allowances(const SdpaDesc& d, const base::HostTensor& q, const base::HostTensor& k,
+                                          const base::HostTensor& v, double rtol, const std::vector<int64_t>* linear);
+
 /// The gradients of sum(out * dout) with respect to q, k and v (contiguous,
 /// the shapes of q, k, v): P recomputed, dV = P^T dO, dP = dO V^T,
 /// dS = P * (dP - rowsum(dO * O)), dQ = scale dS K, dK = scale dS^T Q; with
