@@ -44,27 +44,9 @@ class Launchable:
             raise ValueError(f"{sig.func_name} takes {len(self.arguments)} tensors "
                              f"({', '.join(s.name for s in self.arguments)}), got {len(args)}")
         if args and args[0].is_cuda:
-            # The hot path of eager calls: device indices as ints (torch.device objects cost more
-            # than the rest of the checks). conform(): each tensor now has its spec's shape, dtype,
-            # strides and 16-byte alignment, so it crosses by address, zero-copy, without DLPack.
             index = args[0].get_device()
-            addresses = []
-            for a, spec in zip(args, self.arguments):
-                if a.get_device() != index:
-                    self._raise_device_mismatch(args)
-                addresses.append(_tensors.conform(a, spec).data_ptr())
-            device = args[0].device
-            results = [torch.empty_strided(s.shape, s.strides, dtype=s.dtype, device=device) for s in self.results]
-            stream = _current_stream(index)
-            # The workspace from PyTorch's caching allocator (a CUDA graph's pool while one is captured),
-            # freed when the call returns: the allocator reuses it only for work queued after the launch.
-            workspace_bytes = self._workspace_bytes.get(index)
-            if workspace_bytes is None:
-                workspace_bytes = self._workspace_bytes[index] = _C.workspace_bytes(sig, index, stream)
-            workspace = torch.empty(workspace_bytes, dtype=torch.uint8, device=device) if workspace_bytes else None
-            _C.launch_addresses(sig, addresses, [r.data_ptr() for r in results], index, stream,
-                                workspace.data_ptr() if workspace_bytes else 0)
-            return results
+            # The device as its index: PyTorch reads an int as that CUDA device, cheaper than args[0].device.
+            return self._launch(args, index, index, index, _current_stream(index))
         device = args[0].device if args else torch.device("cpu")
         if device.type != "cpu":
             raise ValueError(f"boo runs on CUDA and CPU tensors, not {device.type}")
@@ -74,6 +56,36 @@ class Launchable:
         # detach(): DLPack refuses tensors that require grad (a view, no copy).
         data = _C.run_reference(sig, [a.detach() if a.requires_grad else a for a in args])
         return [_tensors.from_storage_bytes(b, spec, device) for b, spec in zip(data, sig.results)]
+
+    def _launch(self, args, index, gpu, device, stream):
+        """The hot path of eager calls: tensors on PyTorch's device index `index` (as get_device() says),
+        launched on boo's GPU `gpu` on `stream` (a raw CUstream handle), results on `device`. Device
+        indices as ints: torch.device objects cost more than the rest of the checks. conform(): each
+        tensor then has its spec's shape, dtype, strides and 16-byte alignment, so it crosses by address,
+        zero-copy, without DLPack. (tests/python/test_host_overhead_fake.py runs it on host memory, index
+        -1, through the fake driver's GPU 0.)"""
+        addresses = []
+        for a, spec in zip(args, self.arguments):
+            if a.get_device() != index:
+                self._raise_device_mismatch(args)
+            # conform()'s first case inline (a tensor already as the spec wants it): no call, one data_ptr().
+            address = a.data_ptr()
+            if address % 16 or a.shape != spec.shape or a.dtype is not spec.dtype or a.stride() != spec.strides:
+                address = _tensors.conform(a, spec).data_ptr()
+            addresses.append(address)
+        results = [torch.empty_strided(s.shape, s.strides, dtype=s.dtype, device=device) for s in self.results]
+        # The workspace from PyTorch's caching allocator (a CUDA graph's pool while one is captured),
+        # freed when the call returns: the allocator reuses it only for work queued after the launch.
+        workspace_bytes = self._workspace_bytes.get(gpu)
+        if workspace_bytes is None:
+            workspace_bytes = self._workspace_bytes[gpu] = _C.workspace_bytes(self.signature, gpu, stream)
+        if workspace_bytes:
+            workspace = torch.empty(workspace_bytes, dtype=torch.uint8, device=device)
+            _C.launch_addresses(self.signature, addresses, [r.data_ptr() for r in results], gpu, stream,
+                                workspace.data_ptr())
+        else:
+            _C.launch_addresses(self.signature, addresses, [r.data_ptr() for r in results], gpu, stream)
+        return results
 
     def _raise_device_mismatch(self, args):
         first = self.arguments[0].name

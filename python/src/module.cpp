@@ -810,12 +810,18 @@ NB_MODULE(_C, m) {
       [](Signature& s, const std::vector<uintptr_t>& args, const std::vector<uintptr_t>& results, int device,
          uintptr_t stream, uintptr_t workspace) {
         check_counts(s, args.size(), results.size());
-        std::vector<TensorRef> arg_refs, result_refs;
+        // This thread's refs, their shapes and strides assigned in place: after a thread's first launch of a
+        // signature of this rank they reuse their memory, so the eager hot path allocates nothing here.
+        thread_local std::vector<TensorRef> arg_refs, result_refs;
         auto bind = [](const std::vector<uintptr_t>& addresses, const std::vector<TensorSpec>& specs,
                        std::vector<TensorRef>& refs) {
-          for (size_t i = 0; i < addresses.size(); ++i)
-            refs.push_back(TensorRef{reinterpret_cast<void*>(addresses[i]), specs[i].shape, specs[i].strides,
-                                     specs[i].dtype});
+          refs.resize(addresses.size());
+          for (size_t i = 0; i < addresses.size(); ++i) {
+            refs[i].data = reinterpret_cast<void*>(addresses[i]);
+            refs[i].shape = specs[i].shape;
+            refs[i].strides = specs[i].strides;
+            refs[i].dtype = specs[i].dtype;
+          }
         };
         bind(args, s.arguments, arg_refs);
         bind(results, s.results, result_refs);

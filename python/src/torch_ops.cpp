@@ -27,6 +27,7 @@
 #include <ATen/ops/silu.h>
 #include <ATen/ops/tanh.h>
 #include <c10/cuda/CUDAStream.h>
+#include <c10/util/SmallVector.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/library.h>
@@ -172,8 +173,9 @@ class ReadyCache {
 std::optional<std::vector<at::Tensor>> launch(const boo_bridge_launchable& l,
                                               std::initializer_list<std::pair<const char*, const at::Tensor*>> inputs,
                                               const at::Tensor& like, void* stream) {
-  std::vector<at::Tensor> keep;  // conformed copies live until the launch is enqueued
-  std::vector<uint64_t> arguments, results;
+  // On the stack (no allocation per call): conformed copies live until the launch is enqueued.
+  c10::SmallVector<at::Tensor, 4> keep;
+  c10::SmallVector<uint64_t, 4> arguments, results;
   for (int32_t i = 0; i < l.argument_count; ++i) {
     const boo_bridge_tensor& spec = l.arguments[i];
     const at::Tensor* t = nullptr;
@@ -186,6 +188,7 @@ std::optional<std::vector<at::Tensor>> launch(const boo_bridge_launchable& l,
     keep.push_back(std::move(*c));
   }
   std::vector<at::Tensor> out;
+  out.reserve(static_cast<size_t>(l.result_count));
   for (int32_t i = 0; i < l.result_count; ++i) {
     const boo_bridge_tensor& spec = l.results[i];
     out.push_back(at::empty_strided(dims(spec.shape, spec.rank), dims(spec.strides, spec.rank),
@@ -212,19 +215,13 @@ at::Tensor result(const boo_bridge_launchable& l, const std::vector<at::Tensor>&
   return at::Tensor();
 }
 
-std::vector<int64_t> concrete(SymInts values) {
-  std::vector<int64_t> out;
-  for (const c10::SymInt& v : values) out.push_back(v.expect_int());
-  return out;
-}
-
 // ---------------------------------------------------------------------------------------------------
 // Convolution.
 
 // The key and the bridge's description of a convolution; false when it is none boo describes (the
 // Python kernel then decides: it falls back, or raises the error the user should see).
-bool describe_conv(const at::Tensor& x, const at::Tensor& w, bool bias, const std::vector<int64_t>& stride,
-                   const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation, int64_t groups,
+bool describe_conv(const at::Tensor& x, const at::Tensor& w, bool bias, SymInts stride, SymInts padding,
+                   SymInts dilation, int64_t groups,
                    std::string_view activation, std::string_view layouts, uint8_t directions, CallKey& key,
                    boo_bridge_conv& conv) {
   const int64_t rank = x.dim();
@@ -241,9 +238,9 @@ bool describe_conv(const at::Tensor& x, const at::Tensor& w, bool bias, const st
     conv.w_shape[d] = w.size(d);
   }
   for (size_t d = 0; d < spatial; ++d) {
-    conv.stride[d] = stride[d];
-    conv.padding[d] = padding[d];
-    conv.dilation[d] = dilation[d];
+    conv.stride[d] = stride[d].expect_int();
+    conv.padding[d] = padding[d].expect_int();
+    conv.dilation[d] = dilation[d].expect_int();
   }
   conv.groups = groups;
   size_t start = 0;
@@ -261,9 +258,9 @@ bool describe_conv(const at::Tensor& x, const at::Tensor& w, bool bias, const st
   key.ints.insert(key.ints.end(), {static_cast<int64_t>(x.get_device()), dtype, rank, groups, directions, bias});
   key.ints.insert(key.ints.end(), x.sizes().begin(), x.sizes().end());
   key.ints.insert(key.ints.end(), w.sizes().begin(), w.sizes().end());
-  key.ints.insert(key.ints.end(), stride.begin(), stride.end());
-  key.ints.insert(key.ints.end(), padding.begin(), padding.end());
-  key.ints.insert(key.ints.end(), dilation.begin(), dilation.end());
+  key.ints.insert(key.ints.end(), conv.stride, conv.stride + spatial);
+  key.ints.insert(key.ints.end(), conv.padding, conv.padding + spatial);
+  key.ints.insert(key.ints.end(), conv.dilation, conv.dilation + spatial);
   key.text.assign(layouts);
   key.text.push_back('|');
   key.text.append(activation);
@@ -279,8 +276,7 @@ const boo_bridge_launchable* conv_launchable(ReadyCache& cache, const at::Tensor
                                              uint8_t directions, void* stream, Ready& ready) {
   thread_local CallKey key;
   boo_bridge_conv conv;
-  if (!describe_conv(x, w, bias, concrete(stride), concrete(padding), concrete(dilation), groups, activation,
-                     layouts, directions, key, conv))
+  if (!describe_conv(x, w, bias, stride, padding, dilation, groups, activation, layouts, directions, key, conv))
     return nullptr;
   const int device = x.get_device();
   ready = cache.get(key, device, stream, [&](bool capturing, boo_bridge_launchable* out, boo_bridge_status* status) {
@@ -418,6 +414,13 @@ class ConvFunction : public torch::autograd::Function<ConvFunction> {
 at::Tensor conv_autograd(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
                          SymInts stride, SymInts padding, SymInts dilation, c10::SymInt groups,
                          c10::string_view activation, c10::string_view layouts) {
+  // Nothing to record (inference, no_grad, a compiled graph's forward): straight to the kernel below
+  // autograd. Function::apply would still build a node and save the arguments (several microseconds).
+  if (!at::GradMode::is_enabled() ||
+      !(x.requires_grad() || w.requires_grad() || (bias.has_value() && bias->defined() && bias->requires_grad()))) {
+    at::AutoDispatchBelowADInplaceOrView below;
+    return conv_op().call(x, w, bias, stride, padding, dilation, std::move(groups), activation, layouts);
+  }
   return ConvFunction::apply(x, w, bias, stride, padding, dilation, std::move(groups), activation, layouts);
 }
 
