@@ -11,6 +11,14 @@ namespace gemm {
 /// Accumulates the CTA's k tiles, then calls epilogue(acc) (warp_tile.cuh says why the
 /// accumulators stay here). One k at a time, each thread updates the elements that mma.sync's
 /// accumulator layout gives it, so the epilogue is the tensor-core paths'.
+///
+/// Two-level sums: each k tile's BK products go into a fresh fp32 sum (tile_acc), which is then
+/// added to the running one (acc). A single FMA chain over a slice of L terms rounds against a
+/// running sum of size sqrt(L) at every step, so its error grows like L; blocked by BK it grows
+/// like L / sqrt(BK) (5.7x less at BK = 32). Weight gradients sum N*H*W = 200k-800k terms in
+/// slices of up to 4096 (docs/tolerances.md, "fp32 weight gradients": issue 17's lines went from
+/// 1.3-1.6x cuDNN's error spread to 0.25-0.35x in a CPU emulation). Cost: one FADD per BK FMAs
+/// and a second set of accumulators (at most 64 floats a thread: warp tiles are at most 64x32).
 template <class C, class LoaderA, class LoaderB, class Epilogue>
 __device__ void mainloop_ffma(unsigned char* smem, const typename C::T* a_src, const typename C::T* b_src,
                               const CtaTile<C>& cta, int warp_m, int warp_n, int lane, Epilogue&& epilogue) {
@@ -31,6 +39,7 @@ __device__ void mainloop_ffma(unsigned char* smem, const typename C::T* a_src, c
     const int stage = pipe.wait_and_refill(kt);
     const T* tA = pipe.tile_a(stage);  // (BM, BK)
     const T* tB = pipe.tile_b(stage);  // (BN, BK)
+    Accumulators<C> tile_acc = {};     // this k tile's BK products
 #pragma unroll
     for (int kk = 0; kk < C::BK; kk += 8) {
       // Lane 4 * gid + tid holds rows gid and gid + 8, columns 2 * tid and 2 * tid + 1 of each block.
@@ -55,9 +64,16 @@ __device__ void mainloop_ffma(unsigned char* smem, const typename C::T* a_src, c
 #pragma unroll
           for (int j = 0; j < kMmaN; ++j)
 #pragma unroll
-            for (int q = 0; q < 4; ++q) acc[i][j][q] = fmaf(a_row[i][q >> 1], b_col[j][q & 1], acc[i][j][q]);
+            for (int q = 0; q < 4; ++q)
+              tile_acc[i][j][q] = fmaf(a_row[i][q >> 1], b_col[j][q & 1], tile_acc[i][j][q]);
       }
     }
+#pragma unroll
+    for (int i = 0; i < kMmaM; ++i)
+#pragma unroll
+      for (int j = 0; j < kMmaN; ++j)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) acc[i][j][q] += tile_acc[i][j][q];
   }
   pipe.finish();
   epilogue(acc);
