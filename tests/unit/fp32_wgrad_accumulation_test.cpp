@@ -103,10 +103,12 @@ TEST(Fp32WgradAccumulationTest, PlannedArithmeticSpreadsLessThanCudnn) {
     SCOPED_TRACE(line.command);
     const test::Planned p = test::plan_of(conv::implicit_gemm_implementation(), line.command);
     const long long splits = config_number(p.config, " splits ");
-    // "tile BMxBNxBK": the k tile follows the second 'x'.
+    // "tile BMxBNxBK": 32 columns (warp tiles of 32x32: the threads keep two-level sums), k tiles of 32.
     const size_t tile = p.config.find(" tile ");
     ASSERT_NE(tile, std::string::npos) << p.config;
-    const long long bk = std::stoll(p.config.substr(p.config.find('x', p.config.find('x', tile) + 1) + 1));
+    const size_t bn_at = p.config.find('x', tile) + 1, bk_at = p.config.find('x', bn_at) + 1;
+    EXPECT_EQ(std::stoll(p.config.substr(bn_at)), 32) << p.config;
+    const long long bk = std::stoll(p.config.substr(bk_at));
     // The plan's floor: at most 4096 terms a slice.
     EXPECT_GE(splits, (line.n * line.pixels + 4095) / 4096) << p.config;
     const double sd = bench::error_stats(errors_of(line, Scheme::kCurrent, splits, bk, 96)).stddev;
