@@ -274,6 +274,44 @@ TEST(NvrtcTest, TuningCandidatesCompile) {
   EXPECT_EQ(tiers.size(), 7u) << "the lines reach every tier with alternatives";
 }
 
+// Issue 17's fp32 weight gradients (NCHW, full precision): the FFMA mainloop's
+// two-level sums (a second accumulator set) and the float64 split-K reduce
+// compile for sm_90a without spills, for the heuristic's config and the first
+// four of its alternatives (tiles up to 64x128: 64 accumulators a thread).
+TEST(NvrtcTest, Fp32WeightGradientsCompileWithoutSpills) {
+  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
+  const ops::ArchSpec arch = ops::ArchSpec::of(device);
+  std::set<std::string> compiled;
+  for (const char* command : {
+           "conv -n 32 -c 3 -H 224 -W 224 -k 64 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 -l 1 -j 1 -m conv -g 1 -F 4",
+           "conv -n 16 -c 3 -H 224 -W 224 -k 64 -y 3 -x 3 -p 1 -q 1 -u 1 -v 1 -l 1 -j 1 -m conv -g 1 -F 4",
+           "conv -n 64 -c 3 -H 224 -W 224 -k 32 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -l 1 -j 1 -m conv -g 1 -F 4",
+           "conv -n 64 -c 32 -H 112 -W 112 -k 16 -y 1 -x 1 -p 0 -q 0 -u 1 -v 1 -l 1 -j 1 -m conv -g 1 -F 4",
+           "conv -n 64 -c 16 -H 112 -W 112 -k 96 -y 1 -x 1 -p 0 -q 0 -u 1 -v 1 -l 1 -j 1 -m conv -g 1 -F 4",
+           "conv -n 64 -c 24 -H 56 -W 56 -k 144 -y 1 -x 1 -p 0 -q 0 -u 1 -v 1 -l 1 -j 1 -m conv -g 1 -F 4",
+           "conv -n 64 -c 144 -H 56 -W 56 -k 24 -y 1 -x 1 -p 0 -q 0 -u 1 -v 1 -l 1 -j 1 -m conv -g 1 -F 4",
+       }) {
+    SCOPED_TRACE(command);
+    Result<ParsedCommand> p = parse_command(std::string_view(command));
+    ASSERT_TRUE(p.ok()) << p.status().to_string();
+    Result<runtime::Dispatch> d = runtime::choose_gpu_implementation(*p->signature, device);
+    ASSERT_TRUE(d.ok() && d->chosen) << (d.ok() ? d->failure() : d.status()).to_string();
+    ASSERT_EQ(d->chosen->name(), "gpu:conv:implicit_gemm");
+    Result<ops::ConfigList> list = d->chosen->candidates(*d->problem, arch);
+    ASSERT_TRUE(list.ok()) << list.status().to_string();
+    for (size_t i = 0; i < std::min<size_t>(list->size(), 5); ++i) {
+      SCOPED_TRACE((*list)[i]->text());
+      EXPECT_NE((*list)[i]->text().find(" splits "), std::string::npos);
+      Result<ops::Plan> plan = d->chosen->plan(*d->problem, *(*list)[i], arch);
+      ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+      if (!compiled.insert(plan->source.text).second) continue;
+      Result<jit::CompiledKernel> k = jit::compile_kernel(plan->source, kArch, false);
+      ASSERT_TRUE(k.ok()) << k.status().to_string();
+      EXPECT_EQ(k->spill_bytes, 0) << k->log;
+    }
+  }
+}
+
 // gpu:conv:wgmma_sm90 (wgmma, setmaxnreg: sm_90a) plans and compiles its
 // kernel for every tile width, both 16-bit types, 1-D and 2-D, with bias and
 // activations, the data face (a flipped filter copy), the weight face (M/N-major

@@ -159,12 +159,29 @@ TEST(ConvPlanTest, NchwOperandsRunOnChannelsLastCopies) {
   EXPECT_EQ(params_of<ConvIgemmParams>(mixed.launches.back()).out, mixed.address.at("y"));
 }
 
-// Full-precision fp32 sums at most 4096 terms per split-K slice.
+// Full-precision fp32 sums at most 4096 terms per split-K slice, on tiles 32
+// columns wide (warp tiles of 32x32, whose FFMA threads keep two-level sums:
+// mainloop_ffma.cuh); TF32 keeps every tile width, and short reductions too.
 TEST(ConvPlanTest, LongFp32ReductionsAreSplit) {
-  const Planned p = plan_of("conv -n 128 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 4");
-  const size_t at = p.config.find("splits ");
-  ASSERT_NE(at, std::string::npos) << p.config;
-  EXPECT_GE(std::stoll(p.config.substr(at + 7)), (128 * 56 * 56 + 4095) / 4096) << p.config;
+  auto splits_and_cols = [](const std::string& command) {
+    const Planned p = plan_of(command);
+    const size_t at = p.config.find("splits "), tile = p.config.find(" tile ");
+    EXPECT_NE(at, std::string::npos) << p.config;
+    EXPECT_NE(tile, std::string::npos) << p.config;
+    if (at == std::string::npos || tile == std::string::npos) return std::pair<long long, long long>{0, 0};
+    return std::pair<long long, long long>{std::stoll(p.config.substr(at + 7)),
+                                           std::stoll(p.config.substr(p.config.find('x', tile) + 1))};
+  };
+  const auto [splits, cols] = splits_and_cols("conv -n 128 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 4");
+  EXPECT_GE(splits, (128 * 56 * 56 + 4095) / 4096);
+  EXPECT_EQ(cols, 32);
+  for (const char* line : {"conv -n 64 -c 144 -H 56 -W 56 -k 24 -y 1 -x 1 -F 4",
+                           "conv -n 32 -c 3 -H 224 -W 224 -k 64 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 -F 4"}) {
+    SCOPED_TRACE(line);
+    EXPECT_EQ(splits_and_cols(line).second, 32);
+    EXPECT_GT(splits_and_cols(std::string(line) + " --fp32-math tf32").second, 32);
+  }
+  EXPECT_GT(splits_and_cols("conv -n 32 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 1").second, 32);  // K = 576
 }
 
 }  // namespace

@@ -55,8 +55,12 @@ __device__ void split_k_reduce(const P& p) {
   const float* ws = reinterpret_cast<const float*>(p.workspace);
   for (long long e = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; e < kPlane;
        e += static_cast<long long>(gridDim.x) * blockDim.x) {
-    float v = 0.f;
-    for (int s = 0; s < C::kSplits; ++s) v += ws[s * kPlane + e];
+    // Summed in float64 and rounded once: an fp32 sum over 100-256 partials of size sqrt(slice)
+    // would add an error as large as the slices' own (docs/tolerances.md, "fp32 weight
+    // gradients"). The reduce is bound by reading the partials, so the FP64 adds cost no time.
+    double sum = 0.0;
+    for (int s = 0; s < C::kSplits; ++s) sum += ws[s * kPlane + e];
+    float v = static_cast<float>(sum);
     if constexpr (C::kFp32Out) {
       reinterpret_cast<float*>(p.workspace)[e] = v;  // only this thread reads element e's partials
     } else {

@@ -102,6 +102,7 @@ struct Gemm {
   bool fp32_out = false;     // ConvProblem::fp32_result: the sums stay fp32 in the workspace
   int splits;
   long long min_splits = 1;  // fp32's floor on splits (kFp32TermsPerSlice), for boo tune's alternatives too
+  int max_bn = 128;          // long fp32 reductions: 32, so that threads keep two-level sums (mainloop_ffma.cuh)
   Phase phase;  // the data face's pixels and taps
   int threads() const { return warps_m * warps_n * 32; }
 };
@@ -191,7 +192,7 @@ void choose_tiling(Gemm& g, long long groups, long long min_splits, const ArchSp
   double best = 1e300;
   for (int bm : kTileRows)
     for (int bn : kTileCols)
-      for (long long splits = min_splits; splits <= max_splits_of(g, min_splits); ++splits)
+      for (long long splits = min_splits; bn <= g.max_bn && splits <= max_splits_of(g, min_splits); ++splits)
         if (const double us = tiling_cost(g, groups, bm, bn, splits, arch); us < best * 0.999) {
           best = us;
           set_tiling(g, bm, bn, splits);
@@ -209,6 +210,7 @@ std::vector<Tiling> ranked_tilings(const Gemm& g, long long groups, long long mi
   std::vector<Tiling> out;
   for (int bm : kTileRows)
     for (int bn : kTileCols) {
+      if (bn > g.max_bn) continue;
       Tiling best{bm, bn, min_splits, 1e300};
       for (long long splits = min_splits; splits <= max_splits_of(g, min_splits); ++splits)
         if (const double us = tiling_cost(g, groups, bm, bn, splits, arch); us < best.us * 0.999)
@@ -233,7 +235,7 @@ int pipeline_depth(const Gemm& g, long long es, const ArchSpec& arch) {
 constexpr long long kFp32TermsPerSlice = 4096;
 constexpr long long kMaxPartialBytes = 512LL << 20;  // split-K partials of one GEMM
 
-Gemm plan_gemm(const std::string& entry, Face face, const Relation& r, DType dtype, const ArchSpec& arch,
+Gemm plan_gemm(const std::string& entry, Face face, const Relation& r, DType dtype, bool tf32, const ArchSpec& arch,
                const Phase& phase, bool fp32_out) {
   Gemm g;
   g.entry = entry;
@@ -296,12 +298,17 @@ Gemm plan_gemm(const std::string& entry, Face face, const Relation& r, DType dty
                       ((face != kWeightFace && g.a_mode == kVectorK) || linear_weight_face);
   g.bk = wide_k ? 64 : 32;
   // Full-precision fp32 sums at most kFp32TermsPerSlice terms in one thread's
-  // accumulator (more split-K slices, added in the reduce): the error of a
-  // sequential fp32 sum grows with its length, and weight gradients sum
-  // N*H*W = 100k-400k terms (issue 17: their spread was 2.5-4.5x cuDNN's).
+  // accumulator (more split-K slices, added in float64 by the reduce): the
+  // error of a sequential fp32 sum grows with its length, and weight gradients
+  // sum N*H*W = 100k-800k terms (issue 17: their spread was 2.5-4.5x cuDNN's,
+  // then 1.3-1.6x with slices alone). Their tiles are 32 columns wide: warp
+  // tiles of 32x32 leave each FFMA thread the registers for two-level sums
+  // (mainloop_ffma.cuh; 64x32 warp tiles spill with them), whose error grows
+  // like L / sqrt(BK) instead of L (docs/tolerances.md, "fp32 weight gradients").
   if (dtype == DType::kF32 && g.k > kFp32TermsPerSlice) {
     const long long by_memory = std::max<long long>(1, kMaxPartialBytes / (4 * r.groups * g.m * g.n));
     g.min_splits = std::clamp<long long>(ceil_div(g.k, kFp32TermsPerSlice), 1, std::min<long long>(256, by_memory));
+    if (!tf32) g.max_bn = 32;
   }
   choose_tiling(g, r.groups, g.min_splits, arch);
   g.stages = pipeline_depth(g, es, arch);
@@ -468,10 +475,10 @@ std::vector<Work> works_of(const ConvProblem& problem, const ChannelPads& pads, 
     if (task.face == kDataFace && strided && unit_dilation && few_phases) {
       int index = 0;
       for (const Phase& p : phases(rel))
-        out.push_back({plan_gemm(entry + "_p" + std::to_string(index++), task.face, rel, problem.dtype, arch, p, false), rel,
+        out.push_back({plan_gemm(entry + "_p" + std::to_string(index++), task.face, rel, problem.dtype, problem.conv().fp32_tf32, arch, p, false), rel,
                        task, a, b, w});
     } else {
-      out.push_back({plan_gemm(entry, task.face, rel, problem.dtype, arch, whole(rel), problem.fp32_result), rel, task, a, b, w});
+      out.push_back({plan_gemm(entry, task.face, rel, problem.dtype, problem.conv().fp32_tf32, arch, whole(rel), problem.fp32_result), rel, task, a, b, w});
     }
   }
   return out;
