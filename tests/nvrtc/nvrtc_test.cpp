@@ -229,7 +229,7 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
 }
 
 // gpu:batchnorm:slabs (gated: ops/common/unverified_kernels.hpp) compiles
-// without spills for every variant: each token's dtypes (16-bit data with
+// without spills for every variant: each token's dtypes, scalar loads (odd channels), (16-bit data with
 // float32 or 16-bit parameters and gradients), training with and without
 // saved and running statistics, inference from the batch, the backward, and
 // the slab widths its plan picks on ResNet-50's shapes at batch 128 (16 to
@@ -241,6 +241,9 @@ TEST(NvrtcTest, BatchNormSlabModulesCompile) {
     for (const char* pass : {"-m 1 -F 1 -s 1 -r 1", "-m 1 -F 1", "-m 1 -F 2", "-m 1 -F 0 -b 1 -s 1",
                              "-m 0 -F 1 -s 1", "-m 0 -F 0 -b 1 -s 1"})
       commands.push_back(std::string(token) + " -n 4 -c 24 -H 7 -W 7 --layout NHWC " + pass);
+    // Odd channels: scalar loads, slabs of a few channels (many slice groups per channel in the apply kernel).
+    commands.push_back(std::string(token) + " -n 2 -c 3 -D 2 -H 5 -W 6 --layout NDHWC -m 1 -F 0 -b 1 -s 1");
+    commands.push_back(std::string(token) + " -n 2 -c 3 -D 2 -H 5 -W 6 --layout NDHWC -m 1 -F 1 -s 1 -r 1");
   }
   for (const char* shape : {"-n 128 -c 64 -H 56 -W 56 -m 1", "-n 128 -c 128 -H 28 -W 28 -m 1",
                             "-n 128 -c 256 -H 56 -W 56 -m 1",
@@ -268,7 +271,7 @@ TEST(NvrtcTest, BatchNormSlabModulesCompile) {
     EXPECT_EQ(k->spill_bytes, 0) << k->log;
   }
   ::unsetenv("BOO_UNVERIFIED_KERNELS");
-  EXPECT_EQ(widths, (std::set<std::string>{";slab=16", ";slab=32", ";slab=64", ";slab=128", ";slab=256"}));
+  EXPECT_EQ(widths, (std::set<std::string>{";slab=4", ";slab=16", ";slab=32", ";slab=64", ";slab=128", ";slab=256"}));
   for (const char* kernel : {"batch_norm_slab_apply<boo::bf16, boo::bf16, float, 8, 2, 128, 4, false, true, true>",
                              "batch_norm_slab_apply<boo::bf16, boo::bf16, float, 8, 8, 32, 4, true, false, false>",
                              "batch_norm_slab_apply<boo::f16, float, boo::f16, 4, 8, 32, 4, true, false, false>",

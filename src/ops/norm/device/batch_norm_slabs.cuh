@@ -126,7 +126,7 @@ __device__ void batch_norm_slab_apply(const BatchNormParams& p) {
   __syncthreads();
   for (int t = threadIdx.x; t < kSlab; t += kThreads) {
     double s1 = 0, s2 = 0;
-#pragma unroll
+#pragma unroll 4  // narrow slabs have up to 256 groups: unrolled whole, their loads spill
     for (int g = 0; g < kGroups; ++g) {
       s1 += group_sums[0][g][t];
       s2 += group_sums[1][g][t];
