@@ -203,6 +203,8 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
     ASSERT_TRUE(p.ok()) << p.status().to_string();
     const ops::OpDefinition* op = ops::find_op(p->signature->op_name());
     for (const ops::GpuImplementation* impl : op->gpu_implementations()) {
+      // Its own test (BatchNormSlabModulesCompile) covers every variant; compiling them here too ran past the timeout.
+      if (impl->name().ends_with(":slabs")) continue;
       Result<Planned> planned = plan_for(*impl, *p->signature, device);
       if (!planned.ok()) continue;  // declined
       const jit::KernelSource* src = &planned->plan.source;
