@@ -1,10 +1,12 @@
-// boo: gpu:batchnorm:columns — tiling, kernel source and launch plan of batch norm.
+// boo: gpu:batchnorm:columns and gpu:batchnorm:slabs — tiling, kernel source
+// and launch plan of batch norm.
 #include "ops/norm/batchnorm_impl.hpp"
 
 #include <algorithm>
 #include <bit>
 
 #include "ops/common/generated_source.hpp"
+#include "ops/common/unverified_kernels.hpp"
 #include "ops/norm/device/batch_norm_params.cuh"
 #include "ops/norm/norm_implementation.hpp"
 
@@ -206,10 +208,144 @@ class BatchNormColumns final : public Tier<NormProblem, BatchNormConfig> {
   std::string name_;
 };
 
+// gpu:batchnorm:slabs: blocks per SM (the launch bound's minimum, so the
+// registers allow them), rows in flight per thread, and the most partial bytes
+// one apply block adds (its latency before the first store: 24 KB is 12 loads
+// of 8 bytes per thread).
+constexpr int kSlabBlocksPerSm = 2;
+constexpr int kSlabUnroll = 4;
+constexpr int64_t kSlabPartialBytes = 24 * 1024;
+
+// How gpu:batchnorm:slabs covers channels-last x: blocks of threads_x channel
+// vectors (a slab of threads_x * vec channels) x threads_y row lanes, on a
+// grid of slabs x slices of the rows.
+struct BatchNormSlabsConfig final : Config {
+  int vec = 1, threads_x = 1, threads_y = kBlock;
+  int64_t slabs = 1, slices = 1, rows_per_slice = 1;
+  std::vector<KernelEntry> kernels;  ///< sums, then apply
+
+  int64_t slab_channels() const { return static_cast<int64_t>(threads_x) * vec; }
+  std::string text() const override {
+    std::string record = "vec=" + std::to_string(vec) + ";slab=" + std::to_string(slab_channels()) +
+                         ";slabs=" + std::to_string(slabs) + ";slices=" + std::to_string(slices) +
+                         ";rows_per_slice=" + std::to_string(rows_per_slice);
+    for (const KernelEntry& k : kernels) record += ";" + k.name + "=" + k.call;
+    return record;
+  }
+};
+
+/// Two launches (sums; coefficients + elementwise pass) for channels-last
+/// batch norm: training, inference from the batch, backward from saved
+/// statistics (device/batch_norm_slabs.cuh). Planes (NCHW), inference from
+/// running statistics and a backward that recomputes the statistics stay on
+/// gpu:batchnorm:columns.
+class BatchNormSlabs final : public Tier<NormProblem, BatchNormSlabsConfig> {
+ public:
+  explicit BatchNormSlabs(std::string name) : name_(std::move(name)) {}
+  std::string_view name() const override { return name_; }
+
+  Status accepts_problem(const NormProblem& p, const ArchSpec&) const override {
+    if (p.kind != NormKind::kBatch) return invalid_argument("not a batchnorm signature");
+    if (p.inner != 1) return unimplemented("channel planes (NC(D)HW spatial): only channels-last x");
+    if (p.pass == BatchNormPass::kInference && p.running)
+      return unimplemented("inference from running statistics: no reduction to fuse");
+    if (p.pass == BatchNormPass::kBackward && !p.save)
+      return unimplemented("a backward without saved statistics (-s 0): only -s 1");
+    if (!unverified_kernels_enabled()) return unimplemented(unverified_kernel_reason(name_));
+    return ok_status();
+  }
+
+  Result<BatchNormSlabsConfig> configure_problem(const NormProblem& p, const ArchSpec& arch) const override {
+    BatchNormSlabsConfig c;
+    c.vec = vector_width(p);
+    const int64_t vectors = p.channels / c.vec;
+    const int64_t target = static_cast<int64_t>(arch.sm_count) * kSlabBlocksPerSm;
+    // The widest slab (whole 128-byte lines of a row where channels allow)
+    // whose apply blocks each add at most kSlabPartialBytes of partials: an
+    // apply block reads slices x slab channels of them, and slices shrink as
+    // slabs multiply, so narrower slabs mean fewer partials per block.
+    for (int tx = static_cast<int>(std::min<uint64_t>(32, std::bit_ceil(static_cast<uint64_t>(vectors)))); tx >= 1;
+         tx /= 2) {
+      c.threads_x = tx;
+      c.threads_y = kBlock / tx;
+      c.slabs = (vectors + tx - 1) / tx;
+      const int64_t most = std::max<int64_t>(1, (p.outer + c.threads_y - 1) / c.threads_y);
+      c.slices = std::clamp<int64_t>(target / c.slabs, 1, most);
+      if (c.slices * c.slab_channels() * kSum2Bytes <= kSlabPartialBytes) break;
+    }
+    c.rows_per_slice = (p.outer + c.slices - 1) / c.slices;
+    c.slices = (p.outer + c.rows_per_slice - 1) / c.rows_per_slice;
+    if (c.slabs > kMaxGridX || c.slices > 65535)
+      return unimplemented("a grid of " + std::to_string(c.slabs) + " x " + std::to_string(c.slices) +
+                           " blocks exceeds the device's limits");
+    const std::string t = device_type(p.dtype), g = device_type(p.grad_dtype), pt = device_type(p.param_dtype);
+    const std::string tiling = std::to_string(c.vec) + ", " + std::to_string(c.threads_x) + ", " +
+                               std::to_string(c.threads_y) + ", " + std::to_string(kSlabUnroll) + ", ";
+    const bool backward = p.pass == BatchNormPass::kBackward;
+    const bool training = p.pass == BatchNormPass::kTraining;
+    c.kernels = {
+        KernelEntry{backward ? "boo_batch_norm_slab_gradient_sums" : "boo_batch_norm_slab_moment_sums",
+                    "boo::batch_norm_slab_sums<" + t + ", " + g + ", " + tiling + flag(backward) + ">(p)", kBlock,
+                    kSlabBlocksPerSm},
+        KernelEntry{backward ? "boo_batch_norm_slab_dx" : "boo_batch_norm_slab_y",
+                    "boo::batch_norm_slab_apply<" + t + ", " + g + ", " + pt + ", " + tiling + flag(backward) + ", " +
+                        flag(training && p.save) + ", " + flag(training && p.running) + ">(p)",
+                    kBlock, kSlabBlocksPerSm}};
+    return c;
+  }
+
+  Result<Plan> plan_problem(const NormProblem& p, const BatchNormSlabsConfig& c, const ArchSpec&) const override {
+    Plan plan;
+    plan.source = generated_source("batch_norm_slabs.cu", std::string(name()), "boo/norm/batch_norm_slabs.cuh",
+                                   "boo::BatchNormParams", c.kernels);
+    plan.tensor_alignment = static_cast<uint32_t>(c.vec * std::max({dtype_size_bytes(p.dtype),
+                                                                     dtype_size_bytes(p.grad_dtype)}));
+    plan.workspace_bytes = static_cast<uint64_t>(c.slabs * c.slices * c.slab_channels()) * kSum2Bytes;
+    const TensorRoles roles(p.signature());
+    for (const KernelEntry& k : c.kernels) {
+      StepBuilder<BatchNormParams> step(k.name, Dim3{static_cast<uint32_t>(c.slabs), static_cast<uint32_t>(c.slices), 1},
+                                        {static_cast<uint32_t>(k.threads), 1, 1});
+      BatchNormParams& params = step.params;
+      auto bind = [&](unsigned long long& field, std::string_view role) {
+        if (std::optional<TensorBinding> t = roles.find(role)) step.bind(field, *t);
+      };
+      bind(params.x, "x");
+      bind(params.dy, "dy");
+      bind(params.scale, "scale");
+      bind(params.bias, "bias");
+      bind(params.mean_in, "running_mean_in");
+      bind(params.variance_in, "running_variance_in");
+      bind(params.saved_mean, "saved_mean");
+      bind(params.saved_inv_variance, "saved_inv_variance");
+      bind(params.running_mean, "running_mean");
+      bind(params.running_variance, "running_variance");
+      bind(params.y, "y");
+      bind(params.dx, "dx");
+      bind(params.dscale, "dscale");
+      bind(params.dbias, "dbias");
+      step.bind(params.partials, TensorBinding::workspace(0));
+      params.outer = p.outer;
+      params.channels = p.channels;
+      params.rows_per_slice = c.rows_per_slice;
+      params.eps = static_cast<float>(p.eps);
+      params.momentum = static_cast<float>(p.momentum);
+      plan.steps.push_back(std::move(step).finish());
+    }
+    return plan;
+  }
+
+ private:
+  std::string name_;
+};
+
 }  // namespace
 
 std::unique_ptr<GpuImplementation> make_batch_norm_implementation(std::string name) {
   return std::make_unique<BatchNormColumns>(std::move(name));
+}
+
+std::unique_ptr<GpuImplementation> make_batch_norm_slabs_implementation(std::string name) {
+  return std::make_unique<BatchNormSlabs>(std::move(name));
 }
 
 }  // namespace boo::ops::norm

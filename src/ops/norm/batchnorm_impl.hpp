@@ -13,4 +13,10 @@ namespace boo::ops::norm {
 /// then one elementwise pass (device/batch_norm.cuh).
 std::unique_ptr<GpuImplementation> make_batch_norm_implementation(std::string name);
 
+/// Channels-last batch norm (training, inference from the batch, backward
+/// from saved statistics) in two launches: per-slice sums over channel slabs,
+/// then each block adds its slab's sums and writes y or dx over its slice
+/// (device/batch_norm_slabs.cuh). Gated (ops/common/unverified_kernels.hpp).
+std::unique_ptr<GpuImplementation> make_batch_norm_slabs_implementation(std::string name);
+
 }  // namespace boo::ops::norm

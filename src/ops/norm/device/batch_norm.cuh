@@ -75,6 +75,51 @@ enum StatisticsSource : int {
   kStatsSaved = 2,      ///< backward -s: saved_mean, saved_inv_variance
 };
 
+/// A channel's batch statistics in float64 from its shifted moment sums
+/// (s1 = sum(x - K), s2 = sum((x - K)^2) over `count` elements, K = centre).
+struct ChannelStatistics {
+  double mean, var, invstd;
+};
+__device__ __forceinline__ ChannelStatistics batch_statistics(double s1, double s2, double count, float centre,
+                                                              float eps) {
+  const double shift = s1 / count;
+  double var = s2 / count - shift * shift;
+  var = var > 0 ? var : 0;
+  return ChannelStatistics{static_cast<double>(centre) + shift, var, 1.0 / sqrt(var + static_cast<double>(eps))};
+}
+
+/// The mean as high + low floats (x - high - low keeps the mean's float64 accuracy).
+struct SplitMean {
+  float high, low;
+};
+__device__ __forceinline__ SplitMean split_mean(double mean) {
+  const float high = static_cast<float>(mean);
+  return SplitMean{high, static_cast<float>(mean - static_cast<double>(high))};
+}
+
+/// MIOpen's running-statistics update of channel c (variance unbiased).
+__device__ __forceinline__ void update_running(const BatchNormParams& p, long long c, double mean, double var,
+                                               double count) {
+  const double f = p.momentum;
+  const double mean_in = reinterpret_cast<const float*>(p.mean_in)[c];
+  const double var_in = reinterpret_cast<const float*>(p.variance_in)[c];
+  reinterpret_cast<float*>(p.running_mean)[c] = static_cast<float>((1 - f) * mean_in + f * mean);
+  reinterpret_cast<float*>(p.running_variance)[c] = static_cast<float>((1 - f) * var_in + f * var * count / (count - 1));
+}
+
+/// dx = a * dy + b * (x - mean) + c for a channel with sums sum(dy) and
+/// sum(dy * (x - mean)) over `count` elements; dscale and dbias alongside.
+struct GradientCoefficients {
+  float a, b, c, dscale, dbias;
+};
+__device__ __forceinline__ GradientCoefficients gradient_coefficients(double sum_dy, double sum_dyx, double invstd,
+                                                                      float scale, double count) {
+  const double a = static_cast<double>(scale) * invstd;
+  return GradientCoefficients{static_cast<float>(a), static_cast<float>(-a * invstd * invstd * sum_dyx / count),
+                              static_cast<float>(-a * sum_dy / count), static_cast<float>(invstd * sum_dyx),
+                              static_cast<float>(sum_dy)};
+}
+
 /// One thread per channel: the channel's statistics, in float64, into the
 /// coefficients (the mean as high + low, invstd; with kForward the forward's
 /// a = invstd * scale and b = bias), and with kSave / kRunning the saved
@@ -93,11 +138,10 @@ __device__ void batch_norm_statistics(const BatchNormParams& p, long long inner,
       s1 += partials[s * p.channels + c].a;
       s2 += partials[s * p.channels + c].b;
     }
-    const double shift = s1 / count;
-    mean = static_cast<double>(load_as_float<T>(p.x, c * inner)) + shift;  // K + mean(x - K)
-    var = s2 / count - shift * shift;
-    var = var > 0 ? var : 0;
-    invstd = 1.0 / sqrt(var + static_cast<double>(p.eps));
+    const ChannelStatistics st = batch_statistics(s1, s2, count, load_as_float<T>(p.x, c * inner), p.eps);
+    mean = st.mean;
+    var = st.var;
+    invstd = st.invstd;
   } else if (kSource == kStatsEstimated) {
     mean = reinterpret_cast<const float*>(p.mean_in)[c];
     invstd = 1.0 / sqrt(static_cast<double>(reinterpret_cast<const float*>(p.variance_in)[c]) + p.eps);
@@ -105,26 +149,19 @@ __device__ void batch_norm_statistics(const BatchNormParams& p, long long inner,
     mean = reinterpret_cast<const float*>(p.saved_mean)[c];
     invstd = reinterpret_cast<const float*>(p.saved_inv_variance)[c];
   }
-  const float high = static_cast<float>(mean);
-  coefficients(p, kCoefMeanHigh)[c] = high;
-  coefficients(p, kCoefMeanLow)[c] = static_cast<float>(mean - static_cast<double>(high));
+  const SplitMean m = split_mean(mean);
+  coefficients(p, kCoefMeanHigh)[c] = m.high;
+  coefficients(p, kCoefMeanLow)[c] = m.low;
   coefficients(p, kCoefInvStd)[c] = static_cast<float>(invstd);
   if (kForward) {
     coefficients(p, kCoefA)[c] = static_cast<float>(invstd * static_cast<double>(load_as_float<P>(p.scale, c)));
     coefficients(p, kCoefB)[c] = load_as_float<P>(p.bias, c);
   }
   if (kSave) {
-    reinterpret_cast<float*>(p.saved_mean)[c] = high;
+    reinterpret_cast<float*>(p.saved_mean)[c] = m.high;
     reinterpret_cast<float*>(p.saved_inv_variance)[c] = static_cast<float>(invstd);
   }
-  if (kRunning) {
-    const double f = p.momentum;
-    const double mean_in = reinterpret_cast<const float*>(p.mean_in)[c];
-    const double var_in = reinterpret_cast<const float*>(p.variance_in)[c];
-    reinterpret_cast<float*>(p.running_mean)[c] = static_cast<float>((1 - f) * mean_in + f * mean);
-    reinterpret_cast<float*>(p.running_variance)[c] =
-        static_cast<float>((1 - f) * var_in + f * var * count / (count - 1));
-  }
+  if (kRunning) update_running(p, c, mean, var, count);
 }
 
 /// One thread per channel, after batch_norm_sums of the gradients:
@@ -142,13 +179,13 @@ __device__ void batch_norm_gradients(const BatchNormParams& p, long long inner, 
     sum_dy += partials[s * p.channels + c].a;
     sum_dyx += partials[s * p.channels + c].b;
   }
-  const double invstd = coefficients(p, kCoefInvStd)[c];
-  const double a = static_cast<double>(load_as_float<P>(p.scale, c)) * invstd;
-  reinterpret_cast<float*>(p.dscale)[c] = static_cast<float>(invstd * sum_dyx);
-  reinterpret_cast<float*>(p.dbias)[c] = static_cast<float>(sum_dy);
-  coefficients(p, kCoefA)[c] = static_cast<float>(a);
-  coefficients(p, kCoefB)[c] = static_cast<float>(-a * invstd * invstd * sum_dyx / count);
-  coefficients(p, kCoefC)[c] = static_cast<float>(-a * sum_dy / count);
+  const GradientCoefficients g = gradient_coefficients(sum_dy, sum_dyx, coefficients(p, kCoefInvStd)[c],
+                                                       load_as_float<P>(p.scale, c), count);
+  reinterpret_cast<float*>(p.dscale)[c] = g.dscale;
+  reinterpret_cast<float*>(p.dbias)[c] = g.dbias;
+  coefficients(p, kCoefA)[c] = g.a;
+  coefficients(p, kCoefB)[c] = g.b;
+  coefficients(p, kCoefC)[c] = g.c;
 }
 
 /// y = (x - mean) * a + b (forward, T), or dx = a * dy + b * (x - mean) + c

@@ -13,7 +13,7 @@ struct BatchNormParams {
   unsigned long long saved_mean, saved_inv_variance;  ///< training -s: written; backward -s: read
   unsigned long long running_mean, running_variance;  ///< training -r: written
   unsigned long long y, dx, dscale, dbias;
-  unsigned long long partials;      ///< workspace: [slices][channels] Sum2 (float pairs)
+  unsigned long long partials;      ///< workspace: [slices][channels] Sum2 (float pairs); slabs: slab_partial_index
   unsigned long long coefficients;  ///< workspace: [kChannelCoefficients][channels] float
   long long outer, channels;
   long long rows_per_slice;  ///< outer rows per slice of the sums and apply kernels (gridDim.y slices)
@@ -31,5 +31,36 @@ enum ChannelCoefficient : int {
   kCoefC = 5,
   kChannelCoefficients = 6,
 };
+
+/// gpu:batchnorm:slabs' index arithmetic (plain functions: host code checks
+/// them, NVRTC compiles them as device code). Its grid is (channel slabs,
+/// slices of the rows); a block's threads are kThreadsX channel vectors x
+/// kThreadsY row lanes.
+
+/// Where block (slab, slice)'s sum of channel `lane` of its slab lies in the
+/// partials: [slabs][slices][slab_channels], so one slab's partials over all
+/// slices are contiguous (the apply kernel's blocks each read theirs).
+inline constexpr long long slab_partial_index(long long slab, long long slice, long long lane, long long slices,
+                                              long long slab_channels) {
+  return (slab * slices + slice) * slab_channels + lane;
+}
+
+/// The rows [first, last) of slice `slice` (rows_per_slice each, the last one short).
+struct SliceRows {
+  long long first, last;
+};
+inline constexpr SliceRows slice_rows(long long slice, long long rows_per_slice, long long rows) {
+  const long long first = slice * rows_per_slice;
+  return SliceRows{first, first + rows_per_slice < rows ? first + rows_per_slice : rows};
+}
+
+/// The last row of `slice` that row lane `lane` of `lanes` visits (rows
+/// first + lane, first + lane + lanes, ...), or first - 1 when it has none:
+/// the apply kernel walks a lane's rows from there down, the reverse of the
+/// sums' order, so it starts on the rows the sums read last (still in L2).
+inline constexpr long long last_row_of_lane(SliceRows s, long long lane, long long lanes) {
+  if (s.first + lane >= s.last) return s.first - 1;
+  return s.first + lane + (s.last - 1 - s.first - lane) / lanes * lanes;
+}
 
 }  // namespace boo

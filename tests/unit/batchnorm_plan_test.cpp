@@ -1,0 +1,193 @@
+// boo tests: batch norm's plans on the host — gpu:batchnorm:slabs (two
+// launches for channels-last x, gated until it runs on a GPU) against
+// gpu:batchnorm:columns, on ResNet-50's shapes at batch 128; the slab tiling's
+// index arithmetic checked on the CPU.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ops/norm/device/batch_norm_params.cuh"
+#include "plan_util.hpp"
+#include "runtime/dispatch.hpp"
+
+namespace boo::ops {
+namespace {
+
+using test::params_of;
+using test::plan_of;
+using test::Planned;
+
+const GpuImplementation& slabs() { return *find_op("batchnorm")->gpu_implementations()[0]; }
+const GpuImplementation& columns() { return *find_op("batchnorm")->gpu_implementations()[1]; }
+
+// benchmarks/norm_shapes.txt's batch norms: ResNet-50 at batch 128, NHWC bf16.
+const std::vector<std::string> kResNetShapes = {
+    "-n 128 -c 64 -H 112 -W 112", "-n 128 -c 64 -H 56 -W 56",  "-n 128 -c 256 -H 56 -W 56",
+    "-n 128 -c 128 -H 28 -W 28",  "-n 128 -c 512 -H 28 -W 28", "-n 128 -c 256 -H 14 -W 14",
+    "-n 128 -c 512 -H 14 -W 14",  "-n 128 -c 1024 -H 14 -W 14"};
+const std::string kForward = " -m 1 --forw 1 -b 0 -s 1 -r 1 --layout NHWC --momentum 0.1";
+const std::string kBackward = " -m 1 --forw 0 -b 1 -s 1 -r 0 --layout NHWC";
+
+// The integer after `key=` in a config text.
+int64_t field(const std::string& text, const std::string& key) {
+  const size_t at = text.find(key + "=");
+  EXPECT_NE(at, std::string::npos) << key << " in " << text;
+  return at == std::string::npos ? -1 : std::stoll(text.substr(at + key.size() + 1));
+}
+
+TEST(BatchNormPlanTest, SlabsRunResNetShapesInTwoLaunchesOnEverySm) {
+  const test::UnverifiedKernelsEnabled gate;
+  const int sm_count = test::sm90().sm_count;
+  for (const std::string& shape : kResNetShapes) {
+    for (const std::string& pass : {kForward, kBackward}) {
+      const std::string command = "bnormbfp16 " + shape + pass;
+      SCOPED_TRACE(command);
+      const Planned s = plan_of(slabs(), command);
+      const Planned c = plan_of(columns(), command);
+      ASSERT_EQ(s.launches.size(), 2u);
+      EXPECT_EQ(c.launches.size(), pass == kForward ? 3u : 4u);  // what the slabs save
+      const int64_t slab = field(s.config, "slab"), vec = field(s.config, "vec");
+      EXPECT_EQ(vec, 8);  // 16-byte vectors of bf16
+      for (const test::ResolvedLaunch& l : s.launches) {
+        SCOPED_TRACE(l.entry);
+        EXPECT_EQ(l.block.x, 256u);
+        // Every SM busy, at most kSlabBlocksPerSm = 2 blocks each (the launch bound's minimum).
+        const int64_t blocks = int64_t{l.grid.x} * l.grid.y;
+        EXPECT_GE(blocks, sm_count);
+        EXPECT_LE(blocks, 2 * sm_count);
+        EXPECT_EQ(l.grid.x * slab, std::stoll(shape.substr(shape.find("-c ") + 3)));
+        // An apply block adds its slab's partials of every slice: at most 24 KB.
+        EXPECT_LE(int64_t{l.grid.y} * slab * 8, 24 * 1024);
+      }
+      // The workspace is the partials alone: one Sum2 per (slab channel, slice).
+      EXPECT_EQ(s.workspace_bytes, size_t{s.launches[0].grid.x} * s.launches[0].grid.y * slab * 8);
+      // Slices cover the rows exactly.
+      const auto p = params_of<BatchNormParams>(s.launches[0]);
+      EXPECT_GE(p.rows_per_slice * s.launches[0].grid.y, p.outer);
+      EXPECT_LT(p.rows_per_slice * (s.launches[0].grid.y - 1), p.outer);
+    }
+  }
+}
+
+TEST(BatchNormPlanTest, SlabsBindTheTensorsEachPassUses) {
+  const test::UnverifiedKernelsEnabled gate;
+  const Planned f = plan_of(slabs(), "bnormbfp16 -n 8 -c 64 -H 14 -W 14" + kForward);
+  ASSERT_EQ(f.entries, (std::vector<std::string>{"boo_batch_norm_slab_moment_sums", "boo_batch_norm_slab_y"}));
+  for (const test::ResolvedLaunch& l : f.launches) {
+    const auto p = params_of<BatchNormParams>(l);
+    EXPECT_EQ(p.x, f.address.at("x"));
+    EXPECT_EQ(p.y, f.address.at("y"));
+    EXPECT_EQ(p.scale, f.address.at("scale"));
+    EXPECT_EQ(p.bias, f.address.at("bias"));
+    EXPECT_EQ(p.saved_mean, f.address.at("saved_mean"));
+    EXPECT_EQ(p.saved_inv_variance, f.address.at("saved_inv_variance"));
+    EXPECT_EQ(p.mean_in, f.address.at("running_mean_in"));
+    EXPECT_EQ(p.running_variance, f.address.at("running_variance"));
+    EXPECT_EQ(p.partials, f.workspace);
+    EXPECT_EQ(p.outer, 8 * 14 * 14);
+    EXPECT_EQ(p.channels, 64);
+    EXPECT_FLOAT_EQ(p.momentum, 0.1f);
+  }
+  EXPECT_NE(f.source.text.find("batch_norm_slab_apply<boo::bf16, boo::bf16, float, 8, 4, 64, 4, false, true, true>"),
+            std::string::npos)
+      << f.source.text;
+  const Planned b = plan_of(slabs(), "bnormbfp16 -n 8 -c 64 -H 14 -W 14" + kBackward);
+  ASSERT_EQ(b.entries, (std::vector<std::string>{"boo_batch_norm_slab_gradient_sums", "boo_batch_norm_slab_dx"}));
+  for (const test::ResolvedLaunch& l : b.launches) {
+    const auto p = params_of<BatchNormParams>(l);
+    EXPECT_EQ(p.x, b.address.at("x"));
+    EXPECT_EQ(p.dy, b.address.at("dy"));
+    EXPECT_EQ(p.dx, b.address.at("dx"));
+    EXPECT_EQ(p.scale, b.address.at("scale"));
+    EXPECT_EQ(p.saved_mean, b.address.at("saved_mean"));
+    EXPECT_EQ(p.saved_inv_variance, b.address.at("saved_inv_variance"));
+    EXPECT_EQ(p.dscale, b.address.at("dscale"));
+    EXPECT_EQ(p.dbias, b.address.at("dbias"));
+    EXPECT_EQ(p.y, 0u);
+  }
+}
+
+TEST(BatchNormPlanTest, SlabsTakeChannelsLastAndPerActivationLinesOnly) {
+  const test::UnverifiedKernelsEnabled gate;
+  for (const char* line : {"bnormbfp16 -n 4 -c 64 -H 7 -W 7 --layout NHWC -m 1 -F 1 -s 1 -r 1",
+                           "bnorm -n 2 -c 3 -D 2 -H 5 -W 6 --layout NDHWC -m 1 -F 1",
+                           "bnormfp16 -n 4 -c 6 -H 7 -W 8 -m 0 -F 1",       // per activation: inner 1
+                           "bnormbfp16fp32 -n 4 -c 64 -H 7 -W 7 --layout NHWC -m 1 -F 0 -b 1 -s 1",
+                           "bnormbfp16 -n 4 -c 64 -H 7 -W 7 --layout NHWC -m 1 -F 2"})  // inference, batch statistics
+    EXPECT_TRUE(test::accepts(slabs(), line)) << line;
+  for (const char* line : {"bnormbfp16 -n 4 -c 64 -H 7 -W 7 -m 1 -F 1",  // NCHW planes
+                           "bnormbfp16 -n 4 -c 64 -H 7 -W 7 --layout NHWC -m 1 -F 2 -r 1",
+                           "bnormbfp16 -n 4 -c 64 -H 7 -W 7 --layout NHWC -m 1 -F 0 -b 1 -s 0"})
+    EXPECT_FALSE(test::accepts(slabs(), line)) << line;
+}
+
+TEST(BatchNormPlanTest, SlabsWaitForTheirGpuRunBehindTheGate) {
+  const std::string command = "bnormbfp16 -n 128 -c 256 -H 14 -W 14" + kForward;
+  std::unique_ptr<OpProblem> problem = test::problem_of(command);
+  ASSERT_TRUE(problem);
+  const Status declined = slabs().accepts(*problem, test::sm90());
+  EXPECT_EQ(declined.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(declined.message().find("BOO_UNVERIFIED_KERNELS=1"), std::string::npos) << declined.to_string();
+  Result<ParsedCommand> parsed = parse_command(std::string_view(command));
+  ASSERT_TRUE(parsed.ok());
+  const DeviceInfo device = *DeviceInfo::for_arch("sm_90a");
+  Result<runtime::Dispatch> off = runtime::choose_gpu_implementation(*parsed->signature, device);
+  ASSERT_TRUE(off.ok() && off->chosen);
+  EXPECT_EQ(off->chosen->name(), "gpu:batchnorm:columns");
+  const test::UnverifiedKernelsEnabled gate;
+  Result<runtime::Dispatch> on = runtime::choose_gpu_implementation(*parsed->signature, device);
+  ASSERT_TRUE(on.ok() && on->chosen);
+  EXPECT_EQ(on->chosen->name(), "gpu:batchnorm:slabs");
+}
+
+// The partials' layout: every (slab, slice, channel of the slab) has its own
+// slot, and a slab's slots over its slices are one contiguous run.
+TEST(BatchNormPlanTest, SlabPartialIndexIsABijectionWithContiguousSlabs) {
+  const long long slabs = 3, slices = 5, slab_channels = 16;
+  std::set<long long> seen;
+  for (long long slab = 0; slab < slabs; ++slab) {
+    for (long long slice = 0; slice < slices; ++slice)
+      for (long long lane = 0; lane < slab_channels; ++lane) {
+        const long long i = slab_partial_index(slab, slice, lane, slices, slab_channels);
+        EXPECT_GE(i, slab * slices * slab_channels);
+        EXPECT_LT(i, (slab + 1) * slices * slab_channels);
+        seen.insert(i);
+      }
+  }
+  EXPECT_EQ(seen.size(), size_t(slabs * slices * slab_channels));
+  EXPECT_EQ(*seen.rbegin(), slabs * slices * slab_channels - 1);
+}
+
+// The apply kernel's reverse walk visits exactly the rows the sums' forward
+// walk does, lane by lane, for short and long slices and the short last one.
+TEST(BatchNormPlanTest, ReverseRowWalkVisitsTheSumsRows) {
+  for (const long long rows : {1LL, 7LL, 128LL, 1000LL, 25088LL}) {
+    for (const long long rows_per_slice : {1LL, 3LL, 64LL, 381LL}) {
+      for (const long long lanes : {1LL, 8LL, 32LL, 128LL}) {
+        const long long slices = (rows + rows_per_slice - 1) / rows_per_slice;
+        std::vector<int> forward(rows, 0), reverse(rows, 0);
+        for (long long s = 0; s < slices; ++s) {
+          const SliceRows r = slice_rows(s, rows_per_slice, rows);
+          ASSERT_LE(r.last, rows);
+          for (long long lane = 0; lane < lanes; ++lane) {
+            for (long long row = r.first + lane; row < r.last; row += lanes) ++forward[row];
+            long long previous = r.last;
+            for (long long row = last_row_of_lane(r, lane, lanes); row >= r.first; row -= lanes) {
+              ASSERT_LT(row, previous);
+              ASSERT_EQ((row - r.first) % lanes, lane);
+              previous = row;
+              ++reverse[row];
+            }
+          }
+        }
+        EXPECT_EQ(forward, std::vector<int>(rows, 1)) << rows << " " << rows_per_slice << " " << lanes;
+        EXPECT_EQ(reverse, forward) << rows << " " << rows_per_slice << " " << lanes;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace boo::ops
