@@ -336,14 +336,22 @@ def _warn_fallback(what, reason):
     warnings.warn(f"boo: {what} runs on PyTorch: {reason}", stacklevel=4)
 
 
+def _capturing():
+    """Whether the current CUDA stream is being captured into a graph. boo's error is then raised, not
+    answered by PyTorch's op: a kernel not compiled before the capture cannot be loaded in it (the error
+    says to warm up), and a fallback that fails inside the capture would leave it, and PyTorch's RNG
+    state, unusable for what follows."""
+    return torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()
+
+
 def _boo_or_torch(what, run_boo, run_torch):
     """run_boo(), or when boo cannot run this signature (it does not support
     it, or its kernels do not compile) run_torch(), with one warning per
-    signature (`what()` names it); BOO_STRICT=1 raises instead."""
+    signature (`what()` names it); BOO_STRICT=1, or a CUDA graph capture, raises instead."""
     try:
         return run_boo()
     except (ValueError, NotImplementedError, RuntimeError) as e:
-        if _strict():
+        if _strict() or _capturing():
             raise
         _warn_fallback(what(), str(e).splitlines()[0] if str(e) else type(e).__name__)
         return run_torch()
@@ -641,6 +649,8 @@ class _ConvCall:
             try:
                 return self.launcher(x, w, bias)
             except (ValueError, NotImplementedError, RuntimeError):
+                if _capturing():
+                    raise  # not compiled before the capture: the next call, warmed up, can still launch
                 # Kernels that do not compile, or a failed launch: from now on this call goes the
                 # general way, which reports it (one warning, or BOO_STRICT's exception) and falls back.
                 self.launcher = False
