@@ -230,7 +230,7 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
   ::unsetenv("BOO_UNVERIFIED_KERNELS");
 }
 
-// gpu:batchnorm:slabs (gated: ops/common/unverified_kernels.hpp) compiles
+// gpu:batchnorm:slabs compiles
 // without spills for every variant: each token's dtypes, scalar loads (odd channels), (16-bit data with
 // float32 or 16-bit parameters and gradients), training with and without
 // saved and running statistics, inference from the batch, the backward, and
@@ -253,7 +253,6 @@ TEST(NvrtcTest, BatchNormSlabModulesCompile) {
     for (const char* pass : {"-F 1 -s 1 -r 1", "-F 0 -b 1 -s 1"})
       commands.push_back(std::string("bnormbfp16 ") + shape + " --layout NHWC " + pass);
   }
-  ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1);
   const ops::GpuImplementation* slabs = ops::find_op("batchnorm")->gpu_implementations()[0];
   ASSERT_EQ(slabs->name(), "gpu:batchnorm:slabs");
   std::set<std::string> compiled, widths;
@@ -272,7 +271,6 @@ TEST(NvrtcTest, BatchNormSlabModulesCompile) {
     ASSERT_TRUE(k.ok()) << k.status().to_string();
     EXPECT_EQ(k->spill_bytes, 0) << k->log;
   }
-  ::unsetenv("BOO_UNVERIFIED_KERNELS");
   EXPECT_EQ(widths, (std::set<std::string>{";slab=4", ";slab=16", ";slab=32", ";slab=64", ";slab=128", ";slab=256"}));
   for (const char* kernel : {"batch_norm_slab_apply<boo::bf16, boo::bf16, float, 8, 2, 128, 4, false, true, true>",
                              "batch_norm_slab_apply<boo::bf16, boo::bf16, float, 8, 8, 32, 4, true, false, false>",

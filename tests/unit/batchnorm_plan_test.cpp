@@ -38,7 +38,6 @@ int64_t field(const std::string& text, const std::string& key) {
 }
 
 TEST(BatchNormPlanTest, SlabsRunResNetShapesInTwoLaunchesOnEverySm) {
-  const test::UnverifiedKernelsEnabled gate;
   const int sm_count = test::sm90().sm_count;
   for (const std::string& shape : kResNetShapes) {
     for (const std::string& pass : {kForward, kBackward}) {
@@ -72,7 +71,6 @@ TEST(BatchNormPlanTest, SlabsRunResNetShapesInTwoLaunchesOnEverySm) {
 }
 
 TEST(BatchNormPlanTest, SlabsBindTheTensorsEachPassUses) {
-  const test::UnverifiedKernelsEnabled gate;
   const Planned f = plan_of(slabs(), "bnormbfp16 -n 8 -c 64 -H 14 -W 14" + kForward);
   ASSERT_EQ(f.entries, (std::vector<std::string>{"boo_batch_norm_slab_moment_sums", "boo_batch_norm_slab_y"}));
   for (const test::ResolvedLaunch& l : f.launches) {
@@ -110,7 +108,6 @@ TEST(BatchNormPlanTest, SlabsBindTheTensorsEachPassUses) {
 }
 
 TEST(BatchNormPlanTest, SlabsTakeChannelsLastAndPerActivationLinesOnly) {
-  const test::UnverifiedKernelsEnabled gate;
   for (const char* line : {"bnormbfp16 -n 4 -c 64 -H 7 -W 7 --layout NHWC -m 1 -F 1 -s 1 -r 1",
                            "bnorm -n 2 -c 3 -D 2 -H 5 -W 6 --layout NDHWC -m 1 -F 1",
                            "bnormfp16 -n 4 -c 6 -H 7 -W 8 -m 0 -F 1",       // per activation: inner 1
@@ -123,23 +120,19 @@ TEST(BatchNormPlanTest, SlabsTakeChannelsLastAndPerActivationLinesOnly) {
     EXPECT_FALSE(test::accepts(slabs(), line)) << line;
 }
 
-TEST(BatchNormPlanTest, SlabsWaitForTheirGpuRunBehindTheGate) {
-  const std::string command = "bnormbfp16 -n 128 -c 256 -H 14 -W 14" + kForward;
-  std::unique_ptr<OpProblem> problem = test::problem_of(command);
-  ASSERT_TRUE(problem);
-  const Status declined = slabs().accepts(*problem, test::sm90());
-  EXPECT_EQ(declined.code(), StatusCode::kUnimplemented);
-  EXPECT_NE(declined.message().find("BOO_UNVERIFIED_KERNELS=1"), std::string::npos) << declined.to_string();
-  Result<ParsedCommand> parsed = parse_command(std::string_view(command));
-  ASSERT_TRUE(parsed.ok());
-  const DeviceInfo device = *DeviceInfo::for_arch("sm_90a");
-  Result<runtime::Dispatch> off = runtime::choose_gpu_implementation(*parsed->signature, device);
-  ASSERT_TRUE(off.ok() && off->chosen);
-  EXPECT_EQ(off->chosen->name(), "gpu:batchnorm:columns");
-  const test::UnverifiedKernelsEnabled gate;
-  Result<runtime::Dispatch> on = runtime::choose_gpu_implementation(*parsed->signature, device);
-  ASSERT_TRUE(on.ok() && on->chosen);
-  EXPECT_EQ(on->chosen->name(), "gpu:batchnorm:slabs");
+TEST(BatchNormPlanTest, DispatchTakesSlabsForChannelsLast) {
+  for (const std::string& command : {"bnormbfp16 -n 128 -c 256 -H 14 -W 14" + kForward,
+                                     std::string("bnormbfp16 -n 4 -c 64 -H 7 -W 7 -m 1 -F 1")}) {
+    Result<ParsedCommand> parsed = parse_command(std::string_view(command));
+    ASSERT_TRUE(parsed.ok());
+    Result<runtime::Dispatch> chosen =
+        runtime::choose_gpu_implementation(*parsed->signature, *DeviceInfo::for_arch("sm_90a"));
+    ASSERT_TRUE(chosen.ok() && chosen->chosen) << command;
+    // NCHW planes stay on the columns tier.
+    EXPECT_EQ(chosen->chosen->name(), command.find("NHWC") != std::string::npos ? "gpu:batchnorm:slabs"
+                                                                                 : "gpu:batchnorm:columns")
+        << command;
+  }
 }
 
 // The partials' layout: every (slab, slice, channel of the slab) has its own

@@ -261,19 +261,15 @@ const ops::GpuImplementation& flash_tier() {
   return tier;
 }
 
-TEST(SdpaPlanTest, AwaitsAGpuRunBeforeDispatchTakesIt) {
-  ::unsetenv("BOO_UNVERIFIED_KERNELS");
+TEST(SdpaPlanTest, TheFlashTierTakesTheSampleLine) {
   Result<ParsedCommand> parsed = parse_command(std::string_view(kSample));
   ASSERT_TRUE(parsed.ok()) << parsed.status().to_string();
   Result<std::unique_ptr<ops::OpProblem>> problem = ops::find_op("aten_sdpa")->make_problem(*parsed->signature);
   ASSERT_TRUE(problem.ok());
-  const Status s = flash_tier().accepts(**problem, ops::test::sm90());
-  EXPECT_EQ(s.code(), StatusCode::kUnimplemented);
-  EXPECT_NE(s.message().find("BOO_UNVERIFIED_KERNELS=1"), std::string::npos) << s.to_string();
+  EXPECT_TRUE(flash_tier().accepts(**problem, ops::test::sm90()).ok());
 }
 
 TEST(SdpaPlanTest, SampleLinePlansOneKernel) {
-  const ops::test::UnverifiedKernelsEnabled sdpa;  // its kernel awaits a GPU run
   const ops::test::Planned p = ops::test::plan_of(flash_tier(), kSample);
   ASSERT_EQ(p.launches.size(), 1u);
   // 32 x 8 heads x one block of 128 queries = 256 CTAs >= 132 SMs: 128 queries per CTA, 8 warps.
@@ -303,7 +299,6 @@ TEST(SdpaPlanTest, SampleLinePlansOneKernel) {
 }
 
 TEST(SdpaPlanTest, SmallGridsTakeBlocksOf64AndGroupsMapHeads) {
-  const ops::test::UnverifiedKernelsEnabled sdpa;  // its kernel awaits a GPU run
   const std::vector<int64_t> strided{1 << 20, 128, 1024, 1};  // [B, L, H, E] memory viewed as [B, H, L, E]
   const std::string line = sdpa_line("c10::Half", {2, 8, 300, 128}, {2, 2, 300, 128}, {2, 2, 300, 128}, "False", "None",
                                      "True", {strided, {300 * 256, 128, 256, 1}, {300 * 256, 128, 256, 1}});
@@ -322,7 +317,6 @@ TEST(SdpaPlanTest, SmallGridsTakeBlocksOf64AndGroupsMapHeads) {
 }
 
 TEST(SdpaPlanTest, DeclinesWithReasons) {
-  const ops::test::UnverifiedKernelsEnabled sdpa;  // its kernel awaits a GPU run
   const std::vector<int64_t> shape{1, 2, 16, 64};
   struct Case {
     std::string line, reason;

@@ -6,7 +6,6 @@
 #include "ops/aten/device/sdpa_params.cuh"
 #include "ops/aten/sdpa.hpp"
 #include "ops/common/generated_source.hpp"
-#include "ops/common/unverified_kernels.hpp"
 
 namespace boo::ops::aten {
 namespace {
@@ -51,7 +50,6 @@ class SdpaFlashTier final : public Tier<SdpaProblem, SdpaFlashConfig> {
     const SdpaDesc& d = sig.desc();
     const DType dtype = sig.query().dtype;
     if (dtype == DType::kF64) return unimplemented("float64 runs on the CPU reference only (--backend cpu)");
-    if (!unverified_kernels_enabled()) return unimplemented(unverified_kernel_reason("gpu:aten:sdpa_flash"));
     if (dtype != DType::kBF16 && dtype != DType::kF16)
       return unimplemented("float32 attention has no GPU kernel yet (this tier runs bf16/fp16 on tensor cores); "
                            "--backend cpu runs its reference");

@@ -6,7 +6,6 @@
 #include <bit>
 
 #include "ops/common/generated_source.hpp"
-#include "ops/common/unverified_kernels.hpp"
 #include "ops/norm/device/batch_norm_params.cuh"
 #include "ops/norm/norm_implementation.hpp"
 
@@ -251,7 +250,6 @@ class BatchNormSlabs final : public Tier<NormProblem, BatchNormSlabsConfig> {
       return unimplemented("inference from running statistics: no reduction to fuse");
     if (p.pass == BatchNormPass::kBackward && !p.save)
       return unimplemented("a backward without saved statistics (-s 0): only -s 1");
-    if (!unverified_kernels_enabled()) return unimplemented(unverified_kernel_reason(name_));
     return ok_status();
   }
 

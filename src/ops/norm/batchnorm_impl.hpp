@@ -16,7 +16,7 @@ std::unique_ptr<GpuImplementation> make_batch_norm_implementation(std::string na
 /// Channels-last batch norm (training, inference from the batch, backward
 /// from saved statistics) in two launches: per-slice sums over channel slabs,
 /// then each block adds its slab's sums and writes y or dx over its slice
-/// (device/batch_norm_slabs.cuh). Gated (ops/common/unverified_kernels.hpp).
+/// (device/batch_norm_slabs.cuh).
 std::unique_ptr<GpuImplementation> make_batch_norm_slabs_implementation(std::string name);
 
 }  // namespace boo::ops::norm
