@@ -26,11 +26,14 @@ WORK="${AB_WORK:-/tmp/boo-ab}"
 ROUNDS="${ROUNDS:-2}"
 mkdir -p "$OUT" "$WORK"
 drivers=()
+# An exported tree has no .deps: it uses this checkout's SQLite (the GPU machine has none installed).
+sqlite=()
+[ -f .deps/sqlite/sqlite3.h ] && sqlite=(-DBOO_SQLITE_INCLUDE_DIR="$PWD/.deps/sqlite" -DBOO_SQLITE_LIBRARY="$PWD/.deps/sqlite/libsqlite3.a")
 for i in $(seq 1 $#); do
   tree="${!i}"
   build="$WORK/build$(cd "$tree" && pwd | tr / _)"  # one build folder per source tree, kept between runs
   # boo-driver alone: no tests (GoogleTest) and no Python extension to configure.
-  if ! { cmake -S "$tree" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBOO_BUILD_TESTS=OFF &&
+  if ! { cmake -S "$tree" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBOO_BUILD_TESTS=OFF "${sqlite[@]}" &&
          cmake --build "$build" -j16 --target boo-driver boo; } \
          > "$WORK/build-$i.log" 2>&1; then
     echo "build of $tree failed:"; tail -n 20 "$WORK/build-$i.log"; exit 1
