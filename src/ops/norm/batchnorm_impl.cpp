@@ -254,16 +254,34 @@ class BatchNormSlabs final : public Tier<NormProblem, BatchNormSlabsConfig> {
   }
 
   Result<BatchNormSlabsConfig> configure_problem(const NormProblem& p, const ArchSpec& arch) const override {
+    return slabbed(p, arch, kSlabBlocksPerSm, 32);
+  }
+
+  // boo tune's alternatives: half or twice the blocks per SM in the grid, and slabs half as wide.
+  std::vector<BatchNormSlabsConfig> alternatives(const NormProblem& p, const ArchSpec& arch,
+                                                 const BatchNormSlabsConfig& chosen) const override {
+    std::vector<BatchNormSlabsConfig> out;
+    for (const auto& [blocks, widest] : {std::pair{kSlabBlocksPerSm / 2, 32}, std::pair{kSlabBlocksPerSm * 2, 32},
+                                         std::pair{kSlabBlocksPerSm, chosen.threads_x / 2}})
+      if (widest >= 1)
+        if (Result<BatchNormSlabsConfig> c = slabbed(p, arch, blocks, widest); c.ok()) out.push_back(std::move(*c));
+    return out;
+  }
+
+  // A grid of about `blocks_per_sm` blocks per SM, slabs at most `widest_threads_x` vectors wide
+  // (kSlabBlocksPerSm and 32 but for boo tune's alternatives).
+  Result<BatchNormSlabsConfig> slabbed(const NormProblem& p, const ArchSpec& arch, int blocks_per_sm,
+                                       int widest_threads_x) const {
     BatchNormSlabsConfig c;
     c.vec = vector_width(p);
     const int64_t vectors = p.channels / c.vec;
-    const int64_t target = static_cast<int64_t>(arch.sm_count) * kSlabBlocksPerSm;
+    const int64_t target = static_cast<int64_t>(arch.sm_count) * blocks_per_sm;
     // The widest slab (whole 128-byte lines of a row where channels allow)
     // whose apply blocks each add at most kSlabPartialBytes of partials: an
     // apply block reads slices x slab channels of them, and slices shrink as
     // slabs multiply, so narrower slabs mean fewer partials per block.
-    for (int tx = static_cast<int>(std::min<uint64_t>(32, std::bit_ceil(static_cast<uint64_t>(vectors)))); tx >= 1;
-         tx /= 2) {
+    for (int tx = static_cast<int>(std::min<uint64_t>(widest_threads_x, std::bit_ceil(static_cast<uint64_t>(vectors))));
+         tx >= 1; tx /= 2) {
       c.threads_x = tx;
       c.threads_y = kBlock / tx;
       c.slabs = (vectors + tx - 1) / tx;
