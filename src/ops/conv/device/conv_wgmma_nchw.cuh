@@ -240,32 +240,12 @@ __device__ void produce_planar_weight(const ConvIgemmParams& p, unsigned char* s
 /// with several splits, conv_wgmma_weight_reduce<C> sums the partials.
 template <class C>
 __device__ void conv_wgmma_nchw_weight(const ConvIgemmParams& p) {
-  using T = typename C::T;
-  using L = Layout<C>;
-  using U = WeightUnits<C>;
   warp_specialized<C>(
       [&](unsigned char* smem, unsigned long long* full, unsigned long long* empty) {
         produce_planar_weight<C>(p, smem, full, empty);
       },
       [&](unsigned char* smem, unsigned long long* full, unsigned long long* empty, int consumer) {
-        // consumer: dy's channels m0 + 64 * consumer ...
-        const int lane = static_cast<int>(threadIdx.x) % 32;
-        T* staged = reinterpret_cast<T*>(smem + L::kStaging) + consumer * L::kStagingRows * L::kOutPitch;
-        int it = 0;  // k-blocks consumed so far, over all units
-        for (int unit = blockIdx.x; unit < U::kCount; unit += gridDim.x) {
-          const int m0 = U::m0(unit), n0 = U::n0(unit), begin = U::kb_begin(unit), end = U::kb_end(unit);
-          float acc[C::BN / 2];
-#pragma unroll
-          for (int i = 0; i < C::BN / 2; ++i) acc[i] = 0.f;
-          for (int kb = begin; kb < end; ++kb, ++it)
-            consume_kblock<C, false>(acc, smem, full, empty, it, consumer, lane, kb == begin);
-          finish_tile<C>(acc, empty, it, lane);
-          // Epilogue, while the producer fills the stages for the next unit.
-          if constexpr (C::kSplits == 1)
-            store_tile<C>(acc, p, staged, consumer, m0, n0, [](int m, int c) { return weight_offset<C>(m, c); });
-          else
-            store_partials<C>(acc, p, U::split(unit), consumer, m0, n0);
-        }
+        consume_weight_units<C, false>(p, smem, full, empty, consumer);
       });
 }
 

@@ -149,35 +149,44 @@ __device__ __forceinline__ int weight_offset(int m, int col) {
   return m * C::WK + (tap / C::S) * C::WR + (tap % C::S) * C::WS + col % C::kC;
 }
 
-/// The weight-face kernel body. Grid: at most one CTA per SM, each taking the units of WeightUnits<C>.
-template <class C>
-__device__ void conv_wgmma_weight(const ConvIgemmParams& p) {
+/// The weight face's consumer warp groups: each unit's k-blocks into registers, then its tile (or, split,
+/// its partials) stored, while the producer fills the stages for the next unit. kMnMajor: M/N-major tiles
+/// (channels-last operands) or K-major ones (conv_wgmma_nchw's planar operands).
+template <class C, bool kMnMajor>
+__device__ __forceinline__ void consume_weight_units(const ConvIgemmParams& p, unsigned char* smem,
+                                                     unsigned long long* full, unsigned long long* empty,
+                                                     int consumer) {
+  // consumer: output channels m0 + 64 * consumer ...
   using T = typename C::T;
   using L = Layout<C>;
   using U = WeightUnits<C>;
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  T* staged = reinterpret_cast<T*>(smem + L::kStaging) + consumer * L::kStagingRows * L::kOutPitch;
+  int it = 0;  // k-blocks consumed so far, over all units
+  for (int unit = blockIdx.x; unit < U::kCount; unit += gridDim.x) {
+    const int m0 = U::m0(unit), n0 = U::n0(unit), begin = U::kb_begin(unit), end = U::kb_end(unit);
+    float acc[C::BN / 2];
+#pragma unroll
+    for (int i = 0; i < C::BN / 2; ++i) acc[i] = 0.f;
+    for (int kb = begin; kb < end; ++kb, ++it)
+      consume_kblock<C, kMnMajor>(acc, smem, full, empty, it, consumer, lane, kb == begin);
+    finish_tile<C>(acc, empty, it, lane);
+    if constexpr (C::kSplits == 1)
+      store_tile<C>(acc, p, staged, consumer, m0, n0, [](int m, int col) { return weight_offset<C>(m, col); });
+    else
+      store_partials<C>(acc, p, U::split(unit), consumer, m0, n0);
+  }
+}
+
+/// The weight-face kernel body. Grid: at most one CTA per SM, each taking the units of WeightUnits<C>.
+template <class C>
+__device__ void conv_wgmma_weight(const ConvIgemmParams& p) {
   warp_specialized<C>(
       [&](unsigned char* smem, unsigned long long* full, unsigned long long* empty) {
         produce_weight<C>(p, smem, full, empty);
       },
       [&](unsigned char* smem, unsigned long long* full, unsigned long long* empty, int consumer) {
-        // consumer: output channels m0 + 64 * consumer ...
-        const int lane = static_cast<int>(threadIdx.x) % 32;
-        T* staged = reinterpret_cast<T*>(smem + L::kStaging) + consumer * L::kStagingRows * L::kOutPitch;
-        int it = 0;  // k-blocks consumed so far, over all units
-        for (int unit = blockIdx.x; unit < U::kCount; unit += gridDim.x) {
-          const int m0 = U::m0(unit), n0 = U::n0(unit), begin = U::kb_begin(unit), end = U::kb_end(unit);
-          float acc[C::BN / 2];
-#pragma unroll
-          for (int i = 0; i < C::BN / 2; ++i) acc[i] = 0.f;
-          for (int kb = begin; kb < end; ++kb, ++it)
-            consume_kblock<C, true>(acc, smem, full, empty, it, consumer, lane, kb == begin);
-          finish_tile<C>(acc, empty, it, lane);
-          // Epilogue, while the producer fills the stages for the next unit.
-          if constexpr (C::kSplits == 1)
-            store_tile<C>(acc, p, staged, consumer, m0, n0, [](int m, int col) { return weight_offset<C>(m, col); });
-          else
-            store_partials<C>(acc, p, U::split(unit), consumer, m0, n0);
-        }
+        consume_weight_units<C, true>(p, smem, full, empty, consumer);
       });
 }
 
