@@ -163,7 +163,8 @@ NumericsVerdict check_numerics(const OpSignature& sig, Backend& candidate, Backe
     sets.diff.clear();
   }
   const std::vector<std::string> notes = verdict.notes;
-  verdict = decide(sets, options, tolerance_bound);
+  verdict = decide(sets, options, tolerance_bound,
+                   op->tf32_operands(sig) ? ToleranceRole::kFloor : ToleranceRole::kWithoutVendor);
   verdict.notes.insert(verdict.notes.begin(), notes.begin(), notes.end());
   verdict.reference = ref.describe(sig) + " (" + reference_scope + ")";
   if (static_cast<int64_t>(sets.boo.size()) < options.min_samples)

@@ -88,21 +88,26 @@ Criteria evaluate_criteria(const ErrorStats& boo, double spread_bar, const std::
   return c;
 }
 
-NumericsVerdict decide(const ErrorSets& sets, const NumericsOptions& options, double tolerance_bound) {
+NumericsVerdict decide(const ErrorSets& sets, const NumericsOptions& options, double tolerance_bound,
+                       ToleranceRole role) {
   NumericsVerdict v;
   v.boo = error_stats(sets.boo);
   v.vendor = error_stats(sets.vendor);
   v.diff = error_stats(sets.diff);
   v.has_vendor = v.vendor.samples > 0;
   Criteria c;
-  if (v.has_vendor) {
+  const bool tolerance_above_vendor =
+      role == ToleranceRole::kFloor && tolerance_bound > options.stddev_rtol * v.vendor.stddev;
+  if (v.has_vendor && !tolerance_above_vendor) {
     c = evaluate_criteria(v.boo, v.vendor.stddev, "vendor_stddev", options);
   } else {
     // Without a vendor the documented tolerance is the whole bar (stddev_rtol does not scale it).
     NumericsOptions bar = options;
     bar.stddev_rtol = 1;
     c = evaluate_criteria(v.boo, tolerance_bound, "tolerance", bar);
-    v.notes.push_back("no vendor result: the spread is bounded by the documented tolerance " + sci(tolerance_bound));
+    v.notes.push_back(std::string(v.has_vendor ? "TF32 operands: the vendor's spread is under"
+                                                : "no vendor result:") +
+                      " the spread is bounded by the documented tolerance " + sci(tolerance_bound));
   }
   v.mean_ok = c.mean_ok;
   v.stddev_ok = c.stddev_ok;

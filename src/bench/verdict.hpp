@@ -83,8 +83,14 @@ struct Criteria {
 Criteria evaluate_criteria(const ErrorStats& boo, double spread_bar, const std::string& spread_label,
                            const NumericsOptions& options);
 
-/// Applies BOO's rules; `tolerance_bound` bounds stddev(boo) when there is no vendor.
-NumericsVerdict decide(const ErrorSets& sets, const NumericsOptions& options, double tolerance_bound);
+/// How the documented tolerance bounds stddev(boo): only without a vendor result, or also as a floor under
+/// the vendor's spread, for results computed in a looser math than the vendor may have used (TF32 operands
+/// asked by `--fp32-math tf32`, where the vendor is free to run full fp32 and spread a thousandth as much).
+enum class ToleranceRole { kWithoutVendor, kFloor };
+
+/// Applies BOO's rules; `tolerance_bound` bounds stddev(boo) as `role` says.
+NumericsVerdict decide(const ErrorSets& sets, const NumericsOptions& options, double tolerance_bound,
+                       ToleranceRole role = ToleranceRole::kWithoutVendor);
 
 /// "Numerics: PASS" or "Numerics: FAIL (mean bias, stddev)".
 std::string format_verdict_line(const NumericsVerdict& v);
