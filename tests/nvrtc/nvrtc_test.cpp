@@ -443,7 +443,6 @@ TEST(NvrtcTest, HopperConvModulesCompile) {
 // w K-major and pixels N-major (imm-trans 0, 1), data face w M-major (1, 1),
 // weight face both K-major (0, 0).
 TEST(NvrtcTest, HopperNchwPointwiseModulesCompile) {
-  ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1);  // the native kernels await their GPU run
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
   const ops::ArchSpec arch = ops::ArchSpec::of(device);
   const ops::GpuImplementation* hopper = ops::find_op("conv")->gpu_implementations()[0];
@@ -495,7 +494,6 @@ TEST(NvrtcTest, HopperNchwPointwiseModulesCompile) {
     }
   }
   EXPECT_GE(compiled.size(), 17u);  // 3 widths x 3-6 stages of the first line, then one each
-  ::unsetenv("BOO_UNVERIFIED_KERNELS");
 }
 
 // Rows the fused backward cannot hold in registers still run on the row

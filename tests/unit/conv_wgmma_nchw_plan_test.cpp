@@ -31,14 +31,8 @@ bool stages_nothing(const Planned& p) {
   return p.config.find("copies") == std::string::npos;
 }
 
-// The native kernels await their GPU run: these tests ask for them.
-class ConvWgmmaNchwPlanTest : public ::testing::Test {
- protected:
-  void SetUp() override { ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1); }
-  void TearDown() override { ::unsetenv("BOO_UNVERIFIED_KERNELS"); }
-};
 
-TEST_F(ConvWgmmaNchwPlanTest, ForwardIsOneGemmPerImageWithTheEpilogue) {
+TEST(ConvWgmmaNchwPlanTest, ForwardIsOneGemmPerImageWithTheEpilogue) {
   // y[n] (128 x 3136) = w (128 x 256, K-major) * x[n] (256 x 3136, N-major): 32 images x 1 row tile x 17
   // pixel tiles of 192 (3136 = 16 x 192 + 64: a partial last tile), bias per output channel (a GEMM row), relu.
   const Planned p =
@@ -64,7 +58,7 @@ TEST_F(ConvWgmmaNchwPlanTest, ForwardIsOneGemmPerImageWithTheEpilogue) {
                        "kBias = true;", "kAct = 1;", "kType = 1;"});
 }
 
-TEST_F(ConvWgmmaNchwPlanTest, BackwardDataReadsTheFilterMMajor) {
+TEST(ConvWgmmaNchwPlanTest, BackwardDataReadsTheFilterMMajor) {
   // dx[n] (256 x 3136) = w^T (256 x 128: w's rows are contiguous along M) * dy[n] (128 x 3136).
   const Planned p = test::plan_of(tier(), "convbfp16 -n 32 -c 256 -H 56 -W 56 -k 128 -y 1 -x 1 -F 2");
   ASSERT_EQ(p.launches.size(), 1u);
@@ -84,7 +78,7 @@ TEST_F(ConvWgmmaNchwPlanTest, BackwardDataReadsTheFilterMMajor) {
                        "kType = 0;"});
 }
 
-TEST_F(ConvWgmmaNchwPlanTest, BackwardWeightReducesOverThePixelsOfEveryImage) {
+TEST(ConvWgmmaNchwPlanTest, BackwardWeightReducesOverThePixelsOfEveryImage) {
   // dw (128 x 256) = sum over 32 x 3136 pixels (1568 k-blocks) of dy x^T, both K-major; split across the SMs.
   const Planned p = test::plan_of(tier(), "convbfp16 -n 32 -c 256 -H 56 -W 56 -k 128 -y 1 -x 1 -F 4");
   ASSERT_EQ(p.launches.size(), 2u);
@@ -107,7 +101,7 @@ TEST_F(ConvWgmmaNchwPlanTest, BackwardWeightReducesOverThePixelsOfEveryImage) {
                        "XC = 3136;", "YN = 401408;", "YC = 3136;", "WK = 256;", "R = 1;", "S = 1;"});
 }
 
-TEST_F(ConvWgmmaNchwPlanTest, TakesPartialTilesInEveryDimension) {
+TEST(ConvWgmmaNchwPlanTest, TakesPartialTilesInEveryDimension) {
   // 28 x 28 = 784 pixels (6 tiles of 128 and 16), 200 input channels (three k-blocks and 8 channels), 136
   // output channels (a row tile and 8 rows): every face natively.
   for (const char* direction : {"1", "2", "4"}) {
@@ -122,7 +116,7 @@ TEST_F(ConvWgmmaNchwPlanTest, TakesPartialTilesInEveryDimension) {
   }
 }
 
-TEST_F(ConvWgmmaNchwPlanTest, TakesOneDimensionTransposedConvsAndSixtyFourChannels) {
+TEST(ConvWgmmaNchwPlanTest, TakesOneDimensionTransposedConvsAndSixtyFourChannels) {
   for (const std::string& command : {
            std::string("convbfp16 --spatial_dim 1 -n 64 -c 128 -H 1024 -k 256 -y 1 -F 1 -b 1"),
            std::string("convbfp16 --spatial_dim 1 -n 64 -c 128 -H 1024 -k 256 -y 1 -F 4"),
@@ -142,7 +136,7 @@ TEST_F(ConvWgmmaNchwPlanTest, TakesOneDimensionTransposedConvsAndSixtyFourChanne
   expect_constants(t, {"kM = 128;", "kK = 256;", "kAMnMajor = true;"});
 }
 
-TEST_F(ConvWgmmaNchwPlanTest, StagesWhatTheNativePathCannotReadAndSaysWhy) {
+TEST(ConvWgmmaNchwPlanTest, StagesWhatTheNativePathCannotReadAndSaysWhy) {
   struct Case {
     std::string command, reason;
   };
@@ -167,14 +161,6 @@ TEST_F(ConvWgmmaNchwPlanTest, StagesWhatTheNativePathCannotReadAndSaysWhy) {
     SCOPED_TRACE(command);
     EXPECT_EQ(test::plan_of(tier(), command).config.find("staged:"), std::string::npos);
   }
-}
-
-TEST(ConvWgmmaNchwGateTest, AwaitsAGpuRunBeforeTheTierTakesIt) {
-  ::unsetenv("BOO_UNVERIFIED_KERNELS");
-  const Planned p = test::plan_of(tier(), "convfp16 -n 32 -c 256 -H 56 -W 56 -k 128 -y 1 -x 1 -F 1");
-  EXPECT_EQ(p.entries, (std::vector<std::string>{"boo_conv_stage_x", "boo_wgmma_y", "boo_conv_unstage_y"}));
-  EXPECT_NE(p.config.find("staged: the native NCHW 1x1 path only with BOO_UNVERIFIED_KERNELS=1"), std::string::npos)
-      << p.config;
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 
 #include <utility>
 
-#include "ops/common/unverified_kernels.hpp"
 #include "ops/conv/conv_staging.hpp"
 
 namespace boo::ops::conv {
@@ -44,7 +43,6 @@ Status native_nchw_pointwise(const ConvProblem& problem) {
   if (r.ca % 8 != 0)
     return decline("input channels that are a multiple of 8 (16-byte vectors along them) only, not " +
                    std::to_string(r.ca));
-  if (!unverified_kernels_enabled()) return unimplemented(unverified_kernel_reason("the native NCHW 1x1 path"));
   return ok_status();
 }
 

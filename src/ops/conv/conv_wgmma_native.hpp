@@ -21,8 +21,7 @@ bool planar_pointwise(const Relation& r);
 /// stages the operands): both activations planar (each channel's pixels
 /// contiguous, channel and image strides multiples of 8 elements), the pixels
 /// a multiple of 8 (16-byte vectors along them), the filter's input channels
-/// contiguous and a multiple of 8, not a GEMM epilogue's fp32 result; and
-/// BOO_UNVERIFIED_KERNELS=1 until its kernels have run on a GPU.
+/// contiguous and a multiple of 8, not a GEMM epilogue's fp32 result.
 Status native_nchw_pointwise(const ConvProblem& problem);
 
 /// The relation the native GEMM runs: the problem's, except for the data face,
