@@ -7,6 +7,8 @@ largest loss difference, the per-step training time and the inference time.
 Run (GPU): python3 benchmarks/resnet50_train.py [--batch 64] [--steps 20] [--backends inductor,boo_inductor,aot_eager]
            python3 benchmarks/resnet50_train.py --grad-check   (one step's gradients per parameter: each
            backend's relative error against a float32 eager step, worst first)
+           python3 benchmarks/resnet50_train.py --profile      (also each backend's GPU kernels of one inference
+           batch and one training step, the most expensive first: where the time goes)
 """
 import argparse
 import copy
@@ -57,7 +59,23 @@ class ResNet50(nn.Module):
         return self.head(torch.flatten(nn.functional.adaptive_avg_pool2d(self.layers(self.stem(x)), 1), 1))
 
 
-def train(model, backend, batches, steps):
+def print_kernel_profile(label, run, top=14):
+    """GPU kernel time of one call of run(), grouped by kernel name, the largest first."""
+    from torch.profiler import ProfilerActivity, profile
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        run()
+        torch.cuda.synchronize()
+    def gpu_us(e):  # PyTorch 2.4 renamed self_cuda_time_total
+        return e.self_device_time_total if hasattr(e, "self_device_time_total") else e.self_cuda_time_total
+    kernels = [e for e in prof.key_averages() if gpu_us(e) > 0]
+    total = sum(gpu_us(e) for e in kernels)
+    print(f"  {label}: {total / 1e3:.2f} ms of GPU kernels in {sum(e.count for e in kernels)} launches")
+    for e in sorted(kernels, key=lambda e: -gpu_us(e))[:top]:
+        print(f"    {gpu_us(e) / 1e3:8.3f} ms {e.count:5d}x  {e.key[:110]}")
+
+
+def train(model, backend, batches, steps, profile=False):
     compiled = torch.compile(model, backend=backend)
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     losses, times = [], []
@@ -73,6 +91,13 @@ def train(model, backend, batches, steps):
         torch.cuda.synchronize()
         times.append(time.perf_counter() - start)
         losses.append(loss.item())
+    if profile:
+        def step():
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                loss = nn.functional.cross_entropy(compiled(batches[0][0]), batches[0][1])
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+        print_kernel_profile(f"{backend} training step (forward and backward, no optimizer)", step)
     model.eval()
     with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
         infer = torch.compile(model, backend=backend)
@@ -83,8 +108,11 @@ def train(model, backend, batches, steps):
         for _ in range(10):
             infer(batches[0][0])
         torch.cuda.synchronize()
+        inference_s = (time.perf_counter() - start) / 10
+        if profile:
+            print_kernel_profile(f"{backend} inference", lambda: infer(batches[0][0]))
     model.train()
-    return losses, times, (time.perf_counter() - start) / 10
+    return losses, times, inference_s
 
 
 def step_gradients(model, backend, x, target):
@@ -128,6 +156,7 @@ def main():
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--backends", default="inductor,boo_inductor,aot_eager")
     ap.add_argument("--grad-check", action="store_true")
+    ap.add_argument("--profile", action="store_true", help="print each backend's GPU kernels, the largest first")
     args = ap.parse_args()
     torch.manual_seed(0)
     base = ResNet50().cuda().to(memory_format=torch.channels_last)
@@ -140,7 +169,7 @@ def main():
     for backend in args.backends.split(","):
         torch._dynamo.reset()
         model = copy.deepcopy(base)
-        losses, times, infer_s = train(model, backend, batches, args.steps)
+        losses, times, infer_s = train(model, backend, batches, args.steps, args.profile)
         steady = sorted(times[3:])[len(times[3:]) // 2] if len(times) > 3 else times[-1]
         results[backend] = losses
         print(f"{backend}: first step {times[0]:.1f} s (compiles), median step {steady * 1e3:.1f} ms, "
