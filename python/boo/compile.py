@@ -174,7 +174,7 @@ def _rewrite_convs(gm, schema):
                      groups, bv is not None)
             sigs = [ops.conv_signature(*shape, activation, layouts, "forward")]
             if needs_grad:
-                sigs.append(ops.conv_signature(*shape, "none", layouts, frozenset(("input", "weight", "bias"))))
+                sigs += ops.conv_backward_signatures(*shape, layouts, frozenset(("input", "weight", "bias")))
             return sigs
 
         if not _boo_can_run(signatures, [xv]):

@@ -228,6 +228,15 @@ def conv_signature(x_shape, w_shape, dtype, stride, padding, dilation, groups, b
                              activation=_activation(activation or "none"))
 
 
+def conv_backward_signatures(x_shape, w_shape, dtype, stride, padding, dilation, groups, bias, layouts, wanted):
+    """One backward signature per gradient in `wanted` ("input", "weight", "bias"; the bias gradient only with
+    `bias`). Each gradient dispatches on its own: the Hopper tier plans one direction at a time, so a signature
+    asking for dx and dw together would put both on the tier that runs every face in one plan (mma.sync)."""
+    return [conv_signature(x_shape, w_shape, dtype, stride, padding, dilation, groups, bias, "none", layouts,
+                           frozenset((gradient,)))
+            for gradient in ("input", "weight", "bias") if gradient in wanted and (gradient != "bias" or bias)]
+
+
 @functools.lru_cache(maxsize=4096)
 def layer_norm_signature(x_shape, normalized_ndim, dtype, has_weight, has_bias, eps, direction):
     """direction: a boo.LayerNormDirection (FORWARD, or backward flags)."""
@@ -506,9 +515,11 @@ def _conv_backward_kernel(dy: torch.Tensor, x: torch.Tensor, w: torch.Tensor, ha
     layouts = tuple(layouts.split(","))
 
     def boo():
-        sig = conv_signature(tuple(x.shape), tuple(w.shape), x.dtype, tuple(stride), tuple(padding), tuple(dilation),
-                             groups, has_bias, "none", layouts, frozenset(wanted))
-        return _run(sig, {"dy": dy, "x": x, "w": w})
+        got = {}
+        for sig in conv_backward_signatures(tuple(x.shape), tuple(w.shape), x.dtype, tuple(stride), tuple(padding),
+                                            tuple(dilation), groups, has_bias, layouts, frozenset(wanted)):
+            got.update(_run(sig, {"dy": dy, "x": x, "w": w}))
+        return got
 
     def pytorch():
         dx, dw, db = torch.ops.aten.convolution_backward(

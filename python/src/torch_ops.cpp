@@ -307,21 +307,33 @@ std::vector<at::Tensor> conv_backward_cuda(const at::Tensor& dy, const at::Tenso
   static ReadyCache cache;
   TORCH_CHECK(mask.size() == 3, "boo::conv_backward: output_mask has 3 entries (dx, dw, db), got ", mask.size());
   const bool want_x = mask.get(0), want_w = mask.get(1), want_b = mask.get(2);
-  const uint8_t directions = (want_x ? kBackwardData : 0) | (want_w ? kBackwardWeight : 0) |
-                             (want_b && has_bias ? kBackwardBias : 0);
   void* stream = c10::cuda::getCurrentCUDAStream(x.get_device()).stream();
-  Ready ready;
-  if (const boo_bridge_launchable* l = conv_launchable(cache, x, w, false, stride, padding, dilation,
-                                                       groups.expect_int(), "none", layouts, directions, stream,
-                                                       ready)) {
-    if (auto got = launch(*l, {{"dy", &dy}, {"x", &x}, {"w", &w}}, x, stream)) {
-      // Gradients not asked for come back as distinct empty tensors (outputs may not alias).
-      at::Tensor dx = want_x ? result(*l, *got, "dx") : at::empty({0}, x.options());
-      at::Tensor dw = want_w ? result(*l, *got, "dw") : at::empty({0}, w.options());
-      at::Tensor db = want_b && has_bias ? result(*l, *got, "db") : at::empty({0}, w.options());
-      if (dx.defined() && dw.defined() && db.defined()) return {dx, dw, db};
+  // One launchable per gradient (boo.ops.conv_backward_signatures' rule): the Hopper tier plans one direction
+  // at a time, so dx and dw asked together would both run on the tier that plans every face at once.
+  // Gradients not asked for come back as distinct empty tensors (outputs may not alias).
+  at::Tensor dx = at::empty({0}, x.options()), dw = at::empty({0}, w.options()), db = at::empty({0}, w.options());
+  const std::pair<bool, uint8_t> gradients[] = {
+      {want_x, kBackwardData}, {want_w, kBackwardWeight}, {want_b && has_bias, kBackwardBias}};
+  bool all_ran = true;
+  for (const auto& [wanted, direction] : gradients) {
+    if (!wanted) continue;
+    Ready ready;
+    const boo_bridge_launchable* l = conv_launchable(cache, x, w, false, stride, padding, dilation,
+                                                     groups.expect_int(), "none", layouts, direction, stream, ready);
+    std::optional<std::vector<at::Tensor>> got;
+    if (l) got = launch(*l, {{"dy", &dy}, {"x", &x}, {"w", &w}}, x, stream);
+    if (!got) {
+      all_ran = false;
+      break;
+    }
+    at::Tensor& out = direction == kBackwardData ? dx : direction == kBackwardWeight ? dw : db;
+    out = result(*l, *got, direction == kBackwardData ? "dx" : direction == kBackwardWeight ? "dw" : "db");
+    if (!out.defined()) {
+      all_ran = false;
+      break;
     }
   }
+  if (all_ran) return {dx, dw, db};
   return python_kernel(conv_backward_op(), dy, x, w, has_bias, stride, padding, dilation, std::move(groups), layouts,
                        std::move(mask));
 }

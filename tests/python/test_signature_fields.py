@@ -145,6 +145,15 @@ class TypedConstructorTest(unittest.TestCase):
         no_bias = ops.conv_signature((2, 16, 12, 12), (32, 16, 3, 3), torch.float32, (1, 1), (0, 0), (1, 1), 1,
                                      False, "none", ("NCHW",) * 3, frozenset(("input", "bias")))
         self.assertEqual(no_bias, S.from_command("conv -n 2 -c 16 -H 12 -W 12 -k 32 -y 3 -x 3 -F 2"))
+        # Autograd's gradients: one signature each, so each dispatches on its own (the Hopper tier plans one
+        # direction at a time); the bias gradient only for a conv with a bias.
+        per_gradient = ops.conv_backward_signatures((2, 16, 12, 12), (32, 16, 3, 3), torch.bfloat16, (1, 1), (1, 1),
+                                                    (1, 1), 1, True, layouts, frozenset(("input", "weight", "bias")))
+        shape = "-n 2 -c 16 -H 12 -W 12 -k 32 -y 3 -x 3 -p 1 -q 1 --in_layout NHWC --fil_layout NHWC --out_layout NHWC"
+        self.assertEqual(per_gradient, [S.from_command(f"convbfp16 {shape} -F {code}") for code in (2, 4, 7)])
+        self.assertEqual(ops.conv_backward_signatures((2, 16, 12, 12), (32, 16, 3, 3), torch.bfloat16, (1, 1), (1, 1),
+                                                      (1, 1), 1, False, layouts, frozenset(("weight", "bias"))),
+                         [S.from_command(f"convbfp16 {shape} -F 4")])
         ln = ops.layer_norm_signature((4, 8, 16), 1, torch.float16, True, False, 1e-5,
                                       LD.BACKWARD_DATA | LD.BACKWARD_WEIGHT)
         self.assertEqual(ln, S.from_command("layernormfp16 -X 4x8x16 -o 2 -m 1 --bias 0 -F 6"))
