@@ -307,7 +307,8 @@ class NormOp final : public OpDefinition {
       for (size_t i = 0; i < specs.size(); ++i)
         if (specs[i].name == f.name) forward_args.push_back(args[i]);
     if (forward_args.size() != forward.arguments().size()) return args;  // layer norm's dbias alone reads dy only
-    BOO_ASSIGN_OR_RETURN(std::vector<base::HostTensor> computed, norm_reference(forward, forward_args));
+    BOO_ASSIGN_OR_RETURN(std::vector<base::HostTensor> computed,
+                         norm_reference(forward, forward_args, NormForwardParts::kStatistics));
     const std::vector<TensorSpec> computed_specs = forward.results();
     for (size_t i = 0; i < specs.size(); ++i)
       for (size_t j = 0; j < computed_specs.size(); ++j)

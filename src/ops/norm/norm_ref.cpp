@@ -70,7 +70,8 @@ RowStats row_stats(const NormProblem& p, const std::vector<double>& row) {
 }  // namespace
 
 Result<std::vector<base::HostTensor>> norm_reference(const NormSignature& sig,
-                                                     const std::vector<base::HostTensor>& args) {
+                                                     const std::vector<base::HostTensor>& args,
+                                                     NormForwardParts parts) {
   BOO_RETURN_IF_ERROR(sig.validate());
   const std::vector<TensorSpec> arg_specs = sig.arguments(), result_specs = sig.results();
   BOO_RETURN_IF_ERROR(check_arguments(sig, arg_specs, args, "reference"));
@@ -93,7 +94,7 @@ Result<std::vector<base::HostTensor>> norm_reference(const NormSignature& sig,
       for (int64_t r = begin; r < end; ++r) {
         load_x_row(*x, x2, r, n, row, scratch);
         const RowStats s = row_stats(p, row);
-        for (int64_t j = 0; j < n; ++j) {
+        for (int64_t j = 0; parts == NormForwardParts::kAll && j < n; ++j) {
           const size_t js = static_cast<size_t>(j);
           y.store(base::offset_of_linear(y.spec(), r * n + j), (row[js] - s.mean) * s.rstd * weight[js] + bias[js]);
         }

@@ -18,8 +18,12 @@ namespace boo::ops::norm {
 /// norm's -F 0, the forward's): g = dy * weight,
 /// dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) (RMS norm: without mean(g)),
 /// dweight = sum over rows of dy * xhat, dbias = sum over rows of dy.
+/// What the forward computes: every result, or the per-row statistics alone (mean and rstd: what a
+/// backward's generated arguments need; y is then left unwritten).
+enum class NormForwardParts { kAll, kStatistics };
 Result<std::vector<base::HostTensor>> norm_reference(const NormSignature& sig,
-                                                     const std::vector<base::HostTensor>& args);
+                                                     const std::vector<base::HostTensor>& args,
+                                                     NormForwardParts parts = NormForwardParts::kAll);
 
 /// RMS norm: the rms over all elements of rstd * |dy * weight|, the first of
 /// the two terms whose difference is dx (their difference keeps only
