@@ -56,24 +56,15 @@ __device__ void mainloop_mma_3xtf32(unsigned char* smem, const typename C::T* a_
     const T* tA = pipe.tile_a(stage);  // (BM, BK)
     const T* tB = pipe.tile_b(stage);  // (BN, BK)
     Accumulators<C> tile_acc = {};     // this k tile's products
-#pragma unroll
+    // One k8 step at a time: unrolled, the steps' split fragments were all live at once and
+    // spilled beside the scalar loaders' precomputed rows (NvrtcTest.ThreeTf32VariantsCompileWithoutSpills).
+#pragma unroll 1
     for (int kk = 0; kk < C::BK; kk += 8) {
       // The m16n8k8 fragments: lane 4 * gid + tid holds rows gid and gid + 8, k tid and tid + 4.
       const int gid = lane >> 2, tid = lane & 3;
-      unsigned a_big[kMmaM][4], a_small[kMmaM][4];  // (m16 block, A fragment)
+      // B's split fragments for the whole step; A's one m16 block at a time, which keeps the
+      // registers of its split parts few (the scalar loaders' precomputed rows spilled otherwise).
       unsigned b_big[kMmaN][2], b_small[kMmaN][2];  // (n8 block, B fragment)
-#pragma unroll
-      for (int i = 0; i < kMmaM; ++i) {
-        const int m = warp_m * kWarpM + i * 16 + gid;
-        const float v[4] = {tA[TileA::index(m, kk + tid)], tA[TileA::index(m + 8, kk + tid)],
-                            tA[TileA::index(m, kk + tid + 4)], tA[TileA::index(m + 8, kk + tid + 4)]};
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const Tf32Split s = split_tf32(v[e]);
-          a_big[i][e] = s.big;
-          a_small[i][e] = s.small;
-        }
-      }
 #pragma unroll
       for (int j = 0; j < kMmaN; ++j) {
         const int n = warp_n * kWarpN + j * 8 + gid;
@@ -86,16 +77,27 @@ __device__ void mainloop_mma_3xtf32(unsigned char* smem, const typename C::T* a_
         }
       }
 #pragma unroll
-      for (int i = 0; i < kMmaM; ++i)
+      for (int i = 0; i < kMmaM; ++i) {
+        const int m = warp_m * kWarpM + i * 16 + gid;
+        const float v[4] = {tA[TileA::index(m, kk + tid)], tA[TileA::index(m + 8, kk + tid)],
+                            tA[TileA::index(m, kk + tid + 4)], tA[TileA::index(m + 8, kk + tid + 4)]};
+        unsigned a_big[4], a_small[4];  // the m16 block's A fragment
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const Tf32Split s = split_tf32(v[e]);
+          a_big[e] = s.big;
+          a_small[e] = s.small;
+        }
 #pragma unroll
         for (int j = 0; j < kMmaN; ++j) {
           float step[4] = {};  // this k8 step's sums (the 16x8 C fragment)
-          mma_tf32_1688(step, a_big[i], b_small[j]);
-          mma_tf32_1688(step, a_small[i], b_big[j]);
-          mma_tf32_1688(step, a_big[i], b_big[j]);
+          mma_tf32_1688(step, a_big, b_small[j]);
+          mma_tf32_1688(step, a_small, b_big[j]);
+          mma_tf32_1688(step, a_big, b_big[j]);
 #pragma unroll
           for (int q = 0; q < 4; ++q) tile_acc[i][j][q] += step[q];
         }
+      }
     }
 #pragma unroll
     for (int i = 0; i < kMmaM; ++i)

@@ -115,6 +115,7 @@ struct Gemm {
   int splits;
   long long min_splits = 1;  // fp32's floor on splits (kFp32TermsPerSlice), for boo tune's alternatives too
   int max_bn = 128;          // 32 where threads keep two-level sums (mainloop_ffma.cuh, mainloop_mma_3xtf32.cuh)
+  int max_bm = 128;          // 64 for 3xTF32 with one-element A loads (tile_for)
   Phase phase;  // the data face's pixels and taps
   int threads() const { return warps_m * warps_n * 32; }
 };
@@ -217,7 +218,8 @@ void choose_tiling(Gemm& g, long long groups, long long min_splits, const ArchSp
   double best = 1e300;
   for (int bm : kTileRows)
     for (int bn : kTileCols)
-      for (long long splits = min_splits; bn <= g.max_bn && splits <= max_splits_of(g, min_splits); ++splits)
+      for (long long splits = min_splits; bm <= g.max_bm && bn <= g.max_bn && splits <= max_splits_of(g, min_splits);
+           ++splits)
         if (const double us = tiling_cost(g, groups, bm, bn, splits, arch, rate); us < best * 0.999) {
           best = us;
           set_tiling(g, bm, bn, splits);
@@ -236,7 +238,7 @@ std::vector<Tiling> ranked_tilings(const Gemm& g, long long groups, long long mi
   std::vector<Tiling> out;
   for (int bm : kTileRows)
     for (int bn : kTileCols) {
-      if (bn > g.max_bn) continue;
+      if (bm > g.max_bm || bn > g.max_bn) continue;
       Tiling best{bm, bn, min_splits, 1e300};
       for (long long splits = min_splits; splits <= max_splits_of(g, min_splits); ++splits)
         if (const double us = tiling_cost(g, groups, bm, bn, splits, arch, rate); us < best.us * 0.999)
@@ -264,10 +266,13 @@ constexpr long long kMaxPartialBytes = 512LL << 20;  // split-K partials of one 
 // Sets the GEMM's math path and tiles it for that path. Full-precision fp32 keeps two-level sums
 // on tiles 32 columns wide (warp tiles of 32x32 have the registers for a second accumulator set):
 // FFMA where the reduction is long (plan_gemm says why), 3xTF32 always, since its tensor cores
-// truncate as they accumulate (mainloop_mma_3xtf32.cuh).
+// truncate as they accumulate (mainloop_mma_3xtf32.cuh). 3xTF32 with one-element A loads gets 64-row
+// tiles: at 128 rows the scalar loader's precomputed rows and the split fragments spilled past 255
+// registers (NvrtcTest.ThreeTf32VariantsCompileWithoutSpills).
 void tile_for(Gemm& g, Math math, long long groups, long long es, const ArchSpec& arch) {
   g.math = math;
   g.max_bn = math == kMath3xTf32 || (math == kMathFfma && g.k > kFp32TermsPerSlice) ? 32 : 128;
+  g.max_bm = math == kMath3xTf32 && g.a_vec == 1 ? 64 : 128;
   choose_tiling(g, groups, g.min_splits, arch);
   g.stages = pipeline_depth(g, es, arch);
 }
