@@ -25,6 +25,9 @@ ArchSpec ArchSpec::of(const DeviceInfo& device) {
   a.mma_sync_macs_per_s = 150e12 * a.sm_count / 132;
   // The wgmma tier's forward convs: median 720 TFLOP/s on an H100 (docs/perf/2026-11-24-wgmma-h100.md).
   a.wgmma_macs_per_s = 350e12 * a.sm_count / 132;
+  // gpu:conv:implicit_gemm's FFMA path: its fastest fp32 lines of nchw-models.txt on an H100 at
+  // 8a84b3d (median 9e12; the FFMA peak is ~33e12 MAC/s at the boost clock).
+  a.ffma_macs_per_s = 18e12 * a.sm_count / 132;
   return a;
 }
 

@@ -365,6 +365,62 @@ TEST(NvrtcTest, Fp32WeightGradientsCompileWithoutSpills) {
   }
 }
 
+// Full-precision fp32 on 3xTF32 (kernels/gemm/mainloop_mma_3xtf32.cuh; gated by BOO_UNVERIFIED_KERNELS): the
+// lines of tests/gpu/focus.txt's 3xTF32 block plan "math 3xtf32" (kMath = 3) for every GEMM and compile for
+// sm_90a without spills: every face, NCHW and NHWC, long split weight gradients, stride phases, partial tiles;
+// and each line's other 3xTF32 tilings among boo tune's candidates, which also offer FFMA ("math ffma").
+TEST(NvrtcTest, ThreeTf32VariantsCompileWithoutSpills) {
+  ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1);
+  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
+  const ops::ArchSpec arch = ops::ArchSpec::of(device);
+  std::set<std::string> compiled;
+  for (const char* command : {
+           "conv -n 32 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 1 -b 1 --activation relu",
+           "conv -n 32 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 2",
+           "conv -n 128 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 4",
+           "conv -n 32 -c 3 -H 224 -W 224 -k 64 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 -F 4",
+           "conv -n 16 -c 64 -H 56 -W 56 -k 128 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 2",
+           "conv -n 64 -c 32 -H 112 -W 112 -k 16 -y 1 -x 1 -F 4",
+           "conv -n 64 -c 24 -H 56 -W 56 -k 144 -y 1 -x 1 -F 4",
+           "conv -n 32 -c 256 -H 56 -W 56 -k 64 -y 1 -x 1 -F 1",
+           "conv -n 32 -c 128 -H 28 -W 28 -k 128 -y 3 -x 3 -p 1 -q 1 -F 1 --in_layout NHWC --fil_layout NHWC --out_layout NHWC",
+           "conv -n 32 -c 128 -H 28 -W 28 -k 128 -y 3 -x 3 -p 1 -q 1 -F 2 --in_layout NHWC --fil_layout NHWC --out_layout NHWC",
+           "conv -n 64 -c 128 -H 28 -W 28 -k 128 -y 3 -x 3 -p 1 -q 1 -F 4 --in_layout NHWC --fil_layout NHWC --out_layout NHWC",
+           "conv -n 32 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 1 --out_layout NHWC",
+           "conv -n 3 -c 35 -H 17 -W 15 -k 40 -y 3 -x 3 -p 1 -q 1 -F 1 -b 1",
+           "conv -n 3 -c 35 -H 17 -W 15 -k 40 -y 3 -x 3 -p 1 -q 1 -F 2",
+           "conv -n 3 -c 35 -H 17 -W 15 -k 40 -y 3 -x 3 -p 1 -q 1 -F 4",
+           "conv -n 5 -c 40 -H 61 -W 67 -k 36 -y 3 -x 3 -p 1 -q 1 -F 4 --in_layout NHWC --fil_layout NHWC --out_layout NHWC",
+           "conv -n 64 -c 32 -H 64 -W 64 -k 32 -y 3 -x 3 -p 1 -q 1 -F 0",
+       }) {
+    SCOPED_TRACE(command);
+    Result<ParsedCommand> p = parse_command(std::string_view(command));
+    ASSERT_TRUE(p.ok()) << p.status().to_string();
+    Result<runtime::Dispatch> d = runtime::choose_gpu_implementation(*p->signature, device);
+    ASSERT_TRUE(d.ok() && d->chosen) << (d.ok() ? d->failure() : d.status()).to_string();
+    ASSERT_EQ(d->chosen->name(), "gpu:conv:implicit_gemm");
+    EXPECT_EQ(d->config->text().find("math ffma"), std::string::npos) << d->config->text();
+    EXPECT_NE(d->config->text().find("math 3xtf32"), std::string::npos) << d->config->text();
+    Result<ops::ConfigList> list = d->chosen->candidates(*d->problem, arch);
+    ASSERT_TRUE(list.ok()) << list.status().to_string();
+    bool ffma_offered = false;
+    for (const std::unique_ptr<const ops::Config>& c : *list) {
+      ffma_offered |= c->text().find("math ffma") != std::string::npos;
+      if (c->text().find("math 3xtf32") == std::string::npos) continue;
+      SCOPED_TRACE(c->text());
+      Result<ops::Plan> plan = d->chosen->plan(*d->problem, *c, arch);
+      ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+      EXPECT_NE(plan->source.text.find("kMath = 3;"), std::string::npos);
+      if (!compiled.insert(plan->source.text).second) continue;
+      Result<jit::CompiledKernel> k = jit::compile_kernel(plan->source, kArch, false);
+      ASSERT_TRUE(k.ok()) << k.status().to_string();
+      EXPECT_EQ(k->spill_bytes, 0) << k->log;
+    }
+    EXPECT_TRUE(ffma_offered);
+  }
+  ::unsetenv("BOO_UNVERIFIED_KERNELS");
+}
+
 // gpu:conv:wgmma_sm90 (wgmma, setmaxnreg: sm_90a) plans and compiles its
 // kernel for every tile width, both 16-bit types, 1-D and 2-D, with bias and
 // activations, the data face (a flipped filter copy), the weight face (M/N-major

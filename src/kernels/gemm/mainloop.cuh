@@ -1,9 +1,10 @@
 // boo device code: the mainloop of the mma.sync GEMMs, by math path (C::kMath):
-// bf16/fp16 tensor cores, TF32 tensor cores or FFMA, each over the same
-// multistage pipeline (pipeline.cuh).
+// 0 bf16/fp16 tensor cores, 1 TF32 tensor cores, 2 FFMA, 3 3xTF32 (full-precision
+// fp32 on TF32 tensor cores), each over the same multistage pipeline (pipeline.cuh).
 #pragma once
 
 #include "boo/kernels/gemm/mainloop_ffma.cuh"
+#include "boo/kernels/gemm/mainloop_mma_3xtf32.cuh"
 #include "boo/kernels/gemm/mainloop_mma_f16.cuh"
 #include "boo/kernels/gemm/mainloop_mma_tf32.cuh"
 #include "boo/kernels/gemm/pipeline.cuh"
@@ -22,8 +23,10 @@ __device__ void mainloop(unsigned char* smem, const typename C::T* a_src, const 
     mainloop_mma_f16<C, LoaderA, LoaderB>(smem, a_src, b_src, cta, warp_m, warp_n, lane, epilogue);
   else if constexpr (C::kMath == 1)
     mainloop_mma_tf32<C, LoaderA, LoaderB>(smem, a_src, b_src, cta, warp_m, warp_n, lane, epilogue);
-  else
+  else if constexpr (C::kMath == 2)
     mainloop_ffma<C, LoaderA, LoaderB>(smem, a_src, b_src, cta, warp_m, warp_n, lane, epilogue);
+  else
+    mainloop_mma_3xtf32<C, LoaderA, LoaderB>(smem, a_src, b_src, cta, warp_m, warp_n, lane, epilogue);
 }
 
 }  // namespace gemm

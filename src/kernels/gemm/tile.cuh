@@ -12,7 +12,8 @@
 //   WARPS_M, WARPS_N    warps along the tile's rows and columns; kThreads = 32 * WARPS_M * WARPS_N
 //   STAGES              shared-memory stages of the cp.async pipeline
 //   kAMode, kBMode      OperandMode of each operand's shared tile
-//   kMath               0: bf16/fp16 tensor cores (kHalf: fp16), 1: TF32 tensor cores, 2: FFMA
+//   kMath               0: bf16/fp16 tensor cores (kHalf: fp16), 1: TF32 tensor cores, 2: FFMA,
+//                       3: 3xTF32 (full-precision fp32 on TF32 tensor cores)
 //   kSplits             K splits (> 1: fp32 partials reduced by split_k_reduce)
 //   kVecOut             the output's GEMM columns are contiguous: 16-byte vector stores
 //   kBias, kAct         the epilogue: per-channel bias, then activation kAct (types.cuh)

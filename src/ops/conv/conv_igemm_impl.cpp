@@ -8,6 +8,7 @@
 
 #include "boo/conv.hpp"
 #include "ops/common/generated_source.hpp"
+#include "ops/common/unverified_kernels.hpp"
 #include "ops/conv/conv_bias_gradient.hpp"
 #include "ops/conv/conv_problem.hpp"
 #include "ops/conv/conv_staging.hpp"
@@ -19,6 +20,16 @@ namespace {
 
 enum Mode { kScalar = 0, kVectorK = 1, kVectorMN = 2 };  // conv_igemm.cuh OperandMode
 const char* mode_name(Mode m) { return m == kScalar ? "scalar" : m == kVectorK ? "vecK" : "vecMN"; }
+
+// The mainloop's math (mainloop.cuh's C::kMath): bf16/fp16 and TF32 (--fp32-math tf32) tensor
+// cores follow from the signature; full-precision fp32 runs on FFMA or on 3xTF32, TF32 tensor
+// cores with error compensation (mainloop_mma_3xtf32.cuh), whichever the cost model prefers
+// (choose_fp32_math). 3xTF32 awaits its first numerics run on a GPU (BOO_UNVERIFIED_KERNELS).
+enum Math { kMathHalf = 0, kMathTf32 = 1, kMathFfma = 2, kMath3xTf32 = 3 };
+const char* math_name(Math m) {
+  return m == kMathHalf ? "f16" : m == kMathTf32 ? "tf32" : m == kMathFfma ? "ffma" : "3xtf32";
+}
+bool full_precision_fp32(Math m) { return m == kMathFfma || m == kMath3xTf32; }
 
 // The widest vector (16, 8 or 4 bytes: `elem_bytes`-sized elements) along
 // dimension `dim` of a tensor with strides `s` that is contiguous and aligned:
@@ -97,12 +108,14 @@ struct Gemm {
   long long m, n, k;
   int bm, bn, bk, warps_m, warps_n, stages;
   Mode a_mode, b_mode;
+  Math math = kMathHalf;
   int a_vec = 1, b_vec = 1;  // elements per vector
   bool vec_out = false;      // 16-byte output stores along N through shared memory
   bool fp32_out = false;     // ConvProblem::fp32_result: the sums stay fp32 in the workspace
   int splits;
   long long min_splits = 1;  // fp32's floor on splits (kFp32TermsPerSlice), for boo tune's alternatives too
-  int max_bn = 128;          // long fp32 reductions: 32, so that threads keep two-level sums (mainloop_ffma.cuh)
+  int max_bn = 128;          // 32 where threads keep two-level sums (mainloop_ffma.cuh, mainloop_mma_3xtf32.cuh)
+  int max_bm = 128;          // 64 for 3xTF32 with one-element A loads (tile_for)
   Phase phase;  // the data face's pixels and taps
   int threads() const { return warps_m * warps_n * 32; }
 };
@@ -143,10 +156,22 @@ int warps_m_of(int bm, int bn) { return bm == 128 ? (warps_n_of(bn) == 1 ? 4 : 2
 // latency. Measured A/B over the 413 convs (docs/perf/2026-11-22-conv-413-h200-90d3901.md):
 // the 194 shapes whose tiles it changes ran 1.09x (forward), 1.23x (backward
 // data) and 1.10x (backward weight) faster.
-// The modelled time (us) of a BM x BN tiling with `splits` split-K slices.
-double tiling_cost(const Gemm& g, long long groups, int bm, int bn, long long splits, const ArchSpec& arch) {
+// The MAC rate tiling_cost models a math path at when it chooses among the path's tilings. The
+// 16-bit, TF32 and FFMA tilings were measured (docs/perf/) with every path at the mma.sync rate,
+// and keep it; 3xTF32 is at its own: TF32 at half the 16-bit rate (A100, H100), three MMAs a product.
+double tiling_macs_per_s(Math math, const ArchSpec& arch) {
+  return math == kMath3xTf32 ? arch.mma_sync_macs_per_s / 6 : arch.mma_sync_macs_per_s;
+}
+// The rate at which FFMA and 3xTF32 are compared (choose_fp32_math): each path's own.
+double own_macs_per_s(Math math, const ArchSpec& arch) {
+  return math == kMathFfma ? arch.ffma_macs_per_s : tiling_macs_per_s(math, arch);
+}
+
+// The modelled time (us) of a BM x BN tiling with `splits` split-K slices, at `macs_per_s`.
+double tiling_cost(const Gemm& g, long long groups, int bm, int bn, long long splits, const ArchSpec& arch,
+                   double macs_per_s) {
   const long long slots = 2LL * arch.sm_count;
-  const double mac_per_us_per_slot = arch.mma_sync_macs_per_s / static_cast<double>(slots) / 1e6;
+  const double mac_per_us_per_slot = macs_per_s / static_cast<double>(slots) / 1e6;
   const double bytes_per_us = arch.copy_bytes_per_s / 1e6;
   const long long k_tiles = ceil_div(g.k, g.bk);
   const long long tiles = ceil_div(g.m, bm) * ceil_div(g.n, bn) * groups;
@@ -189,11 +214,13 @@ void set_tiling(Gemm& g, int bm, int bn, long long splits) {
 // it changes ran 1.09x (forward), 1.23x (backward data) and 1.10x (backward
 // weight) faster.
 void choose_tiling(Gemm& g, long long groups, long long min_splits, const ArchSpec& arch) {
+  const double rate = tiling_macs_per_s(g.math, arch);
   double best = 1e300;
   for (int bm : kTileRows)
     for (int bn : kTileCols)
-      for (long long splits = min_splits; bn <= g.max_bn && splits <= max_splits_of(g, min_splits); ++splits)
-        if (const double us = tiling_cost(g, groups, bm, bn, splits, arch); us < best * 0.999) {
+      for (long long splits = min_splits; bm <= g.max_bm && bn <= g.max_bn && splits <= max_splits_of(g, min_splits);
+           ++splits)
+        if (const double us = tiling_cost(g, groups, bm, bn, splits, arch, rate); us < best * 0.999) {
           best = us;
           set_tiling(g, bm, bn, splits);
         }
@@ -207,13 +234,14 @@ struct Tiling {
   double us;
 };
 std::vector<Tiling> ranked_tilings(const Gemm& g, long long groups, long long min_splits, const ArchSpec& arch) {
+  const double rate = tiling_macs_per_s(g.math, arch);
   std::vector<Tiling> out;
   for (int bm : kTileRows)
     for (int bn : kTileCols) {
-      if (bn > g.max_bn) continue;
+      if (bm > g.max_bm || bn > g.max_bn) continue;
       Tiling best{bm, bn, min_splits, 1e300};
       for (long long splits = min_splits; splits <= max_splits_of(g, min_splits); ++splits)
-        if (const double us = tiling_cost(g, groups, bm, bn, splits, arch); us < best.us * 0.999)
+        if (const double us = tiling_cost(g, groups, bm, bn, splits, arch, rate); us < best.us * 0.999)
           best = {bm, bn, splits, us};
       out.push_back(best);
     }
@@ -234,6 +262,35 @@ int pipeline_depth(const Gemm& g, long long es, const ArchSpec& arch) {
 
 constexpr long long kFp32TermsPerSlice = 4096;
 constexpr long long kMaxPartialBytes = 512LL << 20;  // split-K partials of one GEMM
+
+// Sets the GEMM's math path and tiles it for that path. Full-precision fp32 keeps two-level sums
+// on tiles 32 columns wide (warp tiles of 32x32 have the registers for a second accumulator set):
+// FFMA where the reduction is long (plan_gemm says why), 3xTF32 always, since its tensor cores
+// truncate as they accumulate (mainloop_mma_3xtf32.cuh). 3xTF32 with one-element A loads gets 64-row
+// tiles: at 128 rows the scalar loader's precomputed rows and the split fragments spilled past 255
+// registers (NvrtcTest.ThreeTf32VariantsCompileWithoutSpills).
+void tile_for(Gemm& g, Math math, long long groups, long long es, const ArchSpec& arch) {
+  g.math = math;
+  g.max_bn = math == kMath3xTf32 || (math == kMathFfma && g.k > kFp32TermsPerSlice) ? 32 : 128;
+  g.max_bm = math == kMath3xTf32 && g.a_vec == 1 ? 64 : 128;
+  choose_tiling(g, groups, g.min_splits, arch);
+  g.stages = pipeline_depth(g, es, arch);
+}
+
+// The modelled time (us) of the GEMM's tiling at its math path's own rate.
+double modelled_us(const Gemm& g, long long groups, const ArchSpec& arch) {
+  return tiling_cost(g, groups, g.bm, g.bn, g.splits, arch, own_macs_per_s(g.math, arch));
+}
+
+// Full-precision fp32 runs on FFMA, or on 3xTF32 where the cost model, each path at its own rate,
+// says it is faster; FFMA only until 3xTF32 has passed numerics on a GPU (BOO_UNVERIFIED_KERNELS).
+void choose_fp32_math(Gemm& g, long long groups, long long es, const ArchSpec& arch) {
+  tile_for(g, kMathFfma, groups, es, arch);
+  if (!unverified_kernels_enabled()) return;
+  Gemm tensor_cores = g;
+  tile_for(tensor_cores, kMath3xTf32, groups, es, arch);
+  if (modelled_us(tensor_cores, groups, arch) < modelled_us(g, groups, arch)) g = tensor_cores;
+}
 
 Gemm plan_gemm(const std::string& entry, Face face, const Relation& r, DType dtype, bool tf32, const ArchSpec& arch,
                const Phase& phase, bool fp32_out) {
@@ -301,17 +358,17 @@ Gemm plan_gemm(const std::string& entry, Face face, const Relation& r, DType dty
   // accumulator (more split-K slices, added in float64 by the reduce): the
   // error of a sequential fp32 sum grows with its length, and weight gradients
   // sum N*H*W = 100k-800k terms (issue 17: their spread was 2.5-4.5x cuDNN's,
-  // then 1.3-1.6x with slices alone). Their tiles are 32 columns wide: warp
-  // tiles of 32x32 leave each FFMA thread the registers for two-level sums
+  // then 1.3-1.6x with slices alone). Their tiles are 32 columns wide (tile_for):
+  // warp tiles of 32x32 leave each FFMA thread the registers for two-level sums
   // (mainloop_ffma.cuh; 64x32 warp tiles spill with them), whose error grows
   // like L / sqrt(BK) instead of L (docs/tolerances.md, "fp32 weight gradients").
   if (dtype == DType::kF32 && g.k > kFp32TermsPerSlice) {
     const long long by_memory = std::max<long long>(1, kMaxPartialBytes / (4 * r.groups * g.m * g.n));
     g.min_splits = std::clamp<long long>(ceil_div(g.k, kFp32TermsPerSlice), 1, std::min<long long>(256, by_memory));
-    if (!tf32) g.max_bn = 32;
   }
-  choose_tiling(g, r.groups, g.min_splits, arch);
-  g.stages = pipeline_depth(g, es, arch);
+  if (dtype != DType::kF32) tile_for(g, kMathHalf, r.groups, es, arch);
+  else if (tf32) tile_for(g, kMathTf32, r.groups, es, arch);
+  else choose_fp32_math(g, r.groups, es, arch);
   // 16-byte stores need the output's N dimension contiguous and aligned.
   const long long out_v = 16 / es;
   switch (face) {
@@ -349,11 +406,9 @@ std::string array_fn(const char* name, const long long* v, int n) {
 // The Cfg struct of one GEMM (every size a compile-time constant).
 std::string cfg_source(const std::string& name, const Gemm& g, const Relation& r, const ConvSignature& sig,
                        bool epilogue) {
-  // 0: bf16/fp16 tensor cores; 1: TF32 tensor cores (--fp32-math tf32); 2: fp32 FFMA (full precision).
-  const int math = sig.dtype != DType::kF32 ? 0 : sig.fp32_tf32 ? 1 : 2;
   std::string s = "struct " + name + " {\n";
   s += "  using T = " + std::string(device_type(sig.dtype)) + ";\n";
-  s += "  static constexpr int kFace = " + std::to_string(g.face) + ", kMath = " + std::to_string(math) + ";\n";
+  s += "  static constexpr int kFace = " + std::to_string(g.face) + ", kMath = " + std::to_string(g.math) + ";\n";
   s += "  static constexpr bool kHalf = " + std::string(sig.dtype == DType::kF16 ? "true" : "false") + ";\n";
   s += "  static constexpr int BM = " + std::to_string(g.bm) + ", BN = " + std::to_string(g.bn) +
        ", BK = " + std::to_string(g.bk) + ", WARPS_M = " + std::to_string(g.warps_m) +
@@ -421,7 +476,8 @@ struct ImplicitGemmConfig final : Config {
                 std::to_string(g.bn) + "x" + std::to_string(g.bk) + " warps " + std::to_string(g.warps_m) + "x" +
                 std::to_string(g.warps_n) + " stages " + std::to_string(g.stages) + " A " + mode_name(g.a_mode) +
                 std::to_string(g.a_vec) + " B " + mode_name(g.b_mode) + std::to_string(g.b_vec) + " splits " +
-                std::to_string(g.splits) + (g.vec_out ? " vec_out" : "") + (g.fp32_out ? " fp32_out" : "");
+                std::to_string(g.splits) + (g.vec_out ? " vec_out" : "") + (g.fp32_out ? " fp32_out" : "") +
+                (full_precision_fp32(g.math) ? std::string(" math ") + math_name(g.math) : "");
     }
     return record;
   }
@@ -614,13 +670,14 @@ class ImplicitGemmConv final : public Tier<ConvProblem, ImplicitGemmConfig> {
 
   // Candidate i gives every GEMM its i-th tiling by the cost model (its last
   // where it has fewer), at the depth pipeline_depth gives it; then the
-  // chosen tiling one stage shallower. Split-K partials past kMaxPartialBytes
-  // and tiles past the device's shared memory are left out.
+  // chosen tiling one stage shallower; then, for full-precision fp32 with
+  // BOO_UNVERIFIED_KERNELS=1, every fp32 GEMM on the other math path (FFMA or
+  // 3xTF32) with its i-th tilings, so that boo tune times both. Split-K
+  // partials past kMaxPartialBytes and tiles past the device's shared memory
+  // are left out.
   std::vector<ImplicitGemmConfig> alternatives(const ConvProblem& problem, const ArchSpec& arch,
                                                const ImplicitGemmConfig& chosen) const override {
     const long long es = problem.elem_bytes, groups = problem.relation.groups;
-    std::vector<std::vector<Tiling>> ranked;
-    for (const Work& w : chosen.works) ranked.push_back(ranked_tilings(w.gemm, groups, w.gemm.min_splits, arch));
     auto partials = [&](const ImplicitGemmConfig& c) {
       size_t most = 0;
       for (const Work& w : c.works) most = std::max(most, workspace_bytes_of(w.gemm, groups));
@@ -631,19 +688,35 @@ class ImplicitGemmConv final : public Tier<ConvProblem, ImplicitGemmConfig> {
     auto keep = [&](ImplicitGemmConfig c) {
       if (partials(c) <= partials_limit && check_and_place(problem, arch, c).ok()) out.push_back(std::move(c));
     };
-    for (size_t rank = 0; rank < kTileRows.size() * kTileCols.size(); ++rank) {
-      ImplicitGemmConfig c = chosen;
-      for (size_t i = 0; i < c.works.size(); ++i) {
-        const Tiling& t = ranked[i][std::min(rank, ranked[i].size() - 1)];
-        Gemm& g = c.works[i].gemm;
-        set_tiling(g, t.bm, t.bn, t.splits);
-        g.stages = pipeline_depth(g, es, arch);
+    auto keep_ranked = [&](const ImplicitGemmConfig& base) {
+      std::vector<std::vector<Tiling>> ranked;
+      for (const Work& w : base.works) ranked.push_back(ranked_tilings(w.gemm, groups, w.gemm.min_splits, arch));
+      for (size_t rank = 0; rank < kTileRows.size() * kTileCols.size(); ++rank) {
+        ImplicitGemmConfig c = base;
+        for (size_t i = 0; i < c.works.size(); ++i) {
+          const Tiling& t = ranked[i][std::min(rank, ranked[i].size() - 1)];
+          Gemm& g = c.works[i].gemm;
+          set_tiling(g, t.bm, t.bn, t.splits);
+          g.stages = pipeline_depth(g, es, arch);
+        }
+        keep(std::move(c));
       }
-      keep(std::move(c));
-    }
+    };
+    keep_ranked(chosen);
     ImplicitGemmConfig shallower = chosen;
     for (Work& w : shallower.works) w.gemm.stages = std::max(2, w.gemm.stages - 1);
     keep(std::move(shallower));
+    if (!unverified_kernels_enabled()) return out;
+    for (Math math : {kMathFfma, kMath3xTf32}) {
+      ImplicitGemmConfig other = chosen;
+      bool changed = false;
+      for (Work& w : other.works)
+        if (full_precision_fp32(w.gemm.math) && w.gemm.math != math) {
+          tile_for(w.gemm, math, groups, es, arch);
+          changed = true;
+        }
+      if (changed) keep_ranked(other);
+    }
     return out;
   }
 
