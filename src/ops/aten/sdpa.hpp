@@ -146,16 +146,18 @@ base::HostTensor sdpa_logsumexp_reference(const SdpaDesc& d, const base::HostTen
 /// The error allowed at each element of gradient `which` (0 dq, 1 dk, 2 dv) beyond
 /// rtol * |ref| (docs/tolerances.md, "Attention backward"), at the logical row-major
 /// positions `linear` (every element where null). `unit` is the input dtype's
-/// rounding unit 2^-p. With p, dP = dO v^T, D = rowsum(dO * O) in float64,
-///   dv:  rtol * sum_i p_ij |dO_ie| + sum_i sigma_i p_ij |dO_ie|
-///   dq:  rtol * |scale| sum_j w_ij |k_je| + |scale| sum_j c_ij |k_je|
-///   dk:  rtol * |scale| sum_i w_ij |q_ie| + |scale| sum_i c_ij |q_ie|
+/// rounding unit 2^-p, `tiny` half its smallest subnormal (fp16's P and dS terms and
+/// results below the normal range). With p, dP = dO v^T, D = rowsum(dO * O) in
+/// float64, sums over the (query i, key j) pairs the mask keeps,
+///   dv:  sum_i ((rtol + sigma_i) p_ij + tiny) |dO_ie| + tiny
+///   dq:  |scale| sum_j |k_je| (rtol w_ij + c_ij + tiny) + tiny
+///   dk:  |scale| sum_i |q_ie| (rtol w_ij + c_ij + tiny) + tiny
 ///   w_ij = p_ij |dP_ij - D_i|,  c_ij = (sigma_i + 2^-22) w_ij + p_ij (g_v T_ij + e_i),
 ///   T_ij = sum_e |dO_ie v_je|, g_v = 2^-24 8 sqrt(Ev), e_i = (unit + g_v) sum_e |dO_ie O_ie|,
 ///   sigma_i = 2^-24 ((8 sqrt(E) + 4) A_i + 4 |lse_i| + 4) (A_i as the forward's).
 std::vector<double> sdpa_backward_allowances(const SdpaDesc& d, const base::HostTensor& q, const base::HostTensor& k,
                                              const base::HostTensor& v, const base::HostTensor& dout, int which,
-                                             double unit, double rtol, const std::vector<int64_t>* linear);
+                                             double unit, double tiny, double rtol, const std::vector<int64_t>* linear);
 
 const OpDefinition& sdpa_definition();
 const OpDefinition& sdpa_backward_definition();

@@ -118,8 +118,8 @@ base::HostTensor sdpa_logsumexp_reference(const SdpaDesc& d, const base::HostTen
 
 std::vector<double> sdpa_backward_allowances(const SdpaDesc& d, const base::HostTensor& q_in,
                                              const base::HostTensor& k_in, const base::HostTensor& v_in,
-                                             const base::HostTensor& dout_in, int which, double unit, double rtol,
-                                             const std::vector<int64_t>* linear) {
+                                             const base::HostTensor& dout_in, int which, double unit, double tiny,
+                                             double rtol, const std::vector<int64_t>* linear) {
   const std::vector<double> q = gather(q_in), k = gather(k_in), v = gather(v_in), dout = gather(dout_in);
   const double ulp = std::ldexp(1.0, -24);
   const double score_ulps = 8.0 * std::sqrt(static_cast<double>(d.head_dim)) + 4.0;  // as the forward's
@@ -184,26 +184,31 @@ std::vector<double> sdpa_backward_allowances(const SdpaDesc& d, const base::Host
           if (which == 0) {
             double* row = &whole[static_cast<size_t>(r * width)];
             for (int64_t e = 0; e < d.head_dim; ++e) {
-              double a = 0;
-              for (int64_t j = 0; j < d.keys; ++j)
+              double a = 0, k_sum = 0;
+              for (int64_t j = 0; j < seen; ++j) {
                 a += std::abs(k_head[j * d.head_dim + e]) *
                      (rtol * w[static_cast<size_t>(j)] + c[static_cast<size_t>(j)]);
-              row[e] = abs_scale * a;
+                k_sum += std::abs(k_head[j * d.head_dim + e]);
+              }
+              row[e] = abs_scale * (a + tiny * k_sum) + tiny;
             }
           } else if (which == 1) {
-            for (int64_t j = 0; j < d.keys; ++j)
+            for (int64_t j = 0; j < seen; ++j)
               for (int64_t e = 0; e < d.head_dim; ++e)
-                key_rows[j * width + e] +=
-                    abs_scale * std::abs(q_row[e]) * (rtol * w[static_cast<size_t>(j)] + c[static_cast<size_t>(j)]);
+                key_rows[j * width + e] += abs_scale * std::abs(q_row[e]) *
+                                           (rtol * w[static_cast<size_t>(j)] + c[static_cast<size_t>(j)] + tiny);
           } else {
-            for (int64_t j = 0; j < d.keys; ++j)
+            for (int64_t j = 0; j < seen; ++j)
               for (int64_t e = 0; e < d.value_dim; ++e)
-                key_rows[j * width + e] += (rtol + sigma) * p[static_cast<size_t>(j)] * std::abs(do_row[e]);
+                key_rows[j * width + e] += ((rtol + sigma) * p[static_cast<size_t>(j)] + tiny) * std::abs(do_row[e]);
           }
         }
       }
     }
   });
+  // The results' own rounding where they are subnormal.
+  if (which != 0)
+    for (double& x : whole) x += tiny;
   if (!linear) return whole;
   std::vector<double> picked;
   picked.reserve(linear->size());
@@ -263,8 +268,10 @@ class SdpaBackwardOp final : public OpDefinition {
     using S = SdpaBackwardSignature;
     const DType dtype = s->arg(S::kQuery).dtype;
     const double unit = std::ldexp(1.0, dtype == DType::kBF16 ? -8 : dtype == DType::kF16 ? -11 : -24);
+    // Half the smallest subnormal: the largest rounding error of a value below the normal range.
+    const double tiny = std::ldexp(1.0, dtype == DType::kBF16 ? -134 : dtype == DType::kF16 ? -25 : -150);
     return sdpa_backward_allowances(s->desc(), args[S::kQuery], args[S::kKey], args[S::kValue], args[S::kGradOut],
-                                    static_cast<int>(result), unit, rtol, linear);
+                                    static_cast<int>(result), unit, tiny, rtol, linear);
   }
 
   Result<std::unique_ptr<OpProblem>> make_problem(const OpSignature& sig) const override {

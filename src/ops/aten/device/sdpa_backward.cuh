@@ -98,12 +98,54 @@ __device__ __forceinline__ void sdpa_a_of(unsigned (&a)[4], const float (&lo)[4]
   a[3] = sdpa_pack(T{}, hi[2], hi[3]);
 }
 
+/// acc [16 x 8 kTiles] = A B^T for the warp's 16 rows [row0, row0 + 16) of tile `a` and the
+/// first 8 kTiles rows of tile `b`, both [rows][kHeadDim] (the reduction over the head dim).
+template <typename T, int kHeadDim, int kTiles>
+__device__ __forceinline__ void sdpa_rows_times_tile(float (&acc)[kTiles][4], const unsigned char* a,
+                                                     const unsigned char* b, int row0) {
+  #pragma unroll
+  for (int n = 0; n < kTiles; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
+  #pragma unroll
+  for (int step = 0; step < kHeadDim / 16; ++step) {
+    unsigned fa[4];
+    sdpa_a_rows<kHeadDim>(fa, a, row0, step);
+    #pragma unroll
+    for (int pair = 0; pair < kTiles / 2; ++pair) {
+      unsigned r[4];
+      sdpa_b_rows<kHeadDim>(r, b, pair, step);
+      const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+      sdpa_mma(T{}, acc[2 * pair], fa, b0);
+      sdpa_mma(T{}, acc[2 * pair + 1], fa, b1);
+    }
+  }
+}
+
+/// acc [16 x kHeadDim] += W B: W the warp's [16 x 8 kTiles] accumulators (rounded to T as A
+/// fragments, 16 columns a step), B the first 8 kTiles rows of tile `b` [rows][kHeadDim],
+/// read transposed.
+template <typename T, int kHeadDim, int kTiles>
+__device__ __forceinline__ void sdpa_scores_times_tile(float (&acc)[kHeadDim / 8][4], const float (&w)[kTiles][4],
+                                                       const unsigned char* b) {
+  #pragma unroll
+  for (int step = 0; step < kTiles / 2; ++step) {
+    unsigned a[4];
+    sdpa_a_of<T>(a, w[2 * step], w[2 * step + 1]);
+    #pragma unroll
+    for (int pair = 0; pair < kHeadDim / 16; ++pair) {
+      unsigned r[4];
+      sdpa_b_cols<kHeadDim>(r, b, pair, step);
+      const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+      sdpa_mma(T{}, acc[2 * pair], a, b0);
+      sdpa_mma(T{}, acc[2 * pair + 1], a, b1);
+    }
+  }
+}
+
 /// Grid: x = batch * heads, y = ceil(queries / 64); block: 128 threads; dynamic shared
 /// memory sdpa_dq_shared_bytes<kHeadDim>(). Each warp owns 16 query rows of dQ [64 x kHeadDim].
 template <typename T, int kHeadDim, bool kCausal>
 __device__ void sdpa_backward_dq(const SdpaBackwardParams& p) {
   constexpr int kThreads = kSdpaBackwardThreads, kBlockM = kSdpaBackwardRows;
-  constexpr int kKSteps = kHeadDim / 16;    // 16-wide steps of the head dim (S's and dP's reduction)
   constexpr int kSTiles = kSdpaBlockN / 8;  // 8-key n-tiles of one warp's 16 x kSdpaBlockN scores
   constexpr int kDTiles = kHeadDim / 8;     // 8-wide n-tiles of one warp's 16 x kHeadDim dQ
   constexpr unsigned kRowsBytes = kBlockM * kHeadDim * 2;
@@ -165,28 +207,8 @@ __device__ void sdpa_backward_dq(const SdpaBackwardParams& p) {
 
     // S = Q K^T and dP = dO V^T [16 x kSdpaBlockN] per warp.
     float s[kSTiles][4], dp[kSTiles][4];
-    #pragma unroll
-    for (int n = 0; n < kSTiles; ++n)
-      #pragma unroll
-      for (int e = 0; e < 4; ++e) s[n][e] = dp[n][e] = 0.f;
-    #pragma unroll
-    for (int step = 0; step < kKSteps; ++step) {
-      unsigned qa[4], da[4];
-      sdpa_a_rows<kHeadDim>(qa, q_s, warp * 16, step);
-      sdpa_a_rows<kHeadDim>(da, do_s, warp * 16, step);
-      #pragma unroll
-      for (int pair = 0; pair < kSTiles / 2; ++pair) {
-        unsigned r[4];
-        sdpa_b_rows<kHeadDim>(r, k_s, pair, step);
-        const unsigned k0[2] = {r[0], r[1]}, k1[2] = {r[2], r[3]};
-        sdpa_mma(T{}, s[2 * pair], qa, k0);
-        sdpa_mma(T{}, s[2 * pair + 1], qa, k1);
-        sdpa_b_rows<kHeadDim>(r, v_s, pair, step);
-        const unsigned v0[2] = {r[0], r[1]}, v1[2] = {r[2], r[3]};
-        sdpa_mma(T{}, dp[2 * pair], da, v0);
-        sdpa_mma(T{}, dp[2 * pair + 1], da, v1);
-      }
-    }
+    sdpa_rows_times_tile<T, kHeadDim, kSTiles>(s, q_s, k_s, warp * 16);
+    sdpa_rows_times_tile<T, kHeadDim, kSTiles>(dp, do_s, v_s, warp * 16);
     // P = exp2(S scale log2(e) - lse log2(e)), 0 where masked; s becomes dS / scale = P (dP - D).
     const int key0 = tile * kSdpaBlockN;
     #pragma unroll
@@ -199,20 +221,8 @@ __device__ void sdpa_backward_dq(const SdpaBackwardParams& p) {
         s[n][e] = prob * (dp[n][e] - delta[e >> 1]);
       }
     }
-    // dQ [16 x kHeadDim] += dS K: dS's A fragments over 16 keys a step, K's B fragments transposed.
-    #pragma unroll
-    for (int step = 0; step < kSdpaBlockN / 16; ++step) {
-      unsigned a[4];
-      sdpa_a_of<T>(a, s[2 * step], s[2 * step + 1]);
-      #pragma unroll
-      for (int pair = 0; pair < kDTiles / 2; ++pair) {
-        unsigned r[4];
-        sdpa_b_cols<kHeadDim>(r, k_s, pair, step);
-        const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
-        sdpa_mma(T{}, dq[2 * pair], a, b0);
-        sdpa_mma(T{}, dq[2 * pair + 1], a, b1);
-      }
-    }
+    // dQ [16 x kHeadDim] += dS K.
+    sdpa_scores_times_tile<T, kHeadDim, kSTiles>(dq, s, k_s);
     __syncthreads();  // the next iteration's copies overwrite the stage read here
   }
   cp_async_wait<0>();
@@ -247,7 +257,6 @@ __device__ __forceinline__ void sdpa_load_query_tiles(const SdpaBackwardParams& 
 template <typename T, int kHeadDim, bool kCausal>
 __device__ void sdpa_backward_dkdv(const SdpaBackwardParams& p) {
   constexpr int kBlockN = kSdpaBackwardRows, kBlockQ = sdpa_dkdv_block_q<kHeadDim>();
-  constexpr int kKSteps = kHeadDim / 16;  // 16-wide steps of the head dim (S^T's and dP^T's reduction)
   constexpr int kQTiles = kBlockQ / 8;    // 8-query n-tiles of one warp's 16 x kBlockQ scores
   constexpr int kDTiles = kHeadDim / 8;   // 8-wide n-tiles of one warp's 16 x kHeadDim dK and dV
   constexpr unsigned kKeyBytes = kBlockN * kHeadDim * 2;
@@ -305,28 +314,8 @@ __device__ void sdpa_backward_dkdv(const SdpaBackwardParams& p) {
 
     // S^T = K Q^T and dP^T = V dO^T [16 keys x kBlockQ queries] per warp.
     float st[kQTiles][4], dpt[kQTiles][4];
-    #pragma unroll
-    for (int n = 0; n < kQTiles; ++n)
-      #pragma unroll
-      for (int e = 0; e < 4; ++e) st[n][e] = dpt[n][e] = 0.f;
-    #pragma unroll
-    for (int step = 0; step < kKSteps; ++step) {
-      unsigned ka[4], va[4];
-      sdpa_a_rows<kHeadDim>(ka, k_s, warp * 16, step);
-      sdpa_a_rows<kHeadDim>(va, v_s, warp * 16, step);
-      #pragma unroll
-      for (int pair = 0; pair < kQTiles / 2; ++pair) {
-        unsigned r[4];
-        sdpa_b_rows<kHeadDim>(r, q_s, pair, step);
-        const unsigned q0f[2] = {r[0], r[1]}, q1f[2] = {r[2], r[3]};
-        sdpa_mma(T{}, st[2 * pair], ka, q0f);
-        sdpa_mma(T{}, st[2 * pair + 1], ka, q1f);
-        sdpa_b_rows<kHeadDim>(r, do_s, pair, step);
-        const unsigned d0f[2] = {r[0], r[1]}, d1f[2] = {r[2], r[3]};
-        sdpa_mma(T{}, dpt[2 * pair], va, d0f);
-        sdpa_mma(T{}, dpt[2 * pair + 1], va, d1f);
-      }
-    }
+    sdpa_rows_times_tile<T, kHeadDim, kQTiles>(st, k_s, q_s, warp * 16);
+    sdpa_rows_times_tile<T, kHeadDim, kQTiles>(dpt, v_s, do_s, warp * 16);
     // P^T (0 where masked: queries past the end, causal keys after the query) into st,
     // dS^T / scale = P^T (dP^T - D) into dpt.
     #pragma unroll
@@ -347,25 +336,9 @@ __device__ void sdpa_backward_dkdv(const SdpaBackwardParams& p) {
         }
       }
     }
-    // dV += P^T dO and dK += dS^T Q: A fragments over 16 queries a step, dO's and Q's B fragments transposed.
-    #pragma unroll
-    for (int step = 0; step < kBlockQ / 16; ++step) {
-      unsigned pa[4], sa[4];
-      sdpa_a_of<T>(pa, st[2 * step], st[2 * step + 1]);
-      sdpa_a_of<T>(sa, dpt[2 * step], dpt[2 * step + 1]);
-      #pragma unroll
-      for (int pair = 0; pair < kDTiles / 2; ++pair) {
-        unsigned r[4];
-        sdpa_b_cols<kHeadDim>(r, do_s, pair, step);
-        const unsigned d0f[2] = {r[0], r[1]}, d1f[2] = {r[2], r[3]};
-        sdpa_mma(T{}, dv[2 * pair], pa, d0f);
-        sdpa_mma(T{}, dv[2 * pair + 1], pa, d1f);
-        sdpa_b_cols<kHeadDim>(r, q_s, pair, step);
-        const unsigned q0f[2] = {r[0], r[1]}, q1f[2] = {r[2], r[3]};
-        sdpa_mma(T{}, dk[2 * pair], sa, q0f);
-        sdpa_mma(T{}, dk[2 * pair + 1], sa, q1f);
-      }
-    }
+    // dV += P^T dO and dK += dS^T Q.
+    sdpa_scores_times_tile<T, kHeadDim, kQTiles>(dv, st, do_s);
+    sdpa_scores_times_tile<T, kHeadDim, kQTiles>(dk, dpt, q_s);
     __syncthreads();  // the next iteration's copies overwrite the stage read here
   }
   cp_async_wait<0>();
