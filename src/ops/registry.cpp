@@ -27,6 +27,7 @@ std::span<const OpDefinition* const> all_ops() {
       &aten::gemm_definition(),        // ATen's matrix products (ops/aten/aten_op.hpp)
       &aten::arg_reduce_definition(),  // aten::argmax, aten::argmin
       &aten::sdpa_definition(),        // aten::scaled_dot_product_attention and its backends' forms
+      &aten::sdpa_backward_definition(),  // the backends' backward forms
       &norm::group_norm_definition(),
       &testing::definition(),  // only with BOO_ENABLE_TEST_OPS=1 (below)
   };

@@ -230,6 +230,50 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
   ::unsetenv("BOO_UNVERIFIED_KERNELS");
 }
 
+// gpu:aten:sdpa_flash_backward (awaiting a GPU) compiles without spills for every variant: the flash
+// backend's backward form, bf16/fp16, head dims 64 and 128, causal or not, 4 heads sharing 2 kv heads.
+TEST(NvrtcTest, AttentionBackwardModulesCompile) {
+  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
+  std::vector<std::string> commands;
+  for (const char* dtype : {"c10::BFloat16", "c10::Half"}) {
+    for (const int e : {64, 128}) {
+      for (const char* causal : {"True", "False"}) {
+        const std::string d = std::string("'") + dtype + "'", dim = std::to_string(e);
+        const std::string q = "[2, 4, 100, " + dim + "]", kv = "[2, 2, 150, " + dim + "]";
+        const std::string qs = "[" + std::to_string(400 * e) + ", " + std::to_string(100 * e) + ", " + dim + ", 1]";
+        const std::string kvs = "[" + std::to_string(300 * e) + ", " + std::to_string(150 * e) + ", " + dim + ", 1]";
+        commands.push_back("aten::_scaled_dot_product_flash_attention_backward \"[" + q + ", " + q + ", " + kv + ", " +
+                           kv + ", " + q + ", [2, 4, 100], [], [], [], [], [], [], [], [], []]\" \"[" + d + ", " + d +
+                           ", " + d + ", " + d + ", " + d +
+                           ", 'float', '', '', 'Scalar', 'Scalar', 'Scalar', 'Scalar', 'long int', 'long int', "
+                           "'Scalar']\" \"[" + qs + ", " + qs + ", " + kvs + ", " + kvs + ", " + qs +
+                           ", [400, 100, 1], [], [], [], [], [], [], [], [], []]\" \"['', '', '', '', '', '', '', '', "
+                           "'100', '150', '0.0', '" + causal + "', '', '', 'None']\"");
+      }
+    }
+  }
+  ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1);
+  const ops::GpuImplementation* tier = ops::find_op("aten_sdpa_backward")->gpu_implementations()[0];
+  std::set<std::string> compiled;
+  for (const std::string& command : commands) {
+    SCOPED_TRACE(command);
+    Result<ParsedCommand> p = parse_command(std::string_view(command));
+    ASSERT_TRUE(p.ok()) << p.status().to_string();
+    Result<Planned> planned = plan_for(*tier, *p->signature, device);
+    ASSERT_TRUE(planned.ok()) << planned.status().to_string();
+    ASSERT_TRUE(compiled.insert(planned->plan.source.text).second);
+    Result<jit::CompiledKernel> k = jit::compile_kernel(planned->plan.source, kArch, false);
+    ASSERT_TRUE(k.ok()) << k.status().to_string();
+    EXPECT_EQ(k->spill_bytes, 0) << k->log;
+  }
+  ::unsetenv("BOO_UNVERIFIED_KERNELS");
+  for (const char* kernel : {"sdpa_backward_dkdv<boo::bf16, 128, true>", "sdpa_backward_dq<boo::f16, 64, false>",
+                             "sdpa_backward_delta<boo::bf16, 64>"})
+    EXPECT_TRUE(std::any_of(compiled.begin(), compiled.end(),
+                            [&](const std::string& text) { return text.find(kernel) != std::string::npos; }))
+        << kernel;
+}
+
 // gpu:batchnorm:slabs compiles
 // without spills for every variant: each token's dtypes, scalar loads (odd channels), (16-bit data with
 // float32 or 16-bit parameters and gradients), training with and without

@@ -1,7 +1,8 @@
 // boo tests: scaled dot-product attention (ops/aten/sdpa.hpp) — the ATen
 // forms and their errors, the float64 reference against attention computed
 // here directly, the gradients against finite differences, and the
-// gpu:aten:sdpa_flash plan.
+// gpu:aten:sdpa_flash plan; the backward forms, their consistent inputs and
+// reference, and the gpu:aten:sdpa_flash_backward plan.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <random>
 
+#include "ops/aten/device/sdpa_backward_params.cuh"
 #include "ops/aten/device/sdpa_params.cuh"
 #include "ops/aten/sdpa.hpp"
 #include "plan_util.hpp"
@@ -348,6 +350,239 @@ TEST(SdpaPlanTest, DeclinesWithReasons) {
   EXPECT_TRUE(ops::test::accepts(flash_tier(), sdpa_line("c10::BFloat16", shape, shape, shape, "True", "None", "False",
                                                          {{2 * 16 * 72, 16 * 72, 72, 1}, contiguous_strides(shape),
                                                           contiguous_strides(shape)})));
+}
+
+// --- The backward forms -----------------------------------------------------------------------
+
+using ops::aten::SdpaBackwardSignature;
+
+std::string list_of(const std::vector<int64_t>& x) { return "[" + base::join_ints(x, ", ") + "]"; }
+
+// The flash backend's backward line for q [B, H, L, E], k/v [B, Hkv, S, E], contiguous, lse [B, H, L].
+std::string flash_backward_line(const std::string& dtype, std::vector<int64_t> q, std::vector<int64_t> k,
+                                const std::string& causal, const std::string& scale, const std::string& dropout = "0.0",
+                                const std::string& lse_dtype = "float") {
+  const std::string d = "'" + dtype + "'";
+  const std::vector<int64_t> lse{q[0], q[1], q[2]};
+  return "aten::_scaled_dot_product_flash_attention_backward \"[" + list_of(q) + ", " + list_of(q) + ", " +
+         list_of(k) + ", " + list_of(k) + ", " + list_of(q) + ", " + list_of(lse) +
+         ", [], [], [], [], [], [], [], [], []]\" \"[" + d + ", " + d + ", " + d + ", " + d + ", " + d + ", '" +
+         lse_dtype + "', '', '', 'Scalar', 'Scalar', 'Scalar', 'Scalar', 'long int', 'long int', 'Scalar']\" \"[" +
+         list_of(contiguous_strides(q)) + ", " + list_of(contiguous_strides(q)) + ", " + list_of(contiguous_strides(k)) +
+         ", " + list_of(contiguous_strides(k)) + ", " + list_of(contiguous_strides(q)) + ", " +
+         list_of(contiguous_strides(lse)) + ", [], [], [], [], [], [], [], [], []]\" \"['', '', '', '', '', '', '', '', '" +
+         std::to_string(q[2]) + "', '" + std::to_string(k[2]) + "', '" + dropout + "', '" + causal +
+         "', '', '', '" + scale + "']\"";
+}
+
+// Efficient attention's backward: lse padded to a multiple of 32 queries, attn_bias None, grad_input_mask.
+const char* kEfficientBackward =
+    R"(aten::_scaled_dot_product_efficient_attention_backward "[[2, 4, 77, 64], [2, 4, 77, 64], [2, 4, 77, 64], [2, 4, 77, 64], [], [2, 4, 77, 64], [2, 4, 96], [], [], [], [], [], []]" "['c10::Half', 'c10::Half', 'c10::Half', 'c10::Half', '', 'c10::Half', 'float', 'long int', 'long int', 'Scalar', 'ScalarList', 'Scalar', 'Scalar']" "[[19712, 4928, 64, 1], [19712, 4928, 64, 1], [19712, 4928, 64, 1], [19712, 4928, 64, 1], [], [19712, 4928, 64, 1], [384, 96, 1], [], [], [], [], [], []]" "['', '', '', '', 'None', '', '', '', '', '0.0', '[True, True, True, False]', 'True', '0.25']")";
+// cuDNN's backward: q, k, v, out in [B, L, H, E] memory, lse [B, H, L, 1].
+const char* kCudnnBackward =
+    R"(aten::_scaled_dot_product_cudnn_attention_backward "[[1, 2, 40, 128], [1, 2, 40, 128], [1, 2, 40, 128], [1, 2, 40, 128], [1, 2, 40, 128], [1, 2, 40, 1], [], [], [], [], [], [], [], [], [], []]" "['c10::BFloat16', 'c10::BFloat16', 'c10::BFloat16', 'c10::BFloat16', 'c10::BFloat16', 'float', 'long int', 'long int', '', '', '', 'Scalar', 'Scalar', 'Scalar', 'Scalar', 'Scalar']" "[[10240, 128, 256, 1], [10240, 128, 256, 1], [10240, 128, 256, 1], [10240, 128, 256, 1], [10240, 128, 256, 1], [80, 40, 1, 1], [], [], [], [], [], [], [], [], [], []]" "['', '', '', '', '', '', '', '', 'None', '', '', '40', '40', '0.0', 'False', 'None']")";
+
+const SdpaBackwardSignature& backward_of(const ParsedCommand& p) {
+  return dynamic_cast<const SdpaBackwardSignature&>(*p.signature);
+}
+
+TEST(SdpaBackwardParseTest, EachBackendsForm) {
+  Result<ParsedCommand> flash = parse(flash_backward_line("c10::BFloat16", {2, 8, 50, 64}, {2, 2, 70, 64}, "True", "0.5"));
+  ASSERT_TRUE(flash.ok()) << flash.status().to_string();
+  const SdpaBackwardSignature& f = backward_of(*flash);
+  EXPECT_EQ(f.op_name(), "aten_sdpa_backward");
+  EXPECT_TRUE(f.desc().causal);
+  EXPECT_DOUBLE_EQ(f.desc().scale, 0.5);
+  EXPECT_EQ(f.desc().group(), 4);  // grouped by the recorded shapes
+  ASSERT_EQ(f.results().size(), 3u);
+  EXPECT_EQ(f.results()[0].name, "grad_query");
+  EXPECT_EQ(f.results()[0].shape, (std::vector<int64_t>{2, 8, 50, 64}));
+  EXPECT_EQ(f.results()[1].shape, (std::vector<int64_t>{2, 2, 70, 64}));
+  EXPECT_EQ(f.results()[2].name, "grad_value");
+  EXPECT_EQ(f.arguments().at(SdpaBackwardSignature::kLogsumexp).dtype, DType::kF32);
+  // The line is its own command, and parses back to an equal signature.
+  Result<ParsedCommand> again = parse(f.command());
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->signature->equals(f));
+  // 2 * rows * S * (3E + 2Ev).
+  EXPECT_DOUBLE_EQ(f.flop_count(), 2.0 * (2 * 8 * 50) * 70 * (5 * 64));
+
+  Result<ParsedCommand> efficient = parse(kEfficientBackward);
+  ASSERT_TRUE(efficient.ok()) << efficient.status().to_string();
+  EXPECT_TRUE(backward_of(*efficient).desc().causal);
+  EXPECT_DOUBLE_EQ(backward_of(*efficient).desc().scale, 0.25);
+  EXPECT_EQ(backward_of(*efficient).arguments().at(SdpaBackwardSignature::kLogsumexp).shape,
+            (std::vector<int64_t>{2, 4, 96}));
+
+  Result<ParsedCommand> cudnn = parse(kCudnnBackward);
+  ASSERT_TRUE(cudnn.ok()) << cudnn.status().to_string();
+  EXPECT_FALSE(backward_of(*cudnn).desc().causal);
+  EXPECT_DOUBLE_EQ(backward_of(*cudnn).desc().scale, 1.0 / std::sqrt(128.0));
+  EXPECT_EQ(backward_of(*cudnn).arguments().at(SdpaBackwardSignature::kQuery).strides,
+            (std::vector<int64_t>{10240, 128, 256, 1}));
+}
+
+TEST(SdpaBackwardParseTest, BadCallsSayWhat) {
+  expect_error(flash_backward_line("c10::BFloat16", {1, 2, 16, 64}, {1, 2, 16, 64}, "False", "None", "0.1"),
+               StatusCode::kUnimplemented, "(dropout_p) is 0.1");
+  expect_error(flash_backward_line("c10::BFloat16", {1, 2, 16, 64}, {1, 2, 16, 64}, "False", "None", "0.0", "double"),
+               StatusCode::kInvalidArgument, "logsumexp is float64; the backends save it as float");
+  expect_error(flash_backward_line("c10::BFloat16", {1, 6, 16, 64}, {1, 4, 16, 64}, "False", "None"),
+               StatusCode::kInvalidArgument, "not a multiple of key's 4");
+  std::string short_lse = kEfficientBackward;
+  short_lse.replace(short_lse.find("[2, 4, 96]"), 10, "[2, 4, 64]");
+  expect_error(short_lse, StatusCode::kInvalidArgument, "logsumexp has shape [2, 4, 64]; expected [2, 4, L' >= 77]");
+  std::string with_bias = kEfficientBackward;
+  with_bias.replace(with_bias.find("[], [2, 4, 77, 64]"), 2, "[2, 4, 77, 77]");
+  with_bias.replace(with_bias.find("'c10::Half', '', 'c10::Half'"), 28, "'c10::Half', 'c10::Half', 'c10::Half'");
+  with_bias.replace(with_bias.find("[19712, 4928, 64, 1], [], "), 26, "[19712, 4928, 64, 1], [23716, 5929, 77, 1], ");
+  with_bias.replace(with_bias.find("'None', '', ''"), 6, "''");
+  expect_error(with_bias, StatusCode::kUnimplemented, "(attn_mask) is a tensor");
+  expect_error("aten::_scaled_dot_product_flash_attention_backward \"[[1, 1, 2, 8]]\" \"['float']\" \"[[16, 16, 8, 1]]\" "
+               "\"['']\"",
+               StatusCode::kInvalidArgument, "_scaled_dot_product_flash_attention_backward(Tensor grad_out");
+}
+
+// The generated out and logsumexp are the forward's of the generated q, k, v (rounded as the
+// forward saves them: out to the dtype, logsumexp to float), at their strides; the reference is
+// sdpa_backward_reference of those q, k, v and grad_out.
+TEST(SdpaBackwardReferenceTest, InputsAreTheForwardsAndTheReferenceIsItsGradient) {
+  for (const char* line : {kEfficientBackward, kCudnnBackward}) {
+    SCOPED_TRACE(line);
+    testing::ReferenceRun run = testing::run_reference(line);
+    const auto& sig = dynamic_cast<const SdpaBackwardSignature&>(*run.sig);
+    const SdpaDesc& d = sig.desc();
+    using S = SdpaBackwardSignature;
+    EXPECT_FALSE(ops::find_op("aten_sdpa_backward")->default_arguments(sig));
+    const base::HostTensor out =
+        ops::aten::sdpa_forward_reference(d, run.args[S::kQuery], run.args[S::kKey], run.args[S::kValue]);
+    const base::HostTensor lse = ops::aten::sdpa_logsumexp_reference(d, run.args[S::kQuery], run.args[S::kKey]);
+    const base::HostTensor& saved_out = run.args[S::kOut];
+    const base::HostTensor& saved_lse = run.args[S::kLogsumexp];
+    const DType dtype = sig.arg(S::kQuery).dtype;
+    const double unit = std::ldexp(1.0, dtype == DType::kBF16 ? -8 : -11);
+    for (int64_t b = 0; b < d.batch; ++b)
+      for (int64_t h = 0; h < d.heads; ++h)
+        for (int64_t i = 0; i < d.queries; ++i) {
+          const double l = lse.at({b, h, i});
+          const std::vector<int64_t> at = saved_lse.spec().rank() == 3 ? std::vector<int64_t>{b, h, i}
+                                                                       : std::vector<int64_t>{b, h, i, 0};
+          EXPECT_NEAR(saved_lse.at(at), l, std::abs(l) * 6e-8 + 1e-30);
+          for (int64_t e = 0; e < d.value_dim; ++e)
+            EXPECT_NEAR(saved_out.at({b, h, i, e}), out.at({b, h, i, e}),
+                        std::abs(out.at({b, h, i, e})) * unit + std::ldexp(1.0, -25));  // fp16's subnormals
+        }
+    // logsumexp by its definition on one row: log sum_j exp(scale q . k_j).
+    double sum = 0;
+    const int64_t seen = d.causal ? 4 : d.keys;
+    for (int64_t j = 0; j < seen; ++j) {
+      double s = 0;
+      for (int64_t e = 0; e < d.head_dim; ++e) s += run.args[S::kQuery].at({0, 1, 3, e}) * run.args[S::kKey].at({0, 1, j, e});
+      sum += std::exp(d.scale * s);
+    }
+    EXPECT_NEAR(lse.at({0, 1, 3}), std::log(sum), 1e-12);
+    const ops::aten::SdpaGradients g = ops::aten::sdpa_backward_reference(d, run.args[S::kQuery], run.args[S::kKey],
+                                                                          run.args[S::kValue], run.args[S::kGradOut]);
+    ASSERT_EQ(run.results.size(), 3u);
+    const base::HostTensor* want[3] = {&g.dq, &g.dk, &g.dv};
+    for (size_t r = 0; r < 3; ++r)
+      for (int64_t n = 0; n < want[r]->spec().numel(); ++n) ASSERT_EQ(run.results[r].load(n), want[r]->load(n)) << r << " " << n;
+  }
+}
+
+const ops::GpuImplementation& backward_tier() {
+  const ops::GpuImplementation& tier = *ops::find_op("aten_sdpa_backward")->gpu_implementations()[0];
+  EXPECT_EQ(tier.name(), "gpu:aten:sdpa_flash_backward");
+  return tier;
+}
+
+// Sets BOO_UNVERIFIED_KERNELS=1 for one scope (the backward kernel awaits its first GPU run).
+struct UnverifiedKernels {
+  UnverifiedKernels() { ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1); }
+  ~UnverifiedKernels() { ::unsetenv("BOO_UNVERIFIED_KERNELS"); }
+};
+
+TEST(SdpaBackwardPlanTest, TheTierAwaitsAGpuRun) {
+  std::unique_ptr<ops::OpProblem> problem = ops::test::problem_of(kCudnnBackward);
+  ASSERT_TRUE(problem);
+  const Status s = backward_tier().accepts(*problem, ops::test::sm90());
+  EXPECT_EQ(s.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(s.message().find("BOO_UNVERIFIED_KERNELS=1"), std::string::npos) << s.to_string();
+  const UnverifiedKernels on;
+  EXPECT_TRUE(backward_tier().accepts(*problem, ops::test::sm90()).ok());
+}
+
+TEST(SdpaBackwardPlanTest, ThreeStepsOverTheWorkspace) {
+  const UnverifiedKernels on;
+  // 2 x 8 heads over 2 x 2 kv heads, 100 queries, 150 keys, head dim 128, causal.
+  const ops::test::Planned p =
+      ops::test::plan_of(backward_tier(), flash_backward_line("c10::Half", {2, 8, 100, 128}, {2, 2, 150, 128}, "True", "None"));
+  ASSERT_EQ(p.launches.size(), 3u);
+  EXPECT_EQ(p.config, "dtype=float16;head_dim=128;block_m=64;block_n=64;block_q=32;causal=1");
+  const uint64_t rows = 2 * 8 * 100, lse2_offset = (rows * 4 + 255) / 256 * 256;
+  EXPECT_EQ(p.workspace_bytes, lse2_offset + rows * 4);
+  EXPECT_NE(p.source.text.find("boo::sdpa_backward_delta<boo::f16, 128>(p)"), std::string::npos);
+  EXPECT_NE(p.source.text.find("boo::sdpa_backward_dq<boo::f16, 128, true>(p)"), std::string::npos);
+  EXPECT_NE(p.source.text.find("boo::sdpa_backward_dkdv<boo::f16, 128, true>(p)"), std::string::npos);
+  const ops::test::ResolvedLaunch &delta = p.launches[0], &dq = p.launches[1], &dkdv = p.launches[2];
+  EXPECT_EQ(delta.grid.x, 200u);  // 1600 rows, 8 a block
+  EXPECT_EQ(delta.block.x, 256u);
+  EXPECT_EQ(dq.grid.x, 16u);
+  EXPECT_EQ(dq.grid.y, 2u);  // ceil(100 / 64)
+  EXPECT_EQ(dq.block.x, 128u);
+  EXPECT_EQ(dq.shared_bytes, 2u * 128 * (2 * 64 + 4 * 64));
+  EXPECT_EQ(dkdv.grid.x, 4u);
+  EXPECT_EQ(dkdv.grid.y, 3u);  // ceil(150 / 64)
+  EXPECT_EQ(dkdv.shared_bytes, 2u * 128 * (2 * 64 + 4 * 32));
+  for (const ops::test::ResolvedLaunch* l : {&delta, &dq, &dkdv}) {
+    SdpaBackwardParams params;
+    ASSERT_EQ(l->params.size(), sizeof params);
+    std::memcpy(&params, l->params.data(), sizeof params);
+    EXPECT_EQ(params.dout, p.address.at("grad_out"));
+    EXPECT_EQ(params.q, p.address.at("query"));
+    EXPECT_EQ(params.k, p.address.at("key"));
+    EXPECT_EQ(params.v, p.address.at("value"));
+    EXPECT_EQ(params.out, p.address.at("out"));
+    EXPECT_EQ(params.lse, p.address.at("logsumexp"));
+    EXPECT_EQ(params.dq, p.address.at("grad_query"));
+    EXPECT_EQ(params.dk, p.address.at("grad_key"));
+    EXPECT_EQ(params.dv, p.address.at("grad_value"));
+    EXPECT_EQ(params.delta, p.workspace);
+    EXPECT_EQ(params.lse2, p.workspace + lse2_offset);
+    EXPECT_EQ(params.q_strides[1], 100 * 128);
+    EXPECT_EQ(params.k_strides[0], 2 * 150 * 128);
+    EXPECT_EQ(params.lse_strides[0], 800);
+    EXPECT_EQ(params.lse_strides[2], 1);
+    EXPECT_EQ(params.batch, 2);
+    EXPECT_EQ(params.heads, 8);
+    EXPECT_EQ(params.kv_heads, 2);
+    EXPECT_EQ(params.group, 4);
+    EXPECT_EQ(params.queries, 100);
+    EXPECT_EQ(params.keys, 150);
+    EXPECT_FLOAT_EQ(params.scale, static_cast<float>(1.0 / std::sqrt(128.0)));
+    EXPECT_FLOAT_EQ(params.scale_log2, static_cast<float>(M_LOG2E / std::sqrt(128.0)));
+  }
+}
+
+TEST(SdpaBackwardPlanTest, DeclinesWithReasons) {
+  const UnverifiedKernels on;
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {flash_backward_line("float", {1, 2, 16, 64}, {1, 2, 16, 64}, "False", "None"), "float32 attention has no GPU kernel"},
+      {flash_backward_line("c10::BFloat16", {1, 2, 16, 96}, {1, 2, 16, 96}, "False", "None"), "head dim 96"},
+      {kCudnnBackward, ""},  // strided [B, L, H, E] rows are fine
+  };
+  for (const auto& [line, reason] : cases) {
+    SCOPED_TRACE(line);
+    std::unique_ptr<ops::OpProblem> problem = ops::test::problem_of(line);
+    ASSERT_TRUE(problem);
+    const Status s = backward_tier().accepts(*problem, ops::test::sm90());
+    if (reason.empty()) {
+      EXPECT_TRUE(s.ok()) << s.to_string();
+      continue;
+    }
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.message().find(reason), std::string::npos) << s.to_string();
+  }
 }
 
 }  // namespace

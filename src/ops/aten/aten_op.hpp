@@ -33,6 +33,7 @@ extern const AtenOp kArgmax, kArgmin;
 extern const AtenOp kConvolution, kConvolutionUnderscore, kCudnnConvolution;
 extern const AtenOp kNativeLayerNorm;
 extern const AtenOp kScaledDotProductAttention, kSdpaFlash, kSdpaEfficient, kSdpaCudnn;
+extern const AtenOp kSdpaFlashBackward, kSdpaEfficientBackward, kSdpaCudnnBackward;
 
 /// Every ATen op boo replays.
 std::span<const AtenOp* const> aten_ops();

@@ -22,6 +22,7 @@ std::span<const AtenOp* const> aten_ops() {
       &kMm,          &kBmm,      &kAddmm,  &kLinear, &kBaddbmm, &kArgmax, &kArgmin, &kConvolution,
       &kConvolutionUnderscore, &kCudnnConvolution, &kNativeLayerNorm,
       &kScaledDotProductAttention, &kSdpaFlash, &kSdpaEfficient, &kSdpaCudnn,
+      &kSdpaFlashBackward, &kSdpaEfficientBackward, &kSdpaCudnnBackward,
   };
   return kOps;
 }

@@ -1,6 +1,7 @@
 // boo: scaled dot-product attention's ATen forms (ops/aten/sdpa.hpp): the
-// public op and the backends' ops a profiler trace records under it. Each
-// reads its own schema's positions; all make an SdpaSignature.
+// public op and the backends' ops a profiler trace records under it, forward
+// and backward. Each reads its own schema's positions; the forwards make an
+// SdpaSignature, the backwards an SdpaBackwardSignature.
 #include "ops/aten/aten_op.hpp"
 #include "ops/aten/sdpa.hpp"
 
@@ -26,10 +27,40 @@ constexpr SdpaForm kCudnn{.mask = 3, .dropout = 5, .causal = 6, .scale = 8, .min
                                     "attn_bias, bool compute_log_sumexp, float dropout_p=0.0, bool is_causal=False, bool "
                                     "return_debug_mask=False, *, float? scale=None)"};
 
+// The backends' backward ops, which autograd records under the forward's
+// Backward0 node. cum_seq_q/k, max_q/k, philox_seed/offset and grad_input_mask
+// describe nested tensors, dropout's random stream and which gradients to
+// form: boo ignores them (no nesting, dropout 0, every gradient formed).
+constexpr SdpaBackwardForm kFlashBackward{
+    .out = 4, .lse = 5, .dropout = 10, .causal = 11, .scale = 14, .min_args = 14, .max_args = 15,
+    .schema = "_scaled_dot_product_flash_attention_backward(Tensor grad_out, Tensor query, Tensor key, Tensor value, "
+              "Tensor out, Tensor logsumexp, Tensor cum_seq_q, Tensor cum_seq_k, SymInt max_q, SymInt max_k, float "
+              "dropout_p, bool is_causal, Tensor philox_seed, Tensor philox_offset, *, float? scale=None)"};
+constexpr SdpaBackwardForm kEfficientBackward{
+    .out = 5, .lse = 6, .mask = 4, .dropout = 9, .causal = 11, .scale = 12, .min_args = 11, .max_args = 13,
+    .schema = "_scaled_dot_product_efficient_attention_backward(Tensor grad_out_, Tensor query, Tensor key, Tensor "
+              "value, Tensor attn_bias, Tensor out, Tensor logsumexp, Tensor philox_seed, Tensor philox_offset, float "
+              "dropout_p, bool[4] grad_input_mask, bool is_causal=False, *, float? scale=None)"};
+constexpr SdpaBackwardForm kCudnnBackward{
+    .out = 4, .lse = 5, .mask = 8, .dropout = 13, .causal = 14, .scale = 15, .min_args = 15, .max_args = 16,
+    .schema = "_scaled_dot_product_cudnn_attention_backward(Tensor grad_out, Tensor query, Tensor key, Tensor value, "
+              "Tensor out, Tensor logsumexp, Tensor philox_seed, Tensor philox_offset, Tensor attn_bias, Tensor "
+              "cum_seq_q, Tensor cum_seq_k, SymInt max_q, SymInt max_k, float dropout_p, bool is_causal, *, float? "
+              "scale=None)"};
+
 Result<std::unique_ptr<OpSignature>> make_public(const AtenCall& call) { return make_sdpa(call, kPublic); }
 Result<std::unique_ptr<OpSignature>> make_flash(const AtenCall& call) { return make_sdpa(call, kFlash); }
 Result<std::unique_ptr<OpSignature>> make_efficient(const AtenCall& call) { return make_sdpa(call, kEfficient); }
 Result<std::unique_ptr<OpSignature>> make_cudnn(const AtenCall& call) { return make_sdpa(call, kCudnn); }
+Result<std::unique_ptr<OpSignature>> make_flash_backward(const AtenCall& call) {
+  return make_sdpa_backward(call, kFlashBackward);
+}
+Result<std::unique_ptr<OpSignature>> make_efficient_backward(const AtenCall& call) {
+  return make_sdpa_backward(call, kEfficientBackward);
+}
+Result<std::unique_ptr<OpSignature>> make_cudnn_backward(const AtenCall& call) {
+  return make_sdpa_backward(call, kCudnnBackward);
+}
 
 }  // namespace
 
@@ -37,5 +68,11 @@ const AtenOp kScaledDotProductAttention{"aten::scaled_dot_product_attention", kP
 const AtenOp kSdpaFlash{"aten::_scaled_dot_product_flash_attention", kFlash.schema, &make_flash};
 const AtenOp kSdpaEfficient{"aten::_scaled_dot_product_efficient_attention", kEfficient.schema, &make_efficient};
 const AtenOp kSdpaCudnn{"aten::_scaled_dot_product_cudnn_attention", kCudnn.schema, &make_cudnn};
+const AtenOp kSdpaFlashBackward{"aten::_scaled_dot_product_flash_attention_backward", kFlashBackward.schema,
+                                &make_flash_backward};
+const AtenOp kSdpaEfficientBackward{"aten::_scaled_dot_product_efficient_attention_backward",
+                                    kEfficientBackward.schema, &make_efficient_backward};
+const AtenOp kSdpaCudnnBackward{"aten::_scaled_dot_product_cudnn_attention_backward", kCudnnBackward.schema,
+                                &make_cudnn_backward};
 
 }  // namespace boo::ops::aten

@@ -12,6 +12,10 @@ namespace {
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
+}  // namespace
+
+namespace sdpa_detail {
+
 // A 4-D tensor gathered into a contiguous float64 array (row-major over its shape).
 std::vector<double> gather(const base::HostTensor& t) {
   const TensorSpec& s = t.spec();
@@ -54,14 +58,68 @@ void probabilities(const SdpaDesc& d, const double* q_row, const double* k_head,
   for (int64_t j = 0; j < d.keys; ++j) p[static_cast<size_t>(j)] /= sum;
 }
 
-// Whether optional argument `i` is absent or None. Traces record a None
-// float (scale) with dtype 'Scalar' and value 'None', a None tensor with ''.
+// Traces record a None float (scale) with dtype 'Scalar' and value 'None', a None tensor with ''.
 bool absent(const AtenCall& call, int i) {
   return i < 0 || static_cast<size_t>(i) >= call.args.size() || call.is_none(static_cast<size_t>(i)) ||
          call.args[static_cast<size_t>(i)].value == "None";
 }
 
-}  // namespace
+Result<SdpaDesc> read_attention(const AtenCall& call, const TensorSpec& q, const TensorSpec& k, const TensorSpec& v,
+                                const AttentionArgs& at) {
+  for (const TensorSpec* t : {&q, &k, &v}) {
+    if (t->rank() != 4)
+      return unimplemented(call.op + ": " + t->name + " has shape " + format_dims(t->shape) +
+                           "; boo's attention takes 4-D [batch, heads, sequence, head dim] tensors");
+  }
+  if (!absent(call, at.mask))
+    return unimplemented(call.where(static_cast<size_t>(at.mask)) +
+                         " (attn_mask) is a tensor; boo's attention takes attn_mask None only (is_causal for a causal mask)");
+  if (!absent(call, at.dropout)) {
+    BOO_ASSIGN_OR_RETURN(double p, call.number(static_cast<size_t>(at.dropout)));
+    if (p != 0.0)
+      return unimplemented(call.where(static_cast<size_t>(at.dropout)) + " (dropout_p) is " +
+                           call.args[static_cast<size_t>(at.dropout)].value +
+                           "; boo's attention runs without dropout (dropout_p 0): a random mask cannot be replayed");
+  }
+  SdpaDesc d;
+  if (!absent(call, at.causal)) {
+    BOO_ASSIGN_OR_RETURN(d.causal, call.boolean(static_cast<size_t>(at.causal)));
+  }
+  bool gqa = at.grouped_by_shape;
+  if (!absent(call, at.gqa)) {
+    BOO_ASSIGN_OR_RETURN(gqa, call.boolean(static_cast<size_t>(at.gqa)));
+  }
+  d.batch = q.shape[0];
+  d.heads = q.shape[1];
+  d.kv_heads = k.shape[1];
+  d.queries = q.shape[2];
+  d.keys = k.shape[2];
+  d.head_dim = q.shape[3];
+  d.value_dim = v.shape[3];
+  if (k.shape[0] != d.batch || v.shape[0] != d.batch || k.shape[3] != d.head_dim || v.shape[2] != d.keys ||
+      v.shape[1] != d.kv_heads)
+    return invalid_argument(call.op + ": query " + format_dims(q.shape) + ", key " + format_dims(k.shape) + " and value " +
+                            format_dims(v.shape) + " do not fit [B, H, L, E], [B, Hkv, S, E], [B, Hkv, S, Ev]");
+  if (d.kv_heads != d.heads) {
+    if (!gqa)
+      return invalid_argument(call.op + ": query has " + std::to_string(d.heads) + " heads but key and value " +
+                              std::to_string(d.kv_heads) +
+                              (at.gqa >= 0 ? " (different head counts need enable_gqa=True)"
+                                           : " (this form takes equal head counts)"));
+    if (d.kv_heads < 1 || d.heads % d.kv_heads != 0)
+      return invalid_argument(call.op + ": query's " + std::to_string(d.heads) + " heads are not a multiple of key's " +
+                              std::to_string(d.kv_heads) + " (grouped-query attention)");
+  }
+  d.scale = d.head_dim > 0 ? 1.0 / std::sqrt(static_cast<double>(d.head_dim)) : 1.0;
+  if (!absent(call, at.scale)) {
+    BOO_ASSIGN_OR_RETURN(d.scale, call.number(static_cast<size_t>(at.scale)));  // finite (parse_double)
+  }
+  return d;
+}
+
+}  // namespace sdpa_detail
+
+using namespace sdpa_detail;
 
 SdpaSignature::SdpaSignature(AtenCall call, SdpaDesc desc, TensorSpec q, TensorSpec k, TensorSpec v)
     : AtenSignature(std::move(call)), desc_(desc), q_(std::move(q)), k_(std::move(k)), v_(std::move(v)) {
@@ -93,54 +151,9 @@ Result<std::unique_ptr<OpSignature>> make_sdpa(const AtenCall& call, const SdpaF
   BOO_ASSIGN_OR_RETURN(TensorSpec q, call.tensor(0, "query"));
   BOO_ASSIGN_OR_RETURN(TensorSpec k, call.tensor(1, "key"));
   BOO_ASSIGN_OR_RETURN(TensorSpec v, call.tensor(2, "value"));
-  for (const TensorSpec* t : {&q, &k, &v}) {
-    if (t->rank() != 4)
-      return unimplemented(call.op + ": " + t->name + " has shape " + format_dims(t->shape) +
-                           "; boo's attention takes 4-D [batch, heads, sequence, head dim] tensors");
-  }
-  if (!absent(call, form.mask))
-    return unimplemented(call.where(static_cast<size_t>(form.mask)) +
-                         " (attn_mask) is a tensor; boo's attention takes attn_mask None only (is_causal for a causal mask)");
-  if (!absent(call, form.dropout)) {
-    BOO_ASSIGN_OR_RETURN(double p, call.number(static_cast<size_t>(form.dropout)));
-    if (p != 0.0)
-      return unimplemented(call.where(static_cast<size_t>(form.dropout)) + " (dropout_p) is " +
-                           call.args[static_cast<size_t>(form.dropout)].value +
-                           "; boo's attention runs without dropout (dropout_p 0): a random mask cannot be replayed");
-  }
-  SdpaDesc d;
-  if (!absent(call, form.causal)) {
-    BOO_ASSIGN_OR_RETURN(d.causal, call.boolean(static_cast<size_t>(form.causal)));
-  }
-  bool gqa = false;
-  if (!absent(call, form.gqa)) {
-    BOO_ASSIGN_OR_RETURN(gqa, call.boolean(static_cast<size_t>(form.gqa)));
-  }
-  d.batch = q.shape[0];
-  d.heads = q.shape[1];
-  d.kv_heads = k.shape[1];
-  d.queries = q.shape[2];
-  d.keys = k.shape[2];
-  d.head_dim = q.shape[3];
-  d.value_dim = v.shape[3];
-  if (k.shape[0] != d.batch || v.shape[0] != d.batch || k.shape[3] != d.head_dim || v.shape[2] != d.keys ||
-      v.shape[1] != d.kv_heads)
-    return invalid_argument(call.op + ": query " + format_dims(q.shape) + ", key " + format_dims(k.shape) + " and value " +
-                            format_dims(v.shape) + " do not fit [B, H, L, E], [B, Hkv, S, E], [B, Hkv, S, Ev]");
-  if (d.kv_heads != d.heads) {
-    if (!gqa)
-      return invalid_argument(call.op + ": query has " + std::to_string(d.heads) + " heads but key and value " +
-                              std::to_string(d.kv_heads) +
-                              (form.gqa >= 0 ? " (different head counts need enable_gqa=True)"
-                                             : " (this form takes equal head counts)"));
-    if (d.kv_heads < 1 || d.heads % d.kv_heads != 0)
-      return invalid_argument(call.op + ": query's " + std::to_string(d.heads) + " heads are not a multiple of key's " +
-                              std::to_string(d.kv_heads) + " (grouped-query attention)");
-  }
-  d.scale = d.head_dim > 0 ? 1.0 / std::sqrt(static_cast<double>(d.head_dim)) : 1.0;
-  if (!absent(call, form.scale)) {
-    BOO_ASSIGN_OR_RETURN(d.scale, call.number(static_cast<size_t>(form.scale)));  // finite (parse_double)
-  }
+  BOO_ASSIGN_OR_RETURN(SdpaDesc d, read_attention(call, q, k, v,
+                                                  {.mask = form.mask, .dropout = form.dropout, .causal = form.causal,
+                                                   .scale = form.scale, .gqa = form.gqa}));
   auto sig = std::make_unique<SdpaSignature>(call, d, std::move(q), std::move(k), std::move(v));
   BOO_RETURN_IF_ERROR(sig->validate());
   return std::unique_ptr<OpSignature>(std::move(sig));

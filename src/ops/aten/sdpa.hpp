@@ -70,6 +70,47 @@ struct SdpaForm {
 };
 Result<std::unique_ptr<OpSignature>> make_sdpa(const AtenCall& call, const SdpaForm& form);
 
+/// The backward of an SDPA call as the backends' backward ops record it
+/// (aten::_scaled_dot_product_{flash,efficient,cudnn}_attention_backward):
+/// grad_out, query, key, value, the forward's out and its logsumexp (float32,
+/// natural log of each row's softmax denominator of the scaled scores:
+/// [B, H, L'] with L' >= L, efficient attention pads L, or cuDNN's [B, H, L, 1]).
+/// The results grad_query, grad_key, grad_value are contiguous in q's dtype.
+/// The inputs boo generates are consistent: out and logsumexp are the
+/// forward's of q, k, v (make_arguments).
+class SdpaBackwardSignature final : public AtenSignature {
+ public:
+  SdpaBackwardSignature(AtenCall call, SdpaDesc desc, std::vector<TensorSpec> args);
+  const SdpaDesc& desc() const { return desc_; }
+  /// The arguments in order: grad_out, query, key, value, out, logsumexp.
+  const TensorSpec& arg(size_t i) const { return args_[i]; }
+  enum : size_t { kGradOut = 0, kQuery, kKey, kValue, kOut, kLogsumexp };
+
+  std::string_view op_name() const override { return "aten_sdpa_backward"; }
+  Status validate() const override;
+  std::vector<TensorSpec> arguments() const override { return args_; }
+  std::vector<TensorSpec> results() const override { return results_; }
+  /// The five products of the backward (q k^T, dO v^T, P^T dO, dS k, dS^T q), causal or not.
+  double flop_count() const override;
+  std::unique_ptr<OpSignature> clone() const override { return std::make_unique<SdpaBackwardSignature>(*this); }
+
+ private:
+  SdpaDesc desc_;
+  std::vector<TensorSpec> args_, results_;
+};
+
+using SdpaBackwardProblem = SignatureProblem<SdpaBackwardSignature>;
+
+/// Where a backward form keeps its arguments: grad_out, query, key, value are
+/// 0..3; `out`, `lse` the forward's saved tensors; mask, dropout, causal,
+/// scale as in SdpaForm (-1: absent).
+struct SdpaBackwardForm {
+  int out = -1, lse = -1, mask = -1, dropout = -1, causal = -1, scale = -1;
+  size_t min_args = 0, max_args = 0;
+  std::string_view schema;
+};
+Result<std::unique_ptr<OpSignature>> make_sdpa_backward(const AtenCall& call, const SdpaBackwardForm& form);
+
 // The float64 reference, shared by the op's reference() and the tests. Each
 // takes the tensors as their signature describes them (any strides) and
 // returns contiguous float64 results.
@@ -98,9 +139,59 @@ struct SdpaGradients {
 SdpaGradients sdpa_backward_reference(const SdpaDesc& d, const base::HostTensor& q, const base::HostTensor& k,
                                       const base::HostTensor& v, const base::HostTensor& dout);
 
+/// The natural log of each query row's softmax denominator, logsumexp_j(scale q_i . k_j)
+/// over the keys the row sees: [B, H, L] contiguous (what the backward's logsumexp holds).
+base::HostTensor sdpa_logsumexp_reference(const SdpaDesc& d, const base::HostTensor& q, const base::HostTensor& k);
+
+/// The error allowed at each element of gradient `which` (0 dq, 1 dk, 2 dv) beyond
+/// rtol * |ref| (docs/tolerances.md, "Attention backward"), at the logical row-major
+/// positions `linear` (every element where null). `unit` is the input dtype's
+/// rounding unit 2^-p, `tiny` half its smallest subnormal (fp16's P and dS terms and
+/// results below the normal range). With p, dP = dO v^T, D = rowsum(dO * O) in
+/// float64, sums over the (query i, key j) pairs the mask keeps,
+///   dv:  sum_i ((rtol + sigma_i) p_ij + tiny) |dO_ie| + tiny
+///   dq:  |scale| sum_j |k_je| (rtol w_ij + c_ij + tiny) + tiny
+///   dk:  |scale| sum_i |q_ie| (rtol w_ij + c_ij + tiny) + tiny
+///   w_ij = p_ij |dP_ij - D_i|,  c_ij = (sigma_i + 2^-22) w_ij + p_ij (g_v T_ij + e_i),
+///   T_ij = sum_e |dO_ie v_je|, g_v = 2^-24 8 sqrt(Ev), e_i = (unit + g_v) sum_e |dO_ie O_ie|,
+///   sigma_i = 2^-24 ((8 sqrt(E) + 4) A_i + 4 |lse_i| + 4) (A_i as the forward's).
+std::vector<double> sdpa_backward_allowances(const SdpaDesc& d, const base::HostTensor& q, const base::HostTensor& k,
+                                             const base::HostTensor& v, const base::HostTensor& dout, int which,
+                                             double unit, double tiny, double rtol, const std::vector<int64_t>* linear);
+
 const OpDefinition& sdpa_definition();
+const OpDefinition& sdpa_backward_definition();
 
 /// The GPU tiers of aten_sdpa, best first (sdpa_flash_impl.cpp).
 std::span<const GpuImplementation* const> sdpa_implementations();
+/// The GPU tiers of aten_sdpa_backward (sdpa_backward_impl.cpp).
+std::span<const GpuImplementation* const> sdpa_backward_implementations();
+
+// Pieces shared by the forward and backward ops' files (sdpa.cpp, sdpa_backward.cpp).
+namespace sdpa_detail {
+
+/// A 4-D tensor gathered into a contiguous float64 array (row-major over its shape).
+std::vector<double> gather(const base::HostTensor& t);
+base::HostTensor f64_tensor(std::string name, std::vector<int64_t> shape);
+/// The softmax row of query i of one (batch, head): p[j] for the keys, 0 where masked.
+void probabilities(const SdpaDesc& d, const double* q_row, const double* k_head, int64_t i, std::vector<double>& p);
+/// Whether optional argument `i` is absent (-1 or past the call's end) or None.
+bool absent(const AtenCall& call, int i);
+/// Positions of a form's optional arguments (-1: absent from the form).
+struct AttentionArgs {
+  int mask = -1, dropout = -1, causal = -1, scale = -1, gqa = -1;
+  /// Whether k's and v's head count alone may group q's heads (the backward
+  /// forms, which have no enable_gqa: the recorded shapes say it).
+  bool grouped_by_shape = false;
+};
+/// The attention q, k, v (4-D, checked to fit) and a form's mask, dropout,
+/// causal, scale and enable_gqa arguments describe; mask and dropout must be None/0.
+Result<SdpaDesc> read_attention(const AtenCall& call, const TensorSpec& q, const TensorSpec& k, const TensorSpec& v,
+                                const AttentionArgs& at);
+/// UNIMPLEMENTED unless a 4-D 16-bit tensor's rows are dense and its (batch,
+/// head, row) strides keep every row's 16-byte copies aligned (the tiers' cp.async).
+Status check_rows(const TensorSpec& t);
+
+}  // namespace sdpa_detail
 
 }  // namespace boo::ops::aten

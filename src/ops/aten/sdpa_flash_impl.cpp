@@ -28,19 +28,6 @@ struct SdpaFlashConfig final : Config {
   }
 };
 
-// The (batch, head, row) strides of `t` must keep every row's 16-byte copies aligned.
-Status check_rows(const TensorSpec& t) {
-  if (t.strides[3] != 1)
-    return unimplemented(t.name + " has strides " + format_dims(t.strides) +
-                         ": the head dim must be dense (stride 1) for 16-byte copies");
-  for (int d = 0; d < 3; ++d) {
-    if (t.shape[static_cast<size_t>(d)] > 1 && t.strides[static_cast<size_t>(d)] % 8 != 0)
-      return unimplemented(t.name + " has strides " + format_dims(t.strides) +
-                           ": batch, head and row strides must be multiples of 8 elements (16-byte rows)");
-  }
-  return ok_status();
-}
-
 class SdpaFlashTier final : public Tier<SdpaProblem, SdpaFlashConfig> {
  public:
   std::string_view name() const override { return "gpu:aten:sdpa_flash"; }
@@ -58,7 +45,7 @@ class SdpaFlashTier final : public Tier<SdpaProblem, SdpaFlashConfig> {
                            std::to_string(d.value_dim) + "; this tier takes E == Ev");
     if (d.head_dim != 64 && d.head_dim != 128)
       return unimplemented("head dim " + std::to_string(d.head_dim) + "; this tier takes 64 or 128");
-    for (const TensorSpec* t : {&sig.query(), &sig.key(), &sig.value()}) BOO_RETURN_IF_ERROR(check_rows(*t));
+    for (const TensorSpec* t : {&sig.query(), &sig.key(), &sig.value()}) BOO_RETURN_IF_ERROR(sdpa_detail::check_rows(*t));
     if (d.batch * d.heads > kMaxInt || d.queries > kMaxInt || d.keys > kMaxInt)
       return unimplemented("batch * heads, queries and keys must each be below 2^31 (32-bit indices)");
     if ((d.queries + 63) / 64 > kMaxGridY)
@@ -137,6 +124,18 @@ class SdpaFlashTier final : public Tier<SdpaProblem, SdpaFlashConfig> {
 };
 
 }  // namespace
+
+Status sdpa_detail::check_rows(const TensorSpec& t) {
+  if (t.strides[3] != 1)
+    return unimplemented(t.name + " has strides " + format_dims(t.strides) +
+                         ": the head dim must be dense (stride 1) for 16-byte copies");
+  for (int d = 0; d < 3; ++d) {
+    if (t.shape[static_cast<size_t>(d)] > 1 && t.strides[static_cast<size_t>(d)] % 8 != 0)
+      return unimplemented(t.name + " has strides " + format_dims(t.strides) +
+                           ": batch, head and row strides must be multiples of 8 elements (16-byte rows)");
+  }
+  return ok_status();
+}
 
 std::span<const GpuImplementation* const> sdpa_implementations() {
   static const SdpaFlashTier tier;
