@@ -730,5 +730,68 @@ TEST(NvrtcTest, ModulesThatDoNotCompileAreInternalWithTheLog) {
       << built.status().to_string();
 }
 
+
+// gpu:conv:wgmma_sm90's slices (device/conv_wgmma_slices.cuh): the strided
+// data face by stride phases (one launch, a phase without taps storing zeros)
+// and grouped forward and data faces compile for sm_90a with every tile width
+// they may choose, both 16-bit types, bias and activation (a transposed conv's
+// forward); without spills, with the register reallocation honoured.
+TEST(NvrtcTest, HopperConvSlicesCompile) {
+  ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1);  // the slices await their GPU run
+  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
+  const ops::ArchSpec arch = ops::ArchSpec::of(device);
+  const ops::GpuImplementation* hopper = ops::find_op("conv")->gpu_implementations()[0];
+  ASSERT_EQ(hopper->name(), "gpu:conv:wgmma_sm90");
+  const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
+  std::set<std::string> compiled;
+  for (const std::string& command : {
+           // BOO's 413: stride 3 over 3 taps; a 1-D stride 2; ResNet's 1x1 at stride 2 (three zero phases).
+           "convbfp16 -n 16 -c 2048 -H 48 -W 32 -k 2048 -y 3 -x 1 -p 1 -q 0 -u 3 -v 1 -F 2" + nhwc,
+           "convbfp16 -n 16 -c 2048 -H 1 -W 512 -k 2048 -y 1 -x 2 -u 1 -v 2 -F 2" + nhwc,
+           "convfp16 -n 32 -c 256 -H 56 -W 56 -k 128 -y 1 -x 1 -u 2 -v 2 -F 2" + nhwc,
+           "convbfp16 -n 16 -c 288 -H 48 -W 32 -k 288 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 2" + nhwc,
+           std::string("convfp16 -n 32 -c 256 -H 14 -W 14 -k 128 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 2"),
+           "convbfp16 -n 128 -c 384 -H 48 -W 32 -k 384 -y 3 -x 3 -p 1 -q 1 -g 6 -F 1" + nhwc,
+           "convbfp16 -n 128 -c 384 -H 48 -W 32 -k 384 -y 3 -x 3 -p 1 -q 1 -g 6 -F 2" + nhwc,
+           "convfp16 -n 128 -c 384 -H 24 -W 48 -k 384 -y 1 -x 3 -p 0 -q 1 -g 3 -F 1 -b 1 --activation relu" + nhwc,
+           "convbfp16 -n 16 -c 288 -H 48 -W 32 -k 288 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -g 3 -F 2" + nhwc,
+           "convbfp16 -n 16 -c 256 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -g 2 -m trans -F 1 -b 1 "
+           "--activation gelu" + nhwc,
+       }) {
+    SCOPED_TRACE(command);
+    Result<ParsedCommand> p = parse_command(std::string_view(command));
+    ASSERT_TRUE(p.ok()) << p.status().to_string();
+    Result<std::unique_ptr<ops::OpProblem>> made = ops::find_op("conv")->make_problem(*p->signature);
+    ASSERT_TRUE(made.ok()) << made.status().to_string();
+    const ops::OpProblem& problem = **made;
+    ASSERT_TRUE(hopper->accepts(problem, arch).ok()) << hopper->accepts(problem, arch).to_string();
+    // Every tile width (at its deepest ring) of the first line, the chosen config of the others.
+    Result<ops::ConfigList> list = hopper->candidates(problem, arch);
+    ASSERT_TRUE(list.ok()) << list.status().to_string();
+    std::set<std::string> widths;
+    for (size_t i = 0; i < list->size() && (i == 0 || compiled.size() < 3); ++i) {
+      const std::string config = (*list)[i]->text();
+      SCOPED_TRACE(config);
+      const size_t x1 = config.find('x'), x2 = config.find('x', x1 + 1);
+      const std::string bn = config.substr(x1 + 1, x2 - x1 - 1);
+      if (!widths.insert(bn).second) continue;
+      EXPECT_TRUE(config.find("stride phases") != std::string::npos || config.find(" groups") != std::string::npos);
+      Result<ops::Plan> plan = hopper->plan(problem, *(*list)[i], arch);
+      ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+      if (!compiled.insert(plan->source.text).second) continue;
+      Result<jit::CompiledKernel> k = jit::compile_kernel(plan->source, kArch, true);
+      ASSERT_TRUE(k.ok()) << k.status().to_string();
+      EXPECT_EQ(k->spill_bytes, 0) << k->log;
+      EXPECT_EQ(k->stack_bytes, 0) << k->log;
+      EXPECT_EQ(k->log.find("C7508"), std::string::npos) << "setmaxnreg ignored:\n" << k->log;
+      const std::string wgmma = "wgmma.mma_async.sync.aligned.m64n" + bn + "k16.f32";
+      EXPECT_NE(k->ptx.find(wgmma), std::string::npos) << wgmma;
+      EXPECT_NE(k->ptx.find(", p, 1, 1, 0, 0;"), std::string::npos);  // K-major tiles, as the forward's
+    }
+  }
+  EXPECT_GE(compiled.size(), 12u);  // the first line's three widths, then one each
+  ::unsetenv("BOO_UNVERIFIED_KERNELS");
+}
+
 }  // namespace
 }  // namespace boo

@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "boo/registry.hpp"
+#include "ops/common/unverified_kernels.hpp"
 #include "ops/conv/conv_wgmma_impl.hpp"
 #include "ops/conv/device/conv_igemm_params.cuh"
 #include "ops/op_definition.hpp"
@@ -302,12 +303,21 @@ TEST(ConvWgmmaPlanTest, DeclinesWhatItDoesNotDoWell) {
            Case{"convbfp16 -n 16 -c 128 -H 48 -W 32 -k 260 -y 3 -x 3 -F 4" + kNhwc, "sm_90a", "multiple of 8"},
            Case{"convbfp16 -n 16 -c 128 -H 48 -W 32 -k 64 -y 3 -x 3 -F 4" + kNhwc, "sm_90a", "128 output channels"},
            Case{"convbfp16 -n 1 -c 128 -H 16 -W 16 -k 256 -y 3 -x 3 -F 4" + kNhwc, "sm_90a", "4096 output pixels"},
-           Case{"convbfp16" + geometry + " -g 2 -F 4" + kNhwc, "sm_90a", "groups = 1"},
+           Case{"convbfp16" + geometry + " -g 2 -F 4" + kNhwc, "sm_90a", "the weight face of groups = 1 only"},
            Case{"convfp16" + geometry + " -F 4" + kNhwc, "sm_80", "sm_90a only"},
-           Case{"convbfp16" + geometry + " -u 2 -v 2 -F 2" + kNhwc, "sm_90a", "stride 1 only"},
+           Case{"convbfp16" + geometry + " -u 2 -v 2 -F 2" + kNhwc, "sm_90a",
+                "strided data face (stride phases) only with BOO_UNVERIFIED_KERNELS=1"},
+           Case{"convbfp16" + geometry + " -u 2 -v 2 -l 2 -j 2 -F 2" + kNhwc, "sm_90a",
+                "strided data face (backward data) at dilation 1 only, not stride 2x2 with dilation 2x2"},
+           Case{"convbfp16" + geometry + " -g 2 -F 2" + kNhwc, "sm_90a",
+                "grouped convs only with BOO_UNVERIFIED_KERNELS=1"},
+           Case{"convbfp16 -n 16 -c 768 -H 48 -W 32 -k 768 -y 3 -x 3 -g 16 -F 1" + kNhwc, "sm_90a",
+                "at least 64 output channels per group, not 48"},
+           Case{"convbfp16 -n 16 -c 768 -H 48 -W 32 -k 768 -y 3 -x 3 -g 64 -F 1" + kNhwc, "sm_90a",
+                "reduced channels per group that are a multiple of 8, not 12"},
            Case{"convbfp16 -n 16 -c 768 -H 48 -W 32 -k 2048 -y 1 -x 1 -p 1 -q 1 -F 2" + kNhwc, "sm_90a",
                 "padding <= dilation"},
-           Case{"convbfp16" + geometry + " -g 2 -F 1" + kNhwc, "sm_90a", "groups = 1"},
+           Case{"convbfp16" + geometry + " -g 2 -F 1" + kNhwc, "sm_90a", "grouped convs only with BOO_UNVERIFIED"},
            Case{"convbfp16 -n 16 -c 100 -H 48 -W 32 -k 2048 -y 3 -x 3 -F 1" + kNhwc, "sm_90a",
                 "reduced channels that are a multiple of 8, not 100"},
            Case{"convbfp16 -n 16 -c 2048 -H 48 -W 32 -k 100 -y 3 -x 3 -p 1 -q 1 -F 2" + kNhwc, "sm_90a",
@@ -324,6 +334,55 @@ TEST(ConvWgmmaPlanTest, DeclinesWhatItDoesNotDoWell) {
     EXPECT_NE(why.find(c.reason), std::string::npos) << why;
     EXPECT_NE(why.find("gpu:conv:wgmma_sm90"), std::string::npos) << why;
   }
+}
+
+// The strided data face runs as one launch of every stride phase (conv_wgmma_slices.cuh): each
+// phase's stride-1 conv of dy on the phases' common output grid, its taps a stride apart in the
+// flipped filter copy, its pixels a stride apart in dx. Behind BOO_UNVERIFIED_KERNELS until run.
+TEST(ConvWgmmaPlanTest, StridedBackwardDataRunsItsStridePhasesInOneLaunch) {
+  setenv(kUnverifiedKernelsVariable, "1", 1);
+  // dx 48 x 32 (C = 2048) from dy 16 x 32 (K = 2048), 3 taps along H at stride 3: three phases of
+  // one tap each on a grid of 16 x 32; 16 x 16 x 32 / 128 = 64 row tiles x 8 column tiles x 3.
+  const Planned p = test::plan_of(tier(), "convbfp16 -n 16 -c 2048 -H 48 -W 32 -k 2048 -y 3 -x 1 -p 1 -q 0 -u 3 -v 1 -F 2" + kNhwc);
+  ASSERT_EQ(p.launches.size(), 2u);
+  EXPECT_EQ(p.launches[0].entry, "boo_conv_flip_w");
+  EXPECT_EQ(p.launches[1].entry, "boo_wgmma_dx");
+  EXPECT_EQ(p.launches[1].grid.x, 132u);
+  EXPECT_NE(p.config.find("dx: face 1 as forward, 3x1 stride phases; copies boo_conv_flip_w"), std::string::npos)
+      << p.config;
+  const auto params = params_of<ConvIgemmParams>(p.launches[1]);
+  EXPECT_EQ(params.a, p.address.at("dy"));
+  EXPECT_EQ(params.w, p.workspace);
+  EXPECT_EQ(params.out, p.address.at("dx"));
+  // The copy's taps are 2048 x 2048 apart (WR: 3 of them), dx's rows 32 x 2048 (YH: 3 of them).
+  for (const char* constant : {"kM = 8192;", "kN = 2048;", "kC = 2048;", "H = 16;", "P = 16;", "Q = 32;", "R = 1;",
+                               "S = 1;", "SH = 1;", "PH = 0;", "WK = 2048;", "WR = 12582912;", "YH = 196608;",
+                               "YW = 2048;", "kPhases = 3;", "UH = 3;", "UW = 1;", "FR = 3;", "FS = 1;", "DPH = 1;",
+                               "DPW = 0;", "OH = 48;", "OW = 32;", "kGroups = 1;"})
+    EXPECT_NE(p.source.text.find(constant), std::string::npos) << constant << " in\n" << p.source.text;
+  unsetenv(kUnverifiedKernelsVariable);
+}
+
+// A grouped conv's groups are slices of one launch: a group's GEMM (its channels) with the
+// group's offsets in x, w and y (the data face: dy, the flipped copy's columns and dx).
+TEST(ConvWgmmaPlanTest, GroupsAreSlicesOfOneLaunch) {
+  setenv(kUnverifiedKernelsVariable, "1", 1);
+  const Planned f = test::plan_of(tier(), "convbfp16 -n 128 -c 384 -H 48 -W 32 -k 384 -y 3 -x 3 -p 1 -q 1 -g 6 -F 1 -b 1" + kNhwc);
+  ASSERT_EQ(f.launches.size(), 1u);
+  EXPECT_NE(f.config.find("y: face 0 as forward, 6 groups"), std::string::npos) << f.config;
+  for (const char* constant : {"kN = 64;", "kC = 64;", "kGroups = 6;", "GA = 64;", "GW = 36864;", "GY = 64;",
+                               "WK = 576;", "kPhases = 1;", "kBias = true;"})
+    EXPECT_NE(f.source.text.find(constant), std::string::npos) << constant << " in\n" << f.source.text;
+  const Planned d = test::plan_of(tier(), "convbfp16 -n 128 -c 384 -H 48 -W 32 -k 384 -y 3 -x 3 -p 1 -q 1 -g 6 -F 2" + kNhwc);
+  ASSERT_EQ(d.launches.size(), 2u);
+  EXPECT_NE(d.config.find("dx: face 1 as forward, 6 groups; copies boo_conv_flip_w(384->384"), std::string::npos)
+      << d.config;
+  // The copy [r'][s'][c < 64][kb < 384]: group g's filter is its columns g * 64 ...
+  EXPECT_EQ(d.workspace_bytes, 384u * 64 * 9 * 2);
+  for (const char* constant : {"kN = 64;", "kC = 64;", "kGroups = 6;", "GA = 64;", "GW = 64;", "GY = 64;",
+                               "WK = 384;", "WS = 24576;"})
+    EXPECT_NE(d.source.text.find(constant), std::string::npos) << constant << " in\n" << d.source.text;
+  unsetenv(kUnverifiedKernelsVariable);
 }
 
 }  // namespace

@@ -77,7 +77,7 @@ std::optional<StagedCopy> flipped_filter_copy(const ConvProblem& problem, const 
   c.input = true;
   c.flip = true;
   c.outer = c.outer_rows = taps;
-  c.size = {1, 1, r.ca};
+  c.size = {1, 1, r.ag()};  // a group's input channels: w is [kb][c < C / groups][taps]
   c.channels = c.padded = r.cb;
   // Tap t' of the copy is tap taps-1-t' of the tensor: a negative stride from the last tap.
   c.strides = {-w[4], w[0], 0, 0, w[1]};

@@ -8,6 +8,7 @@
 
 #include "boo/conv.hpp"
 #include "ops/common/generated_source.hpp"
+#include "ops/common/unverified_kernels.hpp"
 #include "ops/conv/conv_problem.hpp"
 #include "ops/conv/conv_staging.hpp"
 #include "ops/conv/conv_wgmma_native.hpp"
@@ -24,6 +25,10 @@ constexpr uint32_t kThreads = 384;
 // Below these the GEMM is too small to fill the GPU with 128 x 128 tiles, or
 // too narrow for the wgmma tile (gpu:conv:implicit_gemm's smaller tiles do better).
 constexpr long long kMinPixels = 4096, kMinOutputChannels = 128;
+// A group's output channels at least fill one consumer's 64 rows or half the
+// narrowest tile's columns (BOO's grouped convs: 64, 96, 128 a group; an
+// estimate, to be measured against gpu:conv:implicit_gemm).
+constexpr long long kMinGroupOutputChannels = 64;
 // The native NCHW 1x1 path's GEMM rows (output channels) at least fill one
 // consumer: its convs are bandwidth-bound, and the alternative stages copies
 // of them (an estimate, to be measured: -k 64 ResNet lines).
@@ -43,6 +48,14 @@ constexpr long long kMinKBlocksPerSplit = 4, kMaxSplits = 256, kMaxPartialBytes 
 //     taps flipped and its channel roles swapped (W'[c, r', s', kb] =
 //     W[kb, c, R-1-r', S-1-s'], a staged copy), padded by dil x (taps - 1) - pad:
 //     A[h] = sum_r B[h + pad - r*dil] W[r] = sum_r' B[h - pad' + r'*dil] W'[r'].
+//   data face, stride (u, v) > 1, dilation 1: one stride-1 forward conv of B
+//     per stride phase, all in one launch (conv_wgmma_slices.cuh): the phases'
+//     output grid ceil(H / u) x ceil(W / v) is `rel`'s B, their largest tap
+//     counts its filter, the flipped copy's tap steps and dx's pixel steps its
+//     strides; each phase's padding, first pixel and taps the kernel derives
+//     from problem.relation (`phased`).
+//   groups: each group is a slice of the launch too (its channel offsets in
+//     the kernel), `rel`'s channels a group's.
 //   weight face: W from A and B as it is (conv_wgmma_weight.cuh: the GEMM
 //     of the output channels by the (tap, channel) columns over the pixels,
 //     M- and N-major tiles, split K).
@@ -54,6 +67,8 @@ constexpr long long kMinKBlocksPerSplit = 4, kMaxSplits = 256, kMaxPartialBytes 
 struct Run {
   Relation rel;
   bool native = false;
+  bool phased = false;        // the strided data face, by stride phases
+  Dims3 phase_count{1, 1, 1};  // its phases along (D, H, W): the stride
   std::string staged_why;
   FaceTask task;
   std::string a, b, w;  // the signature tensors read as the run's A, B (weight face) and W (other faces)
@@ -64,12 +79,41 @@ struct Run {
 
 Status decline(const std::string& why) { return unimplemented("gpu:conv:wgmma_sm90 runs " + why); }
 
+// The run's slices (conv_wgmma_slices.cuh): its groups times its stride phases.
+long long slices(const Run& run) {
+  return run.rel.groups * run.phase_count[1] * run.phase_count[2];
+}
+
+// conv_wgmma_slices.cuh's members of the Cfg: the groups' offsets (elements)
+// of A's channels, the filter and the result's channels, and the stride
+// phases' geometry (`data`: the problem's relation, the data face's own).
+std::string slice_constants(const Relation& data, const Run& run) {
+  const Relation& r = run.rel;
+  auto constant = [](const char* name, long long v) {
+    return "  static constexpr int " + std::string(name) + " = " + std::to_string(v) + ";\n";
+  };
+  long long ga = r.ag(), gw = r.bg() * r.w_strides[0], gy = r.bg();
+  if (run.task.face == kDataFace) gw = r.ag();  // the flipped copy: a group's kb are columns
+  if (run.weight()) {  // p.a = x (A's channels), p.b = dy (the rows' channels), the result dw's rows
+    ga = r.ag();
+    gw = r.bg();
+    gy = r.bg() * r.w_strides[0];
+  }
+  std::string out = constant("kGroups", r.groups) + constant("GA", ga) + constant("GW", gw) + constant("GY", gy);
+  out += constant("kPhases", run.phase_count[1] * run.phase_count[2]);
+  if (run.phased)
+    out += constant("UH", data.stride[1]) + constant("UW", data.stride[2]) + constant("FR", data.f_size[1]) +
+           constant("FS", data.f_size[2]) + constant("DPH", data.pad[1]) + constant("DPW", data.pad[2]) +
+           constant("OH", data.a_size[1]) + constant("OW", data.a_size[2]);
+  return out;
+}
+
 Result<Run> run_of(const ConvProblem& problem) {
   const Relation& r = problem.relation;
   Run run;
   run.task = problem.tasks[0];
   run.rel = r;
-  if (planar_pointwise(r)) {
+  if (r.groups == 1 && planar_pointwise(r)) {
     const Status native = native_nchw_pointwise(problem);
     if (native.ok()) {
       run.native = true;
@@ -86,27 +130,40 @@ Result<Run> run_of(const ConvProblem& problem) {
     run.w = run.task.w;
     if (!channels_contiguous(r.a_strides, r.ca))
       run.a_copy = add_copy(run.copies, layout_copy(problem, run.a, r.batch, r.batch, r.a_size, r.ca, r.ca, false));
-    if (!channels_contiguous(r.w_strides, r.ca))
-      run.w_copy = add_copy(run.copies, layout_copy(problem, run.w, r.cb, r.cb, r.f_size, r.ca, r.ca, false));
+    if (!channels_contiguous(r.w_strides, r.ag()))
+      run.w_copy = add_copy(run.copies, layout_copy(problem, run.w, r.cb, r.cb, r.f_size, r.ag(), r.ag(), false));
     // (An fp32 result leaves y unwritten: it needs no copy.)
     if (!channels_contiguous(r.b_strides, r.cb) && !problem.fp32_result)
       run.out_copy =
           add_copy(run.copies, layout_copy(problem, run.task.result, r.batch, r.batch, r.b_size, r.cb, r.cb, false));
   } else if (run.task.face == kDataFace) {
-    if (r.stride[0] * r.stride[1] * r.stride[2] != 1)
-      return decline("the data face (backward data) at stride 1 only, not " + std::to_string(r.stride[1]) + "x" +
-                     std::to_string(r.stride[2]));
     Relation& f = run.rel;
     f.ca = r.cb;
     f.cb = r.ca;
     f.a_size = r.b_size;
     f.b_size = r.a_size;
     f.stride = {1, 1, 1};
-    for (int d = 0; d < 3; ++d) {
-      f.pad[d] = r.dil[d] * (r.f_size[d] - 1) - r.pad[d];
-      if (f.pad[d] < 0)
-        return decline("the data face where padding <= dilation x (filter size - 1), not padding " +
-                       std::to_string(r.pad[d]) + " of a " + std::to_string(r.f_size[d]) + "-tap filter");
+    run.phased = r.stride[0] * r.stride[1] * r.stride[2] != 1;
+    if (run.phased) {
+      run.phase_count = r.stride;
+      // A phase's taps are the filter's taps r = phase + stride*j only at dilation 1 (with dilation d
+      // they would be those with r*d = phase mod stride: not an arithmetic run of the copy).
+      if (r.dil[1] != 1 || r.dil[2] != 1)
+        return decline("the strided data face (backward data) at dilation 1 only, not stride " +
+                       std::to_string(r.stride[1]) + "x" + std::to_string(r.stride[2]) + " with dilation " +
+                       std::to_string(r.dil[1]) + "x" + std::to_string(r.dil[2]));
+      for (int d = 1; d < 3; ++d) {
+        f.b_size[d] = ceil_div(r.a_size[d], r.stride[d]);
+        f.f_size[d] = ceil_div(r.f_size[d], r.stride[d]);
+      }
+      f.pad = {0, 0, 0};  // each phase's own: conv_wgmma_slices.cuh
+    } else {
+      for (int d = 0; d < 3; ++d) {
+        f.pad[d] = r.dil[d] * (r.f_size[d] - 1) - r.pad[d];
+        if (f.pad[d] < 0)
+          return decline("the data face where padding <= dilation x (filter size - 1), not padding " +
+                         std::to_string(r.pad[d]) + " of a " + std::to_string(r.f_size[d]) + "-tap filter");
+      }
     }
     f.a_strides = r.b_strides;
     f.b_strides = r.a_strides;
@@ -115,8 +172,8 @@ Result<Run> run_of(const ConvProblem& problem) {
     std::optional<StagedCopy> flipped = flipped_filter_copy(problem, run.w);
     if (!flipped) return decline("the data face of filters whose taps are one run of memory (any dense layout) only");
     run.w_copy = add_copy(run.copies, *flipped);
-    // The copy is [r'][s'][c][kb]: output channel c's row of kb channels per tap.
-    f.w_strides = {r.cb, 1, 0, r.f_size[2] * r.ca * r.cb, r.ca * r.cb};
+    // The copy is [r'][s'][c][kb]: output channel c's row (c < C / groups) of kb channels per tap.
+    f.w_strides = {r.cb, 1, 0, r.f_size[2] * r.ag() * r.cb, r.ag() * r.cb};
     if (!channels_contiguous(f.a_strides, f.ca))
       run.a_copy = add_copy(run.copies, layout_copy(problem, run.a, r.batch, r.batch, r.b_size, r.cb, r.cb, false));
     if (!channels_contiguous(f.b_strides, f.cb))
@@ -140,10 +197,15 @@ Result<Run> run_of(const ConvProblem& problem) {
     f.w_strides = channels_last(f.f_size, f.ca);
   if (run.out_copy >= 0) {
     if (run.weight())
-      f.w_strides = channels_last(f.f_size, f.ca);
+      f.w_strides = channels_last(f.f_size, f.ag());
     else
-      f.b_strides = channels_last(f.b_size, f.cb);
+      f.b_strides = channels_last(run.phased ? r.a_size : f.b_size, f.cb);
   }
+  if (run.phased)  // a phase's taps and pixels are a stride apart
+    for (int d = 1; d < 3; ++d) {
+      f.w_strides[2 + d] *= r.stride[d];
+      f.b_strides[2 + d] *= r.stride[d];
+    }
   return run;
 }
 
@@ -174,8 +236,12 @@ struct WgmmaConfig final : Config {
       record += std::to_string(splits);
     } else {
       record += " as forward";
+      if (run.phased)
+        record += ", " + std::to_string(run.phase_count[1]) + "x" + std::to_string(run.phase_count[2]) +
+                  " stride phases";
       if (fp32_out) record += ", fp32 result";
     }
+    if (run.rel.groups > 1) record += ", " + std::to_string(run.rel.groups) + " groups";
     if (!run.copies.empty()) {
       record += "; copies";
       for (const StagedCopy& c : run.copies) record += " " + c.text();
@@ -259,21 +325,28 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       return decline("one direction at a time (-F 1, -F 2 or -F 4), without a bias gradient");
     BOO_RETURN_IF_ERROR(problem.fp32_result_supported(name()));
     const Relation& r0 = problem.relation;
-    if (r0.groups != 1) return decline("groups = 1 only, not " + std::to_string(r0.groups));
     if (r0.a_size[0] != 1 || r0.f_size[0] != 1) return decline("1-D and 2-D convs only");
     BOO_ASSIGN_OR_RETURN(Run run, run_of(problem));
     const Relation& r = run.rel;
-    // 16-byte copies of 8 channels of one tap (the reduction's, or the weight face's columns).
-    if (r.ca % 8 != 0)
-      return decline(run.weight() ? "the weight face where the input channels are a multiple of 8, not " +
-                                        std::to_string(r.ca)
-                                  : "reduced channels that are a multiple of 8, not " + std::to_string(r.ca));
+    const bool grouped = r.groups > 1;
+    const std::string per_group = grouped ? " per group" : "";
+    // 16-byte copies of 8 channels of one tap (the reduction's, or the weight face's columns), within a group.
+    if (r.ag() % 8 != 0)
+      return decline(run.weight() ? "the weight face where the input channels" + per_group +
+                                        " are a multiple of 8, not " + std::to_string(r.ag())
+                                  : "reduced channels" + per_group + " that are a multiple of 8, not " +
+                                        std::to_string(r.ag()));
     // (The native path's rows and strides: conv_wgmma_native.cpp.)
-    if (!run.native && r.cb % 8 != 0) return decline("output channels that are a multiple of 8, not " + std::to_string(r.cb));
+    if (!run.native && r.bg() % 8 != 0)
+      return decline("output channels" + per_group + " that are a multiple of 8, not " + std::to_string(r.bg()));
+    if (grouped && run.weight()) return decline("the weight face of groups = 1 only, not " + std::to_string(r.groups));
+    if (grouped && r.bg() < kMinGroupOutputChannels)
+      return decline("grouped convs with at least " + std::to_string(kMinGroupOutputChannels) +
+                     " output channels per group, not " + std::to_string(r.bg()));
     if (!run.native && (!vector_aligned(r.a_strides, r.batch, r.a_size) || !vector_aligned(r.w_strides, r.cb, r.f_size) ||
                         (!problem.fp32_result && !vector_aligned(r.b_strides, r.batch, r.b_size))))
       return decline("operands whose channels-last strides keep 16-byte vectors aligned only");
-    const long long pixels = r.batch * r.pix_b();
+    const long long pixels = r.batch * r.pix_b() * run.phase_count[1] * run.phase_count[2];  // (all phases')
     const long long min_channels = run.native ? kMinNativeRows : kMinOutputChannels;
     if (pixels < kMinPixels || r.cb < min_channels)
       return decline("at least " + std::to_string(kMinPixels) + " output pixels and " +
@@ -281,8 +354,18 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
                      " and " + std::to_string(r.cb));
     // The forward kernel keeps a receptive field's first input row and column in 16 bits.
     const long long kMaxExtent = 1LL << 14;
-    if (!run.weight() && !run.native && (r.a_size[1] + r.pad[1] >= kMaxExtent || r.a_size[2] + r.pad[2] >= kMaxExtent))
-      return decline("inputs below " + std::to_string(kMaxExtent) + " pixels high and wide (with padding) only");
+    // A stride phase reads dy from t - pad' (t < the phases' grid, pad' in [-(pad / stride + 1), taps - 1]).
+    for (int d = 1; d < 3 && !run.weight() && !run.native; ++d) {
+      const long long extent = run.phased ? std::max(r.a_size[d], r.b_size[d]) +
+                                                std::max(r.f_size[d], r0.pad[d] / r0.stride[d] + 1)
+                                          : r.a_size[d] + r.pad[d];
+      if (extent >= kMaxExtent)
+        return decline("inputs below " + std::to_string(kMaxExtent) + " pixels high and wide (with padding) only");
+    }
+    // Kernel paths no GPU has run yet: docs/architecture.md, "Kernels awaiting a GPU".
+    if ((grouped || run.phased) && !unverified_kernels_enabled())
+      return unimplemented(unverified_kernel_reason(
+          std::string("gpu:conv:wgmma_sm90's ") + (run.phased ? "strided data face (stride phases)" : "grouped convs")));
     // Offsets are 32-bit in the kernel.
     const long long limit = (1LL << 31) - 1;
     if (sig.x_spec().storage_elems() > limit || sig.w_spec().storage_elems() > limit ||
@@ -342,7 +425,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     std::vector<std::pair<int, double>> out;
     for (const auto& [bn, efficiency] : kTileWidths) {
       const long long tiles = run.native ? r.batch * ceil_div(r.cb, kTileRows) * ceil_div(r.pix_b(), bn)
-                                         : ceil_div(r.batch * r.pix_b(), kTileRows) * ceil_div(r.cb, bn);
+                                         : ceil_div(r.batch * r.pix_b(), kTileRows) * ceil_div(r.bg(), bn) * slices(run);
       const long long waves = ceil_div(tiles, arch.sm_count);
       out.emplace_back(bn, static_cast<double>(waves) * bn / efficiency);
     }
@@ -381,9 +464,10 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     // The GEMM: output pixels x output channels (forward), output channels x
     // (taps, channels) over the pixels (weight face: kL); native forward and data
     // faces: output channels x an image's pixels, per image.
+    // With groups, one group's GEMM (conv_wgmma_slices.cuh); with stride phases, one phase's.
     const bool per_image = run.native && !run.weight();
-    const long long m = run.weight() || per_image ? r.cb : r.batch * r.pix_b(),
-                    n = run.weight() ? r.taps() * r.ca : per_image ? r.pix_b() : r.cb;
+    const long long m = run.weight() ? r.bg() : per_image ? r.cb : r.batch * r.pix_b(),
+                    n = run.weight() ? r.taps() * r.ag() : per_image ? r.pix_b() : r.bg();
     const bool epilogue = run.task.epilogue;
     auto constant = [](const char* name, long long v) {
       return "  static constexpr int " + std::string(name) + " = " + std::to_string(v) + ";\n";
@@ -391,12 +475,13 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     std::string cfg = "struct Cfg {\n  using T = " + std::string(device_type(sig.dtype)) + ";\n";
     cfg += constant("kType", sig.dtype == DType::kF16 ? 1 : 0);  // sm90::WgmmaType
     cfg += constant("BN", config.bn) + constant("STAGES", config.stages);
-    cfg += constant("kM", m) + constant("kN", n) + constant("kC", r.ca);
+    cfg += constant("kM", m) + constant("kN", n) + constant("kC", r.ag());
     if (run.weight()) {
-      // conv_wgmma_weight.cuh's reduction and split K, and split_k.cuh's members (one group, 32-bit offsets).
-      cfg += constant("kL", r.batch * r.pix_b()) + constant("kSplits", config.splits) + constant("kGroups", 1);
+      // conv_wgmma_weight.cuh's reduction and split K, and split_k.cuh's members (32-bit offsets).
+      cfg += constant("kL", r.batch * r.pix_b()) + constant("kSplits", config.splits);
       cfg += "  static constexpr bool kIdx32 = true;\n";
     }
+    cfg += slice_constants(problem.relation, run);
     cfg += constant("H", r.a_size[1]) + constant("W", r.a_size[2]) + constant("P", r.b_size[1]) +
            constant("Q", r.b_size[2]) + constant("R", r.f_size[1]) + constant("S", r.f_size[2]);
     cfg += constant("SH", r.stride[1]) + constant("SW", r.stride[2]) + constant("PH", r.pad[1]) +
@@ -436,7 +521,8 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     };
     // A persistent grid: one CTA per SM (its shared memory allows no second), each walking its tiles (the
     // weight face: its units, tiles x splits).
-    const long long units = ceil_div(m, kTileRows) * ceil_div(n, config.bn) * config.splits * (per_image ? r.batch : 1);
+    const long long units = ceil_div(m, kTileRows) * ceil_div(n, config.bn) * config.splits * (per_image ? r.batch : 1) *
+                            slices(run);
     BOO_ASSIGN_OR_RETURN(uint32_t ctas, grid_extent(std::min<long long>(units, arch.sm_count), 0x7fffffff, "x (CTAs)"));
     StepBuilder<ConvIgemmParams> step(entry, {ctas, 1, 1}, {kThreads, 1, 1},
                                       static_cast<uint32_t>(config.shared_bytes()));

@@ -40,6 +40,7 @@
 #include "boo/kernels/types.cuh"
 #include "boo/conv/conv_igemm_params.cuh"
 #include "boo/kernels/arch/sm90.cuh"
+#include "boo/conv/conv_wgmma_slices.cuh"
 
 namespace boo {
 namespace wgmma_conv {
@@ -72,16 +73,26 @@ struct Layout {
 /// The CTA's output tiles: tile blockIdx.x, then every gridDim.x-th (a
 /// persistent grid of at most one CTA per SM). Consecutive tiles share their
 /// A rows (N tiles fastest), so the CTAs running together read each A tile
-/// from L2 after the first.
+/// from L2 after the first. With groups or stride phases each slice
+/// (conv_wgmma_slices.cuh) is a GEMM of kPerSlice tiles, the slices one after another.
 template <class C>
 struct Tiles {
   static constexpr int kTilesN = (C::kN + C::BN - 1) / C::BN;
-  static constexpr int kCount = (C::kM + kBM - 1) / kBM * kTilesN;
-  /// The packed (r, s, c) reduction's length and its k-blocks, the last one possibly partial.
+  static constexpr int kPerSlice = (C::kM + kBM - 1) / kBM * kTilesN;
+  static constexpr int kSlices = C::kGroups * C::kPhases;
+  static constexpr int kCount = kPerSlice * kSlices;
+  /// The packed (r, s, c) reduction's length and its k-blocks, the last one possibly partial
+  /// (a stride phase's: Slice::reduced, at most this).
   static constexpr int kReduced = C::R * C::S * C::kC;
   static constexpr int kKBlocks = (kReduced + kBK - 1) / kBK;
-  __device__ static int m0(int tile) { return tile / kTilesN * kBM; }
+  __device__ static int local(int tile) { return kSlices == 1 ? tile : tile % kPerSlice; }
+  __device__ static int slice(int tile) { return kSlices == 1 ? 0 : tile / kPerSlice; }
+  __device__ static int m0(int tile) { return local(tile) / kTilesN * kBM; }
   __device__ static int n0(int tile) { return tile % kTilesN * C::BN; }
+  /// The slice's k-blocks: kKBlocks without phases; none for a phase without taps.
+  __device__ static int kblocks(const Slice& s) {
+    return C::kPhases == 1 ? kKBlocks : (s.reduced + kBK - 1) / kBK;
+  }
 };
 
 /// The producer: copies the A (im2col rows) and B (filter rows) tiles of every
@@ -94,7 +105,7 @@ template <class C>
 __device__ void produce(const ConvIgemmParams& p, unsigned char* smem, unsigned long long* full,
                         unsigned long long* empty) {
   using T = typename C::T;
-  constexpr int kReduced = Tiles<C>::kReduced, kKBlocks = Tiles<C>::kKBlocks;
+  constexpr int kReduced = Tiles<C>::kReduced;
   // A stage is announced only when its copies have landed, kLag k-blocks
   // later, so that kLag + 1 stages of copies are in flight at once.
   constexpr int kLag = C::STAGES - 2;
@@ -113,7 +124,9 @@ __device__ void produce(const ConvIgemmParams& p, unsigned char* smem, unsigned 
   };
   for (int tile = blockIdx.x; tile < Tiles<C>::kCount; tile += gridDim.x) {
     const int m0 = Tiles<C>::m0(tile), n0 = Tiles<C>::n0(tile);
-    const T* w = reinterpret_cast<const T*>(p.w) + (n0 + row0) * C::WK;
+    const Slice sl = slice_of<C>(Tiles<C>::slice(tile));
+    const int reduced = sl.reduced, kblocks = Tiles<C>::kblocks(sl);
+    const T* w = reinterpret_cast<const T*>(p.w) + sl.w + (n0 + row0) * C::WK;
     // Per A row, computed once a tile: the offset of its receptive field's
     // first input pixel (which may lie in the padding) and that pixel's (h, w)
     // as two 16-bit halves; bit j of a_rows: row j lies in the GEMM. Two
@@ -124,21 +137,21 @@ __device__ void produce(const ConvIgemmParams& p, unsigned char* smem, unsigned 
     for (int j = 0; j < kBM / 16; ++j) {
       const int m = m0 + row0 + 16 * j;
       const int n = m / (C::P * C::Q), pq = m % (C::P * C::Q);
-      const int ih = (pq / C::Q) * C::SH - C::PH, iw = (pq % C::Q) * C::SW - C::PW;
-      a_base[j] = n * C::XN + ih * C::XH + iw * C::XW;
+      const int ih = (pq / C::Q) * C::SH - sl.pad_h, iw = (pq % C::Q) * C::SW - sl.pad_w;
+      a_base[j] = sl.a + n * C::XN + ih * C::XH + iw * C::XW;
       a_hw[j] = (static_cast<unsigned>(ih) << 16) | (static_cast<unsigned>(iw) & 0xFFFFu);
       a_rows |= (m < C::kM ? 1u : 0u) << j;
     }
-    for (int kb = 0; kb < kKBlocks; ++kb) {
+    for (int kb = 0; kb < kblocks; ++kb) {
       const int stage = it % C::STAGES;
       // Wait until both consumers released what the stage held STAGES k-blocks ago.
       sm90::mbarrier_wait(&empty[stage], ((it / C::STAGES) & 1) ^ 1);
       // This thread's chunk: reduction columns kk ... kk + 7, channels c ... c + 7 of tap (r, s);
       // past the reduction's end (the last k-block only) it is zeros.
       const int kk = kb * kBK + chunk * 8;
-      const bool live = kReduced % kBK == 0 || kk < kReduced;
+      const bool live = (C::kPhases == 1 && kReduced % kBK == 0) || kk < reduced;
       const int tap = kk / C::kC, c = kk % C::kC;
-      const int r = tap / C::S, s = tap % C::S;
+      const int r = tap / sl.taps_w, s = tap % sl.taps_w;
       const int a_shift = r * C::DH * C::XH + s * C::DW * C::XW + c;
       const unsigned a_tile = sm90::shared_address(smem) + stage * Layout<C>::kTileA;
 #pragma unroll
@@ -177,10 +190,13 @@ __device__ __forceinline__ void consumer_sync(int consumer) {
 /// C::kAct: conv_igemm.cuh's semantics), staged 32 rows at a time in its part
 /// of the staging and written as 16-byte vectors: columns col ... col + 7 of
 /// row m at element offset offset(m, col) of p.out (rows below C::kM, columns
-/// below C::kN, a multiple of 8).
+/// below C::kN, a multiple of 8; a stride phase's offset is negative for the
+/// rows past its extent, which are not stored). The bias of column col is
+/// bias0 + col's (a group's first channel, conv_wgmma_slices.cuh).
 template <class C, class Offset>
 __device__ __forceinline__ void store_tile(const float (&acc)[C::BN / 2], const ConvIgemmParams& p,
-                                           typename C::T* staged, int consumer, int m0, int n0, Offset offset) {
+                                           typename C::T* staged, int consumer, int m0, int n0, Offset offset,
+                                           int bias0 = 0) {
   using T = typename C::T;
   using L = Layout<C>;
   const int thread = static_cast<int>(threadIdx.x) % 128, lane = thread % 32, warp = thread / 32;
@@ -195,8 +211,8 @@ __device__ __forceinline__ void store_tile(const float (&acc)[C::BN / 2], const 
         float bias[2] = {0.f, 0.f};
         if constexpr (C::kBias) {
           if (n0 + col < C::kN) {  // K is a multiple of 8: so is col + 1
-            bias[0] = load_as_float<T>(p.bias, n0 + col);
-            bias[1] = load_as_float<T>(p.bias, n0 + col + 1);
+            bias[0] = load_as_float<T>(p.bias, bias0 + n0 + col);
+            bias[1] = load_as_float<T>(p.bias, bias0 + n0 + col + 1);
           }
         }
 #pragma unroll
@@ -216,6 +232,8 @@ __device__ __forceinline__ void store_tile(const float (&acc)[C::BN / 2], const 
       const int row = v / kVectorsPerRow, col = (v % kVectorsPerRow) * 8;
       const int m = m0 + consumer * 64 + pass * 32 + row, k = n0 + col;
       if (m >= C::kM || k >= C::kN) continue;
+      if constexpr (C::kPhases > 1)
+        if (offset(m, k) < 0) continue;  // a stride phase's row past its extent
       *reinterpret_cast<uint4*>(out + offset(m, k)) = *reinterpret_cast<const uint4*>(staged + row * L::kOutPitch + col);
     }
   }
@@ -324,7 +342,6 @@ template <class C>
 __device__ void conv_wgmma(const ConvIgemmParams& p) {
   using T = typename C::T;
   using L = Layout<C>;
-  constexpr int kKBlocks = Tiles<C>::kKBlocks;
   warp_specialized<C>(
       [&](unsigned char* smem, unsigned long long* full, unsigned long long* empty) {
         produce<C>(p, smem, full, empty);
@@ -336,19 +353,23 @@ __device__ void conv_wgmma(const ConvIgemmParams& p) {
         int it = 0;  // k-blocks consumed so far, over all tiles
         for (int tile = blockIdx.x; tile < Tiles<C>::kCount; tile += gridDim.x) {
           const int m0 = Tiles<C>::m0(tile), n0 = Tiles<C>::n0(tile);
+          const Slice sl = slice_of<C>(Tiles<C>::slice(tile));
+          const int kblocks = Tiles<C>::kblocks(sl);
           float acc[C::BN / 2];
 #pragma unroll
           for (int i = 0; i < C::BN / 2; ++i) acc[i] = 0.f;
-          for (int kb = 0; kb < kKBlocks; ++kb, ++it) consume_kblock<C, false>(acc, smem, full, empty, it, consumer, lane, kb == 0);
-          finish_tile<C>(acc, empty, it, lane);
+          for (int kb = 0; kb < kblocks; ++kb, ++it) consume_kblock<C, false>(acc, smem, full, empty, it, consumer, lane, kb == 0);
+          // (A stride phase without taps consumed nothing: its zeros are stored as they are.)
+          if (C::kPhases == 1 || kblocks > 0) finish_tile<C>(acc, empty, it, lane);
           // Epilogue, while the producer fills the stages for the next tile.
           if constexpr (C::kFp32Out)
             store_partials<C>(acc, p, 0, consumer, m0, n0);
           else
-            store_tile<C>(acc, p, staged, consumer, m0, n0, [](int m, int k) {
-              const int n = m / (C::P * C::Q), pq = m % (C::P * C::Q);
-              return n * C::YN + (pq / C::Q) * C::YH + (pq % C::Q) * C::YW + k;
-            });
+            store_tile<C>(acc, p, staged, consumer, m0, n0, [&sl](int m, int k) {
+              const int n = m / (C::P * C::Q), pq = m % (C::P * C::Q), ph = pq / C::Q, pw = pq % C::Q;
+              if (C::kPhases > 1 && (ph >= sl.rows_h || pw >= sl.rows_w)) return -1;
+              return n * C::YN + ph * C::YH + pw * C::YW + k + sl.out;
+            }, sl.bias);
         }
       });
 }
