@@ -29,6 +29,10 @@
 // (or, with C::kFp32Out, stores the fp32 sums for a caller's epilogue),
 // while the producer already fills the stages for the CTA's next tile: the
 // grid is persistent (at most one CTA per SM, each walking its tiles).
+// Where the tiles are too few to fill the SMs, the host may split the
+// reduction (split K, C::kSplits > 1): the CTAs walk units (tile, split), each
+// storing its split's fp32 sums in the workspace, and a second kernel
+// (conv_wgmma_split.cuh) adds them in a fixed order and applies the epilogue.
 //
 // The generated source defines `struct Cfg` with every size and stride as a
 // compile-time constant and instantiates conv_wgmma<Cfg>. The weight face
@@ -69,23 +73,49 @@ struct Layout {
   static constexpr unsigned kBarriers = kStaging + 2 * kStagingRows * kOutPitch * sizeof(typename C::T);
 };
 
-/// The CTA's output tiles: tile blockIdx.x, then every gridDim.x-th (a
-/// persistent grid of at most one CTA per SM). Consecutive tiles share their
-/// A rows (N tiles fastest), so the CTAs running together read each A tile
-/// from L2 after the first.
-template <class C>
-struct Tiles {
+/// The units of a persistent grid (at most one CTA per SM): CTA blockIdx.x
+/// takes unit blockIdx.x, then every gridDim.x-th. A unit is (row tile,
+/// column tile, split), split slowest: with C::kSplits > 1 (split K) each of a
+/// tile's splits sums its own range of the kKBlocks k-blocks into fp32
+/// partials (the host makes every split non-empty); unsplit, a unit is a
+/// tile. Within a split, consecutive tiles share their A rows (N tiles
+/// fastest), so the CTAs running together read each A tile from L2 after the first.
+template <class C, int KBlocks>
+struct Units {
   static constexpr int kTilesN = (C::kN + C::BN - 1) / C::BN;
-  static constexpr int kCount = (C::kM + kBM - 1) / kBM * kTilesN;
-  /// The packed (r, s, c) reduction's length and its k-blocks, the last one possibly partial.
-  static constexpr int kReduced = C::R * C::S * C::kC;
-  static constexpr int kKBlocks = (kReduced + kBK - 1) / kBK;
-  __device__ static int m0(int tile) { return tile / kTilesN * kBM; }
-  __device__ static int n0(int tile) { return tile % kTilesN * C::BN; }
+  static constexpr int kTiles = (C::kM + kBM - 1) / kBM * kTilesN;
+  static constexpr int kCount = kTiles * C::kSplits;
+  static constexpr int kKBlocks = KBlocks;
+  static constexpr int kPerSplit = (kKBlocks + C::kSplits - 1) / C::kSplits;
+  static_assert((C::kSplits - 1) * kPerSplit < kKBlocks, "every split has k-blocks");
+  // (Unsplit, unit < kTiles: the tile is the unit, with no division.)
+  __device__ static int split(int unit) { return C::kSplits == 1 ? 0 : unit / kTiles; }
+  __device__ static int tile(int unit) { return C::kSplits == 1 ? unit : unit % kTiles; }
+  __device__ static int m0(int unit) { return tile(unit) / kTilesN * kBM; }
+  __device__ static int n0(int unit) { return tile(unit) % kTilesN * C::BN; }
+  __device__ static int kb_begin(int unit) { return split(unit) * kPerSplit; }
+  __device__ static int kb_end(int unit) {
+    const int end = kb_begin(unit) + kPerSplit;
+    return end < kKBlocks ? end : kKBlocks;
+  }
 };
 
+/// The forward kernel's units: the packed (r, s, c) reduction's length and
+/// its k-blocks, the last one possibly partial.
+template <class C>
+struct Tiles : Units<C, (C::R * C::S * C::kC + kBK - 1) / kBK> {
+  static constexpr int kReduced = C::R * C::S * C::kC;
+};
+
+/// y's element offset of GEMM element (m, k): output pixel m = (n, p, q), output channel k.
+template <class C>
+__device__ __forceinline__ int forward_offset(int m, int k) {
+  const int n = m / (C::P * C::Q), pq = m % (C::P * C::Q);
+  return n * C::YN + (pq / C::Q) * C::YH + (pq % C::Q) * C::YW + k;
+}
+
 /// The producer: copies the A (im2col rows) and B (filter rows) tiles of every
-/// k-block of the CTA's tiles, one stream of k-blocks through the ring.
+/// k-block of the CTA's units, one stream of k-blocks through the ring.
 /// Thread t copies 16-byte chunk t % 8 of rows t / 8 + 16 j, so a warp's
 /// copies cover four whole 128-byte rows; the chunk's 8 reduction columns
 /// (one tap's channels) are the same in every row, so each thread finds its
@@ -94,13 +124,13 @@ template <class C>
 __device__ void produce(const ConvIgemmParams& p, unsigned char* smem, unsigned long long* full,
                         unsigned long long* empty) {
   using T = typename C::T;
-  constexpr int kReduced = Tiles<C>::kReduced, kKBlocks = Tiles<C>::kKBlocks;
+  constexpr int kReduced = Tiles<C>::kReduced;
   // A stage is announced only when its copies have landed, kLag k-blocks
   // later, so that kLag + 1 stages of copies are in flight at once.
   constexpr int kLag = C::STAGES - 2;
   const int chunk = threadIdx.x % 8, row0 = threadIdx.x / 8;
   const T* x = reinterpret_cast<const T*>(p.a);
-  int it = 0;  // k-blocks issued so far, over all tiles
+  int it = 0;  // k-blocks issued so far, over all units
   auto announce = [&]() {
     cp_async_commit();  // empty groups past the last k-block keep the count uniform
     if (it >= kLag) {
@@ -111,10 +141,10 @@ __device__ void produce(const ConvIgemmParams& p, unsigned char* smem, unsigned 
     }
     ++it;
   };
-  for (int tile = blockIdx.x; tile < Tiles<C>::kCount; tile += gridDim.x) {
-    const int m0 = Tiles<C>::m0(tile), n0 = Tiles<C>::n0(tile);
+  for (int unit = blockIdx.x; unit < Tiles<C>::kCount; unit += gridDim.x) {
+    const int m0 = Tiles<C>::m0(unit), n0 = Tiles<C>::n0(unit);
     const T* w = reinterpret_cast<const T*>(p.w) + (n0 + row0) * C::WK;
-    // Per A row, computed once a tile: the offset of its receptive field's
+    // Per A row, computed once a unit: the offset of its receptive field's
     // first input pixel (which may lie in the padding) and that pixel's (h, w)
     // as two 16-bit halves; bit j of a_rows: row j lies in the GEMM. Two
     // registers a row keep the producer within its registers.
@@ -129,7 +159,7 @@ __device__ void produce(const ConvIgemmParams& p, unsigned char* smem, unsigned 
       a_hw[j] = (static_cast<unsigned>(ih) << 16) | (static_cast<unsigned>(iw) & 0xFFFFu);
       a_rows |= (m < C::kM ? 1u : 0u) << j;
     }
-    for (int kb = 0; kb < kKBlocks; ++kb) {
+    for (int kb = Tiles<C>::kb_begin(unit); kb < Tiles<C>::kb_end(unit); ++kb) {
       const int stage = it % C::STAGES;
       // Wait until both consumers released what the stage held STAGES k-blocks ago.
       sm90::mbarrier_wait(&empty[stage], ((it / C::STAGES) & 1) ^ 1);
@@ -222,9 +252,9 @@ __device__ __forceinline__ void store_tile(const float (&acc)[C::BN / 2], const 
 }
 
 /// Stores a consumer's 64 x BN fp32 sums (Wgmma's accumulator layout) in
-/// split `split`'s plane of the workspace, row-major (kM, kN): the weight
-/// face's split-K partials, or the forward face's unrounded sums for a
-/// caller's epilogue (C::kFp32Out). Each thread's two adjacent columns as one
+/// split `split`'s plane of the workspace, row-major (kM, kN): split-K
+/// partials, or the forward face's unrounded sums for a caller's epilogue
+/// (C::kFp32Out). Each thread's two adjacent columns as one
 /// 8-byte store (a warp's stores fill 32-byte sectors).
 template <class C>
 __device__ __forceinline__ void store_partials(const float (&acc)[C::BN / 2], const ConvIgemmParams& p, int split,
@@ -319,12 +349,12 @@ __device__ __forceinline__ void warp_specialized(Produce produce, Consume consum
   consume(smem, full, empty, warpgroup - 1);
 }
 
-/// The forward kernel body. Grid: at most one CTA per SM, each taking the tiles of Tiles<C>.
+/// The forward kernel body. Grid: at most one CTA per SM, each taking the units of Tiles<C>.
 template <class C>
 __device__ void conv_wgmma(const ConvIgemmParams& p) {
   using T = typename C::T;
   using L = Layout<C>;
-  constexpr int kKBlocks = Tiles<C>::kKBlocks;
+  using U = Tiles<C>;
   warp_specialized<C>(
       [&](unsigned char* smem, unsigned long long* full, unsigned long long* empty) {
         produce<C>(p, smem, full, empty);
@@ -333,22 +363,20 @@ __device__ void conv_wgmma(const ConvIgemmParams& p) {
         // consumer: A rows 64 * consumer ...
         const int lane = static_cast<int>(threadIdx.x) % 32;
         T* staged = reinterpret_cast<T*>(smem + L::kStaging) + consumer * L::kStagingRows * L::kOutPitch;
-        int it = 0;  // k-blocks consumed so far, over all tiles
-        for (int tile = blockIdx.x; tile < Tiles<C>::kCount; tile += gridDim.x) {
-          const int m0 = Tiles<C>::m0(tile), n0 = Tiles<C>::n0(tile);
+        int it = 0;  // k-blocks consumed so far, over all units
+        for (int unit = blockIdx.x; unit < U::kCount; unit += gridDim.x) {
+          const int m0 = U::m0(unit), n0 = U::n0(unit), begin = U::kb_begin(unit), end = U::kb_end(unit);
           float acc[C::BN / 2];
 #pragma unroll
           for (int i = 0; i < C::BN / 2; ++i) acc[i] = 0.f;
-          for (int kb = 0; kb < kKBlocks; ++kb, ++it) consume_kblock<C, false>(acc, smem, full, empty, it, consumer, lane, kb == 0);
+          for (int kb = begin; kb < end; ++kb, ++it) consume_kblock<C, false>(acc, smem, full, empty, it, consumer, lane, kb == begin);
           finish_tile<C>(acc, empty, it, lane);
-          // Epilogue, while the producer fills the stages for the next tile.
-          if constexpr (C::kFp32Out)
-            store_partials<C>(acc, p, 0, consumer, m0, n0);
+          // Epilogue, while the producer fills the stages for the next unit. Split K stores the
+          // unit's fp32 partials; conv_wgmma_split.cuh's reduce adds them and applies the epilogue.
+          if constexpr (C::kFp32Out || C::kSplits > 1)
+            store_partials<C>(acc, p, U::split(unit), consumer, m0, n0);
           else
-            store_tile<C>(acc, p, staged, consumer, m0, n0, [](int m, int k) {
-              const int n = m / (C::P * C::Q), pq = m % (C::P * C::Q);
-              return n * C::YN + (pq / C::Q) * C::YH + (pq % C::Q) * C::YW + k;
-            });
+            store_tile<C>(acc, p, staged, consumer, m0, n0, [](int m, int k) { return forward_offset<C>(m, k); });
         }
       });
 }
