@@ -88,15 +88,29 @@ struct Units {
   static constexpr int kKBlocks = KBlocks;
   static constexpr int kPerSplit = (kKBlocks + C::kSplits - 1) / C::kSplits;
   static_assert((C::kSplits - 1) * kPerSplit < kKBlocks, "every split has k-blocks");
-  // (Unsplit, unit < kTiles: the tile is the unit, with no division.)
-  __device__ static int split(int unit) { return C::kSplits == 1 ? 0 : unit / kTiles; }
-  __device__ static int tile(int unit) { return C::kSplits == 1 ? unit : unit % kTiles; }
-  __device__ static int m0(int unit) { return tile(unit) / kTilesN * kBM; }
-  __device__ static int n0(int unit) { return tile(unit) % kTilesN * C::BN; }
-  __device__ static int kb_begin(int unit) { return split(unit) * kPerSplit; }
-  __device__ static int kb_end(int unit) {
-    const int end = kb_begin(unit) + kPerSplit;
-    return end < kKBlocks ? end : kKBlocks;
+  // Unsplit, unit < kTiles: the tile is the unit, and its k-blocks are constants (the compiler
+  // then sees the k-block loops' bounds as the unsplit kernels always had them).
+  __device__ __forceinline__ static int split(int unit) {
+    if constexpr (C::kSplits == 1) return 0;
+    else return unit / kTiles;
+  }
+  __device__ __forceinline__ static int tile(int unit) {
+    if constexpr (C::kSplits == 1) return unit;
+    else return unit % kTiles;
+  }
+  __device__ __forceinline__ static int m0(int unit) { return tile(unit) / kTilesN * kBM; }
+  __device__ __forceinline__ static int n0(int unit) { return tile(unit) % kTilesN * C::BN; }
+  __device__ __forceinline__ static int kb_begin(int unit) {
+    if constexpr (C::kSplits == 1) return 0;
+    else return split(unit) * kPerSplit;
+  }
+  __device__ __forceinline__ static int kb_end(int unit) {
+    if constexpr (C::kSplits == 1) {
+      return kKBlocks;
+    } else {
+      const int end = kb_begin(unit) + kPerSplit;
+      return end < kKBlocks ? end : kKBlocks;
+    }
   }
 };
 
@@ -159,7 +173,9 @@ __device__ void produce(const ConvIgemmParams& p, unsigned char* smem, unsigned 
       a_hw[j] = (static_cast<unsigned>(ih) << 16) | (static_cast<unsigned>(iw) & 0xFFFFu);
       a_rows |= (m < C::kM ? 1u : 0u) << j;
     }
-    for (int kb = Tiles<C>::kb_begin(unit); kb < Tiles<C>::kb_end(unit); ++kb) {
+    // (Unsplit, the loop starts at a literal 0: through kb_begin's call NVVM loses kb's range, and with it
+    // the folding of the tap arithmetic in 1-D convs: 1-D forward line of focus.txt, PTX compared.)
+    for (int kb = C::kSplits == 1 ? 0 : Tiles<C>::kb_begin(unit); kb < Tiles<C>::kb_end(unit); ++kb) {
       const int stage = it % C::STAGES;
       // Wait until both consumers released what the stage held STAGES k-blocks ago.
       sm90::mbarrier_wait(&empty[stage], ((it / C::STAGES) & 1) ^ 1);
