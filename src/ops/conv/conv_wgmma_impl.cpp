@@ -10,9 +10,9 @@
 #include "boo/conv.hpp"
 #include "ops/common/generated_source.hpp"
 #include "ops/common/unverified_kernels.hpp"
+#include "ops/conv/conv_igemm_impl.hpp"
 #include "ops/conv/conv_problem.hpp"
 #include "ops/conv/conv_staging.hpp"
-#include "ops/conv/conv_igemm_impl.hpp"
 #include "ops/conv/conv_wgmma_native.hpp"
 #include "ops/conv/device/conv_igemm_params.cuh"
 
