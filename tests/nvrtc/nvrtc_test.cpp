@@ -484,7 +484,8 @@ TEST(NvrtcTest, HopperConvModulesCompile) {
            "convbfp16 -n 16 -c 256 -H 28 -W 28 -k 512 -y 3 -x 3 -p 1 -q 1 -F 2" + nhwc,
            "convfp16 -n 16 -c 256 -H 28 -W 28 -k 128 -y 3 -x 3 -p 2 -q 2 -l 2 -j 2 -F 2" + nhwc,
            std::string("convfp16 -n 32 -c 256 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1"),
-           std::string("convbfp16 -n 32 -c 128 -H 28 -W 28 -k 256 -y 1 -x 1 -F 2"),
+           // (NCHW 1x1 convs run natively: HopperNchwPointwiseModulesCompile; a 7x7 image's do not, so it stages.)
+           std::string("convbfp16 -n 128 -c 128 -H 7 -W 7 -k 256 -y 1 -x 1 -F 2"),
            std::string("convfp16 -n 16 -c 128 -H 16 -W 16 -k 256 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -Y 1 -X 1 -m trans -F 2"),
            "convbfp16 -n 16 -c 768 -H 48 -W 32 -k 2048 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
            "convfp16 -n 32 -c 256 -H 14 -W 14 -k 256 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
@@ -594,6 +595,66 @@ TEST(NvrtcTest, HopperNchwPointwiseModulesCompile) {
     }
   }
   EXPECT_GE(compiled.size(), 17u);  // 3 widths x 3-6 stages of the first line, then one each
+}
+
+// gpu:conv:wgmma_sm90's split K of the forward and data faces (the kernel's
+// Units, conv_wgmma_split.cuh's reduce) compiles for sm_90a without spills or
+// stack, the register reallocation honoured: every candidate of the first line
+// (3 widths split and unsplit, every ring depth), then the chosen config of
+// small convs with bias and activations, partial tiles, 3x3 with padding, 1-D,
+// the data face, NCHW operands and a GEMM's fp32 sums (kFp32Out: the reduce
+// leaves them in the workspace). Each split module holds both entries.
+TEST(NvrtcTest, HopperSplitConvModulesCompile) {
+  ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1);  // the split kernel awaits its GPU run
+  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
+  const ops::ArchSpec arch = ops::ArchSpec::of(device);
+  const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
+  std::set<std::string> compiled;
+  int split_modules = 0;
+  for (const std::string& command : {
+           "convbfp16 -n 16 -c 2048 -H 1 -W 30 -k 576 -y 1 -x 1 -F 1 -b 1 --activation gelu" + nhwc,
+           "convfp16 -n 16 -c 576 -H 1 -W 30 -k 1728 -y 1 -x 1 -F 2" + nhwc,
+           "convbfp16 -n 4 -c 1024 -H 7 -W 7 -k 200 -y 3 -x 3 -p 1 -q 1 -F 1 -b 1 --activation relu" + nhwc,
+           "convbfp16 -n 16 -c 1024 -H 7 -W 7 -k 1024 -y 3 -x 3 -p 1 -q 1 -F 2" + nhwc,
+           "convbfp16 -n 16 -c 144 -H 24 -W 16 -k 144 -y 5 -x 5 -p 8 -q 8 -l 4 -j 4 -F 1" + nhwc,
+           std::string("convbfp16 --spatial_dim 1 -n 4 -c 512 -H 64 -k 256 -y 5 -p 2 -F 1 --in_layout NHC "
+                       "--fil_layout NHC --out_layout NHC"),
+           std::string("convbfp16 -n 8 -c 1024 -H 7 -W 7 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1"),
+           std::string("gemmbfp16 --a_w 1024 --a_h 8192 --b_w 512 --alpha 0.5"),
+       }) {
+    SCOPED_TRACE(command);
+    Result<ParsedCommand> p = parse_command(std::string_view(command));
+    ASSERT_TRUE(p.ok()) << p.status().to_string();
+    Result<runtime::Dispatch> d = runtime::choose_gpu_implementation(*p->signature, device);
+    ASSERT_TRUE(d.ok() && d->chosen) << (d.ok() ? d->failure() : d.status()).to_string();
+    ASSERT_TRUE(d->chosen->name() == "gpu:conv:wgmma_sm90" || d->chosen->name() == "gpu:gemm:wgmma_sm90");
+    Result<ops::ConfigList> list = d->chosen->candidates(*d->problem, arch);
+    ASSERT_TRUE(list.ok()) << list.status().to_string();
+    ASSERT_NE((*list)[0]->text().find(" as forward, splits "), std::string::npos) << (*list)[0]->text();
+    const size_t last = compiled.empty() ? list->size() : 1;
+    for (size_t i = 0; i < last; ++i) {
+      const std::string config = (*list)[i]->text();
+      SCOPED_TRACE(config);
+      Result<ops::Plan> plan = d->chosen->plan(*d->problem, *(*list)[i], arch);
+      ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+      if (!compiled.insert(plan->source.text).second) continue;
+      Result<jit::CompiledKernel> k = jit::compile_kernel(plan->source, kArch, true);
+      ASSERT_TRUE(k.ok()) << k.status().to_string();
+      EXPECT_EQ(k->spill_bytes, 0) << k->log;
+      EXPECT_EQ(k->stack_bytes, 0) << k->log;
+      EXPECT_EQ(k->log.find("C7508"), std::string::npos) << "setmaxnreg ignored:\n" << k->log;
+      const size_t x1 = config.find("tile 128x") + 9, x2 = config.find('x', x1);
+      const std::string wgmma = "wgmma.mma_async.sync.aligned.m64n" + config.substr(x1, x2 - x1) + "k16.f32";
+      EXPECT_NE(k->ptx.find(wgmma), std::string::npos) << wgmma;
+      const bool split = config.find(" as forward, splits ") != std::string::npos;
+      const std::string result = config.find("dx: face 1") != std::string::npos ? "dx" : "y";
+      EXPECT_NE(k->ptx.find(".entry boo_wgmma_" + result + "("), std::string::npos);
+      EXPECT_EQ(k->ptx.find(".entry boo_wgmma_" + result + "_reduce(") != std::string::npos, split);
+      split_modules += split ? 1 : 0;
+    }
+  }
+  EXPECT_GE(split_modules, 14);  // 9 of the first line's 16 candidates, then one a line
+  ::unsetenv("BOO_UNVERIFIED_KERNELS");
 }
 
 // Rows the fused backward cannot hold in registers still run on the row

@@ -753,6 +753,15 @@ class ImplicitGemmConv final : public Tier<ConvProblem, ImplicitGemmConfig> {
 
 }  // namespace
 
+double implicit_gemm_modelled_us(long long m, long long n, long long k, const ArchSpec& arch) {
+  Gemm g{};
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.bk = 64;  // 16-byte K vectors of both operands (plan_gemm's wide_k)
+  return ranked_tilings(g, 1, 1, arch).front().us;
+}
+
 const GpuImplementation& implicit_gemm_implementation() {
   static const ImplicitGemmConv impl;
   return impl;

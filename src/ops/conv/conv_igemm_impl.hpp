@@ -12,4 +12,10 @@ namespace boo::ops::conv {
 /// group shapes (gpu:conv:depthwise or gpu:conv:direct runs those).
 const GpuImplementation& implicit_gemm_implementation();
 
+/// The tier's modelled time (us, its tiling cost model at its best tiling and
+/// split) of a 16-bit GEMM of m x n outputs over k-long sums, operands read as
+/// 16-byte K vectors: what gpu:conv:wgmma_sm90 weighs its own model against
+/// for convs below its size floor.
+double implicit_gemm_modelled_us(long long m, long long n, long long k, const ArchSpec& arch);
+
 }  // namespace boo::ops::conv

@@ -3,12 +3,14 @@
 #include "ops/conv/conv_wgmma_impl.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <optional>
 #include <utility>
 
 #include "boo/conv.hpp"
 #include "ops/common/generated_source.hpp"
 #include "ops/common/unverified_kernels.hpp"
+#include "ops/conv/conv_igemm_impl.hpp"
 #include "ops/conv/conv_problem.hpp"
 #include "ops/conv/conv_staging.hpp"
 #include "ops/conv/conv_wgmma_native.hpp"
@@ -23,7 +25,9 @@ namespace {
 constexpr long long kTileRows = 128, kBlockK = 64;
 constexpr uint32_t kThreads = 384;
 // Below these the GEMM is too small to fill the GPU with 128 x 128 tiles, or
-// too narrow for the wgmma tile (gpu:conv:implicit_gemm's smaller tiles do better).
+// too narrow for the wgmma tile (gpu:conv:implicit_gemm's smaller tiles do
+// better), unless split K fills it and the cost models say it wins
+// (small_gemm_verdict).
 constexpr long long kMinPixels = 4096, kMinOutputChannels = 128;
 // A group's output channels at least fill one consumer's 64 rows or half the
 // narrowest tile's columns (BOO's grouped convs: 64, 96, 128 a group; an
@@ -36,10 +40,11 @@ constexpr long long kMinNativeRows = 64;
 // Shared memory beyond the stages and the epilogue's staging: the barriers and
 // the slack for aligning the start to 1024 bytes.
 constexpr long long kSharedOverhead = 1024 + 256;
-// The weight face's split K: each split at least kMinKBlocksPerSplit k-blocks
+// Split K (the weight face's, and the forward faces' where the tiles are too
+// few to fill the SMs): each split at least kMinKBlocksPerSplit k-blocks
 // (fewer spend more on their epilogue than on their sums), at most
 // kMaxSplits of them, their fp32 partials at most kMaxPartialBytes (as
-// gpu:conv:implicit_gemm's).
+// gpu:conv:implicit_gemm's; it also keeps the partials' offsets 32-bit).
 constexpr long long kMinKBlocksPerSplit = 4, kMaxSplits = 256, kMaxPartialBytes = 512LL << 20;
 
 // The forward conv the kernel runs for the problem's one task:
@@ -75,14 +80,31 @@ struct Run {
   std::vector<StagedCopy> copies;
   int a_copy = -1, b_copy = -1, w_copy = -1, out_copy = -1;  // the copy each operand lives in, or -1: the tensor itself
   bool weight() const { return task.face == kWeightFace; }
+  // The forward and data faces' split K (conv_wgmma_split.cuh) awaits its first numerics run on a GPU.
+  bool may_split() const { return weight() || (!native && unverified_kernels_enabled()); }
 };
-
-Status decline(const std::string& why) { return unimplemented("gpu:conv:wgmma_sm90 runs " + why); }
 
 // The run's slices (conv_wgmma_slices.cuh): its groups times its stride phases.
 long long slices(const Run& run) {
   return run.rel.groups * run.phase_count[1] * run.phase_count[2];
 }
+
+// The GEMM the kernel runs: m x n outputs over k-long sums, `images` times.
+//   forward and data faces: output pixels x a group's output channels over the packed (tap, channel)
+//     reduction, once per slice (group and stride phase; a phase's k is at most this);
+//   weight face: output channels x (taps, channels) over the pixels;
+//   native forward and data faces: output channels x an image's pixels over the channels, per image.
+struct GemmShape {
+  long long m, n, k, images = 1;
+};
+GemmShape gemm_shape(const Run& run) {
+  const Relation& r = run.rel;
+  if (run.weight()) return {r.bg(), r.taps() * r.ag(), r.batch * r.pix_b()};
+  if (run.native) return {r.cb, r.pix_b(), r.ca, r.batch};
+  return {r.batch * r.pix_b(), r.bg(), r.taps() * r.ag(), slices(run)};
+}
+
+Status decline(const std::string& why) { return unimplemented("gpu:conv:wgmma_sm90 runs " + why); }
 
 // conv_wgmma_slices.cuh's members of the Cfg: the groups' offsets (elements)
 // of A's channels, the filter and the result's channels, and the stride
@@ -212,7 +234,7 @@ Result<Run> run_of(const ConvProblem& problem) {
 struct WgmmaConfig final : Config {
   int bn = 256;     // columns per CTA tile (the wgmma N: output channels, the weight face's taps x channels): 128, 192 or 256
   int stages = 4;   // depth of the shared-memory ring
-  int splits = 1;   // the weight face's split K: slices of the pixels, fp32 partials summed by a second kernel
+  int splits = 1;   // split K: slices of the reduction, fp32 partials summed by a second kernel
   bool fp32_out = false;  // ConvProblem::fp32_result: the forward sums stay fp32 in the workspace
   Run run;
   size_t partial_bytes = 0;  // the splits' partials, at the workspace's start
@@ -239,6 +261,7 @@ struct WgmmaConfig final : Config {
       if (run.phased)
         record += ", " + std::to_string(run.phase_count[1]) + "x" + std::to_string(run.phase_count[2]) +
                   " stride phases";
+      if (splits > 1) record += ", splits " + std::to_string(splits);
       if (fp32_out) record += ", fp32 result";
     }
     if (run.rel.groups > 1) record += ", " + std::to_string(run.rel.groups) + " groups";
@@ -266,39 +289,102 @@ struct WgmmaConfig final : Config {
 // docs/perf/2026-11-24-wgmma-h100.md).
 constexpr std::pair<int, double> kTileWidths[] = {{256, 1.0}, {192, 0.95}, {128, 0.85}};
 
-// The weight face's tile width and split K: the GEMM is K x (taps x C) over
-// the N x P x Q pixels, usually few tiles over a long reduction, so the
-// pixels are split until the units (tiles x splits) fill the SMs. Time ~ the
-// waves of units over the persistent grid x each unit's k-blocks (plus one
-// for its epilogue) at the wgmma rate, plus, with splits, the fp32 partials'
-// traffic (each written once, read once by the reduce, which writes dw) at
-// the copy rate and the reduce's launch.
-void choose_weight_tiling(WgmmaConfig& config, const ArchSpec& arch) {
-  const Relation& r = config.run.rel;
-  const long long m = r.cb, n = r.taps() * r.ca, kblocks = ceil_div(r.batch * r.pix_b(), kBlockK);
+// A tiling of the GEMM: the tile width, the split K and the modelled time.
+struct Tiling {
+  int bn = 256;
+  int splits = 1;
+  double us = 1e300;
+};
+
+// The most splits worth weighing: the partials' bytes and kMinKBlocksPerSplit
+// k-blocks per split bound them.
+long long max_splits_of(const GemmShape& g) {
+  const long long kblocks = ceil_div(g.k, kBlockK);
+  const long long by_memory = std::max<long long>(1, kMaxPartialBytes / (4 * g.m * g.n * g.images));
+  return std::max<long long>(1, std::min({kMaxSplits, kblocks / kMinKBlocksPerSplit, by_memory}));
+}
+
+// The cheapest split count of bn-wide tiles, min_splits ... max_splits. Time ~
+// the waves of units (tiles x splits) over the persistent grid x each unit's
+// k-blocks (plus one for its epilogue) at the wgmma rate, plus, with splits,
+// the fp32 partials' traffic (each written once, read once by the reduce,
+// which writes the result) at the copy rate and the reduce's launch. No
+// tiling (us 1e300) where min_splits > max_splits.
+Tiling cheapest_split(const GemmShape& g, int bn, double efficiency, long long min_splits, long long max_splits,
+                      const ArchSpec& arch) {
+  const long long tiles = ceil_div(g.m, kTileRows) * ceil_div(g.n, bn) * g.images, kblocks = ceil_div(g.k, kBlockK);
   const double macs_per_us_per_sm = arch.wgmma_macs_per_s / arch.sm_count / 1e6;
   const double bytes_per_us = arch.copy_bytes_per_s / 1e6;
-  const long long by_memory = std::max<long long>(1, kMaxPartialBytes / (4 * m * n));
-  const long long max_splits =
-      std::max<long long>(1, std::min({kMaxSplits, kblocks / kMinKBlocksPerSplit, by_memory}));
+  const double kblock_us = static_cast<double>(kTileRows) * bn * kBlockK / efficiency / macs_per_us_per_sm;
   constexpr double kReduceLaunchUs = 2.0;
-  double best = 1e300;
-  for (const auto& [bn, efficiency] : kTileWidths) {
-    const long long tiles = ceil_div(m, kTileRows) * ceil_div(n, bn);
-    const double kblock_us = static_cast<double>(kTileRows) * bn * kBlockK / efficiency / macs_per_us_per_sm;
-    for (long long splits = 1; splits <= max_splits; ++splits) {
-      const long long per_split = ceil_div(kblocks, splits);
-      if (ceil_div(kblocks, per_split) != splits) continue;  // the same slices as fewer splits, one empty
-      const long long waves = ceil_div(tiles * splits, arch.sm_count);
-      double us = static_cast<double>(waves) * static_cast<double>(per_split + 1) * kblock_us;
-      if (splits > 1) us += static_cast<double>(splits + 1) * m * n * 4 / bytes_per_us + kReduceLaunchUs;
-      if (us < best * 0.999) {
-        best = us;
-        config.bn = bn;
-        config.splits = static_cast<int>(splits);
-      }
-    }
+  Tiling best{bn, static_cast<int>(min_splits), 1e300};
+  for (long long splits = min_splits; splits <= max_splits; ++splits) {
+    const long long per_split = ceil_div(kblocks, splits);
+    if (ceil_div(kblocks, per_split) != splits) continue;  // the same slices as fewer splits, one empty
+    const long long waves = ceil_div(tiles * splits, arch.sm_count);
+    double us = static_cast<double>(waves) * static_cast<double>(per_split + 1) * kblock_us;
+    if (splits > 1) us += static_cast<double>(splits + 1) * g.m * g.n * g.images * 4 / bytes_per_us + kReduceLaunchUs;
+    if (us < best.us * 0.999) best = {bn, static_cast<int>(splits), us};
   }
+  return best;
+}
+
+// The weight face's tile width and split K: the GEMM is K x (taps x C) over
+// the N x P x Q pixels, usually few tiles over a long reduction, so the
+// pixels are split until the units (tiles x splits) fill the SMs.
+void choose_weight_tiling(WgmmaConfig& config, const ArchSpec& arch) {
+  const GemmShape g = gemm_shape(config.run);
+  Tiling best;
+  for (const auto& [bn, efficiency] : kTileWidths)
+    if (const Tiling t = cheapest_split(g, bn, efficiency, 1, max_splits_of(g), arch); t.us < best.us * 0.999) best = t;
+  config.bn = best.bn;
+  config.splits = best.splits;
+}
+
+// The forward and data faces' tilings, cheapest first (the first of equals:
+// the wider): each width unsplit and, where its tiles leave SMs idle and
+// `split` allows, at its cheapest split K (listed for boo tune even where the
+// model ranks it below the unsplit one). Unsplit, the model ranks the widths
+// by waves x width / efficiency (kTileWidths); the native path's tiles are
+// per image (output channels by pixel tiles) and never split.
+std::vector<Tiling> ranked_tilings(const Run& run, bool split, const ArchSpec& arch) {
+  const GemmShape g = gemm_shape(run);
+  std::vector<Tiling> out;
+  for (const auto& [bn, efficiency] : kTileWidths) {
+    out.push_back(cheapest_split(g, bn, efficiency, 1, 1, arch));
+    const long long tiles = ceil_div(g.m, kTileRows) * ceil_div(g.n, bn) * g.images;
+    // (Split K runs one slice: groups 1, no stride phases.)
+    if (!split || run.native || slices(run) > 1 || tiles >= arch.sm_count) continue;
+    if (const Tiling t = cheapest_split(g, bn, efficiency, 2, max_splits_of(g), arch); t.us < 1e300) out.push_back(t);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Tiling& a, const Tiling& b) { return a.us < b.us; });
+  return out;
+}
+
+// A forward or data face below the size floor (`floor`; `sizes`: its own) runs
+// here only split, where split K fills the SMs and the cost model's time beats
+// both the unsplit tiling's and gpu:conv:implicit_gemm's model's for the same
+// GEMM, and only with BOO_UNVERIFIED_KERNELS=1 until the split kernel has
+// passed numerics on a GPU. (Unsplit, the model ranks this tier ahead of the
+// implicit GEMM on some of these convs too; they stay there until measured.)
+Status small_gemm_verdict(const Run& run, const ArchSpec& arch, const std::string& floor, const std::string& sizes) {
+  const GemmShape g = gemm_shape(run);
+  const std::vector<Tiling> ranked = ranked_tilings(run, true, arch);
+  const double mma_sync = implicit_gemm_modelled_us(g.m, g.n, g.k, arch);
+  if (ranked.front().splits == 1 || ranked.front().us >= mma_sync) {
+    const auto split = std::find_if(ranked.begin(), ranked.end(), [](const Tiling& t) { return t.splits > 1; });
+    const auto unsplit = std::find_if(ranked.begin(), ranked.end(), [](const Tiling& t) { return t.splits == 1; });
+    char models[160];
+    if (split == ranked.end())
+      std::snprintf(models, sizeof(models), " (too few k-blocks to split: %lld)", ceil_div(g.k, kBlockK));
+    else
+      std::snprintf(models, sizeof(models), " (modelled: %.1f us in %d splits, %.1f us unsplit, %.1f us on gpu:conv:implicit_gemm)",
+                    split->us, split->splits, unsplit->us, mma_sync);
+    return decline(floor + ", or fewer where split K makes it faster than unsplit and than gpu:conv:implicit_gemm" +
+                   sizes + models);
+  }
+  if (!run.may_split()) return unimplemented(unverified_kernel_reason("gpu:conv:wgmma_sm90's split K for convs below its floor (" + floor + ")"));
+  return ok_status();
 }
 
 // Whether a channels-last tensor's channels are contiguous and every other
@@ -348,10 +434,13 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       return decline("operands whose channels-last strides keep 16-byte vectors aligned only");
     const long long pixels = r.batch * r.pix_b() * run.phase_count[1] * run.phase_count[2];  // (all phases')
     const long long min_channels = run.native ? kMinNativeRows : kMinOutputChannels;
-    if (pixels < kMinPixels || r.cb < min_channels)
-      return decline("at least " + std::to_string(kMinPixels) + " output pixels and " +
-                     std::to_string(min_channels) + " output channels, not " + std::to_string(pixels) +
-                     " and " + std::to_string(r.cb));
+    if (pixels < kMinPixels || r.cb < min_channels) {
+      const std::string floor = "at least " + std::to_string(kMinPixels) + " output pixels and " +
+                                std::to_string(min_channels) + " output channels";
+      const std::string sizes = ", not " + std::to_string(pixels) + " and " + std::to_string(r.cb);
+      if (run.weight() || run.native) return decline(floor + sizes);
+      BOO_RETURN_IF_ERROR(small_gemm_verdict(run, arch, floor, sizes));
+    }
     // The forward kernel keeps a receptive field's first input row and column in 16 bits.
     const long long kMaxExtent = 1LL << 14;
     // A stride phase reads dy from t - pad' (t < the phases' grid, pad' in [-(pad / stride + 1), taps - 1]).
@@ -378,10 +467,13 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     WgmmaConfig config;
     BOO_ASSIGN_OR_RETURN(config.run, run_of(problem));
     config.fp32_out = problem.fp32_result;
-    if (config.run.weight())
+    if (config.run.weight()) {
       choose_weight_tiling(config, arch);
-    else
-      config.bn = ranked_widths(config.run, arch).front().first;
+    } else {
+      const Tiling best = ranked_tilings(config.run, config.run.may_split(), arch).front();
+      config.bn = best.bn;
+      config.splits = best.splits;
+    }
     BOO_ASSIGN_OR_RETURN(const int deepest, deepest_ring(config, arch));
     config.stages = deepest;
     place_workspace(config, problem.elem_bytes);
@@ -389,22 +481,24 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
   }
 
   // Every tile width, each at every depth from the deepest ring down to 3
-  // stages (deeper first): the forward and data faces' widths by the cost
-  // model, the weight face's in kTileWidths' order at the chosen split.
+  // stages (deeper first): the forward and data faces' tilings by the cost
+  // model (each width unsplit and at its cheapest split K, where it may
+  // split), the weight face's widths in kTileWidths' order at the chosen split.
   std::vector<WgmmaConfig> alternatives(const ConvProblem& problem, const ArchSpec& arch,
                                         const WgmmaConfig& chosen) const override {
-    std::vector<int> widths;
+    std::vector<Tiling> tilings;
     if (chosen.run.weight()) {
-      widths.push_back(chosen.bn);
+      tilings.push_back({chosen.bn, chosen.splits});
       for (const auto& [bn, efficiency] : kTileWidths)
-        if (bn != chosen.bn) widths.push_back(bn);
+        if (bn != chosen.bn) tilings.push_back({bn, chosen.splits});
     } else {
-      for (const auto& [bn, cost] : ranked_widths(chosen.run, arch)) widths.push_back(bn);
+      tilings = ranked_tilings(chosen.run, chosen.run.may_split(), arch);
     }
     std::vector<WgmmaConfig> out;
-    for (const int bn : widths) {
+    for (const Tiling& t : tilings) {
       WgmmaConfig c = chosen;
-      c.bn = bn;
+      c.bn = t.bn;
+      c.splits = t.splits;
       Result<int> deepest = deepest_ring(c, arch);
       if (!deepest.ok()) continue;
       for (int stages = *deepest; stages >= 3; --stages) {
@@ -417,22 +511,6 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
   }
 
  private:
-  // The forward and data faces' widths with their costs, cheapest first (the
-  // first of equals: the wider). Time ~ waves x width / efficiency (kTileWidths).
-  // The native path's tiles are per image: output channels by pixel tiles.
-  static std::vector<std::pair<int, double>> ranked_widths(const Run& run, const ArchSpec& arch) {
-    const Relation& r = run.rel;
-    std::vector<std::pair<int, double>> out;
-    for (const auto& [bn, efficiency] : kTileWidths) {
-      const long long tiles = run.native ? r.batch * ceil_div(r.cb, kTileRows) * ceil_div(r.pix_b(), bn)
-                                         : ceil_div(r.batch * r.pix_b(), kTileRows) * ceil_div(r.bg(), bn) * slices(run);
-      const long long waves = ceil_div(tiles, arch.sm_count);
-      out.emplace_back(bn, static_cast<double>(waves) * bn / efficiency);
-    }
-    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
-    return out;
-  }
-
   // As deep a ring as fits (at most 6; 3 at least: the producer announces a stage
   // STAGES - 2 k-blocks after its copies, keeping STAGES - 1 of them in flight).
   static Result<int> deepest_ring(const WgmmaConfig& config, const ArchSpec& arch) {
@@ -445,13 +523,12 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     return static_cast<int>(std::min<long long>(6, fit));
   }
 
-  // The workspace: the weight face's split-K partials or the forward face's fp32 result, then the copies.
+  // The workspace: the split-K partials (kSplits planes of the GEMM's m x n)
+  // or the forward face's fp32 result (one plane), then the copies.
   static void place_workspace(WgmmaConfig& config, long long elem_bytes) {
-    const Relation& r = config.run.rel;
-    config.partial_bytes =
-        config.splits > 1  ? static_cast<size_t>(config.splits * r.cb * r.taps() * r.ca) * sizeof(float)
-        : config.fp32_out ? static_cast<size_t>(r.batch * r.pix_b() * r.cb) * sizeof(float)
-                           : 0;
+    const GemmShape g = gemm_shape(config.run);
+    const long long planes = config.splits > 1 ? config.splits : config.fp32_out ? 1 : 0;
+    config.partial_bytes = static_cast<size_t>(planes * g.m * g.n) * sizeof(float);
     config.workspace_bytes = place_copies(config.run.copies, config.partial_bytes, elem_bytes);
   }
 
@@ -461,13 +538,10 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     const ConvSignature& sig = problem.conv();
     const Run& run = config.run;
     const Relation& r = run.rel;
-    // The GEMM: output pixels x output channels (forward), output channels x
-    // (taps, channels) over the pixels (weight face: kL); native forward and data
-    // faces: output channels x an image's pixels, per image.
-    // With groups, one group's GEMM (conv_wgmma_slices.cuh); with stride phases, one phase's.
-    const bool per_image = run.native && !run.weight();
-    const long long m = run.weight() ? r.bg() : per_image ? r.cb : r.batch * r.pix_b(),
-                    n = run.weight() ? r.taps() * r.ag() : per_image ? r.pix_b() : r.bg();
+    const GemmShape g = gemm_shape(run);
+    const long long m = g.m, n = g.n;
+    // Split K's reduce (split_k.cuh): the forward faces' or the weight face's.
+    const bool split = config.splits > 1;
     const bool epilogue = run.task.epilogue;
     auto constant = [](const char* name, long long v) {
       return "  static constexpr int " + std::string(name) + " = " + std::to_string(v) + ";\n";
@@ -476,11 +550,11 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     cfg += constant("kType", sig.dtype == DType::kF16 ? 1 : 0);  // sm90::WgmmaType
     cfg += constant("BN", config.bn) + constant("STAGES", config.stages);
     cfg += constant("kM", m) + constant("kN", n) + constant("kC", r.ag());
-    if (run.weight()) {
-      // conv_wgmma_weight.cuh's reduction and split K, and split_k.cuh's members (32-bit offsets).
-      cfg += constant("kL", r.batch * r.pix_b()) + constant("kSplits", config.splits);
-      cfg += "  static constexpr bool kIdx32 = true;\n";
-    }
+    // conv_wgmma_weight.cuh's reduction; the split K of the weight face and of the channels-last forward
+    // faces (conv_wgmma.cuh's Units), and split_k.cuh's members (32-bit offsets; kGroups is slice_constants').
+    if (run.weight()) cfg += constant("kL", g.k);
+    if (run.weight() || !run.native) cfg += constant("kSplits", config.splits);
+    if (run.weight() || split) cfg += "  static constexpr bool kIdx32 = true;\n";
     cfg += slice_constants(problem.relation, run);
     cfg += constant("H", r.a_size[1]) + constant("W", r.a_size[2]) + constant("P", r.b_size[1]) +
            constant("Q", r.b_size[2]) + constant("R", r.f_size[1]) + constant("S", r.f_size[2]);
@@ -499,7 +573,10 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     const TensorRoles roles(sig);
     plan.source.name = "conv_wgmma_sm90.cu";
     plan.source.text = std::string("// Generated by boo: gpu:conv:wgmma_sm90.\n#include \"boo/conv/") +
-                       (run.native ? "conv_wgmma_nchw.cuh" : run.weight() ? "conv_wgmma_weight.cuh" : "conv_wgmma.cuh") +
+                       (run.native     ? "conv_wgmma_nchw.cuh"
+                        : run.weight() ? "conv_wgmma_weight.cuh"
+                        : split        ? "conv_wgmma_split.cuh"
+                                       : "conv_wgmma.cuh") +
                        "\"\n";
     for (const StagedCopy& c : run.copies)
       if (c.input) {
@@ -519,10 +596,9 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       if (copy >= 0) return TensorBinding::workspace(run.copies[static_cast<size_t>(copy)].offset);
       return result ? roles.result(name) : roles.argument(name);
     };
-    // A persistent grid: one CTA per SM (its shared memory allows no second), each walking its tiles (the
-    // weight face: its units, tiles x splits).
-    const long long units = ceil_div(m, kTileRows) * ceil_div(n, config.bn) * config.splits * (per_image ? r.batch : 1) *
-                            slices(run);
+    // A persistent grid: one CTA per SM (its shared memory allows no second), each walking its units
+    // (tiles x splits; per image on the native path, per slice with groups or stride phases).
+    const long long units = ceil_div(m, kTileRows) * ceil_div(n, config.bn) * config.splits * g.images;
     BOO_ASSIGN_OR_RETURN(uint32_t ctas, grid_extent(std::min<long long>(units, arch.sm_count), 0x7fffffff, "x (CTAs)"));
     StepBuilder<ConvIgemmParams> step(entry, {ctas, 1, 1}, {kThreads, 1, 1},
                                       static_cast<uint32_t>(config.shared_bytes()));
@@ -535,27 +611,28 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     if (run.weight()) {
       BOO_ASSIGN_OR_RETURN(TensorBinding b, bind(run.b, run.b_copy, false));
       step.bind(step.params.b, b);
-      if (config.splits > 1) step.bind(step.params.workspace, TensorBinding::workspace(0));
     } else {
       BOO_ASSIGN_OR_RETURN(TensorBinding w, bind(run.w, run.w_copy, false));
       step.bind(step.params.w, w);
     }
-    if (config.fp32_out)
-      step.bind(step.params.workspace, TensorBinding::workspace(0));
-    else
-      step.bind(step.params.out, out);
+    // The partials or the fp32 sums at the workspace's start; y (or its copy) written by this kernel's
+    // epilogue or by the reduce's.
+    if (split || config.fp32_out) step.bind(step.params.workspace, TensorBinding::workspace(0));
+    if (!config.fp32_out) step.bind(step.params.out, out);
     if (epilogue && sig.bias) {
       BOO_ASSIGN_OR_RETURN(TensorBinding bias, roles.argument("b"));
       step.bind(step.params.bias, bias);
     }
     LaunchStep launch = std::move(step).finish();
     plan.steps.push_back(launch);
-    if (config.splits > 1) {
-      // The sum of the splits' partials, written to dw (or its copy): same parameters, one
-      // thread per element, a grid-stride loop beyond 16 blocks per SM.
+    if (split) {
+      // The sum of the splits' partials with the epilogue, written to the result (or its copy; the
+      // fp32 sums: over the first plane): same parameters, one thread per element, a grid-stride loop
+      // beyond 16 blocks per SM.
       const std::string reduce = entry + "_reduce";
       plan.source.text += "extern \"C\" __global__ void __launch_bounds__(256) " + reduce +
-                          "(const boo::ConvIgemmParams p) { boo::wgmma_conv::conv_wgmma_weight_reduce<Cfg>(p); }\n";
+                          "(const boo::ConvIgemmParams p) { boo::wgmma_conv::" +
+                          (run.weight() ? "conv_wgmma_weight_reduce" : "conv_wgmma_forward_reduce") + "<Cfg>(p); }\n";
       plan.source.entries.push_back(reduce);
       launch.entry = reduce;
       BOO_ASSIGN_OR_RETURN(launch.grid.x,

@@ -29,6 +29,10 @@
 // (or, with C::kFp32Out, stores the fp32 sums for a caller's epilogue),
 // while the producer already fills the stages for the CTA's next tile: the
 // grid is persistent (at most one CTA per SM, each walking its tiles).
+// Where the tiles are too few to fill the SMs, the host may split the
+// reduction (split K, C::kSplits > 1): the CTAs walk units (tile, split), each
+// storing its split's fp32 sums in the workspace, and a second kernel
+// (conv_wgmma_split.cuh) adds them in a fixed order and applies the epilogue.
 //
 // The generated source defines `struct Cfg` with every size and stride as a
 // compile-time constant and instantiates conv_wgmma<Cfg>. The weight face
@@ -70,33 +74,80 @@ struct Layout {
   static constexpr unsigned kBarriers = kStaging + 2 * kStagingRows * kOutPitch * sizeof(typename C::T);
 };
 
-/// The CTA's output tiles: tile blockIdx.x, then every gridDim.x-th (a
-/// persistent grid of at most one CTA per SM). Consecutive tiles share their
-/// A rows (N tiles fastest), so the CTAs running together read each A tile
-/// from L2 after the first. With groups or stride phases each slice
-/// (conv_wgmma_slices.cuh) is a GEMM of kPerSlice tiles, the slices one after another.
-template <class C>
-struct Tiles {
+/// The units of a persistent grid (at most one CTA per SM): CTA blockIdx.x
+/// takes unit blockIdx.x, then every gridDim.x-th. A unit is (row tile,
+/// column tile, split), split slowest: with C::kSplits > 1 (split K) each of a
+/// tile's splits sums its own range of the kKBlocks k-blocks into fp32
+/// partials (the host makes every split non-empty); unsplit, a unit is a
+/// tile. Within a split, consecutive tiles share their A rows (N tiles
+/// fastest), so the CTAs running together read each A tile from L2 after the first.
+template <class C, int KBlocks>
+struct Units {
   static constexpr int kTilesN = (C::kN + C::BN - 1) / C::BN;
-  static constexpr int kPerSlice = (C::kM + kBM - 1) / kBM * kTilesN;
-  static constexpr int kSlices = C::kGroups * C::kPhases;
-  static constexpr int kCount = kPerSlice * kSlices;
-  /// The packed (r, s, c) reduction's length and its k-blocks, the last one possibly partial
-  /// (a stride phase's: Slice::reduced, at most this).
-  static constexpr int kReduced = C::R * C::S * C::kC;
-  static constexpr int kKBlocks = (kReduced + kBK - 1) / kBK;
-  __device__ static int local(int tile) { return kSlices == 1 ? tile : tile % kPerSlice; }
-  __device__ static int slice(int tile) { return kSlices == 1 ? 0 : tile / kPerSlice; }
-  __device__ static int m0(int tile) { return local(tile) / kTilesN * kBM; }
-  __device__ static int n0(int tile) { return tile % kTilesN * C::BN; }
-  /// The slice's k-blocks: kKBlocks without phases; none for a phase without taps.
-  __device__ static int kblocks(const Slice& s) {
-    return C::kPhases == 1 ? kKBlocks : (s.reduced + kBK - 1) / kBK;
+  static constexpr int kTiles = (C::kM + kBM - 1) / kBM * kTilesN;
+  static constexpr int kCount = kTiles * C::kSplits;
+  static constexpr int kKBlocks = KBlocks;
+  static constexpr int kPerSplit = (kKBlocks + C::kSplits - 1) / C::kSplits;
+  static_assert((C::kSplits - 1) * kPerSplit < kKBlocks, "every split has k-blocks");
+  // Unsplit, unit < kTiles: the tile is the unit, and its k-blocks are constants (the compiler
+  // then sees the k-block loops' bounds as the unsplit kernels always had them).
+  __device__ __forceinline__ static int split(int unit) {
+    if constexpr (C::kSplits == 1) return 0;
+    else return unit / kTiles;
+  }
+  __device__ __forceinline__ static int tile(int unit) {
+    if constexpr (C::kSplits == 1) return unit;
+    else return unit % kTiles;
+  }
+  __device__ __forceinline__ static int m0(int unit) { return tile(unit) / kTilesN * kBM; }
+  __device__ __forceinline__ static int n0(int unit) { return tile(unit) % kTilesN * C::BN; }
+  __device__ __forceinline__ static int kb_begin(int unit) {
+    if constexpr (C::kSplits == 1) return 0;
+    else return split(unit) * kPerSplit;
+  }
+  __device__ __forceinline__ static int kb_end(int unit) {
+    if constexpr (C::kSplits == 1) {
+      return kKBlocks;
+    } else {
+      const int end = kb_begin(unit) + kPerSplit;
+      return end < kKBlocks ? end : kKBlocks;
+    }
   }
 };
 
+/// The forward kernel's units: the packed (r, s, c) reduction's length and
+/// its k-blocks, the last one possibly partial (a stride phase's:
+/// Slice::reduced, at most this). With groups or stride phases each slice
+/// (conv_wgmma_slices.cuh) is a GEMM of kPerSlice tiles, the slices one after
+/// another; split K runs one slice only (groups 1, no phases: the host's rule).
+template <class C>
+struct Tiles : Units<C, (C::R * C::S * C::kC + kBK - 1) / kBK> {
+  using U = Units<C, (C::R * C::S * C::kC + kBK - 1) / kBK>;
+  static constexpr int kReduced = C::R * C::S * C::kC;
+  static constexpr int kPerSlice = U::kTiles;
+  static constexpr int kSlices = C::kGroups * C::kPhases;
+  static constexpr int kCount = U::kCount * kSlices;
+  static_assert(C::kSplits == 1 || kSlices == 1, "split K runs groups 1 without stride phases");
+  __device__ __forceinline__ static int local(int unit) { return kSlices == 1 ? unit : unit % kPerSlice; }
+  __device__ __forceinline__ static int slice(int unit) { return kSlices == 1 ? 0 : unit / kPerSlice; }
+  __device__ __forceinline__ static int m0(int unit) { return U::m0(local(unit)); }
+  __device__ __forceinline__ static int n0(int unit) { return U::n0(local(unit)); }
+  /// The unit's k-blocks end: its split's; a phase's own (none for a phase without taps).
+  __device__ __forceinline__ static int kb_end(int unit, const Slice& s) {
+    if constexpr (C::kPhases == 1) return U::kb_end(unit);
+    else return (s.reduced + kBK - 1) / kBK;
+  }
+};
+
+/// y's element offset of GEMM element (m, k): output pixel m = (n, p, q), output channel k.
+template <class C>
+__device__ __forceinline__ int forward_offset(int m, int k) {
+  const int n = m / (C::P * C::Q), pq = m % (C::P * C::Q);
+  return n * C::YN + (pq / C::Q) * C::YH + (pq % C::Q) * C::YW + k;
+}
+
 /// The producer: copies the A (im2col rows) and B (filter rows) tiles of every
-/// k-block of the CTA's tiles, one stream of k-blocks through the ring.
+/// k-block of the CTA's units, one stream of k-blocks through the ring.
 /// Thread t copies 16-byte chunk t % 8 of rows t / 8 + 16 j, so a warp's
 /// copies cover four whole 128-byte rows; the chunk's 8 reduction columns
 /// (one tap's channels) are the same in every row, so each thread finds its
@@ -111,7 +162,7 @@ __device__ void produce(const ConvIgemmParams& p, unsigned char* smem, unsigned 
   constexpr int kLag = C::STAGES - 2;
   const int chunk = threadIdx.x % 8, row0 = threadIdx.x / 8;
   const T* x = reinterpret_cast<const T*>(p.a);
-  int it = 0;  // k-blocks issued so far, over all tiles
+  int it = 0;  // k-blocks issued so far, over all units
   auto announce = [&]() {
     cp_async_commit();  // empty groups past the last k-block keep the count uniform
     if (it >= kLag) {
@@ -122,12 +173,12 @@ __device__ void produce(const ConvIgemmParams& p, unsigned char* smem, unsigned 
     }
     ++it;
   };
-  for (int tile = blockIdx.x; tile < Tiles<C>::kCount; tile += gridDim.x) {
-    const int m0 = Tiles<C>::m0(tile), n0 = Tiles<C>::n0(tile);
-    const Slice sl = slice_of<C>(Tiles<C>::slice(tile));
-    const int reduced = sl.reduced, kblocks = Tiles<C>::kblocks(sl);
+  for (int unit = blockIdx.x; unit < Tiles<C>::kCount; unit += gridDim.x) {
+    const int m0 = Tiles<C>::m0(unit), n0 = Tiles<C>::n0(unit);
+    const Slice sl = slice_of<C>(Tiles<C>::slice(unit));
+    const int reduced = sl.reduced;
     const T* w = reinterpret_cast<const T*>(p.w) + sl.w + (n0 + row0) * C::WK;
-    // Per A row, computed once a tile: the offset of its receptive field's
+    // Per A row, computed once a unit: the offset of its receptive field's
     // first input pixel (which may lie in the padding) and that pixel's (h, w)
     // as two 16-bit halves; bit j of a_rows: row j lies in the GEMM. Two
     // registers a row keep the producer within its registers.
@@ -142,7 +193,9 @@ __device__ void produce(const ConvIgemmParams& p, unsigned char* smem, unsigned 
       a_hw[j] = (static_cast<unsigned>(ih) << 16) | (static_cast<unsigned>(iw) & 0xFFFFu);
       a_rows |= (m < C::kM ? 1u : 0u) << j;
     }
-    for (int kb = 0; kb < kblocks; ++kb) {
+    // (Unsplit, the loop starts at a literal 0: through kb_begin's call NVVM loses kb's range, and with it
+    // the folding of the tap arithmetic in 1-D convs: 1-D forward line of focus.txt, PTX compared.)
+    for (int kb = C::kSplits == 1 ? 0 : Tiles<C>::kb_begin(unit); kb < Tiles<C>::kb_end(unit, sl); ++kb) {
       const int stage = it % C::STAGES;
       // Wait until both consumers released what the stage held STAGES k-blocks ago.
       sm90::mbarrier_wait(&empty[stage], ((it / C::STAGES) & 1) ^ 1);
@@ -240,9 +293,9 @@ __device__ __forceinline__ void store_tile(const float (&acc)[C::BN / 2], const 
 }
 
 /// Stores a consumer's 64 x BN fp32 sums (Wgmma's accumulator layout) in
-/// split `split`'s plane of the workspace, row-major (kM, kN): the weight
-/// face's split-K partials, or the forward face's unrounded sums for a
-/// caller's epilogue (C::kFp32Out). Each thread's two adjacent columns as one
+/// split `split`'s plane of the workspace, row-major (kM, kN): split-K
+/// partials, or the forward face's unrounded sums for a caller's epilogue
+/// (C::kFp32Out). Each thread's two adjacent columns as one
 /// 8-byte store (a warp's stores fill 32-byte sectors).
 template <class C>
 __device__ __forceinline__ void store_partials(const float (&acc)[C::BN / 2], const ConvIgemmParams& p, int split,
@@ -337,11 +390,12 @@ __device__ __forceinline__ void warp_specialized(Produce produce, Consume consum
   consume(smem, full, empty, warpgroup - 1);
 }
 
-/// The forward kernel body. Grid: at most one CTA per SM, each taking the tiles of Tiles<C>.
+/// The forward kernel body. Grid: at most one CTA per SM, each taking the units of Tiles<C>.
 template <class C>
 __device__ void conv_wgmma(const ConvIgemmParams& p) {
   using T = typename C::T;
   using L = Layout<C>;
+  using U = Tiles<C>;
   warp_specialized<C>(
       [&](unsigned char* smem, unsigned long long* full, unsigned long long* empty) {
         produce<C>(p, smem, full, empty);
@@ -350,20 +404,21 @@ __device__ void conv_wgmma(const ConvIgemmParams& p) {
         // consumer: A rows 64 * consumer ...
         const int lane = static_cast<int>(threadIdx.x) % 32;
         T* staged = reinterpret_cast<T*>(smem + L::kStaging) + consumer * L::kStagingRows * L::kOutPitch;
-        int it = 0;  // k-blocks consumed so far, over all tiles
-        for (int tile = blockIdx.x; tile < Tiles<C>::kCount; tile += gridDim.x) {
-          const int m0 = Tiles<C>::m0(tile), n0 = Tiles<C>::n0(tile);
-          const Slice sl = slice_of<C>(Tiles<C>::slice(tile));
-          const int kblocks = Tiles<C>::kblocks(sl);
+        int it = 0;  // k-blocks consumed so far, over all units
+        for (int unit = blockIdx.x; unit < U::kCount; unit += gridDim.x) {
+          const int m0 = U::m0(unit), n0 = U::n0(unit);
+          const Slice sl = slice_of<C>(U::slice(unit));
+          const int begin = U::kb_begin(unit), end = U::kb_end(unit, sl);
           float acc[C::BN / 2];
 #pragma unroll
           for (int i = 0; i < C::BN / 2; ++i) acc[i] = 0.f;
-          for (int kb = 0; kb < kblocks; ++kb, ++it) consume_kblock<C, false>(acc, smem, full, empty, it, consumer, lane, kb == 0);
+          for (int kb = begin; kb < end; ++kb, ++it) consume_kblock<C, false>(acc, smem, full, empty, it, consumer, lane, kb == begin);
           // (A stride phase without taps consumed nothing: its zeros are stored as they are.)
-          if (C::kPhases == 1 || kblocks > 0) finish_tile<C>(acc, empty, it, lane);
-          // Epilogue, while the producer fills the stages for the next tile.
-          if constexpr (C::kFp32Out)
-            store_partials<C>(acc, p, 0, consumer, m0, n0);
+          if (C::kPhases == 1 || end > begin) finish_tile<C>(acc, empty, it, lane);
+          // Epilogue, while the producer fills the stages for the next unit. Split K stores the
+          // unit's fp32 partials; conv_wgmma_split.cuh's reduce adds them and applies the epilogue.
+          if constexpr (C::kFp32Out || C::kSplits > 1)
+            store_partials<C>(acc, p, U::split(unit), consumer, m0, n0);
           else
             store_tile<C>(acc, p, staged, consumer, m0, n0, [&sl](int m, int k) {
               const int n = m / (C::P * C::Q), pq = m % (C::P * C::Q), ph = pq / C::Q, pw = pq % C::Q;

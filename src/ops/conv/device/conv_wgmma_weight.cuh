@@ -39,26 +39,11 @@
 namespace boo {
 namespace wgmma_conv {
 
-/// The units of the weight face: (row tile, column tile, split), split
-/// slowest, so the CTAs running together read the same pixels (one split's
-/// dy and x rows) from L2. The host makes every split non-empty.
+/// The units of the weight face (conv_wgmma.cuh's Units): (row tile, column
+/// tile, split), split slowest, so the CTAs running together read the same
+/// pixels (one split's dy and x rows) from L2; k-blocks of 64 pixels.
 template <class C>
-struct WeightUnits {
-  static constexpr int kTilesN = (C::kN + C::BN - 1) / C::BN;
-  static constexpr int kTiles = (C::kM + kBM - 1) / kBM * kTilesN;
-  static constexpr int kCount = kTiles * C::kSplits;
-  static constexpr int kKBlocks = (C::kL + kBK - 1) / kBK;  ///< 64 pixels each
-  static constexpr int kPerSplit = (kKBlocks + C::kSplits - 1) / C::kSplits;
-  static_assert((C::kSplits - 1) * kPerSplit < kKBlocks, "every split has k-blocks");
-  __device__ static int split(int unit) { return unit / kTiles; }
-  __device__ static int m0(int unit) { return unit % kTiles / kTilesN * kBM; }
-  __device__ static int n0(int unit) { return unit % kTiles % kTilesN * C::BN; }
-  __device__ static int kb_begin(int unit) { return split(unit) * kPerSplit; }
-  __device__ static int kb_end(int unit) {
-    const int end = kb_begin(unit) + kPerSplit;
-    return end < kKBlocks ? end : kKBlocks;
-  }
-};
+using WeightUnits = Units<C, (C::kL + kBK - 1) / kBK>;
 
 /// The producer of the weight face: copies the A (dy) and B (x at each
 /// column's tap) rows of every k-block of the CTA's units, one stream of
