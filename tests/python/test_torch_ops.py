@@ -272,7 +272,8 @@ class ConvOpTest(unittest.TestCase):
         """Without compiling or a dispatch mode, boo.ops run boo directly (the op's dispatch costs
         more host time than a small kernel), a call that records a gradient through an autograd.Function with
         the op's own autograd rules; otherwise through torch.ops.boo. On the C++ registration conv always
-        runs through torch.ops.boo (its dispatch costs less than the direct path)."""
+        runs through torch.ops.boo (its dispatch costs less than the direct path), and so does batch_norm (its
+        C++ kernel and autograd cost less than the Python path)."""
         from torch.utils._python_dispatch import TorchDispatchMode
 
         class SeenOps(TorchDispatchMode):
@@ -289,13 +290,18 @@ class ConvOpTest(unittest.TestCase):
                 return contextlib.nullcontext()
             return unittest.mock.patch.object(ops, "_conv", side_effect=AssertionError("dispatched"))
 
+        def batch_norm_not_dispatched():
+            if "batch_norm" in ops._CPP_AUTOGRAD:
+                return contextlib.nullcontext()
+            return unittest.mock.patch.object(ops, "_batch_norm", side_effect=AssertionError("dispatched"))
+
         x = torch.randn(1, 3, 6, 6, device=DEVICE)
         w = torch.randn(4, 3, 3, 3, device=DEVICE)
         g = torch.randn(6, device=DEVICE)
         with conv_not_dispatched(), \
                 unittest.mock.patch.object(ops, "_layer_norm", side_effect=AssertionError("dispatched")), \
                 unittest.mock.patch.object(ops, "_rms_norm", side_effect=AssertionError("dispatched")), \
-                unittest.mock.patch.object(ops, "_batch_norm", side_effect=AssertionError("dispatched")), \
+                batch_norm_not_dispatched(), \
                 unittest.mock.patch.object(ops, "_group_norm", side_effect=AssertionError("dispatched")):
             direct = ops.conv(x, w, padding=1)  # nothing requires grad: direct
             with torch.no_grad():
