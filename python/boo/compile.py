@@ -8,7 +8,12 @@ boo's rewrite always takes, its ops carrying their own autograd).
 The rewrite works on Dynamo's FX graph before autograd: every convolution
 (with its bias) followed by a supported activation, every layer norm, RMS
 norm, batch norm (training, updating the running statistics, and inference)
-and group norm becomes a boo op. The norms' kernels have no fused activation:
+and group norm becomes a boo op. In an inference graph (nothing needs a
+gradient) a batch norm in eval mode right after a convolution is folded into
+it, as inductor's freezing does: the conv's weight and bias scaled and shifted
+per output channel (in float32, then cast to the weight's dtype) by a small
+elementwise op on the parameters, and the activation after the batch norm
+fused into the conv. The norms' kernels have no fused activation otherwise:
 a ReLU or SiLU after a batch or group norm stays PyTorch's. boo's ops carry their own autograd, so the backward graph
 runs boo's backward kernels too. Each candidate is checked when the graph is
 compiled (on a GPU its kernels are compiled or loaded then): one boo cannot
@@ -16,6 +21,7 @@ run stays with PyTorch, with one warning — never an error at run time.
 """
 import functools
 import logging
+import operator
 import warnings
 
 import torch
@@ -29,10 +35,12 @@ __all__ = ["backend", "boo_backend", "boo_inductor_backend", "iree_boo_backend",
 log = logging.getLogger("boo")
 
 # What the rewrite carves out: convolutions (with the activations that may
-# follow them, by boo's activation name) and the norms.
+# follow them, by boo's activation name; in inference graphs, an eval-mode batch
+# norm after them, folded into the weight and bias) and the norms.
 DEFAULT_FUSION_SCHEMA = {
     "conv": True,
     "conv_activations": ("relu", "sigmoid", "tanh", "silu", "gelu", "gelu_tanh", "leaky_relu", "clamp"),
+    "conv_batch_norm": True,
     "layer_norm": True,
     "rms_norm": True,
     "batch_norm": True,
@@ -142,6 +150,39 @@ def _warn_once(message):
     warnings.warn(f"boo: left to PyTorch: {message}", stacklevel=3)
 
 
+def _inference_batch_norm_after(conv, node):
+    """(weight, bias, running_mean, running_var, eps) of `node` when it is an eval-mode batch norm of
+    the conv node `conv`'s output in a graph that needs no gradient through it (the fold is for
+    inference: autograd would see the folded parameters, not the batch norm's), else None."""
+    if node.op != "call_function" or node.target not in _BATCH_NORMS:
+        return None
+    values = dict(zip(_BATCH_NORMS[node.target][0], _call_arguments(node, *_BATCH_NORMS[node.target])))
+    w, b, rm, rv, eps = (values[k] for k in ("weight", "bias", "running_mean", "running_var", "eps"))
+    out = _value(node)
+    if values["input"] is not conv or values["training"] is not False or not isinstance(eps, (int, float)) \
+            or not isinstance(out, torch.Tensor) or out.requires_grad:
+        return None
+    if not all(isinstance(_value(t), torch.Tensor) for t in (rm, rv)) \
+            or not all(t is None or isinstance(_value(t), torch.Tensor) for t in (w, b)):
+        return None
+    return w, b, rm, rv, float(eps)
+
+
+def _fold_batch_norm(w, b, gamma, beta, mean, var, eps):
+    """(w', b'): the conv weight `w` and bias `b` (or None) with the inference batch norm after it
+    folded in: w' = w * s per output channel, b' = beta + (b - mean) * s, s = gamma * rsqrt(var + eps);
+    computed in float32 and cast to w's dtype (under autocast the conv then casts them as it would w).
+    Traced into the compiled graph: one small elementwise op on the parameters per call (constant
+    folded where the backend freezes parameters)."""
+    scale = torch.rsqrt(var.float() + eps)
+    if gamma is not None:
+        scale = scale * gamma.float()
+    shift = -mean.float() if b is None else b.float() - mean.float()
+    bias = shift * scale if beta is None else shift * scale + beta.float()
+    weight = w.float() * scale.reshape([-1] + [1] * (w.dim() - 1))
+    return weight.to(w.dtype), bias.to(w.dtype)
+
+
 def _rewrite_convs(gm, schema):
     graph = gm.graph
     count = 0
@@ -159,19 +200,31 @@ def _rewrite_convs(gm, schema):
         stride, padding, dilation = (ops._tuple(v, spatial, n) for v, n in ((stride, "stride"),
                                                                            (padding, "padding"),
                                                                            (dilation, "dilation")))
-        # A single activation user is fused; the activation node then goes away.
+        # An inference batch norm as the conv's single user is folded into its weight and bias; a single
+        # activation user (of the batch norm, when folded) is fused. Both nodes then go away.
         users = list(node.users)
+        bn, bn_parameters = None, None
+        if schema["conv_batch_norm"] and len(users) == 1:
+            bn_parameters = _inference_batch_norm_after(node, users[0])
+            if bn_parameters is not None:
+                bn = users[0]
+                users = list(bn.users)
         activation, fused = "none", None
         if len(users) == 1:
             name = _activation_of(users[0])
             if name and name.split(":")[0] in schema["conv_activations"]:
                 activation, fused = name, users[0]
         layouts = (ops.layout_of(xv), ops.layout_of(wv), ops.layout_of(xv))
-        needs_grad = any(t is not None and t.requires_grad for t in (xv, wv, bv))
+        # The backward's kernels are checked only where the graph records a gradient through the conv
+        # (under no_grad the parameters still require one, the conv's output does not).
+        out = _value(node)
+        needs_grad = out.requires_grad if isinstance(out, torch.Tensor) else \
+            any(t is not None and t.requires_grad for t in (xv, wv, bv))
+        has_bias = bv is not None or bn is not None
 
         def signatures():
             shape = (tuple(xv.shape), tuple(wv.shape), xv.dtype, tuple(stride), tuple(padding), tuple(dilation),
-                     groups, bv is not None)
+                     groups, has_bias)
             sigs = [ops.conv_signature(*shape, activation, layouts, "forward")]
             if needs_grad:
                 sigs += ops.conv_backward_signatures(*shape, layouts, frozenset(("input", "weight", "bias")))
@@ -179,15 +232,21 @@ def _rewrite_convs(gm, schema):
 
         if not _boo_can_run(signatures, [xv]):
             continue
-        with graph.inserting_after(fused or node):
+        end = fused or bn or node
+        # Before the last node replaced: the batch norm's parameters may be defined after the conv.
+        with graph.inserting_before(end):
+            if bn is not None:
+                gamma, beta, mean, var, eps = bn_parameters
+                pair = graph.call_function(_fold_batch_norm, (w, b, gamma, beta, mean, var, eps))
+                w, b = (graph.call_function(operator.getitem, (pair, i)) for i in range(2))
             new = graph.call_function(ops.conv, (x, w, b), {"stride": stride, "padding": padding,
                                                             "dilation": dilation, "groups": groups,
                                                             "activation": activation})
-        new.meta.update((fused or node).meta)
-        (fused or node).replace_all_uses_with(new)
-        if fused is not None:
-            graph.erase_node(fused)
-        graph.erase_node(node)
+        new.meta.update(end.meta)
+        end.replace_all_uses_with(new)
+        for n in (fused, bn, node):
+            if n is not None:
+                graph.erase_node(n)
         count += 1
     return count
 

@@ -67,8 +67,8 @@ _TORCH_LIBRARY, _PYTHON_REASON = _load_torch_library()
 registration = "C++" if _TORCH_LIBRARY is not None else f"Python ({_PYTHON_REASON})"
 # The ops whose CUDA kernel and autograd the C++ registration has (torch_ops.cpp); every other kernel,
 # and every fake implementation, is this module's.
-_CPP_OPS = ("conv", "conv_backward") if _TORCH_LIBRARY is not None else ()
-_CPP_AUTOGRAD = ("conv",) if _TORCH_LIBRARY is not None else ()
+_CPP_OPS = ("conv", "conv_backward", "batch_norm") if _TORCH_LIBRARY is not None else ()
+_CPP_AUTOGRAD = ("conv", "batch_norm") if _TORCH_LIBRARY is not None else ()
 _IMPLS = torch.library.Library("boo", "IMPL") if _TORCH_LIBRARY is not None else None
 
 
@@ -412,11 +412,13 @@ class _NormFunction(torch.autograd.Function):
 
 
 class _AutogradRules:
-    """A norm op's autograd rules, registered with boo::<name> and reused by _NormFunction."""
+    """A norm op's autograd rules, registered with boo::<name> (unless the C++ registration has the op's
+    autograd: the same rules there) and reused by _NormFunction."""
 
     def __init__(self, name, setup_context, backward):
         self.setup_context, self.backward = setup_context, backward
-        torch.library.register_autograd(f"boo::{name}", backward, setup_context=setup_context)
+        if name not in _CPP_AUTOGRAD:
+            torch.library.register_autograd(f"boo::{name}", backward, setup_context=setup_context)
 
 
 def _norm_direct(rules, run, *inputs):
@@ -1160,7 +1162,9 @@ def batch_norm(x, weight=None, bias=None, running_mean=None, running_var=None, t
         raise ValueError(f"Expected more than 1 value per channel when training, got input size {list(x.shape)}")
     xb = _as_rank(x, 4, 5)
     args = (xb, weight, bias, running_mean, running_var, bool(training), float(momentum), float(eps))
-    if _direct_call_allowed(xb, weight, bias, running_mean, running_var):
+    # Directly in Python only where the op's dispatch would reach Python anyway: the C++ registration's
+    # kernel and autograd cost less than the Python path's signature lookup and per-channel views.
+    if "batch_norm" not in _CPP_AUTOGRAD and _direct_call_allowed(xb, weight, bias, running_mean, running_var):
         out = _norm_direct(_BATCH_NORM_RULES, _batch_norm_forward, *args)
     else:
         out = _batch_norm(*args)

@@ -368,11 +368,11 @@ int32_t bridge_stream_capturing(int32_t, void* stream, int32_t* capturing, boo_b
   return 0;
 }
 
-int32_t bridge_conv(const boo_bridge_conv* conv, int32_t device, int32_t loaded_only, boo_bridge_launchable* out,
-                    boo_bridge_status* status) {
+// The launchable of `sig` on GPU `device` handed to the library (see boo_bridge::conv).
+int32_t bridge_ready(Result<std::unique_ptr<OpSignature>> sig, int32_t device, int32_t loaded_only,
+                     boo_bridge_launchable* out, boo_bridge_status* status) {
   static std::mutex mutex;
   static std::deque<BridgeLaunchable> kept;
-  Result<std::unique_ptr<OpSignature>> sig = bridge_conv_signature(*conv);
   if (!sig.ok()) return bridge_fail(sig.status(), status);
   Result<Runtime*> rt = find_runtime(device);
   if (!rt.ok()) return bridge_fail(rt.status(), status);
@@ -409,6 +409,35 @@ int32_t bridge_conv(const boo_bridge_conv* conv, int32_t device, int32_t loaded_
   return 0;
 }
 
+int32_t bridge_conv(const boo_bridge_conv* conv, int32_t device, int32_t loaded_only, boo_bridge_launchable* out,
+                    boo_bridge_status* status) {
+  return bridge_ready(bridge_conv_signature(*conv), device, loaded_only, out, status);
+}
+
+Result<std::unique_ptr<OpSignature>> bridge_batch_norm_signature(const boo_bridge_batch_norm& n) {
+  if (n.rank < 4 || n.rank > 5)
+    return invalid_argument("batch_norm: rank " + std::to_string(n.rank) + ", expected 4 or 5");
+  if (n.pass_ < 1 || n.pass_ > 3)
+    return invalid_argument("batch_norm: pass " + std::to_string(n.pass_) + ", expected 1 to 3");
+  ops::BatchNormFields f;
+  BOO_ASSIGN_OR_RETURN(f.dtype, bridge_dtype(n.dtype));
+  f.input_shape.assign(n.x_shape, n.x_shape + n.rank);
+  f.layout = std::string(n.layout, strnlen(n.layout, sizeof n.layout));
+  f.mode = BatchNormMode::kSpatial;
+  f.pass = static_cast<BatchNormPass>(n.pass_);
+  f.save = n.save != 0;
+  f.running = n.running != 0;
+  f.eps = n.eps;
+  f.momentum = n.momentum;
+  BOO_ASSIGN_OR_RETURN(std::unique_ptr<BatchNormSignature> sig, ops::batch_norm_signature_from_fields(f));
+  return std::unique_ptr<OpSignature>(std::move(sig));
+}
+
+int32_t bridge_batch_norm(const boo_bridge_batch_norm* batch_norm, int32_t device, int32_t loaded_only,
+                          boo_bridge_launchable* out, boo_bridge_status* status) {
+  return bridge_ready(bridge_batch_norm_signature(*batch_norm), device, loaded_only, out, status);
+}
+
 int32_t bridge_launch(void* handle, const uint64_t* arguments, const uint64_t* results, void* workspace,
                       void* stream, boo_bridge_status* status) {
   const auto& b = *static_cast<const BridgeLaunchable*>(handle);
@@ -424,7 +453,8 @@ int32_t bridge_launch(void* handle, const uint64_t* arguments, const uint64_t* r
   return 0;
 }
 
-const boo_bridge torch_bridge = {BOO_TORCH_BRIDGE_VERSION, bridge_stream_capturing, bridge_conv, bridge_launch};
+const boo_bridge torch_bridge = {BOO_TORCH_BRIDGE_VERSION, bridge_stream_capturing, bridge_conv, bridge_launch,
+                                 bridge_batch_norm};
 
 // The fields of a signature, as the keywords of the Signature constructor that builds it
 // (Signature.conv(**sig.fields) == sig).

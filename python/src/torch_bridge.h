@@ -11,7 +11,7 @@
 extern "C" {
 #endif
 
-#define BOO_TORCH_BRIDGE_VERSION 1
+#define BOO_TORCH_BRIDGE_VERSION 2
 #define BOO_TORCH_MAX_RANK 8
 
 // A failed call's boo StatusCode (never 0) and message.
@@ -46,6 +46,21 @@ typedef struct boo_bridge_conv {
   char activation[64];
 } boo_bridge_conv;
 
+// A batch norm as boo.ops.batch_norm_signature builds it (one statistic per channel, float32 scale, bias
+// and statistics): x of rank 4 or 5 in `layout` (NCHW, NHWC, NCDHW, NDHWC), pass_ a boo::BatchNormPass
+// (1 training, 2 inference, 3 backward), with save and running as in boo::BatchNormSignature.
+typedef struct boo_bridge_batch_norm {
+  int32_t rank;
+  int32_t dtype;
+  int64_t x_shape[5];
+  char layout[8];
+  uint8_t pass_;
+  uint8_t save;
+  uint8_t running;
+  double eps;
+  double momentum;
+} boo_bridge_batch_norm;
+
 // A signature made ready on one GPU: its launchable (owned by boo._C, alive for the process), its
 // tensors and the workspace bytes a launch needs. Pointers stay valid for the process.
 typedef struct boo_bridge_launchable {
@@ -74,6 +89,9 @@ typedef struct boo_bridge {
   // null when that is 0). Allocates and synchronizes nothing. Returns 0, or a StatusCode.
   int32_t (*launch)(void* handle, const uint64_t* arguments, const uint64_t* results, void* workspace, void* stream,
                     boo_bridge_status* status);
+  // The launchable of a batch norm on GPU `device`, as `conv` does for a convolution.
+  int32_t (*batch_norm)(const boo_bridge_batch_norm* batch_norm, int32_t device, int32_t loaded_only,
+                        boo_bridge_launchable* out, boo_bridge_status* status);
 } boo_bridge;
 
 #ifdef __cplusplus

@@ -7,22 +7,25 @@
 // of torch_bridge.h. Without it (no PyTorch headers at build time, another PyTorch installed since,
 // BOO_TORCH_LIBRARY=0) boo.ops registers the same schemas from Python.
 //
-// What is here: every op's schema (the same the Python registration infers); for conv and
-// conv_backward the CUDA kernels (signature by a per-call key, tensors by address, results and the
+// What is here: every op's schema (the same the Python registration infers); for conv, conv_backward
+// and batch_norm the CUDA kernels (signature by a per-call key, tensors by address, results and the
 // workspace from PyTorch's caching allocator, launched on the current stream: capturable into CUDA
-// graphs) and conv's autograd. The rest is boo.ops' (Python), registered onto these schemas: the CPU
-// kernels (the float64 reference), the norms' kernels and autograd, every fake implementation, and
-// the fallback to PyTorch when boo declines a signature: a CUDA kernel here that cannot run its call
-// passes it to the op's Python kernel (registered for the CPU key, device-generic), which warns once
-// and runs PyTorch, or raises with BOO_STRICT=1, as without this library.
+// graphs) and conv's and batch_norm's autograd. The rest is boo.ops' (Python), registered onto these
+// schemas: the CPU kernels (the float64 reference), the other norms' kernels and autograd, every fake
+// implementation, and the fallback to PyTorch when boo declines a signature: a CUDA kernel here that
+// cannot run its call passes it to the op's Python kernel (registered for the CPU key, device-generic),
+// which warns once and runs PyTorch, or raises with BOO_STRICT=1, as without this library.
+#include <ATen/TensorOperators.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/clamp.h>
 #include <ATen/ops/convolution_backward.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
+#include <ATen/ops/full.h>
 #include <ATen/ops/gelu.h>
 #include <ATen/ops/leaky_relu.h>
 #include <ATen/ops/relu.h>
+#include <ATen/ops/rsqrt.h>
 #include <ATen/ops/sigmoid.h>
 #include <ATen/ops/silu.h>
 #include <ATen/ops/tanh.h>
@@ -32,7 +35,9 @@
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -70,6 +75,13 @@ using ConvBackwardFn = std::vector<at::Tensor>(const at::Tensor&, const at::Tens
                                                SymInts, SymInts, SymInts, c10::SymInt, c10::string_view,
                                                c10::List<bool>);
 
+using BatchNormFn = std::vector<at::Tensor>(const at::Tensor&, const std::optional<at::Tensor>&,
+                                            const std::optional<at::Tensor>&, const std::optional<at::Tensor>&,
+                                            const std::optional<at::Tensor>&, bool, double, double);
+using BatchNormBackwardFn = std::vector<at::Tensor>(const at::Tensor&, const at::Tensor&,
+                                                    const std::optional<at::Tensor>&, const at::Tensor&,
+                                                    const at::Tensor&, double, c10::List<bool>);
+
 const c10::TypedOperatorHandle<ConvFn>& conv_op() {
   static const auto op = c10::Dispatcher::singleton().findSchemaOrThrow("boo::conv", "").typed<ConvFn>();
   return op;
@@ -78,6 +90,18 @@ const c10::TypedOperatorHandle<ConvFn>& conv_op() {
 const c10::TypedOperatorHandle<ConvBackwardFn>& conv_backward_op() {
   static const auto op =
       c10::Dispatcher::singleton().findSchemaOrThrow("boo::conv_backward", "").typed<ConvBackwardFn>();
+  return op;
+}
+
+const c10::TypedOperatorHandle<BatchNormFn>& batch_norm_op() {
+  static const auto op =
+      c10::Dispatcher::singleton().findSchemaOrThrow("boo::batch_norm", "").typed<BatchNormFn>();
+  return op;
+}
+
+const c10::TypedOperatorHandle<BatchNormBackwardFn>& batch_norm_backward_op() {
+  static const auto op =
+      c10::Dispatcher::singleton().findSchemaOrThrow("boo::batch_norm_backward", "").typed<BatchNormBackwardFn>();
   return op;
 }
 
@@ -105,14 +129,30 @@ c10::IntArrayRef dims(const int64_t* values, int32_t rank) { return c10::IntArra
 
 // `t` as the launch reads it: its spec's shape and dtype (nullopt otherwise: the call is not the
 // signature's), in the spec's strides (those of size-1 dimensions are free) at a 16-byte aligned
-// address, else copied into them.
+// address, else copied into them. A `t` of another rank is the spec's shape when it is once the size-1
+// dimensions are left out: a batch norm's [C] parameters are the (1, C, 1, 1) its signature reads.
 std::optional<at::Tensor> conform(const at::Tensor& t, const boo_bridge_tensor& spec) {
-  if (t.scalar_type() != torch_dtype(spec.dtype) || t.sizes() != dims(spec.shape, spec.rank)) return std::nullopt;
+  const c10::IntArrayRef shape = dims(spec.shape, spec.rank);
+  if (t.scalar_type() != torch_dtype(spec.dtype)) return std::nullopt;
   bool same = reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0;
-  for (int32_t d = 0; same && d < spec.rank; ++d) same = spec.shape[d] == 1 || t.stride(d) == spec.strides[d];
+  if (t.dim() == spec.rank) {
+    if (t.sizes() != shape) return std::nullopt;
+    for (int32_t d = 0; same && d < spec.rank; ++d) same = spec.shape[d] == 1 || t.stride(d) == spec.strides[d];
+  } else {
+    int64_t i = 0;
+    for (int32_t d = 0; d < spec.rank; ++d) {
+      if (spec.shape[d] == 1) continue;
+      while (i < t.dim() && t.size(i) == 1) ++i;
+      if (i == t.dim() || t.size(i) != spec.shape[d]) return std::nullopt;
+      same = same && t.stride(i) == spec.strides[d];
+      ++i;
+    }
+    while (i < t.dim() && t.size(i) == 1) ++i;
+    if (i != t.dim()) return std::nullopt;
+  }
   if (same) return t;
   copied_inputs.fetch_add(1, std::memory_order_relaxed);
-  return at::empty_strided(dims(spec.shape, spec.rank), dims(spec.strides, spec.rank), t.options()).copy_(t);
+  return at::empty_strided(shape, dims(spec.strides, spec.rank), t.options()).copy_(t.reshape(shape));
 }
 
 // A call's identity: everything its signature is made of (the same key gives the same signature).
@@ -436,6 +476,223 @@ at::Tensor conv_autograd(const at::Tensor& x, const at::Tensor& w, const std::op
   return ConvFunction::apply(x, w, bias, stride, padding, dilation, std::move(groups), activation, layouts);
 }
 
+// ---------------------------------------------------------------------------------------------------
+// Batch norm.
+
+bool given(const std::optional<at::Tensor>& t) { return t.has_value() && t->defined(); }
+
+// Whether a batch norm's x is read channels-last (boo.ops._norm_layout's rule: PyTorch's channels_last,
+// or the channels innermost by the order of the strides; anything else is channels-first, copied).
+bool channels_last(const at::Tensor& x) {
+  const int64_t rank = x.dim();
+  if (x.is_contiguous()) return false;
+  if ((rank == 4 && x.is_contiguous(at::MemoryFormat::ChannelsLast)) ||
+      (rank == 5 && x.is_contiguous(at::MemoryFormat::ChannelsLast3d)))
+    return true;
+  c10::SmallVector<int64_t, 5> order(static_cast<size_t>(rank));
+  for (int64_t d = 0; d < rank; ++d) order[d] = d;
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return x.stride(a) > x.stride(b); });
+  if (order[0] != 0 || order[rank - 1] != 1) return false;
+  for (int64_t d = 1; d + 1 < rank; ++d)
+    if (order[d] != d + 1) return false;
+  return true;
+}
+
+// `t` in the strides of x's norm layout (channels-first or -last), as boo.ops' results are.
+at::Tensor in_norm_layout(const at::Tensor& t, bool last) {
+  const int64_t rank = t.dim();
+  c10::SmallVector<int64_t, 5> strides(static_cast<size_t>(rank));
+  int64_t step = 1;
+  auto place = [&](int64_t d) {
+    strides[d] = step;
+    step *= t.size(d);
+  };
+  if (last) {
+    place(1);
+    for (int64_t d = rank - 1; d >= 2; --d) place(d);
+    place(0);
+  } else {
+    for (int64_t d = rank - 1; d >= 0; --d) place(d);
+  }
+  if (t.strides() == c10::IntArrayRef(strides)) return t;
+  return at::empty_strided(t.sizes(), strides, t.options()).copy_(t);
+}
+
+constexpr uint8_t kTrainingPass = 1, kInferencePass = 2;  // boo::BatchNormPass
+
+// The launchable of a batch norm forward on x's GPU (boo.ops._batch_norm_forward's signature), or nullptr
+// when boo does not run it.
+const boo_bridge_launchable* batch_norm_launchable(ReadyCache& cache, const at::Tensor& x, bool training,
+                                                   bool running, double momentum, double eps, void* stream,
+                                                   Ready& ready) {
+  const int64_t rank = x.dim();
+  const int32_t dtype = bridge_dtype(x.scalar_type());
+  if (rank < 4 || rank > 5 || dtype < 0 || (!training && !running)) return nullptr;
+  boo_bridge_batch_norm bn{};
+  bn.rank = static_cast<int32_t>(rank);
+  bn.dtype = dtype;
+  for (int64_t d = 0; d < rank; ++d) bn.x_shape[d] = x.size(d);
+  const bool last = channels_last(x);
+  std::snprintf(bn.layout, sizeof bn.layout, "%s",
+                rank == 4 ? (last ? "NHWC" : "NCHW") : (last ? "NDHWC" : "NCDHW"));
+  bn.pass_ = training ? kTrainingPass : kInferencePass;
+  bn.save = training ? 1 : 0;
+  bn.running = running ? 1 : 0;
+  bn.eps = eps;
+  // boo.ops.batch_norm_signature's rule: momentum only where the running statistics are updated.
+  bn.momentum = training && running ? momentum : 1.0;
+
+  thread_local CallKey key;
+  key.ints.clear();
+  int64_t eps_bits, momentum_bits;
+  std::memcpy(&eps_bits, &bn.eps, sizeof eps_bits);
+  std::memcpy(&momentum_bits, &bn.momentum, sizeof momentum_bits);
+  key.ints.insert(key.ints.end(), {static_cast<int64_t>(x.get_device()), dtype, rank, bn.pass_, bn.running,
+                                   eps_bits, momentum_bits});
+  key.ints.insert(key.ints.end(), x.sizes().begin(), x.sizes().end());
+  key.text.assign(bn.layout);
+  const int device = x.get_device();
+  ready = cache.get(key, device, stream, [&](bool capturing, boo_bridge_launchable* out, boo_bridge_status* status) {
+    return bridge->batch_norm(&bn, device, capturing ? 1 : 0, out, status);
+  });
+  return ready.runs ? &ready.launchable : nullptr;
+}
+
+// A per-channel parameter as the kernel reads it: float32 [C] (PyTorch's mixed batch norm takes 16-bit
+// ones too), or `value` in every channel where there is none.
+at::Tensor float_or_full(const std::optional<at::Tensor>& t, int64_t channels, double value, const at::Tensor& x) {
+  if (!given(t)) return at::full({channels}, value, x.options().dtype(at::kFloat));
+  return t->scalar_type() == at::kFloat ? *t : t->to(at::kFloat);
+}
+
+// (y, saved mean, saved inverse std, new running mean, new running variance), the statistics float32 [C]
+// and empty where the pass has none: boo.ops._batch_norm_forward's results.
+std::vector<at::Tensor> batch_norm_cuda(const at::Tensor& x, const std::optional<at::Tensor>& weight,
+                                        const std::optional<at::Tensor>& bias,
+                                        const std::optional<at::Tensor>& running_mean,
+                                        const std::optional<at::Tensor>& running_var, bool training, double momentum,
+                                        double eps) {
+  static ReadyCache cache;
+  void* stream = c10::cuda::getCurrentCUDAStream(x.get_device()).stream();
+  const bool running = given(running_mean) && given(running_var);
+  Ready ready;
+  if (const boo_bridge_launchable* l =
+          batch_norm_launchable(cache, x, training, running, momentum, eps, stream, ready)) {
+    const int64_t channels = x.size(1);
+    const at::Tensor scale = float_or_full(weight, channels, 1.0, x), shift = float_or_full(bias, channels, 0.0, x);
+    at::Tensor mean, var;
+    if (running) {
+      mean = running_mean->scalar_type() == at::kFloat ? *running_mean : running_mean->to(at::kFloat);
+      var = running_var->scalar_type() == at::kFloat ? *running_var : running_var->to(at::kFloat);
+    }
+    if (auto got = launch(*l, {{"x", &x}, {"scale", &scale}, {"bias", &shift},
+                               {training ? "running_mean_in" : "estimated_mean", &mean},
+                               {training ? "running_variance_in" : "estimated_variance", &var}},
+                          x, stream)) {
+      std::vector<at::Tensor> out{result(*l, *got, "y")};
+      for (const char* name : {"saved_mean", "saved_inv_variance", "running_mean", "running_variance"}) {
+        const at::Tensor r = result(*l, *got, name);
+        out.push_back(r.defined() ? r.view({channels}) : at::empty({0}, x.options().dtype(at::kFloat)));
+      }
+      return out;
+    }
+  }
+  return python_kernel(batch_norm_op(), x, weight, bias, running_mean, running_var, training, momentum, eps);
+}
+
+// (dx, dweight, dbias) by PyTorch in float32, through the batch statistics in training, through fixed
+// (running) statistics in inference: boo.ops._batch_norm_backward_torch.
+std::vector<at::Tensor> batch_norm_backward_torch(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& weight,
+                                                  const at::Tensor& mean, const at::Tensor& invstd, bool training) {
+  const int64_t rank = x.dim(), channels = x.size(1);
+  std::vector<int64_t> reduce{0}, bshape(static_cast<size_t>(rank), 1);
+  for (int64_t d = 2; d < rank; ++d) reduce.push_back(d);
+  bshape[1] = channels;
+  const at::Tensor g = dy.to(at::kFloat);
+  const at::Tensor xhat = (x.to(at::kFloat) - mean.view(bshape)) * invstd.view(bshape);
+  const at::Tensor dbias = g.sum(reduce), dweight = (g * xhat).sum(reduce);
+  const at::Tensor scale = (weight.defined() ? invstd * weight.to(at::kFloat) : invstd).view(bshape);
+  at::Tensor dx;
+  if (training) {
+    const double n = static_cast<double>(x.numel() / channels);
+    dx = scale * (g - (dbias / n).view(bshape) - xhat * (dweight / n).view(bshape));
+  } else {
+    dx = scale * g;
+  }
+  return {in_norm_layout(dx.to(x.scalar_type()), channels_last(x)), dweight, dbias};
+}
+
+// batch_norm's autograd: the rules of boo.ops' _batch_norm_setup_context and _batch_norm_backward_rule. The
+// statistics are not differentiated; the running statistics are saved in inference (autograd's version
+// counter catches a training step overwriting them).
+class BatchNormFunction : public torch::autograd::Function<BatchNormFunction> {
+ public:
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x,
+                                                const std::optional<at::Tensor>& weight,
+                                                const std::optional<at::Tensor>& bias,
+                                                const std::optional<at::Tensor>& running_mean,
+                                                const std::optional<at::Tensor>& running_var, bool training,
+                                                double momentum, double eps) {
+    std::vector<at::Tensor> out;
+    {
+      at::AutoDispatchBelowADInplaceOrView below;
+      out = batch_norm_op().call(x, weight, bias, running_mean, running_var, training, momentum, eps);
+    }
+    const at::Tensor w = weight.value_or(at::Tensor());
+    if (training) ctx->save_for_backward({x, w, out[1], out[2]});
+    else ctx->save_for_backward({x, w, running_mean.value_or(at::Tensor()), running_var.value_or(at::Tensor())});
+    ctx->saved_data["training"] = training;
+    ctx->saved_data["eps"] = eps;
+    ctx->saved_data["has_weight"] = given(weight);
+    ctx->saved_data["bias_dtype"] = given(bias) ? static_cast<int64_t>(bias->scalar_type()) : int64_t{-1};
+    ctx->mark_non_differentiable({out[1], out[2], out[3], out[4]});
+    return out;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor &x = saved[0], &weight = saved[1], &a = saved[2], &b = saved[3];
+    const bool training = ctx->saved_data["training"].toBool(), has_weight = ctx->saved_data["has_weight"].toBool();
+    const double eps = ctx->saved_data["eps"].toDouble();
+    const int64_t bias_dtype = ctx->saved_data["bias_dtype"].toInt();
+    // The node's edges are the tensor inputs given, in order: x, then the weight and the bias where present.
+    const bool need_x = ctx->needs_input_grad(0), need_w = has_weight && ctx->needs_input_grad(1),
+               need_b = bias_dtype >= 0 && ctx->needs_input_grad(has_weight ? 2 : 1);
+    torch::autograd::variable_list out(8);
+    if (!need_x && !need_w && !need_b) return out;
+    std::vector<at::Tensor> got;
+    if (training && boo_backward_enabled()) {
+      got = batch_norm_backward_op().call(grads[0], x, has_weight ? std::optional<at::Tensor>(weight) : std::nullopt,
+                                          a, b, eps, c10::List<bool>({need_x, need_w, need_b}));
+    } else if (training) {
+      got = batch_norm_backward_torch(grads[0], x, weight, a, b, true);
+    } else {
+      // boo's backward kernels (MIOpen's) are the training one's: with fixed statistics dx is
+      // dy * weight * invstd, PyTorch's elementwise ops.
+      got = batch_norm_backward_torch(grads[0], x, weight, a.to(at::kFloat), at::rsqrt(b.to(at::kFloat) + eps), false);
+    }
+    out[0] = need_x ? got[0] : at::Tensor();
+    out[1] = need_w ? got[1].to(weight.scalar_type()) : at::Tensor();
+    out[2] = need_b ? got[2].to(static_cast<at::ScalarType>(bias_dtype)) : at::Tensor();
+    return out;
+  }
+};
+
+std::vector<at::Tensor> batch_norm_autograd(const at::Tensor& x, const std::optional<at::Tensor>& weight,
+                                            const std::optional<at::Tensor>& bias,
+                                            const std::optional<at::Tensor>& running_mean,
+                                            const std::optional<at::Tensor>& running_var, bool training,
+                                            double momentum, double eps) {
+  // Nothing to record: straight to the kernel below autograd (see conv_autograd).
+  if (!at::GradMode::is_enabled() || !(x.requires_grad() || (given(weight) && weight->requires_grad()) ||
+                                       (given(bias) && bias->requires_grad()))) {
+    at::AutoDispatchBelowADInplaceOrView below;
+    return batch_norm_op().call(x, weight, bias, running_mean, running_var, training, momentum, eps);
+  }
+  return BatchNormFunction::apply(x, weight, bias, running_mean, running_var, training, momentum, eps);
+}
+
 }  // namespace
 
 // The schemas are those boo.ops' torch.library.custom_op registration infers from its Python
@@ -465,9 +722,13 @@ TORCH_LIBRARY(boo, m) {
 TORCH_LIBRARY_IMPL(boo, CUDA, m) {
   m.impl("conv", TORCH_FN(conv_cuda));
   m.impl("conv_backward", TORCH_FN(conv_backward_cuda));
+  m.impl("batch_norm", TORCH_FN(batch_norm_cuda));
 }
 
-TORCH_LIBRARY_IMPL(boo, Autograd, m) { m.impl("conv", TORCH_FN(conv_autograd)); }
+TORCH_LIBRARY_IMPL(boo, Autograd, m) {
+  m.impl("conv", TORCH_FN(conv_autograd));
+  m.impl("batch_norm", TORCH_FN(batch_norm_autograd));
+}
 
 // Called by boo.ops (ctypes) right after loading, before any op runs.
 extern "C" {

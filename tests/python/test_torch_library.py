@@ -149,6 +149,75 @@ class ConvTest(unittest.TestCase):
             del os.environ["BOO_STRICT"]
 
 
+class BatchNormTest(unittest.TestCase):
+    """torch.ops.boo.batch_norm on whichever registration this process has: C++ where built, its CUDA kernel
+    (boo's kernel through the launch cache, else boo.ops' Python kernel) and its autograd."""
+
+    def args(self, shape=(3, 4, 5, 6), channels_last=False, affine=(True, True), dtype=torch.float32):
+        torch.manual_seed(1)
+        x = torch.randn(*shape, device=DEVICE, dtype=dtype)
+        if channels_last:
+            x = x.to(memory_format=torch.channels_last)
+        c = shape[1]
+        w = torch.rand(c, device=DEVICE) + 0.5 if affine[0] else None
+        b = torch.randn(c, device=DEVICE) if affine[1] else None
+        return x, w, b, torch.randn(c, device=DEVICE), torch.rand(c, device=DEVICE) + 0.5
+
+    def test_the_cpp_kernel_and_autograd_where_built(self):
+        if ops.registration != "C++":  # RegistrationTest checks that it is wherever it was built
+            self.skipTest("this process has the Python registration: " + ops.registration)
+        dump = torch._C._dispatch_dump("boo::batch_norm")
+        for key in ("CUDA", "Autograd"):
+            lines = [line for line in dump.splitlines() if line.startswith(key + ":") or
+                     line.startswith(key + "[alias]")]
+            self.assertTrue(lines and "torch_ops.cpp" in lines[0], f"{key}: {lines}")
+
+    def test_opcheck(self):
+        for training, channels_last in ((True, False), (False, True)):
+            with self.subTest(training=training, channels_last=channels_last):
+                x, w, b, rm, rv = self.args(channels_last=channels_last)
+                x.requires_grad_(), w.requires_grad_(), b.requires_grad_()
+                torch.library.opcheck(torch.ops.boo.batch_norm.default, (x, w, b, rm, rv, training, 0.1, 1e-5))
+
+    def test_outputs_and_gradients_match_pytorch(self):
+        """Training and inference, with and without the weight or bias (the autograd node's edges are the
+        tensors given), boo's backward kernels on and off; the running statistics as PyTorch updates them."""
+        for training in (True, False):
+            for affine in ((True, True), (False, True), (True, False), (False, False)):
+                for boo_backward in (True, False):
+                    with self.subTest(training=training, affine=affine, boo_backward=boo_backward):
+                        x, w, b, rm, rv = self.args(channels_last=training, affine=affine)
+                        rm2, rv2 = rm.clone(), rv.clone()
+                        leaves = [t.requires_grad_() for t in (x, w, b) if t is not None]
+                        ops._set_backward_kernels(boo_backward)
+                        try:
+                            y = ops.batch_norm(x, w, b, rm, rv, training, 0.1, 1e-3)
+                            dy = torch.randn_like(y)
+                            got = torch.autograd.grad(y, leaves, dy)
+                        finally:
+                            ops._set_backward_kernels(None)
+                        want_y = F.batch_norm(x, rm2, rv2, w, b, training, 0.1, 1e-3)
+                        want = torch.autograd.grad(want_y, leaves, dy)
+                        torch.testing.assert_close(y, want_y, rtol=1e-4, atol=1e-4)
+                        torch.testing.assert_close(rm, rm2, rtol=1e-5, atol=1e-6)
+                        torch.testing.assert_close(rv, rv2, rtol=1e-5, atol=1e-6)
+                        for i, (a, e) in enumerate(zip(got, want)):
+                            torch.testing.assert_close(a, e, rtol=1e-4, atol=1e-4, msg=f"gradient {i}")
+
+    def test_inference_without_a_gradient_launches_boo_directly(self):
+        """No gradient to record: the C++ autograd kernel passes the call below itself to the CUDA kernel,
+        which launches boo's kernel (counted by the C++ registration) with no copy of the [C] parameters."""
+        if DEVICE != "cuda" or ops.registration != "C++":
+            self.skipTest("the C++ CUDA kernel's launches: on a GPU, with the C++ registration")
+        x, w, b, rm, rv = self.args(channels_last=True, dtype=torch.bfloat16)
+        ops.batch_norm(x, w, b, rm, rv)  # compiles or loads the kernel
+        launches, copies = ops._cpp_counters()
+        with torch.no_grad():
+            y = ops.batch_norm(x, w, b, rm, rv)
+        self.assertEqual(ops._cpp_counters(), (launches + 1, copies))
+        torch.testing.assert_close(y, F.batch_norm(x, rm, rv, w, b), rtol=1.6e-2, atol=5e-2)
+
+
 if __name__ == "__main__":
     cuda_or_skip(DEVICE)
     unittest.main()

@@ -272,7 +272,8 @@ class ConvOpTest(unittest.TestCase):
         """Without compiling or a dispatch mode, boo.ops run boo directly (the op's dispatch costs
         more host time than a small kernel), a call that records a gradient through an autograd.Function with
         the op's own autograd rules; otherwise through torch.ops.boo. On the C++ registration conv always
-        runs through torch.ops.boo (its dispatch costs less than the direct path)."""
+        runs through torch.ops.boo (its dispatch costs less than the direct path), and so does batch_norm (its
+        C++ kernel and autograd cost less than the Python path)."""
         from torch.utils._python_dispatch import TorchDispatchMode
 
         class SeenOps(TorchDispatchMode):
@@ -289,13 +290,18 @@ class ConvOpTest(unittest.TestCase):
                 return contextlib.nullcontext()
             return unittest.mock.patch.object(ops, "_conv", side_effect=AssertionError("dispatched"))
 
+        def batch_norm_not_dispatched():
+            if "batch_norm" in ops._CPP_AUTOGRAD:
+                return contextlib.nullcontext()
+            return unittest.mock.patch.object(ops, "_batch_norm", side_effect=AssertionError("dispatched"))
+
         x = torch.randn(1, 3, 6, 6, device=DEVICE)
         w = torch.randn(4, 3, 3, 3, device=DEVICE)
         g = torch.randn(6, device=DEVICE)
         with conv_not_dispatched(), \
                 unittest.mock.patch.object(ops, "_layer_norm", side_effect=AssertionError("dispatched")), \
                 unittest.mock.patch.object(ops, "_rms_norm", side_effect=AssertionError("dispatched")), \
-                unittest.mock.patch.object(ops, "_batch_norm", side_effect=AssertionError("dispatched")), \
+                batch_norm_not_dispatched(), \
                 unittest.mock.patch.object(ops, "_group_norm", side_effect=AssertionError("dispatched")):
             direct = ops.conv(x, w, padding=1)  # nothing requires grad: direct
             with torch.no_grad():
@@ -907,6 +913,21 @@ class _TransformerBlock(torch.nn.Module):
         return x + self.mlp(self.norm2(x))
 
 
+class _ConvBatchNorms(torch.nn.Module):
+    """Convs each followed by a batch norm: without a conv bias and with ReLU, with a bias and no
+    activation (a residual add follows), grouped with an unaffine batch norm and SiLU."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1, self.bn1 = torch.nn.Conv2d(3, 8, 3, padding=1, bias=False), torch.nn.BatchNorm2d(8)
+        self.conv2, self.bn2 = torch.nn.Conv2d(8, 8, 3, padding=1), torch.nn.BatchNorm2d(8, eps=1e-3)
+        self.conv3, self.bn3 = torch.nn.Conv2d(8, 4, 1, groups=2), torch.nn.BatchNorm2d(4, affine=False)
+
+    def forward(self, x):
+        y = torch.relu(self.bn1(self.conv1(x)))
+        return F.silu(self.bn3(self.conv3(self.bn2(self.conv2(y)) + y)))
+
+
 class CompileTest(unittest.TestCase):
     def compiled_counts(self, model, x, nested):
         counts = {}
@@ -1008,6 +1029,50 @@ class CompileTest(unittest.TestCase):
         counts, out = self.compiled_counts(model, x, "eager")
         self.assertEqual(counts.get("batch_norm"), 6, counts)
         assert_close(self, out, eager(x), torch.float32, "eval")
+
+    def test_inference_batch_norms_fold_into_the_convs_before_them(self):
+        """In an inference graph (no_grad, eval) each batch norm right after a conv is folded into the
+        conv's weight and bias, and the activation after it fused: no batch norm node is left, and the
+        outputs are eager PyTorch's (float32, and bfloat16 under autocast). With a gradient to record the
+        batch norms stay boo's own ops."""
+        torch.manual_seed(9)
+        model = _ConvBatchNorms().to(DEVICE).eval()
+        with torch.no_grad():
+            for bn in (model.bn1, model.bn2, model.bn3):
+                bn.running_mean.uniform_(-1, 1)
+                bn.running_var.uniform_(0.25, 4)
+                if bn.affine:
+                    bn.weight.uniform_(0.5, 2)
+                    bn.bias.uniform_(-1, 1)
+        model = model.to(memory_format=torch.channels_last)
+        x = torch.randn(2, 3, 8, 8, device=DEVICE).contiguous(memory_format=torch.channels_last)
+        norms = tuple(boo.compile._BATCH_NORMS) + (ops.batch_norm,)
+        graphs = []
+
+        def recorder(gm, example_inputs):
+            graphs.append(gm)
+            return gm.forward
+
+        with torch.no_grad():
+            want = model(x)
+            out = torch.compile(model, backend=boo.backend(recorder))(x)
+        assert_close(self, out, want, torch.float32, "folded batch norms")
+        nodes = list(graphs[-1].graph.nodes)
+        self.assertFalse([n for n in nodes if n.target in norms], "batch norms left in the inference graph")
+        self.assertFalse([n for n in nodes if n.target in (torch.relu, F.relu, F.silu)], "activations not fused")
+        self.assertEqual([n.kwargs["activation"] for n in nodes if n.target is ops.conv], ["relu", "none", "silu"])
+        for dtype in (torch.float32, torch.bfloat16):
+            with self.subTest(backend="boo_inductor", dtype=dtype):
+                torch._dynamo.reset()
+                with torch.no_grad(), torch.autocast(DEVICE, dtype=torch.bfloat16, enabled=dtype != torch.float32):
+                    want = model(x)
+                    got = torch.compile(model, backend="boo_inductor")(x)
+                assert_close(self, got, want, dtype, "boo_inductor")
+        torch._dynamo.reset()
+        graphs.clear()
+        out = torch.compile(model, backend=boo.backend(recorder))(x)  # parameters require a gradient
+        self.assertEqual(sum(n.target is ops.batch_norm for n in graphs[-1].graph.nodes), 3)
+        assert_close(self, out, model(x), torch.float32, "unfolded batch norms")
 
     def test_unet_block(self):
         self.check_model(_UNetBlock, torch.randn(4, 3, 32, 32), {"conv": 6})
