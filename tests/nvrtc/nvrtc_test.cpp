@@ -203,9 +203,12 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
     ASSERT_TRUE(p.ok()) << p.status().to_string();
     const ops::OpDefinition* op = ops::find_op(p->signature->op_name());
     for (const ops::GpuImplementation* impl : op->gpu_implementations()) {
-      // Their own tests (BatchNormSlabModulesCompile, BatchNormResidentModulesCompile) cover every variant;
+      // Their own tests (BatchNormSlabModulesCompile, BatchNormResidentModulesCompile,
+      // GroupNormFusedModulesCompile) cover every variant;
       // compiling them here too ran past the timeout.
-      if (impl->name().ends_with(":slabs") || impl->name().ends_with(":resident")) continue;
+      if (impl->name().ends_with(":slabs") || impl->name().ends_with(":resident") ||
+          impl->name() == "gpu:groupnorm:fused")
+        continue;
       Result<Planned> planned = plan_for(*impl, *p->signature, device);
       if (!planned.ok()) continue;  // declined
       const jit::KernelSource* src = &planned->plan.source;
@@ -340,6 +343,53 @@ TEST(NvrtcTest, BatchNormResidentModulesCompile) {
     EXPECT_TRUE(std::any_of(compiled.begin(), compiled.end(),
                             [&](const std::string& text) { return text.find(kernel) != std::string::npos; }))
         << kernel;
+  ::unsetenv("BOO_UNVERIFIED_KERNELS");
+}
+
+// gpu:groupnorm:fused (one cooperative launch, gated until it runs on a GPU)
+// compiles for sm_90a without spills in every dtype, direction (forward,
+// backward alone, both; with and without the affine parameters), layout
+// (planes, pieces of a large plane, channels last, 5-D) and on the SD-UNet's
+// shapes, boo tune's alternatives included on those.
+TEST(NvrtcTest, GroupNormFusedModulesCompile) {
+  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
+  const ops::ArchSpec arch = ops::ArchSpec::of(device);
+  ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1);
+  std::vector<std::string> commands;
+  for (const char* dtype : {"groupnorm", "groupnormfp16", "groupnormbfp16"})
+    for (const char* geometry : {"-n 2 -c 8 -D 0 -H 5 -W 6 -g 4", "-n 2 -c 6 -D 2 -H 3 -W 4 -g 3 --layout NDHWC",
+                                 "-n 1 -c 32 -D 0 -H 128 -W 128 -g 8"})
+      for (const char* mode : {"-m 1 -F 0", "-m 1 -F 1", "-m 1 -F 2", "-m 0 -F 2"})
+        commands.push_back(std::string(dtype) + " " + geometry + " " + mode);
+  for (const char* shape : {"-c 320 -D 0 -H 64 -W 64", "-c 1280 -D 0 -H 8 -W 8"})
+    for (const char* layout : {"NCHW", "NHWC"})
+      for (const char* mode : {"-F 1", "-F 2"})
+        commands.push_back(std::string("groupnormbfp16 -n 2 ") + shape + " -g 32 -m 1 " + mode + " --layout " + layout);
+  const ops::GpuImplementation* fused = ops::find_op("groupnorm")->gpu_implementations()[0];
+  ASSERT_EQ(fused->name(), "gpu:groupnorm:fused");
+  std::set<std::string> compiled;
+  for (const std::string& command : commands) {
+    SCOPED_TRACE(command);
+    Result<ParsedCommand> p = parse_command(std::string_view(command));
+    ASSERT_TRUE(p.ok()) << p.status().to_string();
+    Result<std::unique_ptr<ops::OpProblem>> problem = ops::find_op("groupnorm")->make_problem(*p->signature);
+    ASSERT_TRUE(problem.ok()) << problem.status().to_string();
+    ASSERT_TRUE(fused->accepts(**problem, arch).ok());
+    Result<ops::ConfigList> list = fused->candidates(**problem, arch);
+    ASSERT_TRUE(list.ok()) << list.status().to_string();
+    const bool unet = command.find(" -g 32 ") != std::string::npos;
+    if (unet) ASSERT_GT(list->size(), 1u) << "no alternative for boo tune";
+    for (size_t i = 0; i < (unet ? list->size() : 1); ++i) {
+      SCOPED_TRACE((*list)[i]->text());
+      Result<ops::Plan> plan = fused->plan(**problem, *(*list)[i], arch);
+      ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+      ASSERT_EQ(plan->steps.size(), 1u);
+      if (!compiled.insert(plan->source.text).second) continue;
+      Result<jit::CompiledKernel> k = jit::compile_kernel(plan->source, kArch, false);
+      ASSERT_TRUE(k.ok()) << k.status().to_string();
+      EXPECT_EQ(k->spill_bytes, 0) << k->log;
+    }
+  }
   ::unsetenv("BOO_UNVERIFIED_KERNELS");
 }
 

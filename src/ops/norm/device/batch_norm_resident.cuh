@@ -94,7 +94,7 @@ __device__ void batch_norm_resident(const BatchNormParams& p) {
     }
   }
   store_slab_partials<kVec, kThreadsX, kThreadsY>(p, acc, scratch);
-  grid_barrier(p.barrier);
+  grid_barrier(p.barrier, 1);
 
   slab_coefficients<T, P, kSlab, kThreads, kBackward, kSave, kRunning>(p, group_sums, coefficient);
   if (!owner) return;
