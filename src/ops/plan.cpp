@@ -59,6 +59,9 @@ Status Plan::validate(size_t arguments, size_t results) const {
         step.grid.x > 0x7fffffffu)
       return internal_error(where + "grid " + std::to_string(step.grid.x) + "x" + std::to_string(step.grid.y) + "x" +
                             std::to_string(step.grid.z) + " is outside the hardware's limits");
+    if (step.cleared_workspace_bytes > workspace_bytes)
+      return internal_error(where + "clears " + std::to_string(step.cleared_workspace_bytes) +
+                            " bytes of a workspace of " + std::to_string(workspace_bytes));
     const uint64_t threads = uint64_t{step.block.x} * step.block.y * step.block.z;
     if (threads < 1 || threads > 1024) return internal_error(where + std::to_string(threads) + " threads per block");
     for (const LaunchStep::AddressSlot& slot : step.addresses) {

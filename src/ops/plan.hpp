@@ -67,6 +67,13 @@ struct LaunchStep {
   std::string entry;  ///< the extern "C" kernel, one of the plan source's entries
   Dim3 grid, block;
   uint32_t shared_bytes = 0;  ///< dynamic shared memory
+  /// A cooperative launch (cuLaunchCooperativeKernel): the driver starts every
+  /// block at once or refuses the launch, so blocks may wait on each other (a
+  /// grid barrier) without hanging where the grid would not fit.
+  bool cooperative = false;
+  /// Bytes at the workspace's start set to 0 on the stream before this launch
+  /// (a grid barrier's arrival counter).
+  uint32_t cleared_workspace_bytes = 0;
   std::vector<std::byte> params;
   std::vector<AddressSlot> addresses;
 };

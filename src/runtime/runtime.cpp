@@ -77,6 +77,8 @@ struct ResolvedStep {
   CUfunction function = nullptr;
   ops::Dim3 grid, block;
   uint32_t shared_bytes = 0;
+  bool cooperative = false;
+  uint32_t cleared_workspace_bytes = 0;
   std::vector<std::byte> params;
   std::vector<ops::LaunchStep::AddressSlot> addresses;
 };
@@ -401,8 +403,8 @@ class RuntimeImpl final : public Runtime {
       if (step.shared_bytes > 48 * 1024)
         BOO_CU_RETURN_IF_ERROR(api_, cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                                         static_cast<int>(step.shared_bytes)));
-      steps.push_back(ResolvedStep{fn, step.grid, step.block, step.shared_bytes, std::move(step.params),
-                                   std::move(step.addresses)});
+      steps.push_back(ResolvedStep{fn, step.grid, step.block, step.shared_bytes, step.cooperative,
+                                   step.cleared_workspace_bytes, std::move(step.params), std::move(step.addresses)});
     }
     return std::make_shared<LaunchableImpl>(*this, sig.clone(), implementation, request.source.entries,
                                             std::move(arguments), std::move(results), std::move(steps),
@@ -464,8 +466,15 @@ Status LaunchableImpl::launch(std::span<const TensorRef> args, std::span<const T
       std::memcpy(step.params.data() + slot.params_offset, &address, sizeof address);
     }
     void* params[] = {step.params.data()};
-    BOO_CU_RETURN_IF_ERROR(api, cuLaunchKernel(step.function, step.grid.x, step.grid.y, step.grid.z, step.block.x,
-                                               step.block.y, step.block.z, step.shared_bytes, s, params, nullptr));
+    if (step.cleared_workspace_bytes > 0)
+      BOO_CU_RETURN_IF_ERROR(api, cuMemsetD8Async(static_cast<CUdeviceptr>(workspace), 0, step.cleared_workspace_bytes, s));
+    if (step.cooperative)
+      BOO_CU_RETURN_IF_ERROR(api, cuLaunchCooperativeKernel(step.function, step.grid.x, step.grid.y, step.grid.z,
+                                                            step.block.x, step.block.y, step.block.z,
+                                                            step.shared_bytes, s, params));
+    else
+      BOO_CU_RETURN_IF_ERROR(api, cuLaunchKernel(step.function, step.grid.x, step.grid.y, step.grid.z, step.block.x,
+                                                 step.block.y, step.block.z, step.shared_bytes, s, params, nullptr));
   }
   return ok_status();
 }

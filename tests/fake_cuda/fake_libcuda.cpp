@@ -75,6 +75,13 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
     return CUDA_ERROR_INVALID_VALUE;
   return ok();
 }
+CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                   unsigned bz, unsigned shared, CUstream s, void** params) {
+  // What a real cooperative launch also rejects: more blocks than the 132 SMs hold at once (by threads alone).
+  const unsigned threads = bx * by * bz;
+  if (threads > 0 && gx * gy * gz > 132u * (2048u / threads)) return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+  return cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, s, params, nullptr);
+}
 CUresult cuStreamCreate(CUstream* s, unsigned) { *s = reinterpret_cast<CUstream>(&token); return ok(); }
 CUresult cuStreamDestroy_v2(CUstream) { return ok(); }
 CUresult cuStreamSynchronize(CUstream) { return ok(); }

@@ -10,10 +10,11 @@ about a million elements (2^20, and 1000003: odd, no vector width divides it).
 MIOpen's current layernorm syntax (-N -C -D -H -W, --layout) over every
 layout, forward and backward together; batch norm over every MIOpenDriver
 token, mode (-m 0/1), pass (training with saved and running statistics,
-inference, backward with and without saved statistics) and layout; group norm
-over every token, mode (-m 0/1), direction (-F 0/1/2), rank and layout (planes,
-pieces of large planes, channels last), MIOpenDriver's default 5-D line and
-SD-UNet shapes; add-layernorm over every token, mode (-m 2/3) and direction,
+inference, backward with and without saved statistics) and layout, and
+ResNet-50's shapes at batch 128; group norm over every token, mode (-m 0/1),
+direction (-F 0/1/2), rank and layout (planes, pieces of large planes,
+channels last), MIOpenDriver's default 5-D line and the SD-UNet's shapes in
+both 16-bit types; add-layernorm over every token, mode (-m 2/3) and direction,
 on rows the row kernels take and wider ones; short fp32 rows (issue 19).
 Run: python3 tests/gpu/make_norm_matrix.py > tests/gpu/norm_matrix.txt
 """
@@ -72,8 +73,13 @@ def main():
                                "-m 1 -F 0 -b 1 -s 1", "-m 1 -F 0 -b 1", "-m 0 -F 0 -b 1 -s 1"):
                     print(f"{token} {geometry} --layout {layout} {passes}")
     print("bnormbfp16 --batchsize 8 --in_channels 64 --in_h 56 --in_w 56 --save 1 --run 1 --layout NHWC")
-    print("bnormbfp16 -n 128 -c 64 -H 56 -W 56 -m 1 -F 1 -s 1 -r 1 --layout NHWC")
-    print("bnormbfp16 -n 128 -c 64 -H 56 -W 56 -m 1 -F 0 -b 1 -s 1 --layout NHWC")
+    # ResNet-50 at batch 128 (benchmarks/norm_shapes.txt's, issue 19): gpu:batchnorm:resident keeps the whole
+    # tile on chip for the 26 MB and smaller ones (and the backward's x and dy for the 13 MB and smaller), part
+    # of it for the others.
+    for c, hw in ((64, 56), (64, 112), (256, 56), (128, 56), (128, 28), (512, 28), (256, 28), (256, 14),
+                  (1024, 14), (512, 14), (512, 7), (2048, 7)):
+        print(f"bnormbfp16 -n 128 -c {c} -H {hw} -W {hw} -m 1 -F 1 -s 1 -r 1 --layout NHWC")
+        print(f"bnormbfp16 -n 128 -c {c} -H {hw} -W {hw} -m 1 -F 0 -b 1 -s 1 --layout NHWC")
     # Group norm: every token, mode, direction, rank and layout; planes whose
     # sizes take every vector width, a large plane split into pieces, SD-UNet shapes.
     for token in ("groupnorm", "groupnormfp16", "groupnormbfp16"):
@@ -86,9 +92,11 @@ def main():
                     print(f"{token} {geometry} {mode} --layout {layout}")
         print(f"{token}")
         print(f"{token} -n 1 -c 32 -D 0 -H 256 -W 256 -g 32 -m 1 -F 0")
-    for c, hw in ((320, 64), (640, 32), (1280, 8)):
-        for layout in ("NCHW", "NHWC"):
-            print(f"groupnormbfp16 -n 2 -c {c} -D 0 -H {hw} -W {hw} -g 32 -m 1 -F 0 --layout {layout}")
+    # The SD-UNet's (issue 19: benchmarks/norm_shapes.txt's), forward and backward, both 16-bit types.
+    for token in ("groupnormbfp16", "groupnormfp16"):
+        for c, hw in ((320, 64), (640, 32), (1280, 16), (1280, 8)):
+            for layout in ("NCHW", "NHWC"):
+                print(f"{token} -n 2 -c {c} -D 0 -H {hw} -W {hw} -g 32 -m 1 -F 0 --layout {layout}")
     # Add-layernorm (y = LN(x + x2)): modes 2 and 3, forward, backward and both.
     for token in ("addlayernorm", "addlayernormfp16", "addlayernormbfp16"):
         for shape, dim in (("3x7", 1), ("4x6x40", 1), ("64x768", 1), ("2x8x4096", 2), ("2x65536", 1)):

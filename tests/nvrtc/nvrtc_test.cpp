@@ -203,8 +203,12 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
     ASSERT_TRUE(p.ok()) << p.status().to_string();
     const ops::OpDefinition* op = ops::find_op(p->signature->op_name());
     for (const ops::GpuImplementation* impl : op->gpu_implementations()) {
-      // Its own test (BatchNormSlabModulesCompile) covers every variant; compiling them here too ran past the timeout.
-      if (impl->name().ends_with(":slabs")) continue;
+      // Their own tests (BatchNormSlabModulesCompile, BatchNormResidentModulesCompile,
+      // GroupNormFusedModulesCompile) cover every variant;
+      // compiling them here too ran past the timeout.
+      if (impl->name().ends_with(":slabs") || impl->name().ends_with(":resident") ||
+          impl->name() == "gpu:groupnorm:fused")
+        continue;
       Result<Planned> planned = plan_for(*impl, *p->signature, device);
       if (!planned.ok()) continue;  // declined
       const jit::KernelSource* src = &planned->plan.source;
@@ -297,14 +301,14 @@ TEST(NvrtcTest, BatchNormSlabModulesCompile) {
     for (const char* pass : {"-F 1 -s 1 -r 1", "-F 0 -b 1 -s 1"})
       commands.push_back(std::string("bnormbfp16 ") + shape + " --layout NHWC " + pass);
   }
-  const ops::GpuImplementation* slabs = ops::find_op("batchnorm")->gpu_implementations()[0];
+  const ops::GpuImplementation* slabs = ops::find_op("batchnorm")->gpu_implementations()[1];
   ASSERT_EQ(slabs->name(), "gpu:batchnorm:slabs");
   std::set<std::string> compiled, widths;
   for (const std::string& command : commands) {
     SCOPED_TRACE(command);
     Result<ParsedCommand> p = parse_command(std::string_view(command));
     ASSERT_TRUE(p.ok()) << p.status().to_string();
-    const ops::GpuImplementation* impl = ops::find_op(p->signature->op_name())->gpu_implementations()[0];
+    const ops::GpuImplementation* impl = ops::find_op(p->signature->op_name())->gpu_implementations()[1];
     Result<Planned> planned = plan_for(*impl, *p->signature, device);
     ASSERT_TRUE(planned.ok()) << planned.status().to_string();
     ASSERT_EQ(planned->plan.steps.size(), 2u);
@@ -323,6 +327,114 @@ TEST(NvrtcTest, BatchNormSlabModulesCompile) {
     EXPECT_TRUE(std::any_of(compiled.begin(), compiled.end(),
                             [&](const std::string& text) { return text.find(kernel) != std::string::npos; }))
         << kernel;
+}
+
+// gpu:batchnorm:resident (one cooperative launch, gated until it runs on a
+// GPU) compiles for sm_90a without spills for every dtype token (16-bit data
+// with float32 or 16-bit parameters and gradients), training with and without
+// saved and running statistics, inference from the batch, the backward,
+// scalar loads (odd channels), ResNet-50's shapes at batch 128, and boo
+// tune's alternatives (half the rows in flight, narrower slabs).
+TEST(NvrtcTest, BatchNormResidentModulesCompile) {
+  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
+  const ops::ArchSpec arch = ops::ArchSpec::of(device);
+  ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1);
+  std::vector<std::string> commands;
+  for (const char* token : {"bnorm", "bnormfp16", "bnormbfp16", "bnormfp16fp32", "bnormbfp16fp32"}) {
+    for (const char* pass : {"-m 1 -F 1 -s 1 -r 1", "-m 1 -F 1", "-m 1 -F 2", "-m 1 -F 0 -b 1 -s 1"})
+      commands.push_back(std::string(token) + " -n 4 -c 24 -H 7 -W 7 --layout NHWC " + pass);
+    commands.push_back(std::string(token) + " -n 2 -c 3 -D 2 -H 5 -W 6 --layout NDHWC -m 1 -F 0 -b 1 -s 1");
+  }
+  for (const char* shape : {"-n 128 -c 64 -H 56 -W 56", "-n 128 -c 128 -H 28 -W 28", "-n 128 -c 2048 -H 7 -W 7"})
+    for (const char* pass : {"-F 1 -s 1 -r 1 --momentum 0.1", "-F 0 -b 1 -s 1"})
+      commands.push_back(std::string("bnormbfp16 ") + shape + " -m 1 --layout NHWC " + pass);
+  const ops::GpuImplementation* resident = ops::find_op("batchnorm")->gpu_implementations()[0];
+  ASSERT_EQ(resident->name(), "gpu:batchnorm:resident");
+  std::set<std::string> compiled;
+  size_t alternatives = 0;
+  for (const std::string& command : commands) {
+    SCOPED_TRACE(command);
+    Result<ParsedCommand> p = parse_command(std::string_view(command));
+    ASSERT_TRUE(p.ok()) << p.status().to_string();
+    Result<std::unique_ptr<ops::OpProblem>> problem = ops::find_op("batchnorm")->make_problem(*p->signature);
+    ASSERT_TRUE(problem.ok()) << problem.status().to_string();
+    ASSERT_TRUE(resident->accepts(**problem, arch).ok());
+    Result<ops::ConfigList> list = resident->candidates(**problem, arch);
+    ASSERT_TRUE(list.ok()) << list.status().to_string();
+    // The ResNet-50 lines compile every candidate; the others the heuristic's.
+    const size_t last = command.starts_with("bnormbfp16 -n 128") ? list->size() : 1;
+    if (last > 1) {
+      ASSERT_GT(list->size(), 1u) << "no alternative for boo tune";
+      alternatives += list->size() - 1;
+    }
+    for (size_t i = 0; i < last; ++i) {
+      SCOPED_TRACE((*list)[i]->text());
+      Result<ops::Plan> plan = resident->plan(**problem, *(*list)[i], arch);
+      ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+      ASSERT_EQ(plan->steps.size(), 1u);
+      EXPECT_TRUE(plan->steps[0].cooperative);
+      if (!compiled.insert(plan->source.text).second) continue;
+      Result<jit::CompiledKernel> k = jit::compile_kernel(plan->source, kArch, false);
+      ASSERT_TRUE(k.ok()) << k.status().to_string();
+      EXPECT_EQ(k->spill_bytes, 0) << k->log;
+    }
+  }
+  EXPECT_GE(alternatives, 12u);
+  for (const char* kernel : {"batch_norm_resident<boo::bf16, boo::bf16, float, 8, 4, 128, 8, false, true, true>",
+                             "batch_norm_resident<boo::bf16, boo::bf16, float, 8, 16, 32, 4, true, false, false>",
+                             "batch_norm_resident<boo::f16, float, boo::f16, 4, 8, 64, 4, true, false, false>",
+                             "batch_norm_resident<float, float, float, 1, 4, 128, 4, true, false, false>"})
+    EXPECT_TRUE(std::any_of(compiled.begin(), compiled.end(),
+                            [&](const std::string& text) { return text.find(kernel) != std::string::npos; }))
+        << kernel;
+  ::unsetenv("BOO_UNVERIFIED_KERNELS");
+}
+
+// gpu:groupnorm:fused (one cooperative launch, gated until it runs on a GPU)
+// compiles for sm_90a without spills in every dtype, direction (forward,
+// backward alone, both; with and without the affine parameters), layout
+// (planes, pieces of a large plane, channels last, 5-D) and on the SD-UNet's
+// shapes, boo tune's alternatives included on those.
+TEST(NvrtcTest, GroupNormFusedModulesCompile) {
+  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
+  const ops::ArchSpec arch = ops::ArchSpec::of(device);
+  ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1);
+  std::vector<std::string> commands;
+  for (const char* dtype : {"groupnorm", "groupnormfp16", "groupnormbfp16"})
+    for (const char* geometry : {"-n 2 -c 8 -D 0 -H 5 -W 6 -g 4", "-n 2 -c 6 -D 2 -H 3 -W 4 -g 3 --layout NDHWC",
+                                 "-n 1 -c 32 -D 0 -H 128 -W 128 -g 8"})
+      for (const char* mode : {"-m 1 -F 0", "-m 1 -F 1", "-m 1 -F 2", "-m 0 -F 2"})
+        commands.push_back(std::string(dtype) + " " + geometry + " " + mode);
+  for (const char* shape : {"-c 320 -D 0 -H 64 -W 64", "-c 1280 -D 0 -H 8 -W 8"})
+    for (const char* layout : {"NCHW", "NHWC"})
+      for (const char* mode : {"-F 1", "-F 2"})
+        commands.push_back(std::string("groupnormbfp16 -n 2 ") + shape + " -g 32 -m 1 " + mode + " --layout " + layout);
+  const ops::GpuImplementation* fused = ops::find_op("groupnorm")->gpu_implementations()[0];
+  ASSERT_EQ(fused->name(), "gpu:groupnorm:fused");
+  std::set<std::string> compiled;
+  for (const std::string& command : commands) {
+    SCOPED_TRACE(command);
+    Result<ParsedCommand> p = parse_command(std::string_view(command));
+    ASSERT_TRUE(p.ok()) << p.status().to_string();
+    Result<std::unique_ptr<ops::OpProblem>> problem = ops::find_op("groupnorm")->make_problem(*p->signature);
+    ASSERT_TRUE(problem.ok()) << problem.status().to_string();
+    ASSERT_TRUE(fused->accepts(**problem, arch).ok());
+    Result<ops::ConfigList> list = fused->candidates(**problem, arch);
+    ASSERT_TRUE(list.ok()) << list.status().to_string();
+    const bool unet = command.find(" -g 32 ") != std::string::npos;
+    if (unet) ASSERT_GT(list->size(), 1u) << "no alternative for boo tune";
+    for (size_t i = 0; i < (unet ? list->size() : 1); ++i) {
+      SCOPED_TRACE((*list)[i]->text());
+      Result<ops::Plan> plan = fused->plan(**problem, *(*list)[i], arch);
+      ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+      ASSERT_EQ(plan->steps.size(), 1u);
+      if (!compiled.insert(plan->source.text).second) continue;
+      Result<jit::CompiledKernel> k = jit::compile_kernel(plan->source, kArch, false);
+      ASSERT_TRUE(k.ok()) << k.status().to_string();
+      EXPECT_EQ(k->spill_bytes, 0) << k->log;
+    }
+  }
+  ::unsetenv("BOO_UNVERIFIED_KERNELS");
 }
 
 // boo tune's alternatives (ops::GpuImplementation::candidates) of each tier

@@ -1,7 +1,8 @@
 // boo tests: batch norm's plans on the host — gpu:batchnorm:slabs (two
-// launches for channels-last x, gated until it runs on a GPU) against
-// gpu:batchnorm:columns, on ResNet-50's shapes at batch 128; the slab tiling's
-// index arithmetic checked on the CPU.
+// launches for channels-last x) against gpu:batchnorm:columns, and
+// gpu:batchnorm:resident (one cooperative launch keeping x and dy in shared
+// memory, gated until it runs on a GPU), on ResNet-50's shapes at batch 128;
+// the slab tiling's index arithmetic checked on the CPU.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "ops/norm/device/batch_norm_params.cuh"
+#include "ops/common/unverified_kernels.hpp"
 #include "plan_util.hpp"
 #include "runtime/dispatch.hpp"
 
@@ -19,8 +21,15 @@ using test::params_of;
 using test::plan_of;
 using test::Planned;
 
-const GpuImplementation& slabs() { return *find_op("batchnorm")->gpu_implementations()[0]; }
-const GpuImplementation& columns() { return *find_op("batchnorm")->gpu_implementations()[1]; }
+const GpuImplementation& tier(std::string_view name) {
+  for (const GpuImplementation* impl : find_op("batchnorm")->gpu_implementations())
+    if (impl->name() == name) return *impl;
+  ADD_FAILURE() << "no tier " << name;
+  return *find_op("batchnorm")->gpu_implementations()[0];
+}
+const GpuImplementation& resident() { return tier("gpu:batchnorm:resident"); }
+const GpuImplementation& slabs() { return tier("gpu:batchnorm:slabs"); }
+const GpuImplementation& columns() { return tier("gpu:batchnorm:columns"); }
 
 // benchmarks/norm_shapes.txt's batch norms: ResNet-50 at batch 128, NHWC bf16.
 const std::vector<std::string> kResNetShapes = {
@@ -133,6 +142,135 @@ TEST(BatchNormPlanTest, DispatchTakesSlabsForChannelsLast) {
                                                                                  : "gpu:batchnorm:columns")
         << command;
   }
+}
+
+TEST(BatchNormPlanTest, ResidentIsGatedUntilItRunsOnAGpu) {
+  const std::string line = "bnormbfp16 -n 4 -c 64 -H 7 -W 7 --layout NHWC -m 1 -F 1 -s 1 -r 1";
+  std::unique_ptr<OpProblem> problem = test::problem_of(line);
+  ASSERT_TRUE(problem);
+  const Status declined = resident().accepts(*problem, test::sm90());
+  EXPECT_FALSE(declined.ok());
+  EXPECT_NE(declined.to_string().find(kUnverifiedKernelsVariable), std::string::npos) << declined.to_string();
+  test::UnverifiedKernelsEnabled enabled;
+  EXPECT_TRUE(test::accepts(resident(), line));
+  // The lines it takes are the slabs tier's.
+  for (const char* other : {"bnormbfp16 -n 4 -c 64 -H 7 -W 7 -m 1 -F 1",  // NCHW planes
+                            "bnormbfp16 -n 4 -c 64 -H 7 -W 7 --layout NHWC -m 1 -F 2 -r 1",
+                            "bnormbfp16 -n 4 -c 64 -H 7 -W 7 --layout NHWC -m 1 -F 0 -b 1 -s 0"})
+    EXPECT_FALSE(test::accepts(resident(), other)) << other;
+  for (const char* other : {"bnorm -n 2 -c 3 -D 2 -H 5 -W 6 --layout NDHWC -m 1 -F 1",
+                            "bnormfp16 -n 4 -c 6 -H 7 -W 8 -m 0 -F 1",
+                            "bnormbfp16fp32 -n 4 -c 64 -H 7 -W 7 --layout NHWC -m 1 -F 0 -b 1 -s 1",
+                            "bnormbfp16 -n 4 -c 64 -H 7 -W 7 --layout NHWC -m 1 -F 2"})
+    EXPECT_TRUE(test::accepts(resident(), other)) << other;
+}
+
+// One cooperative launch of at most one 512-thread block per SM; each block
+// keeps the first resident_rows rows of its slice in shared memory: all of
+// them where x (forward) or x and dy (backward) fit the SMs' shared memory
+// (about 27 MB of bf16 on 132 SMs), and as many as fit otherwise, so the
+// apply pass re-reads from device memory only the rest.
+TEST(BatchNormPlanTest, ResidentKeepsResNetTilesOnChipWhereTheyFit) {
+  test::UnverifiedKernelsEnabled enabled;
+  const ArchSpec arch = test::sm90();
+  struct Line {
+    std::string shape;
+    bool forward_fits, backward_fits;
+  };
+  for (const Line& line : std::vector<Line>{{"-n 128 -c 64 -H 112 -W 112", false, false},
+                                            {"-n 128 -c 256 -H 56 -W 56", false, false},
+                                            {"-n 128 -c 64 -H 56 -W 56", false, false},
+                                            {"-n 128 -c 128 -H 28 -W 28", true, false},
+                                            {"-n 128 -c 512 -H 14 -W 14", true, false},
+                                            {"-n 128 -c 256 -H 14 -W 14", true, true},
+                                            {"-n 128 -c 2048 -H 7 -W 7", true, false},
+                                            {"-n 128 -c 512 -H 7 -W 7", true, true}}) {
+    for (const std::string& pass : {kForward, kBackward}) {
+      const std::string command = "bnormbfp16 " + line.shape + pass;
+      SCOPED_TRACE(command);
+      const Planned r = plan_of(resident(), command);
+      ASSERT_EQ(r.launches.size(), 1u);
+      const test::ResolvedLaunch& l = r.launches[0];
+      EXPECT_TRUE(l.cooperative);
+      EXPECT_EQ(l.cleared_workspace_bytes, 4u);  // the barrier's counter
+      EXPECT_EQ(l.block.x, 512u);
+      EXPECT_LE(int64_t{l.grid.x} * l.grid.y, arch.sm_count);
+      EXPECT_GE(int64_t{l.grid.x} * l.grid.y, arch.sm_count / 2);
+      const int64_t slab = field(r.config, "slab");
+      EXPECT_EQ(l.grid.x * slab, std::stoll(line.shape.substr(line.shape.find("-c ") + 3)));
+      EXPECT_LE(int64_t{l.grid.y} * slab * 8, 24 * 1024);
+      const auto p = params_of<BatchNormParams>(l);
+      EXPECT_EQ(p.barrier, r.workspace);
+      EXPECT_EQ(p.partials, r.workspace + 256);
+      EXPECT_EQ(r.workspace_bytes, 256 + size_t{l.grid.x} * l.grid.y * slab * 8);
+      EXPECT_GE(p.rows_per_slice * l.grid.y, p.outer);
+      EXPECT_LT(p.rows_per_slice * (l.grid.y - 1), p.outer);
+      // The kept rows and the static arrays fit one block's shared memory.
+      const int64_t row_bytes = slab * (pass == kForward ? 2 : 4);
+      EXPECT_EQ(l.shared_bytes, p.resident_rows * row_bytes);
+      EXPECT_LE(l.shared_bytes + resident_static_shared_bytes(slab, 512), arch.max_shared_bytes_per_block);
+      const bool fits = pass == kForward ? line.forward_fits : line.backward_fits;
+      if (fits) {
+        EXPECT_EQ(p.resident_rows, p.rows_per_slice);
+      } else {
+        EXPECT_LT(p.resident_rows, p.rows_per_slice);
+        EXPECT_GT(l.shared_bytes + resident_static_shared_bytes(slab, 512) + row_bytes,
+                  arch.max_shared_bytes_per_block)
+            << "fewer rows kept than fit";
+      }
+      EXPECT_NE(r.source.text.find(std::string("batch_norm_resident<boo::bf16, boo::bf16, float, 8, ") +
+                                   std::to_string(slab / 8) + ", " + std::to_string(512 / (slab / 8)) +
+                                   (pass == kForward ? ", 8, false, true, true>" : ", 4, true, false, false>")),
+                std::string::npos)
+          << r.source.text;
+    }
+  }
+  // Beyond one slab per SM (more channel vectors than 32 x SMs), it declines.
+  EXPECT_FALSE(test::accepts(resident(), "bnorm -n 2 -c 20000 -H 1 -W 1 --layout NHWC -m 1 -F 1"));
+}
+
+TEST(BatchNormPlanTest, ResidentBindsTheTensorsEachPassUses) {
+  test::UnverifiedKernelsEnabled enabled;
+  const Planned f = plan_of(resident(), "bnormbfp16 -n 8 -c 64 -H 14 -W 14" + kForward);
+  ASSERT_EQ(f.entries, (std::vector<std::string>{"boo_batch_norm_resident_y"}));
+  auto p = params_of<BatchNormParams>(f.launches[0]);
+  EXPECT_EQ(p.x, f.address.at("x"));
+  EXPECT_EQ(p.y, f.address.at("y"));
+  EXPECT_EQ(p.scale, f.address.at("scale"));
+  EXPECT_EQ(p.bias, f.address.at("bias"));
+  EXPECT_EQ(p.saved_mean, f.address.at("saved_mean"));
+  EXPECT_EQ(p.saved_inv_variance, f.address.at("saved_inv_variance"));
+  EXPECT_EQ(p.mean_in, f.address.at("running_mean_in"));
+  EXPECT_EQ(p.running_variance, f.address.at("running_variance"));
+  EXPECT_EQ(p.outer, 8 * 14 * 14);
+  EXPECT_EQ(p.channels, 64);
+  EXPECT_FLOAT_EQ(p.momentum, 0.1f);
+  const Planned b = plan_of(resident(), "bnormbfp16 -n 8 -c 64 -H 14 -W 14" + kBackward);
+  ASSERT_EQ(b.entries, (std::vector<std::string>{"boo_batch_norm_resident_dx"}));
+  p = params_of<BatchNormParams>(b.launches[0]);
+  EXPECT_EQ(p.x, b.address.at("x"));
+  EXPECT_EQ(p.dy, b.address.at("dy"));
+  EXPECT_EQ(p.dx, b.address.at("dx"));
+  EXPECT_EQ(p.scale, b.address.at("scale"));
+  EXPECT_EQ(p.saved_mean, b.address.at("saved_mean"));
+  EXPECT_EQ(p.saved_inv_variance, b.address.at("saved_inv_variance"));
+  EXPECT_EQ(p.dscale, b.address.at("dscale"));
+  EXPECT_EQ(p.dbias, b.address.at("dbias"));
+  EXPECT_EQ(p.y, 0u);
+}
+
+TEST(BatchNormPlanTest, DispatchTakesResidentForChannelsLastOnlyWhenUnverifiedKernelsAreOn) {
+  const std::string command = "bnormbfp16 -n 128 -c 256 -H 14 -W 14" + kForward;
+  Result<ParsedCommand> parsed = parse_command(std::string_view(command));
+  ASSERT_TRUE(parsed.ok());
+  const DeviceInfo device = *DeviceInfo::for_arch("sm_90a");
+  Result<runtime::Dispatch> chosen = runtime::choose_gpu_implementation(*parsed->signature, device);
+  ASSERT_TRUE(chosen.ok() && chosen->chosen);
+  EXPECT_EQ(chosen->chosen->name(), "gpu:batchnorm:slabs");
+  test::UnverifiedKernelsEnabled enabled;
+  chosen = runtime::choose_gpu_implementation(*parsed->signature, device);
+  ASSERT_TRUE(chosen.ok() && chosen->chosen);
+  EXPECT_EQ(chosen->chosen->name(), "gpu:batchnorm:resident");
 }
 
 // The partials' layout: every (slab, slice, channel of the slab) has its own

@@ -201,7 +201,8 @@ TEST(GroupNormReferenceTest, LayoutsChangeOnlyStrides) {
   }
 }
 
-const ops::GpuImplementation& groups_tier() { return *ops::find_op("groupnorm")->gpu_implementations()[0]; }
+const ops::GpuImplementation& groups_tier() { return *ops::find_op("groupnorm")->gpu_implementations()[1]; }
+const ops::GpuImplementation& fused_tier() { return *ops::find_op("groupnorm")->gpu_implementations()[0]; }
 
 TEST(GroupNormPlanTest, ForwardAndBackwardKernelsInOrderWithEveryTensorBound) {
   for (const char* line : {"groupnormbfp16 -n 2 -c 64 -D 0 -H 16 -W 16 -g 32 -m 1 -F 0",
@@ -271,6 +272,59 @@ TEST(GroupNormPlanTest, SlicesDivideTheSpatialRowsAndPiecesThePlanes) {
       EXPECT_GE(params.pieces, c.min_parts);
       EXPECT_EQ(p.launches.at(0).grid.x, params.samples * params.channels * params.pieces);
     }
+  }
+}
+
+
+// gpu:groupnorm:fused: gated until it runs on a GPU; then one cooperative
+// launch (the barrier's counter cleared first) of at most 2 blocks per SM
+// whose blocks visit the groups tier's grid, with the groups tier's tiling,
+// tensors and workspace (after 256 bytes for the counter).
+TEST(GroupNormPlanTest, FusedIsOneCooperativeLaunchOfTheGroupsTiersPhases) {
+  EXPECT_EQ(fused_tier().name(), "gpu:groupnorm:fused");
+  EXPECT_EQ(groups_tier().name(), "gpu:groupnorm:groups");
+  EXPECT_FALSE(ops::test::accepts(fused_tier(), "groupnormbfp16 -n 2 -c 320 -D 0 -H 64 -W 64 -g 32 -m 1 -F 1"));
+  ops::test::UnverifiedKernelsEnabled enabled;
+  const int sm_count = ops::test::sm90().sm_count;
+  struct Case {
+    std::string line, entry, kernel;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"groupnormbfp16 -n 2 -c 320 -D 0 -H 64 -W 64 -g 32 -m 1 -F 1 --layout NHWC", "boo_group_norm_fused_y",
+            "true, 1LL, true, false, true, false>"},
+           {"groupnormfp16 -n 2 -c 1280 -D 0 -H 8 -W 8 -g 32 -m 1 -F 2 --layout NCHW", "boo_group_norm_fused_dx",
+            "false, 64LL, false, true, true, true>"},
+           {"groupnormbfp16 -n 2 -c 640 -D 0 -H 32 -W 32 -g 32 -m 1 -F 0 --layout NCHW", "boo_group_norm_fused",
+            ", true, true, true, true>"},
+           {"groupnorm -n 2 -c 8 -D 0 -H 5 -W 5 -g 2 -F 2", "boo_group_norm_fused_dx",
+            ", false, true, false, false>"}}) {
+    SCOPED_TRACE(c.line);
+    const ops::test::Planned f = ops::test::plan_of(fused_tier(), c.line);
+    const ops::test::Planned g = ops::test::plan_of(groups_tier(), c.line);
+    ASSERT_EQ(f.entries, std::vector<std::string>{c.entry});
+    EXPECT_NE(f.source.text.find(c.kernel), std::string::npos) << f.source.text;
+    const ops::test::ResolvedLaunch& l = f.launches[0];
+    EXPECT_TRUE(l.cooperative);
+    EXPECT_EQ(l.cleared_workspace_bytes, 4u);
+    EXPECT_EQ(l.block.x, 256u);
+    EXPECT_EQ(l.grid.y, 1u);
+    const ops::test::ResolvedLaunch& elements = g.launches.at(g.entries[0] == "boo_group_norm_statistics" ? 1 : 0);
+    const uint64_t places = uint64_t{elements.grid.x} * elements.grid.y;
+    EXPECT_EQ(l.grid.x, std::min<uint64_t>(places, 2 * sm_count));
+    const auto fp = ops::test::params_of<GroupNormParams>(l);
+    const auto gp = ops::test::params_of<GroupNormParams>(elements);
+    EXPECT_EQ(fp.blocks_x, elements.grid.x);
+    EXPECT_NE(f.source.text.find("(p, " + std::to_string(elements.grid.y) + "LL)"), std::string::npos);
+    EXPECT_EQ(fp.barrier, f.workspace);
+    EXPECT_EQ(f.workspace_bytes, 256 + g.workspace_bytes);
+    EXPECT_EQ(fp.partials - f.workspace, 256 + (gp.partials - g.workspace));
+    EXPECT_EQ(fp.coefficients - f.workspace, 256 + (gp.coefficients - g.workspace));
+    for (auto [field, name] : {std::pair{fp.x, "x"}, {fp.dy, "dy"}, {fp.y, "y"}, {fp.mean, "mean"},
+                               {fp.rstd, "rstd"}, {fp.dx, "dx"}, {fp.weight, "weight"}, {fp.dweight, "dweight"}})
+      if (f.address.count(name)) EXPECT_EQ(field, f.address.at(name)) << name;
+    EXPECT_EQ(fp.pieces, gp.pieces);
+    EXPECT_EQ(fp.slices_per_sample, gp.slices_per_sample);
+    EXPECT_EQ(fp.rows_per_slice, gp.rows_per_slice);
   }
 }
 

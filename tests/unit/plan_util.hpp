@@ -32,6 +32,8 @@ struct ResolvedLaunch {
   Dim3 grid, block;
   uint32_t shared_bytes = 0;
   std::vector<std::byte> params;  ///< with the fake addresses written in
+  bool cooperative = false;
+  uint32_t cleared_workspace_bytes = 0;
 };
 
 struct Planned {
@@ -93,7 +95,8 @@ inline Planned plan_of(const GpuImplementation& impl, const std::string& command
   out.workspace = next;
   out.workspace_bytes = plan->workspace_bytes;
   for (const LaunchStep& step : plan->steps) {
-    ResolvedLaunch l{step.entry, step.grid, step.block, step.shared_bytes, step.params};
+    ResolvedLaunch l{step.entry, step.grid, step.block, step.shared_bytes, step.params, step.cooperative,
+                     step.cleared_workspace_bytes};
     for (const LaunchStep::AddressSlot& slot : step.addresses) {
       const TensorBinding& t = slot.tensor;
       const uint64_t address = t.source == TensorBinding::Source::kArgument ? args.at(t.index)

@@ -12,34 +12,43 @@
 
 namespace boo {
 
-/// The outer rows [first, last) of slice blockIdx.y.
+/// A block's place on the (channel blocks, slices) grid: the launch's own
+/// (this_block()), or one of the places a persistent (cooperative) kernel's
+/// block visits in turn.
+struct BlockIndex {
+  long long x, y;
+};
+__device__ __forceinline__ BlockIndex this_block() { return BlockIndex{blockIdx.x, blockIdx.y}; }
+
+/// The outer rows [first, last) of slice b.y.
 struct Slice {
   long long first, last;
 };
-__device__ __forceinline__ Slice slice_of_block(long long rows, long long rows_per_slice) {
-  const long long first = static_cast<long long>(blockIdx.y) * rows_per_slice;
+__device__ __forceinline__ Slice slice_of_block(long long rows, long long rows_per_slice, BlockIndex b = this_block()) {
+  const long long first = b.y * rows_per_slice;
   const long long last = first + rows_per_slice < rows ? first + rows_per_slice : rows;
   return Slice{first, last};
 }
 
 /// Channels last ([outer][channels], inner 1; channels = vectors * kVec).
-/// Block of kThreadsX x kThreadsY threads: thread (tx, ty) owns channel
-/// vector blockIdx.x * kThreadsX + tx (kVec consecutive channels) and visits
+/// Block b of kThreadsX x kThreadsY threads: thread (tx, ty) owns channel
+/// vector b.x * kThreadsX + tx (kVec consecutive channels) and visits
 /// rows first + ty, first + ty + kThreadsY, ... of its slice, calling
 /// terms(row, vector, acc) to add that row's terms into acc[kVec]. The row
 /// lanes' sums are then added in lane order.
 /// @pre blockDim.x == kThreadsX * kThreadsY; every thread of the block calls it.
 template <int kVec, int kThreadsX, int kThreadsY, typename Terms>
 __device__ __forceinline__ void channels_last_partial_sums(const Terms& terms, long long rows, long long vectors,
-                                                           long long rows_per_slice, Sum2* partials) {
+                                                           long long rows_per_slice, Sum2* partials,
+                                                           BlockIndex b = this_block()) {
   constexpr int kChannelsPerBlock = kThreadsX * kVec;
   __shared__ Sum2 scratch[kThreadsY][kChannelsPerBlock];  // [row lane][channel of the block]
   const int tx = threadIdx.x % kThreadsX, ty = threadIdx.x / kThreadsX;
-  const long long vec = static_cast<long long>(blockIdx.x) * kThreadsX + tx;
+  const long long vec = b.x * kThreadsX + tx;
   Sum2 acc[kVec];  // [channel of the vector]
 #pragma unroll
   for (int k = 0; k < kVec; ++k) acc[k] = Sum2{0.f, 0.f};
-  const Slice slice = slice_of_block(rows, rows_per_slice);
+  const Slice slice = slice_of_block(rows, rows_per_slice, b);
   if (vec < vectors)
     for (long long row = slice.first + ty; row < slice.last; row += kThreadsY) terms(row, vec, acc);
 #pragma unroll
@@ -52,24 +61,25 @@ __device__ __forceinline__ void channels_last_partial_sums(const Terms& terms, l
       s.a += scratch[y][t].a;
       s.b += scratch[y][t].b;
     }
-    const long long channel = static_cast<long long>(blockIdx.x) * kChannelsPerBlock + t;
-    if (channel < channels) partials[blockIdx.y * channels + channel] = s;
+    const long long channel = b.x * kChannelsPerBlock + t;
+    if (channel < channels) partials[b.y * channels + channel] = s;
   }
 }
 
 /// Channel planes ([outer][channels][kInner], kInner a multiple of kVec):
-/// block (channel blockIdx.x, slice blockIdx.y) of kBlock threads visits the
+/// block b (channel b.x, slice b.y) of kBlock threads visits the
 /// kVec-vectors of its channel's planes in the slice, calling
 /// terms(vector_index, acc) to add a vector's terms (one channel's) into acc;
 /// the block's sums are then reduced (group_sum2, a fixed tree).
 /// @pre blockDim.x == kBlock; every thread of the block calls it.
 template <int kVec, int kBlock, long long kInner, typename Terms>
 __device__ __forceinline__ void plane_partial_sums(const Terms& terms, long long rows, long long channels,
-                                                   long long rows_per_slice, Sum2* partials) {
+                                                   long long rows_per_slice, Sum2* partials,
+                                                   BlockIndex b = this_block()) {
   constexpr long long kInnerVectors = kInner / kVec;  // vectors per plane
   __shared__ Sum2 scratch[32];
-  const long long channel = blockIdx.x;
-  const Slice slice = slice_of_block(rows, rows_per_slice);
+  const long long channel = b.x;
+  const Slice slice = slice_of_block(rows, rows_per_slice, b);
   const long long count = (slice.last - slice.first) * kInnerVectors;
   Sum2 acc{0.f, 0.f};
   for (long long i = threadIdx.x; i < count; i += kBlock) {
@@ -77,7 +87,7 @@ __device__ __forceinline__ void plane_partial_sums(const Terms& terms, long long
     terms((row * channels + channel) * kInnerVectors + i % kInnerVectors, acc);
   }
   acc = group_sum2<kBlock>(acc, scratch);
-  if (threadIdx.x == 0) partials[blockIdx.y * channels + channel] = acc;
+  if (threadIdx.x == 0) partials[b.y * channels + channel] = acc;
 }
 
 }  // namespace boo

@@ -1,4 +1,4 @@
-// boo: gpu:batchnorm:columns and gpu:batchnorm:slabs — tiling, kernel source
+// boo: gpu:batchnorm:columns, :slabs and :resident — tiling, kernel source
 // and launch plan of batch norm.
 #include "ops/norm/batchnorm_impl.hpp"
 
@@ -6,6 +6,7 @@
 #include <bit>
 
 #include "ops/common/generated_source.hpp"
+#include "ops/common/unverified_kernels.hpp"
 #include "ops/norm/device/batch_norm_params.cuh"
 #include "ops/norm/norm_implementation.hpp"
 
@@ -55,6 +56,36 @@ int vector_width(const NormProblem& p) {
   const int64_t run = p.inner == 1 ? p.channels : p.inner;
   while (vec > 1 && run % vec != 0) vec /= 2;
   return vec;
+}
+
+// A channels-last step's tensors and sizes (gpu:batchnorm:slabs and :resident):
+// the partials at `partials_offset` of the workspace.
+void bind_slab_step(StepBuilder<BatchNormParams>& step, const TensorRoles& roles, const NormProblem& p,
+                    int64_t rows_per_slice, uint64_t partials_offset) {
+  BatchNormParams& params = step.params;
+  auto bind = [&](unsigned long long& field, std::string_view role) {
+    if (std::optional<TensorBinding> t = roles.find(role)) step.bind(field, *t);
+  };
+  bind(params.x, "x");
+  bind(params.dy, "dy");
+  bind(params.scale, "scale");
+  bind(params.bias, "bias");
+  bind(params.mean_in, "running_mean_in");
+  bind(params.variance_in, "running_variance_in");
+  bind(params.saved_mean, "saved_mean");
+  bind(params.saved_inv_variance, "saved_inv_variance");
+  bind(params.running_mean, "running_mean");
+  bind(params.running_variance, "running_variance");
+  bind(params.y, "y");
+  bind(params.dx, "dx");
+  bind(params.dscale, "dscale");
+  bind(params.dbias, "dbias");
+  step.bind(params.partials, TensorBinding::workspace(partials_offset));
+  params.outer = p.outer;
+  params.channels = p.channels;
+  params.rows_per_slice = rows_per_slice;
+  params.eps = static_cast<float>(p.eps);
+  params.momentum = static_cast<float>(p.momentum);
 }
 
 class BatchNormColumns final : public Tier<NormProblem, BatchNormConfig> {
@@ -321,32 +352,143 @@ class BatchNormSlabs final : public Tier<NormProblem, BatchNormSlabsConfig> {
     for (const KernelEntry& k : c.kernels) {
       StepBuilder<BatchNormParams> step(k.name, Dim3{static_cast<uint32_t>(c.slabs), static_cast<uint32_t>(c.slices), 1},
                                         {static_cast<uint32_t>(k.threads), 1, 1});
-      BatchNormParams& params = step.params;
-      auto bind = [&](unsigned long long& field, std::string_view role) {
-        if (std::optional<TensorBinding> t = roles.find(role)) step.bind(field, *t);
-      };
-      bind(params.x, "x");
-      bind(params.dy, "dy");
-      bind(params.scale, "scale");
-      bind(params.bias, "bias");
-      bind(params.mean_in, "running_mean_in");
-      bind(params.variance_in, "running_variance_in");
-      bind(params.saved_mean, "saved_mean");
-      bind(params.saved_inv_variance, "saved_inv_variance");
-      bind(params.running_mean, "running_mean");
-      bind(params.running_variance, "running_variance");
-      bind(params.y, "y");
-      bind(params.dx, "dx");
-      bind(params.dscale, "dscale");
-      bind(params.dbias, "dbias");
-      step.bind(params.partials, TensorBinding::workspace(0));
-      params.outer = p.outer;
-      params.channels = p.channels;
-      params.rows_per_slice = c.rows_per_slice;
-      params.eps = static_cast<float>(p.eps);
-      params.momentum = static_cast<float>(p.momentum);
+      bind_slab_step(step, roles, p, c.rows_per_slice, 0);
       plan.steps.push_back(std::move(step).finish());
     }
+    return plan;
+  }
+
+ private:
+  std::string name_;
+};
+
+// gpu:batchnorm:resident: threads of its one block per SM (enough 16-byte
+// loads in flight per SM without a second block), rows in flight per thread
+// (x alone in the forward; x and dy in the backward), and where the partials
+// start in the workspace (after the barrier's counter, on its own 256 bytes).
+constexpr int kResidentThreads = 512;
+constexpr int kResidentUnrollForward = 8;
+constexpr int kResidentUnrollBackward = 4;
+constexpr uint64_t kResidentPartialsOffset = 256;
+constexpr uint32_t kBarrierBytes = 4;
+
+// How gpu:batchnorm:resident covers channels-last x: slabs and slices as
+// gpu:batchnorm:slabs but at most one block per SM, and the rows of each slice
+// its block keeps in shared memory between the sums and the apply pass.
+struct BatchNormResidentConfig final : Config {
+  int vec = 1, threads_x = 1, threads_y = kResidentThreads, unroll = kResidentUnrollForward;
+  int64_t slabs = 1, slices = 1, rows_per_slice = 1, resident_rows = 0;
+  uint32_t shared_bytes = 0;  ///< the resident rows (dynamic shared memory)
+  KernelEntry kernel;
+
+  int64_t slab_channels() const { return static_cast<int64_t>(threads_x) * vec; }
+  std::string text() const override {
+    return "vec=" + std::to_string(vec) + ";slab=" + std::to_string(slab_channels()) +
+           ";slabs=" + std::to_string(slabs) + ";slices=" + std::to_string(slices) +
+           ";rows_per_slice=" + std::to_string(rows_per_slice) + ";resident_rows=" + std::to_string(resident_rows) +
+           ";" + kernel.name + "=" + kernel.call;
+  }
+};
+
+/// One cooperative launch for channels-last batch norm (training, inference
+/// from the batch, backward from saved statistics): x (and dy) stay in the
+/// SMs' shared memory between the sums and the apply pass where they fit,
+/// and the rest is re-read while still in L2 (device/batch_norm_resident.cuh).
+/// Gated (ops/common/unverified_kernels.hpp) until its numerics run on a GPU.
+class BatchNormResident final : public Tier<NormProblem, BatchNormResidentConfig> {
+ public:
+  explicit BatchNormResident(std::string name) : name_(std::move(name)) {}
+  std::string_view name() const override { return name_; }
+
+  Status accepts_problem(const NormProblem& p, const ArchSpec&) const override {
+    if (p.kind != NormKind::kBatch) return invalid_argument("not a batchnorm signature");
+    if (!unverified_kernels_enabled()) return unimplemented(unverified_kernel_reason(name_));
+    if (p.inner != 1) return unimplemented("channel planes (NC(D)HW spatial): only channels-last x");
+    if (p.pass == BatchNormPass::kInference && p.running)
+      return unimplemented("inference from running statistics: no reduction to fuse");
+    if (p.pass == BatchNormPass::kBackward && !p.save)
+      return unimplemented("a backward without saved statistics (-s 0): only -s 1");
+    return ok_status();
+  }
+
+  Result<BatchNormResidentConfig> configure_problem(const NormProblem& p, const ArchSpec& arch) const override {
+    return resident(p, arch, 32, p.pass == BatchNormPass::kBackward ? kResidentUnrollBackward : kResidentUnrollForward);
+  }
+
+  // boo tune's alternatives: half the rows in flight, slabs half as wide, and both (twice the rows spill:
+  // the apply pass holds kUnroll x kVec floats of x and dy).
+  std::vector<BatchNormResidentConfig> alternatives(const NormProblem& p, const ArchSpec& arch,
+                                                    const BatchNormResidentConfig& chosen) const override {
+    std::vector<BatchNormResidentConfig> out;
+    for (const auto& [widest, unroll] : {std::pair{32, chosen.unroll / 2}, std::pair{chosen.threads_x / 2, chosen.unroll},
+                                         std::pair{chosen.threads_x / 2, chosen.unroll / 2}})
+      if (widest >= 1 && unroll >= 1)
+        if (Result<BatchNormResidentConfig> c = resident(p, arch, widest, unroll); c.ok()) out.push_back(std::move(*c));
+    return out;
+  }
+
+  // Slabs at most `widest_threads_x` vectors wide, `unroll` rows' loads in
+  // flight per thread (32 and the pass's default but for boo tune's
+  // alternatives).
+  Result<BatchNormResidentConfig> resident(const NormProblem& p, const ArchSpec& arch, int widest_threads_x,
+                                           int unroll) const {
+    BatchNormResidentConfig c;
+    c.vec = vector_width(p);
+    c.unroll = unroll;
+    const int64_t vectors = p.channels / c.vec;
+    // The widest slab whose blocks each add at most kSlabPartialBytes of
+    // partials (as gpu:batchnorm:slabs), on at most one block per SM.
+    for (int tx = static_cast<int>(std::min<uint64_t>(widest_threads_x, std::bit_ceil(static_cast<uint64_t>(vectors))));
+         tx >= 1; tx /= 2) {
+      c.threads_x = tx;
+      c.threads_y = kResidentThreads / tx;
+      c.slabs = (vectors + tx - 1) / tx;
+      const int64_t most = std::max<int64_t>(1, (p.outer + c.threads_y - 1) / c.threads_y);
+      c.slices = std::clamp<int64_t>(arch.sm_count / c.slabs, 1, most);
+      if (c.slices * c.slab_channels() * kSum2Bytes <= kSlabPartialBytes) break;
+    }
+    if (c.slabs > arch.sm_count)
+      return unimplemented(std::to_string(p.channels) + " channels make " + std::to_string(c.slabs) +
+                           " slabs, more than the " + std::to_string(arch.sm_count) +
+                           " blocks one cooperative launch of one block per SM holds");
+    c.rows_per_slice = (p.outer + c.slices - 1) / c.slices;
+    c.slices = (p.outer + c.rows_per_slice - 1) / c.rows_per_slice;
+    // The rest of the block's shared memory holds the first rows of its slice.
+    const bool backward = p.pass == BatchNormPass::kBackward;
+    const int64_t row_bytes =
+        c.slab_channels() * static_cast<int64_t>(dtype_size_bytes(p.dtype) + (backward ? dtype_size_bytes(p.grad_dtype) : 0));
+    const int64_t room = arch.max_shared_bytes_per_block - resident_static_shared_bytes(c.slab_channels(), kResidentThreads);
+    c.resident_rows = std::clamp<int64_t>(room / row_bytes, 0, c.rows_per_slice);
+    c.shared_bytes = static_cast<uint32_t>(c.resident_rows * row_bytes);
+    const std::string t = device_type(p.dtype), g = device_type(p.grad_dtype), pt = device_type(p.param_dtype);
+    const bool training = p.pass == BatchNormPass::kTraining;
+    c.kernel = KernelEntry{backward ? "boo_batch_norm_resident_dx" : "boo_batch_norm_resident_y",
+                           "boo::batch_norm_resident<" + t + ", " + g + ", " + pt + ", " + std::to_string(c.vec) +
+                               ", " + std::to_string(c.threads_x) + ", " + std::to_string(c.threads_y) + ", " +
+                               std::to_string(c.unroll) + ", " + flag(backward) + ", " + flag(training && p.save) +
+                               ", " + flag(training && p.running) + ">(p)",
+                           kResidentThreads, 1};
+    return c;
+  }
+
+  Result<Plan> plan_problem(const NormProblem& p, const BatchNormResidentConfig& c, const ArchSpec&) const override {
+    Plan plan;
+    plan.source = generated_source("batch_norm_resident.cu", std::string(name()), "boo/norm/batch_norm_resident.cuh",
+                                   "boo::BatchNormParams", {c.kernel});
+    plan.tensor_alignment = static_cast<uint32_t>(c.vec * std::max({dtype_size_bytes(p.dtype),
+                                                                     dtype_size_bytes(p.grad_dtype)}));
+    plan.workspace_bytes =
+        kResidentPartialsOffset + static_cast<uint64_t>(c.slabs * c.slices * c.slab_channels()) * kSum2Bytes;
+    StepBuilder<BatchNormParams> step(
+        c.kernel.name, Dim3{static_cast<uint32_t>(c.slabs), static_cast<uint32_t>(c.slices), 1},
+        {static_cast<uint32_t>(kResidentThreads), 1, 1}, c.shared_bytes);
+    bind_slab_step(step, TensorRoles(p.signature()), p, c.rows_per_slice, kResidentPartialsOffset);
+    step.params.resident_rows = c.resident_rows;
+    step.bind(step.params.barrier, TensorBinding::workspace(0));
+    LaunchStep launch = std::move(step).finish();
+    launch.cooperative = true;
+    launch.cleared_workspace_bytes = kBarrierBytes;
+    plan.steps.push_back(std::move(launch));
     return plan;
   }
 
@@ -362,6 +504,10 @@ std::unique_ptr<GpuImplementation> make_batch_norm_implementation(std::string na
 
 std::unique_ptr<GpuImplementation> make_batch_norm_slabs_implementation(std::string name) {
   return std::make_unique<BatchNormSlabs>(std::move(name));
+}
+
+std::unique_ptr<GpuImplementation> make_batch_norm_resident_implementation(std::string name) {
+  return std::make_unique<BatchNormResident>(std::move(name));
 }
 
 }  // namespace boo::ops::norm

@@ -19,4 +19,11 @@ std::unique_ptr<GpuImplementation> make_batch_norm_implementation(std::string na
 /// (device/batch_norm_slabs.cuh).
 std::unique_ptr<GpuImplementation> make_batch_norm_slabs_implementation(std::string name);
 
+/// Channels-last batch norm as the slabs tier's, in one cooperative launch of
+/// one block per SM with a grid barrier between the sums and the apply pass:
+/// each block keeps the first rows of its slice in shared memory, so x (and
+/// dy) are read from device memory once where they fit the SMs
+/// (device/batch_norm_resident.cuh). Awaits its first GPU run (gated).
+std::unique_ptr<GpuImplementation> make_batch_norm_resident_implementation(std::string name);
+
 }  // namespace boo::ops::norm

@@ -68,10 +68,11 @@ class BatchNormOp final : public OpDefinition {
         tokens_(tokens),
         mixed_(mixed),
         table_(with_common_flags(kBatchNormFlags)),
+        resident_(make_batch_norm_resident_implementation("gpu:" + std::string(name) + ":resident")),
         slabs_(make_batch_norm_slabs_implementation("gpu:" + std::string(name) + ":slabs")),
         columns_(make_batch_norm_implementation("gpu:" + std::string(name) + ":columns")),
         gpu_reference_(make_batch_norm_gpu_reference("gpu:" + std::string(name) + ":reference")),
-        implementations_{slabs_.get(), columns_.get()} {}
+        implementations_{resident_.get(), slabs_.get(), columns_.get()} {}
 
   std::string_view name() const override { return name_; }
   std::span<const OpToken> tokens() const override { return tokens_; }
@@ -186,10 +187,11 @@ class BatchNormOp final : public OpDefinition {
   std::span<const OpToken> tokens_;
   bool mixed_;
   std::vector<FlagSpec> table_;
+  std::unique_ptr<GpuImplementation> resident_;
   std::unique_ptr<GpuImplementation> slabs_;
   std::unique_ptr<GpuImplementation> columns_;
   std::unique_ptr<GpuReference> gpu_reference_;
-  const GpuImplementation* implementations_[2];
+  const GpuImplementation* implementations_[3];
 };
 
 }  // namespace

@@ -1,10 +1,11 @@
-// boo: gpu:groupnorm:groups — tiling, kernel source and launch plan of group norm.
+// boo: gpu:groupnorm:groups and :fused — tiling, kernel source and launch plan of group norm.
 #include "ops/norm/groupnorm_impl.hpp"
 
 #include <algorithm>
 #include <bit>
 
 #include "ops/common/generated_source.hpp"
+#include "ops/common/unverified_kernels.hpp"
 #include "ops/norm/device/group_norm_params.cuh"
 #include "ops/norm/norm_implementation.hpp"
 #include "ops/norm/norm_problem.hpp"
@@ -136,11 +137,7 @@ class GroupNormGroups final : public Tier<NormProblem, GroupNormConfig> {
     plan.source = generated_source("group_norm.cu", std::string(name()), "boo/norm/group_norm.cuh",
                                    "boo::GroupNormParams", entries);
     plan.tensor_alignment = static_cast<uint32_t>(c.vec * dtype_size_bytes(p.dtype));
-    const uint64_t per_channel = static_cast<uint64_t>(p.outer * p.channels);  // (sample, channel) pairs
-    const uint64_t sums_bytes = p.param_grads() ? 2 * per_channel * sizeof(double) : 0;
-    const uint64_t parts = static_cast<uint64_t>(p.channels_last ? c.slices_per_sample : c.pieces);
-    const uint64_t partial_bytes = per_channel * parts * kSum2Bytes;
-    plan.workspace_bytes = sums_bytes + partial_bytes + kGroupCoefficients * per_channel * sizeof(float);
+    plan.workspace_bytes = workspace_bytes(p, c, 0);
     const TensorRoles roles(p.signature());
     for (const GroupNormConfig::Kernel& k : c.kernels) {
       const int64_t threads = k.grid == GroupNormConfig::Kernel::kPerGroup ? p.rows : p.channels;
@@ -148,34 +145,52 @@ class GroupNormGroups final : public Tier<NormProblem, GroupNormConfig> {
                             ? Dim3{static_cast<uint32_t>(c.blocks_x), static_cast<uint32_t>(c.blocks_y), 1}
                             : Dim3{static_cast<uint32_t>((threads + kStatsBlock - 1) / kStatsBlock), 1, 1};
       StepBuilder<GroupNormParams> step(k.entry.name, grid, {static_cast<uint32_t>(k.entry.threads), 1, 1});
-      GroupNormParams& params = step.params;
-      auto bind = [&](unsigned long long& field, std::string_view role) {
-        if (std::optional<TensorBinding> t = roles.find(role)) step.bind(field, *t);
-      };
-      bind(params.x, "x");
-      bind(params.dy, "dy");
-      bind(params.weight, "weight");
-      bind(params.bias, "bias");
-      bind(params.y, "y");
-      bind(params.mean, "mean");
-      bind(params.rstd, "rstd");
-      bind(params.dx, "dx");
-      bind(params.dweight, "dweight");
-      bind(params.dbias, "dbias");
-      if (sums_bytes) step.bind(params.channel_sums, TensorBinding::workspace(0));
-      step.bind(params.partials, TensorBinding::workspace(sums_bytes));
-      step.bind(params.coefficients, TensorBinding::workspace(sums_bytes + partial_bytes));
-      params.samples = p.outer;
-      params.channels = p.channels;
-      params.groups = p.groups;
-      params.spatial = p.inner;
-      params.pieces = c.pieces;
-      params.slices_per_sample = c.slices_per_sample;
-      params.rows_per_slice = c.rows_per_slice;
-      params.eps = static_cast<float>(p.eps);
+      bind_step(step, roles, p, c, 0);
       plan.steps.push_back(std::move(step).finish());
     }
     return plan;
+  }
+
+  // The workspace from byte `base` on: the backward's float64 channel sums, the partials, the coefficients.
+  static uint64_t workspace_bytes(const NormProblem& p, const GroupNormConfig& c, uint64_t base) {
+    const uint64_t per_channel = static_cast<uint64_t>(p.outer * p.channels);  // (sample, channel) pairs
+    const uint64_t sums_bytes = p.param_grads() ? 2 * per_channel * sizeof(double) : 0;
+    const uint64_t parts = static_cast<uint64_t>(p.channels_last ? c.slices_per_sample : c.pieces);
+    return base + sums_bytes + per_channel * parts * kSum2Bytes + kGroupCoefficients * per_channel * sizeof(float);
+  }
+
+  // A step's tensors, workspace (from byte `base`) and sizes.
+  static void bind_step(StepBuilder<GroupNormParams>& step, const TensorRoles& roles, const NormProblem& p,
+                        const GroupNormConfig& c, uint64_t base) {
+    const uint64_t per_channel = static_cast<uint64_t>(p.outer * p.channels);
+    const uint64_t sums_bytes = p.param_grads() ? 2 * per_channel * sizeof(double) : 0;
+    const uint64_t parts = static_cast<uint64_t>(p.channels_last ? c.slices_per_sample : c.pieces);
+    const uint64_t partial_bytes = per_channel * parts * kSum2Bytes;
+    GroupNormParams& params = step.params;
+    auto bind = [&](unsigned long long& field, std::string_view role) {
+      if (std::optional<TensorBinding> t = roles.find(role)) step.bind(field, *t);
+    };
+    bind(params.x, "x");
+    bind(params.dy, "dy");
+    bind(params.weight, "weight");
+    bind(params.bias, "bias");
+    bind(params.y, "y");
+    bind(params.mean, "mean");
+    bind(params.rstd, "rstd");
+    bind(params.dx, "dx");
+    bind(params.dweight, "dweight");
+    bind(params.dbias, "dbias");
+    if (sums_bytes) step.bind(params.channel_sums, TensorBinding::workspace(base));
+    step.bind(params.partials, TensorBinding::workspace(base + sums_bytes));
+    step.bind(params.coefficients, TensorBinding::workspace(base + sums_bytes + partial_bytes));
+    params.samples = p.outer;
+    params.channels = p.channels;
+    params.groups = p.groups;
+    params.spatial = p.inner;
+    params.pieces = c.pieces;
+    params.slices_per_sample = c.slices_per_sample;
+    params.rows_per_slice = c.rows_per_slice;
+    params.eps = static_cast<float>(p.eps);
   }
 
  private:
@@ -222,10 +237,109 @@ class GroupNormGroups final : public Tier<NormProblem, GroupNormConfig> {
   std::string name_;
 };
 
+// gpu:groupnorm:fused: blocks per SM of its cooperative launch (the launch
+// bound's minimum, so registers allow them all at once), and where the groups
+// tier's workspace starts (after the barrier's counter, on its own 256 bytes).
+constexpr int kFusedBlocksPerSm = 2;
+constexpr uint64_t kFusedWorkspaceBase = 256;
+constexpr uint32_t kBarrierBytes = 4;
+
+// gpu:groupnorm:fused's launch: the groups tier's tiling (whose grid its
+// blocks visit in turn) and the cooperative grid.
+struct GroupNormFusedConfig final : Config {
+  GroupNormConfig tiling;
+  int64_t grid = 1;
+  KernelEntry kernel;
+
+  std::string text() const override {
+    return "pieces=" + std::to_string(tiling.pieces) + ";slices_per_sample=" + std::to_string(tiling.slices_per_sample) +
+           ";rows_per_slice=" + std::to_string(tiling.rows_per_slice) + ";places=" + std::to_string(tiling.blocks_x) +
+           "x" + std::to_string(tiling.blocks_y) + ";grid=" + std::to_string(grid) + ";" + kernel.name + "=" +
+           kernel.call;
+  }
+};
+
+/// Group norm in one cooperative launch (device/group_norm_fused.cuh): the
+/// groups tier's phases and sums, grid barriers for its launches. Gated
+/// (ops/common/unverified_kernels.hpp) until its numerics run on a GPU.
+class GroupNormFused final : public Tier<NormProblem, GroupNormFusedConfig> {
+ public:
+  explicit GroupNormFused(std::string name) : name_(std::move(name)), groups_("gpu:groupnorm:groups") {}
+  std::string_view name() const override { return name_; }
+
+  Status accepts_problem(const NormProblem& p, const ArchSpec&) const override {
+    if (p.kind != NormKind::kGroup) return invalid_argument("not a groupnorm signature");
+    if (!unverified_kernels_enabled()) return unimplemented(unverified_kernel_reason(name_));
+    return ok_status();
+  }
+
+  Result<GroupNormFusedConfig> configure_problem(const NormProblem& p, const ArchSpec& arch) const override {
+    return fused(p, arch, kBlocksPerSm, kVectorsPerThread, kFusedBlocksPerSm);
+  }
+
+  // boo tune's alternatives: the groups tier's nearby tilings, and half the blocks per SM.
+  std::vector<GroupNormFusedConfig> alternatives(const NormProblem& p, const ArchSpec& arch,
+                                                 const GroupNormFusedConfig&) const override {
+    std::vector<GroupNormFusedConfig> out;
+    for (const auto& [blocks, vectors] : nearby_tilings(kBlocksPerSm, kVectorsPerThread))
+      if (Result<GroupNormFusedConfig> c = fused(p, arch, blocks, vectors, kFusedBlocksPerSm); c.ok())
+        out.push_back(std::move(*c));
+    if (Result<GroupNormFusedConfig> c = fused(p, arch, kBlocksPerSm, kVectorsPerThread, kFusedBlocksPerSm / 2); c.ok())
+      out.push_back(std::move(*c));
+    return out;
+  }
+
+  // The groups tier's tiling for `blocks_per_sm` and `vectors_per_thread`,
+  // on a cooperative grid of at most `resident_per_sm` blocks per SM.
+  Result<GroupNormFusedConfig> fused(const NormProblem& p, const ArchSpec& arch, int64_t blocks_per_sm,
+                                     int64_t vectors_per_thread, int resident_per_sm) const {
+    GroupNormFusedConfig c;
+    BOO_ASSIGN_OR_RETURN(c.tiling, groups_.tiled(p, arch, blocks_per_sm, vectors_per_thread));
+    c.grid = std::min<int64_t>(c.tiling.blocks_x * c.tiling.blocks_y, int64_t{arch.sm_count} * resident_per_sm);
+    const std::string t = device_type(p.dtype);
+    const int64_t piece = p.channels_last ? 1 : p.inner / c.tiling.pieces;
+    const bool forward = p.forward, dx = p.dx;
+    c.kernel = KernelEntry{
+        forward && dx ? "boo_group_norm_fused" : forward ? "boo_group_norm_fused_y" : "boo_group_norm_fused_dx",
+        "boo::group_norm_fused<" + t + ", " + std::to_string(c.tiling.vec) + ", " + std::to_string(c.tiling.threads_x) +
+            ", " + std::to_string(c.tiling.threads_y) + ", " + flag(p.channels_last) + ", " + std::to_string(piece) +
+            "LL, " + flag(forward) + ", " + flag(dx) + ", " + flag(p.weight) + ", " + flag(p.param_grads()) + ">(p, " +
+            std::to_string(c.tiling.blocks_y) + "LL)",
+        kBlock, resident_per_sm};
+    return c;
+  }
+
+  Result<Plan> plan_problem(const NormProblem& p, const GroupNormFusedConfig& c, const ArchSpec&) const override {
+    Plan plan;
+    plan.source = generated_source("group_norm_fused.cu", std::string(name()), "boo/norm/group_norm_fused.cuh",
+                                   "boo::GroupNormParams", {c.kernel});
+    plan.tensor_alignment = static_cast<uint32_t>(c.tiling.vec * dtype_size_bytes(p.dtype));
+    plan.workspace_bytes = GroupNormGroups::workspace_bytes(p, c.tiling, kFusedWorkspaceBase);
+    StepBuilder<GroupNormParams> step(c.kernel.name, Dim3{static_cast<uint32_t>(c.grid), 1, 1},
+                                      {static_cast<uint32_t>(kBlock), 1, 1});
+    GroupNormGroups::bind_step(step, TensorRoles(p.signature()), p, c.tiling, kFusedWorkspaceBase);
+    step.params.blocks_x = c.tiling.blocks_x;
+    step.bind(step.params.barrier, TensorBinding::workspace(0));
+    LaunchStep launch = std::move(step).finish();
+    launch.cooperative = true;
+    launch.cleared_workspace_bytes = kBarrierBytes;
+    plan.steps.push_back(std::move(launch));
+    return plan;
+  }
+
+ private:
+  std::string name_;
+  GroupNormGroups groups_;
+};
+
 }  // namespace
 
 std::unique_ptr<GpuImplementation> make_group_norm_implementation(std::string name) {
   return std::make_unique<GroupNormGroups>(std::move(name));
+}
+
+std::unique_ptr<GpuImplementation> make_group_norm_fused_implementation(std::string name) {
+  return std::make_unique<GroupNormFused>(std::move(name));
 }
 
 }  // namespace boo::ops::norm

@@ -14,4 +14,9 @@ namespace boo::ops::norm {
 /// order, then one elementwise pass (device/group_norm.cuh).
 std::unique_ptr<GpuImplementation> make_group_norm_implementation(std::string name);
 
+/// The same phases and sums in one cooperative launch with grid barriers
+/// between them (device/group_norm_fused.cuh): one launch where the groups
+/// tier makes three (forward) to five (backward). Awaits its first GPU run (gated).
+std::unique_ptr<GpuImplementation> make_group_norm_fused_implementation(std::string name);
+
 }  // namespace boo::ops::norm

@@ -17,6 +17,10 @@ struct BatchNormParams {
   unsigned long long coefficients;  ///< workspace: [kChannelCoefficients][channels] float
   long long outer, channels;
   long long rows_per_slice;  ///< outer rows per slice of the sums and apply kernels (gridDim.y slices)
+  /// gpu:batchnorm:resident: the first rows of each slice kept in shared memory between the sums and the
+  /// apply pass, and the grid barrier's arrival counter (workspace, cleared before the launch).
+  long long resident_rows;
+  unsigned long long barrier;
   float eps, momentum;
 };
 
@@ -61,6 +65,16 @@ inline constexpr SliceRows slice_rows(long long slice, long long rows_per_slice,
 inline constexpr long long last_row_of_lane(SliceRows s, long long lane, long long lanes) {
   if (s.first + lane >= s.last) return s.first - 1;
   return s.first + lane + (s.last - 1 - s.first - lane) / lanes * lanes;
+}
+
+/// gpu:batchnorm:resident's static shared memory in bytes, for a block of
+/// `threads` threads over a slab of `slab_channels` channels: the partials'
+/// scratch ([warp][channel] float pairs), the float64 slice-group sums
+/// ([2][threads / slab_channels][channel]) and the coefficients ([5][channel]
+/// floats). The plan gives the rest of an SM's shared memory to the resident
+/// rows; the kernel checks its arrays against this.
+inline constexpr long long resident_static_shared_bytes(long long slab_channels, long long threads) {
+  return threads / 32 * slab_channels * 8 + 2 * threads * 8 + 5 * slab_channels * 4;
 }
 
 }  // namespace boo

@@ -22,54 +22,17 @@
 
 namespace boo {
 
-/// Partial sums of block (slab blockIdx.x, slice blockIdx.y): (x - K,
-/// (x - K)^2) (kGradients false) or (dy, dy * (x - saved mean)) (kGradients).
-/// Thread (tx, ty) owns channel vector blockIdx.x * kThreadsX + tx (kVec
-/// channels) and adds rows first + ty, + kThreadsY, ... of its slice,
-/// kUnroll rows' loads in flight. T: x's element type, G: dy's.
-template <typename T, typename G, int kVec, int kThreadsX, int kThreadsY, int kUnroll, bool kGradients>
-__device__ void batch_norm_slab_sums(const BatchNormParams& p) {
+/// Block (slab blockIdx.x, slice blockIdx.y)'s partials from each thread's
+/// acc (thread (tx, ty): channel vector tx, row lane ty): the row lanes of a
+/// warp (lanes tx, tx + kThreadsX, ...) by butterfly, then the warps in order
+/// through scratch ([warp][channel of the slab]).
+template <int kVec, int kThreadsX, int kThreadsY>
+__device__ __forceinline__ void store_slab_partials(const BatchNormParams& p, Sum2 (&acc)[kVec],
+                                                    Sum2 (&scratch)[kThreadsX * kThreadsY / 32][kThreadsX * kVec]) {
   static_assert(kThreadsX * kThreadsY % 32 == 0 && kThreadsX <= 32, "row lanes fill whole warps");
-  constexpr int kSlab = kThreadsX * kVec;                    // channels of a slab
+  constexpr int kSlab = kThreadsX * kVec;  // channels of a slab
   constexpr int kWarps = kThreadsX * kThreadsY / 32;
-  __shared__ Sum2 scratch[kWarps][kSlab];                    // [warp][channel of the slab]
-  const int tx = threadIdx.x % kThreadsX, ty = threadIdx.x / kThreadsX;
-  const long long vectors = p.channels / kVec;               // channel vectors per row
-  const long long vec = static_cast<long long>(blockIdx.x) * kThreadsX + tx;
-  const bool owner = vec < vectors;
-  float centre[kVec], low[kVec];  // [channel of the vector]: K, or the saved mean (low 0)
-#pragma unroll
-  for (int k = 0; k < kVec; ++k) low[k] = 0.f;
-  if (kGradients) {
-#pragma unroll
-    for (int k = 0; k < kVec; ++k)
-      centre[k] = owner ? reinterpret_cast<const float*>(p.saved_mean)[vec * kVec + k] : 0.f;
-  } else {
-    load_vector<T, kVec>(p.x, vec, owner, centre);  // row 0
-  }
-  Sum2 acc[kVec];  // [channel of the vector]
-#pragma unroll
-  for (int k = 0; k < kVec; ++k) acc[k] = Sum2{0.f, 0.f};
-  const SliceRows rows = slice_rows(blockIdx.y, p.rows_per_slice, p.outer);
-  if (owner) {
-    for (long long row = rows.first + ty; row < rows.last; row += kThreadsY * kUnroll) {
-      float x[kUnroll][kVec], dy[kUnroll][kVec];  // [row of the step][channel of the vector]
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        const long long r = row + u * kThreadsY;
-        load_vector<T, kVec>(p.x, r * vectors + vec, r < rows.last, x[u]);
-        if (kGradients) load_vector<G, kVec>(p.dy, r * vectors + vec, r < rows.last, dy[u]);
-      }
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        if (row + u * kThreadsY >= rows.last) break;
-#pragma unroll
-        for (int k = 0; k < kVec; ++k) add_shifted_terms<kGradients>(x[u][k], dy[u][k], centre[k], low[k], acc[k]);
-      }
-    }
-  }
-  // The row lanes of a warp (lanes tx, tx + kThreadsX, ...) by butterfly, then the warps in order.
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int tx = threadIdx.x % kThreadsX, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
 #pragma unroll
   for (int k = 0; k < kVec; ++k) {
 #pragma unroll
@@ -94,24 +57,22 @@ __device__ void batch_norm_slab_sums(const BatchNormParams& p) {
   }
 }
 
-/// Block (slab blockIdx.x, slice blockIdx.y) after batch_norm_slab_sums: its
-/// slab's channel coefficients from the partials of every slice (float64),
-/// then y = (x - mean) * a + b (T), or with kBackward dx = a * dy + b * (x -
-/// mean) + c (G), over its slice. kSave / kRunning: slice 0 writes the saved
-/// or running statistics. P: scale's and bias' element type.
-template <typename T, typename G, typename P, int kVec, int kThreadsX, int kThreadsY, int kUnroll, bool kBackward,
-          bool kSave, bool kRunning>
-__device__ void batch_norm_slab_apply(const BatchNormParams& p) {
-  constexpr int kThreads = kThreadsX * kThreadsY;
-  constexpr int kSlab = kThreadsX * kVec;  // channels of a slab
+/// Block (slab blockIdx.x, slice blockIdx.y)'s channel coefficients
+/// ([high, low, a, b, c][channel of the slab]) from its slab's partials of
+/// every slice, added in float64 in a fixed order (slice group g adds slices
+/// g, g + kGroups, ... in order; then the groups in order: the same in every
+/// block of the slab). Slice 0 writes the saved or running statistics
+/// (kSave, kRunning) or dscale and dbias (kBackward). group_sums is
+/// [sum][slice group][channel of the slab].
+template <typename T, typename P, int kSlab, int kThreads, bool kBackward, bool kSave, bool kRunning>
+__device__ __forceinline__ void slab_coefficients(const BatchNormParams& p,
+                                                  double (&group_sums)[2][kThreads / kSlab][kSlab],
+                                                  float (&coefficient)[5][kSlab]) {
   static_assert(kThreads % kSlab == 0, "every channel of the slab has the same number of slice groups");
   constexpr int kGroups = kThreads / kSlab;  // slice groups adding one channel's partials
-  __shared__ double group_sums[2][kGroups][kSlab];  // [sum][slice group][channel of the slab]
-  __shared__ float coefficient[5][kSlab];          // [high, low, a, b, c][channel of the slab]
   const long long slices = gridDim.y;
   const double count = static_cast<double>(p.outer);
   {
-    // Group g adds slices g, g + kGroups, ... in order; then the groups in order.
     const int lane = threadIdx.x % kSlab, group = threadIdx.x / kSlab;
     const Sum2* partials = reinterpret_cast<const Sum2*>(p.partials);
     double s1 = 0, s2 = 0;
@@ -166,6 +127,111 @@ __device__ void batch_norm_slab_apply(const BatchNormParams& p) {
     coefficient[4][t] = cc;
   }
   __syncthreads();
+}
+
+/// y = (x - mean) * a + b (T), or with kBackward dx = a * dy + b * (x - mean)
+/// + c (G), of kVec channels of row r (x and dy as floats) stored as vector
+/// r * vectors + vec; the coefficients are [channel of the vector].
+template <typename T, typename G, int kVec, bool kBackward>
+__device__ __forceinline__ void apply_vector(const BatchNormParams& p, long long vector_index, const float (&x)[kVec],
+                                             const float (&dy)[kVec], const float (&high)[kVec],
+                                             const float (&low)[kVec], const float (&a)[kVec], const float (&b)[kVec],
+                                             const float (&c)[kVec]) {
+  float out[kVec];  // [channel of the vector]
+#pragma unroll
+  for (int k = 0; k < kVec; ++k)
+    out[k] = kBackward ? a[k] * dy[k] + b[k] * ((x[k] - high[k]) - low[k]) + c[k]
+                       : ((x[k] - high[k]) - low[k]) * a[k] + b[k];
+  if (kBackward) store_vector<G, kVec>(p.dx, vector_index, out);
+  else store_vector<T, kVec>(p.y, vector_index, out);
+}
+
+/// apply_vector over `rows` for channel vector `vec` of row lane ty (of
+/// kThreadsY), walking the lane's rows from the last down (the reverse of the
+/// sums' order: the rows they read last are still in L2), kUnroll rows' loads
+/// in flight.
+template <typename T, typename G, int kVec, int kThreadsY, int kUnroll, bool kBackward>
+__device__ __forceinline__ void apply_rows_reversed(const BatchNormParams& p, SliceRows rows, int ty, long long vec,
+                                                    long long vectors, const float (&high)[kVec],
+                                                    const float (&low)[kVec], const float (&a)[kVec],
+                                                    const float (&b)[kVec], const float (&c)[kVec]) {
+  for (long long row = last_row_of_lane(rows, ty, kThreadsY); row >= rows.first; row -= kThreadsY * kUnroll) {
+    float x[kUnroll][kVec], dy[kUnroll][kVec];  // [row of the step][channel of the vector]
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const long long r = row - u * kThreadsY;
+      load_vector<T, kVec>(p.x, r * vectors + vec, r >= rows.first, x[u]);
+      if (kBackward) load_vector<G, kVec>(p.dy, r * vectors + vec, r >= rows.first, dy[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const long long r = row - u * kThreadsY;
+      if (r < rows.first) break;
+      apply_vector<T, G, kVec, kBackward>(p, r * vectors + vec, x[u], dy[u], high, low, a, b, c);
+    }
+  }
+}
+
+/// Partial sums of block (slab blockIdx.x, slice blockIdx.y): (x - K,
+/// (x - K)^2) (kGradients false) or (dy, dy * (x - saved mean)) (kGradients).
+/// Thread (tx, ty) owns channel vector blockIdx.x * kThreadsX + tx (kVec
+/// channels) and adds rows first + ty, + kThreadsY, ... of its slice,
+/// kUnroll rows' loads in flight. T: x's element type, G: dy's.
+template <typename T, typename G, int kVec, int kThreadsX, int kThreadsY, int kUnroll, bool kGradients>
+__device__ void batch_norm_slab_sums(const BatchNormParams& p) {
+  static_assert(kThreadsX * kThreadsY % 32 == 0 && kThreadsX <= 32, "row lanes fill whole warps");
+  __shared__ Sum2 scratch[kThreadsX * kThreadsY / 32][kThreadsX * kVec];  // [warp][channel of the slab]
+  const int tx = threadIdx.x % kThreadsX, ty = threadIdx.x / kThreadsX;
+  const long long vectors = p.channels / kVec;               // channel vectors per row
+  const long long vec = static_cast<long long>(blockIdx.x) * kThreadsX + tx;
+  const bool owner = vec < vectors;
+  float centre[kVec], low[kVec];  // [channel of the vector]: K, or the saved mean (low 0)
+#pragma unroll
+  for (int k = 0; k < kVec; ++k) low[k] = 0.f;
+  if (kGradients) {
+#pragma unroll
+    for (int k = 0; k < kVec; ++k)
+      centre[k] = owner ? reinterpret_cast<const float*>(p.saved_mean)[vec * kVec + k] : 0.f;
+  } else {
+    load_vector<T, kVec>(p.x, vec, owner, centre);  // row 0
+  }
+  Sum2 acc[kVec];  // [channel of the vector]
+#pragma unroll
+  for (int k = 0; k < kVec; ++k) acc[k] = Sum2{0.f, 0.f};
+  const SliceRows rows = slice_rows(blockIdx.y, p.rows_per_slice, p.outer);
+  if (owner) {
+    for (long long row = rows.first + ty; row < rows.last; row += kThreadsY * kUnroll) {
+      float x[kUnroll][kVec], dy[kUnroll][kVec];  // [row of the step][channel of the vector]
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const long long r = row + u * kThreadsY;
+        load_vector<T, kVec>(p.x, r * vectors + vec, r < rows.last, x[u]);
+        if (kGradients) load_vector<G, kVec>(p.dy, r * vectors + vec, r < rows.last, dy[u]);
+      }
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        if (row + u * kThreadsY >= rows.last) break;
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) add_shifted_terms<kGradients>(x[u][k], dy[u][k], centre[k], low[k], acc[k]);
+      }
+    }
+  }
+  store_slab_partials<kVec, kThreadsX, kThreadsY>(p, acc, scratch);
+}
+
+/// Block (slab blockIdx.x, slice blockIdx.y) after batch_norm_slab_sums: its
+/// slab's channel coefficients from the partials of every slice (float64),
+/// then y = (x - mean) * a + b (T), or with kBackward dx = a * dy + b * (x -
+/// mean) + c (G), over its slice. kSave / kRunning: slice 0 writes the saved
+/// or running statistics. P: scale's and bias' element type.
+template <typename T, typename G, typename P, int kVec, int kThreadsX, int kThreadsY, int kUnroll, bool kBackward,
+          bool kSave, bool kRunning>
+__device__ void batch_norm_slab_apply(const BatchNormParams& p) {
+  constexpr int kThreads = kThreadsX * kThreadsY;
+  constexpr int kSlab = kThreadsX * kVec;                     // channels of a slab
+  __shared__ double group_sums[2][kThreads / kSlab][kSlab];  // [sum][slice group][channel of the slab]
+  __shared__ float coefficient[5][kSlab];                     // [high, low, a, b, c][channel of the slab]
+  slab_coefficients<T, P, kSlab, kThreads, kBackward, kSave, kRunning>(p, group_sums, coefficient);
   const int tx = threadIdx.x % kThreadsX, ty = threadIdx.x / kThreadsX;
   const long long vectors = p.channels / kVec;
   const long long vec = static_cast<long long>(blockIdx.x) * kThreadsX + tx;
@@ -179,28 +245,8 @@ __device__ void batch_norm_slab_apply(const BatchNormParams& p) {
     b[k] = coefficient[3][tx * kVec + k];
     c[k] = coefficient[4][tx * kVec + k];
   }
-  const SliceRows rows = slice_rows(blockIdx.y, p.rows_per_slice, p.outer);
-  for (long long row = last_row_of_lane(rows, ty, kThreadsY); row >= rows.first; row -= kThreadsY * kUnroll) {
-    float x[kUnroll][kVec], dy[kUnroll][kVec];  // [row of the step][channel of the vector]
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const long long r = row - u * kThreadsY;
-      load_vector<T, kVec>(p.x, r * vectors + vec, r >= rows.first, x[u]);
-      if (kBackward) load_vector<G, kVec>(p.dy, r * vectors + vec, r >= rows.first, dy[u]);
-    }
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const long long r = row - u * kThreadsY;
-      if (r < rows.first) break;
-      float out[kVec];  // [channel of the vector]
-#pragma unroll
-      for (int k = 0; k < kVec; ++k)
-        out[k] = kBackward ? a[k] * dy[u][k] + b[k] * ((x[u][k] - high[k]) - low[k]) + c[k]
-                           : ((x[u][k] - high[k]) - low[k]) * a[k] + b[k];
-      if (kBackward) store_vector<G, kVec>(p.dx, r * vectors + vec, out);
-      else store_vector<T, kVec>(p.y, r * vectors + vec, out);
-    }
-  }
+  apply_rows_reversed<T, G, kVec, kThreadsY, kUnroll, kBackward>(
+      p, slice_rows(blockIdx.y, p.rows_per_slice, p.outer), ty, vec, vectors, high, low, a, b, c);
 }
 
 }  // namespace boo

@@ -52,19 +52,19 @@ __device__ __forceinline__ long long parts(const GroupNormParams& p) {
 
 /// Partial sums per (sample, channel): (x - K, (x - K)^2) with K the first
 /// element of the channel's group (kGradients false), or (dy, dy * (x - mean))
-/// (kGradients true). Channels last: the block row blockIdx.y is slice
-/// blockIdx.y % slices_per_sample of sample blockIdx.y / slices_per_sample
-/// (a slice never crosses samples: rows_per_slice divides spatial). Planes:
-/// block blockIdx.x is piece blockIdx.x % pieces, of kPiece elements, of
-/// plane blockIdx.x / pieces.
+/// (kGradients true), by the block at `place`. Channels last: the block row
+/// place.y is slice place.y % slices_per_sample of sample place.y /
+/// slices_per_sample (a slice never crosses samples: rows_per_slice divides
+/// spatial). Planes: block place.x is piece place.x % pieces, of kPiece
+/// elements, of plane place.x / pieces.
 template <typename T, int kVec, int kThreadsX, int kThreadsY, bool kChannelsLast, long long kPiece, bool kGradients>
-__device__ void group_norm_sums(const GroupNormParams& p) {
+__device__ void group_norm_sums(const GroupNormParams& p, BlockIndex place = this_block()) {
   Sum2* partials = reinterpret_cast<Sum2*>(p.partials);
   const long long cpg = p.channels / p.groups;
   if constexpr (kChannelsLast) {
     const long long vectors = p.channels / kVec;  // channel vectors per spatial row
-    const long long vec = static_cast<long long>(blockIdx.x) * kThreadsX + threadIdx.x % kThreadsX;
-    const long long n = blockIdx.y / p.slices_per_sample;
+    const long long vec = place.x * kThreadsX + threadIdx.x % kThreadsX;
+    const long long n = place.y / p.slices_per_sample;
     float centre[kVec], low[kVec];  // [channel of the vector]: K, or the mean as high + low
     if (vec < vectors) {
 #pragma unroll
@@ -83,9 +83,9 @@ __device__ void group_norm_sums(const GroupNormParams& p) {
       add_shifted_vector<T, T, kVec, kGradients>(p.x, p.dy, row * vectors + v, centre, low, acc);
     };
     channels_last_partial_sums<kVec, kThreadsX, kThreadsY>(terms, p.samples * p.spatial, vectors, p.rows_per_slice,
-                                                           partials);
+                                                           partials, place);
   } else {
-    const long long plane = blockIdx.x / p.pieces;  // n * C + c
+    const long long plane = place.x / p.pieces;  // n * C + c
     const long long n = plane / p.channels, c = plane % p.channels;
     const float centre = kGradients ? group_norm::coefficients(p, kGroupMeanHigh)[plane]
                                     : load_as_float<T>(p.x, group_norm::first_offset<false>(p, n, c / cpg * cpg));
@@ -94,7 +94,8 @@ __device__ void group_norm_sums(const GroupNormParams& p) {
       add_shifted_vector<T, T, kVec, kGradients>(p.x, p.dy, vector_index, centre, low, acc);
     };
     // The pieces as the "channels" of one outer row: block b sums piece b.
-    plane_partial_sums<kVec, kThreadsX * kThreadsY, kPiece>(terms, 1, p.samples * p.channels * p.pieces, 1, partials);
+    plane_partial_sums<kVec, kThreadsX * kThreadsY, kPiece>(terms, 1, p.samples * p.channels * p.pieces, 1, partials,
+                                                            place);
   }
 }
 
@@ -104,13 +105,13 @@ enum GroupStatisticsSource : int {
   kGroupStatsSaved = 1,  ///< the given mean and rstd (a backward alone)
 };
 
-/// One thread per (sample, group): the group's statistics in float64 (its
-/// channels' partials added in channel, then part order), and each of its
-/// channels' coefficients: the mean as high + low and rstd, and with kForward
-/// y's a = rstd * weight and b = bias.
+/// One thread per (sample, group) `row` (n * groups + g): the group's
+/// statistics in float64 (its channels' partials added in channel, then part
+/// order), and each of its channels' coefficients: the mean as high + low and
+/// rstd, and with kForward y's a = rstd * weight and b = bias.
 template <typename T, bool kChannelsLast, int kSource, bool kForward, bool kAffine>
-__device__ void group_norm_statistics(const GroupNormParams& p) {
-  const long long row = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;  // n * groups + g
+__device__ void group_norm_statistics(const GroupNormParams& p,
+                                      long long row = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) {
   if (row >= p.samples * p.groups) return;
   const long long n = row / p.groups, g = row % p.groups, cpg = p.channels / p.groups;
   double mean = 0, rstd = 0;
@@ -156,9 +157,9 @@ __device__ void group_norm_statistics(const GroupNormParams& p) {
 /// channel's sum(dy) and rstd * sum(dy * (x - mean)) of this sample go to
 /// channel_sums for group_norm_param_grads.
 template <typename T, bool kChannelsLast, bool kAffine, bool kParamGrads>
-__device__ void group_norm_gradients(const GroupNormParams& p) {
-  const long long row = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;  // n * groups + g
-  if (row >= p.samples * p.groups) return;
+__device__ void group_norm_gradients(const GroupNormParams& p,
+                                     long long row = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) {
+  if (row >= p.samples * p.groups) return;  // row: n * groups + g
   const long long n = row / p.groups, g = row % p.groups, cpg = p.channels / p.groups;
   const double count = static_cast<double>(cpg) * static_cast<double>(p.spatial);
   const double rstd = group_norm::coefficients(p, kGroupInvStd)[n * p.channels + g * cpg];
@@ -192,8 +193,8 @@ __device__ void group_norm_gradients(const GroupNormParams& p) {
 /// One thread per channel: dbias = sum over samples of sum(dy), dweight of
 /// rstd * sum(dy * (x - mean)), in sample order.
 template <typename T>
-__device__ void group_norm_param_grads(const GroupNormParams& p) {
-  const long long c = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+__device__ void group_norm_param_grads(const GroupNormParams& p,
+                                       long long c = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) {
   if (c >= p.channels) return;
   const double* sums = reinterpret_cast<const double*>(p.channel_sums);  // [2][N * C]
   double db = 0, dw = 0;
@@ -206,11 +207,11 @@ __device__ void group_norm_param_grads(const GroupNormParams& p) {
 }
 
 /// y = (x - mean) * a + b (forward), or dx = a * dy + b * (x - mean) + c
-/// (kBackward), on the grid of group_norm_sums: a channels-last thread keeps
+/// (kBackward), by the block at `place` of group_norm_sums' grid: a channels-last thread keeps
 /// its channel vector's coefficients (of the block's sample) in registers
 /// over its rows; a piece's block its plane's.
 template <typename T, int kVec, int kThreadsX, int kThreadsY, bool kChannelsLast, long long kPiece, bool kBackward>
-__device__ void group_norm_apply(const GroupNormParams& p) {
+__device__ void group_norm_apply(const GroupNormParams& p, BlockIndex place = this_block()) {
   auto apply = [&](long long vector_index, const float (&high)[kVec], const float (&low)[kVec],
                    const float (&a)[kVec], const float (&b)[kVec], const float (&c)[kVec]) {
     float x[kVec], out[kVec];  // [element of the vector]
@@ -237,20 +238,20 @@ __device__ void group_norm_apply(const GroupNormParams& p) {
   };
   if constexpr (kChannelsLast) {
     const long long vectors = p.channels / kVec;
-    const long long vec = static_cast<long long>(blockIdx.x) * kThreadsX + threadIdx.x % kThreadsX;
+    const long long vec = place.x * kThreadsX + threadIdx.x % kThreadsX;
     if (vec >= vectors) return;
-    const long long n = blockIdx.y / p.slices_per_sample;
+    const long long n = place.y / p.slices_per_sample;
 #pragma unroll
     for (int k = 0; k < kVec; ++k) load(n * p.channels + vec * kVec + k, k);
-    const Slice slice = slice_of_block(p.samples * p.spatial, p.rows_per_slice);
+    const Slice slice = slice_of_block(p.samples * p.spatial, p.rows_per_slice, place);
     for (long long row = slice.first + threadIdx.x / kThreadsX; row < slice.last; row += kThreadsY)
       apply(row * vectors + vec, high, low, a, b, c);
   } else {
     constexpr long long kPieceVectors = kPiece / kVec;  // vectors per piece
-    const long long plane = blockIdx.x / p.pieces;
+    const long long plane = place.x / p.pieces;
 #pragma unroll
     for (int k = 0; k < kVec; ++k) load(plane, k);
-    const long long first = static_cast<long long>(blockIdx.x) * kPieceVectors;  // pieces tile the planes
+    const long long first = place.x * kPieceVectors;  // pieces tile the planes
     for (long long i = threadIdx.x; i < kPieceVectors; i += kThreadsX * kThreadsY)
       apply(first + i, high, low, a, b, c);
   }

@@ -21,6 +21,10 @@ struct GroupNormParams {
   long long samples, channels, groups, spatial;
   long long pieces;                             ///< planes: runs per plane (one block each)
   long long slices_per_sample, rows_per_slice;  ///< channels last: spatial rows per block row
+  /// gpu:groupnorm:fused: the width of the sums' and apply's grid its blocks visit in turn, and the grid
+  /// barrier's arrival counter (workspace, cleared before the launch).
+  long long blocks_x;
+  unsigned long long barrier;
   float eps;
 };
 
