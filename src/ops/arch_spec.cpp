@@ -25,6 +25,9 @@ ArchSpec ArchSpec::of(const DeviceInfo& device) {
   a.mma_sync_macs_per_s = 150e12 * a.sm_count / 132;
   // The wgmma tier's forward convs: median 720 TFLOP/s on an H100 (docs/perf/2026-11-24-wgmma-h100.md).
   a.wgmma_macs_per_s = 350e12 * a.sm_count / 132;
+  // fp32 FFMA: three quarters of the H100's 33.5e12 FMA/s peak (a kernel streaming its operands from
+  // shared memory keeps about that; an estimate until gpu:conv:pointwise's fp32 lines are timed).
+  a.ffma_macs_per_s = 25e12 * a.sm_count / 132;
   return a;
 }
 

@@ -25,6 +25,7 @@ struct ArchSpec {
   double copy_bytes_per_s = 0;     ///< device-memory copy bandwidth (3.0 TB/s on an H100)
   double mma_sync_macs_per_s = 0;  ///< boo's mma.sync tier, every SM busy (150e12 on an H100)
   double wgmma_macs_per_s = 0;     ///< boo's wgmma tier (sm_90a), every SM busy (350e12 on an H100)
+  double ffma_macs_per_s = 0;      ///< fp32 FFMA, every SM busy (25e12 on an H100: an estimate, not yet measured)
 
   /// The spec of `device`, with the architecture's typical values where the
   /// device description leaves a field unknown (0).
