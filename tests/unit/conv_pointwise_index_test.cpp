@@ -5,14 +5,15 @@
 // and accumulator places the kernels use, fed through an emulation of
 // ldmatrix .x4 (plain and .trans) and mma.sync m16n8k16 as the PTX ISA lays
 // out their fragments, multiply as the GEMM says.
-#include "device_on_host.hpp"
-#define __host__
-#include "ops/conv/device/conv_pointwise_index.cuh"
-
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstdlib>
 #include <vector>
+
+#include "device_on_host.hpp"
+#define __host__
+#include "ops/conv/device/conv_pointwise_index.cuh"
 
 namespace boo::pointwise {
 namespace {
@@ -33,7 +34,7 @@ void expect_tiles_cover(long long batch, long long channels, long long tp, long 
           ASSERT_LT(j, l);
           ASSERT_EQ(j / kHW, (j0 + col) / kHW) << "a vector straddles two images at column " << j;
           const long long off = first + v;
-          ASSERT_EQ(off, planar_offset<long long, kHW>(j, c, sn, sc));
+          ASSERT_EQ(off, (planar_offset<long long, kHW>(j, c, sn, sc)));
           ++seen[static_cast<size_t>(off)];
         }
       }
@@ -51,9 +52,9 @@ TEST(ConvPointwiseIndexTest, SplitsTakeEveryTileOnceInOrder) {
   constexpr long long kTiles = 3136, kSplits = 660;
   long long next = 0;
   for (long long s = 0; s < kSplits; ++s) {
-    ASSERT_EQ(split_first_tile<kTiles, kSplits>(s), next);
+    ASSERT_EQ((split_first_tile<kTiles, kSplits>(s)), next);
     next = split_first_tile<kTiles, kSplits>(s + 1);
-    ASSERT_GE(next, split_first_tile<kTiles, kSplits>(s));
+    ASSERT_GE(next, (split_first_tile<kTiles, kSplits>(s)));
   }
   EXPECT_EQ(next, kTiles);
 }

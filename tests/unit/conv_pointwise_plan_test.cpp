@@ -41,7 +41,7 @@ TEST(ConvPointwisePlanTest, ForwardStreamsPixelTilesAgainstTheFilter) {
   const Planned p =
       test::plan_of(tier(), "convbfp16 -n 64 -c 32 -H 112 -W 112 -k 16 -y 1 -x 1 -F 1 -b 1 --activation relu");
   EXPECT_EQ(p.config,
-            "dtype=bf16, pixel tiles over N x pixels; y: face 0 mma.sync rows 16 x 32 tile 256 pixels, vec in 8 out 8, "
+            "dtype=bfloat16, pixel tiles over N x pixels; y: face 0 mma.sync rows 16 x 32 tile 256 pixels, vec in 8 out 8, "
             "warps 1x8, grid 660");
   ASSERT_EQ(p.launches.size(), 1u);
   EXPECT_EQ(p.workspace_bytes, 0u);
@@ -100,7 +100,7 @@ TEST(ConvPointwisePlanTest, WeightFaceSumsPartialsPerSplitThenReduces) {
     EXPECT_EQ(params.workspace, p.workspace);
   }
   expect_constants(p, {"kM = 24;", "kN = 144;", "kMPad = 32;", "kNPad = 144;", "kOutGroups = 4;", "kPixSplits = 2;",
-                       "kBlocksPerWarp = 5;", "kSplits = " + std::string(""), "A_C = 3136LL;", "B_C = 3136LL;",
+                       "kBlocksPerWarp = 5;", "A_C = 3136LL;", "B_C = 3136LL;",
                        "FM = 144LL;", "FN = 1LL;", "kFp32Out = false;", "weight_reduce<Cfg_dw>(p)"});
 }
 
