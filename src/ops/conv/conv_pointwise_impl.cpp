@@ -10,6 +10,8 @@
 #include "ops/common/unverified_kernels.hpp"
 #include "ops/conv/conv_bias_gradient.hpp"
 #include "ops/conv/conv_problem.hpp"
+#include "ops/conv/conv_wgmma_impl.hpp"
+#include "ops/conv/conv_wgmma_native.hpp"
 #include "ops/conv/device/conv_pointwise_params.cuh"
 
 namespace boo::ops::conv {
@@ -185,6 +187,19 @@ Cost cost_of(const FaceTask& task, const ConvProblem& problem, const ArchSpec& a
   return {macs / (tc ? arch.mma_sync_macs_per_s : arch.ffma_macs_per_s), bytes / arch.copy_bytes_per_s};
 }
 
+// The seconds gpu:conv:wgmma_sm90's native NCHW path would take where it runs
+// the problem (nullopt elsewhere): its multiply-adds padded to 64-wide tiles at
+// the wgmma rate, or its bytes at copy bandwidth.
+std::optional<double> native_wgmma_seconds(const ConvProblem& problem, const ArchSpec& arch) {
+  if (!native_nchw_pointwise(problem).ok() || !wgmma_sm90_implementation().accepts(problem, arch).ok())
+    return std::nullopt;
+  const FaceTask& task = problem.tasks[0];
+  const FaceShape shape = shape_of(problem.relation, task.face);
+  const double l = static_cast<double>(problem.relation.batch) * static_cast<double>(problem.relation.pix_a());
+  const double macs = static_cast<double>(round_up(shape.m, 64)) * static_cast<double>(round_up(shape.r, 64)) * l;
+  return std::max(macs / arch.wgmma_macs_per_s, cost_of(task, problem, arch).memory_s);
+}
+
 Result<PointwiseConfig> tiled(const ConvProblem& problem, const ArchSpec& arch, std::optional<long long> only_tp) {
   PointwiseConfig config;
   config.dtype = problem.dtype;
@@ -281,6 +296,13 @@ class PointwiseConv final : public Tier<ConvProblem, PointwiseConfig> {
                              std::to_string(c.compute_s * 1e6) + " us at " +
                              (problem.dtype == DType::kF32 ? "the FFMA rate" : "the mma.sync rate") + ", more than the " +
                              std::to_string(c.memory_s * 1e6) + " us of its bytes at copy bandwidth");
+    }
+    // Where the Hopper tier reads the conv natively as fast (both at the copy bound), the tie is its.
+    if (const std::optional<double> native = native_wgmma_seconds(problem, arch)) {
+      const Cost c = cost_of(problem.tasks[0], problem, arch);
+      if (std::max(c.compute_s, c.memory_s) >= *native)
+        return unimplemented("gpu:conv:wgmma_sm90's native NCHW 1x1 path runs it as fast (" +
+                             std::to_string(*native * 1e6) + " us by the cost model)");
     }
     if (!unverified_kernels_enabled()) return unimplemented(unverified_kernel_reason("gpu:conv:pointwise"));
     return ok_status();
