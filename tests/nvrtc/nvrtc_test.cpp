@@ -542,8 +542,14 @@ TEST(NvrtcTest, PointwiseModulesCompile) {
     Result<std::unique_ptr<ops::OpProblem>> made = ops::find_op("conv")->make_problem(*p->signature);
     ASSERT_TRUE(made.ok()) << made.status().to_string();
     const ops::OpProblem& problem = **made;
+    // It takes every line but those the Hopper tier's native NCHW path runs as fast (forward faces with 96 or
+    // 192 output channels).
     const Status accepted = pointwise->accepts(problem, arch);
-    ASSERT_TRUE(accepted.ok()) << accepted.to_string();
+    if (!accepted.ok()) {
+      EXPECT_NE(accepted.to_string().find("native NCHW 1x1 path runs it as fast"), std::string::npos)
+          << accepted.to_string();
+      continue;
+    }
     Result<ops::ConfigList> list = pointwise->candidates(problem, arch);
     ASSERT_TRUE(list.ok()) << list.status().to_string();
     // The lines of one geometry per face with every candidate; the others' chosen config.
@@ -562,7 +568,7 @@ TEST(NvrtcTest, PointwiseModulesCompile) {
     }
   }
   ::unsetenv("BOO_UNVERIFIED_KERNELS");
-  EXPECT_GE(compiled.size(), 70u);
+  EXPECT_GE(compiled.size(), 60u);
 }
 
 // Rows the fused backward cannot hold in registers still run on the row
