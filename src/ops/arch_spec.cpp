@@ -19,6 +19,7 @@ ArchSpec ArchSpec::of(const DeviceInfo& device) {
   a.max_shared_bytes_per_sm = hopper_or_newer ? 233472 : device.cc_major == 8 ? 167936 : 98304;
   a.l2_bytes = device.l2_bytes > 0 ? device.l2_bytes : hopper_or_newer ? 50 * 1024 * 1024 : 40 * 1024 * 1024;
   a.max_threads_per_sm = device.cc_major == 8 && device.cc_minor != 0 ? 1536 : 2048;
+  a.registers_per_sm = 65536;  // every architecture since sm_50
   // Measured on an H100 (docs/perf/): copies at 3.0 TB/s; the sm80-style mma.sync
   // tier at ~150e12 MAC/s over 132 SMs, scaled by SM count for other parts.
   a.copy_bytes_per_s = 3.0e12;

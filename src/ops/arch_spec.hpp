@@ -20,6 +20,7 @@ struct ArchSpec {
   int max_shared_bytes_per_sm = 0;
   int l2_bytes = 0;
   int max_threads_per_sm = 0;
+  int registers_per_sm = 0;  ///< 32-bit registers of an SM's register file
   /// Measured orders of magnitude, not datasheet peaks: what boo's kernels
   /// reach, which is what a cost model comparing plans of boo's kernels needs.
   double copy_bytes_per_s = 0;     ///< device-memory copy bandwidth (3.0 TB/s on an H100)

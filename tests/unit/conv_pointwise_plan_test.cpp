@@ -37,17 +37,18 @@ TEST(ConvPointwisePlanTest, IsGatedUntilItsKernelsRunOnAGpu) {
 TEST(ConvPointwisePlanTest, ForwardStreamsPixelTilesAgainstTheFilter) {
   test::UnverifiedKernelsEnabled gate;
   // y (16 x 802816 columns) = w (16 x 32) x (32 x 802816): tiles of 256 pixels (3136), 16-byte vectors;
-  // shared: filter 16 x 40, two stages of 32 x 264, the output tile 16 x 264 (43520 bytes: 5 blocks an SM).
+  // shared: filter 16 x 40, two stages of 32 x 264, the output tile 16 x 264 (43520 bytes: 5 blocks an SM);
+  // registers: 16 accumulators + 48, 4 blocks an SM, which the launch bounds ask for.
   const Planned p =
       test::plan_of(tier(), "convbfp16 -n 64 -c 32 -H 112 -W 112 -k 16 -y 1 -x 1 -F 1 -b 1 --activation relu");
   EXPECT_EQ(p.config,
             "dtype=bfloat16, pixel tiles over N x pixels; y: face 0 mma.sync rows 16 x 32 tile 256 pixels, vec in 8 out 8, "
-            "warps 1x8, grid 660");
+            "warps 1x8, grid 528 (4 an SM)");
   ASSERT_EQ(p.launches.size(), 1u);
   EXPECT_EQ(p.workspace_bytes, 0u);
   const test::ResolvedLaunch& l = p.launches[0];
   EXPECT_EQ(l.entry, "boo_pointwise_y");
-  EXPECT_EQ(l.grid.x, 660u);
+  EXPECT_EQ(l.grid.x, 528u);
   EXPECT_EQ(l.block.x, 256u);
   EXPECT_EQ(l.shared_bytes, 43520u);
   const auto params = params_of<ConvPointwiseParams>(l);
@@ -59,7 +60,8 @@ TEST(ConvPointwisePlanTest, ForwardStreamsPixelTilesAgainstTheFilter) {
   expect_constants(p, {"kTensorCores = true;", "kTP = 256;", "kHW = 12544LL;", "kL = 802816LL;", "kTiles = 3136LL;",
                        "kM = 16;", "kR = 32;", "kMPad = 16;", "kRPad = 32;", "kFPitch = 40;", "kInPitch = 264;",
                        "IN_N = 401408LL;", "IN_C = 12544LL;", "OUT_N = 200704LL;", "OUT_C = 12544LL;", "FM = 32LL;",
-                       "FR = 1LL;", "kBias = true;", "kAct = 1;", "boo::pointwise::forward<Cfg_y>(p)"});
+                       "FR = 1LL;", "kBias = true;", "kAct = 1;", "__launch_bounds__(256, 4) boo_pointwise_y",
+                       "boo::pointwise::forward<Cfg_y>(p)"});
 }
 
 TEST(ConvPointwisePlanTest, DataFaceReadsTheFilterTransposed) {
