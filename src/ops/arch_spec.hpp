@@ -20,12 +20,13 @@ struct ArchSpec {
   int max_shared_bytes_per_sm = 0;
   int l2_bytes = 0;
   int max_threads_per_sm = 0;
+  int registers_per_sm = 0;  ///< 32-bit registers of an SM's register file
   /// Measured orders of magnitude, not datasheet peaks: what boo's kernels
   /// reach, which is what a cost model comparing plans of boo's kernels needs.
   double copy_bytes_per_s = 0;     ///< device-memory copy bandwidth (3.0 TB/s on an H100)
   double mma_sync_macs_per_s = 0;  ///< boo's mma.sync tier, every SM busy (150e12 on an H100)
   double wgmma_macs_per_s = 0;     ///< boo's wgmma tier (sm_90a), every SM busy (350e12 on an H100)
-  double ffma_macs_per_s = 0;      ///< boo's mma.sync tier on FFMA (full-precision fp32), every SM busy (18e12 on an H100)
+  double ffma_macs_per_s = 0;      ///< fp32 FFMA, every SM busy (25e12 on an H100: an estimate, not yet measured)
 
   /// The spec of `device`, with the architecture's typical values where the
   /// device description leaves a field unknown (0).

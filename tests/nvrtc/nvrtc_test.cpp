@@ -35,6 +35,13 @@ Result<Planned> plan_for(const ops::GpuImplementation& impl, const OpSignature& 
   return Planned{std::move(plan), config->text()};
 }
 
+// The conv tier named `name` (nullptr where none is).
+const ops::GpuImplementation* conv_tier(std::string_view name) {
+  for (const ops::GpuImplementation* impl : ops::find_op("conv")->gpu_implementations())
+    if (impl->name() == name) return impl;
+  return nullptr;
+}
+
 TEST(NvrtcTest, EveryDeviceSourceCompilesAlone) {
   ASSERT_FALSE(jit::embedded_sources().empty());
   for (const jit::EmbeddedSource& s : jit::embedded_sources()) {
@@ -446,6 +453,7 @@ TEST(NvrtcTest, TuningCandidatesCompile) {
   const ops::ArchSpec arch = ops::ArchSpec::of(device);
   const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
   std::set<std::string> compiled, tiers;
+  ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1);  // gpu:conv:pointwise awaits its first GPU run
   for (const std::string& command : {
            std::string("convbfp16 -n 8 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 1") + nhwc,
            std::string("convbfp16 -n 8 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 4"),
@@ -457,6 +465,8 @@ TEST(NvrtcTest, TuningCandidatesCompile) {
            std::string("t5layernormbfp16 -X 2048x8192 -F 0"),
            std::string("bnormbfp16 -n 32 -c 64 -H 28 -W 28 --layout NHWC -m 1 -F 0 -s 1"),
            std::string("groupnormbfp16 -n 2 -c 320 -D 0 -H 128 -W 128 -g 32 -m 1 -F 0 --layout NCHW"),
+           // gpu:conv:pointwise (gated: BOO_UNVERIFIED_KERNELS is set below).
+           std::string("convbfp16 -n 64 -c 144 -H 56 -W 56 -k 24 -y 1 -x 1 -F 1"),
        }) {
     SCOPED_TRACE(command);
     Result<ParsedCommand> p = parse_command(std::string_view(command));
@@ -480,7 +490,8 @@ TEST(NvrtcTest, TuningCandidatesCompile) {
       if (hopper) EXPECT_EQ(k->log.find("C7508"), std::string::npos) << "setmaxnreg ignored:\n" << k->log;
     }
   }
-  EXPECT_EQ(tiers.size(), 7u) << "the lines reach every tier with alternatives";
+  ::unsetenv("BOO_UNVERIFIED_KERNELS");
+  EXPECT_EQ(tiers.size(), 8u) << "the lines reach every tier with alternatives";
 }
 
 // Issue 17's fp32 weight gradients (NCHW, full precision): the FFMA mainloop's
@@ -552,7 +563,8 @@ TEST(NvrtcTest, ThreeTf32VariantsCompileWithoutSpills) {
     SCOPED_TRACE(command);
     Result<ParsedCommand> p = parse_command(std::string_view(command));
     ASSERT_TRUE(p.ok()) << p.status().to_string();
-    Result<runtime::Dispatch> d = runtime::choose_gpu_implementation(*p->signature, device);
+    // (The pointwise NCHW lines would go to gpu:conv:pointwise, first in the list: asked of this tier by name.)
+    Result<runtime::Dispatch> d = runtime::choose_gpu_implementation(*p->signature, device, "gpu:conv:implicit_gemm");
     ASSERT_TRUE(d.ok() && d->chosen) << (d.ok() ? d->failure() : d.status()).to_string();
     ASSERT_EQ(d->chosen->name(), "gpu:conv:implicit_gemm");
     EXPECT_EQ(d->config->text().find("math ffma"), std::string::npos) << d->config->text();
@@ -620,8 +632,8 @@ TEST(NvrtcTest, HopperConvModulesCompile) {
     SCOPED_TRACE(command);
     Result<ParsedCommand> p = parse_command(std::string_view(command));
     ASSERT_TRUE(p.ok()) << p.status().to_string();
-    const ops::GpuImplementation* hopper = ops::find_op("conv")->gpu_implementations()[0];
-    ASSERT_EQ(hopper->name(), "gpu:conv:wgmma_sm90");
+    const ops::GpuImplementation* hopper = conv_tier("gpu:conv:wgmma_sm90");
+    ASSERT_NE(hopper, nullptr);
     Result<Planned> planned = plan_for(*hopper, *p->signature, device);
     ASSERT_TRUE(planned.ok()) << planned.status().to_string();
     Result<jit::CompiledKernel> k = jit::compile_kernel(planned->plan.source, kArch, true);
@@ -658,8 +670,8 @@ TEST(NvrtcTest, HopperConvModulesCompile) {
 TEST(NvrtcTest, HopperNchwPointwiseModulesCompile) {
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
   const ops::ArchSpec arch = ops::ArchSpec::of(device);
-  const ops::GpuImplementation* hopper = ops::find_op("conv")->gpu_implementations()[0];
-  ASSERT_EQ(hopper->name(), "gpu:conv:wgmma_sm90");
+  const ops::GpuImplementation* hopper = conv_tier("gpu:conv:wgmma_sm90");
+  ASSERT_NE(hopper, nullptr);
   std::set<std::string> compiled;
   for (const std::string& command : {
            std::string("convfp16 -n 32 -c 256 -H 56 -W 56 -k 128 -y 1 -x 1 -F 1 -b 1 --activation relu"),
@@ -767,6 +779,70 @@ TEST(NvrtcTest, HopperSplitConvModulesCompile) {
   }
   EXPECT_GE(split_modules, 14);  // 9 of the first line's 16 candidates, then one a line
   ::unsetenv("BOO_UNVERIFIED_KERNELS");
+}
+
+// gpu:conv:pointwise (device/conv_pointwise.cuh) compiles for sm_90a without
+// spills or stack for every face and dtype: mma.sync for bf16/fp16, FFMA for
+// fp32; bias and activations; pixels per image that are odd (7x7: element
+// copies), a multiple of 4 but not 8 (14x14) or of 8; 1-D, 3-D and transposed
+// convs; the issue's MobileNet and EfficientNet lines; and every tile width of
+// boo tune's alternatives of one line per face.
+TEST(NvrtcTest, PointwiseModulesCompile) {
+  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
+  const ops::ArchSpec arch = ops::ArchSpec::of(device);
+  const ops::GpuImplementation* pointwise = conv_tier("gpu:conv:pointwise");
+  ASSERT_NE(pointwise, nullptr);
+  ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1);
+  std::set<std::string> compiled;
+  std::vector<std::string> commands;
+  for (const char* dtype : {"conv", "convfp16", "convbfp16"}) {
+    for (const char* geometry : {"-n 64 -c 32 -H 112 -W 112 -k 16", "-n 64 -c 16 -H 112 -W 112 -k 96",
+                                 "-n 64 -c 144 -H 56 -W 56 -k 24", "-n 64 -c 192 -H 28 -W 28 -k 32",
+                                 "-n 64 -c 32 -H 28 -W 28 -k 192", "-n 8 -c 40 -H 7 -W 7 -k 24",
+                                 "-n 8 -c 24 -H 14 -W 14 -k 40"}) {
+      for (const char* direction : {"-F 1", "-F 2", "-F 4"})
+        commands.push_back(std::string(dtype) + " " + geometry + " -y 1 -x 1 " + direction);
+    }
+    commands.push_back(std::string(dtype) + " -n 16 -c 24 -H 28 -W 28 -k 64 -y 1 -x 1 -F 1 -b 1 --activation relu");
+    commands.push_back(std::string(dtype) + " -n 16 -c 64 -H 7 -W 7 -k 24 -y 1 -x 1 -F 1 -b 1 --activation gelu");
+    commands.push_back(std::string(dtype) + " --spatial_dim 1 -n 16 -c 48 -H 1000 -k 16 -y 1 -F 0 -b 1");
+    commands.push_back(std::string(dtype) + " -n 8 -c 64 -H 28 -W 28 -k 16 -y 1 -x 1 -m trans -F 0");
+    commands.push_back(std::string(dtype) + " -_ 3 -n 2 -c 32 --in_d 8 -H 14 -W 14 -k 16 --fil_d 1 -y 1 -x 1 -F 0");
+  }
+  for (const std::string& command : commands) {
+    SCOPED_TRACE(command);
+    Result<ParsedCommand> p = parse_command(std::string_view(command));
+    ASSERT_TRUE(p.ok()) << p.status().to_string();
+    Result<std::unique_ptr<ops::OpProblem>> made = ops::find_op("conv")->make_problem(*p->signature);
+    ASSERT_TRUE(made.ok()) << made.status().to_string();
+    const ops::OpProblem& problem = **made;
+    // It takes every line but those the Hopper tier's native NCHW path runs as fast (forward faces with 96 or
+    // 192 output channels).
+    const Status accepted = pointwise->accepts(problem, arch);
+    if (!accepted.ok()) {
+      EXPECT_NE(accepted.to_string().find("native NCHW 1x1 path runs it as fast"), std::string::npos)
+          << accepted.to_string();
+      continue;
+    }
+    Result<ops::ConfigList> list = pointwise->candidates(problem, arch);
+    ASSERT_TRUE(list.ok()) << list.status().to_string();
+    // The lines of one geometry per face with every candidate; the others' chosen config.
+    const bool every = command.find("-c 144 ") != std::string::npos;
+    for (size_t i = 0; i < (every ? list->size() : 1); ++i) {
+      SCOPED_TRACE((*list)[i]->text());
+      Result<ops::Plan> plan = pointwise->plan(problem, *(*list)[i], arch);
+      ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+      if (!compiled.insert(plan->source.text).second) continue;
+      Result<jit::CompiledKernel> k = jit::compile_kernel(plan->source, kArch, true);
+      ASSERT_TRUE(k.ok()) << k.status().to_string();
+      EXPECT_EQ(k->spill_bytes, 0) << k->log;
+      EXPECT_EQ(k->stack_bytes, 0) << k->log;
+      const bool fp32 = command.starts_with("conv ");
+      EXPECT_EQ(k->ptx.find("mma.sync.aligned.m16n8k16") != std::string::npos, !fp32);
+    }
+  }
+  ::unsetenv("BOO_UNVERIFIED_KERNELS");
+  EXPECT_GE(compiled.size(), 60u);
 }
 
 // Rows the fused backward cannot hold in registers still run on the row
@@ -913,7 +989,7 @@ TEST(NvrtcTest, HopperConvSlicesCompile) {
   ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1);  // the slices await their GPU run
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
   const ops::ArchSpec arch = ops::ArchSpec::of(device);
-  const ops::GpuImplementation* hopper = ops::find_op("conv")->gpu_implementations()[0];
+  const ops::GpuImplementation* hopper = conv_tier("gpu:conv:wgmma_sm90");
   ASSERT_EQ(hopper->name(), "gpu:conv:wgmma_sm90");
   const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
   std::set<std::string> compiled;

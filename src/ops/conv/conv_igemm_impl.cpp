@@ -162,9 +162,12 @@ int warps_m_of(int bm, int bn) { return bm == 128 ? (warps_n_of(bn) == 1 ? 4 : 2
 double tiling_macs_per_s(Math math, const ArchSpec& arch) {
   return math == kMath3xTf32 ? arch.mma_sync_macs_per_s / 6 : arch.mma_sync_macs_per_s;
 }
-// The rate at which FFMA and 3xTF32 are compared (choose_fp32_math): each path's own.
+// The rate at which FFMA and 3xTF32 are compared (choose_fp32_math): each path's own. This tier's FFMA
+// kernels reach less of the FFMA rate than a streaming kernel: its fastest fp32 lines of nchw-models.txt ran
+// at 18e12 MAC/s on an H100 at 8a84b3d (median 9e12) against ArchSpec's 25e12.
+constexpr double kFfmaEfficiency = 18.0 / 25.0;
 double own_macs_per_s(Math math, const ArchSpec& arch) {
-  return math == kMathFfma ? arch.ffma_macs_per_s : tiling_macs_per_s(math, arch);
+  return math == kMathFfma ? arch.ffma_macs_per_s * kFfmaEfficiency : tiling_macs_per_s(math, arch);
 }
 
 // The modelled time (us) of a BM x BN tiling with `splits` split-K slices, at `macs_per_s`.

@@ -9,6 +9,7 @@
 #include "ops/conv/conv_direct_impl.hpp"
 #include "ops/conv/conv_igemm_impl.hpp"
 #include "ops/conv/conv_layout.hpp"
+#include "ops/conv/conv_pointwise_impl.hpp"
 #include "ops/conv/conv_problem.hpp"
 #include "ops/conv/conv_ref.hpp"
 #include "ops/conv/conv_ref_gpu.hpp"
@@ -275,8 +276,10 @@ class ConvOp final : public OpDefinition {
     return std::unique_ptr<OpProblem>(std::make_unique<ConvProblem>(*conv));
   }
   std::span<const GpuImplementation* const> gpu_implementations() const override {
-    static const GpuImplementation* const kImpls[] = {&wgmma_sm90_implementation(), &implicit_gemm_implementation(),
-                                                      &depthwise_implementation(), &direct_implementation()};
+    // gpu:conv:pointwise first: it takes only memory-bound pointwise convs, which it runs at copy bandwidth.
+    static const GpuImplementation* const kImpls[] = {&pointwise_implementation(), &wgmma_sm90_implementation(),
+                                                      &implicit_gemm_implementation(), &depthwise_implementation(),
+                                                      &direct_implementation()};
     return kImpls;
   }
 

@@ -1,0 +1,172 @@
+// boo tests: gpu:conv:pointwise planned on the host (no GPU): which convs it
+// takes (memory-bound pointwise convs of planar tensors) and why it declines
+// the others, one launch per forward or data face with the tensors bound where
+// they lie, the weight face's partials and reduce, the tile constants its
+// kernel reads, and the gate of a kernel awaiting its first GPU run.
+#include <gtest/gtest.h>
+
+#include "ops/conv/conv_pointwise_impl.hpp"
+#include "ops/conv/device/conv_pointwise_params.cuh"
+#include "plan_util.hpp"
+
+namespace boo::ops {
+namespace {
+
+using test::Planned;
+using test::params_of;
+
+const GpuImplementation& tier() { return conv::pointwise_implementation(); }
+
+void expect_constants(const Planned& p, std::initializer_list<const char*> constants) {
+  for (const char* constant : constants)
+    EXPECT_NE(p.source.text.find(constant), std::string::npos) << constant << " in\n" << p.source.text;
+}
+
+std::string decline_reason(const std::string& command) {
+  std::unique_ptr<OpProblem> problem = test::problem_of(command);
+  if (!problem) return "unparsed";
+  const Status s = tier().accepts(*problem, test::sm90());
+  return s.ok() ? "accepted" : s.to_string();
+}
+
+TEST(ConvPointwisePlanTest, IsGatedUntilItsKernelsRunOnAGpu) {
+  EXPECT_NE(decline_reason("convbfp16 -n 64 -c 32 -H 112 -W 112 -k 16 -y 1 -x 1 -F 1").find("BOO_UNVERIFIED_KERNELS=1"),
+            std::string::npos);
+}
+
+TEST(ConvPointwisePlanTest, ForwardStreamsPixelTilesAgainstTheFilter) {
+  test::UnverifiedKernelsEnabled gate;
+  // y (16 x 802816 columns) = w (16 x 32) x (32 x 802816): tiles of 256 pixels (3136), 16-byte vectors;
+  // shared: filter 16 x 40, two stages of 32 x 264, the output tile 16 x 264 (43520 bytes: 5 blocks an SM);
+  // registers: 16 accumulators + 48, 4 blocks an SM, which the launch bounds ask for.
+  const Planned p =
+      test::plan_of(tier(), "convbfp16 -n 64 -c 32 -H 112 -W 112 -k 16 -y 1 -x 1 -F 1 -b 1 --activation relu");
+  EXPECT_EQ(p.config,
+            "dtype=bfloat16, pixel tiles over N x pixels; y: face 0 mma.sync rows 16 x 32 tile 256 pixels, vec in 8 out 8, "
+            "warps 1x8, grid 528 (4 an SM)");
+  ASSERT_EQ(p.launches.size(), 1u);
+  EXPECT_EQ(p.workspace_bytes, 0u);
+  const test::ResolvedLaunch& l = p.launches[0];
+  EXPECT_EQ(l.entry, "boo_pointwise_y");
+  EXPECT_EQ(l.grid.x, 528u);
+  EXPECT_EQ(l.block.x, 256u);
+  EXPECT_EQ(l.shared_bytes, 43520u);
+  const auto params = params_of<ConvPointwiseParams>(l);
+  EXPECT_EQ(params.a, p.address.at("x"));
+  EXPECT_EQ(params.w, p.address.at("w"));
+  EXPECT_EQ(params.out, p.address.at("y"));
+  EXPECT_EQ(params.bias, p.address.at("b"));
+  EXPECT_EQ(params.workspace, 0u);
+  expect_constants(p, {"kTensorCores = true;", "kTP = 256;", "kHW = 12544LL;", "kL = 802816LL;", "kTiles = 3136LL;",
+                       "kM = 16;", "kR = 32;", "kMPad = 16;", "kRPad = 32;", "kFPitch = 40;", "kInPitch = 264;",
+                       "IN_N = 401408LL;", "IN_C = 12544LL;", "OUT_N = 200704LL;", "OUT_C = 12544LL;", "FM = 32LL;",
+                       "FR = 1LL;", "kBias = true;", "kAct = 1;", "__launch_bounds__(256, 4) boo_pointwise_y",
+                       "boo::pointwise::forward<Cfg_y>(p)"});
+}
+
+TEST(ConvPointwisePlanTest, DataFaceReadsTheFilterTransposed) {
+  test::UnverifiedKernelsEnabled gate;
+  // dx (16 rows) = w^T (16 x 96) x dy: W(m, r) = w[r][m], so FM is w's channel stride and FR its row stride.
+  const Planned p = test::plan_of(tier(), "convfp16 -n 64 -c 16 -H 112 -W 112 -k 96 -y 1 -x 1 -F 2");
+  ASSERT_EQ(p.launches.size(), 1u);
+  EXPECT_NE(p.config.find("dx: face 1 mma.sync rows 16 x 96 tile 256 pixels"), std::string::npos) << p.config;
+  const auto params = params_of<ConvPointwiseParams>(p.launches[0]);
+  EXPECT_EQ(params.a, p.address.at("dy"));
+  EXPECT_EQ(params.out, p.address.at("dx"));
+  EXPECT_EQ(params.w, p.address.at("w"));
+  EXPECT_EQ(params.bias, 0u);
+  expect_constants(p, {"kM = 16;", "kR = 96;", "FM = 1LL;", "FR = 16LL;", "IN_C = 12544LL;", "IN_N = 1204224LL;",
+                       "OUT_N = 200704LL;", "kBias = false;"});
+}
+
+TEST(ConvPointwisePlanTest, WeightFaceSumsPartialsPerSplitThenReduces) {
+  test::UnverifiedKernelsEnabled gate;
+  // dw (24 x 144) = sum over 64 x 3136 pixels of dy x^T: 18 blocks of 16 x 16 over 4 warp groups (5 each),
+  // 2 pixel splits; 784 tiles of 256 over the splits; partials [splits][24][144] in fp32.
+  const Planned p = test::plan_of(tier(), "convbfp16 -n 64 -c 144 -H 56 -W 56 -k 24 -y 1 -x 1 -F 4");
+  ASSERT_EQ(p.launches.size(), 2u);
+  EXPECT_EQ(p.launches[0].entry, "boo_pointwise_dw");
+  EXPECT_EQ(p.launches[1].entry, "boo_pointwise_dw_reduce");
+  const long long splits = p.launches[0].grid.x;
+  EXPECT_NE(p.config.find("dw: face 2 mma.sync rows 24 x 144 tile 256 pixels, vec in 8 out 1, 4 warp groups x 2 "
+                          "pixel splits, splits " + std::to_string(splits)),
+            std::string::npos)
+      << p.config;
+  EXPECT_EQ(p.workspace_bytes, static_cast<size_t>(splits * 24 * 144 * 4));
+  EXPECT_EQ(p.launches[1].grid.x, static_cast<uint32_t>((24 * 144 + 255) / 256));
+  for (const test::ResolvedLaunch& l : p.launches) {
+    const auto params = params_of<ConvPointwiseParams>(l);
+    EXPECT_EQ(params.a, p.address.at("x"));
+    EXPECT_EQ(params.b, p.address.at("dy"));
+    EXPECT_EQ(params.out, p.address.at("dw"));
+    EXPECT_EQ(params.workspace, p.workspace);
+  }
+  expect_constants(p, {"kM = 24;", "kN = 144;", "kMPad = 32;", "kNPad = 144;", "kOutGroups = 4;", "kPixSplits = 2;",
+                       "kBlocksPerWarp = 5;", "A_C = 3136LL;", "B_C = 3136LL;",
+                       "FM = 144LL;", "FN = 1LL;", "kFp32Out = false;", "weight_reduce<Cfg_dw>(p)"});
+}
+
+TEST(ConvPointwisePlanTest, Fp32RunsOnFfmaWithTwoLevelWeightSums) {
+  test::UnverifiedKernelsEnabled gate;
+  const Planned f = test::plan_of(tier(), "conv -n 64 -c 144 -H 56 -W 56 -k 24 -y 1 -x 1 -F 1");
+  EXPECT_NE(f.config.find("y: face 0 ffma rows 24 x 144"), std::string::npos) << f.config;
+  expect_constants(f, {"kTensorCores = false;", "kInVec = 4;", "kFPitch = 144;"});
+  // 6 x 36 micro-tiles of 4 x 4 over 256 threads (one pixel split: each thread one or none... at most 2).
+  const Planned w = test::plan_of(tier(), "conv -n 64 -c 192 -H 28 -W 28 -k 32 -y 1 -x 1 -F 4");
+  EXPECT_NE(w.config.find("dw: face 2 ffma rows 32 x 192"), std::string::npos) << w.config;
+  expect_constants(w, {"kOutThreads = 256;", "kPixSplits = 1;", "kBlocksPerWarp = 2;"});
+  const Planned small = test::plan_of(tier(), "conv -n 64 -c 32 -H 112 -W 112 -k 16 -y 1 -x 1 -F 4");
+  expect_constants(small, {"kOutThreads = 32;", "kPixSplits = 8;", "kBlocksPerWarp = 1;"});
+}
+
+TEST(ConvPointwisePlanTest, OddPixelCountsCopyNarrowerVectorsAcrossImages) {
+  test::UnverifiedKernelsEnabled gate;
+  // 7x7 = 49 pixels: element copies; 14x14 = 196: 4 elements (8 bytes); tiles span images either way.
+  const Planned odd = test::plan_of(tier(), "convfp16 -n 64 -c 96 -H 7 -W 7 -k 24 -y 1 -x 1 -F 1");
+  EXPECT_NE(odd.config.find("vec in 1 out 1"), std::string::npos) << odd.config;
+  expect_constants(odd, {"kHW = 49LL;", "kL = 3136LL;"});
+  const Planned even = test::plan_of(tier(), "convbfp16 -n 64 -c 192 -H 14 -W 14 -k 64 -y 1 -x 1 -F 1");
+  EXPECT_NE(even.config.find("vec in 4 out 4"), std::string::npos) << even.config;
+  EXPECT_GE(even.launches.size(), 1u);
+}
+
+TEST(ConvPointwisePlanTest, EveryDirectionOneDimensionalTransposedAndBiasGradient) {
+  test::UnverifiedKernelsEnabled gate;
+  const Planned all = test::plan_of(tier(), "convbfp16 --spatial_dim 1 -n 16 -c 48 -H 1000 -k 16 -y 1 -F 0 -b 1");
+  std::vector<std::string> entries;
+  for (const auto& l : all.launches) entries.push_back(l.entry);
+  EXPECT_EQ(entries, (std::vector<std::string>{"boo_pointwise_y", "boo_pointwise_dx", "boo_pointwise_dw",
+                                               "boo_pointwise_dw_reduce", "boo_conv_db"}));
+  // A transposed conv's forward is the data face (x plays B: its C = 64 channels are the reduction's).
+  const Planned t = test::plan_of(tier(), "convfp16 -n 8 -c 64 -H 28 -W 28 -k 16 -y 1 -x 1 -m trans -F 1");
+  EXPECT_NE(t.config.find("y: face 1 mma.sync rows 16 x 64"), std::string::npos) << t.config;
+  const auto params = params_of<ConvPointwiseParams>(t.launches[0]);
+  EXPECT_EQ(params.a, t.address.at("x"));
+  EXPECT_EQ(params.out, t.address.at("y"));
+}
+
+TEST(ConvPointwisePlanTest, DeclinesWhatItDoesNotTakeAndSaysWhy) {
+  test::UnverifiedKernelsEnabled gate;
+  struct Case {
+    std::string command, reason;
+  };
+  for (const Case& c : {
+           Case{"convbfp16 -n 64 -c 32 -H 56 -W 56 -k 16 -y 3 -x 3 -p 1 -q 1 -F 1", "1x1 filters at stride 1"},
+           Case{"convbfp16 -n 64 -c 32 -H 56 -W 56 -k 16 -y 1 -x 1 -u 2 -v 2 -F 1", "1x1 filters at stride 1"},
+           Case{"convbfp16 -n 64 -c 32 -H 56 -W 56 -k 32 -y 1 -x 1 -g 2 -F 1", "groups 1, not 2"},
+           Case{"convbfp16 -n 64 -c 32 -H 56 -W 56 -k 16 -y 1 -x 1 -F 1 --in_layout NHWC --out_layout NHWC",
+                "pixels are contiguous"},
+           // 512 x 2048 channels: compute-bound, the GEMM tiers' (its multiply-adds outlast its bytes).
+           Case{"convbfp16 -n 32 -c 512 -H 7 -W 7 -k 2048 -y 1 -x 1 -F 2", "memory-bound convs"},
+           Case{"conv -n 64 -c 192 -H 14 -W 14 -k 64 -y 1 -x 1 -F 1", "the FFMA rate"},
+           // Memory-bound, but the Hopper tier's native NCHW path (verified) reaches the copy bound too: a tie is its.
+           Case{"convfp16 -n 32 -c 64 -H 56 -W 56 -k 64 -y 1 -x 1 -F 1", "native NCHW 1x1 path runs it as fast"},
+           Case{"convbfp16 -n 32 -c 256 -H 56 -W 56 -k 128 -y 1 -x 1 -F 4", "native NCHW 1x1 path runs it as fast"},
+       }) {
+    SCOPED_TRACE(c.command);
+    EXPECT_NE(decline_reason(c.command).find(c.reason), std::string::npos) << decline_reason(c.command);
+  }
+}
+
+}  // namespace
+}  // namespace boo::ops
