@@ -453,7 +453,6 @@ TEST(NvrtcTest, TuningCandidatesCompile) {
   const ops::ArchSpec arch = ops::ArchSpec::of(device);
   const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
   std::set<std::string> compiled, tiers;
-  ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1);  // gpu:conv:pointwise awaits its first GPU run
   for (const std::string& command : {
            std::string("convbfp16 -n 8 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 1") + nhwc,
            std::string("convbfp16 -n 8 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 4"),
@@ -465,7 +464,6 @@ TEST(NvrtcTest, TuningCandidatesCompile) {
            std::string("t5layernormbfp16 -X 2048x8192 -F 0"),
            std::string("bnormbfp16 -n 32 -c 64 -H 28 -W 28 --layout NHWC -m 1 -F 0 -s 1"),
            std::string("groupnormbfp16 -n 2 -c 320 -D 0 -H 128 -W 128 -g 32 -m 1 -F 0 --layout NCHW"),
-           // gpu:conv:pointwise (gated: BOO_UNVERIFIED_KERNELS is set below).
            std::string("convbfp16 -n 64 -c 144 -H 56 -W 56 -k 24 -y 1 -x 1 -F 1"),
        }) {
     SCOPED_TRACE(command);
@@ -490,7 +488,6 @@ TEST(NvrtcTest, TuningCandidatesCompile) {
       if (hopper) EXPECT_EQ(k->log.find("C7508"), std::string::npos) << "setmaxnreg ignored:\n" << k->log;
     }
   }
-  ::unsetenv("BOO_UNVERIFIED_KERNELS");
   EXPECT_EQ(tiers.size(), 8u) << "the lines reach every tier with alternatives";
 }
 
@@ -729,7 +726,6 @@ TEST(NvrtcTest, HopperNchwPointwiseModulesCompile) {
 // the data face, NCHW operands and a GEMM's fp32 sums (kFp32Out: the reduce
 // leaves them in the workspace). Each split module holds both entries.
 TEST(NvrtcTest, HopperSplitConvModulesCompile) {
-  ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1);  // the split kernel awaits its GPU run
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
   const ops::ArchSpec arch = ops::ArchSpec::of(device);
   const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
@@ -778,7 +774,6 @@ TEST(NvrtcTest, HopperSplitConvModulesCompile) {
     }
   }
   EXPECT_GE(split_modules, 14);  // 9 of the first line's 16 candidates, then one a line
-  ::unsetenv("BOO_UNVERIFIED_KERNELS");
 }
 
 // gpu:conv:pointwise (device/conv_pointwise.cuh) compiles for sm_90a without
@@ -792,7 +787,6 @@ TEST(NvrtcTest, PointwiseModulesCompile) {
   const ops::ArchSpec arch = ops::ArchSpec::of(device);
   const ops::GpuImplementation* pointwise = conv_tier("gpu:conv:pointwise");
   ASSERT_NE(pointwise, nullptr);
-  ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1);
   std::set<std::string> compiled;
   std::vector<std::string> commands;
   for (const char* dtype : {"conv", "convfp16", "convbfp16"}) {
@@ -841,7 +835,6 @@ TEST(NvrtcTest, PointwiseModulesCompile) {
       EXPECT_EQ(k->ptx.find("mma.sync.aligned.m16n8k16") != std::string::npos, !fp32);
     }
   }
-  ::unsetenv("BOO_UNVERIFIED_KERNELS");
   EXPECT_GE(compiled.size(), 60u);
 }
 
@@ -986,7 +979,6 @@ TEST(NvrtcTest, ModulesThatDoNotCompileAreInternalWithTheLog) {
 // they may choose, both 16-bit types, bias and activation (a transposed conv's
 // forward); without spills, with the register reallocation honoured.
 TEST(NvrtcTest, HopperConvSlicesCompile) {
-  ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1);  // the slices await their GPU run
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
   const ops::ArchSpec arch = ops::ArchSpec::of(device);
   const ops::GpuImplementation* hopper = conv_tier("gpu:conv:wgmma_sm90");
@@ -1000,8 +992,8 @@ TEST(NvrtcTest, HopperConvSlicesCompile) {
            "convfp16 -n 32 -c 256 -H 56 -W 56 -k 128 -y 1 -x 1 -u 2 -v 2 -F 2" + nhwc,
            "convbfp16 -n 16 -c 288 -H 48 -W 32 -k 288 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 2" + nhwc,
            std::string("convfp16 -n 32 -c 256 -H 14 -W 14 -k 128 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 2"),
-           "convbfp16 -n 128 -c 384 -H 48 -W 32 -k 384 -y 3 -x 3 -p 1 -q 1 -g 6 -F 1" + nhwc,
-           "convbfp16 -n 128 -c 384 -H 48 -W 32 -k 384 -y 3 -x 3 -p 1 -q 1 -g 6 -F 2" + nhwc,
+           "convbfp16 -n 128 -c 576 -H 48 -W 32 -k 576 -y 3 -x 3 -p 1 -q 1 -g 6 -F 1" + nhwc,
+           "convbfp16 -n 128 -c 576 -H 48 -W 32 -k 576 -y 3 -x 3 -p 1 -q 1 -g 6 -F 2" + nhwc,
            "convfp16 -n 128 -c 384 -H 24 -W 48 -k 384 -y 1 -x 3 -p 0 -q 1 -g 3 -F 1 -b 1 --activation relu" + nhwc,
            "convbfp16 -n 16 -c 288 -H 48 -W 32 -k 288 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -g 3 -F 2" + nhwc,
            "convbfp16 -n 16 -c 256 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -g 2 -m trans -F 1 -b 1 "
@@ -1039,7 +1031,6 @@ TEST(NvrtcTest, HopperConvSlicesCompile) {
     }
   }
   EXPECT_GE(compiled.size(), 12u);  // the first line's three widths, then one each
-  ::unsetenv("BOO_UNVERIFIED_KERNELS");
 }
 
 }  // namespace

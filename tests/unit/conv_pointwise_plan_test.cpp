@@ -29,11 +29,6 @@ std::string decline_reason(const std::string& command) {
   return s.ok() ? "accepted" : s.to_string();
 }
 
-TEST(ConvPointwisePlanTest, IsGatedUntilItsKernelsRunOnAGpu) {
-  EXPECT_NE(decline_reason("convbfp16 -n 64 -c 32 -H 112 -W 112 -k 16 -y 1 -x 1 -F 1").find("BOO_UNVERIFIED_KERNELS=1"),
-            std::string::npos);
-}
-
 TEST(ConvPointwisePlanTest, ForwardStreamsPixelTilesAgainstTheFilter) {
   test::UnverifiedKernelsEnabled gate;
   // y (16 x 802816 columns) = w (16 x 32) x (32 x 802816): tiles of 256 pixels (3136), 16-byte vectors;

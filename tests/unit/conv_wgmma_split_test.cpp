@@ -3,8 +3,7 @@
 // the cost model splits its reduction: the CTAs store fp32 partials in the
 // workspace and a second kernel (conv_wgmma_split.cuh) adds them in a fixed
 // order and applies the epilogue. Below the tier's size floor it takes a conv
-// only split and only where its model beats gpu:conv:implicit_gemm's; the
-// split kernel awaits its GPU run, so all of it needs BOO_UNVERIFIED_KERNELS=1.
+// only split and only where its model beats gpu:conv:implicit_gemm's.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -35,13 +34,7 @@ long long number_after(const std::string& text, const std::string& key) {
   return at == std::string::npos ? 0 : std::stoll(text.substr(at + key.size()));
 }
 
-class ConvWgmmaSplitTest : public ::testing::Test {
- protected:
-  void SetUp() override { ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1); }
-  void TearDown() override { ::unsetenv("BOO_UNVERIFIED_KERNELS"); }
-};
-
-TEST_F(ConvWgmmaSplitTest, SplitsTheReductionOfASmallConvAndReducesWithTheEpilogue) {
+TEST(ConvWgmmaSplitTest, SplitsTheReductionOfASmallConvAndReducesWithTheEpilogue) {
   // 128 x 128 tiles: 4 x 5 = 20 of them; six splits of 6, 6, 6, 6, 6 and 2 k-blocks make 120 units, one
   // wave (seven would make two). The reduce adds the six planes of 480 x 576 fp32 sums, adds the bias,
   // applies gelu and writes y.
@@ -71,7 +64,7 @@ TEST_F(ConvWgmmaSplitTest, SplitsTheReductionOfASmallConvAndReducesWithTheEpilog
     EXPECT_NE(p.source.text.find(constant), std::string::npos) << constant << " in\n" << p.source.text;
 }
 
-TEST_F(ConvWgmmaSplitTest, SplitsAtTheFloorWhereTheTilesLeaveSmsIdle) {
+TEST(ConvWgmmaSplitTest, SplitsAtTheFloorWhereTheTilesLeaveSmsIdle) {
   // 64 tiles of 128 x 128 over 64 k-blocks: two splits make 128 units (the model: 21.5 us against 30.2
   // unsplit; 32 tiles of 128 x 256 in four splits: 22.4).
   const Planned p = test::plan_of(tier(), kFewTiles);
@@ -82,7 +75,7 @@ TEST_F(ConvWgmmaSplitTest, SplitsAtTheFloorWhereTheTilesLeaveSmsIdle) {
   EXPECT_EQ(p.workspace_bytes, 2u * 4096 * 256 * 4);
 }
 
-TEST_F(ConvWgmmaSplitTest, SplitsFollowTheSmCount) {
+TEST(ConvWgmmaSplitTest, SplitsFollowTheSmCount) {
   // On a part with 66 SMs the same 64 tiles fill it: no split.
   std::unique_ptr<OpProblem> problem = test::problem_of(kFewTiles);
   ASSERT_TRUE(problem);
@@ -95,28 +88,7 @@ TEST_F(ConvWgmmaSplitTest, SplitsFollowTheSmCount) {
   EXPECT_EQ((*config)->text(), "tile 128x128x64 stages 6 warpgroups 1 producer + 2 consumers, persistent; y: face 0 as forward");
 }
 
-TEST_F(ConvWgmmaSplitTest, WithoutTheVariableNothingSplitsAndSmallConvsStayOnTheImplicitGemm) {
-  ::unsetenv("BOO_UNVERIFIED_KERNELS");
-  const Planned p = test::plan_of(tier(), kFewTiles);
-  EXPECT_EQ(p.config, "tile 128x128x64 stages 6 warpgroups 1 producer + 2 consumers, persistent; y: face 0 as forward");
-  EXPECT_EQ(p.entries, (std::vector<std::string>{"boo_wgmma_y"}));
-  EXPECT_EQ(p.launches[0].grid.x, 64u);
-  EXPECT_EQ(p.workspace_bytes, 0u);
-  std::unique_ptr<OpProblem> problem = test::problem_of(kSmall);
-  ASSERT_TRUE(problem);
-  const Status s = tier().accepts(*problem, test::sm90());
-  EXPECT_EQ(s.code(), StatusCode::kUnimplemented);
-  EXPECT_NE(s.message().find("split K for convs below its floor (at least 4096 output pixels and 128 output "
-                             "channels) only with BOO_UNVERIFIED_KERNELS=1"),
-            std::string::npos)
-      << s.to_string();
-  // Every candidate boo tune would time is unsplit.
-  Result<ConfigList> list = tier().candidates(*test::problem_of(kFewTiles), test::sm90());
-  ASSERT_TRUE(list.ok()) << list.status().to_string();
-  for (const auto& c : *list) EXPECT_EQ(c->text().find("splits"), std::string::npos) << c->text();
-}
-
-TEST_F(ConvWgmmaSplitTest, BelowTheFloorOnlyWhereSplitKWins) {
+TEST(ConvWgmmaSplitTest, BelowTheFloorOnlyWhereSplitKWins) {
   struct Case {
     std::string command, reason;  // reason: a part of the decline, empty where the tier takes it
   };
@@ -147,7 +119,7 @@ TEST_F(ConvWgmmaSplitTest, BelowTheFloorOnlyWhereSplitKWins) {
   }
 }
 
-TEST_F(ConvWgmmaSplitTest, TheDataFaceSplitsAfterItsFilterCopy) {
+TEST(ConvWgmmaSplitTest, TheDataFaceSplitsAfterItsFilterCopy) {
   const Planned p = test::plan_of(tier(), "convfp16 -n 16 -c 576 -H 1 -W 30 -k 1728 -y 1 -x 1 -F 2" + kNhwc);
   EXPECT_NE(p.config.find("dx: face 1 as forward, splits 6; copies boo_conv_flip_w"), std::string::npos) << p.config;
   ASSERT_EQ(p.entries, (std::vector<std::string>{"boo_conv_flip_w", "boo_wgmma_dx", "boo_wgmma_dx_reduce"}));
@@ -167,7 +139,7 @@ TEST_F(ConvWgmmaSplitTest, TheDataFaceSplitsAfterItsFilterCopy) {
     EXPECT_NE(p.source.text.find(constant), std::string::npos) << constant << " in\n" << p.source.text;
 }
 
-TEST_F(ConvWgmmaSplitTest, StagedResultsAreReducedIntoTheirCopy) {
+TEST(ConvWgmmaSplitTest, StagedResultsAreReducedIntoTheirCopy) {
   // NCHW operands: x and w staged channels-last, y reduced into its copy, then copied out.
   const Planned p = test::plan_of(tier(), "convbfp16 -n 8 -c 1024 -H 7 -W 7 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1");
   EXPECT_NE(p.config.find("y: face 0 as forward, splits "), std::string::npos) << p.config;
@@ -184,7 +156,7 @@ TEST_F(ConvWgmmaSplitTest, StagedResultsAreReducedIntoTheirCopy) {
   EXPECT_EQ(unstage.strided, p.address.at("y"));
 }
 
-TEST_F(ConvWgmmaSplitTest, AGemmsFp32SumsAreReducedBeforeItsEpilogue) {
+TEST(ConvWgmmaSplitTest, AGemmsFp32SumsAreReducedBeforeItsEpilogue) {
   // gpu:gemm:wgmma_sm90 (alpha 0.5): the conv's fp32 sums of 1024 x 512 over 8192, split; the reduce
   // leaves them in the first plane, where the GEMM's epilogue kernel reads them.
   const GpuImplementation* gemm = find_op("gemm")->gpu_implementations()[0];
@@ -199,7 +171,7 @@ TEST_F(ConvWgmmaSplitTest, AGemmsFp32SumsAreReducedBeforeItsEpilogue) {
   EXPECT_NE(p.source.text.find("kFp32Out = true;"), std::string::npos);
 }
 
-TEST_F(ConvWgmmaSplitTest, TuneComparesSplitAndUnsplitTilings) {
+TEST(ConvWgmmaSplitTest, TuneComparesSplitAndUnsplitTilings) {
   // Each width at its cheapest split and unsplit, cheapest first: 128 in 6 splits, 192 in 8, 256 in 8,
   // then 128, 192 and 256 unsplit; each at every ring depth, the first 16 kept.
   std::unique_ptr<OpProblem> problem = test::problem_of(kSmall);
@@ -228,7 +200,7 @@ TEST_F(ConvWgmmaSplitTest, TuneComparesSplitAndUnsplitTilings) {
 
 // Over a matrix of shapes and both faces: every split has k-blocks (the kernel's static_assert), the
 // grid is the units or the SMs, and the workspace holds every split's plane.
-TEST_F(ConvWgmmaSplitTest, EverySplitHasKBlocksAndItsPlane) {
+TEST(ConvWgmmaSplitTest, EverySplitHasKBlocksAndItsPlane) {
   int split = 0;
   for (const char* n : {"1", "4", "16"})
     for (const char* hw : {"-H 1 -W 30", "-H 7 -W 7", "-H 16 -W 16"})

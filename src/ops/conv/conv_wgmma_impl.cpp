@@ -9,7 +9,6 @@
 
 #include "boo/conv.hpp"
 #include "ops/common/generated_source.hpp"
-#include "ops/common/unverified_kernels.hpp"
 #include "ops/conv/conv_igemm_impl.hpp"
 #include "ops/conv/conv_problem.hpp"
 #include "ops/conv/conv_staging.hpp"
@@ -29,10 +28,11 @@ constexpr uint32_t kThreads = 384;
 // better), unless split K fills it and the cost models say it wins
 // (small_gemm_verdict).
 constexpr long long kMinPixels = 4096, kMinOutputChannels = 128;
-// A group's output channels at least fill one consumer's 64 rows or half the
-// narrowest tile's columns (BOO's grouped convs: 64, 96, 128 a group; an
-// estimate, to be measured against gpu:conv:implicit_gemm).
-constexpr long long kMinGroupOutputChannels = 64;
+// Grouped convs where the tier beat gpu:conv:implicit_gemm on BOO's 413 (H200, 2026-11-26,
+// docs/perf/2026-11-26-session2-h200x2.md): 96 or 128 output channels a group ran 1.07-1.49x faster,
+// 64 a group (-g 6: half of a 128-wide tile idle) 0.82-0.89x; a grouped data face of fewer than
+// kMinGroupedDataPixels output pixels (16 x 24 x 16) 0.73-0.94x.
+constexpr long long kMinGroupOutputChannels = 96, kMinGroupedDataPixels = 8192;
 // The native NCHW 1x1 path's GEMM rows (output channels) at least fill one
 // consumer: its convs are bandwidth-bound, and the alternative stages copies
 // of them (an estimate, to be measured: -k 64 ResNet lines).
@@ -80,8 +80,8 @@ struct Run {
   std::vector<StagedCopy> copies;
   int a_copy = -1, b_copy = -1, w_copy = -1, out_copy = -1;  // the copy each operand lives in, or -1: the tensor itself
   bool weight() const { return task.face == kWeightFace; }
-  // The forward and data faces' split K (conv_wgmma_split.cuh) awaits its first numerics run on a GPU.
-  bool may_split() const { return weight() || (!native && unverified_kernels_enabled()); }
+  // Split K: the weight face, and the channels-last forward and data faces (conv_wgmma_split.cuh).
+  bool may_split() const { return weight() || !native; }
 };
 
 // The run's slices (conv_wgmma_slices.cuh): its groups times its stride phases.
@@ -383,7 +383,7 @@ Status small_gemm_verdict(const Run& run, const ArchSpec& arch, const std::strin
     return decline(floor + ", or fewer where split K makes it faster than unsplit and than gpu:conv:implicit_gemm" +
                    sizes + models);
   }
-  if (!run.may_split()) return unimplemented(unverified_kernel_reason("gpu:conv:wgmma_sm90's split K for convs below its floor (" + floor + ")"));
+  if (!run.may_split()) return decline(floor + sizes + " (the native NCHW path does not split)");
   return ok_status();
 }
 
@@ -426,13 +426,16 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     if (!run.native && r.bg() % 8 != 0)
       return decline("output channels" + per_group + " that are a multiple of 8, not " + std::to_string(r.bg()));
     if (grouped && run.weight()) return decline("the weight face of groups = 1 only, not " + std::to_string(r.groups));
+    const long long pixels = r.batch * r.pix_b() * run.phase_count[1] * run.phase_count[2];  // (all phases')
+    if (grouped && run.task.face == kDataFace && pixels < kMinGroupedDataPixels)
+      return decline("the grouped data face of at least " + std::to_string(kMinGroupedDataPixels) +
+                     " output pixels, not " + std::to_string(pixels));
     if (grouped && r.bg() < kMinGroupOutputChannels)
       return decline("grouped convs with at least " + std::to_string(kMinGroupOutputChannels) +
                      " output channels per group, not " + std::to_string(r.bg()));
     if (!run.native && (!vector_aligned(r.a_strides, r.batch, r.a_size) || !vector_aligned(r.w_strides, r.cb, r.f_size) ||
                         (!problem.fp32_result && !vector_aligned(r.b_strides, r.batch, r.b_size))))
       return decline("operands whose channels-last strides keep 16-byte vectors aligned only");
-    const long long pixels = r.batch * r.pix_b() * run.phase_count[1] * run.phase_count[2];  // (all phases')
     const long long min_channels = run.native ? kMinNativeRows : kMinOutputChannels;
     if (pixels < kMinPixels || r.cb < min_channels) {
       const std::string floor = "at least " + std::to_string(kMinPixels) + " output pixels and " +
@@ -451,10 +454,6 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       if (extent >= kMaxExtent)
         return decline("inputs below " + std::to_string(kMaxExtent) + " pixels high and wide (with padding) only");
     }
-    // Kernel paths no GPU has run yet: docs/architecture.md, "Kernels awaiting a GPU".
-    if ((grouped || run.phased) && !unverified_kernels_enabled())
-      return unimplemented(unverified_kernel_reason(
-          std::string("gpu:conv:wgmma_sm90's ") + (run.phased ? "strided data face (stride phases)" : "grouped convs")));
     // Offsets are 32-bit in the kernel.
     const long long limit = (1LL << 31) - 1;
     if (sig.x_spec().storage_elems() > limit || sig.w_spec().storage_elems() > limit ||
