@@ -230,7 +230,7 @@ std::vector<double> sdpa_error_allowances(const SdpaDesc& d, const base::HostTen
 }
 
 SdpaGradients sdpa_backward_reference(const SdpaDesc& d, const base::HostTensor& q_in, const base::HostTensor& k_in,
-                                      const base::HostTensor& v_in, const base::HostTensor& dout_in) {
+                                      const base::HostTensor& v_in, const base::HostTensor& dout_in, const SdpaSaved* saved) {
   const std::vector<double> q = gather(q_in), k = gather(k_in), v = gather(v_in), dout = gather(dout_in);
   SdpaGradients g{f64_tensor("grad_query", {d.batch, d.heads, d.queries, d.head_dim}),
                   f64_tensor("grad_key", {d.batch, d.kv_heads, d.keys, d.head_dim}),
@@ -250,15 +250,26 @@ SdpaGradients sdpa_backward_reference(const SdpaDesc& d, const base::HostTensor&
           const int64_t r = (b * d.heads + h) * d.queries + i;
           const double* q_row = &q[static_cast<size_t>(r * d.head_dim)];
           const double* do_row = &dout[static_cast<size_t>(r * d.value_dim)];
-          probabilities(d, q_row, k_head, i, p);
-          // rowsum(dO * O) = sum_j p_j (dO . v_j) = sum_j p_j dP_j.
+          if (saved) {
+            const double lse = saved->logsumexp[static_cast<size_t>(r)];
+            for (int64_t j = 0; j < d.keys; ++j) {
+              double s = 0;
+              for (int64_t e = 0; e < d.head_dim; ++e) s += q_row[e] * k_head[j * d.head_dim + e];
+              p[static_cast<size_t>(j)] = d.causal && j > i ? 0.0 : std::exp(s * d.scale - lse);
+            }
+          } else {
+            probabilities(d, q_row, k_head, i, p);
+          }
+          // rowsum(dO * O), which with the forward's O is sum_j p_j (dO . v_j) = sum_j p_j dP_j.
           double delta = 0;
           for (int64_t j = 0; j < d.keys; ++j) {
             double s = 0;
             for (int64_t e = 0; e < d.value_dim; ++e) s += do_row[e] * v_head[j * d.value_dim + e];
             dp[static_cast<size_t>(j)] = s;
-            delta += p[static_cast<size_t>(j)] * s;
+            if (!saved) delta += p[static_cast<size_t>(j)] * s;
           }
+          if (saved)
+            for (int64_t e = 0; e < d.value_dim; ++e) delta += do_row[e] * saved->out[static_cast<size_t>(r * d.value_dim + e)];
           for (int64_t e = 0; e < d.head_dim; ++e) g.dq.store(r * d.head_dim + e, 0.0);
           for (int64_t j = 0; j < d.keys; ++j) {
             const double pj = p[static_cast<size_t>(j)];

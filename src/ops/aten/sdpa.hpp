@@ -136,8 +136,16 @@ std::vector<double> sdpa_error_allowances(const SdpaDesc& d, const base::HostTen
 struct SdpaGradients {
   base::HostTensor dq, dk, dv;
 };
+/// The forward's saved state a backward reads: out [B, H, L, Ev] and each row's logsumexp, row
+/// r = (b H + h) L + i, both contiguous. Given, the reference takes P = exp(scale q.k - logsumexp) and
+/// rowsum(dO * O) from them, as a backward kernel does (they need not be the forward's of q, k, v: BOO's
+/// structured test passes blocks of ones); absent, it recomputes both in float64.
+struct SdpaSaved {
+  std::vector<double> out, logsumexp;
+};
 SdpaGradients sdpa_backward_reference(const SdpaDesc& d, const base::HostTensor& q, const base::HostTensor& k,
-                                      const base::HostTensor& v, const base::HostTensor& dout);
+                                      const base::HostTensor& v, const base::HostTensor& dout,
+                                      const SdpaSaved* saved = nullptr);
 
 /// The natural log of each query row's softmax denominator, logsumexp_j(scale q_i . k_j)
 /// over the keys the row sees: [B, H, L] contiguous (what the backward's logsumexp holds).

@@ -284,15 +284,26 @@ class SdpaBackwardOp final : public OpDefinition {
     return sdpa_backward_implementations();
   }
 
-  // The exact gradients of q, k, v (P recomputed in float64); out and logsumexp, the
-  // forward's saved state, enter only the kernels.
+  // The exact gradients of q, k, v from the given saved state (out and logsumexp), in float64.
   Result<std::vector<base::HostTensor>> reference(const OpSignature& sig,
                                                   const std::vector<base::HostTensor>& args) const override {
     const auto* s = dynamic_cast<const SdpaBackwardSignature*>(&sig);
     if (!s || args.size() != 6) return internal_error("aten_sdpa_backward reference: expected its six arguments");
     using S = SdpaBackwardSignature;
-    SdpaGradients g =
-        sdpa_backward_reference(s->desc(), args[S::kQuery], args[S::kKey], args[S::kValue], args[S::kGradOut]);
+    const SdpaDesc& d = s->desc();
+    SdpaSaved saved;
+    saved.out.reserve(static_cast<size_t>(args[S::kOut].spec().numel()));
+    saved.logsumexp.reserve(static_cast<size_t>(d.batch * d.heads * d.queries));
+    const TensorSpec& o = args[S::kOut].spec();
+    for (int64_t b = 0; b < d.batch; ++b)
+      for (int64_t h = 0; h < d.heads; ++h)
+        for (int64_t i = 0; i < d.queries; ++i) {
+          saved.logsumexp.push_back(args[S::kLogsumexp].load(lse_offset(args[S::kLogsumexp].spec(), b, h, i)));
+          for (int64_t e = 0; e < d.value_dim; ++e)
+            saved.out.push_back(args[S::kOut].load(b * o.strides[0] + h * o.strides[1] + i * o.strides[2] +
+                                                   e * o.strides[3]));
+        }
+    SdpaGradients g = sdpa_backward_reference(d, args[S::kQuery], args[S::kKey], args[S::kValue], args[S::kGradOut], &saved);
     std::vector<base::HostTensor> out;
     out.push_back(std::move(g.dq));
     out.push_back(std::move(g.dk));
