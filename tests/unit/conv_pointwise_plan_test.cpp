@@ -29,6 +29,17 @@ std::string decline_reason(const std::string& command) {
   return s.ok() ? "accepted" : s.to_string();
 }
 
+// The command-parse fuzzer's finding (CI, 2026-11-26): a bias gradient alone (-F 7) of an NCHW 1x1 conv has no
+// face, and the tie check with the Hopper tier's native path read the first one. Both decline it; the mma.sync
+// tier's bias-gradient step runs it.
+TEST(ConvPointwisePlanTest, ABiasGradientAloneIsNotItsAndDispatchRunsIt) {
+  const std::string command = "convfp16 -n 32 -c 1024 -H 14 -W 12 -k 32 -y 1 -x 1 -F 7";
+  EXPECT_NE(decline_reason(command).find("a bias gradient alone"), std::string::npos) << decline_reason(command);
+  for (const GpuImplementation* impl : find_op("conv")->gpu_implementations())
+    if (impl->name() == "gpu:conv:implicit_gemm")
+      EXPECT_EQ(test::plan_of(*impl, command).entries, (std::vector<std::string>{"boo_conv_db"}));
+}
+
 TEST(ConvPointwisePlanTest, ForwardStreamsPixelTilesAgainstTheFilter) {
   test::UnverifiedKernelsEnabled gate;
   // y (16 x 802816 columns) = w (16 x 32) x (32 x 802816): tiles of 256 pixels (3136), 16-byte vectors;

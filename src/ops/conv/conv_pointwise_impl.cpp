@@ -296,6 +296,9 @@ class PointwiseConv final : public Tier<ConvProblem, PointwiseConfig> {
                            "channels-last ones are the GEMM tiers')");
     if (r.batch * r.pix_a() > kInt32Max)
       return unimplemented("gpu:conv:pointwise takes at most 2^31 - 1 pixels over the batch");
+    if (problem.tasks.empty())
+      return unimplemented("gpu:conv:pointwise runs the forward, data or weight face; a bias gradient alone is "
+                           "gpu:conv:implicit_gemm's");
     for (const FaceTask& task : problem.tasks) {
       const Cost c = cost_of(task, problem, arch);
       if (c.compute_s > c.memory_s)

@@ -28,6 +28,7 @@ Status native_nchw_pointwise(const ConvProblem& problem) {
   // 16-byte vectors of 8 pixels never straddle two channels.
   if (r.pix_a() % 8 != 0)
     return decline("pixels per image that are a multiple of 8 (16-byte vectors) only, not " + std::to_string(r.pix_a()));
+  if (problem.tasks.size() != 1) return decline("one face at a time (forward, data or weight)");
   // The signature tensors playing A and B (named in the reasons).
   const FaceTask& t = problem.tasks[0];
   for (const auto& [name, s] : {std::pair<std::string, Strides5>{t.a, r.a_strides}, {t.b, r.b_strides}}) {
