@@ -516,24 +516,15 @@ const ops::GpuImplementation& backward_tier() {
   return tier;
 }
 
-// Sets BOO_UNVERIFIED_KERNELS=1 for one scope (the backward kernel awaits its first GPU run).
-struct UnverifiedKernels {
-  UnverifiedKernels() { ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1); }
-  ~UnverifiedKernels() { ::unsetenv("BOO_UNVERIFIED_KERNELS"); }
-};
-
-TEST(SdpaBackwardPlanTest, TheTierAwaitsAGpuRun) {
+// Verified on an H200 (the six attention-backward lines of tests/gpu/aten_matrix.txt): no longer gated.
+TEST(SdpaBackwardPlanTest, AcceptsWithoutTheUnverifiedKernelsVariable) {
+  ::unsetenv("BOO_UNVERIFIED_KERNELS");
   std::unique_ptr<ops::OpProblem> problem = ops::test::problem_of(kCudnnBackward);
   ASSERT_TRUE(problem);
-  const Status s = backward_tier().accepts(*problem, ops::test::sm90());
-  EXPECT_EQ(s.code(), StatusCode::kUnimplemented);
-  EXPECT_NE(s.message().find("BOO_UNVERIFIED_KERNELS=1"), std::string::npos) << s.to_string();
-  const UnverifiedKernels on;
   EXPECT_TRUE(backward_tier().accepts(*problem, ops::test::sm90()).ok());
 }
 
 TEST(SdpaBackwardPlanTest, ThreeStepsOverTheWorkspace) {
-  const UnverifiedKernels on;
   // 2 x 8 heads over 2 x 2 kv heads, 100 queries, 150 keys, head dim 128, causal.
   const ops::test::Planned p =
       ops::test::plan_of(backward_tier(), flash_backward_line("c10::Half", {2, 8, 100, 128}, {2, 2, 150, 128}, "True", "None"));
@@ -585,7 +576,6 @@ TEST(SdpaBackwardPlanTest, ThreeStepsOverTheWorkspace) {
 }
 
 TEST(SdpaBackwardPlanTest, DeclinesWithReasons) {
-  const UnverifiedKernels on;
   const std::vector<std::pair<std::string, std::string>> cases{
       {flash_backward_line("float", {1, 2, 16, 64}, {1, 2, 16, 64}, "False", "None"), "float32 attention has no GPU kernel"},
       {flash_backward_line("c10::BFloat16", {1, 2, 16, 96}, {1, 2, 16, 96}, "False", "None"), "head dim 96"},

@@ -2,14 +2,12 @@
 // cores (device/sdpa_backward.cuh): three launches, D and lse * log2(e) per
 // query row into the workspace, then dQ (a CTA per 64 queries) and dK, dV (a
 // CTA per 64 keys of a kv head). bf16/fp16, head dims 64 and 128 (E == Ev),
-// rows dense and 16-byte aligned, causal or not, grouped heads. Awaits its first
-// GPU run (ops/common/unverified_kernels.hpp).
+// rows dense and 16-byte aligned, causal or not, grouped heads.
 #include <cmath>
 
 #include "ops/aten/device/sdpa_backward_params.cuh"
 #include "ops/aten/sdpa.hpp"
 #include "ops/common/generated_source.hpp"
-#include "ops/common/unverified_kernels.hpp"
 
 namespace boo::ops::aten {
 namespace {
@@ -68,7 +66,6 @@ class SdpaBackwardTier final : public Tier<SdpaBackwardProblem, SdpaBackwardConf
                            "device's " + std::to_string(arch.max_shared_bytes_per_block) + " per block");
     const float scale_log2 = static_cast<float>(d.scale * M_LOG2E);
     if (!std::isfinite(scale_log2)) return unimplemented("scale " + std::to_string(d.scale) + " overflows float");
-    if (!unverified_kernels_enabled()) return unimplemented(unverified_kernel_reason("the attention backward"));
     return ok_status();
   }
 
