@@ -777,6 +777,34 @@ TEST(NvrtcTest, HopperSplitConvModulesCompile) {
   EXPECT_GE(split_modules, 14);  // 9 of the first line's 16 candidates, then one a line
 }
 
+// gpu:conv:fp32_bf16x6 (device/conv_fp32_split.cuh around the wgmma tier's bf16 conv with fp32 sums)
+// compiles for sm_90a without spills for every face, NCHW and NHWC, padded channels, bias and activation.
+TEST(NvrtcTest, Fp32Bf16x6ModulesCompile) {
+  ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1);
+  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
+  const ops::GpuImplementation* tier = conv_tier("gpu:conv:fp32_bf16x6");
+  ASSERT_NE(tier, nullptr);
+  const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
+  for (const std::string& command : {
+           std::string("conv -n 32 -c 256 -H 14 -W 14 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1 -b 1 --activation gelu"),
+           std::string("conv -n 32 -c 64 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 2"),
+           "conv -n 16 -c 256 -H 28 -W 28 -k 100 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
+           "conv -n 32 -c 200 -H 28 -W 28 -k 256 -y 1 -x 1 -F 1" + nhwc,
+       }) {
+    SCOPED_TRACE(command);
+    Result<ParsedCommand> p = parse_command(std::string_view(command));
+    ASSERT_TRUE(p.ok()) << p.status().to_string();
+    Result<Planned> planned = plan_for(*tier, *p->signature, device);
+    ASSERT_TRUE(planned.ok()) << planned.status().to_string();
+    Result<jit::CompiledKernel> k = jit::compile_kernel(planned->plan.source, kArch, true);
+    ASSERT_TRUE(k.ok()) << k.status().to_string();
+    EXPECT_EQ(k->spill_bytes, 0) << k->log;
+    EXPECT_NE(k->ptx.find("wgmma.mma_async.sync.aligned"), std::string::npos);
+    EXPECT_NE(k->ptx.find(".entry boo_fp32_split_"), std::string::npos);
+  }
+  ::unsetenv("BOO_UNVERIFIED_KERNELS");
+}
+
 // gpu:conv:pointwise (device/conv_pointwise.cuh) compiles for sm_90a without
 // spills or stack for every face and dtype: mma.sync for bf16/fp16, FFMA for
 // fp32; bias and activations; pixels per image that are odd (7x7: element

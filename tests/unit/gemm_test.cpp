@@ -266,9 +266,10 @@ TEST(GemmPlanTest, TiersAndBindings) {
   EXPECT_TRUE(ops::test::accepts(*impls[2], "gemm --a_w 5 --a_h 2 --b_w 3"));
 }
 
-// ConvProblem::fp32_result (what gpu:gemm asks for its epilogue kernel): every conv tier takes
-// one forward face without bias or activation and declines the rest with the reason.
-TEST(GemmPlanTest, ConvTiersLeaveFp32SumsOfOneForwardFaceOnly) {
+// ConvProblem::fp32_result (what gpu:gemm asks for its epilogue kernel, gpu:conv:fp32_bf16x6 for its
+// six products): every conv tier takes one forward face without bias or activation and declines the
+// rest with the reason; gpu:conv:wgmma_sm90 takes the data and weight faces too, not stride phases.
+TEST(GemmPlanTest, ConvTiersLeaveFp32SumsOfOneDirection) {
   const ops::ArchSpec arch = ops::test::sm90();
   auto verdict = [&](const ops::GpuImplementation& tier, const std::string& line) {
     Result<ParsedCommand> p = parse_command(line);
@@ -276,11 +277,15 @@ TEST(GemmPlanTest, ConvTiersLeaveFp32SumsOfOneForwardFaceOnly) {
     const ops::conv::ConvProblem problem(dynamic_cast<const ConvSignature&>(*p->signature), true);
     return tier.accepts(problem, arch);
   };
-  const std::string forward = "convbfp16 -n 64 -c 64 -H 64 -W 64 -k 128 -y 1 -x 1 --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
+  const std::string forward = "convbfp16 -n 64 -c 128 -H 64 -W 64 -k 128 -y 1 -x 1 --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
   for (const ops::GpuImplementation* tier : {&ops::conv::wgmma_sm90_implementation(), &ops::conv::implicit_gemm_implementation(),
                                         &ops::conv::direct_implementation()}) {
+    const bool every_face = tier == &ops::conv::wgmma_sm90_implementation();
     EXPECT_TRUE(verdict(*tier, forward + " -F 1").ok()) << tier->name();
-    for (const char* rest : {" -F 2", " -F 4", " -F 1 -b 1", " -F 1 --activation relu"}) {
+    for (const char* rest : {" -F 2", " -F 4"})
+      EXPECT_EQ(verdict(*tier, forward + rest).ok(), every_face) << tier->name() << rest;
+    for (const char* rest : {" -F 1 -b 1", " -F 1 --activation relu", " -F 2 -u 2 -v 2", " -F 2 -g 2"}) {
+      if (!every_face && std::string(rest) == " -F 2 -u 2 -v 2") continue;
       const Status s = verdict(*tier, forward + rest);
       EXPECT_EQ(s.code(), StatusCode::kUnimplemented) << tier->name() << rest;
       EXPECT_NE(s.message().find("fp32 sums"), std::string::npos) << s.message();

@@ -7,6 +7,7 @@
 #include "boo/conv.hpp"
 #include "ops/conv/conv_depthwise_impl.hpp"
 #include "ops/conv/conv_direct_impl.hpp"
+#include "ops/conv/conv_fp32_split_impl.hpp"
 #include "ops/conv/conv_igemm_impl.hpp"
 #include "ops/conv/conv_layout.hpp"
 #include "ops/conv/conv_pointwise_impl.hpp"
@@ -276,10 +277,12 @@ class ConvOp final : public OpDefinition {
     return std::unique_ptr<OpProblem>(std::make_unique<ConvProblem>(*conv));
   }
   std::span<const GpuImplementation* const> gpu_implementations() const override {
-    // gpu:conv:pointwise first: it takes only memory-bound pointwise convs, which it runs at copy bandwidth.
+    // gpu:conv:pointwise first: it takes only memory-bound pointwise convs, which it runs at copy bandwidth;
+    // gpu:conv:fp32_bf16x6 before gpu:conv:implicit_gemm: it takes the strict fp32 convs its model puts
+    // ahead of FFMA.
     static const GpuImplementation* const kImpls[] = {&pointwise_implementation(), &wgmma_sm90_implementation(),
-                                                      &implicit_gemm_implementation(), &depthwise_implementation(),
-                                                      &direct_implementation()};
+                                                      &fp32_bf16x6_implementation(), &implicit_gemm_implementation(),
+                                                      &depthwise_implementation(), &direct_implementation()};
     return kImpls;
   }
 

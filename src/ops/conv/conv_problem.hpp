@@ -88,16 +88,19 @@ class ConvProblem final : public OpProblem {
   DType dtype = DType::kF32;
   long long elem_bytes = 4;
   /// Set by a caller that applies an epilogue of its own to the sums
-  /// (gpu:gemm:*: alpha, beta * C, a bias along another dimension), so that
-  /// they are rounded once, by that caller: the one forward task's sums are
-  /// left in the workspace from byte 0 as dense fp32 (groups, M, N), M the
-  /// batch x output pixels (batch outermost, pixels row-major), N a group's
-  /// output channels; the result tensor is not written. A tier that takes it
-  /// declines what fp32_result_supported() declines.
+  /// (gpu:gemm:*: alpha, beta * C, a bias along another dimension;
+  /// gpu:conv:fp32_bf16x6: the six products' sums), so that they are rounded
+  /// once, by that caller: the one task's sums are left in the workspace from
+  /// byte 0 as dense fp32 (groups, M, N) and its result tensor is not written.
+  /// Forward and data faces: M the batch x result pixels (batch outermost,
+  /// pixels row-major), N a group's result channels; weight face: M the output
+  /// channels, N the (tap, input channel) columns (dw as dense KRSC). A tier
+  /// that takes it declines what fp32_result_supported() declines.
   bool fp32_result = false;
-  /// OK unless fp32_result is set and the problem is not one forward task
-  /// without bias (nor its gradient) and activation.
-  Status fp32_result_supported(std::string_view tier) const;
+  /// OK unless fp32_result is set and the problem is not one task without
+  /// bias (nor its gradient) and activation; a forward task unless
+  /// `every_face` (a tier that leaves the sums of every face).
+  Status fp32_result_supported(std::string_view tier, bool every_face = false) const;
 };
 
 }  // namespace boo::ops::conv

@@ -198,7 +198,7 @@ Result<Run> run_of(const ConvProblem& problem) {
     f.w_strides = {r.cb, 1, 0, r.f_size[2] * r.ag() * r.cb, r.ag() * r.cb};
     if (!channels_contiguous(f.a_strides, f.ca))
       run.a_copy = add_copy(run.copies, layout_copy(problem, run.a, r.batch, r.batch, r.b_size, r.cb, r.cb, false));
-    if (!channels_contiguous(f.b_strides, f.cb))
+    if (!channels_contiguous(f.b_strides, f.cb) && !problem.fp32_result)
       run.out_copy =
           add_copy(run.copies, layout_copy(problem, run.task.result, r.batch, r.batch, r.a_size, r.ca, r.ca, false));
   } else {
@@ -208,7 +208,7 @@ Result<Run> run_of(const ConvProblem& problem) {
       run.a_copy = add_copy(run.copies, layout_copy(problem, run.a, r.batch, r.batch, r.a_size, r.ca, r.ca, false));
     if (!channels_contiguous(r.b_strides, r.cb))
       run.b_copy = add_copy(run.copies, layout_copy(problem, run.b, r.batch, r.batch, r.b_size, r.cb, r.cb, false));
-    if (!channels_contiguous(r.w_strides, r.ca))
+    if (!channels_contiguous(r.w_strides, r.ca) && !problem.fp32_result)
       run.out_copy =
           add_copy(run.copies, layout_copy(problem, run.task.result, r.cb, r.cb, r.f_size, r.ca, r.ca, false));
   }
@@ -235,7 +235,7 @@ struct WgmmaConfig final : Config {
   int bn = 256;     // columns per CTA tile (the wgmma N: output channels, the weight face's taps x channels): 128, 192 or 256
   int stages = 4;   // depth of the shared-memory ring
   int splits = 1;   // split K: slices of the reduction, fp32 partials summed by a second kernel
-  bool fp32_out = false;  // ConvProblem::fp32_result: the forward sums stay fp32 in the workspace
+  bool fp32_out = false;  // ConvProblem::fp32_result: the sums stay fp32 in the workspace
   Run run;
   size_t partial_bytes = 0;  // the splits' partials, at the workspace's start
   size_t workspace_bytes = 0;
@@ -256,6 +256,7 @@ struct WgmmaConfig final : Config {
     } else if (run.weight()) {
       record += " as weight gradient, M/N-major tiles, splits ";
       record += std::to_string(splits);
+      if (fp32_out) record += ", fp32 result";
     } else {
       record += " as forward";
       if (run.phased)
@@ -409,12 +410,15 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       return decline("bf16 and fp16 only, not " + std::string(dtype_name(sig.dtype)));
     if (problem.tasks.size() != 1 || problem.bias_gradient)
       return decline("one direction at a time (-F 1, -F 2 or -F 4), without a bias gradient");
-    BOO_RETURN_IF_ERROR(problem.fp32_result_supported(name()));
+    BOO_RETURN_IF_ERROR(problem.fp32_result_supported(name(), /*every_face=*/true));
     const Relation& r0 = problem.relation;
     if (r0.a_size[0] != 1 || r0.f_size[0] != 1) return decline("1-D and 2-D convs only");
     BOO_ASSIGN_OR_RETURN(Run run, run_of(problem));
     const Relation& r = run.rel;
     const bool grouped = r.groups > 1;
+    // The fp32 sums are one dense (M, N) plane: one slice, as the unsplit channels-last GEMM stores it.
+    if (problem.fp32_result && (grouped || run.phased))
+      return decline("fp32 sums for a caller's epilogue of groups = 1 without stride phases only");
     const std::string per_group = grouped ? " per group" : "";
     // 16-byte copies of 8 channels of one tap (the reduction's, or the weight face's columns), within a group.
     if (r.ag() % 8 != 0)

@@ -25,7 +25,9 @@
 // as the forward kernel writes y (store_tile); with more, each unit stores
 // its fp32 sums in its split's plane of the workspace (kSplits, kM, kN) and a
 // second kernel adds the planes in a fixed order (split_k.cuh), converting
-// to dw's type: deterministic, no atomics.
+// to dw's type: deterministic, no atomics. With C::kFp32Out (a caller's
+// epilogue: gpu:conv:fp32_bf16x6) the sums stay fp32, dense (kM, kN) at the
+// workspace's start: the one split's plane, or the reduce's.
 //
 // The generated source defines `struct Cfg` (kM, kN, kC, kL, kSplits, the
 // tile, the conv's geometry and every stride as compile-time constants; see
@@ -156,7 +158,7 @@ __device__ __forceinline__ void consume_weight_units(const ConvIgemmParams& p, u
     for (int kb = begin; kb < end; ++kb, ++it)
       consume_kblock<C, kMnMajor>(acc, smem, full, empty, it, consumer, lane, kb == begin);
     finish_tile<C>(acc, empty, it, lane);
-    if constexpr (C::kSplits == 1)
+    if constexpr (C::kSplits == 1 && !C::kFp32Out)
       store_tile<C>(acc, p, staged, consumer, m0, n0, [](int m, int col) { return weight_offset<C>(m, col); });
     else
       store_partials<C>(acc, p, U::split(unit), consumer, m0, n0);
