@@ -1001,6 +1001,16 @@ def _batch_norm_torch(x, weight, bias, running_mean, running_var, training, mome
     return [_restride(y, _norm_strides(list(x.shape), _norm_layout(x))), *saved, new_mean, new_var]
 
 
+def _check_batch_norm_statistics(training, running_mean, running_var):
+    """The running statistics every entry of the op takes (boo.ops.batch_norm, torch.ops.boo.batch_norm's
+    kernels and fake implementation): both or neither, and both in inference, which normalizes by them."""
+    if (running_mean is None) != (running_var is None):
+        raise ValueError("batch_norm: give running_mean and running_var together, or neither")
+    if not training and running_mean is None:
+        raise ValueError("batch_norm: inference (training=False) normalizes by running_mean and running_var; "
+                         "give them, or training=True for the batch statistics")
+
+
 def _batch_norm_forward(x: torch.Tensor, weight: Optional[torch.Tensor], bias: Optional[torch.Tensor],
                         running_mean: Optional[torch.Tensor], running_var: Optional[torch.Tensor], training: bool,
                         momentum: float, eps: float) -> List[torch.Tensor]:
@@ -1026,6 +1036,7 @@ def _batch_norm_forward(x: torch.Tensor, weight: Optional[torch.Tensor], bias: O
                        for name in ("saved_mean", "saved_inv_variance", "running_mean", "running_variance")]
         return [got["y"], *per_channel]
 
+    _check_batch_norm_statistics(training, running_mean, running_var)
     return _boo_or_torch(lambda: f"batch_norm {list(x.shape)} {x.dtype}", boo,
                          lambda: _batch_norm_torch(x, weight, bias, running_mean, running_var, training, momentum,
                                                    eps))
@@ -1039,6 +1050,7 @@ def _(x, weight, bias, running_mean, running_var, training, momentum, eps):
     def stat(present):
         return x.new_empty(x.shape[1] if present else 0, dtype=torch.float32)
 
+    _check_batch_norm_statistics(training, running_mean, running_var)
     y = x.new_empty_strided(x.shape, _norm_strides(list(x.shape), _norm_layout(x)))
     running = training and running_mean is not None
     return [y, stat(training), stat(training), stat(running), stat(running)]
@@ -1149,11 +1161,7 @@ def batch_norm(x, weight=None, bias=None, running_mean=None, running_var=None, t
     if x.dim() < 2:
         raise ValueError(f"batch_norm: expected an (N, C, ...) input, got shape {list(x.shape)}")
     _boo_dtype(x.dtype, "batch_norm")
-    if (running_mean is None) != (running_var is None):
-        raise ValueError("batch_norm: give running_mean and running_var together, or neither")
-    if not training and running_mean is None:
-        raise ValueError("batch_norm: inference (training=False) normalizes by running_mean and running_var; "
-                         "give them, or training=True for the batch statistics")
+    _check_batch_norm_statistics(training, running_mean, running_var)
     channels = x.shape[1]
     for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean), ("running_var", running_var)):
         if t is not None and t.numel() != channels:

@@ -575,9 +575,12 @@ std::vector<at::Tensor> batch_norm_cuda(const at::Tensor& x, const std::optional
   static ReadyCache cache;
   void* stream = c10::cuda::getCurrentCUDAStream(x.get_device()).stream();
   const bool running = given(running_mean) && given(running_var);
+  // One running statistic without the other is no call boo runs: the Python kernel raises its error.
+  const bool statistics_paired = running || (!given(running_mean) && !given(running_var));
   Ready ready;
   if (const boo_bridge_launchable* l =
-          batch_norm_launchable(cache, x, training, running, momentum, eps, stream, ready)) {
+          statistics_paired ? batch_norm_launchable(cache, x, training, running, momentum, eps, stream, ready)
+                            : nullptr) {
     const int64_t channels = x.size(1);
     const at::Tensor scale = float_or_full(weight, channels, 1.0, x), shift = float_or_full(bias, channels, 0.0, x);
     at::Tensor mean, var;

@@ -153,7 +153,11 @@ class BatchNormTest(unittest.TestCase):
     """torch.ops.boo.batch_norm on whichever registration this process has: C++ where built, its CUDA kernel
     (boo's kernel through the launch cache, else boo.ops' Python kernel) and its autograd."""
 
-    def args(self, shape=(3, 4, 5, 6), channels_last=False, affine=(True, True), dtype=torch.float32):
+    # Every combination of the optional tensors: (weight, bias) present, and the running statistics
+    # (inference needs them).
+    AFFINE = ((True, True), (False, True), (True, False), (False, False))
+
+    def args(self, shape=(3, 4, 5, 6), channels_last=False, affine=(True, True), running=True, dtype=torch.float32):
         torch.manual_seed(1)
         x = torch.randn(*shape, device=DEVICE, dtype=dtype)
         if channels_last:
@@ -161,7 +165,18 @@ class BatchNormTest(unittest.TestCase):
         c = shape[1]
         w = torch.rand(c, device=DEVICE) + 0.5 if affine[0] else None
         b = torch.randn(c, device=DEVICE) if affine[1] else None
+        if not running:
+            return x, w, b, None, None
         return x, w, b, torch.randn(c, device=DEVICE), torch.rand(c, device=DEVICE) + 0.5
+
+    @staticmethod
+    def reference(x, w, b, rm, rv, training, momentum, eps):
+        """F.batch_norm with a weight of ones where there is none (the same function). PyTorch's CUDA batch
+        norm has no bias gradient without a weight (2.11: an empty one from its channels-last training
+        backward, 'tensor does not have a device' from its inference backward)."""
+        if w is None:
+            w = torch.ones(x.shape[1], device=x.device)
+        return F.batch_norm(x, rm, rv, w, b, training, momentum, eps)
 
     def test_the_cpp_kernel_and_autograd_where_built(self):
         if ops.registration != "C++":  # RegistrationTest checks that it is wherever it was built
@@ -173,21 +188,46 @@ class BatchNormTest(unittest.TestCase):
             self.assertTrue(lines and "torch_ops.cpp" in lines[0], f"{key}: {lines}")
 
     def test_opcheck(self):
-        for training, channels_last in ((True, False), (False, True)):
-            with self.subTest(training=training, channels_last=channels_last):
-                x, w, b, rm, rv = self.args(channels_last=channels_last)
-                x.requires_grad_(), w.requires_grad_(), b.requires_grad_()
+        """The kernels (C++ on CUDA where built), the fake implementation and the autograd against each other,
+        each optional tensor absent in turn."""
+        for training, channels_last, affine, running in ((True, False, (True, True), True),
+                                                         (False, True, (True, True), True),
+                                                         (True, False, (False, True), False),
+                                                         (True, True, (True, False), True),
+                                                         (True, False, (False, False), False),
+                                                         (False, False, (False, True), True),
+                                                         (False, True, (False, False), True)):
+            with self.subTest(training=training, channels_last=channels_last, affine=affine, running=running):
+                x, w, b, rm, rv = self.args(channels_last=channels_last, affine=affine, running=running)
+                for t in (x, w, b):
+                    if t is not None:
+                        t.requires_grad_()
                 torch.library.opcheck(torch.ops.boo.batch_norm.default, (x, w, b, rm, rv, training, 0.1, 1e-5))
 
+    def test_backward_opcheck_without_a_weight(self):
+        """batch_norm_backward's kernel and fake implementation with no weight (a scale of ones) and each
+        gradient left out in turn: those left out are empty."""
+        x, _, _, _, _ = self.args(channels_last=True)
+        _, mean, invstd, _, _ = torch.ops.boo.batch_norm.default(x, None, None, None, None, True, 0.1, 1e-5)
+        dy = torch.randn_like(x)
+        for mask in ([True, False, True], [False, False, True], [True, False, False]):
+            with self.subTest(mask=mask):
+                torch.library.opcheck(torch.ops.boo.batch_norm_backward.default,
+                                      (dy, x, None, mean, invstd, 1e-5, mask))
+                got = torch.ops.boo.batch_norm_backward.default(dy, x, None, mean, invstd, 1e-5, mask)
+                self.assertEqual([list(t.shape) for t in got],
+                                 [list(x.shape) if mask[0] else [0], [0], [4] if mask[2] else [0]])
+
     def test_outputs_and_gradients_match_pytorch(self):
-        """Training and inference, with and without the weight or bias (the autograd node's edges are the
-        tensors given), boo's backward kernels on and off; the running statistics as PyTorch updates them."""
-        for training in (True, False):
-            for affine in ((True, True), (False, True), (True, False), (False, False)):
+        """Training (with and without running statistics) and inference, with and without the weight or bias
+        (the autograd node's edges are the tensors given), boo's backward kernels on and off; the running
+        statistics as PyTorch updates them."""
+        for training, running in ((True, True), (True, False), (False, True)):
+            for affine in self.AFFINE:
                 for boo_backward in (True, False):
-                    with self.subTest(training=training, affine=affine, boo_backward=boo_backward):
-                        x, w, b, rm, rv = self.args(channels_last=training, affine=affine)
-                        rm2, rv2 = rm.clone(), rv.clone()
+                    with self.subTest(training=training, running=running, affine=affine, boo_backward=boo_backward):
+                        x, w, b, rm, rv = self.args(channels_last=training, affine=affine, running=running)
+                        rm2, rv2 = (rm.clone(), rv.clone()) if running else (None, None)
                         leaves = [t.requires_grad_() for t in (x, w, b) if t is not None]
                         ops._set_backward_kernels(boo_backward)
                         try:
@@ -196,13 +236,50 @@ class BatchNormTest(unittest.TestCase):
                             got = torch.autograd.grad(y, leaves, dy)
                         finally:
                             ops._set_backward_kernels(None)
-                        want_y = F.batch_norm(x, rm2, rv2, w, b, training, 0.1, 1e-3)
+                        want_y = self.reference(x, w, b, rm2, rv2, training, 0.1, 1e-3)
                         want = torch.autograd.grad(want_y, leaves, dy)
                         torch.testing.assert_close(y, want_y, rtol=1e-4, atol=1e-4)
-                        torch.testing.assert_close(rm, rm2, rtol=1e-5, atol=1e-6)
-                        torch.testing.assert_close(rv, rv2, rtol=1e-5, atol=1e-6)
+                        if running:
+                            torch.testing.assert_close(rm, rm2, rtol=1e-5, atol=1e-6)
+                            torch.testing.assert_close(rv, rv2, rtol=1e-5, atol=1e-6)
                         for i, (a, e) in enumerate(zip(got, want)):
                             torch.testing.assert_close(a, e, rtol=1e-4, atol=1e-4, msg=f"gradient {i}")
+
+    def test_only_the_gradients_asked_for(self):
+        """Each subset of the tensors given asks for gradients (the others are inputs that need none): the
+        autograd node maps its edges to x, weight and bias by which are present."""
+        for training in (True, False):
+            for affine in self.AFFINE:
+                x, w, b, rm, rv = self.args(affine=affine)
+                given = [t for t in (x, w, b) if t is not None]
+                for wanted in range(1, 1 << len(given)):
+                    leaves = [t for i, t in enumerate(given) if wanted >> i & 1]
+                    with self.subTest(training=training, affine=affine, wanted=wanted):
+                        for i, t in enumerate(given):
+                            t.requires_grad_(bool(wanted >> i & 1))
+                        y = ops.batch_norm(x, w, b, rm.clone(), rv.clone(), training, 0.1, 1e-3)
+                        dy = torch.randn_like(y)
+                        want_y = self.reference(x, w, b, rm.clone(), rv.clone(), training, 0.1, 1e-3)
+                        for i, (a, e) in enumerate(zip(torch.autograd.grad(y, leaves, dy),
+                                                       torch.autograd.grad(want_y, leaves, dy))):
+                            torch.testing.assert_close(a, e, rtol=1e-4, atol=1e-4, msg=f"gradient {i}")
+
+    def test_running_statistics_both_or_neither_and_both_in_inference(self):
+        """Called as torch.ops.boo.batch_norm (past boo.ops.batch_norm's checks): the kernel (C++ on CUDA where
+        built), under autograd or not, and the fake implementation raise the same error."""
+        from torch._subclasses.fake_tensor import FakeTensorMode
+        x, w, b, rm, rv = self.args()
+        for training, stats, error in ((False, (None, None), "inference .* normalizes by running_mean"),
+                                       (True, (rm, None), "together"), (False, (None, rv), "together")):
+            for grad in (False, True):
+                with self.subTest(training=training, stats=[s is not None for s in stats], grad=grad):
+                    with self.assertRaisesRegex(ValueError, error):
+                        torch.ops.boo.batch_norm.default(x.detach().requires_grad_(grad), w, b, *stats, training,
+                                                         0.1, 1e-5)
+            with self.subTest(training=training, stats=[s is not None for s in stats], fake=True):
+                with FakeTensorMode() as mode, self.assertRaisesRegex(ValueError, error):
+                    fake = [None if t is None else mode.from_tensor(t) for t in (x, w, b, *stats)]
+                    torch.ops.boo.batch_norm.default(*fake, training, 0.1, 1e-5)
 
     def test_inference_without_a_gradient_launches_boo_directly(self):
         """No gradient to record: the C++ autograd kernel passes the call below itself to the CUDA kernel,
