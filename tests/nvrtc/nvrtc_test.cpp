@@ -801,6 +801,8 @@ TEST(NvrtcTest, Fp32Bf16x6ModulesCompile) {
     EXPECT_EQ(k->spill_bytes, 0) << k->log;
     EXPECT_NE(k->ptx.find("wgmma.mma_async.sync.aligned"), std::string::npos);
     EXPECT_NE(k->ptx.find(".entry boo_fp32_split_"), std::string::npos);
+    EXPECT_NE(k->ptx.find("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"), std::string::npos);
+    EXPECT_NE(planned->plan.source.text.find("kPromote = true"), std::string::npos);
   }
   ::unsetenv("BOO_UNVERIFIED_KERNELS");
 }

@@ -46,6 +46,10 @@ TEST(ConvFp32SplitTest, ForwardOfNchwSplitsChannels) {
   ASSERT_GE(p.launches.size(), 4u);
   EXPECT_NE(p.config.find("conv convbfp16 -n 32 -c 1536 -H 14 -W 14 -k 256"), std::string::npos) << p.config;
   EXPECT_NE(p.config.find("fp32 result"), std::string::npos) << p.config;
+  // Promoted sums: a second set of accumulators, so 128-wide tiles only.
+  EXPECT_NE(p.config.find("sums promoted per k-block"), std::string::npos) << p.config;
+  EXPECT_NE(p.config.find("tile 128x128x64"), std::string::npos) << p.config;
+  EXPECT_NE(p.source.text.find("static constexpr bool kPromote = true;"), std::string::npos);
   EXPECT_EQ(p.entries.front(), "boo_fp32_split_x");
   EXPECT_EQ(p.entries[1], "boo_fp32_split_w");
   EXPECT_EQ(p.entries.back(), "boo_conv_unstage_y");
@@ -125,6 +129,14 @@ TEST(ConvFp32SplitTest, WeightFaceSplitsTheBatch) {
   EXPECT_EQ(dy.pattern, kPatternA);
   EXPECT_EQ(x.pattern, kPatternB);
   EXPECT_EQ(p.entries.back(), "boo_conv_unstage_dw");
+  EXPECT_NE(p.config.find("sums promoted per k-block"), std::string::npos) << p.config;
+  // boo tune's alternatives keep the promoted width.
+  std::unique_ptr<OpProblem> problem = test::problem_of(
+      "conv -n 16 -c 256 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 4 --in_layout NHWC --fil_layout NHWC --out_layout NHWC");
+  ASSERT_TRUE(problem);
+  Result<ConfigList> list = tier().candidates(*problem, test::sm90());
+  ASSERT_TRUE(list.ok()) << list.status().to_string();
+  for (const std::unique_ptr<const Config>& c : *list) EXPECT_NE(c->text().find("tile 128x128x64"), std::string::npos) << c->text();
 }
 
 TEST(ConvFp32SplitTest, BiasAndActivationOnTheSums) {

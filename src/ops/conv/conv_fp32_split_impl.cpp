@@ -34,6 +34,11 @@ constexpr int kPatternA = pattern({0, 0, 1, 1, 0, 2}), kPatternB = pattern({0, 1
 constexpr double kFfmaEfficiency = 0.4;
 // The split runs where its model beats FFMA's by this factor (an estimate until measured).
 constexpr double kMinModelledSpeedup = 1.1;
+// The bf16 conv's share of ArchSpec::wgmma_macs_per_s: 128-wide tiles (0.85 of 256's, the wgmma
+// tier's model) with each k-block's wait for its promotion (an estimate: 0.85).
+constexpr double kWgmmaEfficiency = 0.85 * 0.85;
+// A launch's cost beyond its work; the plan has at least four (two splits, the conv, the copy out).
+constexpr double kLaunchUs = 5.0;
 constexpr uint32_t kThreads = 256;
 
 long long round8(long long v) { return (v + 7) / 8 * 8; }
@@ -43,6 +48,10 @@ long long round8(long long v) { return (v + 7) / 8 * 8; }
 constexpr long long kMinResultChannels = 128;
 
 Status decline(const std::string& why) { return unimplemented("gpu:conv:fp32_bf16x6 runs " + why); }
+
+// The bf16 conv's problem: fp32 sums left for the copy out, promoted per k-block (the six
+// products' chain is six times a bf16 conv's; ConvProblem::promote_sums says why).
+ConvProblem bf16_problem(const ConvSignature& sig) { return ConvProblem(sig, /*fp32_result=*/true, /*promote_sums=*/true); }
 
 // One fp32 operand's six bf16 segments in the workspace: the signature tensor `tensor` read as
 // (outer, channel, pixels), written per ConvSplitParams.
@@ -154,8 +163,9 @@ Model model(const ConvProblem& problem, const Sextupled& s, const ArchSpec& arch
                              2.0 * static_cast<double>(s.a.elements() + s.b.elements());
   const double sums_bytes = 12.0 * static_cast<double>(s.out.elements());  // written, read, written out
   Model m;
-  m.split_us = (padded_macs / arch.wgmma_macs_per_s + (split_bytes + sums_bytes) / arch.copy_bytes_per_s) * 1e6 +
-               4 * 2.0;  // four launches at least
+  m.split_us = (padded_macs / (arch.wgmma_macs_per_s * kWgmmaEfficiency) +
+                (split_bytes + sums_bytes) / arch.copy_bytes_per_s) * 1e6 +
+               4 * kLaunchUs;
   m.ffma_us = macs / (arch.ffma_macs_per_s * kFfmaEfficiency) * 1e6;
   return m;
 }
@@ -186,7 +196,7 @@ class Fp32Bf16x6Conv final : public Tier<ConvProblem, Fp32SplitConfig> {
     if (sig.spatial_dims > 2) return decline("1-D and 2-D convs only (as gpu:conv:wgmma_sm90)");
     const Sextupled s = sextupled(problem);
     if (Status v = s.sig.validate(); !v.ok()) return decline("convs whose bf16 form is valid: " + v.message());
-    const ConvProblem inner(s.sig, /*fp32_result=*/true);
+    const ConvProblem inner = bf16_problem(s.sig);
     if (Status t = wgmma_sm90_implementation().accepts(inner, arch); !t.ok())
       return decline("where the bf16 conv " + s.sig.command() + " runs on gpu:conv:wgmma_sm90: " + t.message());
     const Model m = model(problem, s, arch);
@@ -200,7 +210,7 @@ class Fp32Bf16x6Conv final : public Tier<ConvProblem, Fp32SplitConfig> {
   Result<Fp32SplitConfig> configure_problem(const ConvProblem& problem, const ArchSpec& arch) const override {
     Fp32SplitConfig config;
     config.conv = sextupled(problem);
-    const ConvProblem inner(config.conv.sig, true);
+    const ConvProblem inner = bf16_problem(config.conv.sig);
     BOO_ASSIGN_OR_RETURN(std::unique_ptr<const Config> chosen, wgmma_sm90_implementation().configure(inner, arch));
     config.inner = std::move(chosen);
     BOO_RETURN_IF_ERROR(place(config, inner, arch));
@@ -210,7 +220,7 @@ class Fp32Bf16x6Conv final : public Tier<ConvProblem, Fp32SplitConfig> {
   // The bf16 conv's alternatives, in its order (what boo tune times).
   std::vector<Fp32SplitConfig> alternatives(const ConvProblem&, const ArchSpec& arch,
                                             const Fp32SplitConfig& chosen) const override {
-    const ConvProblem inner(chosen.conv.sig, true);
+    const ConvProblem inner = bf16_problem(chosen.conv.sig);
     Result<ConfigList> list = wgmma_sm90_implementation().candidates(inner, arch);
     std::vector<Fp32SplitConfig> out;
     if (!list.ok()) return out;
@@ -226,7 +236,7 @@ class Fp32Bf16x6Conv final : public Tier<ConvProblem, Fp32SplitConfig> {
                             const ArchSpec& arch) const override {
     const ConvSignature& sig = problem.conv();
     const Sextupled& s = config.conv;
-    const ConvProblem inner_problem(s.sig, true);
+    const ConvProblem inner_problem = bf16_problem(s.sig);
     BOO_ASSIGN_OR_RETURN(Plan inner, wgmma_sm90_implementation().plan(inner_problem, *config.inner, arch));
     const TensorRoles roles(sig);
     Plan plan;

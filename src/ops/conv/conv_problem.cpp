@@ -54,7 +54,8 @@ std::vector<Phase> phases(const Relation& r) {
   return out;
 }
 
-ConvProblem::ConvProblem(const ConvSignature& sig, bool fp32_result) : OpProblem(sig), fp32_result(fp32_result) {
+ConvProblem::ConvProblem(const ConvSignature& sig, bool fp32_result, bool promote_sums)
+    : OpProblem(sig), fp32_result(fp32_result), promote_sums(promote_sums) {
   const bool tr = sig.transposed;
   Relation& r = relation;
   r.batch = sig.n;

@@ -78,8 +78,8 @@ struct FaceTask {
 
 class ConvProblem final : public OpProblem {
  public:
-  /// `fp32_result`: see the member.
-  explicit ConvProblem(const ConvSignature& sig, bool fp32_result = false);
+  /// `fp32_result`, `promote_sums`: see the members.
+  explicit ConvProblem(const ConvSignature& sig, bool fp32_result = false, bool promote_sums = false);
   const ConvSignature& conv() const { return static_cast<const ConvSignature&>(signature()); }
 
   Relation relation;
@@ -101,6 +101,12 @@ class ConvProblem final : public OpProblem {
   /// bias (nor its gradient) and activation; a forward task unless
   /// `every_face` (a tier that leaves the sums of every face).
   Status fp32_result_supported(std::string_view tier, bool every_face = false) const;
+  /// With fp32_result: the sums are long chains of terms of very different
+  /// sizes (gpu:conv:fp32_bf16x6's six products), which a tensor core's
+  /// accumulator, truncating each addition, would bias; a tier that takes it
+  /// promotes each k-block's sums into fp32 registers (rounded adds), or
+  /// declines.
+  bool promote_sums = false;
 };
 
 }  // namespace boo::ops::conv

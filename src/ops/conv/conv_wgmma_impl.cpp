@@ -236,6 +236,7 @@ struct WgmmaConfig final : Config {
   int stages = 4;   // depth of the shared-memory ring
   int splits = 1;   // split K: slices of the reduction, fp32 partials summed by a second kernel
   bool fp32_out = false;  // ConvProblem::fp32_result: the sums stay fp32 in the workspace
+  bool promote = false;   // ConvProblem::promote_sums: each k-block's sums added into fp32 registers (BN = 128)
   Run run;
   size_t partial_bytes = 0;  // the splits' partials, at the workspace's start
   size_t workspace_bytes = 0;
@@ -270,6 +271,7 @@ struct WgmmaConfig final : Config {
       record += "; copies";
       for (const StagedCopy& c : run.copies) record += " " + c.text();
     }
+    if (promote) record += ", sums promoted per k-block";
     if (!run.staged_why.empty()) {
       record += "; staged: ";
       record += run.staged_why;
@@ -289,6 +291,9 @@ struct WgmmaConfig final : Config {
 // and 0.85 of 256's (estimates; 256 and 192 measured on an H100 in
 // docs/perf/2026-11-24-wgmma-h100.md).
 constexpr std::pair<int, double> kTileWidths[] = {{256, 1.0}, {192, 0.95}, {128, 0.85}};
+// Promoted sums (ConvProblem::promote_sums) keep a second BN / 2 accumulators per consumer thread:
+// within kConsumerRegisters (224) only at 128 columns.
+constexpr int kPromotedWidth = 128;
 
 // A tiling of the GEMM: the tile width, the split K and the modelled time.
 struct Tiling {
@@ -336,8 +341,10 @@ Tiling cheapest_split(const GemmShape& g, int bn, double efficiency, long long m
 void choose_weight_tiling(WgmmaConfig& config, const ArchSpec& arch) {
   const GemmShape g = gemm_shape(config.run);
   Tiling best;
-  for (const auto& [bn, efficiency] : kTileWidths)
+  for (const auto& [bn, efficiency] : kTileWidths) {
+    if (config.promote && bn != kPromotedWidth) continue;
     if (const Tiling t = cheapest_split(g, bn, efficiency, 1, max_splits_of(g), arch); t.us < best.us * 0.999) best = t;
+  }
   config.bn = best.bn;
   config.splits = best.splits;
 }
@@ -348,10 +355,11 @@ void choose_weight_tiling(WgmmaConfig& config, const ArchSpec& arch) {
 // model ranks it below the unsplit one). Unsplit, the model ranks the widths
 // by waves x width / efficiency (kTileWidths); the native path's tiles are
 // per image (output channels by pixel tiles) and never split.
-std::vector<Tiling> ranked_tilings(const Run& run, bool split, const ArchSpec& arch) {
+std::vector<Tiling> ranked_tilings(const Run& run, bool split, bool promote, const ArchSpec& arch) {
   const GemmShape g = gemm_shape(run);
   std::vector<Tiling> out;
   for (const auto& [bn, efficiency] : kTileWidths) {
+    if (promote && bn != kPromotedWidth) continue;
     out.push_back(cheapest_split(g, bn, efficiency, 1, 1, arch));
     const long long tiles = ceil_div(g.m, kTileRows) * ceil_div(g.n, bn) * g.images;
     // (Split K runs one slice: groups 1, no stride phases.)
@@ -370,7 +378,7 @@ std::vector<Tiling> ranked_tilings(const Run& run, bool split, const ArchSpec& a
 // implicit GEMM on some of these convs too; they stay there until measured.)
 Status small_gemm_verdict(const Run& run, const ArchSpec& arch, const std::string& floor, const std::string& sizes) {
   const GemmShape g = gemm_shape(run);
-  const std::vector<Tiling> ranked = ranked_tilings(run, true, arch);
+  const std::vector<Tiling> ranked = ranked_tilings(run, true, false, arch);
   const double mma_sync = implicit_gemm_modelled_us(g.m, g.n, g.k, arch);
   if (ranked.front().splits == 1 || ranked.front().us >= mma_sync) {
     const auto split = std::find_if(ranked.begin(), ranked.end(), [](const Tiling& t) { return t.splits > 1; });
@@ -470,10 +478,11 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     WgmmaConfig config;
     BOO_ASSIGN_OR_RETURN(config.run, run_of(problem));
     config.fp32_out = problem.fp32_result;
+    config.promote = problem.fp32_result && problem.promote_sums;
     if (config.run.weight()) {
       choose_weight_tiling(config, arch);
     } else {
-      const Tiling best = ranked_tilings(config.run, config.run.may_split(), arch).front();
+      const Tiling best = ranked_tilings(config.run, config.run.may_split(), config.promote, arch).front();
       config.bn = best.bn;
       config.splits = best.splits;
     }
@@ -493,9 +502,9 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     if (chosen.run.weight()) {
       tilings.push_back({chosen.bn, chosen.splits});
       for (const auto& [bn, efficiency] : kTileWidths)
-        if (bn != chosen.bn) tilings.push_back({bn, chosen.splits});
+        if (bn != chosen.bn && !chosen.promote) tilings.push_back({bn, chosen.splits});
     } else {
-      tilings = ranked_tilings(chosen.run, chosen.run.may_split(), arch);
+      tilings = ranked_tilings(chosen.run, chosen.run.may_split(), chosen.promote, arch);
     }
     std::vector<WgmmaConfig> out;
     for (const Tiling& t : tilings) {
@@ -570,7 +579,8 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     cfg += constant("kAct", epilogue ? static_cast<int>(sig.activation.kind) : 0);
     cfg += "  static constexpr bool kBias = " + std::string(epilogue && sig.bias ? "true" : "false") + ";\n";
     if (run.native) cfg += native_constants(r);
-    cfg += "  static constexpr bool kFp32Out = " + std::string(config.fp32_out ? "true" : "false") + ";\n};\n";
+    cfg += "  static constexpr bool kFp32Out = " + std::string(config.fp32_out ? "true" : "false") + ";\n";
+    cfg += "  static constexpr bool kPromote = " + std::string(config.promote ? "true" : "false") + ";\n};\n";
 
     Plan plan;
     const TensorRoles roles(sig);

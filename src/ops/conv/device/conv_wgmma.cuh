@@ -349,6 +349,40 @@ __device__ __forceinline__ void consume_kblock(float (&acc)[C::BN / 2], unsigned
   if (!first && lane == 0) sm90::mbarrier_arrive(&empty[(it - 1) % C::STAGES]);
 }
 
+/// consume_kblock with the sums promoted (C::kPromote, ConvProblem::promote_sums): the k-block's
+/// four wgmma overwrite `part`, which once they are done is added into `acc` with FADD (rounded to
+/// nearest), and the k-block's stage is released at once. The tensor cores add each product into
+/// their accumulator truncated, not rounded, so one accumulator's error grows with its chain of
+/// k16 steps; promoted, a chain is one k-block. Costs the wait for each k-block's wgmma (the other
+/// consumer's keep the tensor cores busy meanwhile) and BN / 2 more registers (BN = 128 only).
+template <class C, bool kAMnMajor, bool kBMnMajor = kAMnMajor>
+__device__ __forceinline__ void consume_kblock_promoted(float (&acc)[C::BN / 2], float (&part)[C::BN / 2],
+                                                        unsigned char* smem, unsigned long long* full,
+                                                        unsigned long long* empty, int it, int consumer, int lane) {
+  using L = Layout<C>;
+  const int stage = it % C::STAGES;
+  sm90::mbarrier_wait(&full[stage], (it / C::STAGES) & 1);
+  const unsigned a = sm90::shared_address(smem) + stage * L::kTileA + consumer * 64 * 128;
+  const unsigned b = sm90::shared_address(smem) + L::kB + stage * L::kTileB;
+  auto descriptor = [](unsigned tile, int k, bool mn_major) {  // as consume_kblock's
+    return mn_major ? sm90::swizzle128_mn_descriptor(tile + 2048 * k, L::kAtomColumn)
+                    : sm90::swizzle128_descriptor(tile + 32 * k);
+  };
+  sm90::wgmma_fence();
+#pragma unroll
+  for (int k = 0; k < kBK / 16; ++k)
+    sm90::Wgmma<C::BN, C::kType>::template mma<kAMnMajor ? 1 : 0, kBMnMajor ? 1 : 0>(
+        part, descriptor(a, k, kAMnMajor), descriptor(b, k, kBMnMajor), k == 0 ? 0 : 1);
+  sm90::wgmma_commit_group();
+  sm90::wgmma_wait_group<0>();
+  if (lane == 0) sm90::mbarrier_arrive(&empty[stage]);
+#pragma unroll
+  for (int i = 0; i < C::BN / 2; ++i) {
+    sm90::pin_register(part[i]);
+    acc[i] += part[i];
+  }
+}
+
 /// After a tile's last k-block `it - 1`: waits for its wgmma, releases its
 /// stage and pins the accumulators (valid from here on).
 template <class C>
@@ -357,6 +391,25 @@ __device__ __forceinline__ void finish_tile(float (&acc)[C::BN / 2], unsigned lo
   if (lane == 0) sm90::mbarrier_arrive(&empty[(it - 1) % C::STAGES]);  // the tile's last k-block
 #pragma unroll
   for (int i = 0; i < C::BN / 2; ++i) sm90::pin_register(acc[i]);
+}
+
+/// A unit's k-blocks [begin, end) into `acc` (zeroed by the caller), `it` counting them: the
+/// tensor cores' chain over the unit, or (C::kPromote) promoted per k-block. `acc` is valid after.
+template <class C, bool kAMnMajor, bool kBMnMajor = kAMnMajor>
+__device__ __forceinline__ void consume_unit(float (&acc)[C::BN / 2], unsigned char* smem, unsigned long long* full,
+                                             unsigned long long* empty, int& it, int begin, int end, int consumer,
+                                             int lane) {
+  if constexpr (C::kPromote) {
+    static_assert(C::kFp32Out, "promoted sums are for a caller's fp32 epilogue");
+    float part[C::BN / 2];
+    for (int kb = begin; kb < end; ++kb, ++it)
+      consume_kblock_promoted<C, kAMnMajor, kBMnMajor>(acc, part, smem, full, empty, it, consumer, lane);
+  } else {
+    for (int kb = begin; kb < end; ++kb, ++it)
+      consume_kblock<C, kAMnMajor, kBMnMajor>(acc, smem, full, empty, it, consumer, lane, kb == begin);
+    // (A stride phase without taps consumed nothing: its zeros are stored as they are.)
+    if (end > begin) finish_tile<C>(acc, empty, it, lane);
+  }
 }
 
 /// The frame of the kernels: aligns the shared memory, initializes the ring's
@@ -412,9 +465,7 @@ __device__ void conv_wgmma(const ConvIgemmParams& p) {
           float acc[C::BN / 2];
 #pragma unroll
           for (int i = 0; i < C::BN / 2; ++i) acc[i] = 0.f;
-          for (int kb = begin; kb < end; ++kb, ++it) consume_kblock<C, false>(acc, smem, full, empty, it, consumer, lane, kb == begin);
-          // (A stride phase without taps consumed nothing: its zeros are stored as they are.)
-          if (C::kPhases == 1 || end > begin) finish_tile<C>(acc, empty, it, lane);
+          consume_unit<C, false>(acc, smem, full, empty, it, begin, end, consumer, lane);
           // Epilogue, while the producer fills the stages for the next unit. Split K stores the
           // unit's fp32 partials; conv_wgmma_split.cuh's reduce adds them and applies the epilogue.
           if constexpr (C::kFp32Out || C::kSplits > 1)

@@ -155,9 +155,7 @@ __device__ __forceinline__ void consume_weight_units(const ConvIgemmParams& p, u
     float acc[C::BN / 2];
 #pragma unroll
     for (int i = 0; i < C::BN / 2; ++i) acc[i] = 0.f;
-    for (int kb = begin; kb < end; ++kb, ++it)
-      consume_kblock<C, kMnMajor>(acc, smem, full, empty, it, consumer, lane, kb == begin);
-    finish_tile<C>(acc, empty, it, lane);
+    consume_unit<C, kMnMajor>(acc, smem, full, empty, it, begin, end, consumer, lane);
     if constexpr (C::kSplits == 1 && !C::kFp32Out)
       store_tile<C>(acc, p, staged, consumer, m0, n0, [](int m, int col) { return weight_offset<C>(m, col); });
     else
