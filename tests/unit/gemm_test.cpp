@@ -178,9 +178,11 @@ TEST(GemmMappingTest, TheMappedConvComputesTheGemm) {
   std::string line;
   int lines = 0;
   while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#' || line.find("4096") != std::string::npos) continue;  // small ones
+    if (line.empty() || line[0] == '#') continue;
     Result<ParsedCommand> p = parse_command(line);
     ASSERT_TRUE(p.ok()) << line << ": " << p.status().to_string();
+    const GemmSignature& g = gemm_of(*p);
+    if (g.batch * g.m * g.n * g.k > (int64_t{1} << 27)) continue;  // small ones: the conv reference is float64 on the CPU
     for (bool channels_last : {false, true}) expect_mapping_matches(ops::gemm::definition(), *p->signature, channels_last);
     ++lines;
   }
