@@ -179,7 +179,10 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
         "'c10::BFloat16', 'Scalar', 'Scalar']\" \"[[8192, 128, 1], [6144, 96, 1], [12288, 128, 1], [], []]\" "
         "\"['', '', '', '1', '0.125']\"",
         "gemmbfp16 --a_w 64 --a_h 10000 --b_w 64 --alpha 0.5", "gemmbfp16 --a_w 4096 --a_h 4096 --b_w 4096 --alpha 0.5",
-        "gemm --a_w 5 --a_h 2 --b_w 3 --alpha 2 --activation tanh"})
+        "gemm --a_w 5 --a_h 2 --b_w 3 --alpha 2 --activation tanh",
+        // Transposing copies (gemm_copy_tiled): fp32 and fp16 operands staged and an fp32 grouped epilogue.
+        "gemm --a_w 70 --a_h 33 --b_w 47 --batch_count 2 --alpha 0.5 --transA 1",
+        "gemmfp16 --a_w 40 --a_h 24 --b_w 56 --batch_count 3 --transA 1"})
     commands.push_back(line);
   // Attention forward (gpu:aten:sdpa_flash): bf16/fp16, head dims 64 and 128, causal or not, blocks of
   // 64 queries (few CTAs) and of 128 (the sample's 32 x 8 heads), grouped heads.
@@ -231,8 +234,11 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
   for (const char* kernel : {"arg_reduce<float, true>", "arg_reduce<boo::f16, false>", "arg_reduce<boo::bf16, true>",
                              "sdpa_flash_forward<boo::bf16, 64, 64, true>", "sdpa_flash_forward<boo::bf16, 128, 128, false>",
                              "sdpa_flash_forward<boo::f16, 64, 128, false>", "sdpa_flash_forward<boo::f16, 128, 64, true>",
-                             "gemm_copy<boo::bf16, float, false, true, 4>", "gemm_copy<boo::f16, float, true, false, 0>",
-                             "gemm_copy<boo::bf16, float, true, false, 0>", "gemm_copy<float, float, false, false, 3>",
+                             "gemm_copy<boo::f16, float, true, false, 0>", "gemm_copy<boo::bf16, float, false, false, 0>",
+                             "gemm_copy<float, float, false, false, 3>",
+                             "gemm_copy_tiled<boo::bf16, float, false, true, 4>", "gemm_copy_tiled<boo::bf16, float, true, false, 0>",
+                             "gemm_copy_tiled<boo::bf16, boo::bf16, false, false, 0>", "gemm_copy_tiled<float, float, false, false, 0>",
+                             "gemm_copy_tiled<boo::f16, boo::f16, false, false, 0>",
                              "conv_forward_face<float, 0, false, true>",
                              "kFp32Out = true"})
     EXPECT_TRUE(std::any_of(compiled.begin(), compiled.end(),

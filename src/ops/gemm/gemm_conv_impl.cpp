@@ -6,20 +6,16 @@
 #include <algorithm>
 #include <memory>
 
-#include "ops/common/generated_source.hpp"
 #include "ops/conv/conv_direct_impl.hpp"
 #include "ops/conv/conv_igemm_impl.hpp"
 #include "ops/conv/conv_layout.hpp"
 #include "ops/conv/conv_wgmma_impl.hpp"
-#include "ops/gemm/device/gemm_copy_params.cuh"
+#include "ops/gemm/gemm_copy_plan.hpp"
 
 namespace boo::ops::gemm {
 namespace {
 
-using Strides3 = std::array<int64_t, 3>;
 enum class Role { kX, kW, kY };
-
-constexpr uint32_t kCopyThreads = 256;
 
 // The GEMM view (batch, row, col strides) that conv strides `s` (outer,
 // channel, h) of conv tensor `role` give, for each case of ConvMapping.
@@ -121,16 +117,33 @@ ConvMapping map_to_conv(const GemmDesc& d, bool channels_last) {
 
 namespace {
 
+// The index space of operand `op`'s copy: a batch-broadcast buffer is written once.
+Extents3 copy_sizes(const ConvMapping::Operand& op, int64_t batch) {
+  return {op.staged_view.strides[0] == 0 ? 1 : batch, op.rows, op.cols};
+}
+
 struct GemmViaConvConfig final : Config {
   ConvMapping mapping;
   std::shared_ptr<const Config> conv;  // the conv tier's configuration of mapping.conv
   size_t staged_bytes = 0;             // the buffers, after the conv's workspace
+  int64_t batch = 1;                   // the GEMM's
 
   std::string text() const override {
+    // ", tiled": the copy transposes, through shared memory (gemm_copy_plan.hpp).
+    auto form = [](const Extents3& sizes, const Strides3& src, const Strides3& dst) {
+      return copy_form(sizes, src, dst).tiled ? std::string(", tiled") : std::string();
+    };
     std::string s = "conv " + mapping.conv.command() + (mapping.grouped ? " (grouped by batch)" : "");
-    for (const auto& [name, op] : {std::pair{"x", &mapping.x}, {"w", &mapping.w}, {"y", &mapping.y}})
-      if (op->staged) s += "; stage " + std::string(name) + " (" + op->view.tensor + ")";
-    if (mapping.epilogue) s += "; fp32 sums, epilogue kernel";
+    for (const auto& [name, op] : {std::pair{"x", &mapping.x}, {"w", &mapping.w}, {"y", &mapping.y}}) {
+      if (!op->staged) continue;
+      const bool input = op != &mapping.y;
+      s += "; stage " + std::string(name) + " (" + op->view.tensor +
+           (input ? form(copy_sizes(*op, batch), op->view.strides, op->staged_view.strides)
+                  : form({batch, op->rows, op->cols}, op->staged_view.strides, op->view.strides)) +
+           ")";
+    }
+    if (mapping.epilogue)
+      s += "; fp32 sums, epilogue kernel" + form({batch, mapping.y.rows, mapping.y.cols}, mapping.sums, mapping.y.view.strides);
     return s + "; " + conv->text();
   }
 };
@@ -157,6 +170,7 @@ class GemmViaConv final : public Tier<GemmProblem, GemmViaConvConfig> {
   Result<GemmViaConvConfig> configure_problem(const GemmProblem& problem, const ArchSpec& arch) const override {
     GemmViaConvConfig config;
     config.mapping = map_to_conv(problem.desc, channels_last_);
+    config.batch = problem.desc.batch;
     const conv::ConvProblem conv(config.mapping.conv, config.mapping.epilogue);
     BOO_ASSIGN_OR_RETURN(std::unique_ptr<const Config> inner, conv_tier_.configure(conv, arch));
     config.conv = std::move(inner);
@@ -215,43 +229,18 @@ class GemmViaConv final : public Tier<GemmProblem, GemmViaConvConfig> {
 
     Plan plan;
     plan.source = inner.source;
-    plan.source.text += "\n// The GEMM's copies and epilogue (gpu:gemm).\n#include \"boo/gemm/gemm_copy.cuh\"\n";
     plan.workspace_bytes = base + config.staged_bytes;
     plan.tensor_alignment = std::max<uint32_t>(inner.tensor_alignment, static_cast<uint32_t>(dtype_size_bytes(d.dtype)));
-    // `source`: the device type src holds (the GEMM's, or float: the conv's sums).
-    auto copy = [&](const std::string& entry, const std::string& source, const std::string& flags, TensorBinding src,
-                    const Strides3& src_strides,
-                    TensorBinding dst, const Strides3& dst_strides, int64_t batch, int64_t rows,
-                    int64_t cols) -> Result<StepBuilder<GemmCopyParams>> {
-      plan.source.text += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kCopyThreads) + ") " +
-                          entry + "(const boo::GemmCopyParams p) { boo::gemm_copy<" + device_type(d.dtype) + ", " + source +
-                          flags + ">(p); }\n";
-      plan.source.entries.push_back(entry);
-      const long long blocks = std::clamp<long long>((batch * rows * cols + kCopyThreads - 1) / kCopyThreads, 1,
-                                                     16LL * arch.sm_count);
-      BOO_ASSIGN_OR_RETURN(uint32_t grid, grid_extent(blocks, 0x7fffffff, "x (elements)"));
-      StepBuilder<GemmCopyParams> step(entry, {grid, 1, 1}, {kCopyThreads, 1, 1});
-      step.bind(step.params.src, src);
-      step.bind(step.params.dst, dst);
-      const int64_t sizes[3] = {batch, rows, cols};
-      for (int i = 0; i < 3; ++i) {
-        step.params.sizes[i] = sizes[i];
-        step.params.src_strides[i] = src_strides[static_cast<size_t>(i)];
-        step.params.dst_strides[i] = dst_strides[static_cast<size_t>(i)];
-      }
-      step.params.alpha = 1.0f;
-      return step;
-    };
-    // Inputs into their buffers (a batch-broadcast buffer is written once).
+    // Inputs into their buffers.
     for (const auto& [name, op] : {std::pair{"x", &m.x}, {"w", &m.w}}) {
       if (!op->staged) continue;
-      BOO_ASSIGN_OR_RETURN(TensorBinding src, roles.argument(op->view.tensor));
-      const int64_t batch = op->staged_view.strides[0] == 0 ? 1 : d.batch;
-      BOO_ASSIGN_OR_RETURN(StepBuilder<GemmCopyParams> step,
-                           copy("boo_gemm_stage_" + std::string(name), device_type(d.dtype), ", false, false, 0", src,
-                                op->view.strides,
-                                staged(*op), op->staged_view.strides, batch, op->rows, op->cols));
-      plan.steps.push_back(std::move(step).finish());
+      CopySpec copy{.entry = "boo_gemm_stage_" + std::string(name), .dtype = d.dtype};
+      copy.sizes = copy_sizes(*op, d.batch);
+      BOO_ASSIGN_OR_RETURN(copy.src.binding, roles.argument(op->view.tensor));
+      copy.src.strides = op->view.strides;
+      copy.dst = {staged(*op), op->staged_view.strides};
+      BOO_ASSIGN_OR_RETURN(LaunchStep step, plan_copy(copy, arch, plan.source));
+      plan.steps.push_back(std::move(step));
     }
     // The conv's steps with the GEMM's tensors.
     for (LaunchStep step : inner.steps) {
@@ -264,35 +253,27 @@ class GemmViaConv final : public Tier<GemmProblem, GemmViaConvConfig> {
     }
     // The result: the epilogue on the conv's fp32 sums (at its workspace's start), or copied out of its buffer.
     if (m.y.staged || m.epilogue) {
-      BOO_ASSIGN_OR_RETURN(TensorBinding out, roles.result(d.out.tensor));
-      const TensorBinding src = m.epilogue ? TensorBinding::workspace(0) : staged(m.y);
-      const Strides3& src_strides = m.epilogue ? m.sums : m.y.staged_view.strides;
-      const bool addend = m.epilogue && d.c.has_value(), bias = m.epilogue && d.bias.has_value();
-      const int act = m.epilogue ? static_cast<int>(d.activation.kind) : 0;
-      BOO_ASSIGN_OR_RETURN(StepBuilder<GemmCopyParams> step,
-                           copy(m.epilogue ? "boo_gemm_epilogue" : "boo_gemm_unstage_y",
-                                m.epilogue ? "float" : device_type(d.dtype),
-                                std::string(", ") + (addend ? "true" : "false") + ", " + (bias ? "true" : "false") +
-                                    ", " + std::to_string(act),
-                                src, src_strides, out, d.out.strides, d.batch, d.m, d.n));
+      CopySpec copy{.entry = m.epilogue ? "boo_gemm_epilogue" : "boo_gemm_unstage_y", .dtype = d.dtype};
+      copy.sizes = {d.batch, m.y.rows, m.y.cols};
+      copy.src = m.epilogue ? CopyOperand{TensorBinding::workspace(0), m.sums} : CopyOperand{staged(m.y), m.y.staged_view.strides};
+      copy.src_fp32 = m.epilogue;
+      BOO_ASSIGN_OR_RETURN(copy.dst.binding, roles.result(d.out.tensor));
+      copy.dst.strides = d.out.strides;
       if (m.epilogue) {
-        step.params.alpha = static_cast<float>(d.alpha);
-        step.params.beta = static_cast<float>(d.beta);
-        step.params.act_alpha = static_cast<float>(d.activation.alpha);
-        step.params.act_lo = static_cast<float>(d.activation.lo);
-        step.params.act_hi = static_cast<float>(d.activation.hi);
-        if (addend) {
+        copy.alpha = d.alpha;
+        copy.beta = d.beta;
+        copy.activation = d.activation;
+        if (d.c) {
           BOO_ASSIGN_OR_RETURN(TensorBinding c, roles.argument(d.c->tensor));
-          step.bind(step.params.addend, c);
-          for (int i = 0; i < 3; ++i) step.params.addend_strides[i] = d.c->strides[static_cast<size_t>(i)];
+          copy.addend = CopyOperand{c, d.c->strides};
         }
-        if (bias) {
+        if (d.bias) {
           BOO_ASSIGN_OR_RETURN(TensorBinding b, roles.argument(d.bias->tensor));
-          step.bind(step.params.bias, b);
-          for (int i = 0; i < 3; ++i) step.params.bias_strides[i] = d.bias->strides[static_cast<size_t>(i)];
+          copy.bias = CopyOperand{b, d.bias->strides};
         }
       }
-      plan.steps.push_back(std::move(step).finish());
+      BOO_ASSIGN_OR_RETURN(LaunchStep step, plan_copy(copy, arch, plan.source));
+      plan.steps.push_back(std::move(step));
     }
     return plan;
   }

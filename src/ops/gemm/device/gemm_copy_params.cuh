@@ -1,4 +1,4 @@
-// boo: the parameter block of the GEMM's copy and epilogue kernel
+// boo: the parameter block of the GEMM's copy and epilogue kernels
 // (gemm_copy.cuh), shared by host and device code.
 #pragma once
 
@@ -14,5 +14,10 @@ struct GemmCopyParams {
   float alpha, beta, act_alpha, act_lo, act_hi;
   int unused_padding;
 };
+
+/// The block size of both forms; the tiled form (gemm_copy_tiled) moves one kGemmCopyTile x
+/// kGemmCopyTile tile of (rows, cols) at a time through shared memory.
+constexpr int kGemmCopyThreads = 256;
+constexpr int kGemmCopyTile = 64;
 
 }  // namespace boo
