@@ -27,7 +27,7 @@ constexpr uint32_t kThreads = 384;
 // too narrow for the wgmma tile (gpu:conv:implicit_gemm's smaller tiles do
 // better), unless split K fills it and the cost models say it wins
 // (small_gemm_verdict).
-constexpr long long kMinPixels = 4096, kMinOutputChannels = 128;
+constexpr long long kMinPixels = 4096, kMinOutputChannels = 128, kMinFullWaves = 4;
 // Grouped convs where the tier beat gpu:conv:implicit_gemm on BOO's 413 (H200, 2026-11-26,
 // docs/perf/2026-11-26-session2-h200x2.md): 96 or 128 output channels a group ran 1.07-1.49x faster,
 // 64 a group (-g 6: half of a 128-wide tile idle) 0.82-0.89x; a grouped data face of fewer than
@@ -449,7 +449,11 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
                         (!problem.fp32_result && !vector_aligned(r.b_strides, r.batch, r.b_size))))
       return decline("operands whose channels-last strides keep 16-byte vectors aligned only");
     const long long min_channels = run.native ? kMinNativeRows : kMinOutputChannels;
-    if (pixels < kMinPixels || r.cb < min_channels) {
+    // Few pixels but channels enough for kMinFullWaves waves of 128 x 128 tiles (a GEMM of 2048 rows
+    // by 36864 columns) fill the GPU all the same.
+    const bool many_tiles = !run.weight() && !run.native && r.cb >= min_channels &&
+                            ceil_div(pixels, kTileRows) * ceil_div(r.bg(), 128) >= kMinFullWaves * arch.sm_count;
+    if ((pixels < kMinPixels && !many_tiles) || r.cb < min_channels) {
       const std::string floor = "at least " + std::to_string(kMinPixels) + " output pixels and " +
                                 std::to_string(min_channels) + " output channels";
       const std::string sizes = ", not " + std::to_string(pixels) + " and " + std::to_string(r.cb);
