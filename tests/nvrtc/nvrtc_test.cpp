@@ -793,9 +793,9 @@ TEST(NvrtcTest, Fp32Bf16x6ModulesCompile) {
   const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
   for (const std::string& command : {
            std::string("conv -n 32 -c 256 -H 14 -W 14 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1 -b 1 --activation gelu"),
-           std::string("conv -n 32 -c 64 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 2"),
+           std::string("conv -n 32 -c 120 -H 28 -W 28 -k 512 -y 3 -x 3 -p 1 -q 1 -F 2"),
            "conv -n 16 -c 256 -H 28 -W 28 -k 100 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
-           "conv -n 32 -c 200 -H 28 -W 28 -k 256 -y 1 -x 1 -F 1" + nhwc,
+           "conv -n 32 -c 200 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1" + nhwc,
        }) {
     SCOPED_TRACE(command);
     Result<ParsedCommand> p = parse_command(std::string_view(command));
