@@ -210,9 +210,29 @@ TEST(GemmMappingTest, LayoutsInPlaceOfCopies) {
   EXPECT_TRUE(mapping("gemm --bias 1 --alpha 2").epilogue);
 }
 
+// The GEMM tier named `name`.
+const ops::GpuImplementation& gemm_tier(std::string_view name) {
+  for (const ops::GpuImplementation* impl : ops::gemm::gemm_implementations())
+    if (impl->name() == name) return *impl;
+  ADD_FAILURE() << "no GEMM tier " << name;
+  return *ops::gemm::gemm_implementations()[0];
+}
+
 TEST(GemmPlanTest, TiersAndBindings) {
   const auto impls = ops::gemm::gemm_implementations();
-  ASSERT_EQ(impls.size(), 3u);
+  ASSERT_EQ(impls.size(), 4u);
+  EXPECT_EQ(impls[0]->name(), "gpu:gemm:wgmma_sm90");
+  EXPECT_EQ(impls[1]->name(), "gpu:gemm:fp32_bf16x6");
+  EXPECT_EQ(impls[2]->name(), "gpu:gemm:implicit_gemm");
+  EXPECT_EQ(impls[3]->name(), "gpu:gemm:direct");
+  // Strict fp32 as six bf16 products, its operands split where they lie (row-major A and B: no
+  // staging copies); an epilogue the conv cannot fuse (alpha) leaves it to the implicit GEMM.
+  ops::test::Planned fp32 = ops::test::plan_of(*impls[1], "gemm --a_w 4096 --a_h 4096 --b_w 4096");
+  ASSERT_FALSE(fp32.entries.empty());
+  EXPECT_EQ(fp32.entries.front(), "boo_fp32_split_x");
+  EXPECT_EQ(fp32.entries.back(), "boo_conv_unstage_y");
+  EXPECT_FALSE(ops::test::accepts(*impls[1], "gemm --a_w 4096 --a_h 4096 --b_w 4096 --alpha 0.5"));
+  EXPECT_FALSE(ops::test::accepts(*impls[1], "gemm --a_w 4096 --a_h 4096 --b_w 4096 --fp32-math tf32"));
   // Fewer than the conv tier's 4096 rows, but columns for many waves of tiles (GPT-3's MLP at 2048
   // tokens: 16 x 288 tiles of 128): the Hopper tier (it ran on the mma.sync tier at 2.6x cuBLASLt's time).
   EXPECT_TRUE(ops::test::accepts(*impls[0], "gemmbfp16 --a_w 2048 --a_h 12288 --b_w 36864 --transB 1"));
@@ -236,7 +256,7 @@ TEST(GemmPlanTest, TiersAndBindings) {
   // A small fp32 GEMM with the general epilogue: the implicit GEMM leaves its fp32 sums at the
   // workspace's start (not d), then the epilogue kernel reads them and writes d.
   ops::test::Planned small =
-      ops::test::plan_of(*impls[1], "gemm --a_w 40 --a_h 64 --b_w 56 --alpha 0.5 --beta 2 --bias 1 --activation gelu");
+      ops::test::plan_of(gemm_tier("gpu:gemm:implicit_gemm"), "gemm --a_w 40 --a_h 64 --b_w 56 --alpha 0.5 --beta 2 --bias 1 --activation gelu");
   ASSERT_EQ(small.entries, (std::vector<std::string>{"boo_conv_stage_w", "boo_igemm_y", "boo_gemm_epilogue"}));
   const auto sums = ops::test::params_of<ConvIgemmParams>(small.launches[1]);
   EXPECT_EQ(sums.workspace, small.workspace);
@@ -255,7 +275,7 @@ TEST(GemmPlanTest, TiersAndBindings) {
   EXPECT_EQ(epi.bias_strides[2], 1);
   EXPECT_NE(small.source.text.find("boo::gemm_copy<float, float, true, true, 5>"), std::string::npos);
   // Split K with the epilogue kernel: the reduce sums the slices into the fp32 plane, the epilogue rounds.
-  ops::test::Planned split = ops::test::plan_of(*impls[1], "gemmbfp16 --a_w 64 --a_h 10000 --b_w 64 --alpha 0.5");
+  ops::test::Planned split = ops::test::plan_of(gemm_tier("gpu:gemm:implicit_gemm"), "gemmbfp16 --a_w 64 --a_h 10000 --b_w 64 --alpha 0.5");
   ASSERT_EQ(split.entries, (std::vector<std::string>{"boo_conv_stage_w", "boo_igemm_y", "boo_igemm_y_reduce",
                                                      "boo_gemm_epilogue"}));
   EXPECT_EQ(ops::test::params_of<ConvIgemmParams>(split.launches[2]).workspace, split.workspace);
@@ -271,13 +291,13 @@ TEST(GemmPlanTest, TiersAndBindings) {
   EXPECT_EQ(ops::test::params_of<GemmCopyParams>(scaled.launches[2]).src, scaled.workspace);
   EXPECT_EQ(ops::test::params_of<GemmCopyParams>(scaled.launches[2]).dst, scaled.address["d"]);
   // The direct conv with alpha: its sums in fp32 at the workspace's start.
-  ops::test::Planned tiny = ops::test::plan_of(*impls[2], "gemm --a_w 5 --a_h 2 --b_w 3 --alpha 2");
+  ops::test::Planned tiny = ops::test::plan_of(gemm_tier("gpu:gemm:direct"), "gemm --a_w 5 --a_h 2 --b_w 3 --alpha 2");
   ASSERT_EQ(tiny.entries, (std::vector<std::string>{"boo_conv_direct_y", "boo_gemm_epilogue"}));
   EXPECT_EQ(ops::test::params_of<ConvFaceParams>(tiny.launches[0]).b, tiny.workspace);
   EXPECT_NE(tiny.source.text.find("boo::conv_forward_face<float, 0, false, true>"), std::string::npos);
   // Tiny k and n: the implicit GEMM declines (depthwise-like), the direct conv runs it.
-  EXPECT_FALSE(ops::test::accepts(*impls[1], "gemm --a_w 5 --a_h 2 --b_w 3"));
-  EXPECT_TRUE(ops::test::accepts(*impls[2], "gemm --a_w 5 --a_h 2 --b_w 3"));
+  EXPECT_FALSE(ops::test::accepts(gemm_tier("gpu:gemm:implicit_gemm"), "gemm --a_w 5 --a_h 2 --b_w 3"));
+  EXPECT_TRUE(ops::test::accepts(gemm_tier("gpu:gemm:direct"), "gemm --a_w 5 --a_h 2 --b_w 3"));
 }
 
 // The copy's form (gemm_copy_plan.hpp): element-wise where src and dst are fastest along the same
@@ -419,7 +439,7 @@ TEST(GemmPlanTest, TransposingCopiesAreTiled) {
   ASSERT_EQ(rect.entries, (std::vector<std::string>{"boo_gemm_stage_x", "boo_gemm_stage_w", "boo_wgmma_y"}));
   EXPECT_EQ(rect.launches[0].grid.x, 64u * 128u);   // A (k x m = 8192 x 4096) into m x k
   EXPECT_EQ(rect.launches[1].grid.x, 128u * 192u);  // B (k x n = 8192 x 12288) into n x k
-  const ops::GpuImplementation& igemm = *ops::gemm::gemm_implementations()[1];
+  const ops::GpuImplementation& igemm = gemm_tier("gpu:gemm:implicit_gemm");
   ops::test::Planned grouped =
       ops::test::plan_of(igemm, "gemmbfp16 --a_w 40 --a_h 64 --b_w 56 --batch_count 2 --bias 1 --activation silu");
   ASSERT_FALSE(grouped.entries.empty());

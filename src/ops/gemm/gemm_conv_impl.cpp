@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "ops/conv/conv_direct_impl.hpp"
+#include "ops/conv/conv_fp32_split_impl.hpp"
 #include "ops/conv/conv_igemm_impl.hpp"
 #include "ops/conv/conv_layout.hpp"
 #include "ops/conv/conv_wgmma_impl.hpp"
@@ -288,6 +289,12 @@ class GemmViaConv final : public Tier<GemmProblem, GemmViaConvConfig> {
 
 const GpuImplementation& gemm_via_conv_wgmma() {
   static const GemmViaConv impl("gpu:gemm:wgmma_sm90", conv::wgmma_sm90_implementation(), true);
+  return impl;
+}
+
+// The conv tier splits the fp32 operands itself, from any layout: no channels-last staging.
+const GpuImplementation& gemm_via_conv_fp32_bf16x6() {
+  static const GemmViaConv impl("gpu:gemm:fp32_bf16x6", conv::fp32_bf16x6_implementation(), false);
   return impl;
 }
 

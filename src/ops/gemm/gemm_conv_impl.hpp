@@ -48,8 +48,11 @@ ConvMapping map_to_conv(const GemmDesc& desc, bool channels_last);
 
 /// GEMMs on one conv tier's kernels, declining what that tier declines for
 /// the mapped conv: gpu:gemm:wgmma_sm90 (gpu:conv:wgmma_sm90, operands staged
-/// channels-last), gpu:gemm:implicit_gemm and gpu:gemm:direct.
+/// channels-last), gpu:gemm:fp32_bf16x6 (strict fp32 as six bf16 products:
+/// gpu:conv:fp32_bf16x6; GEMMs without an epilogue kernel), gpu:gemm:implicit_gemm
+/// and gpu:gemm:direct.
 const GpuImplementation& gemm_via_conv_wgmma();
+const GpuImplementation& gemm_via_conv_fp32_bf16x6();
 const GpuImplementation& gemm_via_conv_implicit_gemm();
 const GpuImplementation& gemm_via_conv_direct();
 

@@ -118,8 +118,8 @@ class GemmOp final : public OpDefinition {
 }  // namespace
 
 std::span<const GpuImplementation* const> gemm_implementations() {
-  static const GpuImplementation* const kImpls[] = {&gemm_via_conv_wgmma(), &gemm_via_conv_implicit_gemm(),
-                                                    &gemm_via_conv_direct()};
+  static const GpuImplementation* const kImpls[] = {&gemm_via_conv_wgmma(), &gemm_via_conv_fp32_bf16x6(),
+                                                    &gemm_via_conv_implicit_gemm(), &gemm_via_conv_direct()};
   return kImpls;
 }
 
