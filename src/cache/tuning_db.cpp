@@ -4,8 +4,10 @@
 #include <sqlite3.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <thread>
 
 #include "base/strings.hpp"
 
@@ -49,6 +51,21 @@ class Statement {
 
 Status exec(sqlite3* db, const char* sql, const std::string& what) {
   return sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK ? ok_status() : sqlite_error(db, what);
+}
+
+// Switches the file to write-ahead logging. SQLite answers a journal-mode change that meets another
+// connection's lock with "locked" at once, without its busy handler (four tuners opening a new file
+// together met it): retried here, for as long as the busy timeout.
+Status enable_wal(sqlite3* db, const std::string& path) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+  while (true) {
+    const int rc = sqlite3_exec(db, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
+    if (rc == SQLITE_OK) return ok_status();
+    if ((rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED) break;
+    if (std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return sqlite_error(db, "enabling write-ahead logging in " + path);
 }
 
 // The one integer `sql` returns (its statement finalized: no transaction stays open).
@@ -157,15 +174,24 @@ Result<std::unique_ptr<TuningDb>> TuningDb::open(const std::string& path, bool w
   sqlite3_busy_timeout(raw, kBusyTimeoutMs);
   BOO_ASSIGN_OR_RETURN(const int schema, query_int(raw, "PRAGMA user_version", path));
   if (schema == 0 && writable) {
-    // A new file (or an empty one): write-ahead logging lets readers and one
-    // writer proceed together; the schema and its version in one transaction.
-    BOO_ASSIGN_OR_RETURN(const int tables, query_int(raw, "SELECT count(*) FROM sqlite_master", path));
-    if (tables != 0)
+    // A new file (or an empty one), which tuners started together may all be creating: write-ahead
+    // logging lets readers and one writer proceed together; the check and the schema with its
+    // version in one write transaction, so each sees either no table or the whole schema (checked
+    // outside it, a second tuner read version 0, then counted the first one's new table: "another
+    // schema", on an H100 with four tuners, 2026-11-26).
+    BOO_RETURN_IF_ERROR(enable_wal(raw, path));
+    BOO_RETURN_IF_ERROR(exec(raw, "BEGIN IMMEDIATE", "creating the tuning database " + path));
+    Result<int> version = query_int(raw, "PRAGMA user_version", path);
+    Result<int> tables = query_int(raw, "SELECT count(*) FROM sqlite_master", path);
+    if (!version.ok() || !tables.ok() || *version == kSchema || *version != 0 || *tables != 0) {
+      (void)exec(raw, "ROLLBACK", path);  // the read-only transaction changed nothing
+      if (!version.ok()) return version.status();
+      if (!tables.ok()) return tables.status();
+      if (*version == kSchema) return db;  // another tuner made it meanwhile
       return data_loss(path + " is a SQLite database of another schema, not a boo tuning database");
-    BOO_RETURN_IF_ERROR(exec(raw, "PRAGMA journal_mode=WAL", "enabling write-ahead logging in " + path));
+    }
     BOO_RETURN_IF_ERROR(exec(raw,
-                             "BEGIN IMMEDIATE;"
-                             "CREATE TABLE IF NOT EXISTS tunings(implementation TEXT NOT NULL, problem TEXT NOT NULL,"
+                             "CREATE TABLE tunings(implementation TEXT NOT NULL, problem TEXT NOT NULL,"
                              " arch TEXT NOT NULL, device TEXT NOT NULL, version TEXT NOT NULL, config TEXT NOT NULL,"
                              " time_us REAL NOT NULL, heuristic_us REAL NOT NULL, tuned_at INTEGER NOT NULL,"
                              " PRIMARY KEY(implementation, problem, arch, device, version));"
@@ -177,7 +203,7 @@ Result<std::unique_ptr<TuningDb>> TuningDb::open(const std::string& path, bool w
   if (schema != kSchema)
     return data_loss(path + " is not a boo tuning database of schema " + std::to_string(kSchema) + " (user_version " +
                      std::to_string(schema) + ")");
-  if (writable) BOO_RETURN_IF_ERROR(exec(raw, "PRAGMA journal_mode=WAL", "enabling write-ahead logging in " + path));
+  if (writable) BOO_RETURN_IF_ERROR(enable_wal(raw, path));
   return db;
 }
 

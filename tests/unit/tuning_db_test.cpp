@@ -161,6 +161,44 @@ TEST(TuningDbTest, ConcurrentWritersInThreadsAndProcessesLoseNoRow) {
   EXPECT_EQ(all->size(), 4u * kRows);
 }
 
+// Tuners started together on a database none of them has made yet (four on an H100: one found
+// "another schema"): every process and thread opens it, the schema made once.
+TEST(TuningDbTest, TunersStartedTogetherAllCreateOrOpenTheNewDatabase) {
+  for (int round = 0; round < 8; ++round) {
+    const std::string path = fresh_dir("create" + std::to_string(round)) + "/tuning.sqlite";
+    auto open_and_put = [&](const std::string& who) {
+      Result<std::unique_ptr<TuningDb>> db = TuningDb::open(path, true);
+      if (!db.ok()) std::fprintf(stderr, "%s: %s\n", who.c_str(), db.status().to_string().c_str());
+      if (!db.ok()) return false;
+      const Status put = (*db)->put(row_of("conv -n 1 " + who, "tile " + who));
+      if (!put.ok()) std::fprintf(stderr, "%s: %s\n", who.c_str(), put.to_string().c_str());
+      return put.ok();
+    };
+    std::vector<pid_t> children;
+    for (int i = 0; i < 4; ++i) {
+      const pid_t pid = ::fork();
+      ASSERT_GE(pid, 0);
+      if (pid == 0) ::_exit(open_and_put("process" + std::to_string(i)) ? 0 : 1);
+      children.push_back(pid);
+    }
+    bool thread_ok = false;
+    std::thread thread([&] { thread_ok = open_and_put("thread"); });
+    const bool main_ok = open_and_put("main");
+    thread.join();
+    for (pid_t pid : children) {
+      int status = 0;
+      ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "round " << round << ": a process failed";
+    }
+    EXPECT_TRUE(thread_ok && main_ok) << "round " << round;
+    Result<std::unique_ptr<TuningDb>> db = TuningDb::open(path, false);
+    ASSERT_TRUE(db.ok());
+    Result<std::vector<TuningRow>> all = (*db)->rows();
+    ASSERT_TRUE(all.ok());
+    EXPECT_EQ(all->size(), 6u) << "round " << round;
+  }
+}
+
 // A tuner killed (SIGKILL) in the middle of its writes leaves a database that
 // opens, passes SQLite's integrity check and holds whole rows only.
 TEST(TuningDbTest, AKilledWriterLeavesWholeRows) {
