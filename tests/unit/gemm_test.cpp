@@ -18,6 +18,7 @@
 #include "ops/conv/conv_wgmma_impl.hpp"
 #include "ops/conv/device/conv_direct_params.cuh"
 #include "ops/conv/device/conv_igemm_params.cuh"
+#include "ops/conv/device/conv_fp32_split_params.cuh"
 #include "ops/gemm/device/gemm_copy_params.cuh"
 #include "ops/gemm/gemm_conv_impl.hpp"
 #include "ops/gemm/gemm_copy_plan.hpp"
@@ -231,6 +232,14 @@ TEST(GemmPlanTest, TiersAndBindings) {
   ASSERT_FALSE(fp32.entries.empty());
   EXPECT_EQ(fp32.entries.front(), "boo_fp32_split_x");
   EXPECT_EQ(fp32.entries.back(), "boo_conv_unstage_y");
+  // A's 4096 rows of one pixel each are split as one row of 4096 pixels: full 32 x 32 tiles.
+  const auto split_a = ops::test::params_of<ConvSplitParams>(fp32.launches[0]);
+  EXPECT_EQ(split_a.sizes[0], 1);
+  EXPECT_EQ(split_a.sizes[3], 4096);
+  EXPECT_EQ(split_a.strides[4], 4096);  // a row's step in A
+  EXPECT_EQ(split_a.pixel_stride, 6 * 4096);
+  EXPECT_EQ(fp32.launches[0].grid.x, 4096u / 32);
+  EXPECT_EQ(fp32.launches[0].grid.z, 1u);
   EXPECT_FALSE(ops::test::accepts(*impls[1], "gemm --a_w 4096 --a_h 4096 --b_w 4096 --alpha 0.5"));
   EXPECT_FALSE(ops::test::accepts(*impls[1], "gemm --a_w 4096 --a_h 4096 --b_w 4096 --fp32-math tf32"));
   // Fewer than the conv tier's 4096 rows, but columns for many waves of tiles (GPT-3's MLP at 2048

@@ -320,18 +320,27 @@ class Fp32Bf16x6Conv final : public Tier<ConvProblem, Fp32SplitConfig> {
                    "(const boo::ConvSplitParams p) { boo::conv_split_fp32<" + (pixels_fast ? "true" : "false") +
                    ">(p); }\n";
     source.entries.push_back(entry);
+    // Rows of one pixel each (a GEMM's matrices as 1x1 convs of 1-pixel images) are one row of
+    // pixels instead, so that the 32-pixel tiles are full: the same elements at the same places
+    // (a pixel's step in the buffer is then a row's), where no row is padding.
+    const bool fold = g.pixels() == 1 && g.rows == g.outer;
+    const long long rows = fold ? 1 : g.rows, pixels = fold ? g.rows : g.pixels();
     Dim3 grid;
-    BOO_ASSIGN_OR_RETURN(grid.x, grid_extent((g.pixels() + 31) / 32, 0x7fffffff, "x (pixel tiles)"));
+    BOO_ASSIGN_OR_RETURN(grid.x, grid_extent((pixels + 31) / 32, 0x7fffffff, "x (pixel tiles)"));
     BOO_ASSIGN_OR_RETURN(grid.y, grid_extent((g.padded + 31) / 32, 65535, "y (channel tiles)"));
-    grid.z = static_cast<uint32_t>(std::clamp<long long>(g.rows, 1, 65535));
+    grid.z = static_cast<uint32_t>(std::clamp<long long>(rows, 1, 65535));
     BOO_ASSIGN_OR_RETURN(TensorBinding tensor, roles.argument(g.tensor));
     StepBuilder<ConvSplitParams> step(entry, grid, {kThreads, 1, 1});
     step.bind(step.params.src, tensor);
     step.bind(step.params.dst, TensorBinding::workspace(g.offset));
     for (int i = 0; i < 5; ++i) step.params.strides[i] = strides[static_cast<size_t>(i)];
-    step.params.sizes[0] = g.rows;
+    step.params.sizes[0] = rows;
     for (int i = 0; i < 3; ++i) step.params.sizes[1 + i] = g.size[static_cast<size_t>(i)];
-    step.params.outer = g.outer;
+    step.params.outer = fold ? 1 : g.outer;
+    if (fold) {  // the rows as pixels along x
+      step.params.sizes[3] = pixels;
+      step.params.strides[4] = strides[0];
+    }
     step.params.channels = g.channels;
     step.params.padded = g.padded;
     const long long row = g.pixels() * g.padded;  // one segment of one row
