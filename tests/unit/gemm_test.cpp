@@ -245,7 +245,7 @@ TEST(GemmPlanTest, TiersAndBindings) {
   // Fewer than the conv tier's 4096 rows, but columns for many waves of tiles (GPT-3's MLP at 2048
   // tokens: 16 x 288 tiles of 128): the Hopper tier (it ran on the mma.sync tier at 2.6x cuBLASLt's time).
   EXPECT_TRUE(ops::test::accepts(*impls[0], "gemmbfp16 --a_w 2048 --a_h 12288 --b_w 36864 --transB 1"));
-  EXPECT_FALSE(ops::test::accepts(*impls[0], "gemmbfp16 --a_w 2048 --a_h 1024 --b_w 1024 --transB 1"));
+  EXPECT_FALSE(ops::test::accepts(*impls[0], "gemmbfp16 --a_w 512 --a_h 256 --b_w 512 --transB 1"));
   // The Hopper tier takes a large bf16 GEMM with B staged channels-last (n x k).
   ops::test::Planned big = ops::test::plan_of(*impls[0], "gemmbfp16 --a_w 4096 --a_h 4096 --b_w 4096");
   ASSERT_EQ(big.entries, (std::vector<std::string>{"boo_gemm_stage_w", "boo_wgmma_y"}));

@@ -28,6 +28,11 @@ constexpr uint32_t kThreads = 384;
 // better), unless split K fills it and the cost models say it wins
 // (small_gemm_verdict).
 constexpr long long kMinPixels = 4096, kMinOutputChannels = 128, kMinFullWaves = 4;
+// Below the floor, the factor by which the model must put this tier ahead of gpu:conv:implicit_gemm.
+constexpr double kSmallGemmMargin = 1.25;
+// The weight face's pixels are its reduction, not its tiles: below kMinPixels it still runs (split
+// K over fewer pixels) down to this many, eight k-blocks.
+constexpr long long kMinWeightPixels = 512;
 // Grouped convs where the tier beat gpu:conv:implicit_gemm on BOO's 413 (H200, 2026-11-26,
 // docs/perf/2026-11-26-session2-h200x2.md): 96 or 128 output channels a group ran 1.07-1.49x faster,
 // 64 a group (-g 6: half of a 128-wide tile idle) 0.82-0.89x; a grouped data face of fewer than
@@ -371,28 +376,25 @@ std::vector<Tiling> ranked_tilings(const Run& run, bool split, bool promote, con
 }
 
 // A forward or data face below the size floor (`floor`; `sizes`: its own) runs
-// here only split, where split K fills the SMs and the cost model's time beats
-// both the unsplit tiling's and gpu:conv:implicit_gemm's model's for the same
-// GEMM, and only with BOO_UNVERIFIED_KERNELS=1 until the split kernel has
-// passed numerics on a GPU. (Unsplit, the model ranks this tier ahead of the
-// implicit GEMM on some of these convs too; they stay there until measured.)
+// here where the cost model's best tiling is split K and beats
+// gpu:conv:implicit_gemm's model of the same GEMM, or is unsplit and beats it
+// by kSmallGemmMargin: the
+// floor's convs with many channels (VGG's 14x14 and 7x7 layers: 2.3-2.5x
+// cuDNN's time on the implicit GEMM, H100 2026-11-26) fill the SMs with tiles
+// of their channels or with splits.
 Status small_gemm_verdict(const Run& run, const ArchSpec& arch, const std::string& floor, const std::string& sizes) {
   const GemmShape g = gemm_shape(run);
   const std::vector<Tiling> ranked = ranked_tilings(run, true, false, arch);
   const double mma_sync = implicit_gemm_modelled_us(g.m, g.n, g.k, arch);
-  if (ranked.front().splits == 1 || ranked.front().us >= mma_sync) {
-    const auto split = std::find_if(ranked.begin(), ranked.end(), [](const Tiling& t) { return t.splits > 1; });
-    const auto unsplit = std::find_if(ranked.begin(), ranked.end(), [](const Tiling& t) { return t.splits == 1; });
+  // (A split tiling ahead of both needs no margin: measured faster, 2026-11-26 second session.)
+  const bool split_wins = ranked.front().splits > 1 && ranked.front().us < mma_sync;
+  if (!split_wins && ranked.front().us * kSmallGemmMargin >= mma_sync) {
     char models[160];
-    if (split == ranked.end())
-      std::snprintf(models, sizeof(models), " (too few k-blocks to split: %lld)", ceil_div(g.k, kBlockK));
-    else
-      std::snprintf(models, sizeof(models), " (modelled: %.1f us in %d splits, %.1f us unsplit, %.1f us on gpu:conv:implicit_gemm)",
-                    split->us, split->splits, unsplit->us, mma_sync);
-    return decline(floor + ", or fewer where split K makes it faster than unsplit and than gpu:conv:implicit_gemm" +
-                   sizes + models);
+    std::snprintf(models, sizeof(models), " (modelled: %.1f us in %d splits, %.1f us on gpu:conv:implicit_gemm)",
+                  ranked.front().us, ranked.front().splits, mma_sync);
+    return decline(floor + ", or fewer where its cost model beats gpu:conv:implicit_gemm's (unsplit by " +
+                   std::to_string(static_cast<int>((kSmallGemmMargin - 1) * 100 + 0.5)) + "%)" + sizes + models);
   }
-  if (!run.may_split()) return decline(floor + sizes + " (the native NCHW path does not split)");
   return ok_status();
 }
 
@@ -457,8 +459,10 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       const std::string floor = "at least " + std::to_string(kMinPixels) + " output pixels and " +
                                 std::to_string(min_channels) + " output channels";
       const std::string sizes = ", not " + std::to_string(pixels) + " and " + std::to_string(r.cb);
-      if (run.weight() || run.native) return decline(floor + sizes);
-      BOO_RETURN_IF_ERROR(small_gemm_verdict(run, arch, floor, sizes));
+      if (run.native || (run.weight() && (pixels < kMinWeightPixels || r.cb < min_channels)))
+        return decline(floor + (run.weight() ? " (the weight face: " + std::to_string(kMinWeightPixels) + " pixels)" : "") +
+                       sizes);
+      if (!run.weight()) BOO_RETURN_IF_ERROR(small_gemm_verdict(run, arch, floor, sizes));
     }
     // The forward kernel keeps a receptive field's first input row and column in 16 bits.
     const long long kMaxExtent = 1LL << 14;
