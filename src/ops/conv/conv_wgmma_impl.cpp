@@ -28,11 +28,15 @@ constexpr uint32_t kThreads = 384;
 // better), unless split K fills it and the cost models say it wins
 // (small_gemm_verdict).
 constexpr long long kMinPixels = 4096, kMinOutputChannels = 128, kMinFullWaves = 4;
-// Below the floor, the factor by which the model must put this tier ahead of gpu:conv:implicit_gemm.
+// Below the floor, the factor by which the model must put this tier ahead of gpu:conv:implicit_gemm
+// (81 lines of the three workloads crossed with it: 1.16x faster, H100, 2026-11-26;
+// docs/perf/2026-11-26-session3-h200x4.md).
 constexpr double kSmallGemmMargin = 1.25;
 // The weight face's pixels are its reduction, not its tiles: below kMinPixels it still runs (split
 // K over fewer pixels) down to this many, eight k-blocks.
 constexpr long long kMinWeightPixels = 512;
+// The data face below the floor: at least this many pixels (and kMinOutputChannels result channels).
+constexpr long long kMinSmallDataPixels = 1568;
 // Grouped convs where the tier beat gpu:conv:implicit_gemm on BOO's 413 (H200, 2026-11-26,
 // docs/perf/2026-11-26-session2-h200x2.md): 96 or 128 output channels a group ran 1.07-1.49x faster,
 // 64 a group (-g 6: half of a 128-wide tile idle) 0.82-0.89x; a grouped data face of fewer than
@@ -388,6 +392,11 @@ Status small_gemm_verdict(const Run& run, const ArchSpec& arch, const std::strin
   const double mma_sync = implicit_gemm_modelled_us(g.m, g.n, g.k, arch);
   // (A split tiling ahead of both needs no margin: measured faster, 2026-11-26 second session.)
   const bool split_wins = ranked.front().splits > 1 && ranked.front().us < mma_sync;
+  // Unsplit, the data face ran slower than gpu:conv:implicit_gemm with fewer than kMinOutputChannels
+  // result channels (0.80-0.83x at 96) or kMinSmallDataPixels pixels (0.54-0.57x at 1536 and 480).
+  if (!split_wins && run.task.face == kDataFace && (g.n < kMinOutputChannels || g.m < kMinSmallDataPixels))
+    return decline(floor + " (unsplit, the data face " + std::to_string(kMinOutputChannels) + " channels and " +
+                   std::to_string(kMinSmallDataPixels) + " pixels)" + sizes);
   if (!split_wins && ranked.front().us * kSmallGemmMargin >= mma_sync) {
     char models[160];
     std::snprintf(models, sizeof(models), " (modelled: %.1f us in %d splits, %.1f us on gpu:conv:implicit_gemm)",
