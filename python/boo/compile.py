@@ -18,10 +18,17 @@ a ReLU or SiLU after a batch or group norm stays PyTorch's. boo's ops carry thei
 runs boo's backward kernels too. Each candidate is checked when the graph is
 compiled (on a GPU its kernels are compiled or loaded then): one boo cannot
 run stays with PyTorch, with one warning — never an error at run time.
+
+On a GPU the kernels of every candidate (forward and backward) are compiled
+first, in parallel (BOO_COMPILE_JOBS threads, default the CPUs this process
+may use; 0 or 1: none ahead, each compiled as its candidate is checked), so
+the first compiled step waits for the slowest compile, not for their sum.
 """
 import functools
 import logging
 import operator
+import os
+import time
 import warnings
 
 import torch
@@ -124,12 +131,18 @@ def _replace(graph, node, op, args):
     graph.erase_node(node)
 
 
-def _boo_can_run(sig_of, tensors):
+def _symbolic(tensors):
+    return any(isinstance(d, torch.SymInt) for t in tensors for d in t.shape)
+
+
+def _boo_can_run(sig_of, tensors, warm_only=None):
     """Whether boo runs the signatures `sig_of()` builds on the tensors' device
-    (on a GPU: compiles or loads their kernels now); warns once otherwise.
-    With symbolic shapes (dynamic=True) there is nothing to check yet: the op
-    checks at run time and falls back to PyTorch there (boo.ops)."""
-    if any(isinstance(d, torch.SymInt) for t in tensors for d in t.shape):
+    (on a GPU: compiles or loads their kernels now, unless _warm_up did); warns
+    once otherwise. With symbolic shapes (dynamic=True) there is nothing to
+    check yet: the op checks at run time and falls back to PyTorch there
+    (boo.ops). `warm_only()`: signatures the op may launch too, which _warm_up
+    compiles ahead and this does not check."""
+    if _symbolic(tensors):
         return tensors[0].device.type in ("cuda", "cpu")
     try:
         sigs = sig_of()
@@ -183,8 +196,7 @@ def _fold_batch_norm(w, b, gamma, beta, mean, var, eps):
     return weight.to(w.dtype), bias.to(w.dtype)
 
 
-def _rewrite_convs(gm, schema):
-    graph = gm.graph
+def _rewrite_convs(graph, schema, check):
     count = 0
     for node in list(graph.nodes):
         if node.op != "call_function" or node.target not in _CONVS:
@@ -221,16 +233,21 @@ def _rewrite_convs(gm, schema):
         needs_grad = out.requires_grad if isinstance(out, torch.Tensor) else \
             any(t is not None and t.requires_grad for t in (xv, wv, bv))
         has_bias = bv is not None or bn is not None
+        shape = (tuple(xv.shape), tuple(wv.shape), xv.dtype, tuple(stride), tuple(padding), tuple(dilation),
+                 groups, has_bias)
 
         def signatures():
-            shape = (tuple(xv.shape), tuple(wv.shape), xv.dtype, tuple(stride), tuple(padding), tuple(dilation),
-                     groups, has_bias)
             sigs = [ops.conv_signature(*shape, activation, layouts, "forward")]
             if needs_grad:
                 sigs += ops.conv_backward_signatures(*shape, layouts, frozenset(("input", "weight", "bias")))
             return sigs
 
-        if not _boo_can_run(signatures, [xv]):
+        def recomputed():
+            # The gradient of a fused activation recomputes its input: the conv without it (boo.ops'
+            # _conv_backward_rule).
+            return [ops.conv_signature(*shape, "none", layouts, "forward")]
+
+        if not check(signatures, [xv], recomputed if needs_grad and activation != "none" else None):
             continue
         end = fused or bn or node
         # Before the last node replaced: the batch norm's parameters may be defined after the conv.
@@ -251,8 +268,7 @@ def _rewrite_convs(gm, schema):
     return count
 
 
-def _rewrite_layer_norms(gm):
-    graph = gm.graph
+def _rewrite_layer_norms(graph, check):
     count = 0
     for node in list(graph.nodes):
         if node.op != "call_function" or node.target not in _LAYER_NORMS:
@@ -273,15 +289,14 @@ def _rewrite_layer_norms(gm):
             return [ops.layer_norm_signature(*common, flags.FORWARD)] + (
                 [ops.layer_norm_signature(*common, backward)] if needs_grad else [])
 
-        if not _boo_can_run(signatures, [xv]):
+        if not check(signatures, [xv]):
             continue
         _replace(graph, node, ops.layer_norm, (x, shape, w, b, float(eps)))
         count += 1
     return count
 
 
-def _rewrite_rms_norms(gm):
-    graph = gm.graph
+def _rewrite_rms_norms(graph, check):
     count = 0
     for node in list(graph.nodes):
         if node.op != "call_function" or node.target not in _RMS_NORMS:
@@ -301,7 +316,7 @@ def _rewrite_rms_norms(gm):
             return [ops.rms_norm_signature(*common, "forward")] + (
                 [ops.rms_norm_signature(*common, "backward")] if needs_grad else [])
 
-        if not _boo_can_run(signatures, [xv]):
+        if not check(signatures, [xv]):
             continue
         _replace(graph, node, ops.rms_norm, (x, shape, w, float(eps)))
         count += 1
@@ -312,8 +327,7 @@ def _needs_grad(*nodes):
     return any(isinstance(_value(t), torch.Tensor) and _value(t).requires_grad for t in nodes)
 
 
-def _rewrite_batch_norms(gm):
-    graph = gm.graph
+def _rewrite_batch_norms(graph, check):
     count = 0
     for node in list(graph.nodes):
         if node.op != "call_function" or node.target not in _BATCH_NORMS:
@@ -337,15 +351,14 @@ def _rewrite_batch_norms(gm):
             return [ops.batch_norm_signature(*common, "training", running, eps, momentum if running else 1.0)] + (
                 [ops.batch_norm_signature(*common, "backward", False, eps)] if needs_grad else [])
 
-        if not _boo_can_run(signatures, [xv]):
+        if not check(signatures, [xv]):
             continue
         _replace(graph, node, ops.batch_norm, (x, w, b, rm, rv, training, float(momentum), float(eps)))
         count += 1
     return count
 
 
-def _rewrite_group_norms(gm):
-    graph = gm.graph
+def _rewrite_group_norms(graph, check):
     count = 0
     for node in list(graph.nodes):
         if node.op != "call_function" or node.target not in _GROUP_NORMS:
@@ -364,21 +377,81 @@ def _rewrite_group_norms(gm):
             return [ops.group_norm_signature(*common, "forward")] + (
                 [ops.group_norm_signature(*common, "backward")] if needs_grad else [])
 
-        if not _boo_can_run(signatures, [xv]):
+        if not check(signatures, [xv]):
             continue
         _replace(graph, node, ops.group_norm, (x, groups, w, b, float(eps)))
         count += 1
     return count
 
 
+def _rewrite_graph(graph, schema, check):
+    """Rewrites `graph` in place, taking the candidates that `check(signatures, tensors, warm_only=None)`
+    accepts; returns {op: nodes replaced}."""
+    return {"conv": _rewrite_convs(graph, schema, check) if schema["conv"] else 0,
+            "layer_norm": _rewrite_layer_norms(graph, check) if schema["layer_norm"] else 0,
+            "rms_norm": _rewrite_rms_norms(graph, check) if schema["rms_norm"] else 0,
+            "batch_norm": _rewrite_batch_norms(graph, check) if schema["batch_norm"] else 0,
+            "group_norm": _rewrite_group_norms(graph, check) if schema["group_norm"] else 0}
+
+
+def _compile_threads():
+    """The warm-up's threads: BOO_COMPILE_JOBS, else the CPUs this process may run on."""
+    value = os.environ.get("BOO_COMPILE_JOBS", "").strip()
+    if not value:
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    if not value.isdigit():
+        raise ValueError(f"BOO_COMPILE_JOBS={value!r}: expected a number of threads (0 or 1: no warm-up, each "
+                         f"kernel compiled when its candidate is checked)")
+    return int(value)
+
+
+def _warm_up(graph, schema):
+    """Compiles (or loads from the cache) the kernels of every candidate the rewrite of `graph` will check
+    on a GPU, on BOO_COMPILE_JOBS threads, before the checks, which then find them loaded: the checks
+    compile one kernel after another, and ResNet-50's training graph has about a hundred. The signatures
+    come from a dry run of the rewrite on a copy of the graph that takes every candidate, so they are the
+    real rewrite's whenever boo takes them all (an inference batch norm folded into its conv is no batch
+    norm candidate). A signature that fails here is left to its check, which compiles it again and warns
+    as before. The kernels go into the GPU's runtime, where the checks and the ops find them, and through
+    it into the disk cache when that is on; with BOO_CACHE_ON=0 they are compiled into the process all
+    the same, as the checks would."""
+    threads = _compile_threads()
+    if threads <= 1 or not any(isinstance(_value(n), torch.Tensor) and _value(n).device.type == "cuda"
+                               for n in graph.nodes):
+        return
+    wanted = {}  # device index -> {signature: None}, in the order met
+
+    def collect(sig_of, tensors, warm_only=None):
+        device = tensors[0].device
+        if device.type == "cuda" and not _symbolic(tensors):
+            try:
+                sigs = sig_of() + (warm_only() if warm_only else [])
+            except (ValueError, NotImplementedError, RuntimeError):
+                return False  # its check warns
+            wanted.setdefault(device.index or 0, {}).update(dict.fromkeys(sigs))
+        return device.type in ("cuda", "cpu")
+
+    copy = torch.fx.Graph()
+    copy.output(copy.graph_copy(graph, {}))
+    _rewrite_graph(copy, schema, collect)
+    for device, sigs in wanted.items():
+        start = time.perf_counter()
+        try:
+            failures = _C.prepare(list(sigs), device, threads)
+        except (ValueError, NotImplementedError, RuntimeError) as e:
+            log.debug("boo: no kernel warm-up on cuda:%d (%s): the checks compile the kernels", device, e)
+            continue
+        for command, error in failures:
+            log.debug("boo: warm-up of '%s' failed, left to its check: %s", command, error)
+        log.debug("boo: the kernels of %d signatures ready on cuda:%d in %.2f s on %d threads (%d failed)",
+                  len(sigs), device, time.perf_counter() - start, threads, len(failures))
+
+
 def rewrite(gm, fusion_schema=None):
     """Rewrites `gm` (a Dynamo FX graph) in place; returns {op: nodes replaced}."""
     schema = dict(DEFAULT_FUSION_SCHEMA, **(fusion_schema or {}))
-    counts = {"conv": _rewrite_convs(gm, schema) if schema["conv"] else 0,
-              "layer_norm": _rewrite_layer_norms(gm) if schema["layer_norm"] else 0,
-              "rms_norm": _rewrite_rms_norms(gm) if schema["rms_norm"] else 0,
-              "batch_norm": _rewrite_batch_norms(gm) if schema["batch_norm"] else 0,
-              "group_norm": _rewrite_group_norms(gm) if schema["group_norm"] else 0}
+    _warm_up(gm.graph, schema)
+    counts = _rewrite_graph(gm.graph, schema, _boo_can_run)
     gm.graph.lint()
     gm.recompile()
     log.debug("boo: rewrote %s", counts)

@@ -29,6 +29,7 @@
 #include "jit/nvrtc_compiler.hpp"
 #include "ops/op_registry.hpp"
 #include "ops/signature_fields.hpp"
+#include "runtime/preload.hpp"
 #include "torch_bridge.h"
 
 namespace nb = nanobind;
@@ -911,6 +912,46 @@ NB_MODULE(_C, m) {
       "clear_cache",
       [] { ok_or_raise(cache::ArtifactCache(cache_config()).clear()); },
       "Removes every kernel from the cache folder (its versioned contents; the folder stays).");
+
+  m.def(
+      "prepare",
+      [](const nb::sequence& signatures, int device, int threads) {
+        // Held here: the Python objects may go while the GIL is released.
+        std::vector<std::shared_ptr<const OpSignature>> held;
+        for (nb::handle item : signatures) held.push_back(nb::cast<const Signature&>(item).sig);
+        std::vector<const OpSignature*> sigs;
+        for (const auto& sig : held) sigs.push_back(sig.get());
+        Runtime& rt = runtime_for(device);
+        std::vector<runtime::PreloadFailure> failures;
+        {
+          nb::gil_scoped_release release;
+          failures = runtime::make_launchables(rt, sigs, threads);
+        }
+        nb::list out;
+        for (const runtime::PreloadFailure& f : failures) out.append(nb::make_tuple(f.what, f.reason.to_string()));
+        return out;
+      },
+      "signatures"_a, "device"_a, "threads"_a,
+      "Compiles (or loads from the cache) and loads the kernels of `signatures` on GPU `device` on `threads` "
+      "threads, the GIL released, so that their first launches find them loaded (with the disk cache off too). "
+      "A signature that fails is returned as (command, error), not raised: it is left to its first use, which "
+      "reports it. Raises only when the GPU's runtime cannot be created.");
+  m.def(
+      "runtime_stats",
+      [](int device) {
+        const RuntimeStats s = runtime_for(device).stats();
+        nb::dict out;
+        out["compiled"] = s.compiled;
+        out["disk_hits"] = s.disk_hits;
+        out["memory_hits"] = s.memory_hits;
+        out["compile_ms"] = s.compile_ms;
+        out["load_ms"] = s.load_ms;
+        return out;
+      },
+      "device"_a,
+      "Where the launchables of GPU `device`'s current runtime came from: modules compiled with NVRTC, "
+      "loaded from the disk cache, launchables found in the process; total compile and load milliseconds. "
+      "A new cache setting starts a new runtime, counting from zero.");
 
   m.def(
       "implementation",

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "boo/device.hpp"
+#include "boo/runtime.hpp"
 #include "boo/signature.hpp"
 #include "cache/artifact_cache.hpp"
 #include "cache/tuning_db.hpp"
@@ -53,5 +54,15 @@ PreloadReport preload(const std::vector<const OpSignature*>& signatures, const D
                       const cache::ArtifactCache& cache, int jobs, const std::string& implementation,
                       const cache::TuningDb* tuning,
                       const std::string& save_temps_dir, const PreloadProgress& progress);
+
+/// Makes the launchables of `signatures` on `runtime` on `threads` threads
+/// (Runtime::get_launchable: each compiles its kernels with NVRTC, or loads
+/// them from the cache, and loads the module; equal signatures are made once),
+/// so that the runtime's later asks for them find them made. What one
+/// signature's failure costs is its own: it is returned, with its command, and
+/// the others proceed. Works with the disk cache off: the launchables live in
+/// the runtime.
+std::vector<PreloadFailure> make_launchables(Runtime& runtime, const std::vector<const OpSignature*>& signatures,
+                                             int threads);
 
 }  // namespace boo::runtime
