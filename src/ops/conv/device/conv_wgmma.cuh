@@ -317,16 +317,16 @@ __device__ __forceinline__ void store_partials(const float (&acc)[C::BN / 2], co
   }
 }
 
-/// One consumer's k-block `it` (counted over all of its tiles): waits for its
-/// stage, issues the four m64nBNk16 wgmma on it (K-major tiles for the forward
-/// faces; M- and N-major ones, kAMnMajor and kBMnMajor, for the weight face: each
-/// stage's A tile is then two 64-row atom columns, one per consumer, and its B tile BN / 64
-/// of them, every one 64 K rows of 128 bytes; conv_wgmma_nchw.cuh mixes the two) and,
-/// once the previous k-block's wgmma are done, releases that one's stage, unless
-/// `first`: the previous k-block was the last of an earlier tile and released by finish_tile.
-template <class C, bool kAMnMajor, bool kBMnMajor = kAMnMajor>
-__device__ __forceinline__ void consume_kblock(float (&acc)[C::BN / 2], unsigned char* smem, unsigned long long* full,
-                                               unsigned long long* empty, int it, int consumer, int lane, bool first) {
+/// Waits for k-block `it`'s stage (`it` counted over all of the consumer's tiles)
+/// and issues the four m64nBNk16 wgmma on it into `acc` as one commit group (K-major
+/// tiles for the forward faces; M- and N-major ones, kAMnMajor and kBMnMajor, for the
+/// weight face: each stage's A tile is then two 64-row atom columns, one per consumer,
+/// and its B tile BN / 64 of them, every one 64 K rows of 128 bytes;
+/// conv_wgmma_nchw.cuh mixes the two). `accumulate` 0: the first overwrites `acc`.
+/// Returns the stage.
+template <class C, bool kAMnMajor, bool kBMnMajor>
+__device__ __forceinline__ int issue_kblock(float (&acc)[C::BN / 2], unsigned char* smem, unsigned long long* full,
+                                            int it, int consumer, int accumulate) {
   using L = Layout<C>;
   const int stage = it % C::STAGES;
   sm90::mbarrier_wait(&full[stage], (it / C::STAGES) & 1);
@@ -342,8 +342,19 @@ __device__ __forceinline__ void consume_kblock(float (&acc)[C::BN / 2], unsigned
 #pragma unroll
   for (int k = 0; k < kBK / 16; ++k)
     sm90::Wgmma<C::BN, C::kType>::template mma<kAMnMajor ? 1 : 0, kBMnMajor ? 1 : 0>(
-        acc, descriptor(a, k, kAMnMajor), descriptor(b, k, kBMnMajor), 1);
+        acc, descriptor(a, k, kAMnMajor), descriptor(b, k, kBMnMajor), k == 0 ? accumulate : 1);
   sm90::wgmma_commit_group();
+  return stage;
+}
+
+/// One consumer's k-block `it`: its wgmma into the tile's accumulators and,
+/// once the previous k-block's wgmma are done, the release of that one's stage,
+/// unless `first`: the previous k-block was the last of an earlier tile and
+/// released by finish_tile.
+template <class C, bool kAMnMajor, bool kBMnMajor = kAMnMajor>
+__device__ __forceinline__ void consume_kblock(float (&acc)[C::BN / 2], unsigned char* smem, unsigned long long* full,
+                                               unsigned long long* empty, int it, int consumer, int lane, bool first) {
+  issue_kblock<C, kAMnMajor, kBMnMajor>(acc, smem, full, it, consumer, 1);
   // The previous k-block's wgmma are done: its stage may be refilled.
   sm90::wgmma_wait_group<1>();
   if (!first && lane == 0) sm90::mbarrier_arrive(&empty[(it - 1) % C::STAGES]);
@@ -359,21 +370,7 @@ template <class C, bool kAMnMajor, bool kBMnMajor = kAMnMajor>
 __device__ __forceinline__ void consume_kblock_promoted(float (&acc)[C::BN / 2], float (&part)[C::BN / 2],
                                                         unsigned char* smem, unsigned long long* full,
                                                         unsigned long long* empty, int it, int consumer, int lane) {
-  using L = Layout<C>;
-  const int stage = it % C::STAGES;
-  sm90::mbarrier_wait(&full[stage], (it / C::STAGES) & 1);
-  const unsigned a = sm90::shared_address(smem) + stage * L::kTileA + consumer * 64 * 128;
-  const unsigned b = sm90::shared_address(smem) + L::kB + stage * L::kTileB;
-  auto descriptor = [](unsigned tile, int k, bool mn_major) {  // as consume_kblock's
-    return mn_major ? sm90::swizzle128_mn_descriptor(tile + 2048 * k, L::kAtomColumn)
-                    : sm90::swizzle128_descriptor(tile + 32 * k);
-  };
-  sm90::wgmma_fence();
-#pragma unroll
-  for (int k = 0; k < kBK / 16; ++k)
-    sm90::Wgmma<C::BN, C::kType>::template mma<kAMnMajor ? 1 : 0, kBMnMajor ? 1 : 0>(
-        part, descriptor(a, k, kAMnMajor), descriptor(b, k, kBMnMajor), k == 0 ? 0 : 1);
-  sm90::wgmma_commit_group();
+  const int stage = issue_kblock<C, kAMnMajor, kBMnMajor>(part, smem, full, it, consumer, 0);
   sm90::wgmma_wait_group<0>();
   if (lane == 0) sm90::mbarrier_arrive(&empty[stage]);
 #pragma unroll
