@@ -23,8 +23,17 @@ CUresult cuInit(unsigned) { return ok(); }
 CUresult cuDriverGetVersion(int* v) { *v = CUDA_VERSION; return ok(); }
 CUresult cuGetErrorName(CUresult, const char** s) { *s = "CUDA_ERROR_FAKE"; return ok(); }
 CUresult cuGetErrorString(CUresult, const char** s) { *s = "fake driver"; return ok(); }
-CUresult cuDeviceGet(CUdevice* d, int ordinal) { *d = ordinal; return ordinal == 0 ? ok() : CUDA_ERROR_INVALID_DEVICE; }
-CUresult cuDeviceGetCount(int* count) { *count = 1; return ok(); }
+// BOO_FAKE_DEVICES: how many GPUs the fake reports (default 1), for the code that spreads over them.
+int device_count() {
+  const char* v = std::getenv("BOO_FAKE_DEVICES");
+  const int n = v ? std::atoi(v) : 1;
+  return n >= 1 && n <= 16 ? n : 1;
+}
+CUresult cuDeviceGet(CUdevice* d, int ordinal) {
+  *d = ordinal;
+  return ordinal >= 0 && ordinal < device_count() ? ok() : CUDA_ERROR_INVALID_DEVICE;
+}
+CUresult cuDeviceGetCount(int* count) { *count = device_count(); return ok(); }
 CUresult cuDeviceGetName(char* name, int len, CUdevice) { std::snprintf(name, len, "fake H100 (tests/fake_cuda)"); return ok(); }
 CUresult cuDeviceGetAttribute(int* v, CUdevice_attribute attr, CUdevice) {  // an H100 SXM's values
   switch (attr) {

@@ -54,6 +54,18 @@ def main():
     r = run(tune, gpu)
     check(r.returncode == 0 and "0 signatures to tune" in r.stdout and "2 already tuned" in r.stdout, "resume", r)
 
+    # --gpu-id -1: a tuner per GPU (two fake ones), sharing a new database.
+    db2 = str(tmp / "tuning-two-gpus.sqlite")
+    tune2 = [boo, "tune", "--commands-file", str(cmds), "--tuning-db", db2, "--top", "3",
+             "--budget-per-signature", "1", "-j", "2", "--gpu-id", "-1"]
+    r = run(tune2, {**gpu, "BOO_FAKE_DEVICES": "2"})
+    check(r.returncode == 0 and "2 signatures to tune" in r.stdout and " x 2," in r.stdout and
+          "[2/2 " in r.stdout, "boo tune --gpu-id -1 over two GPUs", r)
+    r = run(tune2, {**gpu, "BOO_FAKE_DEVICES": "2"})
+    check(r.returncode == 0 and "2 already tuned" in r.stdout, "resume over two GPUs", r)
+    r = run([boo, "info", "--gpu-id", "-1"], gpu)
+    check(r.returncode == 2 and "is for boo tune" in r.stderr, "--gpu-id -1 outside boo tune", r)
+
     exported = str(tmp / "rows.json")
     r = run([boo, "tune", "--tuning-db", db, "--export", exported])
     check(r.returncode == 0, "export", r)

@@ -61,7 +61,8 @@ options:
   --impl NAME        consider only this GPU implementation (e.g. gpu:conv:direct)
   --tuning-db FILE   the tuning database (default: BOO_TUNING_DB, else BOO_TUNING_SPEC_PATH, else
                      tuning.sqlite in the cache folder)
-  --gpu-id N         the GPU to describe or compile for (default 0)
+  --gpu-id N         the GPU to describe or compile for (default 0); boo tune -1: every GPU, one
+                     tuner each, sharing the database
   -v / --verbose     log cache hits and compiles
 )";
 
@@ -119,8 +120,8 @@ Result<Options> parse_options(const std::vector<std::string>& argv) {
     } else if (w == "-j" || w == "--jobs" || w == "--gpu-id") {
       BOO_ASSIGN_OR_RETURN(std::string v, value());
       Result<int64_t> n = base::parse_int(v);
-      if (!n.ok() || *n < (w == "--gpu-id" ? 0 : 1) || !base::narrow<int>(*n))
-        return invalid_argument(w + ": expected a " + (w == "--gpu-id" ? "GPU ordinal" : "positive count") +
+      if (!n.ok() || *n < (w == "--gpu-id" ? -1 : 1) || !base::narrow<int>(*n))
+        return invalid_argument(w + ": expected a " + (w == "--gpu-id" ? "GPU ordinal (or -1: every GPU, boo tune)" : "positive count") +
                                 ", got '" + v + "'");
       (w == "--gpu-id" ? o.gpu_id : o.jobs) = static_cast<int>(*n);
     } else if (w == "-v" || w == "--verbose") {
@@ -535,6 +536,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string& cmd = opts->positional.front();
+  if (opts->gpu_id < 0 && cmd != "tune") {
+    std::cerr << "boo: --gpu-id -1 (every GPU) is for boo tune; " << cmd << " takes one GPU ordinal\n";
+    return 2;
+  }
   if (cmd == "info") return cmd_info(*opts);
   if (cmd == "cache") return cmd_cache(*opts);
   if (cmd == "preload") return cmd_preload(*opts);

@@ -17,7 +17,10 @@
 #include <ctime>
 #include <filesystem>
 #include <iostream>
+#include <functional>
+#include <mutex>
 #include <set>
+#include <thread>
 
 #include "base/file_util.hpp"
 #include "base/strings.hpp"
@@ -29,6 +32,7 @@
 #include "boo/runtime.hpp"
 #include "cache/artifact_cache.hpp"
 #include "cache/tuning_db.hpp"
+#include "cuda/driver_api.hpp"
 #include "common/commands_file.hpp"
 #include "driver/executor.hpp"
 #include "ops/op_registry.hpp"
@@ -234,6 +238,52 @@ Result<std::unique_ptr<cache::TuningDb>> open_for_writing(const std::string& pat
   return cache::TuningDb::open(path, true);
 }
 
+// The GPUs the tuners run on: the one asked for, or (--gpu-id -1) every one the driver sees.
+Result<std::vector<int>> tuning_gpus(int gpu_id) {
+  if (gpu_id >= 0) return std::vector<int>{gpu_id};
+  BOO_ASSIGN_OR_RETURN(const cuda::DriverApi* api, cuda::driver_api());
+  int count = 0;
+  if (api->cuDeviceGetCount(&count) != 0 || count < 1) return unavailable("--gpu-id -1: the CUDA driver reports no GPU");
+  std::vector<int> gpus;
+  for (int d = 0; d < count; ++d) gpus.push_back(d);
+  return gpus;
+}
+
+// One signature's outcome ("tuned", "kept", "failed") and its summary line, from executor
+// `executor`: a config that faults (the child dies, hangs or says so) is left out and the
+// signature retried, kMostFaults times at most. `note` prints a line as it happens.
+std::pair<std::string, std::string> tune_signature(driver::Executor& executor, int index, const std::string& command,
+                                                   const std::function<void(const std::string&)>& note) {
+  std::set<int> excluded;
+  std::string result, kind;
+  for (int faults = 0;; ++faults) {
+    std::vector<std::string> fields = {command};
+    for (int e : excluded) fields.push_back(std::to_string(e));
+    driver::ExecutorResult r = executor.run(index, fields);
+    int culprit = -1;
+    if (r.done) {
+      kind = r.done->outcome;
+      result = r.done->row.empty() ? "" : r.done->row[0];
+      if (kind == "fault" && r.done->row.size() > 1) culprit = std::atoi(r.done->row[1].c_str());
+    } else {
+      // Died or hung: the config it announced last was running.
+      kind = "fault";
+      result = r.failure;
+      const size_t at = r.output.rfind(kTryingConfig);
+      if (at != std::string::npos) culprit = std::atoi(r.output.c_str() + at + std::string(kTryingConfig).size());
+    }
+    if (kind != "fault") break;
+    if (culprit <= 0 || faults + 1 >= kMostFaults) {
+      kind = "failed";
+      result += culprit == 0 ? " (the heuristic's config)" : "";
+      break;
+    }
+    note("  config " + std::to_string(culprit) + " faulted (" + result + "); retrying without it");
+    excluded.insert(culprit);
+  }
+  return {kind, result};
+}
+
 }  // namespace
 
 std::vector<std::string> tune_child_arguments(const TuneOptions& o) {
@@ -300,10 +350,18 @@ int run_tune(const TuneOptions& o) {
       std::cerr << "boo tune: " << lines.status().to_string() << "\n";
       return 2;
     }
+    Result<std::vector<int>> gpus = tuning_gpus(o.gpu_id);
+    if (!gpus.ok()) {
+      std::cerr << "boo tune: " << gpus.status().to_string() << "\n";
+      return 2;
+    }
     DeviceInfo device;
     {
-      // The device the children time on; no CUDA work stays in this process.
-      RuntimeOptions probe = runtime_options(o);
+      // The device the children time on (with --gpu-id -1 every GPU is taken to be the first's kind);
+      // no CUDA work stays in this process.
+      TuneOptions first = o;
+      first.gpu_id = gpus->front();
+      RuntimeOptions probe = runtime_options(first);
       probe.cache_enabled = false;
       Result<std::unique_ptr<Runtime>> rt = Runtime::create(probe);
       if (!rt.ok()) {
@@ -338,48 +396,47 @@ int run_tune(const TuneOptions& o) {
       work.push_back(command);
     }
     std::cout << "boo tune: " << work.size() << " signatures to tune on " << device.name << " (" << device.arch()
-              << "), " << skipped << " already tuned, into " << o.db_path << "\n"
+              << ")" << (gpus->size() > 1 ? " x " + std::to_string(gpus->size()) : std::string()) << ", " << skipped
+              << " already tuned, into " << o.db_path << "\n"
               << std::flush;
-    driver::Executor executor(tune_child_arguments(o), o.budget_s * 3 + 300);
+    // One executor per GPU, each taking the next signature (they share the database); lines print as
+    // signatures finish, numbered by completion.
     const Clock::time_point start = Clock::now();
     int tuned = 0, kept = 0, failed = 0;
-    for (size_t i = 0; i < work.size(); ++i) {
-      std::set<int> excluded;
-      std::string result, kind;
-      for (int faults = 0;; ++faults) {
-        std::vector<std::string> fields = {work[i]};
-        for (int e : excluded) fields.push_back(std::to_string(e));
-        driver::ExecutorResult r = executor.run(static_cast<int>(i) + 1, fields);
-        int culprit = -1;
-        if (r.done) {
-          kind = r.done->outcome;
-          result = r.done->row.empty() ? "" : r.done->row[0];
-          if (kind == "fault" && r.done->row.size() > 1) culprit = std::atoi(r.done->row[1].c_str());
-        } else {
-          // Died or hung: the config it announced last was running.
-          kind = "fault";
-          result = r.failure;
-          const size_t at = r.output.rfind(kTryingConfig);
-          if (at != std::string::npos) culprit = std::atoi(r.output.c_str() + at + std::string(kTryingConfig).size());
+    size_t next = 0, finished = 0;
+    std::mutex mutex;
+    auto note = [&](const std::string& line) {
+      const std::lock_guard<std::mutex> lock(mutex);
+      std::cout << line << "\n" << std::flush;
+    };
+    auto tune_on = [&](int gpu) {
+      TuneOptions on = o;
+      on.gpu_id = gpu;
+      driver::Executor executor(tune_child_arguments(on), o.budget_s * 3 + 300);
+      while (true) {
+        size_t i;
+        {
+          const std::lock_guard<std::mutex> lock(mutex);
+          if (next >= work.size()) break;
+          i = next++;
         }
-        if (kind != "fault") break;
-        if (culprit <= 0 || faults + 1 >= kMostFaults) {
-          kind = "failed";
-          result += culprit == 0 ? " (the heuristic's config)" : "";
-          break;
-        }
-        std::cout << "  config " << culprit << " faulted (" << result << "); retrying without it\n" << std::flush;
-        excluded.insert(culprit);
+        const auto [kind, result] = tune_signature(executor, static_cast<int>(i) + 1, work[i], note);
+        const std::lock_guard<std::mutex> lock(mutex);
+        (kind == "tuned" ? tuned : kind == "kept" ? kept : failed) += 1;
+        ++finished;
+        const double elapsed = seconds_since(start);
+        const double eta = elapsed / static_cast<double>(finished) * static_cast<double>(work.size() - finished);
+        std::cout << "[" << finished << "/" << work.size() << " " << format_duration(elapsed) << ", ETA "
+                  << format_duration(eta) << (gpus->size() > 1 ? ", GPU " + std::to_string(gpu) : std::string())
+                  << "] " << work[i] << ": " << (kind == "failed" ? "FAILED " : "") << result << "\n"
+                  << std::flush;
       }
-      (kind == "tuned" ? tuned : kind == "kept" ? kept : failed) += 1;
-      const double elapsed = seconds_since(start);
-      const double eta = elapsed / static_cast<double>(i + 1) * static_cast<double>(work.size() - i - 1);
-      std::cout << "[" << (i + 1) << "/" << work.size() << " " << format_duration(elapsed) << ", ETA "
-                << format_duration(eta) << "] " << work[i] << ": " << (kind == "failed" ? "FAILED " : "")
-                << result << "\n"
-                << std::flush;
-    }
-    executor.finish();
+      executor.finish();
+    };
+    std::vector<std::thread> workers;
+    for (size_t g = 1; g < gpus->size(); ++g) workers.emplace_back(tune_on, (*gpus)[g]);
+    tune_on(gpus->front());
+    for (std::thread& t : workers) t.join();
     std::cout << "boo tune: " << tuned << " tuned, " << kept << " kept the heuristic's config, " << failed
               << " failed, " << skipped << " already tuned\n";
     if (failed) exit_code = 1;
