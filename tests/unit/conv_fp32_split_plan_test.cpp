@@ -143,6 +143,13 @@ TEST(ConvFp32SplitTest, BiasAndActivationOnTheSums) {
   EXPECT_EQ(e.bias, p.address.at("b"));
   EXPECT_EQ(e.elements, 32LL * 196 * 256);
   EXPECT_EQ(e.channels_padded, 256);
+  EXPECT_EQ(e.channels, 256);
+  // K = 100 padded to 128: the epilogue stops at the bias's 100 entries.
+  const test::Planned padded = test::plan_of(tier(), "conv -n 32 -c 256 -H 28 -W 28 -k 100 -y 3 -x 3 -p 1 -q 1 -F 1 -b 1");
+  ASSERT_GE(padded.launches.size(), 5u);
+  const ConvSumsEpilogueParams pe = params_of<ConvSumsEpilogueParams>(padded.launches[padded.launches.size() - 2]);
+  EXPECT_EQ(pe.channels_padded, 128);
+  EXPECT_EQ(pe.channels, 100);
 }
 
 TEST(ConvFp32SplitTest, DeclinesWithReasons) {

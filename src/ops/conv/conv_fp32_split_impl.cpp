@@ -283,6 +283,7 @@ class Fp32Bf16x6Conv final : public Tier<ConvProblem, Fp32SplitConfig> {
       }
       step.params.elements = elements;
       step.params.channels_padded = s.out.padded;
+      step.params.channels = s.out.channels;
       step.params.act_alpha = static_cast<float>(sig.activation.alpha);
       step.params.act_lo = static_cast<float>(sig.activation.lo);
       step.params.act_hi = static_cast<float>(sig.activation.hi);

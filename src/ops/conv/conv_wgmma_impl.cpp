@@ -457,7 +457,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       return decline("grouped convs with at least " + std::to_string(kMinGroupOutputChannels) +
                      " output channels per group, not " + std::to_string(r.bg()));
     if (!run.native && (!vector_aligned(r.a_strides, r.batch, r.a_size) || !vector_aligned(r.w_strides, r.cb, r.f_size) ||
-                        (!problem.fp32_result && !vector_aligned(r.b_strides, r.batch, r.b_size))))
+                        ((!problem.fp32_result || run.weight()) && !vector_aligned(r.b_strides, r.batch, r.b_size))))
       return decline("operands whose channels-last strides keep 16-byte vectors aligned only");
     const long long min_channels = run.native ? kMinNativeRows : kMinOutputChannels;
     // Few pixels but channels enough for kMinFullWaves waves of 128 x 128 tiles (a GEMM of 2048 rows

@@ -7,7 +7,8 @@
 // matter, hi*hi + hi*mid + mid*hi + mid*mid + hi*lo + lo*hi, each exact in
 // fp32 and accumulated in fp32 by the tensor cores. The three dropped products
 // (mid*lo, lo*mid, lo*lo) are below 2^-24 |a b| each: the size of one fp32
-// rounding of the product FFMA itself makes.
+// rounding of the product FFMA itself makes. A non-finite value goes whole into hi: an Inf multiplied by
+// the other operand's zero mid or lo part gives NaN where FFMA gives Inf (docs/tolerances.md).
 //
 // The six products are one bf16 conv whose reduction is six times longer: the
 // operands' six segments pair up along it (segment s of A with segment s of
@@ -77,15 +78,18 @@ __device__ void conv_split_fp32(const ConvSplitParams& p) {
   }
 }
 
-/// sums[e] = activation(sums[e] + bias[e % channels_padded]) in place. Grid-stride, one thread an element.
+/// sums[e] = activation(sums[e] + bias[c]) in place, c = e % channels_padded below `channels` (the
+/// padded channels are left: never copied out). Grid-stride, one thread an element.
 template <bool kBias, int kAct>
 __device__ void conv_sums_epilogue(const ConvSumsEpilogueParams& p) {
   float* sums = reinterpret_cast<float*>(p.sums);
   const float* bias = reinterpret_cast<const float*>(p.bias);
   for (long long e = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; e < p.elements;
        e += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const long long c = e % p.channels_padded;
+    if (c >= p.channels) continue;
     float v = sums[e];
-    if constexpr (kBias) v += bias[e % p.channels_padded];
+    if constexpr (kBias) v += bias[c];
     sums[e] = activate<kAct>(v, p.act_alpha, p.act_lo, p.act_hi);
   }
 }

@@ -18,10 +18,11 @@ struct ConvSplitParams {
   int unused_padding;
 };
 
-/// The fp32 sums [rows][channels_padded] of a forward conv, in place: bias (per channel) and activation.
+/// The fp32 sums [rows][channels_padded] of a forward conv, in place: bias (per channel) and activation
+/// on the `channels` real ones (the padded ones are never copied out, and the bias has no entry for them).
 struct ConvSumsEpilogueParams {
   unsigned long long sums, bias;
-  long long elements, channels_padded;
+  long long elements, channels_padded, channels;
   float act_alpha, act_lo, act_hi;
   int unused_padding;
 };
