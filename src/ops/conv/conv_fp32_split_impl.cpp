@@ -83,14 +83,6 @@ struct Sextupled {
   StagedCopy out;  // the fp32 sums into the result's layout
 };
 
-Strides5 tensor_strides(const ConvSignature& sig, const std::string& name) {
-  for (const TensorSpec& t : sig.arguments())
-    if (t.name == name) return strides5(t);
-  for (const TensorSpec& t : sig.results())
-    if (t.name == name) return strides5(t);
-  return Strides5{};
-}
-
 Sextupled sextupled(const ConvProblem& problem) {
   const ConvSignature& sig = problem.conv();
   const Relation& r = problem.relation;
@@ -244,7 +236,7 @@ class Fp32Bf16x6Conv final : public Tier<ConvProblem, Fp32SplitConfig> {
     plan.source.text += "\n// gpu:conv:fp32_bf16x6's split copies and sums.\n#include \"boo/conv/conv_fp32_split.cuh\"\n";
     // The operands' segments first.
     for (const Segments* g : {&s.a, &s.b}) {
-      BOO_ASSIGN_OR_RETURN(LaunchStep step, split_step(*g, sig, roles, plan.source));
+      BOO_ASSIGN_OR_RETURN(LaunchStep step, split_step(*g, problem, roles, plan.source));
       plan.steps.push_back(std::move(step));
     }
     // The bf16 conv with its arguments in the segments' buffers (by name: x, w, dy as its signature has them).
@@ -312,9 +304,9 @@ class Fp32Bf16x6Conv final : public Tier<ConvProblem, Fp32SplitConfig> {
 
   // The kernel writing one operand's segments: tiles of 32 channels x 32 pixels per row, read
   // along pixels where the tensor's channels are not contiguous (NCHW, KCRS).
-  static Result<LaunchStep> split_step(const Segments& g, const ConvSignature& sig, const TensorRoles& roles,
+  static Result<LaunchStep> split_step(const Segments& g, const ConvProblem& problem, const TensorRoles& roles,
                                        base::KernelSource& source) {
-    const Strides5 strides = tensor_strides(sig, g.tensor);
+    const Strides5 strides = signature_strides(problem, g.tensor);
     const bool pixels_fast = strides[1] != 1;
     const std::string entry = "boo_fp32_split_" + g.tensor;
     source.text += "extern \"C\" __global__ void __launch_bounds__(256) " + entry +

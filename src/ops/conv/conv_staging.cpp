@@ -22,15 +22,6 @@ bool pixels_contiguous(const Dims3& size, const Strides5& strides) {
   return true;
 }
 
-Strides5 signature_strides(const ConvProblem& problem, const std::string& tensor) {
-  const ConvSignature& sig = problem.conv();
-  for (const TensorSpec& t : sig.arguments())
-    if (t.name == tensor) return strides5(t);
-  for (const TensorSpec& t : sig.results())
-    if (t.name == tensor) return strides5(t);
-  return Strides5{};
-}
-
 // The transpose moves 16-bit elements in pairs where every offset it uses is even.
 bool pairs_possible(const StagedCopy& c, long long elem_bytes) {
   return elem_bytes == 2 && c.size[0] * c.size[1] * c.size[2] % 2 == 0 && c.strides[0] % 2 == 0 &&
@@ -46,6 +37,15 @@ std::string StagedCopy::entry() const {
 std::string StagedCopy::text() const {
   return entry() + "(" + std::to_string(channels) + "->" + std::to_string(padded) +
          (transpose ? (pairs ? " transpose pairs" : " transpose") : "") + ")";
+}
+
+Strides5 signature_strides(const ConvProblem& problem, const std::string& tensor) {
+  const ConvSignature& sig = problem.conv();
+  for (const TensorSpec& t : sig.arguments())
+    if (t.name == tensor) return strides5(t);
+  for (const TensorSpec& t : sig.results())
+    if (t.name == tensor) return strides5(t);
+  return Strides5{};
 }
 
 bool channels_contiguous(const Strides5& strides, long long channels) { return channels == 1 || strides[1] == 1; }

@@ -41,6 +41,9 @@ struct StagedCopy {
   std::string text() const;
 };
 
+/// The (outer, channel, z, y, x) strides of signature tensor `tensor` (an argument or a result).
+Strides5 signature_strides(const ConvProblem& problem, const std::string& tensor);
+
 /// Whether a GEMM reads (or writes) the channels of an activation or filter
 /// with stride 1: else each element would be a scalar load.
 bool channels_contiguous(const Strides5& strides, long long channels);
