@@ -213,7 +213,7 @@ TEST(GroupNormPlanTest, ForwardAndBackwardKernelsInOrderWithEveryTensorBound) {
                                                    "boo_group_norm_y", "boo_group_norm_gradient_sums",
                                                    "boo_group_norm_gradients", "boo_group_norm_param_grads",
                                                    "boo_group_norm_dx"}));
-    EXPECT_GE(p.workspace_bytes, 2 * 64 * sizeof(double) * 2 + 6 * 2 * 64 * sizeof(float));
+    EXPECT_GE(p.workspace_bytes, 2 * 64 * 8 + 6 * 2 * 64 * sizeof(float));  // partials (a Sum2 each) and coefficients
     for (const ops::test::ResolvedLaunch& l : p.launches) {
       SCOPED_TRACE(l.entry);
       const auto params = ops::test::params_of<GroupNormParams>(l);
@@ -221,7 +221,7 @@ TEST(GroupNormPlanTest, ForwardAndBackwardKernelsInOrderWithEveryTensorBound) {
                                  {params.dy, "dy"}, {params.y, "y"}, {params.mean, "mean"}, {params.rstd, "rstd"},
                                  {params.dx, "dx"}, {params.dweight, "dweight"}, {params.dbias, "dbias"}})
         EXPECT_EQ(field, p.address.at(name)) << name;
-      EXPECT_EQ(params.channel_sums, p.workspace);
+      EXPECT_EQ(params.partials, p.workspace);
       EXPECT_EQ(params.samples, 2);
       EXPECT_EQ(params.channels, 64);
       EXPECT_EQ(params.groups, 32);
@@ -230,8 +230,27 @@ TEST(GroupNormPlanTest, ForwardAndBackwardKernelsInOrderWithEveryTensorBound) {
   }
 }
 
+// The per-group and per-channel kernels run a warp per (sample, group) and per
+// channel: 2 x 32 groups and 64 channels at 4 warps a block.
+TEST(GroupNormPlanTest, PerGroupAndPerChannelKernelsRunAWarpEach) {
+  const ops::test::Planned p =
+      ops::test::plan_of(groups_tier(), "groupnormbfp16 -n 2 -c 64 -D 0 -H 16 -W 16 -g 32 -m 1 -F 0 --layout NHWC");
+  int checked = 0;
+  for (const ops::test::ResolvedLaunch& l : p.launches) {
+    SCOPED_TRACE(l.entry);
+    if (l.entry == "boo_group_norm_statistics" || l.entry == "boo_group_norm_gradients") {
+      EXPECT_EQ(l.grid.x * l.block.x, 2u * 32u * 32u);
+      ++checked;
+    } else if (l.entry == "boo_group_norm_param_grads") {
+      EXPECT_EQ(l.grid.x * l.block.x, 64u * 32u);
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 3);
+}
+
 // The backward alone reads the given statistics; without the affine
-// parameters there are no parameter gradients (and no channel sums).
+// parameters there are no parameter gradients.
 TEST(GroupNormPlanTest, BackwardAloneReadsTheSavedStatistics) {
   const ops::test::Planned p = ops::test::plan_of(groups_tier(), "groupnorm -n 2 -c 8 -D 0 -H 5 -W 5 -g 2 -F 2");
   ASSERT_EQ(p.entries, (std::vector<std::string>{"boo_group_norm_statistics", "boo_group_norm_gradient_sums",
@@ -240,7 +259,6 @@ TEST(GroupNormPlanTest, BackwardAloneReadsTheSavedStatistics) {
     const auto params = ops::test::params_of<GroupNormParams>(l);
     EXPECT_EQ(params.mean, p.address.at("mean"));
     EXPECT_EQ(params.rstd, p.address.at("rstd"));
-    EXPECT_EQ(params.channel_sums, 0u);
     EXPECT_EQ(params.weight, 0u);
   }
 }
@@ -321,7 +339,9 @@ TEST(GroupNormPlanTest, FusedIsOneCooperativeLaunchOfTheGroupsTiersPhases) {
     EXPECT_EQ(fp.coefficients - f.workspace, 256 + (gp.coefficients - g.workspace));
     for (auto [field, name] : {std::pair{fp.x, "x"}, {fp.dy, "dy"}, {fp.y, "y"}, {fp.mean, "mean"},
                                {fp.rstd, "rstd"}, {fp.dx, "dx"}, {fp.weight, "weight"}, {fp.dweight, "dweight"}})
-      if (f.address.count(name)) EXPECT_EQ(field, f.address.at(name)) << name;
+      if (f.address.count(name)) {
+        EXPECT_EQ(field, f.address.at(name)) << name;
+      }
     EXPECT_EQ(fp.pieces, gp.pieces);
     EXPECT_EQ(fp.slices_per_sample, gp.slices_per_sample);
     EXPECT_EQ(fp.rows_per_slice, gp.rows_per_slice);

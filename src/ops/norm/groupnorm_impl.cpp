@@ -14,7 +14,7 @@ namespace boo::ops::norm {
 namespace {
 
 constexpr int kBlock = 256;       // threads of the sums and apply kernels
-constexpr int kStatsBlock = 128;  // groups (or channels) per block of the per-group and per-channel kernels
+constexpr int kStatsBlock = 128;  // threads of the per-group and per-channel kernels: a warp per group (or channel)
 // Vectors each thread of the sums and apply kernels visits at least, and
 // blocks per SM they aim for (as batch norm's).
 constexpr int64_t kVectorsPerThread = 4;
@@ -140,10 +140,10 @@ class GroupNormGroups final : public Tier<NormProblem, GroupNormConfig> {
     plan.workspace_bytes = workspace_bytes(p, c, 0);
     const TensorRoles roles(p.signature());
     for (const GroupNormConfig::Kernel& k : c.kernels) {
-      const int64_t threads = k.grid == GroupNormConfig::Kernel::kPerGroup ? p.rows : p.channels;
+      const int64_t warps = k.grid == GroupNormConfig::Kernel::kPerGroup ? p.rows : p.channels;
       const Dim3 grid = k.grid == GroupNormConfig::Kernel::kElements
                             ? Dim3{static_cast<uint32_t>(c.blocks_x), static_cast<uint32_t>(c.blocks_y), 1}
-                            : Dim3{static_cast<uint32_t>((threads + kStatsBlock - 1) / kStatsBlock), 1, 1};
+                            : Dim3{static_cast<uint32_t>((warps * 32 + kStatsBlock - 1) / kStatsBlock), 1, 1};
       StepBuilder<GroupNormParams> step(k.entry.name, grid, {static_cast<uint32_t>(k.entry.threads), 1, 1});
       bind_step(step, roles, p, c, 0);
       plan.steps.push_back(std::move(step).finish());
@@ -151,19 +151,17 @@ class GroupNormGroups final : public Tier<NormProblem, GroupNormConfig> {
     return plan;
   }
 
-  // The workspace from byte `base` on: the backward's float64 channel sums, the partials, the coefficients.
+  // The workspace from byte `base` on: the partials, the coefficients.
   static uint64_t workspace_bytes(const NormProblem& p, const GroupNormConfig& c, uint64_t base) {
     const uint64_t per_channel = static_cast<uint64_t>(p.outer * p.channels);  // (sample, channel) pairs
-    const uint64_t sums_bytes = p.param_grads() ? 2 * per_channel * sizeof(double) : 0;
     const uint64_t parts = static_cast<uint64_t>(p.channels_last ? c.slices_per_sample : c.pieces);
-    return base + sums_bytes + per_channel * parts * kSum2Bytes + kGroupCoefficients * per_channel * sizeof(float);
+    return base + per_channel * parts * kSum2Bytes + kGroupCoefficients * per_channel * sizeof(float);
   }
 
   // A step's tensors, workspace (from byte `base`) and sizes.
   static void bind_step(StepBuilder<GroupNormParams>& step, const TensorRoles& roles, const NormProblem& p,
                         const GroupNormConfig& c, uint64_t base) {
     const uint64_t per_channel = static_cast<uint64_t>(p.outer * p.channels);
-    const uint64_t sums_bytes = p.param_grads() ? 2 * per_channel * sizeof(double) : 0;
     const uint64_t parts = static_cast<uint64_t>(p.channels_last ? c.slices_per_sample : c.pieces);
     const uint64_t partial_bytes = per_channel * parts * kSum2Bytes;
     GroupNormParams& params = step.params;
@@ -180,9 +178,8 @@ class GroupNormGroups final : public Tier<NormProblem, GroupNormConfig> {
     bind(params.dx, "dx");
     bind(params.dweight, "dweight");
     bind(params.dbias, "dbias");
-    if (sums_bytes) step.bind(params.channel_sums, TensorBinding::workspace(base));
-    step.bind(params.partials, TensorBinding::workspace(base + sums_bytes));
-    step.bind(params.coefficients, TensorBinding::workspace(base + sums_bytes + partial_bytes));
+    step.bind(params.partials, TensorBinding::workspace(base));
+    step.bind(params.coefficients, TensorBinding::workspace(base + partial_bytes));
     params.samples = p.outer;
     params.channels = p.channels;
     params.groups = p.groups;
@@ -222,13 +219,13 @@ class GroupNormGroups final : public Tier<NormProblem, GroupNormConfig> {
     if (!p.forward) out.push_back(statistics("kGroupStatsSaved", false));
     out.push_back(sums(true));
     out.push_back(Kernel{KernelEntry{"boo_group_norm_gradients",
-                                     "boo::group_norm_gradients<" + t + ", " + layout + ", " + flag(p.weight) + ", " +
-                                         flag(p.param_grads()) + ">(p)",
+                                     "boo::group_norm_gradients<" + t + ", " + layout + ", " + flag(p.weight) + ">(p)",
                                      kStatsBlock},
                          Kernel::kPerGroup});
     if (p.param_grads())
       out.push_back(Kernel{
-          KernelEntry{"boo_group_norm_param_grads", "boo::group_norm_param_grads<" + t + ">(p)", kStatsBlock},
+          KernelEntry{"boo_group_norm_param_grads", "boo::group_norm_param_grads<" + t + ", " + layout + ">(p)",
+                      kStatsBlock},
           Kernel::kPerChannel});
     out.push_back(apply(true));
     return out;

@@ -3,7 +3,7 @@
 // (N * groups: 64 for an SD-UNet block at batch 2), so each is reduced by
 // many blocks, as batch norm's columns are: per-(sample, channel) partial
 // sums over pieces of the planes (NC(D)HW) or slices of the spatial rows
-// (channels last), kernels/reduce/channel_sums.cuh; one thread per group
+// (channels last), kernels/reduce/channel_sums.cuh; one warp per group
 // adds its channels' partials in a fixed order in float64 (statistics, or
 // dx's coefficients); one elementwise pass writes y or dx from
 // per-(sample, channel) coefficients.
@@ -12,8 +12,8 @@
 // element (no cancellation where the mean is far from 0),
 // group_norm_statistics, group_norm_apply. Backward: the statistics (the
 // forward's, or the saved ones), group_norm_sums of (dy, dy * (x - mean)),
-// group_norm_gradients, group_norm_param_grads (dweight, dbias: one thread
-// per channel over the samples), group_norm_apply for dx.
+// group_norm_gradients, group_norm_param_grads (dweight, dbias: one warp
+// per channel over the samples' partials), group_norm_apply for dx.
 #pragma once
 
 #include "boo/kernels/reduce/channel_sums.cuh"
@@ -105,39 +105,75 @@ enum GroupStatisticsSource : int {
   kGroupStatsSaved = 1,  ///< the given mean and rstd (a backward alone)
 };
 
-/// One thread per (sample, group) `row` (n * groups + g): the group's
-/// statistics in float64 (its channels' partials added in channel, then part
-/// order), and each of its channels' coefficients: the mean as high + low and
-/// rstd, and with kForward y's a = rstd * weight and b = bias.
+namespace group_norm {
+
+/// Sum of `v` over the 32 lanes of a warp by butterfly shuffles: every lane
+/// gets the same sum (each step adds a pair in both orders, and IEEE addition
+/// commutes), so the result does not depend on which lane reads it.
+/// @pre the whole warp calls it.
+__device__ __forceinline__ double warp_sum(double v) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+/// The warp's (a, b) sums over the partials of sample n's channels [c0, c0 + count), each partial's a and b
+/// scaled by `scale(c)` (float64), in a fixed order: lane l adds items l, l + 32, ... of the channels' parts,
+/// ordered as the partials lie in memory (channels last: part-major; planes: channel-major) so that a warp's
+/// loads are contiguous, then the lanes' sums are added by warp_sum.
+template <bool kChannelsLast, class Scale>
+__device__ __forceinline__ void warp_partial_sums(const GroupNormParams& p, long long n, long long c0, long long count,
+                                                  int lane, Scale scale, double& a, double& b) {
+  const long long per = parts<kChannelsLast>(p), items = count * per;
+  a = 0;
+  b = 0;
+  for (long long i = lane; i < items; i += 32) {
+    const long long c = c0 + (kChannelsLast ? i % count : i / per), k = kChannelsLast ? i / count : i % per;
+    const Sum2 s = partial<kChannelsLast>(p, n, c, k);
+    const double w = scale(c);
+    a += w * static_cast<double>(s.a);
+    b += w * static_cast<double>(s.b);
+  }
+  a = warp_sum(a);
+  b = warp_sum(b);
+}
+
+}  // namespace group_norm
+
+/// One warp per (sample, group) `row` (n * groups + g), `lane` its lane: the
+/// group's statistics in float64 (its channels' partials added by
+/// warp_partial_sums), and each of its channels' coefficients, a lane per
+/// channel: the mean as high + low and rstd, and with kForward y's
+/// a = rstd * weight and b = bias. A group's statistics are a reduction of
+/// cpg x parts partials (1280 for an SD-UNet group at 64x64): a thread per
+/// group adding them serially left the GPU waiting on one dependent chain.
+/// @pre the whole warp calls it with the same row.
 template <typename T, bool kChannelsLast, int kSource, bool kForward, bool kAffine>
 __device__ void group_norm_statistics(const GroupNormParams& p,
-                                      long long row = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) {
+                                      long long row = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32,
+                                      int lane = static_cast<int>(threadIdx.x % 32)) {
   if (row >= p.samples * p.groups) return;
   const long long n = row / p.groups, g = row % p.groups, cpg = p.channels / p.groups;
   double mean = 0, rstd = 0;
   if (kSource == kGroupStatsBatch) {
     const double count = static_cast<double>(cpg) * static_cast<double>(p.spatial);
     double s1 = 0, s2 = 0;
-    for (long long c = g * cpg; c < (g + 1) * cpg; ++c) {
-      for (long long k = 0; k < group_norm::parts<kChannelsLast>(p); ++k) {
-        const Sum2 s = group_norm::partial<kChannelsLast>(p, n, c, k);
-        s1 += s.a;
-        s2 += s.b;
-      }
-    }
+    group_norm::warp_partial_sums<kChannelsLast>(p, n, g * cpg, cpg, lane, [](long long) { return 1.0; }, s1, s2);
     const double shift = s1 / count;
     mean = static_cast<double>(load_as_float<T>(p.x, group_norm::first_offset<kChannelsLast>(p, n, g * cpg))) + shift;
     double var = s2 / count - shift * shift;
     var = var > 0 ? var : 0;
     rstd = 1.0 / sqrt(var + static_cast<double>(p.eps));
-    reinterpret_cast<float*>(p.mean)[row] = static_cast<float>(mean);
-    reinterpret_cast<float*>(p.rstd)[row] = static_cast<float>(rstd);
+    if (lane == 0) {
+      reinterpret_cast<float*>(p.mean)[row] = static_cast<float>(mean);
+      reinterpret_cast<float*>(p.rstd)[row] = static_cast<float>(rstd);
+    }
   } else {
     mean = reinterpret_cast<const float*>(p.mean)[row];
     rstd = reinterpret_cast<const float*>(p.rstd)[row];
   }
   const float high = static_cast<float>(mean), low = static_cast<float>(mean - static_cast<double>(high));
-  for (long long c = g * cpg; c < (g + 1) * cpg; ++c) {
+  for (long long c = g * cpg + lane; c < (g + 1) * cpg; c += 32) {
     const long long i = n * p.channels + c;
     group_norm::coefficients(p, kGroupMeanHigh)[i] = high;
     group_norm::coefficients(p, kGroupMeanLow)[i] = low;
@@ -150,60 +186,52 @@ __device__ void group_norm_statistics(const GroupNormParams& p,
   }
 }
 
-/// One thread per (sample, group), after group_norm_sums of the gradients:
-/// with g = dy * weight, mean(g) and mean(g * xhat) over the group from its
-/// channels' sums, and dx's coefficients a = rstd * weight,
-/// b = -rstd^2 * mean(g * xhat), c = -rstd * mean(g). With kParamGrads each
-/// channel's sum(dy) and rstd * sum(dy * (x - mean)) of this sample go to
-/// channel_sums for group_norm_param_grads.
-template <typename T, bool kChannelsLast, bool kAffine, bool kParamGrads>
+/// One warp per (sample, group) `row`, after group_norm_sums of the
+/// gradients: with g = dy * weight, mean(g) and mean(g * xhat) over the group
+/// from its partials (warp_partial_sums, each scaled by its channel's
+/// weight), and dx's coefficients a = rstd * weight,
+/// b = -rstd^2 * mean(g * xhat), c = -rstd * mean(g), a lane per channel.
+/// @pre the whole warp calls it with the same row.
+template <typename T, bool kChannelsLast, bool kAffine>
 __device__ void group_norm_gradients(const GroupNormParams& p,
-                                     long long row = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) {
+                                     long long row = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32,
+                                     int lane = static_cast<int>(threadIdx.x % 32)) {
   if (row >= p.samples * p.groups) return;  // row: n * groups + g
   const long long n = row / p.groups, g = row % p.groups, cpg = p.channels / p.groups;
   const double count = static_cast<double>(cpg) * static_cast<double>(p.spatial);
   const double rstd = group_norm::coefficients(p, kGroupInvStd)[n * p.channels + g * cpg];
-  double* sums = reinterpret_cast<double*>(p.channel_sums);  // [2][N * C]
+  auto weight = [&p](long long c) { return kAffine ? static_cast<double>(load_as_float<T>(p.weight, c)) : 1.0; };
   double sum_g = 0, sum_gx = 0;  // sum(g), sum(g * (x - mean))
-  for (long long c = g * cpg; c < (g + 1) * cpg; ++c) {
-    double dy = 0, dyx = 0;
-    for (long long k = 0; k < group_norm::parts<kChannelsLast>(p); ++k) {
-      const Sum2 s = group_norm::partial<kChannelsLast>(p, n, c, k);
-      dy += s.a;
-      dyx += s.b;
-    }
-    const double w = kAffine ? static_cast<double>(load_as_float<T>(p.weight, c)) : 1.0;
-    sum_g += w * dy;
-    sum_gx += w * dyx;
-    if (kParamGrads) {
-      sums[n * p.channels + c] = dy;
-      sums[p.samples * p.channels + n * p.channels + c] = rstd * dyx;
-    }
-  }
+  group_norm::warp_partial_sums<kChannelsLast>(p, n, g * cpg, cpg, lane, weight, sum_g, sum_gx);
   const double mean_g = sum_g / count, mean_gx = rstd * sum_gx / count;
-  for (long long c = g * cpg; c < (g + 1) * cpg; ++c) {
+  for (long long c = g * cpg + lane; c < (g + 1) * cpg; c += 32) {
     const long long i = n * p.channels + c;
-    const double w = kAffine ? static_cast<double>(load_as_float<T>(p.weight, c)) : 1.0;
-    group_norm::coefficients(p, kGroupA)[i] = static_cast<float>(rstd * w);
+    group_norm::coefficients(p, kGroupA)[i] = static_cast<float>(rstd * weight(c));
     group_norm::coefficients(p, kGroupB)[i] = static_cast<float>(-rstd * rstd * mean_gx);
     group_norm::coefficients(p, kGroupC)[i] = static_cast<float>(-rstd * mean_g);
   }
 }
 
-/// One thread per channel: dbias = sum over samples of sum(dy), dweight of
-/// rstd * sum(dy * (x - mean)), in sample order.
-template <typename T>
+/// One warp per channel `c`, after group_norm_sums of the gradients:
+/// dbias = sum(dy) and dweight = sum over samples of rstd * sum(dy * (x - mean)),
+/// each sample's partials added by warp_partial_sums in sample order.
+/// @pre the whole warp calls it with the same c.
+template <typename T, bool kChannelsLast>
 __device__ void group_norm_param_grads(const GroupNormParams& p,
-                                       long long c = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) {
+                                       long long c = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32,
+                                       int lane = static_cast<int>(threadIdx.x % 32)) {
   if (c >= p.channels) return;
-  const double* sums = reinterpret_cast<const double*>(p.channel_sums);  // [2][N * C]
   double db = 0, dw = 0;
   for (long long n = 0; n < p.samples; ++n) {
-    db += sums[n * p.channels + c];
-    dw += sums[p.samples * p.channels + n * p.channels + c];
+    double dy = 0, dyx = 0;
+    group_norm::warp_partial_sums<kChannelsLast>(p, n, c, 1, lane, [](long long) { return 1.0; }, dy, dyx);
+    db += dy;
+    dw += static_cast<double>(group_norm::coefficients(p, kGroupInvStd)[n * p.channels + c]) * dyx;
   }
-  store_from_float<T>(p.dweight, c, static_cast<float>(dw));
-  store_from_float<T>(p.dbias, c, static_cast<float>(db));
+  if (lane == 0) {
+    store_from_float<T>(p.dweight, c, static_cast<float>(dw));
+    store_from_float<T>(p.dbias, c, static_cast<float>(db));
+  }
 }
 
 /// y = (x - mean) * a + b (forward), or dx = a * dy + b * (x - mean) + c

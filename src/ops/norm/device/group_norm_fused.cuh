@@ -34,20 +34,22 @@ __device__ void group_norm_fused(const GroupNormParams& p, long long blocks_y) {
       __syncthreads();
     }
   };
-  const long long first = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  // The per-group and per-channel phases: a warp per row (or channel), the grid's warps in turn.
+  const long long first = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x / 32;
+  const int lane = static_cast<int>(threadIdx.x % 32);
   const long long rows = p.samples * p.groups;
   unsigned int generation = 0;
   if (kForward) {
     each_place([&](BlockIndex b) { group_norm_sums<T, kVec, kThreadsX, kThreadsY, kChannelsLast, kPiece, false>(p, b); });
     grid_barrier(p.barrier, ++generation);
     for (long long row = first; row < rows; row += stride)
-      group_norm_statistics<T, kChannelsLast, kGroupStatsBatch, true, kAffine>(p, row);
+      group_norm_statistics<T, kChannelsLast, kGroupStatsBatch, true, kAffine>(p, row, lane);
     grid_barrier(p.barrier, ++generation);
     each_place([&](BlockIndex b) { group_norm_apply<T, kVec, kThreadsX, kThreadsY, kChannelsLast, kPiece, false>(p, b); });
   } else {
     for (long long row = first; row < rows; row += stride)
-      group_norm_statistics<T, kChannelsLast, kGroupStatsSaved, false, kAffine>(p, row);
+      group_norm_statistics<T, kChannelsLast, kGroupStatsSaved, false, kAffine>(p, row, lane);
     grid_barrier(p.barrier, ++generation);
   }
   if (kDx) {
@@ -56,11 +58,12 @@ __device__ void group_norm_fused(const GroupNormParams& p, long long blocks_y) {
     each_place([&](BlockIndex b) { group_norm_sums<T, kVec, kThreadsX, kThreadsY, kChannelsLast, kPiece, true>(p, b); });
     grid_barrier(p.barrier, ++generation);
     for (long long row = first; row < rows; row += stride)
-      group_norm_gradients<T, kChannelsLast, kAffine, kParamGrads>(p, row);
+      group_norm_gradients<T, kChannelsLast, kAffine>(p, row, lane);
     grid_barrier(p.barrier, ++generation);
-    // dweight and dbias read only the channel sums (written before the barrier): no barrier before dx.
+    // dweight and dbias read only the gradient partials and rstd (written before the barrier), which dx's
+    // pass leaves as they are: no barrier before dx.
     if (kParamGrads)
-      for (long long c = first; c < p.channels; c += stride) group_norm_param_grads<T>(p, c);
+      for (long long c = first; c < p.channels; c += stride) group_norm_param_grads<T, kChannelsLast>(p, c, lane);
     each_place([&](BlockIndex b) { group_norm_apply<T, kVec, kThreadsX, kThreadsY, kChannelsLast, kPiece, true>(p, b); });
   }
 }

@@ -11,9 +11,6 @@ namespace boo {
 /// Unused tensors are 0.
 struct GroupNormParams {
   unsigned long long x, dy, weight, bias, y, mean, rstd, dx, dweight, dbias;
-  /// Workspace: per-(sample, channel) float64 sums of the backward [2][N * C]
-  /// (sum(dy), rstd * sum(dy * (x - mean))) for dweight and dbias.
-  unsigned long long channel_sums;
   /// Workspace: Sum2 partial sums, [N * C][pieces] (planes: each plane in
   /// `pieces` runs) or [N * slices_per_sample][C] (channels last).
   unsigned long long partials;
