@@ -5,6 +5,9 @@ same synthetic batches with each backend and prints both loss curves, the
 largest loss difference, the per-step training time and the inference time.
 
 Run (GPU): python3 benchmarks/resnet50_train.py [--batch 64] [--steps 20] [--backends inductor,boo_inductor,aot_eager]
+                                                  [--mode reduce-overhead]
+           A backend named boo_inductor+OP (or boo+OP) turns boo's OP on in the fusion schema, e.g.
+           boo_inductor+batch_norm runs the batch norms on boo's kernels instead of inductor's fusions.
            python3 benchmarks/resnet50_train.py --grad-check   (one step's gradients per parameter: each
            backend's relative error against a float32 eager step, worst first)
            python3 benchmarks/resnet50_train.py --profile      (also each backend's GPU kernels of one inference
@@ -75,8 +78,18 @@ def print_kernel_profile(label, run, top=14):
         print(f"    {gpu_us(e) / 1e3:8.3f} ms {e.count:5d}x  {e.key[:110]}")
 
 
-def train(model, backend, batches, steps, profile=False):
-    compiled = torch.compile(model, backend=backend)
+def compile_with(model, backend, mode):
+    """torch.compile with `backend`, where NAME+OP+... is boo's NAME backend with those ops of its fusion
+    schema turned on; `mode` is torch.compile's (None: the default)."""
+    if "+" in backend:
+        import boo
+        name, *ops = backend.split("+")
+        backend = boo.backend("inductor" if name == "boo_inductor" else "eager", {op: True for op in ops})
+    return torch.compile(model, backend=backend, mode=mode)
+
+
+def train(model, backend, batches, steps, profile=False, mode=None):
+    compiled = compile_with(model, backend, mode)
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     losses, times = [], []
     for step in range(steps):
@@ -100,7 +113,7 @@ def train(model, backend, batches, steps, profile=False):
         print_kernel_profile(f"{backend} training step (forward and backward, no optimizer)", step)
     model.eval()
     with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
-        infer = torch.compile(model, backend=backend)
+        infer = compile_with(model, backend, mode)
         for _ in range(3):
             infer(batches[0][0])
         torch.cuda.synchronize()
@@ -157,6 +170,7 @@ def main():
     ap.add_argument("--backends", default="inductor,boo_inductor,aot_eager")
     ap.add_argument("--grad-check", action="store_true")
     ap.add_argument("--profile", action="store_true", help="print each backend's GPU kernels, the largest first")
+    ap.add_argument("--mode", default=None, help="torch.compile's mode, e.g. reduce-overhead (CUDA graphs)")
     args = ap.parse_args()
     torch.manual_seed(0)
     base = ResNet50().cuda().to(memory_format=torch.channels_last)
@@ -169,7 +183,7 @@ def main():
     for backend in args.backends.split(","):
         torch._dynamo.reset()
         model = copy.deepcopy(base)
-        losses, times, infer_s = train(model, backend, batches, args.steps, args.profile)
+        losses, times, infer_s = train(model, backend, batches, args.steps, args.profile, args.mode)
         steady = sorted(times[3:])[len(times[3:]) // 2] if len(times) > 3 else times[-1]
         results[backend] = losses
         print(f"{backend}: first step {times[0]:.1f} s (compiles), median step {steady * 1e3:.1f} ms, "

@@ -1137,6 +1137,26 @@ class CompileTest(unittest.TestCase):
         self.assertEqual(counts, {"layer_norm": 1, "rms_norm": 1})
 
 
+    def test_boo_inductor_leaves_batch_norms_to_inductor(self):
+        """boo_inductor's schema (INDUCTOR_FUSION_DEFAULTS): training batch norms stay for inductor to
+        fuse, the convs are boo's; a fusion_schema naming batch_norm takes them back."""
+        model = _ResNetStyle().to(DEVICE)
+        x = torch.randn(2, 3, 8, 8, device=DEVICE)
+        rewrite = boo.compile.rewrite
+        for schema, want in ((None, {"conv": 6, "batch_norm": 0}), ({"batch_norm": True}, {"conv": 6, "batch_norm": 6})):
+            with self.subTest(fusion_schema=schema):
+                counts = []
+
+                def recording_rewrite(gm, fusion_schema=None):
+                    counts.append(rewrite(gm, fusion_schema))
+                    return counts[-1]
+
+                torch._dynamo.reset()
+                with unittest.mock.patch.object(boo.compile, "rewrite", recording_rewrite):
+                    out = torch.compile(model, backend=boo.backend("inductor", fusion_schema=schema))(x)
+                self.assertEqual({k: sum(c[k] for c in counts) for k in want}, want)
+                assert_close(self, out, model(x), torch.float32, f"boo_inductor schema {schema}")
+
 if __name__ == "__main__":
     from cuda_or_skip import cuda_or_skip
     cuda_or_skip(DEVICE)
