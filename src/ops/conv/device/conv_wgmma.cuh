@@ -79,12 +79,17 @@ struct Layout {
 /// column tile, split), split slowest: with C::kSplits > 1 (split K) each of a
 /// tile's splits sums its own range of the kKBlocks k-blocks into fp32
 /// partials (the host makes every split non-empty); unsplit, a unit is a
-/// tile. Within a split, consecutive tiles share their A rows (N tiles
-/// fastest), so the CTAs running together read each A tile from L2 after the first.
+/// tile. Within a split, tiles go in bands of kBandRows row tiles, a band
+/// column by column with its row tiles fastest, so that the ~132 CTAs running
+/// together cover about kBandRows x 8 tiles and read each A row tile and each
+/// B column tile from L2 after the first. (Row by row, a wide B, e.g. a GEMM's
+/// 28672 columns, was streamed from device memory once per row tile.)
 template <class C, int KBlocks>
 struct Units {
   static constexpr int kTilesN = (C::kN + C::BN - 1) / C::BN;
-  static constexpr int kTiles = (C::kM + kBM - 1) / kBM * kTilesN;
+  static constexpr int kTilesM = (C::kM + kBM - 1) / kBM;
+  static constexpr int kTiles = kTilesM * kTilesN;
+  static constexpr int kBandRows = 16;
   static constexpr int kCount = kTiles * C::kSplits;
   static constexpr int kKBlocks = KBlocks;
   static constexpr int kPerSplit = (kKBlocks + C::kSplits - 1) / C::kSplits;
@@ -99,8 +104,19 @@ struct Units {
     if constexpr (C::kSplits == 1) return unit;
     else return unit % kTiles;
   }
-  __device__ __forceinline__ static int m0(int unit) { return tile(unit) / kTilesN * kBM; }
-  __device__ __forceinline__ static int n0(int unit) { return tile(unit) % kTilesN * C::BN; }
+  /// The unit's tile's first row tile of its band, the band's row tiles (the last band may have fewer),
+  /// and the tile's place in the band.
+  __device__ __forceinline__ static int band_first(int unit) { return tile(unit) / (kBandRows * kTilesN) * kBandRows; }
+  __device__ __forceinline__ static int band_rows(int unit) {
+    const int left = kTilesM - band_first(unit);
+    return left < kBandRows ? left : kBandRows;
+  }
+  __device__ __forceinline__ static int m0(int unit) {
+    return (band_first(unit) + (tile(unit) - band_first(unit) * kTilesN) % band_rows(unit)) * kBM;
+  }
+  __device__ __forceinline__ static int n0(int unit) {
+    return (tile(unit) - band_first(unit) * kTilesN) / band_rows(unit) * C::BN;
+  }
   __device__ __forceinline__ static int kb_begin(int unit) {
     if constexpr (C::kSplits == 1) return 0;
     else return split(unit) * kPerSplit;
