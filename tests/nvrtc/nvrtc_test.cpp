@@ -632,6 +632,10 @@ TEST(NvrtcTest, HopperConvModulesCompile) {
            "convfp16 -n 16 -c 144 -H 24 -W 16 -k 144 -y 3 -x 3 -p 2 -q 2 -l 2 -j 2 -F 2" + nhwc,
            "convbfp16 -n 16 -c 288 -H 24 -W 16 -k 288 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
            "convfp16 -n 16 -c 144 -H 24 -W 16 -k 144 -y 5 -x 5 -p 8 -q 8 -l 4 -j 4 -F 4" + nhwc,
+           // 64 output channels: 64-wide tiles (ResNet's 64-channel layers), with an epilogue.
+           "convbfp16 -n 128 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 1 -b 1 --activation relu" + nhwc,
+           "convfp16 -n 128 -c 256 -H 56 -W 56 -k 64 -y 1 -x 1 -F 1" + nhwc,
+           "convbfp16 -n 128 -c 64 -H 56 -W 56 -k 256 -y 1 -x 1 -F 2" + nhwc,
        }) {
     SCOPED_TRACE(command);
     Result<ParsedCommand> p = parse_command(std::string_view(command));

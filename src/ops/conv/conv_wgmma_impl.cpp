@@ -26,8 +26,10 @@ constexpr uint32_t kThreads = 384;
 // Below these the GEMM is too small to fill the GPU with 128 x 128 tiles, or
 // too narrow for the wgmma tile (gpu:conv:implicit_gemm's smaller tiles do
 // better), unless split K fills it and the cost models say it wins
-// (small_gemm_verdict).
-constexpr long long kMinPixels = 4096, kMinOutputChannels = 128, kMinFullWaves = 4;
+// (small_gemm_verdict). The forward and data faces' tiles are 64 output
+// channels wide at the narrowest; the weight face's rows are the output
+// channels, 128 a tile.
+constexpr long long kMinPixels = 4096, kMinOutputChannels = 64, kMinWeightOutputChannels = 128, kMinFullWaves = 4;
 // Below the floor, the factor by which the model must put this tier ahead of gpu:conv:implicit_gemm
 // (81 lines of the three workloads crossed with it: 1.16x faster, H100, 2026-11-26;
 // docs/perf/2026-11-26-session3-h200x4.md).
@@ -35,8 +37,8 @@ constexpr double kSmallGemmMargin = 1.25;
 // The weight face's pixels are its reduction, not its tiles: below kMinPixels it still runs (split
 // K over fewer pixels) down to this many, eight k-blocks.
 constexpr long long kMinWeightPixels = 512;
-// The data face below the floor: at least this many pixels (and kMinOutputChannels result channels).
-constexpr long long kMinSmallDataPixels = 1568;
+// The data face below the floor: at least this many pixels and result channels.
+constexpr long long kMinSmallDataPixels = 1568, kMinSmallDataChannels = 128;
 // Grouped convs where the tier beat gpu:conv:implicit_gemm on BOO's 413 (H200, 2026-11-26,
 // docs/perf/2026-11-26-session2-h200x2.md): 96 or 128 output channels a group ran 1.07-1.49x faster,
 // 64 a group (-g 6: half of a 128-wide tile idle) 0.82-0.89x; a grouped data face of fewer than
@@ -298,11 +300,26 @@ struct WgmmaConfig final : Config {
 // width (K = 576: three tiles of 192, not three of 256) and quantize into
 // waves more finely. The efficiency per MAC of 192 and 128 is taken as 0.95
 // and 0.85 of 256's (estimates; 256 and 192 measured on an H100 in
-// docs/perf/2026-11-24-wgmma-h100.md).
-constexpr std::pair<int, double> kTileWidths[] = {{256, 1.0}, {192, 0.95}, {128, 0.85}};
+// docs/perf/2026-11-24-wgmma-h100.md); 64 (for 64-channel convs, which a
+// 128-wide tile runs half idle) as 0.6: its m64n64k16 reads as many shared
+// memory bytes per MAC as the tensor cores take (an estimate).
+constexpr std::pair<int, double> kTileWidths[] = {{256, 1.0}, {192, 0.95}, {128, 0.85}, {64, 0.6}};
+// The native NCHW path's narrowest tile (its 64-wide tiles are not built).
+constexpr int kNarrowestNativeWidth = 128;
+// 64-wide tiles only where the GEMM is at most this wide (a 128-wide tile half idle): elsewhere the
+// model's trade of narrow tiles against split K and waves is not yet measured.
+constexpr long long kNarrowTileMaxColumns = 64;
 // Promoted sums (ConvProblem::promote_sums) keep a second BN / 2 accumulators per consumer thread:
 // within kConsumerRegisters (224) only at 128 columns.
 constexpr int kPromotedWidth = 128;
+
+// Whether a run may take bn-wide tiles: promoted sums at kPromotedWidth only, the native path from
+// kNarrowestNativeWidth, 64-wide tiles where the GEMM is at most kNarrowTileMaxColumns wide.
+bool width_allowed(int bn, const Run& run, bool promote) {
+  if (promote) return bn == kPromotedWidth;
+  if (run.native && bn < kNarrowestNativeWidth) return false;
+  return bn > kNarrowTileMaxColumns || gemm_shape(run).n <= kNarrowTileMaxColumns;
+}
 
 // A tiling of the GEMM: the tile width, the split K and the modelled time.
 struct Tiling {
@@ -351,7 +368,7 @@ void choose_weight_tiling(WgmmaConfig& config, const ArchSpec& arch) {
   const GemmShape g = gemm_shape(config.run);
   Tiling best;
   for (const auto& [bn, efficiency] : kTileWidths) {
-    if (config.promote && bn != kPromotedWidth) continue;
+    if (!width_allowed(bn, config.run, config.promote)) continue;
     if (const Tiling t = cheapest_split(g, bn, efficiency, 1, max_splits_of(g), arch); t.us < best.us * 0.999) best = t;
   }
   config.bn = best.bn;
@@ -368,7 +385,7 @@ std::vector<Tiling> ranked_tilings(const Run& run, bool split, bool promote, con
   const GemmShape g = gemm_shape(run);
   std::vector<Tiling> out;
   for (const auto& [bn, efficiency] : kTileWidths) {
-    if (promote && bn != kPromotedWidth) continue;
+    if (!width_allowed(bn, run, promote)) continue;
     out.push_back(cheapest_split(g, bn, efficiency, 1, 1, arch));
     const long long tiles = ceil_div(g.m, kTileRows) * ceil_div(g.n, bn) * g.images;
     // (Split K runs one slice: groups 1, no stride phases.)
@@ -392,10 +409,11 @@ Status small_gemm_verdict(const Run& run, const ArchSpec& arch, const std::strin
   const double mma_sync = implicit_gemm_modelled_us(g.m, g.n, g.k, arch);
   // (A split tiling ahead of both needs no margin: measured faster, 2026-11-26 second session.)
   const bool split_wins = ranked.front().splits > 1 && ranked.front().us < mma_sync;
-  // Unsplit, the data face ran slower than gpu:conv:implicit_gemm with fewer than kMinOutputChannels
-  // result channels (0.80-0.83x at 96) or kMinSmallDataPixels pixels (0.54-0.57x at 1536 and 480).
-  if (!split_wins && run.task.face == kDataFace && (g.n < kMinOutputChannels || g.m < kMinSmallDataPixels))
-    return decline(floor + " (unsplit, the data face " + std::to_string(kMinOutputChannels) + " channels and " +
+  // Unsplit, the data face ran slower than gpu:conv:implicit_gemm with fewer than kMinSmallDataChannels
+  // result channels (0.80-0.83x at 96, 128-wide tiles) or kMinSmallDataPixels pixels (0.54-0.57x at 1536
+  // and 480).
+  if (!split_wins && run.task.face == kDataFace && (g.n < kMinSmallDataChannels || g.m < kMinSmallDataPixels))
+    return decline(floor + " (unsplit, the data face " + std::to_string(kMinSmallDataChannels) + " channels and " +
                    std::to_string(kMinSmallDataPixels) + " pixels)" + sizes);
   if (!split_wins && ranked.front().us * kSmallGemmMargin >= mma_sync) {
     char models[160];
@@ -459,7 +477,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     if (!run.native && (!vector_aligned(r.a_strides, r.batch, r.a_size) || !vector_aligned(r.w_strides, r.cb, r.f_size) ||
                         ((!problem.fp32_result || run.weight()) && !vector_aligned(r.b_strides, r.batch, r.b_size))))
       return decline("operands whose channels-last strides keep 16-byte vectors aligned only");
-    const long long min_channels = run.native ? kMinNativeRows : kMinOutputChannels;
+    const long long min_channels = run.native ? kMinNativeRows : run.weight() ? kMinWeightOutputChannels : kMinOutputChannels;
     // Few pixels but channels enough for kMinFullWaves waves of 128 x 128 tiles (a GEMM of 2048 rows
     // by 36864 columns) fill the GPU all the same.
     const bool many_tiles = !run.weight() && !run.native && r.cb >= min_channels &&
@@ -519,7 +537,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     if (chosen.run.weight()) {
       tilings.push_back({chosen.bn, chosen.splits});
       for (const auto& [bn, efficiency] : kTileWidths)
-        if (bn != chosen.bn && !chosen.promote) tilings.push_back({bn, chosen.splits});
+        if (bn != chosen.bn && width_allowed(bn, chosen.run, chosen.promote)) tilings.push_back({bn, chosen.splits});
     } else {
       tilings = ranked_tilings(chosen.run, chosen.run.may_split(), chosen.promote, arch);
     }
