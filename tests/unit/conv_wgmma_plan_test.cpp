@@ -88,7 +88,7 @@ TEST(ConvWgmmaPlanTest, SixtyFourOutputChannelsTakeTheSixtyFourWideTile) {
   // them. Wider GEMMs keep their wider tiles (NarrowOutputsTakeTheNarrowTileAndDeeperRing). The weight face's
   // rows are the output channels, 128 a tile: it still declines 64 (DeclinesWhatItDoesNotDoWell).
   for (const char* face : {" -F 1", " -F 2"}) {
-    const std::string command = std::string("convbfp16 -n 16 -c 64 -H 48 -W 32 -k 64 -y 3 -x 3 -p 1 -q 1") + face + kNhwc;
+    const std::string command = std::string("convbfp16 -n 64 -c 64 -H 48 -W 32 -k 64 -y 3 -x 3 -p 1 -q 1") + face + kNhwc;
     SCOPED_TRACE(command);
     const Planned p = test::plan_of(tier(), command);
     EXPECT_EQ(p.config.rfind("tile 128x64x64 stages 6 ", 0), 0u) << p.config;
@@ -338,6 +338,11 @@ TEST(ConvWgmmaPlanTest, DeclinesWhatItDoesNotDoWell) {
            Case{"convbfp16 -n 16 -c 128 -H 48 -W 32 -k 260 -y 3 -x 3 -F 1" + kNhwc, "sm_90a", "multiple of 8"},
            // (Below the floor a forward conv runs here split where the model says that wins: conv_wgmma_split_test.cpp.)
            Case{"convbfp16 -n 1 -c 64 -H 16 -W 16 -k 256 -y 3 -x 3 -F 1" + kNhwc, "sm_90a", "4096 output pixels"},
+           // Fewer than 128 output channels: the data face from 65536 pixels, a reduction of a k-block at least.
+           Case{"convbfp16 -n 16 -c 96 -H 48 -W 32 -k 96 -y 1 -x 1 -F 2" + kNhwc, "sm_90a",
+                "fewer than 128 output channels with at least 65536 output pixels and a reduction of 64, not 24576 and 96"},
+           Case{"convbfp16 -n 16 -c 40 -H 96 -W 64 -k 96 -y 1 -x 1 -F 1" + kNhwc, "sm_90a",
+                "at least 4096 output pixels and a reduction of 64, not 98304 and 40 (96 channels)"},
            Case{"convbfp16 -_ 3 -n 4 -c 64 --in_d 8 -H 16 -W 16 -k 128 --fil_d 3 -y 3 -x 3 -F 1 "
                 "--in_layout NDHWC --fil_layout NDHWC --out_layout NDHWC",
                 "sm_90a", "1-D and 2-D"},

@@ -39,6 +39,12 @@ constexpr double kSmallGemmMargin = 1.25;
 constexpr long long kMinWeightPixels = 512;
 // The data face below the floor: at least this many pixels and result channels.
 constexpr long long kMinSmallDataPixels = 1568, kMinSmallDataChannels = 128;
+// Fewer than 128 output channels (64-wide tiles, or a 128-wide one partly idle) ran faster than
+// gpu:conv:implicit_gemm only at kMinPixels pixels and more, a reduction of a k-block at least, and for
+// the data face kMinNarrowDataPixels pixels (BOO's 413, H100, 2026-11-26: forward faces of 48-96 channels
+// 0.72-0.88x its time, data faces of 225 x 225 and 75 x 75 images 0.71-0.88x; data faces of 23104 and
+// fewer pixels 1.13-1.73x, 1x1 forward faces of 40 reduced channels 1.27-1.40x).
+constexpr long long kMinNarrowDataPixels = 65536;
 // Grouped convs where the tier beat gpu:conv:implicit_gemm on BOO's 413 (H200, 2026-11-26,
 // docs/perf/2026-11-26-session2-h200x2.md): 96 or 128 output channels a group ran 1.07-1.49x faster,
 // 64 a group (-g 6: half of a 128-wide tile idle) 0.82-0.89x; a grouped data face of fewer than
@@ -482,6 +488,16 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     // by 36864 columns) fill the GPU all the same.
     const bool many_tiles = !run.weight() && !run.native && r.cb >= min_channels &&
                             ceil_div(pixels, kTileRows) * ceil_div(r.bg(), 128) >= kMinFullWaves * arch.sm_count;
+    // (Grouped convs have their own measured floors above.)
+    if (!grouped && !run.weight() && !run.native && r.cb >= min_channels && r.bg() < kMinSmallDataChannels) {
+      const long long reduced = r.taps() * r.ag();
+      const long long least = run.task.face == kDataFace ? kMinNarrowDataPixels : kMinPixels;
+      if (pixels < least || reduced < kBlockK)
+        return decline("fewer than " + std::to_string(kMinSmallDataChannels) + " output channels with at least " +
+                       std::to_string(least) + " output pixels and a reduction of " + std::to_string(kBlockK) +
+                       ", not " + std::to_string(pixels) + " and " + std::to_string(reduced) + " (" +
+                       std::to_string(r.bg()) + " channels)");
+    }
     if ((pixels < kMinPixels && !many_tiles) || r.cb < min_channels) {
       const std::string floor = "at least " + std::to_string(kMinPixels) + " output pixels and " +
                                 std::to_string(min_channels) + " output channels";
