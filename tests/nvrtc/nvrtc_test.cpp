@@ -450,6 +450,41 @@ TEST(NvrtcTest, GroupNormFusedModulesCompile) {
   ::unsetenv("BOO_UNVERIFIED_KERNELS");
 }
 
+// gpu:groupnorm:rows (a block per group) compiles for sm_90a without spills in
+// every dtype, direction (forward, backward alone, both; with and without the
+// affine parameters), layout (planes, channels last, 5-D, 3-D) and vector
+// width, the SD-UNet's shapes included.
+TEST(NvrtcTest, GroupNormRowsModulesCompile) {
+  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
+  const ops::ArchSpec arch = ops::ArchSpec::of(device);
+  std::vector<std::string> commands;
+  for (const char* dtype : {"groupnorm", "groupnormfp16", "groupnormbfp16"})
+    for (const char* geometry : {"-n 2 -c 8 -D 0 -H 5 -W 6 -g 4", "-n 2 -c 8 -D 0 -H 5 -W 6 -g 2 --layout NHWC",
+                                 "-n 2 -c 6 -D 2 -H 3 -W 4 -g 3 --layout NDHWC", "-n 2 -c 6 -D 0 -H 0 -W 7 -g 2",
+                                 "-n 2 -c 320 -D 0 -H 64 -W 64 -g 32 --layout NHWC", "-n 2 -c 1280 -D 0 -H 8 -W 8 -g 32"})
+      for (const char* mode : {"-m 1 -F 0", "-m 1 -F 1", "-m 1 -F 2", "-m 0 -F 2", "-m 0 -F 0"})
+        commands.push_back(std::string(dtype) + " " + geometry + " " + mode);
+  const ops::GpuImplementation* rows = ops::find_op("groupnorm")->gpu_implementations()[1];
+  ASSERT_EQ(rows->name(), "gpu:groupnorm:rows");
+  std::set<std::string> compiled;
+  for (const std::string& command : commands) {
+    SCOPED_TRACE(command);
+    Result<ParsedCommand> p = parse_command(std::string_view(command));
+    ASSERT_TRUE(p.ok()) << p.status().to_string();
+    Result<std::unique_ptr<ops::OpProblem>> problem = ops::find_op("groupnorm")->make_problem(*p->signature);
+    ASSERT_TRUE(problem.ok()) << problem.status().to_string();
+    ASSERT_TRUE(rows->accepts(**problem, arch).ok()) << rows->accepts(**problem, arch).to_string();
+    Result<std::unique_ptr<const ops::Config>> config = rows->configure(**problem, arch);
+    ASSERT_TRUE(config.ok()) << config.status().to_string();
+    Result<ops::Plan> plan = rows->plan(**problem, **config, arch);
+    ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+    if (!compiled.insert(plan->source.text).second) continue;
+    Result<jit::CompiledKernel> k = jit::compile_kernel(plan->source, kArch, false);
+    ASSERT_TRUE(k.ok()) << k.status().to_string();
+    EXPECT_EQ(k->spill_bytes, 0) << k->log;
+  }
+}
+
 // boo tune's alternatives (ops::GpuImplementation::candidates) of each tier
 // that has them compile for sm_90a without spills: the configs after the
 // heuristic's, the first four of each line (the ones the cost model ranks

@@ -201,7 +201,8 @@ TEST(GroupNormReferenceTest, LayoutsChangeOnlyStrides) {
   }
 }
 
-const ops::GpuImplementation& groups_tier() { return *ops::find_op("groupnorm")->gpu_implementations()[1]; }
+const ops::GpuImplementation& groups_tier() { return *ops::find_op("groupnorm")->gpu_implementations()[2]; }
+const ops::GpuImplementation& rows_tier() { return *ops::find_op("groupnorm")->gpu_implementations()[1]; }
 const ops::GpuImplementation& fused_tier() { return *ops::find_op("groupnorm")->gpu_implementations()[0]; }
 
 TEST(GroupNormPlanTest, ForwardAndBackwardKernelsInOrderWithEveryTensorBound) {
@@ -227,6 +228,53 @@ TEST(GroupNormPlanTest, ForwardAndBackwardKernelsInOrderWithEveryTensorBound) {
       EXPECT_EQ(params.groups, 32);
       EXPECT_EQ(params.spatial, 256);
     }
+  }
+}
+
+// gpu:groupnorm:rows: the SD-UNet's small groups in one block each, one launch
+// (two with dweight and dbias), shared memory for the per-channel sums.
+TEST(GroupNormRowsPlanTest, SmallGroupsRunABlockEach) {
+  const ops::test::Planned p =
+      ops::test::plan_of(rows_tier(), "groupnormbfp16 -n 2 -c 320 -D 0 -H 64 -W 64 -g 32 -m 1 -F 0 --layout NHWC");
+  ASSERT_EQ(p.entries, (std::vector<std::string>{"boo_group_norm_rows", "boo_group_norm_rows_param_grads"}));
+  // 10 channels a group: vectors of 2 (4 bytes divide a group's run of channels), 5 of them on 8 lanes x 32 rows.
+  EXPECT_NE(p.config.find("vec=2;threads=8x32;"), std::string::npos) << p.config;
+  EXPECT_EQ(p.launches[0].grid.x, 2u * 32u);
+  EXPECT_EQ(p.launches[0].shared_bytes, 10u * 16u + 32u * 10u * 8u);  // float64 sums, the rows' partials
+  EXPECT_EQ(p.launches[1].grid.x, 2u);  // a thread per channel
+  EXPECT_EQ(p.workspace_bytes, 2u * 320u * 2u * sizeof(double));
+  for (const ops::test::ResolvedLaunch& l : p.launches) {
+    const auto params = ops::test::params_of<GroupNormParams>(l);
+    for (auto [field, name] : {std::pair{params.x, "x"}, {params.weight, "weight"}, {params.bias, "bias"},
+                               {params.dy, "dy"}, {params.y, "y"}, {params.mean, "mean"}, {params.rstd, "rstd"},
+                               {params.dx, "dx"}, {params.dweight, "dweight"}, {params.dbias, "dbias"}})
+      EXPECT_EQ(field, p.address.at(name)) << name;
+    EXPECT_EQ(params.partials, p.workspace);
+    EXPECT_EQ(params.samples, 2);
+    EXPECT_EQ(params.groups, 32);
+    EXPECT_EQ(params.spatial, 4096);
+  }
+  // Planes: a group's rows are its channels, 16-byte vectors of the planes; the forward alone needs no workspace.
+  const ops::test::Planned f = ops::test::plan_of(rows_tier(), "groupnormfp16 -n 2 -c 1280 -D 0 -H 8 -W 8 -g 32 -m 1 -F 1");
+  ASSERT_EQ(f.entries, (std::vector<std::string>{"boo_group_norm_rows_y"}));
+  EXPECT_NE(f.config.find("vec=8;threads=8x32;"), std::string::npos) << f.config;
+  EXPECT_EQ(f.launches[0].shared_bytes, 40u * 16u);
+  EXPECT_EQ(f.workspace_bytes, 0u);
+}
+
+// Large groups stay on gpu:groupnorm:groups (the model's reason), and so do
+// channels-last groups of more than 32 vectors of channels.
+TEST(GroupNormRowsPlanTest, DeclinesLargeGroupsAndWideChannelRuns) {
+  for (auto [line, reason] :
+       {std::pair{"groupnormbfp16 -n 1 -c 128 -D 0 -H 128 -W 128 -g 8 -m 1 -F 1", "a block per group modelled at"},
+        std::pair{"groupnormbfp16 -n 64 -c 512 -D 0 -H 8 -W 8 -g 1 -m 1 -F 1 --layout NHWC",
+                  "at most 32 vectors of a group's channels per pixel, not 64"}}) {
+    SCOPED_TRACE(line);
+    const std::unique_ptr<ops::OpProblem> problem = ops::test::problem_of(line);
+    ASSERT_NE(problem, nullptr);
+    const Status why = rows_tier().accepts(*problem, ops::test::sm90());
+    EXPECT_FALSE(why.ok());
+    EXPECT_NE(why.to_string().find(reason), std::string::npos) << why.to_string();
   }
 }
 

@@ -2,6 +2,8 @@
 #include "ops/norm/groupnorm_impl.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <bit>
 
 #include "ops/common/generated_source.hpp"
@@ -329,10 +331,159 @@ class GroupNormFused final : public Tier<NormProblem, GroupNormFusedConfig> {
   GroupNormGroups groups_;
 };
 
+// gpu:groupnorm:rows: a block per (sample, group) streaming it twice, at
+// kRowsBlockBytesPerUs (one SM's share of device memory's rate, with the
+// second pass from L2: an estimate), against the groups tier's launches at
+// kLaunchUs each and its passes at the copy rate (estimates; measured on the
+// SD-UNet's group norms in docs/perf/2026-11-26-session4-h100x4.md). Its
+// shared memory: the per-channel float64 sums and, channels last, the
+// threads' per-channel partials, within the default 48 KiB of a block.
+constexpr double kRowsBlockBytesPerUs = 60e3, kLaunchUs = 3.0;
+constexpr int64_t kRowsMaxSharedBytes = 48 * 1024;
+// The launch bound's blocks per SM: without one, ptxas capped the fp32 planes' kernel at 40 registers
+// and spilled; a group's block needs no more than two at once to stream it.
+constexpr int kRowsBlocksPerSm = 2;
+
+// How gpu:groupnorm:rows covers a group's [rows][cols] view (device/group_norm_rows.cuh):
+// vectors of vec elements, threads_x along cols x threads_y along rows.
+struct GroupNormRowsConfig final : Config {
+  int vec = 1, threads_x = 1, threads_y = kBlock;  ///< threads_x x threads_y threads a block
+  uint32_t shared_bytes = 0;
+  std::vector<KernelEntry> kernels;  ///< the block per group, then (dweight, dbias) the channels' sums
+
+  std::string text() const override {
+    std::string record = "vec=" + std::to_string(vec) + ";threads=" + std::to_string(threads_x) + "x" +
+                         std::to_string(threads_y) + ";shared=" + std::to_string(shared_bytes);
+    for (const KernelEntry& k : kernels) record += ";" + k.name + "=" + k.call;
+    return record;
+  }
+};
+
+/// Group norm with one block per (sample, group) (device/group_norm_rows.cuh):
+/// one launch (two with dweight and dbias) where the groups tier makes three
+/// to five, for groups small enough that the model puts it ahead.
+class GroupNormRows final : public Tier<NormProblem, GroupNormRowsConfig> {
+ public:
+  explicit GroupNormRows(std::string name) : name_(std::move(name)) {}
+  std::string_view name() const override { return name_; }
+
+  Status accepts_problem(const NormProblem& p, const ArchSpec& arch) const override {
+    if (p.kind != NormKind::kGroup) return invalid_argument("not a groupnorm signature");
+    return configure_problem(p, arch).status();
+  }
+
+  Result<GroupNormRowsConfig> configure_problem(const NormProblem& p, const ArchSpec& arch) const override {
+    return shaped(p, arch, kBlock);
+  }
+
+  // boo tune's alternatives: blocks of half and twice the threads.
+  std::vector<GroupNormRowsConfig> alternatives(const NormProblem& p, const ArchSpec& arch,
+                                                const GroupNormRowsConfig&) const override {
+    std::vector<GroupNormRowsConfig> out;
+    for (int block : {kBlock / 2, kBlock * 2})
+      if (Result<GroupNormRowsConfig> c = shaped(p, arch, block); c.ok()) out.push_back(std::move(*c));
+    return out;
+  }
+
+  // The config with `block` threads a block (kBlock but for boo tune's alternatives).
+  Result<GroupNormRowsConfig> shaped(const NormProblem& p, const ArchSpec& arch, int block) const {
+    GroupNormRowsConfig c;
+    const int64_t cpg = p.channels / p.groups;
+    // The widest vector (16 bytes at most) dividing the contiguous run of a group's rows.
+    const int64_t run = p.channels_last ? cpg : p.inner;
+    c.vec = static_cast<int>(16 / dtype_size_bytes(p.dtype));
+    while (c.vec > 1 && run % c.vec != 0) c.vec /= 2;
+    const uint64_t col_vectors = static_cast<uint64_t>(run / c.vec);
+    if (p.channels_last && col_vectors > 32)
+      return unimplemented("channels last, at most 32 vectors of a group's channels per pixel, not " +
+                           std::to_string(col_vectors));
+    c.threads_x = static_cast<int>(std::min<uint64_t>(32, std::bit_ceil(std::max<uint64_t>(1, col_vectors))));
+    c.threads_y = block / c.threads_x;
+    const int64_t shared = cpg * 16 + (p.channels_last ? int64_t{c.threads_y} * cpg * kSum2Bytes : 0);
+    if (shared > kRowsMaxSharedBytes)
+      return unimplemented(std::to_string(cpg) + " channels a group need " + std::to_string(shared) +
+                           " bytes of shared memory, more than " + std::to_string(kRowsMaxSharedBytes));
+    c.shared_bytes = static_cast<uint32_t>(shared);
+    if (p.rows > kMaxGridX) return unimplemented("more than 2^31 - 1 (sample, group) rows");
+    // The model: each block streams its group twice (forward: x, x, y; backward: x and dy twice, dx),
+    // the groups tier its launches and the same passes over the whole tensor at the copy rate.
+    const double group_bytes = static_cast<double>(cpg * p.inner) * static_cast<double>(dtype_size_bytes(p.dtype));
+    const double passes = (p.forward ? 3 : 0) + (p.dx ? 5 : 0);
+    const double waves = std::ceil(static_cast<double>(p.rows) / arch.sm_count);
+    const double rows_us = waves * group_bytes * passes / kRowsBlockBytesPerUs + kLaunchUs * (p.param_grads() ? 2 : 1);
+    const int launches = (p.forward ? 3 : 0) + (p.dx ? (p.forward ? 3 : 4) + (p.param_grads() ? 1 : 0) : 0);
+    const double groups_us =
+        kLaunchUs * launches + group_bytes * static_cast<double>(p.rows) * passes / (arch.copy_bytes_per_s / 1e6);
+    if (rows_us > groups_us) {
+      char why[200];
+      std::snprintf(why, sizeof(why),
+                    "groups of %.0f KB: a block per group modelled at %.1f us, gpu:groupnorm:groups at %.1f us",
+                    group_bytes / 1024, rows_us, groups_us);
+      return unimplemented(why);
+    }
+    const std::string t = device_type(p.dtype);
+    c.kernels.push_back(KernelEntry{
+        p.forward && p.dx ? "boo_group_norm_rows" : p.forward ? "boo_group_norm_rows_y" : "boo_group_norm_rows_dx",
+        "boo::group_norm_rows<" + t + ", " + std::to_string(c.vec) + ", " + std::to_string(c.threads_x) + ", " +
+            std::to_string(c.threads_y) + ", " + flag(p.channels_last) + ", " + flag(p.forward) + ", " +
+            flag(p.dx) + ", " + flag(p.weight) + ", " + flag(p.param_grads()) + ">(p)",
+        block, kRowsBlocksPerSm});
+    if (p.param_grads())
+      c.kernels.push_back(KernelEntry{"boo_group_norm_rows_param_grads",
+                                      "boo::group_norm_rows_param_grads<" + t + ">(p)", kBlock});
+    return c;
+  }
+
+  Result<Plan> plan_problem(const NormProblem& p, const GroupNormRowsConfig& c, const ArchSpec&) const override {
+    Plan plan;
+    plan.source = generated_source("group_norm_rows.cu", std::string(name()), "boo/norm/group_norm_rows.cuh",
+                                   "boo::GroupNormParams", c.kernels);
+    plan.tensor_alignment = static_cast<uint32_t>(c.vec * dtype_size_bytes(p.dtype));
+    // dbias and dweight terms per (sample, channel): two doubles each.
+    plan.workspace_bytes = p.param_grads() ? static_cast<uint64_t>(p.outer * p.channels) * 2 * sizeof(double) : 0;
+    const TensorRoles roles(p.signature());
+    for (size_t i = 0; i < c.kernels.size(); ++i) {
+      const bool groups = i == 0;
+      const Dim3 grid{static_cast<uint32_t>(groups ? p.rows : (p.channels + kBlock - 1) / kBlock), 1, 1};
+      StepBuilder<GroupNormParams> step(c.kernels[i].name, grid, {static_cast<uint32_t>(c.kernels[i].threads), 1, 1},
+                                        groups ? c.shared_bytes : 0);
+      GroupNormParams& params = step.params;
+      auto bind = [&](unsigned long long& field, std::string_view role) {
+        if (std::optional<TensorBinding> t = roles.find(role)) step.bind(field, *t);
+      };
+      bind(params.x, "x");
+      bind(params.dy, "dy");
+      bind(params.weight, "weight");
+      bind(params.bias, "bias");
+      bind(params.y, "y");
+      bind(params.mean, "mean");
+      bind(params.rstd, "rstd");
+      bind(params.dx, "dx");
+      bind(params.dweight, "dweight");
+      bind(params.dbias, "dbias");
+      if (p.param_grads()) step.bind(params.partials, TensorBinding::workspace(0));
+      params.samples = p.outer;
+      params.channels = p.channels;
+      params.groups = p.groups;
+      params.spatial = p.inner;
+      params.eps = static_cast<float>(p.eps);
+      plan.steps.push_back(std::move(step).finish());
+    }
+    return plan;
+  }
+
+ private:
+  std::string name_;
+};
+
 }  // namespace
 
 std::unique_ptr<GpuImplementation> make_group_norm_implementation(std::string name) {
   return std::make_unique<GroupNormGroups>(std::move(name));
+}
+
+std::unique_ptr<GpuImplementation> make_group_norm_rows_implementation(std::string name) {
+  return std::make_unique<GroupNormRows>(std::move(name));
 }
 
 std::unique_ptr<GpuImplementation> make_group_norm_fused_implementation(std::string name) {

@@ -14,6 +14,11 @@ namespace boo::ops::norm {
 /// order, then one elementwise pass (device/group_norm.cuh).
 std::unique_ptr<GpuImplementation> make_group_norm_implementation(std::string name);
 
+/// One block per (sample, group), each streaming its group twice (device/group_norm_rows.cuh): one
+/// launch (two with dweight and dbias) for groups small enough that its model puts it ahead of the
+/// groups tier's three to five launches.
+std::unique_ptr<GpuImplementation> make_group_norm_rows_implementation(std::string name);
+
 /// The same phases and sums in one cooperative launch with grid barriers
 /// between them (device/group_norm_fused.cuh): one launch where the groups
 /// tier makes three (forward) to five (backward). Awaits its first GPU run (gated).

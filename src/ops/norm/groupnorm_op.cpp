@@ -46,9 +46,10 @@ class GroupNormOp final : public OpDefinition {
   GroupNormOp()
       : table_(with_common_flags(kGroupNormFlags)),
         fused_(make_group_norm_fused_implementation("gpu:groupnorm:fused")),
+        rows_(make_group_norm_rows_implementation("gpu:groupnorm:rows")),
         groups_(make_group_norm_implementation("gpu:groupnorm:groups")),
         gpu_reference_(make_group_norm_gpu_reference("gpu:groupnorm:reference")),
-        implementations_{fused_.get(), groups_.get()} {}
+        implementations_{fused_.get(), rows_.get(), groups_.get()} {}
 
   std::string_view name() const override { return "groupnorm"; }
   std::span<const OpToken> tokens() const override { return kGroupNormTokens; }
@@ -141,9 +142,10 @@ class GroupNormOp final : public OpDefinition {
  private:
   std::vector<FlagSpec> table_;
   std::unique_ptr<GpuImplementation> fused_;
+  std::unique_ptr<GpuImplementation> rows_;
   std::unique_ptr<GpuImplementation> groups_;
   std::unique_ptr<GpuReference> gpu_reference_;
-  const GpuImplementation* implementations_[2];
+  const GpuImplementation* implementations_[3];
 };
 
 }  // namespace

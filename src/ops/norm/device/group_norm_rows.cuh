@@ -1,0 +1,251 @@
+// boo device code: group norm with one block per (sample, group)
+// (gpu:groupnorm:rows), for groups small enough that one block streams them
+// twice (the second time from L2) faster than the groups tier's three to
+// five launches take: the SD-UNet's group norms (0.3-5 MB at batch 2, 64
+// groups of 5-80 KB) spent more time in launches than in memory traffic.
+//
+// A group is viewed as a [rows][cols] array whose cols are contiguous:
+//   planes (NC(D)HW):     rows = the group's cpg channels, cols = the spatial
+//                         elements, row r at (n * C + g * cpg + r) * spatial;
+//   channels last:        rows = the spatial elements, cols = the group's cpg
+//                         channels, row r at (n * spatial + r) * C + g * cpg.
+// The block's kThreadsX x kThreadsY threads cover it as kVec-element vectors,
+// x along cols (vector x + j * kThreadsX), y along rows (row y + i * kThreadsY).
+// A pass adds each channel's terms (kernels/reduce/shifted_sums.cuh: the
+// moments about the group's first element, or dy and dy * (x - mean)) into
+// the float64 per-channel sums `sums` [cpg][2] in shared memory in a fixed
+// order; the group's totals add them in channel order. Forward: the moments,
+// the statistics, y. Backward: the gradient sums, dx's coefficients, dx, and
+// with the affine parameters each (sample, channel)'s dbias and dweight terms
+// in the workspace for group_norm_rows_param_grads, which adds them in sample
+// order. The coefficients are the groups tier's (device/group_norm.cuh).
+#pragma once
+
+#include "boo/kernels/reduce/shifted_sums.cuh"
+#include "boo/norm/group_norm_params.cuh"
+
+namespace boo {
+namespace group_rows {
+
+/// The group's [rows][cols] view: element offsets of its first element and
+/// its row stride, and its extents.
+template <bool kChannelsLast>
+struct GroupView {
+  long long base, row_stride, rows, cols;
+  __device__ __forceinline__ GroupView(const GroupNormParams& p, long long n, long long g) {
+    const long long cpg = p.channels / p.groups;
+    base = kChannelsLast ? n * p.spatial * p.channels + g * cpg : (n * p.channels + g * cpg) * p.spatial;
+    row_stride = kChannelsLast ? p.channels : p.spatial;
+    rows = kChannelsLast ? p.spatial : cpg;
+    cols = kChannelsLast ? cpg : p.spatial;
+  }
+  /// Vector v (kVec elements) of row r, as an index of kVec-element vectors (the host makes base,
+  /// row_stride and cols multiples of kVec).
+  template <int kVec>
+  __device__ __forceinline__ long long vector(long long r, long long v) const {
+    return (base + r * row_stride) / kVec + v;
+  }
+};
+
+/// Per-channel sums of the group's terms into `sums` ([cpg][2] doubles, shared): the moments about
+/// `centre` (kGradients false) or the gradient terms about the mean high + low (kGradients true).
+/// Channels last: each thread keeps a channel vector (x < cols / kVec: the host's rule) over its rows;
+/// `scratch` ([kThreadsY][cols] Sum2) collects the threads' sums, added over y in order. Planes: each
+/// row (a channel) is summed by its kThreadsX lanes and their shuffles. Ends with a barrier.
+template <typename T, int kVec, int kThreadsX, int kThreadsY, bool kChannelsLast, bool kGradients>
+__device__ __forceinline__ void channel_sums(const GroupNormParams& p, const GroupView<kChannelsLast>& view,
+                                             float centre, float low, double* sums, Sum2* scratch) {
+  const int tx = static_cast<int>(threadIdx.x) % kThreadsX, ty = static_cast<int>(threadIdx.x) / kThreadsX;
+  const long long col_vectors = view.cols / kVec;
+  if constexpr (kChannelsLast) {
+    Sum2 acc[kVec];  // [channel of the thread's vector]
+    float centres[kVec], lows[kVec];
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) {
+      acc[k] = Sum2{0.f, 0.f};
+      centres[k] = centre;
+      lows[k] = low;
+    }
+    if (tx < col_vectors)
+      for (long long r = ty; r < view.rows; r += kThreadsY)
+        add_shifted_vector<T, T, kVec, kGradients>(p.x, p.dy, view.template vector<kVec>(r, tx), centres, lows, acc);
+    if (tx < col_vectors)
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) scratch[ty * view.cols + tx * kVec + k] = acc[k];
+    __syncthreads();
+    for (long long c = threadIdx.x; c < view.cols; c += blockDim.x) {
+      double a = 0, b = 0;
+      for (int y = 0; y < kThreadsY; ++y) {
+        a += scratch[y * view.cols + c].a;
+        b += scratch[y * view.cols + c].b;
+      }
+      sums[2 * c] = a;
+      sums[2 * c + 1] = b;
+    }
+  } else {
+    // Every warp runs the same row rounds: the lanes of a row group shuffle together.
+    for (long long r0 = 0; r0 < view.rows; r0 += kThreadsY) {
+      const long long r = r0 + ty;
+      Sum2 acc{0.f, 0.f};
+      if (r < view.rows)
+        for (long long v = tx; v < col_vectors; v += kThreadsX)
+          add_shifted_vector<T, T, kVec, kGradients>(p.x, p.dy, view.template vector<kVec>(r, v), centre, low, acc);
+      acc = lane_group_sum2<kThreadsX>(acc);
+      if (tx == 0 && r < view.rows) {
+        sums[2 * r] = acc.a;
+        sums[2 * r + 1] = acc.b;
+      }
+    }
+  }
+  __syncthreads();
+}
+
+/// a = rstd * weight of channel c, rounded once (the groups tier's coefficient).
+template <typename T, bool kAffine>
+__device__ __forceinline__ float scale(const GroupNormParams& p, double rstd, long long c) {
+  return kAffine ? static_cast<float>(rstd * static_cast<double>(load_as_float<T>(p.weight, c))) : static_cast<float>(rstd);
+}
+
+/// The elementwise pass over the group (channels [c_first, c_first + cpg)): y = (x - mean) * a + bias
+/// (forward), or dx = a * dy + b * (x - mean) + c0 (kBackward), a = scale() of the element's channel, the
+/// mean as high + low. A channels-last thread keeps its vector's channels' coefficients; a plane's row
+/// group its row's.
+template <typename T, int kVec, int kThreadsX, int kThreadsY, bool kChannelsLast, bool kBackward, bool kAffine>
+__device__ __forceinline__ void apply(const GroupNormParams& p, const GroupView<kChannelsLast>& view, long long c_first,
+                                      double rstd, float high, float low, float b, float c0) {
+  const int tx = static_cast<int>(threadIdx.x) % kThreadsX, ty = static_cast<int>(threadIdx.x) / kThreadsX;
+  const long long col_vectors = view.cols / kVec;
+  auto one = [&](long long index, const float (&a)[kVec], const float (&bias)[kVec]) {
+    float x[kVec], out[kVec];  // [element of the vector]
+    load_vector<T, kVec>(p.x, index, true, x);
+    if (kBackward) {
+      float dy[kVec];
+      load_vector<T, kVec>(p.dy, index, true, dy);
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) out[k] = a[k] * dy[k] + b * ((x[k] - high) - low) + c0;
+      store_vector<T, kVec>(p.dx, index, out);
+    } else {
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) out[k] = ((x[k] - high) - low) * a[k] + bias[k];
+      store_vector<T, kVec>(p.y, index, out);
+    }
+  };
+  float a[kVec], bias[kVec];  // [element of the vector]: its channel's
+  if constexpr (kChannelsLast) {
+    if (tx >= col_vectors) return;
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) {
+      a[k] = scale<T, kAffine>(p, rstd, c_first + tx * kVec + k);
+      bias[k] = !kBackward && kAffine ? load_as_float<T>(p.bias, c_first + tx * kVec + k) : 0.f;
+    }
+    for (long long r = ty; r < view.rows; r += kThreadsY) one(view.template vector<kVec>(r, tx), a, bias);
+  } else {
+    for (long long r = ty; r < view.rows; r += kThreadsY) {
+      const float ar = scale<T, kAffine>(p, rstd, c_first + r);
+      const float br = !kBackward && kAffine ? load_as_float<T>(p.bias, c_first + r) : 0.f;
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) {
+        a[k] = ar;
+        bias[k] = br;
+      }
+      for (long long v = tx; v < col_vectors; v += kThreadsX) one(view.template vector<kVec>(r, v), a, bias);
+    }
+  }
+}
+
+}  // namespace group_rows
+
+/// One block per (sample, group) `blockIdx.x` (n * groups + g): the forward
+/// (kForward: y, mean and rstd) and/or the backward (kDx: dx from the
+/// forward's statistics or the saved ones; with kParamGrads each channel's
+/// dbias and dweight terms of this sample in p.partials as [N][C] pairs of
+/// doubles). Dynamic shared memory: [cpg][2] doubles, then (channels last)
+/// [kThreadsY][cpg] Sum2.
+template <typename T, int kVec, int kThreadsX, int kThreadsY, bool kChannelsLast, bool kForward, bool kDx,
+          bool kAffine, bool kParamGrads>
+__device__ void group_norm_rows(const GroupNormParams& p) {
+  using View = group_rows::GroupView<kChannelsLast>;
+  extern __shared__ double group_shared[];
+  const long long row = blockIdx.x, n = row / p.groups, g = row % p.groups, cpg = p.channels / p.groups;
+  const View view(p, n, g);
+  double* sums = group_shared;                           // [cpg][2]
+  Sum2* scratch = reinterpret_cast<Sum2*>(sums + 2 * cpg);  // channels last: [kThreadsY][cpg]
+  __shared__ double statistics[4];                        // mean, rstd; the backward's b and c
+  const double count = static_cast<double>(cpg) * static_cast<double>(p.spatial);
+  double mean = 0, rstd = 0;
+  if constexpr (kForward) {
+    const float centre = load_as_float<T>(p.x, view.base);  // the group's first element: no cancellation
+    group_rows::channel_sums<T, kVec, kThreadsX, kThreadsY, kChannelsLast, false>(p, view, centre, 0.f, sums,
+                                                                                         scratch);
+    if (threadIdx.x == 0) {
+      double s1 = 0, s2 = 0;
+      for (long long c = 0; c < cpg; ++c) {
+        s1 += sums[2 * c];
+        s2 += sums[2 * c + 1];
+      }
+      const double shift = s1 / count;
+      double var = s2 / count - shift * shift;
+      var = var > 0 ? var : 0;
+      statistics[0] = static_cast<double>(load_as_float<T>(p.x, view.base)) + shift;  // centre, read again
+      statistics[1] = 1.0 / sqrt(var + static_cast<double>(p.eps));
+      reinterpret_cast<float*>(p.mean)[row] = static_cast<float>(statistics[0]);
+      reinterpret_cast<float*>(p.rstd)[row] = static_cast<float>(statistics[1]);
+    }
+    __syncthreads();
+    mean = statistics[0];
+    rstd = statistics[1];
+    const float high = static_cast<float>(mean), low = static_cast<float>(mean - static_cast<double>(high));
+    group_rows::apply<T, kVec, kThreadsX, kThreadsY, kChannelsLast, false, kAffine>(p, view, g * cpg, rstd, high, low,
+                                                                                  0.f, 0.f);
+  } else {
+    mean = reinterpret_cast<const float*>(p.mean)[row];
+    rstd = reinterpret_cast<const float*>(p.rstd)[row];
+  }
+  if constexpr (kDx) {
+    // The groups tier's coefficients: mean_g and mean_gx of g = dy * weight over the group, then
+    // dx = a * dy + b * (x - mean) + c with a = rstd * weight, b = -rstd^2 * mean_gx, c = -rstd * mean_g.
+    const float high = static_cast<float>(mean), low = static_cast<float>(mean - static_cast<double>(high));
+    group_rows::channel_sums<T, kVec, kThreadsX, kThreadsY, kChannelsLast, true>(p, view, high, low, sums,
+                                                                                        scratch);
+    if (threadIdx.x == 0) {
+      double sum_g = 0, sum_gx = 0;
+      for (long long c = 0; c < cpg; ++c) {
+        const double w = kAffine ? static_cast<double>(load_as_float<T>(p.weight, g * cpg + c)) : 1.0;
+        sum_g += w * sums[2 * c];
+        sum_gx += w * sums[2 * c + 1];
+      }
+      const double mean_g = sum_g / count, mean_gx = rstd * sum_gx / count;
+      statistics[2] = -rstd * rstd * mean_gx;
+      statistics[3] = -rstd * mean_g;
+    }
+    if constexpr (kParamGrads) {
+      double* terms = reinterpret_cast<double*>(p.partials);  // [N][C][2]: sum(dy), rstd * sum(dy * (x - mean))
+      for (long long c = threadIdx.x; c < cpg; c += blockDim.x) {
+        terms[2 * (n * p.channels + g * cpg + c)] = sums[2 * c];
+        terms[2 * (n * p.channels + g * cpg + c) + 1] = rstd * sums[2 * c + 1];
+      }
+    }
+    __syncthreads();
+    const float b = static_cast<float>(statistics[2]), c0 = static_cast<float>(statistics[3]);
+    group_rows::apply<T, kVec, kThreadsX, kThreadsY, kChannelsLast, true, kAffine>(p, view, g * cpg, rstd, high, low,
+                                                                                 b, c0);
+  }
+}
+
+/// One thread per channel, after group_norm_rows' backward: dbias and dweight
+/// as the sums over the samples, in sample order, of its terms.
+template <typename T>
+__device__ void group_norm_rows_param_grads(const GroupNormParams& p) {
+  const long long c = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (c >= p.channels) return;
+  const double* terms = reinterpret_cast<const double*>(p.partials);  // [N][C][2]
+  double db = 0, dw = 0;
+  for (long long n = 0; n < p.samples; ++n) {
+    db += terms[2 * (n * p.channels + c)];
+    dw += terms[2 * (n * p.channels + c) + 1];
+  }
+  store_from_float<T>(p.dweight, c, static_cast<float>(dw));
+  store_from_float<T>(p.dbias, c, static_cast<float>(db));
+}
+
+}  // namespace boo
