@@ -363,6 +363,7 @@ TEST(ConvStageIndexTest, AwkwardCopiesMoveEveryElementOnce) {
     cases.push_back({copy_of("oczyx", input, 4, {1, 7, 7}, 2048, 2048), "x49 run"});
     cases.push_back({copy_of("oczyx", input, 3, {1, 14, 14}, 576, 576), "x196 run"});
     cases.push_back({copy_of("oczyx", input, 6, {1, 7, 7}, 13, 16), "tiles 6x"});
+    cases.push_back({copy_of("oczyx", input, 2, {1, 7, 7}, 291, input ? 296 : 291), "x49 run"});  // a tile of padding
     cases.push_back({copy_of("oczyx", input, 9, {1, 1, 1}, 35, 40), "pixels"});           // 1x1: channels contiguous
     cases.push_back({copy_of("ozyxc", input, 3, {2, 3, 5}, 35, 40), "rows 1 i32"});  // NDHWC
     cases.push_back({copy_of("czyxo", input, 3, {1, 5, 7}, 5, 8), "rows 2 i32"});   // CHWN
