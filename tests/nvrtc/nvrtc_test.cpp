@@ -10,6 +10,7 @@
 #include "boo/registry.hpp"
 #include "jit/embedded_sources.hpp"
 #include "jit/nvrtc_compiler.hpp"
+#include "ops/conv/conv_staging.hpp"
 #include "ops/op_registry.hpp"
 #include "runtime/dispatch.hpp"
 #include "runtime/kernel_builder.hpp"
@@ -1107,6 +1108,98 @@ TEST(NvrtcTest, HopperConvSlicesCompile) {
     }
   }
   EXPECT_GE(compiled.size(), 12u);  // the first line's three widths, then one each
+}
+
+// The staged copies' kernels (device/conv_channel_pad.cuh) compile without
+// spills for every walk and its variants, in each dtype: tiles (copy in and
+// out; whole runs with folded outer indices, runs of pixels, a KCRS filter's
+// flipped taps, a KRSC one's negative outer stride; 1- to 16-byte accesses),
+// the 64 x 64 pair transpose, and a thread per dense pixel (int and 64-bit
+// indices, one to four row digits); 16-byte accesses are single vector loads
+// and stores in the PTX.
+TEST(NvrtcTest, StagedCopyKernelsCompile) {
+  using ops::conv::StagedCopy;
+  // A copy of [outer][channels][size] stored in `order` (slowest first, names o c z y x).
+  auto copy = [](const std::string& order, bool input, long long outer, const ops::conv::Dims3& size,
+                 long long channels, long long padded) {
+    StagedCopy c;
+    c.tensor = input ? "x" : "y";
+    c.input = input;
+    c.outer = c.outer_rows = outer;
+    c.size = size;
+    c.channels = channels;
+    c.padded = padded;
+    const long long extent[5] = {outer, channels, size[0], size[1], size[2]};
+    long long next = 1;
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      const int d = static_cast<int>(std::string("oczyx").find(*it));
+      c.strides[static_cast<size_t>(d)] = next;
+      next *= extent[d];
+    }
+    return c;
+  };
+  // The filter [k][c][taps] (stored KCRS or KRSC) flipped for the data face.
+  auto flip = [](bool krsc, long long k, long long c, long long taps) {
+    StagedCopy f;
+    f.tensor = "w";
+    f.flip = true;
+    f.outer = f.outer_rows = taps;
+    f.size = {1, 1, c};
+    f.channels = f.padded = k;
+    const long long kb = c * taps, cs = krsc ? 1 : taps, tap = krsc ? c : 1;
+    f.strides = {-tap, kb, 0, 0, cs};
+    f.origin = (taps - 1) * tap;
+    return f;
+  };
+  std::vector<StagedCopy> copies;
+  for (bool input : {true, false}) {
+    copies.push_back(copy("oczyx", input, 64, {1, 224, 224}, 3, input ? 8 : 3));  // NCHW, 3 -> 8
+    copies.push_back(copy("oczyx", input, 32, {1, 7, 7}, 2048, 2048));           // 49 pixels: whole runs
+    copies.push_back(copy("oczyx", input, 32, {1, 3, 3}, 3, 4));                 // 9 taps: folded, scalar runs
+    copies.push_back(copy("oczyx", input, 64, {1, 112, 112}, 64, 64));           // the pair transpose (16-bit)
+    copies.push_back(copy("ozyxc", input, 64, {1, 56, 56}, 35, 40));             // NHWC padding: one row digit
+    copies.push_back(copy("czyxo", input, 8, {1, 9, 9}, 5, 8));                  // CHWN: two digits
+    StagedCopy wide = copy("ozyxc", input, 3000, {4, 5, 6}, 13, 16);             // four digits, 64-bit offsets
+    wide.strides = {1000003, 1, 7001, 301, 17};
+    copies.push_back(wide);
+  }
+  copies.push_back(flip(false, 512, 512, 9));
+  copies.push_back(flip(true, 2048, 768, 9));
+  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
+  const ops::ArchSpec arch = ops::ArchSpec::of(device);
+  Result<ParsedCommand> parsed = parse_command(std::string_view("convbfp16 -n 2 -c 8 -H 4 -W 4 -k 8 -y 3 -x 3 -F 0"));
+  ASSERT_TRUE(parsed.ok());
+  const ops::TensorRoles roles(*parsed->signature);
+  std::set<std::string> calls;
+  for (DType dtype : {DType::kBF16, DType::kF16, DType::kF32}) {
+    for (StagedCopy c : copies) {
+      ops::conv::plan_walk(c, static_cast<long long>(dtype_size_bytes(dtype)));
+      SCOPED_TRACE(c.text());
+      base::KernelSource source{"staged_copy.cu", "", {}};
+      Result<ops::LaunchStep> step = ops::conv::staged_copy_step(c, dtype, roles, arch, source);
+      ASSERT_TRUE(step.ok()) << step.status().to_string();
+      const size_t call = source.text.find("{ boo::") + 7;
+      calls.insert(source.text.substr(call, source.text.find("(p)", call) - call));
+      Result<jit::CompiledKernel> k = jit::compile_kernel(source, kArch, true);
+      ASSERT_TRUE(k.ok()) << k.status().to_string();
+      EXPECT_EQ(k->spill_bytes, 0) << k->log;
+      EXPECT_EQ(k->stack_bytes, 0) << k->log;
+      const bool sixteen = c.vec_channels * static_cast<long long>(dtype_size_bytes(dtype)) == 16;
+      if (c.walk != ops::conv::CopyWalk::kTranspose && sixteen) {
+        EXPECT_NE(k->ptx.find(c.input ? "st.global.v4" : "ld.global.v4"), std::string::npos) << k->ptx;
+      }
+    }
+  }
+  for (const char* kernel : {"conv_stage_tiles<boo::bf16, true, false, false, 8, 8>",  // 3 -> 8: runs of pixels
+                             "conv_stage_tiles<boo::f16, false, true, false, 8, 8>",   // 49 pixels, out
+                             "conv_stage_tiles<float, true, true, false, 1, 4>",       // 9 taps, folded
+                             "conv_stage_tiles<boo::bf16, true, false, true, 8, 8>",   // KCRS flipped
+                             "conv_stage_tiles<float, true, false, false, 4, 4>",      // KRSC flipped
+                             "conv_transpose_channels<boo::f16, false>",
+                             "conv_copy_pixels<boo::bf16, true, int, 1, 8>",
+                             "conv_copy_pixels<float, false, int, 2, 4>",
+                             "conv_copy_pixels<boo::f16, true, long long, 4, 8>"})
+    EXPECT_EQ(calls.count(kernel), 1u) << kernel;
 }
 
 }  // namespace

@@ -142,17 +142,23 @@ TEST(ConvPlanTest, NchwOperandsRunOnChannelsLastCopies) {
   for (uint64_t dense : {x.dense, w.dense, y.dense}) EXPECT_TRUE(in_workspace(p, dense));
   EXPECT_NE(x.dense, y.dense);
   EXPECT_EQ(x.strides[1], 81);  // NCHW: channel stride H*W, pixels contiguous
-  EXPECT_NE(p.config.find("boo_conv_stage_x(16->16 transpose)"), std::string::npos) << p.config;
+  // Few pixels: each tile is whole runs of memory (both images' 16 x 81 blocks; all 32 filters' 16 x 9), read
+  // and written in 16-byte vectors.
+  EXPECT_NE(p.config.find("boo_conv_stage_x(16->16 tiles 2x16x81 run v8/8)"), std::string::npos) << p.config;
+  EXPECT_NE(p.config.find("boo_conv_stage_w(16->16 tiles 32x16x9 run v8/8)"), std::string::npos) << p.config;
   EXPECT_NE(p.config.find("A vecK8 B vecK8"), std::string::npos) << p.config;
+  EXPECT_EQ(p.launches[0].shared_bytes, 2u * 16 * 81 * 2);
 
-  // 16-bit elements move in pairs where every offset is even (16 channels of 6x6 pixels).
-  const Planned even = plan_of("convfp16 -n 2 -c 16 -H 6 -W 6 -k 32 -y 3 -x 3 -p 1 -q 1 -F 1");
-  EXPECT_NE(even.config.find("boo_conv_stage_x(16->16 transpose pairs)"), std::string::npos) << even.config;
-  EXPECT_NE(even.config.find("boo_conv_stage_w(16->16 transpose)"), std::string::npos) << even.config;  // 9 taps
+  // Many pixels (4096) and 64 channels: the 64 x 64 transpose of 16-bit pairs; the 32 channels of y in tiles
+  // of 256 pixels.
+  const Planned wide = plan_of("convfp16 -n 2 -c 64 -H 64 -W 64 -k 32 -y 3 -x 3 -p 1 -q 1 -F 1");
+  EXPECT_NE(wide.config.find("boo_conv_stage_x(64->64 transpose pairs)"), std::string::npos) << wide.config;
+  EXPECT_NE(wide.config.find("boo_conv_unstage_y(32->32 tiles 1x32x256 v8/8)"), std::string::npos) << wide.config;
 
+  // 5 channels padded to 8: runs of 5 x 81 elements, read one element at a time, the dense pixels whole.
   const Planned narrow = plan_of("convbfp16 -n 2 -c 5 -H 9 -W 9 -k 16 -y 3 -x 3 -F 1");
   EXPECT_EQ(narrow.entries.at(0), "boo_conv_pad_x");
-  EXPECT_NE(narrow.config.find("boo_conv_pad_x(5->8 transpose)"), std::string::npos) << narrow.config;
+  EXPECT_NE(narrow.config.find("boo_conv_pad_x(5->8 tiles 2x8x81 run v1/8)"), std::string::npos) << narrow.config;
 
   const Planned mixed = plan_of("convfp16 -n 2 -c 16 -H 9 -W 9 -k 32 -y 3 -x 3 -p 1 -q 1 -F 1 --out_layout NHWC");
   EXPECT_EQ(mixed.entries.back(), "boo_igemm_y");

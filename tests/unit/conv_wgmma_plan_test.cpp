@@ -111,7 +111,7 @@ TEST(ConvWgmmaPlanTest, BackwardDataRunsAsTheForwardConvOfDyWithTheFlippedFilter
   ASSERT_EQ(p.launches.size(), 2u);
   EXPECT_EQ(p.launches[0].entry, "boo_conv_flip_w");
   EXPECT_EQ(p.launches[1].entry, "boo_wgmma_dx");
-  EXPECT_NE(p.config.find("dx: face 1 as forward; copies boo_conv_flip_w(2048->2048 transpose pairs)"),
+  EXPECT_NE(p.config.find("dx: face 1 as forward; copies boo_conv_flip_w(2048->2048 tiles 1x64x128 v8/8)"),
             std::string::npos) << p.config;
   EXPECT_EQ(p.workspace_bytes, 2048u * 768 * 9 * 2);
   const auto copy = params_of<ConvChannelPadParams>(p.launches[0]);
@@ -220,8 +220,8 @@ TEST(ConvWgmmaPlanTest, BackwardWeightOfNchwTensorsRunsOnStagedCopies) {
   EXPECT_EQ(p.launches[2].entry, "boo_wgmma_dw");
   EXPECT_EQ(p.launches[3].entry, "boo_wgmma_dw_reduce");
   EXPECT_EQ(p.launches[4].entry, "boo_conv_unstage_dw");
-  EXPECT_NE(p.config.find("copies boo_conv_stage_x(256->256 transpose pairs) boo_conv_stage_dy(256->256 transpose "
-                          "pairs) boo_conv_unstage_dw(256->256 transpose)"),
+  EXPECT_NE(p.config.find("copies boo_conv_stage_x(256->256 tiles 1x64x128 v8/8) boo_conv_stage_dy(256->256 tiles "
+                          "1x64x128 v8/8) boo_conv_unstage_dw(256->256 tiles 3x256x9 run v8/8)"),
             std::string::npos)
       << p.config;
   const auto gemm = params_of<ConvIgemmParams>(p.launches[2]);

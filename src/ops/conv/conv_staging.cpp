@@ -2,6 +2,7 @@
 #include "ops/conv/conv_staging.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "boo/conv.hpp"
 #include "ops/common/generated_source.hpp"
@@ -22,10 +23,109 @@ bool pixels_contiguous(const Dims3& size, const Strides5& strides) {
   return true;
 }
 
-// The transpose moves 16-bit elements in pairs where every offset it uses is even.
+// Shared memory per conv_stage_tiles tile, and the pixels from which (with
+// 16-bit channels a multiple of 64) conv_transpose_channels is kept.
+constexpr long long kTileBytes = 16384;
+constexpr long long kTransposeMinPixels = 4096;
+
+// The largest power of two that divides `v` (0: any), at most `limit`.
+long long pow2_dividing(long long v, long long limit) {
+  long long p = 1;
+  while (p < limit && v % (2 * p) == 0) p *= 2;
+  return p;
+}
+
+long long gcd(long long a, long long b) {
+  a = a < 0 ? -a : a;
+  b = b < 0 ? -b : b;
+  while (b != 0) {
+    const long long r = a % b;
+    a = b;
+    b = r;
+  }
+  return a;
+}
+
+// The 64 x 64 transpose moves 16-bit elements in pairs: every offset it uses must be even.
 bool pairs_possible(const StagedCopy& c, long long elem_bytes) {
   return elem_bytes == 2 && c.size[0] * c.size[1] * c.size[2] % 2 == 0 && c.strides[0] % 2 == 0 &&
          c.strides[1] % 2 == 0 && c.padded % 2 == 0 && c.origin % 2 == 0;
+}
+
+// conv_stage_tiles' tiles (stage::View, stage::Tile): few pixels whose
+// channels' runs are adjacent take whole runs (the tile one run of memory),
+// as many channels as fit (a multiple of a 32-byte sector's) or, where one
+// outer index's channels fit, several outer indices (where those are
+// adjacent too); else tiles of up to 64 channels x as many pixels as fit.
+void plan_tiles(StagedCopy& c, long long elem_bytes) {
+  const long long budget = kTileBytes / elem_bytes, sector = 32 / elem_bytes, widest = 16 / elem_bytes;
+  const long long pixels = c.size[0] * c.size[1] * c.size[2];
+  const long long outer = c.flip_runs ? 1 : c.outer, run = c.flip_runs ? c.outer * pixels : pixels;
+  const long long origin = c.flip_runs ? c.origin + (c.outer - 1) * c.strides[0] : c.origin;
+  const long long moved = c.input ? c.padded : c.channels;
+  c.walk = CopyWalk::kTiles;
+  c.run = !c.flip_runs && c.strides[1] == run && run * sector <= budget;
+  if (c.run) {
+    if (c.channels * run <= budget) {
+      c.tile[1] = moved;
+      c.tile[0] = c.strides[0] == c.channels * run ? std::min(outer, budget / (c.channels * run)) : 1;
+    } else {
+      c.tile[1] = budget / run / sector * sector;
+      c.tile[0] = 1;
+    }
+    c.tile[2] = c.tile[3] = run;
+    // Every tile starts at origin + b0 * strides[0] + c0 * run and is a whole number of
+    // gcd(channels, tile channels) channel runs long.
+    c.vec_pixels = static_cast<int>(pow2_dividing(
+        gcd(gcd(origin, outer > 1 ? c.strides[0] : 0), run * gcd(c.channels, c.tile[1])), widest));
+  } else {
+    c.tile[0] = 1;
+    c.tile[1] = std::min<long long>(moved, 64);
+    c.tile[2] = std::min(run, std::max<long long>(budget / c.tile[1] / 32 * 32, 32));
+    c.tile[3] = c.tile[2] + 4 / elem_bytes;  // rows a 4-byte word apart from a multiple of 32 banks
+    // Runs start at origin + b * strides[0] + c * strides[1] + q0 + a multiple of the access.
+    c.vec_pixels = static_cast<int>(pow2_dividing(
+        gcd(gcd(gcd(origin, outer > 1 ? c.strides[0] : 0), c.channels > 1 ? c.strides[1] : 0), gcd(run, c.tile[2])),
+        widest));
+  }
+  // Dense accesses start at a pixel's row (padded apart) plus a multiple of the tile's channels.
+  c.vec_channels = static_cast<int>(pow2_dividing(gcd(c.padded, c.tile[1] < moved ? c.tile[1] : 0), widest));
+}
+
+// conv_copy_pixels' rows: the dense pixels' (outer, z, y, x) without the
+// dimensions of one, each merged into the next slower where that is
+// contiguous with it (NHWC's four are one, of stride C).
+void plan_pixels(StagedCopy& c, long long elem_bytes) {
+  c.walk = CopyWalk::kPixels;
+  const long long moved = c.input ? c.padded : c.channels;
+  c.vec_channels = static_cast<int>(pow2_dividing(c.padded, 16 / elem_bytes));
+  long long sizes[4] = {c.outer, c.size[0], c.size[1], c.size[2]};
+  long long strides[4] = {c.strides[0], c.strides[2], c.strides[3], c.strides[4]};
+  int dims = 0;  // merged dimensions, in c.row_sizes[4 - dims ..] once placed
+  long long merged_sizes[4], merged_strides[4];
+  for (int d = 0; d < 4; ++d) {
+    if (sizes[d] == 1) continue;
+    if (dims > 0 && merged_strides[dims - 1] == sizes[d] * strides[d]) {
+      merged_sizes[dims - 1] *= sizes[d];
+      merged_strides[dims - 1] = strides[d];
+    } else {
+      merged_sizes[dims] = sizes[d];
+      merged_strides[dims++] = strides[d];
+    }
+  }
+  if (dims == 0) merged_sizes[dims] = 1, merged_strides[dims++] = 0;  // a single pixel
+  c.row_dims = dims;
+  for (int d = 0; d < 4; ++d) {
+    const int from = d - (4 - dims);
+    c.row_sizes[d] = from >= 0 ? merged_sizes[from] : 1;
+    c.row_strides[d] = from >= 0 ? merged_strides[from] : 0;
+  }
+  // The farthest element either side reaches, and the units.
+  long long reach = std::abs(c.origin) + (c.channels - 1) * std::abs(c.strides[1]);
+  for (int d = 0; d < dims; ++d) reach += (merged_sizes[d] - 1) * std::abs(merged_strides[d]);
+  const long long rows = c.outer * c.size[0] * c.size[1] * c.size[2];
+  const long long units = rows * ((moved + c.vec_channels - 1) / c.vec_channels);
+  c.index32 = std::max({reach, rows * c.padded, units}) <= 0x7fffffffLL;
 }
 
 }  // namespace
@@ -34,9 +134,27 @@ std::string StagedCopy::entry() const {
   return std::string(input ? "boo_conv_" : "boo_conv_un") + (flip ? "flip_" : padding ? "pad_" : "stage_") + tensor;
 }
 
+long long StagedCopy::shared_bytes(long long elem_bytes) const {
+  return walk == CopyWalk::kTiles ? tile[0] * std::min(tile[1], channels) * tile[3] * elem_bytes : 0;
+}
+
 std::string StagedCopy::text() const {
-  return entry() + "(" + std::to_string(channels) + "->" + std::to_string(padded) +
-         (transpose ? (pairs ? " transpose pairs" : " transpose") : "") + ")";
+  std::string walk_text;
+  switch (walk) {
+    case CopyWalk::kPixels:
+      walk_text = "pixels v" + std::to_string(vec_channels) + " rows " + std::to_string(row_dims) +
+                  (index32 ? " i32" : " i64");
+      break;
+    case CopyWalk::kTranspose:
+      walk_text = "transpose pairs";
+      break;
+    case CopyWalk::kTiles:
+      walk_text = "tiles " + std::to_string(tile[0]) + "x" + std::to_string(tile[1]) + "x" + std::to_string(tile[2]) +
+                  (run ? " run" : "") + (flip_runs ? " taps" : "") + " v" + std::to_string(vec_pixels) + "/" +
+                  std::to_string(vec_channels);
+      break;
+  }
+  return entry() + "(" + std::to_string(channels) + "->" + std::to_string(padded) + " " + walk_text + ")";
 }
 
 Strides5 signature_strides(const ConvProblem& problem, const std::string& tensor) {
@@ -62,8 +180,7 @@ StagedCopy layout_copy(const ConvProblem& problem, const std::string& tensor, lo
   c.channels = channels;
   c.padded = padded;
   c.strides = signature_strides(problem, tensor);
-  c.transpose = pixels_contiguous(size, c.strides) && c.strides[1] != 1;
-  c.pairs = c.transpose && pairs_possible(c, problem.elem_bytes);
+  plan_walk(c, problem.elem_bytes);
   return c;
 }
 
@@ -82,9 +199,21 @@ std::optional<StagedCopy> flipped_filter_copy(const ConvProblem& problem, const 
   // Tap t' of the copy is tap taps-1-t' of the tensor: a negative stride from the last tap.
   c.strides = {-w[4], w[0], 0, 0, w[1]};
   c.origin = (taps - 1) * w[4];
-  c.transpose = w[1] == 1 && w[0] != 1;  // c contiguous (KRSC): a tiled transpose of kb and c per tap
-  c.pairs = c.transpose && pairs_possible(c, problem.elem_bytes);
+  plan_walk(c, problem.elem_bytes);
   return c;
+}
+
+void plan_walk(StagedCopy& c, long long elem_bytes) {
+  const long long pixels = c.size[0] * c.size[1] * c.size[2], moved = c.input ? c.padded : c.channels;
+  // A flipped KCRS filter: its taps (the copy's outer index, reversed) and pixels (c) are one run.
+  c.flip_runs = c.flip && c.outer > 1 && c.strides[0] == -1 && c.strides[4] == c.outer && c.strides[1] != 1;
+  if (!c.flip_runs && (c.strides[1] == 1 || !pixels_contiguous(c.size, c.strides))) {
+    plan_pixels(c, elem_bytes);
+  } else if (!c.flip_runs && pixels >= kTransposeMinPixels && moved % 64 == 0 && pairs_possible(c, elem_bytes)) {
+    c.walk = CopyWalk::kTranspose;
+  } else {
+    plan_tiles(c, elem_bytes);
+  }
 }
 
 int add_copy(std::vector<StagedCopy>& copies, const StagedCopy& copy) {
@@ -111,28 +240,40 @@ Result<LaunchStep> staged_copy_step(const StagedCopy& c, DType dtype, const Tens
   const std::string header = "#include \"boo/conv/conv_channel_pad.cuh\"\n";
   if (source.text.find(header) == std::string::npos) source.text += header;
   const std::string entry = c.entry();
-  const std::string call = c.transpose ? std::string("conv_transpose_channels<") + device_type(dtype) + ", " +
-                                             (c.input ? "true" : "false") + ", " + (c.pairs ? "true" : "false") + ">"
-                                       : std::string("conv_copy_channels<") + device_type(dtype) + ", " +
-                                             (c.input ? "true" : "false") + ">";
+  const std::string type = device_type(dtype), in = c.input ? "true" : "false";
+  std::string call;
+  Dim3 grid;
+  if (c.walk == CopyWalk::kTiles) {
+    call = "conv_stage_tiles<" + type + ", " + in + ", " + (c.run ? "true" : "false") + ", " +
+           (c.flip_runs ? "true" : "false") + ", " + std::to_string(c.vec_pixels) + ", " +
+           std::to_string(c.vec_channels) + ">";
+    // A block per tile (grid-stride beyond 2^31 - 1 tiles).
+    const long long pixels = c.size[0] * c.size[1] * c.size[2];
+    const long long batches = c.flip_runs ? 1 : c.outer, run = c.flip_runs ? c.outer * pixels : pixels;
+    const long long tiles = ceil_div(batches, c.tile[0]) * ceil_div(c.input ? c.padded : c.channels, c.tile[1]) *
+                            ceil_div(run, c.tile[2]);
+    grid.x = static_cast<uint32_t>(std::clamp<long long>(tiles, 1, 0x7fffffff));
+  } else if (c.walk == CopyWalk::kTranspose) {
+    call = "conv_transpose_channels<" + type + ", " + in + ">";
+    // Tiles of 64 channels x 64 pixels; a grid-stride loop over N (or K) beyond 65535.
+    const long long pixels = c.size[0] * c.size[1] * c.size[2];
+    BOO_ASSIGN_OR_RETURN(grid.x, grid_extent(ceil_div(pixels, 64), 0x7fffffff, "x (pixel tiles)"));
+    BOO_ASSIGN_OR_RETURN(grid.y, grid_extent(ceil_div(c.input ? c.padded : c.channels, 64), 65535, "y (channel tiles)"));
+    grid.z = static_cast<uint32_t>(std::clamp<long long>(c.outer, 1, 65535));
+  } else {
+    call = "conv_copy_pixels<" + type + ", " + in + ", " + (c.index32 ? "int" : "long long") + ", " +
+           std::to_string(c.row_dims) + ", " + std::to_string(c.vec_channels) + ">";
+    // A thread per unit; grid-stride loops beyond 16 blocks per SM.
+    const long long rows = c.outer * c.size[0] * c.size[1] * c.size[2];
+    const long long units = rows * ceil_div(c.input ? c.padded : c.channels, c.vec_channels);
+    grid.x = static_cast<uint32_t>(std::clamp<long long>(ceil_div(units, 256), 1, 16LL * arch.sm_count));
+  }
   source.text += "extern \"C\" __global__ void __launch_bounds__(256) " + entry +
                  "(const boo::ConvChannelPadParams p) { boo::" + call + "(p); }\n";
   source.entries.push_back(entry);
-  Dim3 grid;
-  if (c.transpose) {
-    // Tiles of 64 (pairs) or 32 channels x pixels; a grid-stride loop over N (or K) beyond 65535.
-    const long long pixels = c.size[0] * c.size[1] * c.size[2], tile = c.pairs ? 64 : 32;
-    BOO_ASSIGN_OR_RETURN(grid.x, grid_extent(ceil_div(pixels, tile), 0x7fffffff, "x (pixel tiles)"));
-    BOO_ASSIGN_OR_RETURN(grid.y, grid_extent(ceil_div(c.input ? c.padded : c.channels, tile), 65535, "y (channel tiles)"));
-    grid.z = static_cast<uint32_t>(std::clamp<long long>(c.outer, 1, 65535));
-  } else {
-    // One thread per element written; grid-stride loops beyond 16 blocks per SM.
-    const long long elements = c.outer * c.size[0] * c.size[1] * c.size[2] * (c.input ? c.padded : c.channels);
-    BOO_ASSIGN_OR_RETURN(grid.x, grid_extent(std::clamp<long long>(ceil_div(elements, 256), 1, 16LL * arch.sm_count),
-                                             0x7fffffff, "x"));
-  }
   BOO_ASSIGN_OR_RETURN(TensorBinding tensor, c.input ? roles.argument(c.tensor) : roles.result(c.tensor));
-  StepBuilder<ConvChannelPadParams> step(entry, grid, {256, 1, 1});
+  StepBuilder<ConvChannelPadParams> step(entry, grid, {256, 1, 1},
+                                          static_cast<uint32_t>(c.shared_bytes(static_cast<long long>(dtype_size_bytes(dtype)))));
   step.bind(step.params.strided, tensor);
   step.bind(step.params.dense, TensorBinding::workspace(c.offset));
   for (int i = 0; i < 5; ++i) step.params.strides[i] = c.strides[i];
@@ -141,6 +282,11 @@ Result<LaunchStep> staged_copy_step(const StagedCopy& c, DType dtype, const Tens
   for (int i = 0; i < 3; ++i) step.params.sizes[1 + i] = c.size[i];
   step.params.channels = c.channels;
   step.params.padded_channels = c.padded;
+  for (int i = 0; i < 4; ++i) {
+    step.params.tile[i] = c.tile[i];
+    step.params.row_sizes[i] = c.row_sizes[i];
+    step.params.row_strides[i] = c.row_strides[i];
+  }
   return std::move(step).finish();
 }
 

@@ -17,6 +17,14 @@
 
 namespace boo::ops::conv {
 
+/// How a copy's kernel walks it (device/conv_channel_pad.cuh), chosen by the
+/// plan (layout_copy, flipped_filter_copy) and shown in its text.
+enum class CopyWalk {
+  kPixels,     ///< conv_copy_pixels: a thread per vector of a dense pixel's channels
+  kTranspose,  ///< conv_transpose_channels: 64 x 64 tiles of 16-bit pairs (many pixels, channels a multiple of 64)
+  kTiles,      ///< conv_stage_tiles: tiles of outer x channels x pixels through shared memory
+};
+
 /// A dense channels-last copy of a signature tensor in the workspace:
 /// [outer_rows][z][y][x][padded]. Arguments are copied in before the GEMMs;
 /// results are written to their copy and copied out after.
@@ -31,12 +39,25 @@ struct StagedCopy {
   long long channels = 0, padded = 0;  // the tensor's channels and the copy's (per group, for a filter)
   Strides5 strides{};        // the tensor's, as (outer, channel, z, y, x)
   long long origin = 0;      // element offset of (0, 0, 0, 0, 0) in the tensor (non-zero where strides are negative)
-  bool transpose = false;    // pixels contiguous: a tiled transpose, else one thread per element
-  bool pairs = false;        // the transpose moves 16-bit elements in pairs (every offset it uses is even)
   size_t offset = 0;         // bytes into the workspace
+
+  // The walk (plan_walk), and what its kernel is instantiated and launched with.
+  CopyWalk walk = CopyWalk::kPixels;
+  int vec_channels = 1;      // kPixels, kTiles: elements per access of the dense buffer
+  // kTiles (stage::View, stage::Tile):
+  long long tile[4] = {};    // outer indices (batches), dense channels, pixels per tile; shared-memory row pitch
+  bool run = false;          // each tile one run of the tensor (few pixels whose (channel, pixel) blocks are dense)
+  bool flip_runs = false;    // a flipped filter whose (c, tap) pairs are one run (KCRS)
+  int vec_pixels = 1;        // elements per access of the tensor, along its pixels
+  // kPixels (stage::pixel_unit):
+  int row_dims = 1;          // digits of a dense pixel's row index
+  bool index32 = false;      // every offset and unit below 2^31: int arithmetic
+  long long row_sizes[4] = {}, row_strides[4] = {};
 
   std::string entry() const;
   long long elements() const { return outer_rows * size[0] * size[1] * size[2] * padded; }
+  /// Bytes of dynamic shared memory its kernel takes.
+  long long shared_bytes(long long elem_bytes) const;
   /// What `boo explain` and the cache key show of it.
   std::string text() const;
 };
@@ -49,8 +70,8 @@ Strides5 signature_strides(const ConvProblem& problem, const std::string& tensor
 bool channels_contiguous(const Strides5& strides, long long channels);
 
 /// A copy of signature tensor `tensor` (strides from the signature) into
-/// [outer_rows][size][padded]; a tiled transpose where its pixels are
-/// contiguous and its channels are not.
+/// [outer_rows][size][padded], its walk planned for `elem_bytes`-byte
+/// elements (plan_walk).
 StagedCopy layout_copy(const ConvProblem& problem, const std::string& tensor, long long outer, long long outer_rows,
                        const Dims3& size, long long channels, long long padded, bool padding);
 
@@ -62,6 +83,13 @@ StagedCopy layout_copy(const ConvProblem& problem, const std::string& tensor, lo
 /// tensor's taps are not one run (r's stride = S x s's stride), as in every
 /// dense layout.
 std::optional<StagedCopy> flipped_filter_copy(const ConvProblem& problem, const std::string& tensor);
+
+/// Chooses `copy`'s walk for `elem_bytes`-byte elements: tiles where the
+/// tensor's pixels are contiguous and its channels are not (whole (channel,
+/// pixel) blocks of several outer indices where pixels are few), the 64 x 64
+/// pair transpose where pixels are many and 16-bit channels a multiple of
+/// 64, else a thread per dense pixel's vector of channels.
+void plan_walk(StagedCopy& copy, long long elem_bytes);
 
 /// Adds `copy` unless an identical copy (tensor, rows, channels, flip) is
 /// already listed; returns its index.

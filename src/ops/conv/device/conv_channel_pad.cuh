@@ -1,82 +1,184 @@
 // boo device code: copies between a conv tensor with any strides and a dense
 // channels-last buffer, whose channels may be padded with zeros (to 4 or a
-// multiple of 8), so that gpu:conv:implicit_gemm loads 16-byte vectors of
-// channels where the tensor's layout (NCHW, KCRS, CHWN) or its channel count
-// (3, 5, 13, 35, 49, ...) allows only scalar loads.
+// multiple of 8), so that the GEMM tiers load 16-byte vectors of channels
+// where the tensor's layout (NCHW, KCRS, CHWN) or its channel count (3, 5,
+// 13, 35, 49, ...) allows only scalar loads. Three walks, chosen by the plan
+// (conv_staging.cpp), all bandwidth-bound: conv_stage_tiles where the
+// tensor's pixels are contiguous, conv_transpose_channels where they are
+// many and the channels a multiple of 64 (16-bit), conv_copy_pixels
+// elsewhere. Index arithmetic: conv_stage_index.cuh.
 #pragma once
 
 #include "boo/kernels/types.cuh"
 #include "boo/conv/conv_igemm_params.cuh"
+#include "boo/conv/conv_stage_index.cuh"
 
 namespace boo {
 
-/// Strided offset of element (outer, c, z, y, x) and the dense padded offset
-/// of the same element, from a linear index over the dense buffer
-/// [outer][z][y][x][`channels_per_row`].
-struct ChannelPadIndex {
-  long long strided, dense, channel;
+/// kN elements of T moved by one access of kN * sizeof(T) bytes.
+template <typename T, int kN>
+struct alignas(kN * sizeof(T)) StageVector {
+  T v[kN];
 };
-
-__device__ __forceinline__ ChannelPadIndex channel_pad_index(const ConvChannelPadParams& p, long long linear,
-                                                             long long channels_per_row) {
-  ChannelPadIndex out;
-  out.channel = linear % channels_per_row;
-  long long rest = linear / channels_per_row;  // (outer, z, y, x) pixel of the dense buffer
-  const long long pixel = rest;
-  const long long x = rest % p.sizes[3];
-  rest /= p.sizes[3];
-  const long long y = rest % p.sizes[2];
-  rest /= p.sizes[2];
-  const long long z = rest % p.sizes[1];
-  const long long outer = rest / p.sizes[1];
-  out.strided = p.origin + outer * p.strides[0] + out.channel * p.strides[1] + z * p.strides[2] + y * p.strides[3] +
-                x * p.strides[4];
-  out.dense = pixel * p.padded_channels + out.channel;
-  return out;
-}
 
 /// kIntoDense: dense[outer, z, y, x, c] = c < channels ? strided[outer, c, z, y, x] : 0;
 /// else strided[outer, c, z, y, x] = dense[outer, z, y, x, c] for c < channels.
-template <typename T, bool kIntoDense>
-__device__ void conv_copy_channels(const ConvChannelPadParams& p) {
-  const long long per_pixel = kIntoDense ? p.padded_channels : p.channels;  // elements written per pixel
-  const long long total = p.sizes[0] * p.sizes[1] * p.sizes[2] * p.sizes[3] * per_pixel;
-  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total;
-       i += static_cast<long long>(gridDim.x) * blockDim.x) {
-    const ChannelPadIndex at = channel_pad_index(p, i, per_pixel);
-    if (kIntoDense) {
-      reinterpret_cast<T*>(p.dense)[at.dense] =
-          at.channel < p.channels ? reinterpret_cast<const T*>(p.strided)[at.strided] : T{};
-    } else {
-      reinterpret_cast<T*>(p.strided)[at.strided] = reinterpret_cast<const T*>(p.dense)[at.dense];
+/// For tensors whose channels are contiguous (NHWC padding) or whose pixels
+/// are not (CHWN): a thread per kVec channels of one dense pixel, one
+/// kVec-wide dense access, its channels' reads (writes) kVec apart along the
+/// row, so that a warp's reads cover consecutive pixels. Index: int where
+/// every offset fits (the host decides); kRowDims: the pixels' digits
+/// (stage::pixel_unit). Block: 256 threads; grid-stride over the units,
+/// kUnroll of them in flight per thread.
+template <typename T, bool kIntoDense, typename Index, int kRowDims, int kVec>
+__device__ void conv_copy_pixels(const ConvChannelPadParams& p) {
+  constexpr int kUnroll = 4;
+  using Vec = StageVector<T, kVec>;
+  const long long units = stage::pixel_units(p, kIntoDense, kVec);
+  const Index per_row = static_cast<Index>((stage::moved_channels(p, kIntoDense) + kVec - 1) / kVec);
+  const Index channels = static_cast<Index>(p.channels), channel_stride = static_cast<Index>(p.strides[1]);
+  const long long step = static_cast<long long>(gridDim.x) * blockDim.x;
+  const T* src = reinterpret_cast<const T*>(kIntoDense ? p.strided : p.dense);
+  T* dst = reinterpret_cast<T*>(kIntoDense ? p.dense : p.strided);
+  for (long long first = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; first < units;
+       first += kUnroll * step) {
+    stage::PixelUnit<Index> at[kUnroll];
+    Vec v[kUnroll];
+#pragma unroll
+    for (int k = 0; k < kUnroll; ++k) {
+      const long long u = first + k * step;
+      if (u >= units) break;
+      at[k] = stage::pixel_unit<Index>(p, static_cast<Index>(u), per_row, kRowDims, kVec);
+      if (kIntoDense) {
+#pragma unroll
+        for (int e = 0; e < kVec; ++e)
+          v[k].v[e] = at[k].channel + e < channels ? src[at[k].strided + e * channel_stride] : T{};
+      } else {
+        v[k] = *reinterpret_cast<const Vec*>(src + at[k].dense);
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < kUnroll; ++k) {
+      if (first + k * step >= units) break;
+      if (kIntoDense) {
+        *reinterpret_cast<Vec*>(dst + at[k].dense) = v[k];
+      } else {
+#pragma unroll
+        for (int e = 0; e < kVec; ++e)
+          if (at[k].channel + e < channels) dst[at[k].strided + e * channel_stride] = v[k].v[e];
+      }
     }
   }
 }
 
-/// The same copies for a tensor whose pixels (or taps) are contiguous, as in
-/// NCHW and KCRS: per (outer, channels, pixels) tile, a transpose through
-/// shared memory, so that both the strided reads and writes (along pixels)
-/// and the dense ones (along channels) are coalesced. Strided element
-/// (o, c, pixel) at origin + o * strides[0] + c * strides[1] + pixel.
-/// Block: 32 x 8 threads (256, x fastest); grid: (pixel tiles, channel tiles,
-/// outer in a grid-stride loop). kPairs (16-bit types, where the host found
-/// every offset even): each thread moves two adjacent elements as one 32-bit
-/// access, over 64 x 64 tiles; else one element over 32 x 32 tiles.
-template <typename T, bool kIntoDense, bool kPairs>
+/// The same copies for a tensor whose pixels are contiguous (NCHW, KCRS,
+/// KRSC's flip), through shared memory tile by tile (stage::tile_of): the
+/// tensor's side moved in runs along pixels (kVecP-element accesses; kRun:
+/// the whole tile is one run, as where a few pixels' (channel, pixel) blocks
+/// of one or several outer indices are dense), the dense side in kVecC-
+/// channel accesses of each pixel's row, zeros for padding. kFlip: the
+/// flipped filter of stage::View, (c, tap) runs. Block: 256 threads;
+/// dynamic shared memory: p.tile[0] x min(p.tile[1], channels) rows of
+/// p.tile[3] elements; grid-stride over the tiles.
+template <typename T, bool kIntoDense, bool kRun, bool kFlip, int kVecP, int kVecC>
+__device__ void conv_stage_tiles(const ConvChannelPadParams& p) {
+  constexpr int kThreads = 256, kUnroll = 4;  // kUnroll global reads in flight per thread
+  using RunVec = StageVector<T, kVecP>;
+  using DenseVec = StageVector<T, kVecC>;
+  extern __shared__ __align__(16) unsigned char conv_stage_smem[];
+  T* tile = reinterpret_cast<T*>(conv_stage_smem);
+  const stage::View view = stage::view_of(p, kFlip);
+  const long long moved = stage::moved_channels(p, kIntoDense), tiles = stage::tile_count(p, view, moved);
+  const int pitch = static_cast<int>(p.tile[3]);
+  T* strided = reinterpret_cast<T*>(p.strided);
+  T* dense = reinterpret_cast<T*>(p.dense);
+  for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const stage::Tile at = stage::tile_of(p, view, moved, t);
+    const int runs = stage::run_units(at, kRun, kVecP), pieces = stage::dense_units(at, kVecC);
+    if (kIntoDense) {
+      for (int first = threadIdx.x; first < runs; first += kThreads * kUnroll) {
+        stage::RunUnit u[kUnroll];
+        RunVec v[kUnroll];
+#pragma unroll
+        for (int k = 0; k < kUnroll; ++k) {
+          if (first + k * kThreads >= runs) break;
+          u[k] = stage::run_unit(p, at, kRun, kVecP, first + k * kThreads);
+          v[k] = *reinterpret_cast<const RunVec*>(strided + u[k].strided);
+        }
+#pragma unroll
+        for (int k = 0; k < kUnroll; ++k) {
+          if (first + k * kThreads >= runs) break;
+          if (kRun) {  // rows run pixels apart: the tile is the run, vectors stay aligned
+            *reinterpret_cast<RunVec*>(tile + u[k].shared) = v[k];
+          } else {
+#pragma unroll
+            for (int e = 0; e < kVecP; ++e) tile[u[k].shared + e] = v[k].v[e];
+          }
+        }
+      }
+      __syncthreads();
+      for (int i = threadIdx.x; i < pieces; i += kThreads) {
+        const stage::DenseUnit d = stage::dense_unit(p, view, at, kFlip, kVecC, i);
+        DenseVec v;
+#pragma unroll
+        for (int e = 0; e < kVecC; ++e) v.v[e] = d.channel + e < at.nc ? tile[d.shared + e * pitch] : T{};
+        *reinterpret_cast<DenseVec*>(dense + d.dense) = v;
+      }
+    } else {
+      for (int first = threadIdx.x; first < pieces; first += kThreads * kUnroll) {
+        stage::DenseUnit d[kUnroll];
+        DenseVec v[kUnroll];
+#pragma unroll
+        for (int k = 0; k < kUnroll; ++k) {
+          if (first + k * kThreads >= pieces) break;
+          d[k] = stage::dense_unit(p, view, at, kFlip, kVecC, first + k * kThreads);
+          v[k] = *reinterpret_cast<const DenseVec*>(dense + d[k].dense);
+        }
+#pragma unroll
+        for (int k = 0; k < kUnroll; ++k) {
+          if (first + k * kThreads >= pieces) break;
+#pragma unroll
+          for (int e = 0; e < kVecC; ++e)  // the padding channels stay behind
+            if (d[k].channel + e < at.nc) tile[d[k].shared + e * pitch] = v[k].v[e];
+        }
+      }
+      __syncthreads();
+      for (int i = threadIdx.x; i < runs; i += kThreads) {
+        const stage::RunUnit u = stage::run_unit(p, at, kRun, kVecP, i);
+        RunVec v;
+        if (kRun) {
+          v = *reinterpret_cast<const RunVec*>(tile + u.shared);
+        } else {
+#pragma unroll
+          for (int e = 0; e < kVecP; ++e) v.v[e] = tile[u.shared + e];
+        }
+        *reinterpret_cast<RunVec*>(strided + u.strided) = v;
+      }
+    }
+    __syncthreads();  // the tile's shared memory is the next one's
+  }
+}
+
+/// The same copies for 16-bit tensors with many contiguous pixels and
+/// channels a multiple of 64 (where it measured near 2 TB/s on an H100, kept
+/// as it was): per (outer, 64 channels, 64 pixels) tile, a transpose through
+/// shared memory, each thread moving two adjacent elements (every offset even,
+/// the host checked) as one 32-bit access. Strided element (o, c, pixel) at
+/// origin + o * strides[0] + c * strides[1] + pixel. Block: 32 x 8 threads
+/// (256, x fastest); grid: (pixel tiles, channel tiles, outer in a
+/// grid-stride loop).
+template <typename T, bool kIntoDense>
 __device__ void conv_transpose_channels(const ConvChannelPadParams& p) {
-  constexpr int kTile = kPairs ? 64 : 32;   // channels and pixels per tile
-  constexpr int kPer = kPairs ? 2 : 1;      // elements per access
-  __shared__ T tile[kTile][kTile + 2];      // [channel][pixel]; +2 keeps rows 4-byte aligned and spreads banks
+  constexpr int kTile = 64;             // channels and pixels per tile
+  constexpr int kPer = 2;               // elements per access
+  __shared__ T tile[kTile][kTile + 2];  // [channel][pixel]; +2 keeps rows 4-byte aligned and spreads banks
   const long long pixels = p.sizes[1] * p.sizes[2] * p.sizes[3];
   const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;  // 32 x 8
   const long long p0 = static_cast<long long>(blockIdx.x) * kTile, c0 = static_cast<long long>(blockIdx.y) * kTile;
   const long long dense_channels = kIntoDense ? p.padded_channels : p.channels;  // channels each side moves
   const T* src = reinterpret_cast<const T*>(kIntoDense ? p.strided : p.dense);
   T* dst = reinterpret_cast<T*>(kIntoDense ? p.dense : p.strided);
-  // An access of kPer elements: one T, or a pair as one 32-bit word.
-  struct alignas(kPer * sizeof(T)) Run {
-    T v[kPer];
-  };
+  using Run = StageVector<T, kPer>;  // a pair as one 32-bit word
   for (long long o = blockIdx.z; o < p.sizes[0]; o += gridDim.z) {
     const long long dense_row = o * pixels;  // first pixel of this outer index in the dense buffer
     if (kIntoDense) {

@@ -23,6 +23,14 @@ struct ConvChannelPadParams {
   long long origin;      ///< element offset of (0, 0, 0, 0, 0) in the strided tensor: a flipped copy starts at its end
   long long sizes[4];    ///< outer (N or K), z, y, x
   long long channels, padded_channels;
+  /// conv_stage_tiles: a tile's outer indices, channels and pixels, and the
+  /// elements between its rows in shared memory (conv_stage_index.cuh).
+  long long tile[4];
+  /// conv_copy_pixels: the dense pixels' (outer, z, y, x) as the digits of a
+  /// row index, slowest first, dimensions contiguous with the next merged
+  /// (NHWC's are one): sizes and strides in the tensor; only the last
+  /// `kRowDims` are read.
+  long long row_sizes[4], row_strides[4];
 };
 
 }  // namespace boo
