@@ -140,7 +140,8 @@ void replay_tiles(const ConvChannelPadParams& p, const Call& call, uint32_t shar
   const stage::View view = stage::view_of(p, flip);
   const long long moved = stage::moved_channels(p, into_dense), tiles = stage::tile_count(p, view, moved);
   const int pitch = static_cast<int>(p.tile[3]);
-  auto in_shared = [](long long i) { return static_cast<size_t>(i); };  // shared.at(): past the launch's bytes throws
+  // shared.at(slot(i)): an index outside the launch's shared memory throws (a failure, not a crash).
+  auto slot = [](long long i) { return static_cast<size_t>(i); };
   for (long long t = 0; t < tiles; ++t) {
     const stage::Tile at = stage::tile_of(p, view, moved, t);
     std::fill(shared.begin(), shared.end(), kUntouched);
@@ -163,11 +164,11 @@ void replay_tiles(const ConvChannelPadParams& p, const Call& call, uint32_t shar
     }
     if (into_dense) {
       for (const stage::RunUnit& u : run_list)
-        for (int e = 0; e < vec_p; ++e) shared.at(in_shared(u.shared + e)) = b.tensor.at(static_cast<size_t>(u.strided + e));
+        for (int e = 0; e < vec_p; ++e) shared.at(slot(u.shared + e)) = b.tensor.at(static_cast<size_t>(u.strided + e));
       for (const stage::DenseUnit& d : dense_list)
         for (int e = 0; e < vec_c; ++e) {
           const size_t at_dense = static_cast<size_t>(d.dense + e);
-          const long long v = d.channel + e < at.nc ? shared.at(in_shared(d.shared + static_cast<long long>(e) * pitch)) : 0;
+          const long long v = d.channel + e < at.nc ? shared.at(slot(d.shared + static_cast<long long>(e) * pitch)) : 0;
           ASSERT_NE(v, kUntouched) << "tile " << t << " reads shared memory no run wrote";
           b.dense.at(at_dense) = v;
           ++b.dense_writes.at(at_dense);
@@ -176,12 +177,12 @@ void replay_tiles(const ConvChannelPadParams& p, const Call& call, uint32_t shar
       for (const stage::DenseUnit& d : dense_list)
         for (int e = 0; e < vec_c; ++e)
           if (d.channel + e < at.nc)
-            shared.at(in_shared(d.shared + static_cast<long long>(e) * pitch)) = b.dense.at(static_cast<size_t>(d.dense + e));
+            shared.at(slot(d.shared + static_cast<long long>(e) * pitch)) = b.dense.at(static_cast<size_t>(d.dense + e));
       for (const stage::RunUnit& u : run_list)
         for (int e = 0; e < vec_p; ++e) {
           const size_t at_tensor = static_cast<size_t>(u.strided + e);
-          ASSERT_NE(shared.at(in_shared(u.shared + e)), kUntouched) << "tile " << t << " writes what no dense read gave";
-          b.tensor.at(at_tensor) = shared.at(in_shared(u.shared + e));
+          ASSERT_NE(shared.at(slot(u.shared + e)), kUntouched) << "tile " << t << " writes what no dense read gave";
+          b.tensor.at(at_tensor) = shared.at(slot(u.shared + e));
           ++b.tensor_writes.at(at_tensor);
         }
     }
@@ -365,6 +366,7 @@ TEST(ConvStageIndexTest, AwkwardCopiesMoveEveryElementOnce) {
     cases.push_back({copy_of("oczyx", input, 6, {1, 7, 7}, 13, 16), "tiles 6x"});
     cases.push_back({copy_of("oczyx", input, 2, {1, 7, 7}, 291, input ? 296 : 291), "x49 run"});  // a tile of padding
     cases.push_back({copy_of("oczyx", input, 9, {1, 1, 1}, 35, 40), "pixels"});           // 1x1: channels contiguous
+    cases.push_back({copy_of("oczyx", input, 1, {1, 1, 1}, 5, 8), "rows 1 i32"});         // one pixel of one row
     cases.push_back({copy_of("ozyxc", input, 3, {2, 3, 5}, 35, 40), "rows 1 i32"});  // NDHWC
     cases.push_back({copy_of("czyxo", input, 3, {1, 5, 7}, 5, 8), "rows 2 i32"});   // CHWN
     cases.push_back({copy_of("cozyx", input, 3, {2, 3, 5}, 7, 8), "tiles 1x"});           // pixels split by the batch

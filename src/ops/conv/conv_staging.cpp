@@ -113,7 +113,11 @@ void plan_pixels(StagedCopy& c, long long elem_bytes) {
       merged_strides[dims++] = strides[d];
     }
   }
-  if (dims == 0) merged_sizes[dims] = 1, merged_strides[dims++] = 0;  // a single pixel
+  if (dims == 0) {  // a single pixel of a single outer index
+    merged_sizes[0] = 1;
+    merged_strides[0] = 0;
+    dims = 1;
+  }
   c.row_dims = dims;
   for (int d = 0; d < 4; ++d) {
     const int from = d - (4 - dims);
