@@ -462,7 +462,7 @@ TEST(NvrtcTest, GroupNormRowsModulesCompile) {
   for (const char* dtype : {"groupnorm", "groupnormfp16", "groupnormbfp16"})
     for (const char* geometry : {"-n 2 -c 8 -D 0 -H 5 -W 6 -g 4", "-n 2 -c 8 -D 0 -H 5 -W 6 -g 2 --layout NHWC",
                                  "-n 2 -c 6 -D 2 -H 3 -W 4 -g 3 --layout NDHWC", "-n 2 -c 6 -D 0 -H 0 -W 7 -g 2",
-                                 "-n 2 -c 320 -D 0 -H 64 -W 64 -g 32 --layout NHWC", "-n 2 -c 1280 -D 0 -H 8 -W 8 -g 32"})
+                                 "-n 2 -c 320 -D 0 -H 32 -W 32 -g 32 --layout NHWC", "-n 2 -c 1280 -D 0 -H 8 -W 8 -g 32"})
       for (const char* mode : {"-m 1 -F 0", "-m 1 -F 1", "-m 1 -F 2", "-m 0 -F 2", "-m 0 -F 0"})
         commands.push_back(std::string(dtype) + " " + geometry + " " + mode);
   const ops::GpuImplementation* rows = ops::find_op("groupnorm")->gpu_implementations()[1];

@@ -1,9 +1,7 @@
-// boo: gpu:groupnorm:groups and :fused — tiling, kernel source and launch plan of group norm.
+// boo: gpu:groupnorm:groups, :rows and :fused — tiling, kernel source and launch plan of group norm.
 #include "ops/norm/groupnorm_impl.hpp"
 
 #include <algorithm>
-#include <cmath>
-#include <cstdio>
 #include <bit>
 
 #include "ops/common/generated_source.hpp"
@@ -331,14 +329,15 @@ class GroupNormFused final : public Tier<NormProblem, GroupNormFusedConfig> {
   GroupNormGroups groups_;
 };
 
-// gpu:groupnorm:rows: a block per (sample, group) streaming it twice, at
-// kRowsBlockBytesPerUs (one SM's share of device memory's rate, with the
-// second pass from L2: an estimate), against the groups tier's launches at
-// kLaunchUs each and its passes at the copy rate (estimates; measured on the
-// SD-UNet's group norms in docs/perf/2026-11-26-session4-h100x4.md). Its
-// shared memory: the per-channel float64 sums and, channels last, the
-// threads' per-channel partials, within the default 48 KiB of a block.
-constexpr double kRowsBlockBytesPerUs = 60e3, kLaunchUs = 3.0;
+// gpu:groupnorm:rows: a block per (sample, group) streaming it twice, where
+// the groups each SM streams (waves x a group's bytes) are at most
+// kRowsMaxBytesPerSm: measured on the SD-UNet's group norms (H100,
+// 2026-11-26, docs/perf/2026-11-26-session4-h100x4.md), groups of 5-40 KB
+// ran in 0.3-0.85x the groups tier's time, groups of 80 KB in 0.9-1.8x (a
+// block streams 5-25 KB/us). Its shared memory: the per-channel float64 sums
+// and, channels last, the threads' per-channel partials, within the default
+// 48 KiB of a block.
+constexpr int64_t kRowsMaxBytesPerSm = 48 * 1024;
 constexpr int64_t kRowsMaxSharedBytes = 48 * 1024;
 // The launch bound's blocks per SM: without one, ptxas capped the fp32 planes' kernel at 40 registers
 // and spilled; a group's block needs no more than two at once to stream it.
@@ -405,22 +404,12 @@ class GroupNormRows final : public Tier<NormProblem, GroupNormRowsConfig> {
                            " bytes of shared memory, more than " + std::to_string(kRowsMaxSharedBytes));
     c.shared_bytes = static_cast<uint32_t>(shared);
     if (p.rows > kMaxGridX) return unimplemented("more than 2^31 - 1 (sample, group) rows");
-    // The model: each block streams its group twice (forward: x, x, y; backward: x and dy twice, dx),
-    // the groups tier its launches and the same passes over the whole tensor at the copy rate.
-    const double group_bytes = static_cast<double>(cpg * p.inner) * static_cast<double>(dtype_size_bytes(p.dtype));
-    const double passes = (p.forward ? 3 : 0) + (p.dx ? 5 : 0);
-    const double waves = std::ceil(static_cast<double>(p.rows) / arch.sm_count);
-    const double rows_us = waves * group_bytes * passes / kRowsBlockBytesPerUs + kLaunchUs * (p.param_grads() ? 2 : 1);
-    const int launches = (p.forward ? 3 : 0) + (p.dx ? (p.forward ? 3 : 4) + (p.param_grads() ? 1 : 0) : 0);
-    const double groups_us =
-        kLaunchUs * launches + group_bytes * static_cast<double>(p.rows) * passes / (arch.copy_bytes_per_s / 1e6);
-    if (rows_us > groups_us) {
-      char why[200];
-      std::snprintf(why, sizeof(why),
-                    "groups of %.0f KB: a block per group modelled at %.1f us, gpu:groupnorm:groups at %.1f us",
-                    group_bytes / 1024, rows_us, groups_us);
-      return unimplemented(why);
-    }
+    const int64_t group_bytes = cpg * p.inner * static_cast<int64_t>(dtype_size_bytes(p.dtype));
+    const int64_t waves = (p.rows + arch.sm_count - 1) / arch.sm_count;
+    if (waves * group_bytes > kRowsMaxBytesPerSm)
+      return unimplemented("groups each SM streams of at most " + std::to_string(kRowsMaxBytesPerSm) + " bytes, not " +
+                           std::to_string(waves) + " x " + std::to_string(group_bytes) +
+                           " (gpu:groupnorm:groups is faster there)");
     const std::string t = device_type(p.dtype);
     c.kernels.push_back(KernelEntry{
         p.forward && p.dx ? "boo_group_norm_rows" : p.forward ? "boo_group_norm_rows_y" : "boo_group_norm_rows_dx",

@@ -15,8 +15,8 @@ namespace boo::ops::norm {
 std::unique_ptr<GpuImplementation> make_group_norm_implementation(std::string name);
 
 /// One block per (sample, group), each streaming its group twice (device/group_norm_rows.cuh): one
-/// launch (two with dweight and dbias) for groups small enough that its model puts it ahead of the
-/// groups tier's three to five launches.
+/// launch (two with dweight and dbias) for groups small enough (at most 48 KiB streamed per SM) that it
+/// beats the groups tier's three to five launches.
 std::unique_ptr<GpuImplementation> make_group_norm_rows_implementation(std::string name);
 
 /// The same phases and sums in one cooperative launch with grid barriers
