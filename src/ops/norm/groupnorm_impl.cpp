@@ -360,7 +360,7 @@ struct GroupNormRowsConfig final : Config {
 
 /// Group norm with one block per (sample, group) (device/group_norm_rows.cuh):
 /// one launch (two with dweight and dbias) where the groups tier makes three
-/// to five, for groups small enough that the model puts it ahead.
+/// to five, for groups small enough that each SM streams at most kRowsMaxBytesPerSm.
 class GroupNormRows final : public Tier<NormProblem, GroupNormRowsConfig> {
  public:
   explicit GroupNormRows(std::string name) : name_(std::move(name)) {}
