@@ -71,6 +71,29 @@ int vector_width(const NormProblem& p) {
   return vec;
 }
 
+// A step's tensors (by role) and sizes, as every group norm kernel takes them.
+void bind_tensors(StepBuilder<GroupNormParams>& step, const TensorRoles& roles, const NormProblem& p) {
+  GroupNormParams& params = step.params;
+  auto bind = [&](unsigned long long& field, std::string_view role) {
+    if (std::optional<TensorBinding> t = roles.find(role)) step.bind(field, *t);
+  };
+  bind(params.x, "x");
+  bind(params.dy, "dy");
+  bind(params.weight, "weight");
+  bind(params.bias, "bias");
+  bind(params.y, "y");
+  bind(params.mean, "mean");
+  bind(params.rstd, "rstd");
+  bind(params.dx, "dx");
+  bind(params.dweight, "dweight");
+  bind(params.dbias, "dbias");
+  params.samples = p.outer;
+  params.channels = p.channels;
+  params.groups = p.groups;
+  params.spatial = p.inner;
+  params.eps = static_cast<float>(p.eps);
+}
+
 class GroupNormGroups final : public Tier<NormProblem, GroupNormConfig> {
  public:
   explicit GroupNormGroups(std::string name) : name_(std::move(name)) {}
@@ -164,30 +187,13 @@ class GroupNormGroups final : public Tier<NormProblem, GroupNormConfig> {
     const uint64_t per_channel = static_cast<uint64_t>(p.outer * p.channels);
     const uint64_t parts = static_cast<uint64_t>(p.channels_last ? c.slices_per_sample : c.pieces);
     const uint64_t partial_bytes = per_channel * parts * kSum2Bytes;
+    bind_tensors(step, roles, p);
     GroupNormParams& params = step.params;
-    auto bind = [&](unsigned long long& field, std::string_view role) {
-      if (std::optional<TensorBinding> t = roles.find(role)) step.bind(field, *t);
-    };
-    bind(params.x, "x");
-    bind(params.dy, "dy");
-    bind(params.weight, "weight");
-    bind(params.bias, "bias");
-    bind(params.y, "y");
-    bind(params.mean, "mean");
-    bind(params.rstd, "rstd");
-    bind(params.dx, "dx");
-    bind(params.dweight, "dweight");
-    bind(params.dbias, "dbias");
     step.bind(params.partials, TensorBinding::workspace(base));
     step.bind(params.coefficients, TensorBinding::workspace(base + partial_bytes));
-    params.samples = p.outer;
-    params.channels = p.channels;
-    params.groups = p.groups;
-    params.spatial = p.inner;
     params.pieces = c.pieces;
     params.slices_per_sample = c.slices_per_sample;
     params.rows_per_slice = c.rows_per_slice;
-    params.eps = static_cast<float>(p.eps);
   }
 
  private:
@@ -436,26 +442,8 @@ class GroupNormRows final : public Tier<NormProblem, GroupNormRowsConfig> {
       const Dim3 grid{static_cast<uint32_t>(groups ? p.rows : (p.channels + kBlock - 1) / kBlock), 1, 1};
       StepBuilder<GroupNormParams> step(c.kernels[i].name, grid, {static_cast<uint32_t>(c.kernels[i].threads), 1, 1},
                                         groups ? c.shared_bytes : 0);
-      GroupNormParams& params = step.params;
-      auto bind = [&](unsigned long long& field, std::string_view role) {
-        if (std::optional<TensorBinding> t = roles.find(role)) step.bind(field, *t);
-      };
-      bind(params.x, "x");
-      bind(params.dy, "dy");
-      bind(params.weight, "weight");
-      bind(params.bias, "bias");
-      bind(params.y, "y");
-      bind(params.mean, "mean");
-      bind(params.rstd, "rstd");
-      bind(params.dx, "dx");
-      bind(params.dweight, "dweight");
-      bind(params.dbias, "dbias");
-      if (p.param_grads()) step.bind(params.partials, TensorBinding::workspace(0));
-      params.samples = p.outer;
-      params.channels = p.channels;
-      params.groups = p.groups;
-      params.spatial = p.inner;
-      params.eps = static_cast<float>(p.eps);
+      bind_tensors(step, roles, p);
+      if (p.param_grads()) step.bind(step.params.partials, TensorBinding::workspace(0));
       plan.steps.push_back(std::move(step).finish());
     }
     return plan;
