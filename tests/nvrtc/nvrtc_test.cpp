@@ -772,6 +772,46 @@ TEST(NvrtcTest, HopperNchwPointwiseModulesCompile) {
 // small convs with bias and activations, partial tiles, 3x3 with padding, 1-D,
 // the data face, NCHW operands and a GEMM's fp32 sums (kFp32Out: the reduce
 // leaves them in the workspace). Each split module holds both entries.
+// The gated async arrivals (BOO_UNVERIFIED_KERNELS: each stage announced by
+// cp.async.mbarrier.arrive.noinc, no wait for the producer's own copies)
+// compile for sm_90a without spills in every producer the Hopper tier has:
+// the forward face, the data face, strided phases, split K, the weight face,
+// the native NCHW 1x1 path, the fp32 split's sums and a GEMM.
+TEST(NvrtcTest, HopperAsyncArrivalModulesCompile) {
+  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
+  const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
+  ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1);
+  for (const std::string& command : {
+           "convbfp16 -n 16 -c 576 -H 48 -W 32 -k 576 -y 3 -x 3 -F 1 -b 1 --activation relu" + nhwc,
+           "convfp16 -n 16 -c 256 -H 28 -W 28 -k 512 -y 3 -x 3 -p 1 -q 1 -F 2" + nhwc,
+           "convbfp16 -n 16 -c 128 -H 56 -W 56 -k 128 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 2" + nhwc,
+           "convbfp16 -n 16 -c 2048 -H 1 -W 30 -k 576 -y 1 -x 1 -F 1" + nhwc,
+           "convbfp16 -n 128 -c 128 -H 28 -W 28 -k 128 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
+           "convbfp16 -n 128 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 1" + nhwc,
+           std::string("convfp16 -n 32 -c 256 -H 56 -W 56 -k 64 -y 1 -x 1 -F 1"),
+           std::string("conv -n 16 -c 512 -H 28 -W 28 -k 512 -y 3 -x 3 -p 1 -q 1 -F 1"),
+           std::string("gemmbfp16 --a_w 4096 --a_h 4096 --b_w 4096"),
+       }) {
+    SCOPED_TRACE(command);
+    Result<ParsedCommand> p = parse_command(std::string_view(command));
+    ASSERT_TRUE(p.ok()) << p.status().to_string();
+    Result<runtime::Dispatch> d = runtime::choose_gpu_implementation(*p->signature, device);
+    ASSERT_TRUE(d.ok() && d->chosen) << (d.ok() ? d->failure() : d.status()).to_string();
+    Result<std::unique_ptr<const ops::Config>> config = d->chosen->configure(*d->problem, ops::ArchSpec::of(device));
+    ASSERT_TRUE(config.ok()) << config.status().to_string();
+    Result<ops::Plan> plan = d->chosen->plan(*d->problem, **config, ops::ArchSpec::of(device));
+    ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+    SCOPED_TRACE((*config)->text());
+    EXPECT_NE((*config)->text().find("stages announced as copies land"), std::string::npos);
+    Result<jit::CompiledKernel> k = jit::compile_kernel(plan->source, kArch, true);
+    ASSERT_TRUE(k.ok()) << k.status().to_string();
+    EXPECT_EQ(k->spill_bytes, 0) << k->log;
+    EXPECT_NE(k->ptx.find("cp.async.mbarrier.arrive.noinc.shared"), std::string::npos);
+    EXPECT_EQ(k->ptx.find("cp.async.wait_group"), std::string::npos) << "a producer still waits for its copies";
+  }
+  ::unsetenv("BOO_UNVERIFIED_KERNELS");
+}
+
 TEST(NvrtcTest, HopperSplitConvModulesCompile) {
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
   const ops::ArchSpec arch = ops::ArchSpec::of(device);

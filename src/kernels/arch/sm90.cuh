@@ -351,6 +351,13 @@ __device__ __forceinline__ void mbarrier_arrive(unsigned long long* bar) {
   asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];\n" ::"r"(shared_address(bar)) : "memory");
 }
 
+/// One arrival, made by the hardware once every cp.async this thread issued
+/// before it has landed (noinc: it is one of the arrivals the barrier was
+/// initialized to expect), so the thread goes on issuing copies meanwhile.
+__device__ __forceinline__ void cp_async_mbarrier_arrive_noinc(unsigned long long* bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(shared_address(bar)) : "memory");
+}
+
 /// One arrival that also expects `bytes` more transaction bytes in the current phase (for bulk copies).
 __device__ __forceinline__ void mbarrier_arrive_expect_tx(unsigned long long* bar, unsigned bytes) {
   asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;\n" ::"r"(shared_address(bar)),

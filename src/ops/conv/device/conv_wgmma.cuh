@@ -162,6 +162,39 @@ __device__ __forceinline__ int forward_offset(int m, int k) {
   return n * C::YN + (pq / C::Q) * C::YH + (pq % C::Q) * C::YW + k;
 }
 
+/// After a producer thread issued its copies of k-block `it` (counted over
+/// all its units) into stage it % STAGES: announces a stage on its `full`
+/// barrier. By default the thread waits for its own copies, so a stage is
+/// announced kLag = STAGES - 2 k-blocks later (kLag + 1 k-blocks of copies in
+/// flight). With C::kAsyncArrive (gated, ConvWgmmaConfig) the hardware arrives
+/// once the thread's copies have landed and the thread issues on, bounded by
+/// the `empty` barriers only; the consumers fence before reading
+/// (issue_kblock).
+template <class C>
+__device__ __forceinline__ void announce_stage(unsigned long long* full, int& it) {
+  if constexpr (C::kAsyncArrive) {
+    sm90::cp_async_mbarrier_arrive_noinc(&full[it % C::STAGES]);
+  } else {
+    constexpr int kLag = C::STAGES - 2;
+    cp_async_commit();  // empty groups past the last k-block keep the count uniform
+    if (it >= kLag) {
+      cp_async_wait<kLag>();  // this thread's copies of k-block it - kLag have landed
+      // wgmma reads them through the async proxy: order the writes before the barrier.
+      sm90::fence_proxy_async_shared();
+      sm90::mbarrier_arrive(&full[(it - kLag) % C::STAGES]);
+    }
+  }
+  ++it;
+}
+
+/// After a producer thread's last k-block: announces the stages still
+/// pending (the last kLag k-blocks; none with C::kAsyncArrive).
+template <class C>
+__device__ __forceinline__ void announce_remaining(unsigned long long* full, int& it) {
+  if constexpr (!C::kAsyncArrive)
+    for (int d = 0; d < C::STAGES - 2; ++d) announce_stage<C>(full, it);
+}
+
 /// The producer: copies the A (im2col rows) and B (filter rows) tiles of every
 /// k-block of the CTA's units, one stream of k-blocks through the ring.
 /// Thread t copies 16-byte chunk t % 8 of rows t / 8 + 16 j, so a warp's
@@ -173,22 +206,9 @@ __device__ void produce(const ConvIgemmParams& p, unsigned char* smem, unsigned 
                         unsigned long long* empty) {
   using T = typename C::T;
   constexpr int kReduced = Tiles<C>::kReduced;
-  // A stage is announced only when its copies have landed, kLag k-blocks
-  // later, so that kLag + 1 stages of copies are in flight at once.
-  constexpr int kLag = C::STAGES - 2;
   const int chunk = threadIdx.x % 8, row0 = threadIdx.x / 8;
   const T* x = reinterpret_cast<const T*>(p.a);
   int it = 0;  // k-blocks issued so far, over all units
-  auto announce = [&]() {
-    cp_async_commit();  // empty groups past the last k-block keep the count uniform
-    if (it >= kLag) {
-      cp_async_wait<kLag>();  // this thread's copies of k-block it - kLag have landed
-      // wgmma reads them through the async proxy: order the writes before the barrier.
-      sm90::fence_proxy_async_shared();
-      sm90::mbarrier_arrive(&full[(it - kLag) % C::STAGES]);
-    }
-    ++it;
-  };
   for (int unit = blockIdx.x; unit < Tiles<C>::kCount; unit += gridDim.x) {
     const int m0 = Tiles<C>::m0(unit), n0 = Tiles<C>::n0(unit);
     const Slice sl = slice_of<C>(Tiles<C>::slice(unit));
@@ -240,10 +260,10 @@ __device__ void produce(const ConvIgemmParams& p, unsigned char* smem, unsigned 
         cp_async_vector_at<16>(b_tile + sm90::swizzle128_offset(row0 + 16 * j, chunk),
                                ok ? w + 16 * j * C::WK + b_shift : reinterpret_cast<const T*>(p.w), ok);
       }
-      announce();
+      announce_stage<C>(full, it);
     }
   }
-  for (int d = 0; d < kLag; ++d) announce();  // the last kLag k-blocks
+  announce_remaining<C>(full, it);
 }
 
 /// Synchronizes the 128 threads of consumer warpgroup `consumer` (0 or 1).
@@ -346,6 +366,9 @@ __device__ __forceinline__ int issue_kblock(float (&acc)[C::BN / 2], unsigned ch
   using L = Layout<C>;
   const int stage = it % C::STAGES;
   sm90::mbarrier_wait(&full[stage], (it / C::STAGES) & 1);
+  // Copies announced by the hardware (C::kAsyncArrive) were not fenced by their producer: the wgmma
+  // read them through the async proxy.
+  if constexpr (C::kAsyncArrive) sm90::fence_proxy_async_shared();
   const unsigned a = sm90::shared_address(smem) + stage * L::kTileA + consumer * 64 * 128;
   const unsigned b = sm90::shared_address(smem) + L::kB + stage * L::kTileB;
   // The k-th 16 K of a tile: 32 bytes into each K-major row; 16 K rows (two

@@ -60,21 +60,6 @@ struct RowBias : C {
   static constexpr bool kBias = false;
 };
 
-/// Issues the stage's copies and announces the stage kLag k-blocks later (as
-/// produce in conv_wgmma.cuh): `it` counts the k-blocks issued.
-template <class C>
-__device__ __forceinline__ void announce_stage(unsigned long long* full, int& it) {
-  constexpr int kLag = C::STAGES - 2;
-  cp_async_commit();  // empty groups past the last k-block keep the count uniform
-  if (it >= kLag) {
-    cp_async_wait<kLag>();  // this thread's copies of k-block it - kLag have landed
-    // wgmma reads them through the async proxy: order the writes before the barrier.
-    sm90::fence_proxy_async_shared();
-    sm90::mbarrier_arrive(&full[(it - kLag) % C::STAGES]);
-  }
-  ++it;
-}
-
 /// The producer of the forward and data faces: per k-block (64 reduced
 /// channels k0 ...), the A tile (128 x 64 of w) and the B tile (64 K rows x
 /// BN pixels of the image). Thread t copies 16-byte chunk t % 8 of tile rows
@@ -136,7 +121,7 @@ __device__ void produce_planar(const ConvIgemmParams& p, unsigned char* smem, un
       announce_stage<C>(full, it);
     }
   }
-  for (int d = 0; d < C::STAGES - 2; ++d) announce_stage<C>(full, it);  // the last kLag k-blocks
+  announce_remaining<C>(full, it);
 }
 
 /// The forward and data faces' kernel body. Grid: at most one CTA per SM, each taking the tiles of PlanarTiles<C>.
@@ -232,7 +217,7 @@ __device__ void produce_planar_weight(const ConvIgemmParams& p, unsigned char* s
       announce_stage<C>(full, it);
     }
   }
-  for (int d = 0; d < C::STAGES - 2; ++d) announce_stage<C>(full, it);  // the last kLag k-blocks
+  announce_remaining<C>(full, it);
 }
 
 /// The weight face's kernel body (K-major tiles; otherwise conv_wgmma_weight's).

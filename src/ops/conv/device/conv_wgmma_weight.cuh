@@ -59,24 +59,12 @@ __device__ void produce_weight(const ConvIgemmParams& p, unsigned char* smem, un
                                unsigned long long* empty) {
   using T = typename C::T;
   using U = WeightUnits<C>;
-  // As in produce (conv_wgmma.cuh): a stage is announced kLag k-blocks after its copies.
-  constexpr int kLag = C::STAGES - 2;
   constexpr int kColumnChunks = C::BN / 8;                       // 16-byte chunks of a B row
   constexpr int kChunksPerThread = (kColumnChunks + 15) / 16;   // 1 (BN = 128) or 2
   const int chunk = threadIdx.x % 16, row0 = threadIdx.x / 16;
   const T* x = reinterpret_cast<const T*>(p.a);
   const T* dy = reinterpret_cast<const T*>(p.b);
-  int it = 0;  // k-blocks issued so far, over all units
-  auto announce = [&]() {
-    cp_async_commit();  // empty groups past the last k-block keep the count uniform
-    if (it >= kLag) {
-      cp_async_wait<kLag>();  // this thread's copies of k-block it - kLag have landed
-      // wgmma reads them through the async proxy: order the writes before the barrier.
-      sm90::fence_proxy_async_shared();
-      sm90::mbarrier_arrive(&full[(it - kLag) % C::STAGES]);
-    }
-    ++it;
-  };
+  int it = 0;  // k-blocks issued so far, over all units (announce_stage, conv_wgmma.cuh)
   for (int unit = blockIdx.x; unit < U::kCount; unit += gridDim.x) {
     const int m0 = U::m0(unit), n0 = U::n0(unit);
     // A: output channels m0 + 8 chunk ... + 7 of every pixel (K is a multiple of 8).
@@ -123,10 +111,10 @@ __device__ void produce_weight(const ConvIgemmParams& p, unsigned char* smem, un
                                  x + (ok ? x_pixel + b_shift[i] : 0), ok);
         }
       }
-      announce();
+      announce_stage<C>(full, it);
     }
   }
-  for (int d = 0; d < kLag; ++d) announce();  // the last kLag k-blocks
+  announce_remaining<C>(full, it);
 }
 
 /// dw's element offset of GEMM element (m, col): output channel m, tap col / C, channel col % C.
