@@ -103,6 +103,11 @@ if want python; then
     rc=$?
     row "python tests (cuda)" "exit $rc, $(grep -E '^(OK|FAILED)' "$OUT/python.log" | tail -1), $(grep -E '^Ran ' "$OUT/python.log" | tail -1)"
     [ $rc -ne 0 ] && fail "python tests (cuda)" "exit $rc"
+    (cd /tmp && CUDA_VISIBLE_DEVICES="${PY_GPU:-0}" PYTHONFAULTHANDLER=1 timeout -s ABRT 300 \
+       python3 "$OLDPWD/tests/python/test_convergence.py" cuda) >> "$OUT/python.log" 2>&1
+    rc=$?
+    row "python convergence (cuda)" "exit $rc, $(grep -E '^cuda autocast' "$OUT/python.log" | tr '\n' ' ')"
+    [ $rc -ne 0 ] && fail "python convergence (cuda)" "exit $rc"
     (cd /tmp && PYTHONFAULTHANDLER=1 timeout -s ABRT 180 python3 "$OLDPWD/tests/python/test_ddp.py") >> "$OUT/python.log" 2>&1
     rc=$?
     # 77: fewer than two GPUs, the test did not run (SKIPPED, not passed and not failed).
