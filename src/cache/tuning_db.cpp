@@ -284,7 +284,9 @@ Result<int64_t> TuningDb::import_json(const std::string& text) {
   BOO_RETURN_IF_ERROR(exec(db_, "BEGIN IMMEDIATE", "writing " + path_));
   for (const TuningRow& row : parsed) {
     if (Status s = put(row); !s.ok()) {
-      exec(db_, "ROLLBACK", "rolling back " + path_);
+      // The put's error is the one to report; a rollback that fails too leaves SQLite to discard the
+      // transaction when the connection closes.
+      static_cast<void>(exec(db_, "ROLLBACK", "rolling back " + path_));
       return s;
     }
   }

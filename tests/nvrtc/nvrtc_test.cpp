@@ -527,7 +527,9 @@ TEST(NvrtcTest, TuningCandidatesCompile) {
       Result<jit::CompiledKernel> k = jit::compile_kernel(plan->source, kArch, hopper);
       ASSERT_TRUE(k.ok()) << k.status().to_string();
       EXPECT_EQ(k->spill_bytes, 0) << k->log;
-      if (hopper) EXPECT_EQ(k->log.find("C7508"), std::string::npos) << "setmaxnreg ignored:\n" << k->log;
+      if (hopper) {
+        EXPECT_EQ(k->log.find("C7508"), std::string::npos) << "setmaxnreg ignored:\n" << k->log;
+      }
     }
   }
   EXPECT_EQ(tiers.size(), 8u) << "the lines reach every tier with alternatives";
@@ -808,6 +810,7 @@ TEST(NvrtcTest, HopperAsyncArrivalModulesCompile) {
     EXPECT_EQ(k->spill_bytes, 0) << k->log;
     EXPECT_NE(k->ptx.find("cp.async.mbarrier.arrive.noinc.shared"), std::string::npos);
     EXPECT_EQ(k->ptx.find("cp.async.wait_group"), std::string::npos) << "a producer still waits for its copies";
+    EXPECT_NE(k->ptx.find("cp.async.wait_all"), std::string::npos) << "a producer exits with copies in flight";
   }
   ::unsetenv("BOO_UNVERIFIED_KERNELS");
 }

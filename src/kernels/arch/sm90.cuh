@@ -358,6 +358,9 @@ __device__ __forceinline__ void cp_async_mbarrier_arrive_noinc(unsigned long lon
   asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(shared_address(bar)) : "memory");
 }
 
+/// Waits until every cp.async this thread issued has landed, committed to a group or not.
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
+
 /// One arrival that also expects `bytes` more transaction bytes in the current phase (for bulk copies).
 __device__ __forceinline__ void mbarrier_arrive_expect_tx(unsigned long long* bar, unsigned bytes) {
   asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;\n" ::"r"(shared_address(bar)),

@@ -188,10 +188,15 @@ __device__ __forceinline__ void announce_stage(unsigned long long* full, int& it
 }
 
 /// After a producer thread's last k-block: announces the stages still
-/// pending (the last kLag k-blocks; none with C::kAsyncArrive).
+/// pending (the last kLag k-blocks). With C::kAsyncArrive every stage is
+/// announced already, but the thread waits for its copies (and so for the
+/// arrivals they trigger) before it exits: nothing promises that an exited
+/// thread's copies and arrivals still complete.
 template <class C>
 __device__ __forceinline__ void announce_remaining(unsigned long long* full, int& it) {
-  if constexpr (!C::kAsyncArrive)
+  if constexpr (C::kAsyncArrive)
+    sm90::cp_async_wait_all();
+  else
     for (int d = 0; d < C::STAGES - 2; ++d) announce_stage<C>(full, it);
 }
 
