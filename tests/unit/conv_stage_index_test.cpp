@@ -266,6 +266,8 @@ TEST(ConvStageIndexTest, PlannedCopiesMoveEveryElementOnce) {
   commands.push_back("convbfp16 --spatial_dim 1 -n 2 -c 7 -H 33 -k 8 -y 5 -p 2 -F 0");
   commands.push_back("convbfp16 -n 2 -c 24 -H 9 -W 9 -k 48 -y 3 -x 3 -p 1 -q 1 -g 3 -F 2");  // grouped flip
   commands.push_back("convbfp16 -n 2 -c 16 -H 9 -W 9 -k 24 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 2");
+  // The Hopper tier's data face (its floor: 4096 pixels) flips a KCRS filter as (c, tap) runs.
+  commands.push_back("convbfp16 -n 4 -c 128 -H 32 -W 32 -k 128 -y 3 -x 3 -p 1 -q 1 -F 2");
   const std::vector<const GpuImplementation*> tiers = {&conv::implicit_gemm_implementation(),
                                                        &conv::wgmma_sm90_implementation(),
                                                        &conv::fp32_bf16x6_implementation()};

@@ -496,7 +496,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     const bool many_tiles = !run.weight() && !run.native && r.cb >= min_channels &&
                             ceil_div(pixels, kTileRows) * ceil_div(r.bg(), 128) >= kMinFullWaves * arch.sm_count;
     // (Grouped convs have their own measured floors above.)
-    if (!grouped && !run.weight() && !run.native && r.cb >= min_channels && r.bg() < kMinSmallDataChannels) {
+    if (!grouped && !run.weight() && !run.native && r.bg() < kMinSmallDataChannels) {
       const long long reduced = r.taps() * r.ag();
       const long long least = run.task.face == kDataFace ? kMinNarrowDataPixels : kMinPixels;
       if (pixels < least || reduced < kBlockK)
