@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <numeric>
 
 #include "boo/conv.hpp"
 #include "ops/common/generated_source.hpp"
@@ -33,17 +34,6 @@ long long pow2_dividing(long long v, long long limit) {
   long long p = 1;
   while (p < limit && v % (2 * p) == 0) p *= 2;
   return p;
-}
-
-long long gcd(long long a, long long b) {
-  a = a < 0 ? -a : a;
-  b = b < 0 ? -b : b;
-  while (b != 0) {
-    const long long r = a % b;
-    a = b;
-    b = r;
-  }
-  return a;
 }
 
 // The 64 x 64 transpose moves 16-bit elements in pairs: every offset it uses must be even.
@@ -77,7 +67,7 @@ void plan_tiles(StagedCopy& c, long long elem_bytes) {
     // Every tile starts at origin + b0 * strides[0] + c0 * run and is a whole number of
     // gcd(channels, tile channels) channel runs long.
     c.vec_pixels = static_cast<int>(pow2_dividing(
-        gcd(gcd(origin, outer > 1 ? c.strides[0] : 0), run * gcd(c.channels, c.tile[1])), widest));
+        std::gcd(std::gcd(origin, outer > 1 ? c.strides[0] : 0), run * std::gcd(c.channels, c.tile[1])), widest));
   } else {
     c.tile[0] = 1;
     c.tile[1] = std::min<long long>(moved, 64);
@@ -85,11 +75,12 @@ void plan_tiles(StagedCopy& c, long long elem_bytes) {
     c.tile[3] = c.tile[2] + 4 / elem_bytes;  // rows a 4-byte word apart from a multiple of 32 banks
     // Runs start at origin + b * strides[0] + c * strides[1] + q0 + a multiple of the access.
     c.vec_pixels = static_cast<int>(pow2_dividing(
-        gcd(gcd(gcd(origin, outer > 1 ? c.strides[0] : 0), c.channels > 1 ? c.strides[1] : 0), gcd(run, c.tile[2])),
+        std::gcd(std::gcd(std::gcd(origin, outer > 1 ? c.strides[0] : 0), c.channels > 1 ? c.strides[1] : 0),
+                 std::gcd(run, c.tile[2])),
         widest));
   }
   // Dense accesses start at a pixel's row (padded apart) plus a multiple of the tile's channels.
-  c.vec_channels = static_cast<int>(pow2_dividing(gcd(c.padded, c.tile[1] < moved ? c.tile[1] : 0), widest));
+  c.vec_channels = static_cast<int>(pow2_dividing(std::gcd(c.padded, c.tile[1] < moved ? c.tile[1] : 0), widest));
 }
 
 // conv_copy_pixels' rows: the dense pixels' (outer, z, y, x) without the
