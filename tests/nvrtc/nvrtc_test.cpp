@@ -574,12 +574,11 @@ TEST(NvrtcTest, Fp32WeightGradientsCompileWithoutSpills) {
   }
 }
 
-// Full-precision fp32 on 3xTF32 (kernels/gemm/mainloop_mma_3xtf32.cuh; gated by BOO_UNVERIFIED_KERNELS): the
-// lines of tests/gpu/focus.txt's 3xTF32 block plan "math 3xtf32" (kMath = 3) for every GEMM and compile for
-// sm_90a without spills: every face, NCHW and NHWC, long split weight gradients, stride phases, partial tiles;
-// and each line's other 3xTF32 tilings among boo tune's candidates, which also offer FFMA ("math ffma").
+// Full-precision fp32 on 3xTF32 (kernels/gemm/mainloop_mma_3xtf32.cuh): boo tune's candidates for the lines
+// of tests/gpu/focus.txt's 3xTF32 block offer both "math 3xtf32" (kMath = 3) and "math ffma", and every 3xTF32
+// one compiles for sm_90a without spills: every face, NCHW and NHWC, long split weight gradients, stride phases,
+// partial tiles.
 TEST(NvrtcTest, ThreeTf32VariantsCompileWithoutSpills) {
-  ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1);
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
   const ops::ArchSpec arch = ops::ArchSpec::of(device);
   std::set<std::string> compiled;
@@ -609,14 +608,16 @@ TEST(NvrtcTest, ThreeTf32VariantsCompileWithoutSpills) {
     Result<runtime::Dispatch> d = runtime::choose_gpu_implementation(*p->signature, device, "gpu:conv:implicit_gemm");
     ASSERT_TRUE(d.ok() && d->chosen) << (d.ok() ? d->failure() : d.status()).to_string();
     ASSERT_EQ(d->chosen->name(), "gpu:conv:implicit_gemm");
-    EXPECT_EQ(d->config->text().find("math ffma"), std::string::npos) << d->config->text();
-    EXPECT_NE(d->config->text().find("math 3xtf32"), std::string::npos) << d->config->text();
     Result<ops::ConfigList> list = d->chosen->candidates(*d->problem, arch);
     ASSERT_TRUE(list.ok()) << list.status().to_string();
-    bool ffma_offered = false;
+    bool ffma_offered = false, three_tf32_offered = false;
     for (const std::unique_ptr<const ops::Config>& c : *list) {
       ffma_offered |= c->text().find("math ffma") != std::string::npos;
-      if (c->text().find("math 3xtf32") == std::string::npos) continue;
+      // (Candidates mixing the maths, e.g. -F 0's weight face on 3xTF32 beside FFMA faces at other ranks'
+      // tilings, are FFMA kernels where they differ: HopperConvModulesCompile's concern, not this test's.)
+      if (c->text().find("math 3xtf32") == std::string::npos || c->text().find("math ffma") != std::string::npos)
+        continue;
+      three_tf32_offered = true;
       SCOPED_TRACE(c->text());
       Result<ops::Plan> plan = d->chosen->plan(*d->problem, *c, arch);
       ASSERT_TRUE(plan.ok()) << plan.status().to_string();
@@ -627,8 +628,8 @@ TEST(NvrtcTest, ThreeTf32VariantsCompileWithoutSpills) {
       EXPECT_EQ(k->spill_bytes, 0) << k->log;
     }
     EXPECT_TRUE(ffma_offered);
+    EXPECT_TRUE(three_tf32_offered);
   }
-  ::unsetenv("BOO_UNVERIFIED_KERNELS");
 }
 
 // gpu:conv:wgmma_sm90 (wgmma, setmaxnreg: sm_90a) plans and compiles its
@@ -774,15 +775,14 @@ TEST(NvrtcTest, HopperNchwPointwiseModulesCompile) {
 // small convs with bias and activations, partial tiles, 3x3 with padding, 1-D,
 // the data face, NCHW operands and a GEMM's fp32 sums (kFp32Out: the reduce
 // leaves them in the workspace). Each split module holds both entries.
-// The gated async arrivals (BOO_UNVERIFIED_KERNELS: each stage announced by
-// cp.async.mbarrier.arrive.noinc, no wait for the producer's own copies)
-// compile for sm_90a without spills in every producer the Hopper tier has:
-// the forward face, the data face, strided phases, split K, the weight face,
-// the native NCHW 1x1 path, the fp32 split's sums and a GEMM.
-TEST(NvrtcTest, HopperAsyncArrivalModulesCompile) {
+// Every producer the Hopper tier has (the forward face, the data face, strided
+// phases, split K, the weight face, the native NCHW 1x1 path, the fp32
+// split's sums and a GEMM) announces its stages by the hardware
+// (cp.async.mbarrier.arrive.noinc, no wait for its own copies), waits for its
+// copies before it exits, and compiles for sm_90a without spills.
+TEST(NvrtcTest, HopperProducersAnnounceStagesAsCopiesLand) {
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
   const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
-  ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1);
   for (const std::string& command : {
            "convbfp16 -n 16 -c 576 -H 48 -W 32 -k 576 -y 3 -x 3 -F 1 -b 1 --activation relu" + nhwc,
            "convfp16 -n 16 -c 256 -H 28 -W 28 -k 512 -y 3 -x 3 -p 1 -q 1 -F 2" + nhwc,
@@ -804,7 +804,6 @@ TEST(NvrtcTest, HopperAsyncArrivalModulesCompile) {
     Result<ops::Plan> plan = d->chosen->plan(*d->problem, **config, ops::ArchSpec::of(device));
     ASSERT_TRUE(plan.ok()) << plan.status().to_string();
     SCOPED_TRACE((*config)->text());
-    EXPECT_NE((*config)->text().find("stages announced as copies land"), std::string::npos);
     Result<jit::CompiledKernel> k = jit::compile_kernel(plan->source, kArch, true);
     ASSERT_TRUE(k.ok()) << k.status().to_string();
     EXPECT_EQ(k->spill_bytes, 0) << k->log;
@@ -812,7 +811,6 @@ TEST(NvrtcTest, HopperAsyncArrivalModulesCompile) {
     EXPECT_EQ(k->ptx.find("cp.async.wait_group"), std::string::npos) << "a producer still waits for its copies";
     EXPECT_NE(k->ptx.find("cp.async.wait_all"), std::string::npos) << "a producer exits with copies in flight";
   }
-  ::unsetenv("BOO_UNVERIFIED_KERNELS");
 }
 
 TEST(NvrtcTest, HopperSplitConvModulesCompile) {

@@ -8,7 +8,6 @@
 
 #include "boo/conv.hpp"
 #include "ops/common/generated_source.hpp"
-#include "ops/common/unverified_kernels.hpp"
 #include "ops/conv/conv_bias_gradient.hpp"
 #include "ops/conv/conv_problem.hpp"
 #include "ops/conv/conv_staging.hpp"
@@ -23,8 +22,8 @@ const char* mode_name(Mode m) { return m == kScalar ? "scalar" : m == kVectorK ?
 
 // The mainloop's math (mainloop.cuh's C::kMath): bf16/fp16 and TF32 (--fp32-math tf32) tensor
 // cores follow from the signature; full-precision fp32 runs on FFMA or on 3xTF32, TF32 tensor
-// cores with error compensation (mainloop_mma_3xtf32.cuh), whichever the cost model prefers
-// (choose_fp32_math). 3xTF32 awaits its first numerics run on a GPU (BOO_UNVERIFIED_KERNELS).
+// cores with error compensation (mainloop_mma_3xtf32.cuh), whichever the cost model prefers on the
+// weight face (choose_fp32_math).
 enum Math { kMathHalf = 0, kMathTf32 = 1, kMathFfma = 2, kMath3xTf32 = 3 };
 const char* math_name(Math m) {
   return m == kMathHalf ? "f16" : m == kMathTf32 ? "tf32" : m == kMathFfma ? "ffma" : "3xtf32";
@@ -285,11 +284,13 @@ double modelled_us(const Gemm& g, long long groups, const ArchSpec& arch) {
   return tiling_cost(g, groups, g.bm, g.bn, g.splits, arch, own_macs_per_s(g.math, arch));
 }
 
-// Full-precision fp32 runs on FFMA, or on 3xTF32 where the cost model, each path at its own rate,
-// says it is faster; FFMA only until 3xTF32 has passed numerics on a GPU (BOO_UNVERIFIED_KERNELS).
+// Full-precision fp32 runs on FFMA, or, on the weight face, on 3xTF32 where the cost model, each
+// path at its own rate, says it is faster. Measured on an H100 (nchw-models.txt's 207 fp32 lines,
+// 2026-11-26, all passing numerics): of the 76 lines the model gave 3xTF32 on every face, the weight
+// gradients ran 0.88-1.05x FFMA's time (0.94 geomean), the forward and data faces 0.83-1.34x (1.08).
 void choose_fp32_math(Gemm& g, long long groups, long long es, const ArchSpec& arch) {
   tile_for(g, kMathFfma, groups, es, arch);
-  if (!unverified_kernels_enabled()) return;
+  if (g.face != kWeightFace) return;
   Gemm tensor_cores = g;
   tile_for(tensor_cores, kMath3xTf32, groups, es, arch);
   if (modelled_us(tensor_cores, groups, arch) < modelled_us(g, groups, arch)) g = tensor_cores;
@@ -673,9 +674,11 @@ class ImplicitGemmConv final : public Tier<ConvProblem, ImplicitGemmConfig> {
 
   // Candidate i gives every GEMM its i-th tiling by the cost model (its last
   // where it has fewer), at the depth pipeline_depth gives it; then the
-  // chosen tiling one stage shallower; then, for full-precision fp32 with
-  // BOO_UNVERIFIED_KERNELS=1, every fp32 GEMM on the other math path (FFMA or
-  // 3xTF32) with its i-th tilings, so that boo tune times both. Split-K
+  // chosen tiling one stage shallower; then, for full-precision fp32, every
+  // fp32 GEMM on each math path (FFMA, 3xTF32) with its i-th tilings, so that
+  // boo tune times both: the paths' first kRanksPerMath ranks come right after
+  // the chosen's first, ahead of its deeper ranks, which the candidate list's
+  // limit (kMaxCandidates) may then cut. Split-K
   // partials past kMaxPartialBytes and tiles past the device's shared memory
   // are left out.
   std::vector<ImplicitGemmConfig> alternatives(const ConvProblem& problem, const ArchSpec& arch,
@@ -691,10 +694,10 @@ class ImplicitGemmConv final : public Tier<ConvProblem, ImplicitGemmConfig> {
     auto keep = [&](ImplicitGemmConfig c) {
       if (partials(c) <= partials_limit && check_and_place(problem, arch, c).ok()) out.push_back(std::move(c));
     };
-    auto keep_ranked = [&](const ImplicitGemmConfig& base) {
+    auto keep_ranked = [&](const ImplicitGemmConfig& base, size_t first_rank, size_t end_rank) {
       std::vector<std::vector<Tiling>> ranked;
       for (const Work& w : base.works) ranked.push_back(ranked_tilings(w.gemm, groups, w.gemm.min_splits, arch));
-      for (size_t rank = 0; rank < kTileRows.size() * kTileCols.size(); ++rank) {
+      for (size_t rank = first_rank; rank < end_rank; ++rank) {
         ImplicitGemmConfig c = base;
         for (size_t i = 0; i < c.works.size(); ++i) {
           const Tiling& t = ranked[i][std::min(rank, ranked[i].size() - 1)];
@@ -705,11 +708,11 @@ class ImplicitGemmConv final : public Tier<ConvProblem, ImplicitGemmConfig> {
         keep(std::move(c));
       }
     };
-    keep_ranked(chosen);
+    constexpr size_t kRanks = kTileRows.size() * kTileCols.size(), kRanksPerMath = 3;
+    keep_ranked(chosen, 0, 1);
     ImplicitGemmConfig shallower = chosen;
     for (Work& w : shallower.works) w.gemm.stages = std::max(2, w.gemm.stages - 1);
     keep(std::move(shallower));
-    if (!unverified_kernels_enabled()) return out;
     for (Math math : {kMathFfma, kMath3xTf32}) {
       ImplicitGemmConfig other = chosen;
       bool changed = false;
@@ -718,8 +721,9 @@ class ImplicitGemmConv final : public Tier<ConvProblem, ImplicitGemmConfig> {
           tile_for(w.gemm, math, groups, es, arch);
           changed = true;
         }
-      if (changed) keep_ranked(other);
+      if (changed) keep_ranked(other, 0, kRanksPerMath);
     }
+    keep_ranked(chosen, 1, kRanks);
     return out;
   }
 

@@ -9,7 +9,6 @@
 
 #include "boo/conv.hpp"
 #include "ops/common/generated_source.hpp"
-#include "ops/common/unverified_kernels.hpp"
 #include "ops/conv/conv_igemm_impl.hpp"
 #include "ops/conv/conv_problem.hpp"
 #include "ops/conv/conv_staging.hpp"
@@ -255,11 +254,6 @@ struct WgmmaConfig final : Config {
   int splits = 1;   // split K: slices of the reduction, fp32 partials summed by a second kernel
   bool fp32_out = false;  // ConvProblem::fp32_result: the sums stay fp32 in the workspace
   bool promote = false;   // ConvProblem::promote_sums: each k-block's sums added into fp32 registers (BN = 128)
-  // The producer's stages announced by the hardware once its copies land (cp.async.mbarrier.arrive.noinc),
-  // not after it waited for them itself, so it keeps every free stage filling (announce_stage,
-  // conv_wgmma.cuh): gated until a GPU has run it (BOO_UNVERIFIED_KERNELS; Nsight Compute put the weight
-  // face's warps 52% of their time waiting on the barriers, docs/perf/2026-11-26-session4-h100x4.md).
-  bool async_arrive = false;
   Run run;
   size_t partial_bytes = 0;  // the splits' partials, at the workspace's start
   size_t workspace_bytes = 0;
@@ -295,7 +289,6 @@ struct WgmmaConfig final : Config {
       for (const StagedCopy& c : run.copies) record += " " + c.text();
     }
     if (promote) record += ", sums promoted per k-block";
-    if (async_arrive) record += ", stages announced as copies land";
     if (!run.staged_why.empty()) {
       record += "; staged: ";
       record += run.staged_why;
@@ -323,7 +316,7 @@ constexpr int kNarrowestNativeWidth = 128;
 // model's trade of narrow tiles against split K and waves is not yet measured.
 constexpr long long kNarrowTileMaxColumns = 64;
 // Promoted sums (ConvProblem::promote_sums) keep a second BN / 2 accumulators per consumer thread:
-// within kConsumerRegisters (224) only at 128 columns.
+// within the consumers' registers (208 at 128 columns, Registers in device/conv_wgmma.cuh) only at 128 columns.
 constexpr int kPromotedWidth = 128;
 
 // Whether a run may take bn-wide tiles: promoted sums at kPromotedWidth only, the native path from
@@ -537,7 +530,6 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     BOO_ASSIGN_OR_RETURN(config.run, run_of(problem));
     config.fp32_out = problem.fp32_result;
     config.promote = problem.fp32_result && problem.promote_sums;
-    config.async_arrive = unverified_kernels_enabled();
     if (config.run.weight()) {
       choose_weight_tiling(config, arch);
     } else {
@@ -639,8 +631,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     cfg += "  static constexpr bool kBias = " + std::string(epilogue && sig.bias ? "true" : "false") + ";\n";
     if (run.native) cfg += native_constants(r);
     cfg += "  static constexpr bool kFp32Out = " + std::string(config.fp32_out ? "true" : "false") + ";\n";
-    cfg += "  static constexpr bool kPromote = " + std::string(config.promote ? "true" : "false") + ";\n";
-    cfg += "  static constexpr bool kAsyncArrive = " + std::string(config.async_arrive ? "true" : "false") + ";\n};\n";
+    cfg += "  static constexpr bool kPromote = " + std::string(config.promote ? "true" : "false") + ";\n};\n";
 
     Plan plan;
     const TensorRoles roles(sig);
