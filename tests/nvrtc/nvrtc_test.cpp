@@ -1245,5 +1245,48 @@ TEST(NvrtcTest, StagedCopyKernelsCompile) {
     EXPECT_EQ(calls.count(kernel), 1u) << kernel;
 }
 
+
+// gpu:conv:depthwise_planes (device/conv_depthwise_planes.cuh) compiles for sm_90a without spills or stack on
+// issue 17's MobileNetV2 lines (576 and 384 channels at 14x14, stride 1 and 2: one launch) in every dtype, and on
+// sliced images (the reduce launch), multipliers 2 and 8, 5x5 and 7x7 filters, dilation, 28-wide rows, 1-D,
+// transposed, with db (-F 9); the heuristic keeps every thread's registers to 128 (four blocks of 128 per SM).
+TEST(NvrtcTest, DepthwisePlanesModulesCompile) {
+  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
+  const ops::GpuImplementation* tier = conv_tier("gpu:conv:depthwise_planes");
+  ASSERT_NE(tier, nullptr);
+  std::vector<std::string> commands;
+  for (const char* dtype : {"conv", "convfp16", "convbfp16"}) {
+    for (const char* geometry : {"-n 64 -c 576 -H 14 -W 14 -k 576 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -g 576",
+                                 "-n 64 -c 576 -H 14 -W 14 -k 576 -y 3 -x 3 -p 1 -q 1 -g 576",
+                                 "-n 64 -c 384 -H 14 -W 14 -k 384 -y 3 -x 3 -p 1 -q 1 -g 384",
+                                 "-n 32 -c 32 -H 28 -W 28 -k 32 -y 3 -x 3 -p 1 -q 1 -g 32",
+                                 "-n 16 -c 240 -H 28 -W 28 -k 240 -y 5 -x 5 -p 2 -q 2 -g 240",
+                                 "-n 16 -c 96 -H 15 -W 15 -k 96 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 -g 96",
+                                 "-n 4 -c 8 -H 14 -W 14 -k 16 -y 5 -x 5 -p 4 -q 4 -l 2 -j 2 -g 8",
+                                 "-n 4 -c 4 -H 9 -W 9 -k 32 -y 3 -x 3 -p 1 -q 1 -g 4"})
+      commands.push_back(std::string(dtype) + " " + geometry + " -F 4");
+    commands.push_back(std::string(dtype) + " -n 8 -c 64 -H 7 -W 7 -k 64 -y 3 -x 3 -p 1 -q 1 -g 64 -F 9");
+  }
+  commands.push_back("conv --spatial_dim 1 -n 8 -c 16 -H 31 -k 16 -y 7 -p 3 -u 2 -g 16 -F 4");
+  commands.push_back("convbfp16 -m trans -n 4 -c 16 -H 7 -W 7 -k 16 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -g 16 -F 4");
+  std::set<std::string> compiled;
+  for (const std::string& command : commands) {
+    SCOPED_TRACE(command);
+    Result<ParsedCommand> p = parse_command(std::string_view(command));
+    ASSERT_TRUE(p.ok()) << p.status().to_string();
+    Result<Planned> planned = plan_for(*tier, *p->signature, device);
+    ASSERT_TRUE(planned.ok()) << planned.status().to_string();
+    if (!compiled.insert(planned->plan.source.text).second) continue;
+    Result<jit::CompiledKernel> k = jit::compile_kernel(planned->plan.source, kArch, false);
+    ASSERT_TRUE(k.ok()) << k.status().to_string();
+    EXPECT_EQ(k->spill_bytes, 0) << k->log;
+    EXPECT_EQ(k->stack_bytes, 0) << k->log;
+    EXPECT_LE(k->registers, 128) << planned->config << "\n" << k->log;
+    if (std::getenv("BOO_TEST_PRINT_REGISTERS"))
+      std::printf("%s\n  %s: %d registers\n", command.c_str(), planned->config.c_str(), k->registers);
+  }
+  EXPECT_GE(compiled.size(), 25u);
+}
+
 }  // namespace
 }  // namespace boo

@@ -282,7 +282,8 @@ class ConvOp final : public OpDefinition {
     // ahead of FFMA.
     static const GpuImplementation* const kImpls[] = {&pointwise_implementation(), &wgmma_sm90_implementation(),
                                                       &fp32_bf16x6_implementation(), &implicit_gemm_implementation(),
-                                                      &depthwise_implementation(), &direct_implementation()};
+                                                      &depthwise_planes_implementation(), &depthwise_implementation(),
+                                                      &direct_implementation()};
     return kImpls;
   }
 
