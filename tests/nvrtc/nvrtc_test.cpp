@@ -1288,5 +1288,41 @@ TEST(NvrtcTest, DepthwisePlanesModulesCompile) {
   EXPECT_GE(compiled.size(), 25u);
 }
 
+
+// gpu:conv:small_c_data (device/conv_small_c.cuh) compiles for sm_90a without spills or stack on issue 17's
+// first-layer backward-data lines (7x7 stride 2 and 3x3 over 3 channels) and on 1, 2 and 4 channels, strides
+// 1 to 4 (4 to 16 phases, phases without taps), 5x5 and 11x11, asymmetric strides and padding, a transposed
+// conv's forward with bias and activation, with db.
+TEST(NvrtcTest, SmallCDataModulesCompile) {
+  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
+  const ops::GpuImplementation* tier = conv_tier("gpu:conv:small_c_data");
+  ASSERT_NE(tier, nullptr);
+  std::set<std::string> compiled;
+  for (const std::string command : {
+           "conv -n 32 -c 3 -H 224 -W 224 -k 64 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 -g 1 -F 2",
+           "conv -n 16 -c 3 -H 224 -W 224 -k 64 -y 3 -x 3 -p 1 -q 1 -F 2",
+           "conv -n 2 -c 1 -H 28 -W 28 -k 20 -y 5 -x 5 -F 2",
+           "conv -n 2 -c 2 -H 31 -W 33 -k 16 -y 3 -x 5 -p 1 -q 2 -u 1 -v 2 -F 8",
+           "conv -n 2 -c 4 -H 57 -W 57 -k 96 -y 11 -x 11 -p 2 -q 2 -u 4 -v 4 -F 2",
+           "conv -n 2 -c 3 -H 20 -W 20 -k 8 -y 1 -x 1 -u 2 -v 2 -F 2",
+           "conv -n 2 -c 3 -H 23 -W 23 -k 24 -y 3 -x 3 -u 3 -v 3 -F 2",
+           "conv -m trans -n 2 -c 32 -H 14 -W 14 -k 3 -y 4 -x 4 -p 1 -q 1 -u 2 -v 2 -F 1 -b 1 --activation tanh",
+       }) {
+    SCOPED_TRACE(command);
+    Result<ParsedCommand> p = parse_command(std::string_view(command));
+    ASSERT_TRUE(p.ok()) << p.status().to_string();
+    Result<Planned> planned = plan_for(*tier, *p->signature, device);
+    ASSERT_TRUE(planned.ok()) << planned.status().to_string();
+    ASSERT_TRUE(compiled.insert(planned->plan.source.text).second);
+    Result<jit::CompiledKernel> k = jit::compile_kernel(planned->plan.source, kArch, false);
+    ASSERT_TRUE(k.ok()) << k.status().to_string();
+    EXPECT_EQ(k->spill_bytes, 0) << k->log;
+    EXPECT_EQ(k->stack_bytes, 0) << k->log;
+    EXPECT_LE(k->registers, 128) << planned->config << "\n" << k->log;
+    if (std::getenv("BOO_TEST_PRINT_REGISTERS"))
+      std::printf("%s\n  %s: %d registers\n", command.c_str(), planned->config.c_str(), k->registers);
+  }
+}
+
 }  // namespace
 }  // namespace boo
