@@ -1243,5 +1243,84 @@ TEST(NvrtcTest, StagedCopyKernelsCompile) {
     EXPECT_EQ(calls.count(kernel), 1u) << kernel;
 }
 
+
+// gpu:conv:depthwise_planes (device/conv_depthwise_planes.cuh) compiles for sm_90a without spills or stack on
+// issue 17's MobileNetV2 lines (576 and 384 channels at 14x14, stride 1 and 2: one launch) in every dtype, and on
+// sliced images (the reduce launch), multipliers 2 and 8, 5x5 and 7x7 filters, dilation, 28-wide rows, 1-D,
+// transposed, with db (-F 9); the heuristic keeps every thread's registers to 128 (four blocks of 128 per SM).
+TEST(NvrtcTest, DepthwisePlanesModulesCompile) {
+  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
+  const ops::GpuImplementation* tier = conv_tier("gpu:conv:depthwise_planes");
+  ASSERT_NE(tier, nullptr);
+  std::vector<std::string> commands;
+  for (const char* dtype : {"conv", "convfp16", "convbfp16"}) {
+    for (const char* geometry : {"-n 64 -c 576 -H 14 -W 14 -k 576 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -g 576",
+                                 "-n 64 -c 576 -H 14 -W 14 -k 576 -y 3 -x 3 -p 1 -q 1 -g 576",
+                                 "-n 64 -c 384 -H 14 -W 14 -k 384 -y 3 -x 3 -p 1 -q 1 -g 384",
+                                 "-n 32 -c 32 -H 28 -W 28 -k 32 -y 3 -x 3 -p 1 -q 1 -g 32",
+                                 "-n 16 -c 240 -H 28 -W 28 -k 240 -y 5 -x 5 -p 2 -q 2 -g 240",
+                                 "-n 16 -c 96 -H 15 -W 15 -k 96 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 -g 96",
+                                 "-n 4 -c 8 -H 14 -W 14 -k 16 -y 5 -x 5 -p 4 -q 4 -l 2 -j 2 -g 8",
+                                 "-n 4 -c 4 -H 9 -W 9 -k 32 -y 3 -x 3 -p 1 -q 1 -g 4"})
+      commands.push_back(std::string(dtype) + " " + geometry + " -F 4");
+    commands.push_back(std::string(dtype) + " -n 8 -c 64 -H 7 -W 7 -k 64 -y 3 -x 3 -p 1 -q 1 -g 64 -F 9");
+  }
+  commands.push_back("conv --spatial_dim 1 -n 8 -c 16 -H 31 -k 16 -y 7 -p 3 -u 2 -g 16 -F 4");
+  commands.push_back("convbfp16 -m trans -n 4 -c 16 -H 7 -W 7 -k 16 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -g 16 -F 4");
+  std::set<std::string> compiled;
+  for (const std::string& command : commands) {
+    SCOPED_TRACE(command);
+    Result<ParsedCommand> p = parse_command(std::string_view(command));
+    ASSERT_TRUE(p.ok()) << p.status().to_string();
+    Result<Planned> planned = plan_for(*tier, *p->signature, device);
+    ASSERT_TRUE(planned.ok()) << planned.status().to_string();
+    if (!compiled.insert(planned->plan.source.text).second) continue;
+    Result<jit::CompiledKernel> k = jit::compile_kernel(planned->plan.source, kArch, false);
+    ASSERT_TRUE(k.ok()) << k.status().to_string();
+    EXPECT_EQ(k->spill_bytes, 0) << k->log;
+    EXPECT_EQ(k->stack_bytes, 0) << k->log;
+    EXPECT_LE(k->registers, 128) << planned->config << "\n" << k->log;
+    if (std::getenv("BOO_TEST_PRINT_REGISTERS"))
+      std::printf("%s\n  %s: %d registers\n", command.c_str(), planned->config.c_str(), k->registers);
+  }
+  EXPECT_GE(compiled.size(), 25u);
+}
+
+
+// gpu:conv:small_c_data (device/conv_small_c.cuh) compiles for sm_90a without spills or stack on issue 17's
+// first-layer backward-data lines (7x7 stride 2 and 3x3 over 3 channels) and on 1, 2 and 4 channels, strides
+// 1 to 4 (4 to 16 phases, phases without taps), 5x5 and 11x11, asymmetric strides and padding, a transposed
+// conv's forward with bias and activation, with db.
+TEST(NvrtcTest, SmallCDataModulesCompile) {
+  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
+  const ops::GpuImplementation* tier = conv_tier("gpu:conv:small_c_data");
+  ASSERT_NE(tier, nullptr);
+  std::set<std::string> compiled;
+  for (const std::string command : {
+           "conv -n 32 -c 3 -H 224 -W 224 -k 64 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 -g 1 -F 2",
+           "conv -n 16 -c 3 -H 224 -W 224 -k 64 -y 3 -x 3 -p 1 -q 1 -F 2",
+           "conv -n 2 -c 1 -H 28 -W 28 -k 20 -y 5 -x 5 -F 2",
+           "conv -n 2 -c 2 -H 31 -W 33 -k 16 -y 3 -x 5 -p 1 -q 2 -u 1 -v 2 -F 8",
+           "conv -n 2 -c 4 -H 57 -W 57 -k 96 -y 11 -x 11 -p 2 -q 2 -u 4 -v 4 -F 2",
+           "conv -n 2 -c 3 -H 20 -W 20 -k 8 -y 1 -x 1 -u 2 -v 2 -F 2",
+           "conv -n 2 -c 3 -H 23 -W 23 -k 24 -y 3 -x 3 -u 3 -v 3 -F 2",
+           "conv -m trans -n 2 -c 32 -H 14 -W 14 -k 3 -y 4 -x 4 -p 1 -q 1 -u 2 -v 2 -F 1 -b 1 --activation tanh",
+       }) {
+    SCOPED_TRACE(command);
+    Result<ParsedCommand> p = parse_command(std::string_view(command));
+    ASSERT_TRUE(p.ok()) << p.status().to_string();
+    Result<Planned> planned = plan_for(*tier, *p->signature, device);
+    ASSERT_TRUE(planned.ok()) << planned.status().to_string();
+    ASSERT_TRUE(compiled.insert(planned->plan.source.text).second);
+    Result<jit::CompiledKernel> k = jit::compile_kernel(planned->plan.source, kArch, false);
+    ASSERT_TRUE(k.ok()) << k.status().to_string();
+    EXPECT_EQ(k->spill_bytes, 0) << k->log;
+    EXPECT_EQ(k->stack_bytes, 0) << k->log;
+    EXPECT_LE(k->registers, 128) << planned->config << "\n" << k->log;
+    if (std::getenv("BOO_TEST_PRINT_REGISTERS"))
+      std::printf("%s\n  %s: %d registers\n", command.c_str(), planned->config.c_str(), k->registers);
+  }
+}
+
 }  // namespace
 }  // namespace boo

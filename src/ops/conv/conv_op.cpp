@@ -11,6 +11,7 @@
 #include "ops/conv/conv_igemm_impl.hpp"
 #include "ops/conv/conv_layout.hpp"
 #include "ops/conv/conv_pointwise_impl.hpp"
+#include "ops/conv/conv_small_c_impl.hpp"
 #include "ops/conv/conv_problem.hpp"
 #include "ops/conv/conv_ref.hpp"
 #include "ops/conv/conv_ref_gpu.hpp"
@@ -279,10 +280,13 @@ class ConvOp final : public OpDefinition {
   std::span<const GpuImplementation* const> gpu_implementations() const override {
     // gpu:conv:pointwise first: it takes only memory-bound pointwise convs, which it runs at copy bandwidth;
     // gpu:conv:fp32_bf16x6 before gpu:conv:implicit_gemm: it takes the strict fp32 convs its model puts
-    // ahead of FFMA.
+    // ahead of FFMA; gpu:conv:small_c_data too: it takes fp32 data faces of at most 4 channels, which
+    // would be a GEMM's N.
     static const GpuImplementation* const kImpls[] = {&pointwise_implementation(), &wgmma_sm90_implementation(),
-                                                      &fp32_bf16x6_implementation(), &implicit_gemm_implementation(),
-                                                      &depthwise_implementation(), &direct_implementation()};
+                                                      &fp32_bf16x6_implementation(), &small_c_data_implementation(),
+                                                      &implicit_gemm_implementation(),
+                                                      &depthwise_planes_implementation(), &depthwise_implementation(),
+                                                      &direct_implementation()};
     return kImpls;
   }
 
