@@ -16,7 +16,55 @@ Result<TensorBinding> find_role(const std::vector<std::string>& names, std::stri
                         "', which the signature does not have (it has: " + (have.empty() ? "none" : have) + ")");
 }
 
+bool in_range(const TensorBinding& t, size_t arguments, size_t results, size_t workspace_bytes) {
+  return t.source == TensorBinding::Source::kArgument ? t.index < arguments
+         : t.source == TensorBinding::Source::kResult ? t.index < results
+                                                       : t.offset <= workspace_bytes;
+}
+
+// What cuTensorMapEncodeTiled requires of a tiled map (cuda.h) that the plan
+// fixes, and the map's place in the parameter block: empty, or what is wrong.
+std::string tensor_map_error(const TensorMapSlot& m, const LaunchStep& step, uint32_t tensor_alignment) {
+  if (m.params_offset % TensorMapSlot::kAlignment != 0)
+    return "lies at byte " + std::to_string(m.params_offset) + " of the parameter block, not 64-byte aligned";
+  if (size_t{m.params_offset} + TensorMapSlot::kBytes > step.params.size())
+    return "lies outside the parameter block";
+  for (const LaunchStep::AddressSlot& a : step.addresses)
+    if (a.params_offset + sizeof(unsigned long long) > m.params_offset &&
+        a.params_offset < m.params_offset + TensorMapSlot::kBytes)
+      return "overlaps an address slot";
+  if (m.dtype != DType::kBF16 && m.dtype != DType::kF16) return "is not of a 16-bit type";
+  const uint64_t element = dtype_size_bytes(m.dtype);
+  // The map's first element: the tensor's address (aligned to the plan's tensor alignment, the workspace
+  // to 256 bytes) plus the offsets, 16-byte aligned.
+  const uint64_t offset = m.byte_offset + (m.tensor.source == TensorBinding::Source::kWorkspace ? m.tensor.offset : 0);
+  if (offset % 16 != 0 || (m.tensor.source != TensorBinding::Source::kWorkspace && tensor_alignment % 16 != 0))
+    return "starts at an address that is not 16-byte aligned";
+  if (m.rank < 1 || m.rank > 5) return "has rank " + std::to_string(m.rank) + ", not 1-5";
+  for (uint32_t d = 0; d < m.rank; ++d) {
+    if (m.dims[d] < 1 || m.dims[d] > (uint64_t{1} << 32)) return "has a dim outside 1..2^32";
+    if (m.box[d] < 1 || m.box[d] > 256) return "has a box dim outside 1..256";
+  }
+  uint64_t extent = m.dims[0] * element;  // bytes one index of the next dim must at least step
+  for (uint32_t d = 1; d < m.rank; ++d) {
+    const uint64_t stride = m.strides[d - 1];
+    if (stride % 16 != 0 || stride >= (uint64_t{1} << 40)) return "has a stride that is not a multiple of 16 below 2^40";
+    if (stride < extent) return "has a stride smaller than the dims below it";
+    extent = stride * m.dims[d];
+  }
+  if (m.box[0] * element % 16 != 0) return "has a box row that is not a multiple of 16 bytes";
+  if (m.swizzle == TensorMapSlot::Swizzle::k128B && m.box[0] * element > 128)
+    return "has a box row wider than the 128-byte swizzle";
+  return "";
+}
+
 }  // namespace
+
+uint64_t TensorMapSlot::box_bytes() const {
+  uint64_t bytes = dtype_size_bytes(dtype);
+  for (uint32_t d = 0; d < rank && d < box.size(); ++d) bytes *= box[d];
+  return bytes;
+}
 
 TensorRoles::TensorRoles(const OpSignature& sig) {
   for (const TensorSpec& t : sig.arguments()) arguments_.push_back(t.name);
@@ -67,11 +115,14 @@ Status Plan::validate(size_t arguments, size_t results) const {
     for (const LaunchStep::AddressSlot& slot : step.addresses) {
       if (size_t{slot.params_offset} + sizeof(unsigned long long) > step.params.size())
         return internal_error(where + "an address slot lies outside the parameter block");
-      const TensorBinding& t = slot.tensor;
-      const bool in_range = t.source == TensorBinding::Source::kArgument ? t.index < arguments
-                            : t.source == TensorBinding::Source::kResult ? t.index < results
-                                                                          : t.offset <= workspace_bytes;
-      if (!in_range) return internal_error(where + "a tensor binding lies past the signature's tensors or workspace");
+      if (!in_range(slot.tensor, arguments, results, workspace_bytes))
+        return internal_error(where + "a tensor binding lies past the signature's tensors or workspace");
+    }
+    for (const TensorMapSlot& map : step.tensor_maps) {
+      if (const std::string error = tensor_map_error(map, step, tensor_alignment); !error.empty())
+        return internal_error(where + "the tensor map at byte " + std::to_string(map.params_offset) + " " + error);
+      if (!in_range(map.tensor, arguments, results, workspace_bytes))
+        return internal_error(where + "a tensor map's binding lies past the signature's tensors or workspace");
     }
   }
   return ok_status();

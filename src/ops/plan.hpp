@@ -9,6 +9,7 @@
 // so a launch only copies addresses into place: no planning, no name lookups.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -52,6 +53,30 @@ class TensorRoles {
   std::vector<std::string> arguments_, results_;
 };
 
+/// A CUDA tensor map (the 128-byte descriptor a TMA copy reads) in a launch's
+/// parameter block. The map embeds its tensor's address, which is bound only at
+/// launch, so the plan records what the map describes and the runtime encodes
+/// it (cuTensorMapEncodeTiled) into the block at launch, again only when the
+/// tensor's address changed (runtime/tensor_maps.hpp). Tiled mode, no
+/// interleave, element strides 1, out-of-bounds elements read as zeros.
+struct TensorMapSlot {
+  enum class Swizzle : uint8_t { kNone, k128B };
+  static constexpr uint32_t kBytes = 128, kAlignment = 64;  ///< the map's size and its alignment in the block
+  uint32_t params_offset = 0;  ///< byte offset of the map in `params`, a multiple of kAlignment
+  TensorBinding tensor;        ///< the tensor the map reads
+  uint64_t byte_offset = 0;    ///< from the tensor's address to the map's element 0, a multiple of 16
+  DType dtype = DType::kBF16;  ///< the elements' type (16-bit types only)
+  uint32_t rank = 2;           ///< dims used, 1-5
+  std::array<uint64_t, 5> dims{};     ///< elements along each dim, the contiguous one first
+  std::array<uint64_t, 4> strides{};  ///< bytes between consecutive indices of dims 1 .. rank - 1
+  std::array<uint32_t, 5> box{};      ///< elements one copy moves along each dim
+  Swizzle swizzle = Swizzle::k128B;
+
+  /// The bytes one copy of a whole box writes to shared memory (out-of-bounds
+  /// elements included: they are written as zeros), what its barrier expects.
+  uint64_t box_bytes() const;
+};
+
 /// Grid or block extents.
 struct Dim3 {
   uint32_t x = 1, y = 1, z = 1;
@@ -76,6 +101,15 @@ struct LaunchStep {
   uint32_t cleared_workspace_bytes = 0;
   std::vector<std::byte> params;
   std::vector<AddressSlot> addresses;
+  std::vector<TensorMapSlot> tensor_maps;
+
+  /// Applies `rebind` to every tensor binding of the step (address slots and
+  /// tensor maps): a plan wrapping another's steps maps their tensors to its own.
+  template <typename Rebind>
+  void rebind_tensors(Rebind&& rebind) {
+    for (AddressSlot& slot : addresses) rebind(slot.tensor);
+    for (TensorMapSlot& map : tensor_maps) rebind(map.tensor);
+  }
 };
 
 /// Builds a LaunchStep whose parameter block is a `Params` (a struct shared
@@ -99,6 +133,17 @@ class StepBuilder {
     step_.addresses.push_back({static_cast<uint32_t>(offset), tensor});
   }
 
+  /// `field`, a 128-byte member of `params` (a device-side tensor map), receives
+  /// `map` encoded for its tensor's address at launch (map.params_offset is set here).
+  template <typename Map>
+  void map(Map& field, TensorMapSlot map) {
+    static_assert(sizeof(Map) == TensorMapSlot::kBytes && alignof(Map) == TensorMapSlot::kAlignment,
+                  "a tensor map field is 128 bytes, 64-byte aligned");
+    map.params_offset = static_cast<uint32_t>(reinterpret_cast<const std::byte*>(&field) -
+                                              reinterpret_cast<const std::byte*>(&params));
+    step_.tensor_maps.push_back(map);
+  }
+
   LaunchStep finish() && {
     step_.params.resize(sizeof(Params));
     std::memcpy(step_.params.data(), &params, sizeof(Params));
@@ -118,7 +163,8 @@ struct Plan {
   /// OK, or INTERNAL naming the first inconsistency: a step whose entry the
   /// source does not define, a grid beyond the hardware's limits, an address
   /// slot outside the parameter block, a binding past the signature's tensors
-  /// or the workspace.
+  /// or the workspace, a tensor map that is not 64-byte aligned in the block,
+  /// overlaps an address slot, or describes what cuTensorMapEncodeTiled rejects.
   Status validate(size_t arguments, size_t results) const;
 };
 

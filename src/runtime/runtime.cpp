@@ -16,6 +16,7 @@
 #include "runtime/dispatch.hpp"
 #include "runtime/kernel_builder.hpp"
 #include "runtime/plan_loader.hpp"
+#include "runtime/tensor_maps.hpp"
 
 namespace boo {
 
@@ -81,6 +82,7 @@ struct ResolvedStep {
   uint32_t cleared_workspace_bytes = 0;
   std::vector<std::byte> params;
   std::vector<ops::LaunchStep::AddressSlot> addresses;
+  runtime::StepTensorMaps tensor_maps;  // encoded into `params` by launch(), when their tensors moved
 };
 
 class LaunchableImpl final : public Launchable {
@@ -404,7 +406,8 @@ class RuntimeImpl final : public Runtime {
         BOO_CU_RETURN_IF_ERROR(api_, cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                                         static_cast<int>(step.shared_bytes)));
       steps.push_back(ResolvedStep{fn, step.grid, step.block, step.shared_bytes, step.cooperative,
-                                   step.cleared_workspace_bytes, std::move(step.params), std::move(step.addresses)});
+                                   step.cleared_workspace_bytes, std::move(step.params), std::move(step.addresses),
+                                   runtime::StepTensorMaps(std::move(step.tensor_maps))});
     }
     return std::make_shared<LaunchableImpl>(*this, sig.clone(), implementation, request.source.entries,
                                             std::move(arguments), std::move(results), std::move(steps),
@@ -457,14 +460,18 @@ Status LaunchableImpl::launch(std::span<const TensorRef> args, std::span<const T
   BOO_RETURN_IF_ERROR(rt_.make_current());
   const DriverApi& api = rt_.api();
   CUstream s = stream ? static_cast<CUstream>(stream) : static_cast<CUstream>(rt_.stream());
+  auto address_of = [&](const ops::TensorBinding& t) -> uint64_t {
+    return t.source == ops::TensorBinding::Source::kArgument ? arg_addresses_[t.index]
+           : t.source == ops::TensorBinding::Source::kResult ? result_addresses_[t.index]
+                                                              : workspace + t.offset;
+  };
   for (ResolvedStep& step : steps_) {
     for (const ops::LaunchStep::AddressSlot& slot : step.addresses) {
-      const ops::TensorBinding& t = slot.tensor;
-      const uint64_t address = t.source == ops::TensorBinding::Source::kArgument ? arg_addresses_[t.index]
-                               : t.source == ops::TensorBinding::Source::kResult ? result_addresses_[t.index]
-                                                                                  : workspace + t.offset;
+      const uint64_t address = address_of(slot.tensor);
       std::memcpy(step.params.data() + slot.params_offset, &address, sizeof address);
     }
+    if (!step.tensor_maps.empty())
+      BOO_RETURN_IF_ERROR(step.tensor_maps.refresh(api.cuTensorMapEncodeTiled, address_of, step.params).status());
     void* params[] = {step.params.data()};
     if (step.cleared_workspace_bytes > 0)
       BOO_CU_RETURN_IF_ERROR(api, cuMemsetD8Async(static_cast<CUdeviceptr>(workspace), 0, step.cleared_workspace_bytes, s));

@@ -8,6 +8,7 @@
 // command gets through the host side without an error.
 #include <cuda.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -100,6 +101,39 @@ CUresult cuEventRecord(CUevent, CUstream) { return ok(); }
 CUresult cuEventSynchronize(CUevent) { return ok(); }
 CUresult cuEventElapsedTime_v2(float* ms, CUevent, CUevent) { *ms = 0.001f; return ok(); }
 CUresult cuEventDestroy_v2(CUevent) { return ok(); }
+// What the real driver requires of a tiled map (cuda.h's list, for the types and modes boo uses), checked so
+// that a plan's map the driver would refuse fails here too; the map's bytes are its arguments, packed, so a
+// test can read them back: [0] the address, [1-5] dims, [6-9] strides, [10] boxes (8 bits less one each),
+// [11] rank | type << 8 | swizzle << 16 | interleave << 24 | L2 promotion << 32 | fill << 40.
+CUresult cuTensorMapEncodeTiled(CUtensorMap* map, CUtensorMapDataType type, cuuint32_t rank, void* address,
+                                const cuuint64_t* dims, const cuuint64_t* strides, const cuuint32_t* box,
+                                const cuuint32_t* element_strides, CUtensorMapInterleave interleave,
+                                CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill fill) {
+  const uint64_t element = type == CU_TENSOR_MAP_DATA_TYPE_UINT16 || type == CU_TENSOR_MAP_DATA_TYPE_FLOAT16 ||
+                                   type == CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 ? 2 : 0;
+  const uintptr_t at = reinterpret_cast<uintptr_t>(address);
+  if (!map || reinterpret_cast<uintptr_t>(map) % 64 != 0 || element == 0 || rank < 1 || rank > 5 || at % 16 != 0 ||
+      interleave != CU_TENSOR_MAP_INTERLEAVE_NONE)
+    return CUDA_ERROR_INVALID_VALUE;
+  for (cuuint32_t d = 0; d < rank; ++d) {
+    if (dims[d] < 1 || dims[d] > (uint64_t{1} << 32) || box[d] < 1 || box[d] > 256 || element_strides[d] < 1 ||
+        element_strides[d] > 8)
+      return CUDA_ERROR_INVALID_VALUE;
+    if (d > 0 && (strides[d - 1] % 16 != 0 || strides[d - 1] >= (uint64_t{1} << 40))) return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (box[0] * element % 16 != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (swizzle == CU_TENSOR_MAP_SWIZZLE_128B && box[0] * element > 128) return CUDA_ERROR_INVALID_VALUE;
+  std::memset(map, 0, sizeof *map);
+  map->opaque[0] = at;
+  for (cuuint32_t d = 0; d < rank; ++d) {
+    map->opaque[1 + d] = dims[d];
+    if (d > 0) map->opaque[5 + d] = strides[d - 1];
+    map->opaque[10] |= uint64_t{box[d] - 1} << (8 * d);
+  }
+  map->opaque[11] = rank | uint64_t{type} << 8 | uint64_t{swizzle} << 16 | uint64_t{interleave} << 24 |
+                    uint64_t{l2} << 32 | uint64_t{fill} << 40;
+  return ok();
+}
 CUresult cuGetProcAddress_v2(const char*, void** p, int, cuuint64_t, CUdriverProcAddressQueryResult* r) {
   *p = nullptr;
   if (r) *r = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;

@@ -813,6 +813,71 @@ TEST(NvrtcTest, HopperProducersAnnounceStagesAsCopiesLand) {
   }
 }
 
+// With BOO_UNVERIFIED_KERNELS=1 the wgmma tier loads the forward face's filter (one box {64, BN} a k-block)
+// and the weight face's dy (two boxes {64, 64}) with TMA (ConvWgmmaConfig's `tma`): every such kernel
+// compiles for sm_90a without spills, its producer within the 56 registers it keeps (ptxas spills a
+// setmaxnreg region that needs more than its budget: the forward TMA kernel below spills at 40), and
+// takes its maps as a __grid_constant__ parameter. Forward lines: 64-, 128-, 192- and 256-wide tiles,
+// bias and activation, fp16, a 1-D conv, split K, a staged (KCRS) filter, a packed reduction ending
+// inside a k-block (C = 72), fp32 sums (gpu:conv:fp32_bf16x6) and GEMMs; weight lines: K = 200 (a last
+// row tile whose second box lies past K), stride 2, fp32 sums.
+TEST(NvrtcTest, HopperTmaModulesCompile) {
+  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
+  const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
+  ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1);
+  for (const std::string& command : {
+           "convbfp16 -n 128 -c 256 -H 14 -W 14 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1" + nhwc,
+           "convbfp16 -n 128 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 1" + nhwc,
+           "convfp16 -n 16 -c 576 -H 48 -W 32 -k 576 -y 3 -x 3 -F 1 -b 1 --activation relu" + nhwc,
+           "convbfp16 -n 16 -c 768 -H 48 -W 32 -k 2048 -y 3 -x 3 -p 1 -q 1 -F 1 -b 1 --activation gelu" + nhwc,
+           "convbfp16 -n 4 -c 1024 -H 7 -W 7 -k 200 -y 3 -x 3 -p 1 -q 1 -F 1 -b 1 --activation relu" + nhwc,
+           std::string("convbfp16 --spatial_dim 1 -n 4 -c 512 -H 64 -k 256 -y 5 -p 2 -F 1 --in_layout NHC "
+                       "--fil_layout NHC --out_layout NHC"),
+           std::string("convbfp16 -n 32 -c 72 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1"),
+           std::string("conv -n 16 -c 512 -H 28 -W 28 -k 512 -y 3 -x 3 -p 1 -q 1 -F 1"),
+           std::string("gemmbfp16 --a_w 4096 --a_h 4096 --b_w 4096"),
+           "convbfp16 -n 128 -c 128 -H 28 -W 28 -k 128 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
+           "convbfp16 -n 16 -c 256 -H 28 -W 28 -k 200 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
+           "convfp16 -n 16 -c 256 -H 28 -W 28 -k 512 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 4" + nhwc,
+           "conv -n 16 -c 256 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
+       }) {
+    SCOPED_TRACE(command);
+    Result<ParsedCommand> p = parse_command(std::string_view(command));
+    ASSERT_TRUE(p.ok()) << p.status().to_string();
+    Result<runtime::Dispatch> d = runtime::choose_gpu_implementation(*p->signature, device);
+    ASSERT_TRUE(d.ok() && d->chosen) << (d.ok() ? d->failure() : d.status()).to_string();
+    Result<std::unique_ptr<const ops::Config>> config = d->chosen->configure(*d->problem, ops::ArchSpec::of(device));
+    ASSERT_TRUE(config.ok()) << config.status().to_string();
+    Result<ops::Plan> plan = d->chosen->plan(*d->problem, **config, ops::ArchSpec::of(device));
+    ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+    SCOPED_TRACE((*config)->text());
+    const bool weight = command.find("-F 4") != std::string::npos;
+    EXPECT_NE((*config)->text().find(weight ? ", dy by TMA" : ", filter by TMA"), std::string::npos);
+    int maps = 0;
+    for (const ops::LaunchStep& step : plan->steps) maps += static_cast<int>(step.tensor_maps.size());
+    EXPECT_EQ(maps, 1);
+    Result<jit::CompiledKernel> k = jit::compile_kernel(plan->source, kArch, true);
+    ASSERT_TRUE(k.ok()) << k.status().to_string();
+    EXPECT_EQ(k->spill_bytes, 0) << k->log;
+    EXPECT_GT(k->registers, 0) << k->log;
+    EXPECT_LE(k->registers, 168) << k->log;  // 384 threads, one CTA per SM: 65536 / 384, rounded down to 8
+    EXPECT_NE(k->ptx.find("setmaxnreg.dec.sync.aligned.u32 56;"), std::string::npos);
+    // The maps stay in the parameter space (a local copy's address would not reach the copy engine).
+    EXPECT_NE(k->ptx.find(".param .align 64 .b8 boo_wgmma_"), std::string::npos);
+    EXPECT_NE(k->ptx.find("cvta.param.u64"), std::string::npos);
+    EXPECT_NE(k->ptx.find("prefetch.tensormap"), std::string::npos);
+    EXPECT_NE(k->ptx.find("mbarrier.expect_tx.relaxed.cta.shared::cta.b64"), std::string::npos);
+    // One box a k-block (forward), two (weight face): the copies in the producer's k-block loop.
+    size_t copies = 0;
+    for (size_t at = k->ptx.find("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes");
+         at != std::string::npos;
+         at = k->ptx.find("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes", at + 1))
+      ++copies;
+    EXPECT_EQ(copies, weight ? 2u : 1u);
+  }
+  ::unsetenv("BOO_UNVERIFIED_KERNELS");
+}
+
 TEST(NvrtcTest, HopperSplitConvModulesCompile) {
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
   const ops::ArchSpec arch = ops::ArchSpec::of(device);

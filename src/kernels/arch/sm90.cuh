@@ -1,6 +1,7 @@
 // boo device code: Hopper (sm_90a) primitives as PTX — warpgroup tensor-core
-// GEMMs (wgmma), their shared-memory matrix descriptors, mbarriers, the async
-// proxy fence, named barriers and register reallocation between warpgroups.
+// GEMMs (wgmma), their shared-memory matrix descriptors, mbarriers, TMA
+// copies, the async proxy fence, named barriers and register reallocation
+// between warpgroups.
 // NVRTC-clean: includes nothing. Every function here needs the sm_90a target
 // (wgmma and setmaxnreg do not exist on plain sm_90).
 #pragma once
@@ -368,6 +369,15 @@ __device__ __forceinline__ void mbarrier_arrive_expect_tx(unsigned long long* ba
                : "memory");
 }
 
+/// Expects `bytes` more transaction bytes in the barrier's current phase
+/// without arriving: the phase completes once its arrivals are in and the
+/// bytes have landed. For a thread whose own arrival comes later (a producer
+/// that also issues cp.async and announces the stage with the others).
+__device__ __forceinline__ void mbarrier_expect_tx(unsigned long long* bar, unsigned bytes) {
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(shared_address(bar)), "r"(bytes)
+               : "memory");
+}
+
 /// Whether the phase of parity `parity` has completed (acquire semantics when it has).
 __device__ __forceinline__ bool mbarrier_try_wait(unsigned long long* bar, unsigned parity) {
   unsigned done;
@@ -393,6 +403,35 @@ __device__ __forceinline__ void mbarrier_wait(unsigned long long* bar, unsigned 
 /// with ordinary copies and the wgmma that reads it.
 __device__ __forceinline__ void fence_proxy_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+// ---------------------------------------------------------------------------
+// TMA (the copy engine's tensor copies). A tensor map (CUtensorMap, encoded
+// on the host) describes a tensor in global memory, the box one copy moves and
+// the shared-memory swizzle; the copy writes the box's elements row after row
+// (the first dim fastest) from the shared-memory address on, zeros for the
+// elements outside the tensor, through the async proxy (no fence before the
+// wgmma that read them), and signals the bytes it wrote on an mbarrier
+// (complete_tx): the whole box's bytes, out-of-bounds zeros included. `map` is
+// the map's generic address (a __grid_constant__ kernel parameter's).
+// ---------------------------------------------------------------------------
+
+/// Fetches the tensor map at `map` into the copy engine's cache ahead of its first use.
+__device__ __forceinline__ void prefetch_tensor_map(const void* map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(map)) : "memory");
+}
+
+/// Copies the 2-D box at coordinates (c0, c1) (elements along the map's
+/// first and second dims) to the shared-memory address `dst` (aligned as the
+/// map's swizzle needs: 1024 bytes for the 128-byte swizzle), its bytes
+/// signalled on `bar`. The CTA's own shared memory is a valid shared::cluster
+/// address.
+__device__ __forceinline__ void tma_load_2d(unsigned dst, const void* map, int c0, int c1, unsigned long long* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+          dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(shared_address(bar))
+      : "memory");
 }
 
 /// Synchronizes kThreads threads (a multiple of 32) on hardware barrier kId

@@ -247,11 +247,13 @@ class Fp32Bf16x6Conv final : public Tier<ConvProblem, Fp32SplitConfig> {
       else return internal_error("gpu:conv:fp32_bf16x6: the bf16 conv has an argument '" + t.name + "' it does not split");
     }
     for (LaunchStep step : inner.steps) {
-      for (LaunchStep::AddressSlot& slot : step.addresses) {
-        if (slot.tensor.source == TensorBinding::Source::kArgument) slot.tensor = args.at(slot.tensor.index);
-        else if (slot.tensor.source == TensorBinding::Source::kResult)
-          return internal_error("gpu:conv:fp32_bf16x6: the bf16 conv writes a result, not only its fp32 sums");
-      }
+      bool writes_result = false;
+      step.rebind_tensors([&](TensorBinding& t) {
+        if (t.source == TensorBinding::Source::kArgument) t = args.at(t.index);
+        else if (t.source == TensorBinding::Source::kResult) writes_result = true;
+      });
+      if (writes_result)
+        return internal_error("gpu:conv:fp32_bf16x6: the bf16 conv writes a result, not only its fp32 sums");
       plan.steps.push_back(std::move(step));
     }
     // The forward's bias and activation on the sums, then the sums into the result's layout.

@@ -9,11 +9,13 @@
 
 #include "boo/conv.hpp"
 #include "ops/common/generated_source.hpp"
+#include "ops/common/unverified_kernels.hpp"
 #include "ops/conv/conv_igemm_impl.hpp"
 #include "ops/conv/conv_problem.hpp"
 #include "ops/conv/conv_staging.hpp"
 #include "ops/conv/conv_wgmma_native.hpp"
 #include "ops/conv/device/conv_igemm_params.cuh"
+#include "ops/conv/device/conv_wgmma_params.cuh"
 
 namespace boo::ops::conv {
 namespace {
@@ -254,6 +256,13 @@ struct WgmmaConfig final : Config {
   int splits = 1;   // split K: slices of the reduction, fp32 partials summed by a second kernel
   bool fp32_out = false;  // ConvProblem::fp32_result: the sums stay fp32 in the workspace
   bool promote = false;   // ConvProblem::promote_sums: each k-block's sums added into fp32 registers (BN = 128)
+  // The plain operand's tiles loaded with TMA, one copy of a whole box per k-block issued by one producer
+  // thread, instead of 16-byte cp.async by all 128: the forward face's filter (B), the weight face's dy (A)
+  // (conv_wgmma.cuh's produce, conv_wgmma_weight.cuh's produce_weight). Gated until a GPU has run it
+  // (BOO_UNVERIFIED_KERNELS; docs/wgmma-tma-design.md §1); `tma_off`: why a gated run's shape does not
+  // qualify (tma_blocker), shown in the text.
+  bool tma = false;
+  std::string tma_off;
   Run run;
   size_t partial_bytes = 0;  // the splits' partials, at the workspace's start
   size_t workspace_bytes = 0;
@@ -289,6 +298,8 @@ struct WgmmaConfig final : Config {
       for (const StagedCopy& c : run.copies) record += " " + c.text();
     }
     if (promote) record += ", sums promoted per k-block";
+    if (tma) record += run.weight() ? ", dy by TMA" : ", filter by TMA";
+    if (!tma_off.empty()) record += "; no TMA: " + tma_off;
     if (!run.staged_why.empty()) {
       record += "; staged: ";
       record += run.staged_why;
@@ -442,6 +453,54 @@ bool vector_aligned(const Strides5& s, long long outer, const Dims3& size) {
   return true;
 }
 
+// Why the run's plain operand cannot be loaded by TMA boxes (empty: it can): the forward face's filter
+// where its (r, s, c) columns are one run of memory per output channel (a 2-D map, any C: the packed
+// k-blocks are 64 consecutive columns), groups 1; the weight face's dy where its pixels are evenly
+// spaced (a 2-D map of channels by pixels). docs/wgmma-tma-design.md §1.
+std::string tma_blocker(const Run& run) {
+  const Relation& r = run.rel;
+  if (run.native) return "the native NCHW path loads its tiles with cp.async";
+  if (run.task.face == kDataFace)
+    return "the data face's flipped filter changes taps inside a k-block (a 3-D map, not built yet)";
+  if (run.weight()) {
+    const Strides5& y = r.b_strides;  // dy: (n, k, d, p, q)
+    const bool dense = (r.b_size[1] == 1 || y[3] == r.b_size[2] * y[4]) &&
+                       (r.batch == 1 || y[0] == r.pix_b() * y[4]) && y[4] >= r.bg();
+    return dense ? "" : "dy's pixels are not evenly spaced in memory";
+  }
+  if (r.groups != 1) return "groups = 1 only, not " + std::to_string(r.groups);
+  const Strides5& w = r.w_strides;  // (k, c, d, r, s)
+  const long long row = r.taps() * r.ag();
+  const bool dense = (r.f_size[2] == 1 || w[4] == r.ag()) && (r.f_size[1] == 1 || w[3] == r.f_size[2] * r.ag()) &&
+                     w[0] >= row;
+  return dense ? "" : "the filter's (tap, channel) columns are not one run of memory per output channel";
+}
+
+// The map of the run's TMA operand (run.rel's strides, a multiple of 8 elements: vector_aligned),
+// one box a tile's k-block (conv_wgmma.cuh's produce, conv_wgmma_weight.cuh's produce_weight):
+//   forward: the filter as {R x S x C columns, K rows}, rows WK apart; box {64, BN}: a B tile;
+//   weight: dy as {K channels, N x P x Q pixels}, pixels YW apart; box {64, 64}: one of an A tile's two
+//     atom columns.
+TensorMapSlot tma_slot(const Run& run, int bn, DType dtype, TensorBinding tensor) {
+  const Relation& r = run.rel;
+  const uint64_t element = dtype_size_bytes(dtype);
+  TensorMapSlot m;
+  m.tensor = tensor;
+  m.dtype = dtype;
+  m.rank = 2;
+  m.swizzle = TensorMapSlot::Swizzle::k128B;
+  if (run.weight()) {
+    m.dims = {static_cast<uint64_t>(r.bg()), static_cast<uint64_t>(r.batch * r.pix_b()), 1, 1, 1};
+    m.strides = {static_cast<uint64_t>(r.b_strides[4]) * element, 0, 0, 0};
+    m.box = {static_cast<uint32_t>(kBlockK), 64, 1, 1, 1};
+  } else {
+    m.dims = {static_cast<uint64_t>(r.taps() * r.ag()), static_cast<uint64_t>(r.cb), 1, 1, 1};
+    m.strides = {static_cast<uint64_t>(r.w_strides[0]) * element, 0, 0, 0};
+    m.box = {static_cast<uint32_t>(kBlockK), static_cast<uint32_t>(bn), 1, 1, 1};
+  }
+  return m;
+}
+
 class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
  public:
   std::string_view name() const override { return "gpu:conv:wgmma_sm90"; }
@@ -530,6 +589,10 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     BOO_ASSIGN_OR_RETURN(config.run, run_of(problem));
     config.fp32_out = problem.fp32_result;
     config.promote = problem.fp32_result && problem.promote_sums;
+    if (unverified_kernels_enabled()) {
+      config.tma_off = tma_blocker(config.run);
+      config.tma = config.tma_off.empty();
+    }
     if (config.run.weight()) {
       choose_weight_tiling(config, arch);
     } else {
@@ -631,7 +694,8 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     cfg += "  static constexpr bool kBias = " + std::string(epilogue && sig.bias ? "true" : "false") + ";\n";
     if (run.native) cfg += native_constants(r);
     cfg += "  static constexpr bool kFp32Out = " + std::string(config.fp32_out ? "true" : "false") + ";\n";
-    cfg += "  static constexpr bool kPromote = " + std::string(config.promote ? "true" : "false") + ";\n};\n";
+    cfg += "  static constexpr bool kPromote = " + std::string(config.promote ? "true" : "false") + ";\n";
+    cfg += "  static constexpr bool kTma = " + std::string(config.tma ? "true" : "false") + ";\n};\n";
 
     Plan plan;
     const TensorRoles roles(sig);
@@ -648,11 +712,15 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
         plan.steps.push_back(std::move(copy));
       }
     const std::string entry = "boo_wgmma_" + run.task.result;
+    const std::string body = run.native ? (run.weight() ? "conv_wgmma_nchw_weight" : "conv_wgmma_nchw")
+                             : run.weight() ? "conv_wgmma_weight" : "conv_wgmma";
+    // With TMA the block carries the tensor maps, which the copy engine reads in the parameter space
+    // (__grid_constant__: the kernel never copies them).
     plan.source.text += "\n" + cfg + "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kThreads) +
-                        ", 1) " + entry + "(const boo::ConvIgemmParams p) { boo::wgmma_conv::" +
-                        (run.native ? (run.weight() ? "conv_wgmma_nchw_weight" : "conv_wgmma_nchw")
-                         : run.weight() ? "conv_wgmma_weight" : "conv_wgmma") +
-                        "<Cfg>(p); }\n";
+                        ", 1) " + entry +
+                        (config.tma ? "(const __grid_constant__ boo::ConvWgmmaParams p) { boo::wgmma_conv::" + body +
+                                          "<Cfg>(p.p, " + (run.weight() ? "&p.tma_a" : "&p.tma_b") + "); }\n"
+                                    : "(const boo::ConvIgemmParams p) { boo::wgmma_conv::" + body + "<Cfg>(p); }\n");
     plan.source.entries.push_back(entry);
 
     // A signature tensor, or the workspace copy it is staged in.
@@ -664,30 +732,47 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     // (tiles x splits; per image on the native path, per slice with groups or stride phases).
     const long long units = ceil_div(m, kTileRows) * ceil_div(n, config.bn) * config.splits * g.images;
     BOO_ASSIGN_OR_RETURN(uint32_t ctas, grid_extent(std::min<long long>(units, arch.sm_count), 0x7fffffff, "x (CTAs)"));
-    StepBuilder<ConvIgemmParams> step(entry, {ctas, 1, 1}, {kThreads, 1, 1},
-                                      static_cast<uint32_t>(config.shared_bytes()));
-    step.params.act_alpha = static_cast<float>(sig.activation.alpha);
-    step.params.act_lo = static_cast<float>(sig.activation.lo);
-    step.params.act_hi = static_cast<float>(sig.activation.hi);
-    BOO_ASSIGN_OR_RETURN(TensorBinding a, bind(run.a, run.a_copy, false));
-    BOO_ASSIGN_OR_RETURN(TensorBinding out, bind(run.task.result, run.out_copy, true));
-    step.bind(step.params.a, a);
-    if (run.weight()) {
-      BOO_ASSIGN_OR_RETURN(TensorBinding b, bind(run.b, run.b_copy, false));
-      step.bind(step.params.b, b);
+    // The implicit GEMM's block `p` (within `step`'s parameters) with its addresses bound.
+    auto bind_params = [&](auto& step, ConvIgemmParams& p) -> Status {
+      p.act_alpha = static_cast<float>(sig.activation.alpha);
+      p.act_lo = static_cast<float>(sig.activation.lo);
+      p.act_hi = static_cast<float>(sig.activation.hi);
+      BOO_ASSIGN_OR_RETURN(TensorBinding a, bind(run.a, run.a_copy, false));
+      BOO_ASSIGN_OR_RETURN(TensorBinding out, bind(run.task.result, run.out_copy, true));
+      step.bind(p.a, a);
+      if (run.weight()) {
+        BOO_ASSIGN_OR_RETURN(TensorBinding b, bind(run.b, run.b_copy, false));
+        step.bind(p.b, b);
+      } else {
+        BOO_ASSIGN_OR_RETURN(TensorBinding w, bind(run.w, run.w_copy, false));
+        step.bind(p.w, w);
+      }
+      // The partials or the fp32 sums at the workspace's start; y (or its copy) written by this kernel's
+      // epilogue or by the reduce's.
+      if (split || config.fp32_out) step.bind(p.workspace, TensorBinding::workspace(0));
+      if (!config.fp32_out) step.bind(p.out, out);
+      if (epilogue && sig.bias) {
+        BOO_ASSIGN_OR_RETURN(TensorBinding bias, roles.argument("b"));
+        step.bind(p.bias, bias);
+      }
+      return ok_status();
+    };
+    const Dim3 grid{ctas, 1, 1}, block{kThreads, 1, 1};
+    const auto shared = static_cast<uint32_t>(config.shared_bytes());
+    LaunchStep launch;
+    if (config.tma) {
+      StepBuilder<ConvWgmmaParams> step(entry, grid, block, shared);
+      BOO_RETURN_IF_ERROR(bind_params(step, step.params.p));
+      // The TMA operand: the weight face's dy (the GEMM's A), the forward face's filter (its B).
+      BOO_ASSIGN_OR_RETURN(TensorBinding tensor, run.weight() ? bind(run.b, run.b_copy, false)
+                                                              : bind(run.w, run.w_copy, false));
+      step.map(run.weight() ? step.params.tma_a : step.params.tma_b, tma_slot(run, config.bn, sig.dtype, tensor));
+      launch = std::move(step).finish();
     } else {
-      BOO_ASSIGN_OR_RETURN(TensorBinding w, bind(run.w, run.w_copy, false));
-      step.bind(step.params.w, w);
+      StepBuilder<ConvIgemmParams> step(entry, grid, block, shared);
+      BOO_RETURN_IF_ERROR(bind_params(step, step.params));
+      launch = std::move(step).finish();
     }
-    // The partials or the fp32 sums at the workspace's start; y (or its copy) written by this kernel's
-    // epilogue or by the reduce's.
-    if (split || config.fp32_out) step.bind(step.params.workspace, TensorBinding::workspace(0));
-    if (!config.fp32_out) step.bind(step.params.out, out);
-    if (epilogue && sig.bias) {
-      BOO_ASSIGN_OR_RETURN(TensorBinding bias, roles.argument("b"));
-      step.bind(step.params.bias, bias);
-    }
-    LaunchStep launch = std::move(step).finish();
     plan.steps.push_back(launch);
     if (split) {
       // The sum of the splits' partials with the epilogue, written to the result (or its copy; the
@@ -699,6 +784,9 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
                           (run.weight() ? "conv_wgmma_weight_reduce" : "conv_wgmma_forward_reduce") + "<Cfg>(p); }\n";
       plan.source.entries.push_back(reduce);
       launch.entry = reduce;
+      // The reduce reads the implicit GEMM's block, the start of a TMA kernel's (ConvWgmmaParams::p).
+      launch.params.resize(sizeof(ConvIgemmParams));
+      launch.tensor_maps.clear();
       BOO_ASSIGN_OR_RETURN(launch.grid.x,
                            grid_extent(std::clamp<long long>(ceil_div(m * n, 256), 1, 16LL * arch.sm_count),
                                        0x7fffffff, "x (reduce)"));

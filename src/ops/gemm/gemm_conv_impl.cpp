@@ -245,11 +245,10 @@ class GemmViaConv final : public Tier<GemmProblem, GemmViaConvConfig> {
     }
     // The conv's steps with the GEMM's tensors.
     for (LaunchStep step : inner.steps) {
-      for (LaunchStep::AddressSlot& slot : step.addresses) {
-        TensorBinding& t = slot.tensor;
+      step.rebind_tensors([&](TensorBinding& t) {
         if (t.source == TensorBinding::Source::kArgument) t = conv_args.at(t.index);
         else if (t.source == TensorBinding::Source::kResult) t = conv_results.at(t.index);
-      }
+      });
       plan.steps.push_back(std::move(step));
     }
     // The result: the epilogue on the conv's fp32 sums (at its workspace's start), or copied out of its buffer.

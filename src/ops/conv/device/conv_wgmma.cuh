@@ -20,7 +20,9 @@
 //   warpgroup 0 (producer): copies the A and B tiles of each k-block into a
 //     ring of STAGES shared-memory stages with 16-byte cp.async, in the
 //     128-byte swizzled K-major layout wgmma reads, and signals each stage's
-//     `full` barrier once its copies have landed;
+//     `full` barrier once its copies have landed (with C::kTma, gated: B, the
+//     filter, is one TMA copy a k-block instead, the same bytes in the same
+//     layout; produce);
 //   warpgroups 1 and 2 (consumers): rows 0-63 and 64-127 of the tile; each
 //     waits for a stage, issues four m64nBNk16 wgmma on it (fp32 accumulators
 //     in registers) and releases it on its `empty` barrier when they are done.
@@ -43,6 +45,7 @@
 #include "boo/kernels/arch/sm80.cuh"
 #include "boo/kernels/types.cuh"
 #include "boo/conv/conv_igemm_params.cuh"
+#include "boo/conv/conv_wgmma_params.cuh"
 #include "boo/kernels/arch/sm90.cuh"
 #include "boo/conv/conv_wgmma_slices.cuh"
 
@@ -200,13 +203,23 @@ __device__ __forceinline__ void finish_copies() { sm90::cp_async_wait_all(); }
 /// copies cover four whole 128-byte rows; the chunk's 8 reduction columns
 /// (one tap's channels) are the same in every row, so each thread finds its
 /// tap and channel once a k-block.
+/// With C::kTma (a dense KRSC filter, groups 1, no stride phases: the host's
+/// rule), B is one TMA copy a k-block from `tma_b`, a map of the filter as the
+/// 2-D matrix {R x S x C packed (r, s, c) columns, K rows}, row stride WK:
+/// thread 0 issues it, the 128 threads copy A as before.
 template <class C>
-__device__ void produce(const ConvIgemmParams& p, unsigned char* smem, unsigned long long* full,
-                        unsigned long long* empty) {
+__device__ void produce(const ConvIgemmParams& p, const TmaMap* tma_b, unsigned char* smem,
+                        unsigned long long* full, unsigned long long* empty) {
   using T = typename C::T;
   constexpr int kReduced = Tiles<C>::kReduced;
   const int chunk = threadIdx.x % 8, row0 = threadIdx.x / 8;
   const T* x = reinterpret_cast<const T*>(p.a);
+  if constexpr (C::kTma) {
+    static_assert(C::kGroups == 1 && C::kPhases == 1, "the filter map is one group's, without stride phases");
+    // One box {64 reduction columns, BN filter rows} of 2-byte elements: BN rows of 128 bytes, the B tile.
+    static_assert(Layout<C>::kTileB == C::BN * kBK * sizeof(T), "a B tile is one box");
+    if (threadIdx.x == 0) sm90::prefetch_tensor_map(tma_b);
+  }
   int it = 0;  // k-blocks issued so far, over all units
   for (int unit = blockIdx.x; unit < Tiles<C>::kCount; unit += gridDim.x) {
     const int m0 = Tiles<C>::m0(unit), n0 = Tiles<C>::n0(unit);
@@ -252,12 +265,28 @@ __device__ void produce(const ConvIgemmParams& p, unsigned char* smem, unsigned 
                                x + (ok ? a_base[j] + a_shift : 0), ok);
       }
       const unsigned b_tile = sm90::shared_address(smem) + Layout<C>::kB + stage * Layout<C>::kTileB;
-      const int b_shift = r * C::WR + s * C::WS + c;
+      if constexpr (C::kTma) {
+        // B (BN x 64, K-major): the box at (column kb * 64, row n0): filter rows n0 ... n0 + BN - 1, each
+        // its 64 packed (r, s, c) columns as 128 bytes, 128-byte swizzled as swizzle128_offset places
+        // them (the tile is 1024-byte aligned); columns past R x S x C and rows past K read as zeros,
+        // as the cp.async path's zero chunks. The stage's full barrier expects the whole box,
+        // kTileB = BN x 128 bytes, zeros included: thread 0 adds them to the stage's phase before its
+        // own arrival (announce_stage, 128 arrivals as without TMA), so the phase completes only once
+        // the 128 threads' A copies and this box have landed. (The phase is this k-block's: the
+        // producer waited for `empty`, so the consumers saw the stage's previous phase complete.)
+        // The copy writes through the async proxy: no fence before the wgmma read it.
+        if (threadIdx.x == 0) {
+          sm90::mbarrier_expect_tx(&full[stage], Layout<C>::kTileB);
+          sm90::tma_load_2d(b_tile, tma_b, kb * kBK, n0, &full[stage]);
+        }
+      } else {
+        const int b_shift = r * C::WR + s * C::WS + c;
 #pragma unroll
-      for (int j = 0; j < C::BN / 16; ++j) {
-        const bool ok = live && (C::kN % C::BN == 0 || n0 + row0 + 16 * j < C::kN);
-        cp_async_vector_at<16>(b_tile + sm90::swizzle128_offset(row0 + 16 * j, chunk),
-                               ok ? w + 16 * j * C::WK + b_shift : reinterpret_cast<const T*>(p.w), ok);
+        for (int j = 0; j < C::BN / 16; ++j) {
+          const bool ok = live && (C::kN % C::BN == 0 || n0 + row0 + 16 * j < C::kN);
+          cp_async_vector_at<16>(b_tile + sm90::swizzle128_offset(row0 + 16 * j, chunk),
+                                 ok ? w + 16 * j * C::WK + b_shift : reinterpret_cast<const T*>(p.w), ok);
+        }
       }
       announce_stage(full, C::STAGES, it);
     }
@@ -461,7 +490,8 @@ __device__ __forceinline__ void warp_specialized(Produce produce, Consume consum
   unsigned long long* empty = full + C::STAGES;
   if (threadIdx.x == 0) {
     for (int s = 0; s < C::STAGES; ++s) {
-      sm90::mbarrier_init(&full[s], 128);  // every producer thread, once its copies landed
+      // Every producer thread, once its copies landed; with C::kTma also the TMA box's bytes (expect_tx).
+      sm90::mbarrier_init(&full[s], 128);
       sm90::mbarrier_init(&empty[s], kConsumerWarps);
     }
     sm90::fence_barrier_init();
@@ -479,14 +509,15 @@ __device__ __forceinline__ void warp_specialized(Produce produce, Consume consum
 }
 
 /// The forward kernel body. Grid: at most one CTA per SM, each taking the units of Tiles<C>.
+/// `tma_b`: with C::kTma, the filter's map (ConvWgmmaParams::tma_b), else unused.
 template <class C>
-__device__ void conv_wgmma(const ConvIgemmParams& p) {
+__device__ void conv_wgmma(const ConvIgemmParams& p, const TmaMap* tma_b = nullptr) {
   using T = typename C::T;
   using L = Layout<C>;
   using U = Tiles<C>;
   warp_specialized<C>(
       [&](unsigned char* smem, unsigned long long* full, unsigned long long* empty) {
-        produce<C>(p, smem, full, empty);
+        produce<C>(p, tma_b, smem, full, empty);
       },
       [&](unsigned char* smem, unsigned long long* full, unsigned long long* empty, int consumer) {
         // consumer: A rows 64 * consumer ...

@@ -54,11 +54,21 @@ using WeightUnits = Units<C, (C::kL + kBK - 1) / kBK>;
 /// so a warp's copies cover two pixels' 256 contiguous bytes of dy (and of x
 /// within a tap); each thread splits its 8 pixels into (n, p, q) once per
 /// k-block, for both operands.
+/// With C::kTma (dy dense over its pixels: the host's rule), A is two TMA
+/// copies a k-block from `tma_a`, a map of dy as the 2-D matrix {K channels,
+/// N x P x Q pixels}, pixel stride YW: thread 0 issues them, the 128 threads
+/// copy B as before.
 template <class C>
-__device__ void produce_weight(const ConvIgemmParams& p, unsigned char* smem, unsigned long long* full,
-                               unsigned long long* empty) {
+__device__ void produce_weight(const ConvIgemmParams& p, const TmaMap* tma_a, unsigned char* smem,
+                               unsigned long long* full, unsigned long long* empty) {
   using T = typename C::T;
   using U = WeightUnits<C>;
+  if constexpr (C::kTma) {
+    // Two boxes {64 channels, 64 pixels} of 2-byte elements: 64 rows of 128 bytes, an atom column each.
+    static_assert(Layout<C>::kAtomColumn == 64 * kBK * sizeof(T) && Layout<C>::kTileA == 2 * Layout<C>::kAtomColumn,
+                  "an A tile is two boxes");
+    if (threadIdx.x == 0) sm90::prefetch_tensor_map(tma_a);
+  }
   constexpr int kColumnChunks = C::BN / 8;                       // 16-byte chunks of a B row
   constexpr int kChunksPerThread = (kColumnChunks + 15) / 16;   // 1 (BN = 128) or 2
   const int chunk = threadIdx.x % 16, row0 = threadIdx.x / 16;
@@ -89,15 +99,34 @@ __device__ void produce_weight(const ConvIgemmParams& p, unsigned char* smem, un
       sm90::mbarrier_wait(&empty[stage], ((it / C::STAGES) & 1) ^ 1);
       const unsigned a_tile = sm90::shared_address(smem) + stage * Layout<C>::kTileA;
       const unsigned b_tile = sm90::shared_address(smem) + Layout<C>::kB + stage * Layout<C>::kTileB;
+      if constexpr (C::kTma) {
+        // A (128 x 64, M-major): atom column j (consumer j's) is the box at (channel m0 + 64 j, pixel kb * 64):
+        // pixels kb * 64 ... + 63 as 64 rows of 128 bytes, each that pixel's 64 output channels, 128-byte
+        // swizzled as swizzle128_offset places them (atom columns are 1024-byte aligned); channels past K and
+        // pixels past N x P x Q read as zeros, as the cp.async path's zero chunks (a box wholly past K, the
+        // second of a last row tile of at most 64 rows, is all zeros). The stage's full barrier expects both
+        // boxes, kTileA = 2 x 64 x 128 bytes, zeros included: thread 0 adds them to the stage's phase before
+        // its own arrival (announce_stage, 128 arrivals as without TMA), so the phase completes only once the
+        // 128 threads' B copies and both boxes have landed (the phase is this k-block's: the producer waited
+        // for `empty`). The copies write through the async proxy: no fence before the wgmma read them.
+        if (threadIdx.x == 0) {
+          sm90::mbarrier_expect_tx(&full[stage], Layout<C>::kTileA);
+          sm90::tma_load_2d(a_tile, tma_a, m0, kb * kBK, &full[stage]);
+          sm90::tma_load_2d(a_tile + Layout<C>::kAtomColumn, tma_a, m0 + 64, kb * kBK, &full[stage]);
+        }
+      }
 #pragma unroll
       for (int j = 0; j < kBK / 8; ++j) {
         const int row = row0 + 8 * j, l = kb * kBK + row;
         const bool in = C::kL % kBK == 0 || l < C::kL;  // pixels past the last contribute zeros
         const int n = l / (C::P * C::Q), pq = l % (C::P * C::Q), oh = pq / C::Q, ow = pq % C::Q;
-        // A row `row`, atom column chunk / 8 (consumer chunk / 8's), chunk chunk % 8.
-        const bool a_ok = in && a_cols;
-        cp_async_vector_at<16>(a_tile + (chunk / 8) * Layout<C>::kAtomColumn + sm90::swizzle128_offset(row, chunk % 8),
-                               dy + (a_ok ? n * C::YN + oh * C::YH + ow * C::YW + m0 + chunk * 8 : 0), a_ok);
+        if constexpr (!C::kTma) {
+          // A row `row`, atom column chunk / 8 (consumer chunk / 8's), chunk chunk % 8.
+          const bool a_ok = in && a_cols;
+          cp_async_vector_at<16>(
+              a_tile + (chunk / 8) * Layout<C>::kAtomColumn + sm90::swizzle128_offset(row, chunk % 8),
+              dy + (a_ok ? n * C::YN + oh * C::YH + ow * C::YW + m0 + chunk * 8 : 0), a_ok);
+        }
         const int ih = oh * C::SH - C::PH, iw = ow * C::SW - C::PW;
         const int x_pixel = n * C::XN + ih * C::XH + iw * C::XW;
 #pragma unroll
@@ -152,11 +181,12 @@ __device__ __forceinline__ void consume_weight_units(const ConvIgemmParams& p, u
 }
 
 /// The weight-face kernel body. Grid: at most one CTA per SM, each taking the units of WeightUnits<C>.
+/// `tma_a`: with C::kTma, dy's map (ConvWgmmaParams::tma_a), else unused.
 template <class C>
-__device__ void conv_wgmma_weight(const ConvIgemmParams& p) {
+__device__ void conv_wgmma_weight(const ConvIgemmParams& p, const TmaMap* tma_a = nullptr) {
   warp_specialized<C>(
       [&](unsigned char* smem, unsigned long long* full, unsigned long long* empty) {
-        produce_weight<C>(p, smem, full, empty);
+        produce_weight<C>(p, tma_a, smem, full, empty);
       },
       [&](unsigned char* smem, unsigned long long* full, unsigned long long* empty, int consumer) {
         consume_weight_units<C, true>(p, smem, full, empty, consumer);
