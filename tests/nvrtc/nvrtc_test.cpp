@@ -963,8 +963,8 @@ TEST(NvrtcTest, Fp32Bf16x6ModulesCompile) {
 // spills or stack for every face and dtype: mma.sync for bf16/fp16, FFMA for
 // fp32; bias and activations; pixels per image that are odd (7x7: element
 // copies), a multiple of 4 but not 8 (14x14) or of 8; 1-D, 3-D and transposed
-// convs; the MobileNet and EfficientNet lines; and every tile width of
-// boo tune's alternatives of one line per face.
+// convs; the MobileNet and EfficientNet lines; small images' 32-column
+// tiles; and every tile width of boo tune's alternatives of one line per face.
 TEST(NvrtcTest, PointwiseModulesCompile) {
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
   const ops::ArchSpec arch = ops::ArchSpec::of(device);
@@ -985,6 +985,12 @@ TEST(NvrtcTest, PointwiseModulesCompile) {
     commands.push_back(std::string(dtype) + " --spatial_dim 1 -n 16 -c 48 -H 1000 -k 16 -y 1 -F 0 -b 1");
     commands.push_back(std::string(dtype) + " -n 8 -c 64 -H 28 -W 28 -k 16 -y 1 -x 1 -m trans -F 0");
     commands.push_back(std::string(dtype) + " -_ 3 -n 2 -c 32 --in_d 8 -H 14 -W 14 -k 16 --fil_d 1 -y 1 -x 1 -F 0");
+    // Small images on 32-column tiles (64 x 14x14): 64 x 384 both ways, 384 x 96 (48 accumulators a thread);
+    // 16-bit only (in fp32 their multiply-adds outlast their bytes: not this tier's).
+    for (const char* geometry : {"-n 64 -c 64 -H 14 -W 14 -k 384", "-n 64 -c 384 -H 14 -W 14 -k 96"})
+      for (const char* direction : {"-F 1", "-F 2"})
+        if (std::string_view(dtype) != "conv")
+          commands.push_back(std::string(dtype) + " " + geometry + " -y 1 -x 1 " + direction);
   }
   for (const std::string& command : commands) {
     SCOPED_TRACE(command);
