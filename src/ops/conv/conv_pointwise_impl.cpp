@@ -231,10 +231,15 @@ double busiest_sm_bytes(const FaceTiling& f, const ConvProblem& problem, const A
 // alone on its SM (two rounds, the second half empty) against 392 tiles of 32 in three full rounds.
 // The weight face keeps the wider tiles: each of its CTAs writes an M x N partial, so more CTAs only add
 // bytes. Not measured yet: boo tune times both widths (the alternatives).
+// Measured on an H100 (2026-11-26, docs/perf/2026-11-26-session5-h100x4.md, nchw-models.txt's 1x1 lines): 32-wide
+// tiles paid where the 64-wide ones ran more than a wave but few (64 images of 14x14: 196 tiles, 2.16 -> 0.80x
+// cuDNN's time) and lost where those were fewer than the SMs (7x7: 25-49 tiles, 0.71 -> 1.05x): there each CTA
+// streams the whole filter and twice the CTAs read it twice.
 bool narrow_pays_off(const FaceTiling& narrow, const std::optional<FaceTiling>& wide, const ConvProblem& problem,
                      const ArchSpec& arch) {
   if (narrow.task.face == kWeightFace) return false;
   if (!wide) return true;
+  if (wide->tiles < arch.sm_count) return false;
   return busiest_sm_bytes(narrow, problem, arch) < busiest_sm_bytes(*wide, problem, arch);
 }
 
