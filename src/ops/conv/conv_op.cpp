@@ -60,8 +60,11 @@ constexpr FlagSpec kConvFlags[] = {
     {"fil_layout", 'f', "", "filter layout (N = output channels, C = input channels per group)"},
     {"out_layout", 'O', "", "output layout"},
     {"bias", 'b', "0", "1 = fused bias add in forward (and its gradient in backward)"},
+    {"residual", 0, "0",
+     "boo: 1 = fused residual add in forward (-F 1): y = act(conv(x, w) + bias + z), z an input of y's shape and "
+     "layout"},
     {"activation", 0, "none",
-     "boo: fused activation after the bias: none|relu|sigmoid|tanh|silu|gelu|gelu_tanh|leaky_relu[:alpha]|clamp:lo:hi"},
+     "boo: fused activation after the bias and the residual: none|relu|sigmoid|tanh|silu|gelu|gelu_tanh|leaky_relu[:alpha]|clamp:lo:hi"},
     {"fp32-math", 0, "ieee", "boo: fp32 arithmetic, ieee (full fp32) or tf32 (TF32 tensor cores)"},
     {"search", 's', "0", "MIOpen exhaustive search", 1, true},
     {"solution", 'S', "-1", "MIOpen solution id or name", 1, true},
@@ -160,6 +163,34 @@ Status apply_pad_mode(const std::string& mode, ConvSignature& sig) {
   return ok_status();
 }
 
+// gpu:conv:depthwise as listed for dispatch: the same tier, declining the
+// residual epilogue (--residual 1), which its kernels do not have; the GEMM
+// tiers and gpu:conv:direct run those convs.
+class WithoutResidual final : public GpuImplementation {
+ public:
+  explicit WithoutResidual(const GpuImplementation& tier) : tier_(tier) {}
+  std::string_view name() const override { return tier_.name(); }
+  Status accepts(const OpProblem& problem, const ArchSpec& arch) const override {
+    const auto* conv = dynamic_cast<const ConvProblem*>(&problem);
+    if (conv && conv->conv().residual)
+      return unimplemented(std::string(tier_.name()) + " has no residual epilogue (--residual 1); "
+                           "gpu:conv:implicit_gemm and gpu:conv:direct run it");
+    return tier_.accepts(problem, arch);
+  }
+  Result<std::unique_ptr<const Config>> configure(const OpProblem& problem, const ArchSpec& arch) const override {
+    return tier_.configure(problem, arch);
+  }
+  Result<Plan> plan(const OpProblem& problem, const Config& config, const ArchSpec& arch) const override {
+    return tier_.plan(problem, config, arch);
+  }
+  Result<ConfigList> candidates(const OpProblem& problem, const ArchSpec& arch) const override {
+    return tier_.candidates(problem, arch);
+  }
+
+ private:
+  const GpuImplementation& tier_;
+};
+
 class ConvOp final : public OpDefinition {
  public:
   std::string_view name() const override { return "conv"; }
@@ -239,6 +270,10 @@ class ConvOp final : public OpDefinition {
       if (sig->directions & kConvForward) sig->bias = true;
       if (sig->directions & (kConvBackwardData | kConvBackwardWeight)) sig->directions |= kConvBackwardBias;
     }
+    BOO_ASSIGN_OR_RETURN(int64_t residual, flags.integer("residual"));
+    if (residual != 0 && residual != 1)
+      return invalid_argument("--residual must be 0 or 1, got " + std::to_string(residual));
+    sig->residual = residual == 1;
     BOO_ASSIGN_OR_RETURN(sig->activation, Activation::parse(flags.text("activation")));
     const std::string math = base::to_lower(flags.text("fp32-math"));
     if (math != "ieee" && math != "tf32")
@@ -280,9 +315,10 @@ class ConvOp final : public OpDefinition {
     // gpu:conv:pointwise first: it takes only memory-bound pointwise convs, which it runs at copy bandwidth;
     // gpu:conv:fp32_bf16x6 before gpu:conv:implicit_gemm: it takes the strict fp32 convs its model puts
     // ahead of FFMA.
+    static const WithoutResidual depthwise(depthwise_implementation());
     static const GpuImplementation* const kImpls[] = {&pointwise_implementation(), &wgmma_sm90_implementation(),
                                                       &fp32_bf16x6_implementation(), &implicit_gemm_implementation(),
-                                                      &depthwise_implementation(), &direct_implementation()};
+                                                      &depthwise, &direct_implementation()};
     return kImpls;
   }
 
