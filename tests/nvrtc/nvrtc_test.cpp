@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <set>
 
 #include "boo/registry.hpp"
@@ -704,6 +705,55 @@ TEST(NvrtcTest, HopperConvModulesCompile) {
     const bool split = weight && std::stoi(config.substr(config.find("splits ") + 7)) > 1;
     EXPECT_EQ(k->ptx.find("boo_wgmma_dw_reduce") != std::string::npos, split) << planned->config;
   }
+}
+
+// The residual epilogue (--residual 1) compiles for sm_90a on every tier that
+// takes each line of tests/gpu/residual_lines.txt (the GPU numerics list:
+// dispatch's pick of each, and gpu:conv:direct for all): the implicit GEMM's
+// 16-byte and element stores and its split-K reduce, the Hopper tier's
+// store_tile (staged, split, grouped, strided) without spills, the direct
+// kernels. Every line has a tier, and the tiers without the epilogue decline.
+TEST(NvrtcTest, ResidualEpilogueModulesCompile) {
+  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
+  std::vector<std::string> lines;
+  std::ifstream in("tests/gpu/residual_lines.txt");
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] != '#') lines.push_back(line);
+  ASSERT_GE(lines.size(), 20u) << "run from the source folder";
+  std::set<std::string> tiers_used;
+  for (const std::string& command : lines) {
+    SCOPED_TRACE(command);
+    Result<ParsedCommand> p = parse_command(std::string_view(command));
+    ASSERT_TRUE(p.ok()) << p.status().to_string();
+    int accepted = 0;
+    for (const char* name : {"gpu:conv:wgmma_sm90", "gpu:conv:implicit_gemm", "gpu:conv:direct",
+                             "gpu:conv:pointwise", "gpu:conv:fp32_bf16x6", "gpu:conv:depthwise"}) {
+      const ops::GpuImplementation* impl = conv_tier(name);
+      ASSERT_NE(impl, nullptr);
+      Result<Planned> planned = plan_for(*impl, *p->signature, device);
+      const bool has_epilogue = std::string_view(name) == "gpu:conv:wgmma_sm90" ||
+                                std::string_view(name) == "gpu:conv:implicit_gemm" ||
+                                std::string_view(name) == "gpu:conv:direct";
+      if (!has_epilogue) {
+        ASSERT_FALSE(planned.ok()) << name << " took a residual";
+        continue;
+      }
+      if (!planned.ok()) continue;
+      ++accepted;
+      tiers_used.insert(name);
+      if (std::string_view(name) != "gpu:conv:direct")  // (its calls: ConvResidualPlanTest)
+        EXPECT_NE(planned->plan.source.text.find("kResidual = true"), std::string::npos) << name;
+      Result<jit::CompiledKernel> k = jit::compile_kernel(planned->plan.source, kArch, true);
+      ASSERT_TRUE(k.ok()) << name << ": " << k.status().to_string();
+      EXPECT_GT(k->cubin.size(), 0u);
+      if (std::string_view(name) == "gpu:conv:wgmma_sm90") {
+        EXPECT_EQ(k->spill_bytes, 0) << k->log;
+        EXPECT_EQ(k->log.find("C7508"), std::string::npos) << "setmaxnreg ignored:\n" << k->log;
+      }
+    }
+    EXPECT_GE(accepted, 1);
+  }
+  EXPECT_EQ(tiers_used.size(), 3u);
 }
 
 // gpu:conv:wgmma_sm90's native path for pointwise NCHW convs

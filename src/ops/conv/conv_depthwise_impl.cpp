@@ -212,6 +212,9 @@ class DepthwiseConv final : public Tier<ConvProblem, DepthwiseConfig> {
 
   Status accepts_problem(const ConvProblem& problem, const ArchSpec&) const override {
     const Relation& r = problem.relation;
+    if (problem.conv().residual)
+      return unimplemented("gpu:conv:depthwise has no residual epilogue (--residual 1); gpu:conv:implicit_gemm and "
+                           "gpu:conv:direct run it");
     if (r.ag() != 1)
       return unimplemented(std::to_string(r.ag()) + " channels per group: gpu:conv:depthwise takes one (groups = " +
                            std::string(problem.conv().transposed ? "K" : "C") + ")");

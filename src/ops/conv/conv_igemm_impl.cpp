@@ -451,6 +451,7 @@ std::string cfg_source(const std::string& name, const Gemm& g, const Relation& r
        array_fn("w_strides", r.w_strides.data(), 5);
   s += "  static constexpr int kAct = " + std::to_string(epilogue ? static_cast<int>(sig.activation.kind) : 0) + ";\n";
   s += "  static constexpr bool kBias = " + std::string(epilogue && sig.bias ? "true" : "false") + ";\n";
+  s += "  static constexpr bool kResidual = " + std::string(epilogue && sig.residual ? "true" : "false") + ";\n";
   return s + "};\n";
 }
 
@@ -461,6 +462,7 @@ struct Work {
   Relation rel;  // the relation it runs on: staged copies' strides and padded channels
   FaceTask task;
   int a_copy = -1, b_copy = -1, w_copy = -1;  // the StagedCopy each operand lives in, or -1: the tensor itself
+  int z_copy = -1;  // the residual's copy, laid out as the staged y it is added to, or -1: z itself
 };
 
 // The configuration of a problem: the staged copies, and every GEMM with its
@@ -528,6 +530,15 @@ std::vector<Work> works_of(const ConvProblem& problem, const ChannelPads& pads, 
       b = request(task.b, r.batch, r.batch, r.b_size, r.cb, r.cb, false);
     if (w < 0 && !channels_contiguous(r.w_strides, r.ag()))
       w = request(task.w, r.cb, r.cb, r.f_size, r.ag(), r.ag(), false);
+    // The epilogue reads the residual at y's offsets: where y is written to a copy, z is staged the same way.
+    int z = -1;
+    if (task.epilogue && problem.conv().residual) {
+      const bool forward = task.face == kForwardFace;
+      const int y_copy = forward ? b : a;
+      if (y_copy >= 0)
+        z = request("z", r.batch, r.batch, forward ? r.b_size : r.a_size, forward ? r.cb : r.ca,
+                    copies[static_cast<size_t>(y_copy)].padded, false);
+    }
     if (a >= 0) rel.a_strides = channels_last(r.a_size, copies[a].padded);
     if (b >= 0) rel.b_strides = channels_last(r.b_size, copies[b].padded);
     if (w >= 0) rel.w_strides = channels_last(r.f_size, copies[w].padded);
@@ -536,9 +547,9 @@ std::vector<Work> works_of(const ConvProblem& problem, const ChannelPads& pads, 
       int index = 0;
       for (const Phase& p : phases(rel))
         out.push_back({plan_gemm(entry + "_p" + std::to_string(index++), task.face, rel, problem.dtype, problem.conv().fp32_tf32, arch, p, false), rel,
-                       task, a, b, w});
+                       task, a, b, w, z});
     } else {
-      out.push_back({plan_gemm(entry, task.face, rel, problem.dtype, problem.conv().fp32_tf32, arch, whole(rel), problem.fp32_result), rel, task, a, b, w});
+      out.push_back({plan_gemm(entry, task.face, rel, problem.dtype, problem.conv().fp32_tf32, arch, whole(rel), problem.fp32_result), rel, task, a, b, w, z});
     }
   }
   return out;
@@ -562,7 +573,7 @@ class PlanWriter {
 
   // One GEMM (and its split-K reduce) with A, B, W and the output bound.
   Status gemm(const Work& w, TensorBinding a, TensorBinding b, TensorBinding weight, TensorBinding out,
-              std::optional<TensorBinding> bias, TensorBinding partials) {
+              std::optional<TensorBinding> bias, std::optional<TensorBinding> residual, TensorBinding partials) {
     const Gemm& g = w.gemm;
     const ConvSignature& conv = problem_.conv();
     const std::string cfg = "Cfg_" + g.entry.substr(std::string("boo_igemm_").size());
@@ -584,6 +595,7 @@ class PlanWriter {
     if (!g.fp32_out) step.bind(step.params.out, out);
     step.bind(step.params.workspace, partials);
     if (bias) step.bind(step.params.bias, *bias);
+    if (residual) step.bind(step.params.residual, *residual);
     LaunchStep launch = std::move(step).finish();
     plan_.steps.push_back(launch);
     if (g.splits > 1) {
@@ -749,7 +761,11 @@ class ImplicitGemmConv final : public Tier<ConvProblem, ImplicitGemmConfig> {
       if (w.task.epilogue && conv.bias) {
         BOO_ASSIGN_OR_RETURN(bias, roles.argument("b"));
       }
-      BOO_RETURN_IF_ERROR(out.gemm(w, a, b, weight, result, bias, TensorBinding::workspace(0)));
+      std::optional<TensorBinding> residual;
+      if (w.task.epilogue && conv.residual) {
+        BOO_ASSIGN_OR_RETURN(residual, bind("z", w.z_copy));
+      }
+      BOO_RETURN_IF_ERROR(out.gemm(w, a, b, weight, result, bias, residual, TensorBinding::workspace(0)));
     }
     for (const StagedCopy& c : config.copies)
       if (!c.input) BOO_RETURN_IF_ERROR(out.staged_copy(c));

@@ -317,7 +317,7 @@ std::string cfg_source(const std::string& name, const FaceTiling& f, const ConvP
          constant("B_C", shape.out[1]) + constant("FM", rel.w_strides[0]) + constant("FN", rel.w_strides[1]);
     // split_k_reduce's: one group, no bias (none exists for dW) and no activation, rounded to T.
     s += int_constant("kGroups", 1) + bool_constant("kFp32Out", false) + bool_constant("kBias", false) +
-         int_constant("kAct", 0);
+         bool_constant("kResidual", false) + int_constant("kAct", 0);
   }
   return s + "};\n";
 }
@@ -333,6 +333,9 @@ class PointwiseConv final : public Tier<ConvProblem, PointwiseConfig> {
     if (!r.pointwise()) return unimplemented("gpu:conv:pointwise takes 1x1 filters at stride 1 without padding");
     if (r.groups != 1) return unimplemented("gpu:conv:pointwise takes groups 1, not " + std::to_string(r.groups));
     if (problem.fp32_result) return unimplemented("gpu:conv:pointwise does not leave fp32 sums for a GEMM epilogue");
+    if (problem.conv().residual)
+      return unimplemented("gpu:conv:pointwise has no residual epilogue (--residual 1); gpu:conv:implicit_gemm and "
+                           "gpu:conv:direct run it");
     if (!pixels_contiguous(r.a_strides, r.a_size) || !pixels_contiguous(r.b_strides, r.b_size))
       return unimplemented("gpu:conv:pointwise takes activations whose channels' pixels are contiguous (NCHW, NCDHW; "
                            "channels-last ones are the GEMM tiers')");

@@ -98,6 +98,7 @@ struct Run {
   std::string a, b, w;  // the signature tensors read as the run's A, B (weight face) and W (other faces)
   std::vector<StagedCopy> copies;
   int a_copy = -1, b_copy = -1, w_copy = -1, out_copy = -1;  // the copy each operand lives in, or -1: the tensor itself
+  int z_copy = -1;  // the residual's copy, laid out as out_copy (the epilogue reads it at y's offsets), or -1
   bool weight() const { return task.face == kWeightFace; }
   // Split K: the weight face, and the channels-last forward and data faces (conv_wgmma_split.cuh).
   bool may_split() const { return weight() || !native; }
@@ -154,7 +155,9 @@ Result<Run> run_of(const ConvProblem& problem) {
   Run run;
   run.task = problem.tasks[0];
   run.rel = r;
-  if (r.groups == 1 && planar_pointwise(r)) {
+  if (r.groups == 1 && planar_pointwise(r) && problem.conv().residual) {
+    run.staged_why = "the native NCHW path has no residual epilogue (--residual 1)";
+  } else if (r.groups == 1 && planar_pointwise(r)) {
     const Status native = native_nchw_pointwise(problem);
     if (native.ok()) {
       run.native = true;
@@ -177,6 +180,8 @@ Result<Run> run_of(const ConvProblem& problem) {
     if (!channels_contiguous(r.b_strides, r.cb) && !problem.fp32_result)
       run.out_copy =
           add_copy(run.copies, layout_copy(problem, run.task.result, r.batch, r.batch, r.b_size, r.cb, r.cb, false));
+    if (run.out_copy >= 0 && run.task.epilogue && problem.conv().residual)
+      run.z_copy = add_copy(run.copies, layout_copy(problem, "z", r.batch, r.batch, r.b_size, r.cb, r.cb, false));
   } else if (run.task.face == kDataFace) {
     Relation& f = run.rel;
     f.ca = r.cb;
@@ -220,6 +225,8 @@ Result<Run> run_of(const ConvProblem& problem) {
     if (!channels_contiguous(f.b_strides, f.cb) && !problem.fp32_result)
       run.out_copy =
           add_copy(run.copies, layout_copy(problem, run.task.result, r.batch, r.batch, r.a_size, r.ca, r.ca, false));
+    if (run.out_copy >= 0 && run.task.epilogue && problem.conv().residual)  // a transposed conv's forward
+      run.z_copy = add_copy(run.copies, layout_copy(problem, "z", r.batch, r.batch, r.a_size, r.ca, r.ca, false));
   } else {
     run.a = run.task.a;
     run.b = run.task.b;
@@ -692,6 +699,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     cfg += constant("YN", r.b_strides[0]) + constant("YH", r.b_strides[3]) + constant("YW", r.b_strides[4]);
     cfg += constant("kAct", epilogue ? static_cast<int>(sig.activation.kind) : 0);
     cfg += "  static constexpr bool kBias = " + std::string(epilogue && sig.bias ? "true" : "false") + ";\n";
+    cfg += "  static constexpr bool kResidual = " + std::string(epilogue && sig.residual ? "true" : "false") + ";\n";
     if (run.native) cfg += native_constants(r);
     cfg += "  static constexpr bool kFp32Out = " + std::string(config.fp32_out ? "true" : "false") + ";\n";
     cfg += "  static constexpr bool kPromote = " + std::string(config.promote ? "true" : "false") + ";\n";
@@ -754,6 +762,10 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       if (epilogue && sig.bias) {
         BOO_ASSIGN_OR_RETURN(TensorBinding bias, roles.argument("b"));
         step.bind(p.bias, bias);
+      }
+      if (epilogue && sig.residual) {
+        BOO_ASSIGN_OR_RETURN(TensorBinding z, bind("z", run.z_copy, false));
+        step.bind(p.residual, z);
       }
       return ok_status();
     };

@@ -303,8 +303,9 @@ __device__ __forceinline__ void consumer_sync(int consumer) {
 }
 
 /// A consumer's epilogue: its 64 rows (m0 + 64 * consumer ...) x BN columns
-/// of accumulators (Wgmma's layout), bias and activation applied (C::kBias,
-/// C::kAct: conv_igemm.cuh's semantics), staged 32 rows at a time in its part
+/// of accumulators (Wgmma's layout), bias, residual and activation applied
+/// (C::kBias, C::kResidual: p.residual's elements at the output's offsets,
+/// C::kAct: epilogue.cuh's semantics), staged 32 rows at a time in its part
 /// of the staging and written as 16-byte vectors: columns col ... col + 7 of
 /// row m at element offset offset(m, col) of p.out (rows below C::kM, columns
 /// below C::kN, a multiple of 8; a stride phase's offset is negative for the
@@ -335,10 +336,25 @@ __device__ __forceinline__ void store_tile(const float (&acc)[C::BN / 2], const 
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
           const int row = (warp % 2) * 16 + lane / 4 + half * 8;
+          // The residual of this thread's two columns (z laid out as the output: adjacent channels
+          // adjacent), read before the activation, so that each sum is rounded once.
+          float residual[2] = {0.f, 0.f};
+          if constexpr (C::kResidual) {
+            const int m = m0 + consumer * 64 + pass * 32 + row, k = n0 + col;
+            if (m < C::kM && k < C::kN) {
+              const int at = offset(m, k);
+              if (at >= 0) {  // (a stride phase's row past its extent is not stored)
+                residual[0] = load_as_float<T>(p.residual, at);
+                residual[1] = load_as_float<T>(p.residual, at + 1);
+              }
+            }
+          }
 #pragma unroll
-          for (int q = 0; q < 2; ++q)
-            staged[row * L::kOutPitch + col + q] = from_float<T>(
-                activate<C::kAct>(acc[4 * j + 2 * half + q] + bias[q], p.act_alpha, p.act_lo, p.act_hi));
+          for (int q = 0; q < 2; ++q) {
+            float v = acc[4 * j + 2 * half + q] + bias[q];
+            if constexpr (C::kResidual) v += residual[q];
+            staged[row * L::kOutPitch + col + q] = from_float<T>(activate<C::kAct>(v, p.act_alpha, p.act_lo, p.act_hi));
+          }
         }
       }
     }
