@@ -319,9 +319,25 @@ __device__ __forceinline__ void store_tile(const float (&acc)[C::BN / 2], const 
   using L = Layout<C>;
   const int thread = static_cast<int>(threadIdx.x) % 128, lane = thread % 32, warp = thread / 32;
   T* out = reinterpret_cast<T*>(p.out);
+  constexpr int kVectorsPerRow = C::BN / 8;
 #pragma unroll
   for (int pass = 0; pass < 2; ++pass) {
     consumer_sync(consumer);  // the staging's previous rows are stored
+    if constexpr (C::kResidual) {
+      // The pass's 32 x BN residuals (z laid out as the output) into the staging with the store loop's
+      // coalesced 16-byte reads, so that each thread below adds its elements' from shared memory.
+#pragma unroll 4
+      for (int v = thread; v < static_cast<int>(L::kStagingRows) * kVectorsPerRow; v += 128) {
+        const int row = v / kVectorsPerRow, col = (v % kVectorsPerRow) * 8;
+        const int m = m0 + consumer * 64 + pass * 32 + row, k = n0 + col;
+        if (m >= C::kM || k >= C::kN) continue;
+        if constexpr (C::kPhases > 1)
+          if (offset(m, k) < 0) continue;  // a stride phase's row past its extent
+        *reinterpret_cast<uint4*>(staged + row * L::kOutPitch + col) =
+            *reinterpret_cast<const uint4*>(reinterpret_cast<const T*>(p.residual) + offset(m, k));
+      }
+      consumer_sync(consumer);
+    }
     if (warp / 2 == pass) {
 #pragma unroll
       for (int j = 0; j < C::BN / 8; ++j) {
@@ -336,30 +352,19 @@ __device__ __forceinline__ void store_tile(const float (&acc)[C::BN / 2], const 
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
           const int row = (warp % 2) * 16 + lane / 4 + half * 8;
-          // The residual of this thread's two columns (z laid out as the output: adjacent channels
-          // adjacent), read before the activation, so that each sum is rounded once.
-          float residual[2] = {0.f, 0.f};
-          if constexpr (C::kResidual) {
-            const int m = m0 + consumer * 64 + pass * 32 + row, k = n0 + col;
-            if (m < C::kM && k < C::kN) {
-              const int at = offset(m, k);
-              if (at >= 0) {  // (a stride phase's row past its extent is not stored)
-                residual[0] = load_as_float<T>(p.residual, at);
-                residual[1] = load_as_float<T>(p.residual, at + 1);
-              }
-            }
-          }
 #pragma unroll
           for (int q = 0; q < 2; ++q) {
+            T& at = staged[row * L::kOutPitch + col + q];
             float v = acc[4 * j + 2 * half + q] + bias[q];
-            if constexpr (C::kResidual) v += residual[q];
-            staged[row * L::kOutPitch + col + q] = from_float<T>(activate<C::kAct>(v, p.act_alpha, p.act_lo, p.act_hi));
+            // The residual, added before the activation so that each result is rounded once (elements
+            // outside the GEMM hold what the staging held: never stored).
+            if constexpr (C::kResidual) v += to_float(at);
+            at = from_float<T>(activate<C::kAct>(v, p.act_alpha, p.act_lo, p.act_hi));
           }
         }
       }
     }
     consumer_sync(consumer);  // the pass's rows are staged
-    constexpr int kVectorsPerRow = C::BN / 8;
 #pragma unroll 4
     for (int v = thread; v < static_cast<int>(L::kStagingRows) * kVectorsPerRow; v += 128) {
       const int row = v / kVectorsPerRow, col = (v % kVectorsPerRow) * 8;
