@@ -23,7 +23,8 @@ TEST(ConvSmallCPlanTest, TakesResNetsFirstBackwardDataAheadOfTheImplicitGemm) {
   const std::string line = "conv -n 32 -c 3 -H 224 -W 224 -k 64 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 -g 1 -F 2";
   const auto impls = find_op("conv")->gpu_implementations();
   ASSERT_EQ(impls[3]->name(), "gpu:conv:small_c_data");
-  ASSERT_EQ(impls[4]->name(), "gpu:conv:implicit_gemm");
+  ASSERT_EQ(impls[4]->name(), "gpu:conv:small_c_forward");
+  ASSERT_EQ(impls[5]->name(), "gpu:conv:implicit_gemm");
   EXPECT_TRUE(test::accepts(conv::implicit_gemm_implementation(), line));
   const Planned p = test::plan_of(small_c(), line);
   EXPECT_EQ(p.config,
