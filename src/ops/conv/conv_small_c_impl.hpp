@@ -13,8 +13,9 @@ namespace boo::ops::conv {
 /// gpu:conv:implicit_gemm, whose GEMM N would be those few channels.
 const GpuImplementation& small_c_data_implementation();
 
-/// fp32 forward faces (a regular conv's forward, a transposed conv's
-/// backward-data) whose A has at most 4 channels, one group, 2-D, dilation 1,
+/// Forward faces (a regular conv's forward, a transposed conv's
+/// backward-data; fp32, and fp16/bf16 with BOO_UNVERIFIED_KERNELS=1 until
+/// their first GPU run) whose A has at most 4 channels, one group, 2-D, dilation 1,
 /// rows contiguous (NCHW-like): a network's stem. A is read once into shared
 /// memory, B written once along its rows, the sums FFMA in registers. Listed
 /// before gpu:conv:implicit_gemm, whose reduction would be those few

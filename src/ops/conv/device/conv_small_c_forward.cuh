@@ -7,7 +7,8 @@
 // input, 3x3 or 7x7 stride 2). An implicit GEMM's reduction would be C x R x S
 // (27 for a 3x3) and its NCHW operands staged to channels last and back; here
 // x is read once into shared memory and y written once, rows contiguous, and
-// the sums are FFMA in registers.
+// the sums are FFMA in registers. Elements are C::T (float, f16, bf16); the
+// window, the filter and the sums are float.
 //
 // Block (n, tile_h, tile_w, k chunk) owns kTH output rows x kTW columns of
 // image n and kKB output channels. It copies (cp.async, zeros outside the
@@ -21,7 +22,8 @@
 // 4 + taps - 1 window floats in 16-byte vectors once and multiplies each by
 // every tap of that phase and kKT = 8 channels (two broadcast 16-byte filter
 // reads a tap: every thread of the block is at the same channels), then
-// stores 4 pixels x 8 channels, 16-byte stores along the row where y allows.
+// stores 4 pixels x 8 channels, one 4-pixel vector (16 bytes in fp32, 8 in
+// 16-bit) a channel along the row where y allows.
 // kPitch is chosen on the host so that each quarter warp's 16-byte window
 // reads fall on distinct bank groups. Every size, stride and tile is a
 // constant of the generated Cfg (see conv_small_c_forward_impl.cpp).
@@ -55,14 +57,20 @@ __device__ void forward_face(const ConvSmallCParams& p) {
   const int chunk = blockIdx.x / (kTilesW * kTilesH) % kChunks, n = blockIdx.x / (kTilesW * kTilesH * kChunks);
   const int oy0 = tile_h * C::kTH, ox0 = tile_w * kTW, k0 = chunk * C::kKB;
   const int iy0 = oy0 * C::kSH - C::kPH, ix0 = ox0 * C::kSW - C::kPW;
-  const float* a = reinterpret_cast<const float*>(p.a);
-  const float* w = reinterpret_cast<const float*>(p.w);
+  using T = typename C::T;
+  const T* a = reinterpret_cast<const T*>(p.a);
+  const T* w = reinterpret_cast<const T*>(p.w);
   for (int e = threadIdx.x; e < C::kCA * C::kWinH * kWinCols; e += C::kThreads) {
     const int c = e / (C::kWinH * kWinCols), row = e / kWinCols % C::kWinH, col = e % kWinCols;
     const int iy = iy0 + row, ix = ix0 + col;
     const bool valid = iy >= 0 && iy < C::kAH && ix >= 0 && ix < C::kAW;
     const I at = valid ? I(n) * I(C::AStr(0)) + I(c) * I(C::AStr(1)) + I(iy) * I(C::AStr(3)) + I(ix) : I(0);
-    cp_async_vector<4>(xs + ((c * C::kWinH + row) * C::kSW + col % C::kSW) * C::kPitch + col / C::kSW, a + at, valid);
+    float* to = xs + ((c * C::kWinH + row) * C::kSW + col % C::kSW) * C::kPitch + col / C::kSW;
+    if constexpr (sizeof(T) == 4) {
+      cp_async_vector<4>(to, a + at, valid);
+    } else {
+      *to = valid ? to_float(a[at]) : 0.f;  // 16-bit elements widen on their way in
+    }
   }
   for (int e = threadIdx.x; e < C::kKB * kTaps; e += C::kThreads) {
     // e runs along W's taps of one channel (contiguous in KCRS), landing channel-fastest in shared memory.
@@ -71,7 +79,11 @@ __device__ void forward_face(const ConvSmallCParams& p) {
     const bool valid = k0 + kc < C::kCB;
     const long long at =
         valid ? (k0 + kc) * C::WStr(0) + c * C::WStr(1) + r * C::WStr(3) + s * C::WStr(4) : 0;
-    cp_async_vector<4>(ws + tap * C::kKB + kc, w + at, valid);
+    if constexpr (sizeof(T) == 4) {
+      cp_async_vector<4>(ws + tap * C::kKB + kc, w + at, valid);
+    } else {
+      ws[tap * C::kKB + kc] = valid ? to_float(w[at]) : 0.f;
+    }
   }
   cp_async_commit();
   cp_async_wait<0>();
@@ -79,9 +91,10 @@ __device__ void forward_face(const ConvSmallCParams& p) {
 
   const int row = threadIdx.x / C::kG, g = threadIdx.x % C::kG;
   const int oy = oy0 + row, ox = ox0 + g * kJ;
-  float* b = reinterpret_cast<float*>(p.b);
-  // 16-byte stores where y's rows allow them (C::kVec: widths and strides multiples of 4) and y is 16-byte aligned.
-  const bool vec = C::kVec && (p.b & 15) == 0;
+  T* b = reinterpret_cast<T*>(p.b);
+  // Vector stores of 4 pixels where y's rows allow them (C::kVec: widths and strides multiples of 4) and y's
+  // address is aligned to 4 elements.
+  const bool vec = C::kVec && (p.b & (4 * sizeof(T) - 1)) == 0;
 #pragma unroll 1
   for (int kg = 0; kg < C::kKB / kKT; ++kg) {
     if (k0 + kg * kKT >= C::kCB) break;
@@ -129,18 +142,26 @@ __device__ void forward_face(const ConvSmallCParams& p) {
     for (int kk = 0; kk < kKT; ++kk) {
       const int k = k0 + kg * kKT + kk;
       if (k >= C::kCB) break;
-      const float bias = C::kBias ? reinterpret_cast<const float*>(p.bias)[k] : 0.f;
+      const float bias = C::kBias ? load_as_float<T>(p.bias, k) : 0.f;
       float v[kJ];
 #pragma unroll
       for (int j = 0; j < kJ; ++j) v[j] = activate<C::kAct>(acc[kk][j] + bias, p.act_alpha, p.act_lo, p.act_hi);
       const I at = I(n) * I(C::BStr(0)) + I(k) * I(C::BStr(1)) + I(oy) * I(C::BStr(3)) + I(ox);
       if (vec) {
         // ox and the row's width are multiples of 4: all four pixels are in y.
-        *reinterpret_cast<float4*>(b + at) = make_float4(v[0], v[1], v[2], v[3]);
+        if constexpr (sizeof(T) == 4) {
+          *reinterpret_cast<float4*>(b + at) = make_float4(v[0], v[1], v[2], v[3]);
+        } else {
+          const T h[kJ] = {from_float<T>(v[0]), from_float<T>(v[1]), from_float<T>(v[2]), from_float<T>(v[3])};
+          uint2 packed;
+          packed.x = static_cast<unsigned>(h[0].bits) | static_cast<unsigned>(h[1].bits) << 16;
+          packed.y = static_cast<unsigned>(h[2].bits) | static_cast<unsigned>(h[3].bits) << 16;
+          *reinterpret_cast<uint2*>(b + at) = packed;
+        }
       } else {
 #pragma unroll
         for (int j = 0; j < kJ; ++j)
-          if (ox + j < C::kBW) b[at + j] = v[j];
+          if (ox + j < C::kBW) b[at + j] = from_float<T>(v[j]);
       }
     }
   }
