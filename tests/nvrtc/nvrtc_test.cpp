@@ -1447,5 +1447,48 @@ TEST(NvrtcTest, SmallCDataModulesCompile) {
   }
 }
 
+// gpu:conv:small_c_forward (device/conv_small_c_forward.cuh) compiles for sm_90a without spills or stack on the
+// stems of nchw-models.txt (3x3 stride 2 and 1 over RGB, ResNet's 7x7 stride 2: two channel chunks) and on 1, 2 and
+// 4 channels, 5x5, 11x11 stride 4, asymmetric strides and padding, odd widths (scalar stores), K not a multiple of
+// 8, a transposed conv's backward-data, bias with activations, db; the bf16 and fp16 path (behind
+// BOO_UNVERIFIED_KERNELS) on the stems, odd widths and db.
+TEST(NvrtcTest, SmallCForwardModulesCompile) {
+  ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1);
+  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
+  const ops::GpuImplementation* tier = conv_tier("gpu:conv:small_c_forward");
+  ASSERT_NE(tier, nullptr);
+  std::set<std::string> compiled;
+  for (const std::string command : {
+           "conv -n 64 -c 3 -H 224 -W 224 -k 32 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 1 -t 1",
+           "conv -n 16 -c 3 -H 224 -W 224 -k 64 -y 3 -x 3 -p 1 -q 1 -F 1 -t 1",
+           "conv -n 32 -c 3 -H 224 -W 224 -k 64 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 -F 1 -t 1",
+           "conv -n 2 -c 1 -H 28 -W 28 -k 20 -y 5 -x 5 -F 1 -b 1 --activation relu",
+           "conv -n 2 -c 2 -H 31 -W 33 -k 16 -y 3 -x 5 -p 1 -q 2 -u 1 -v 2 -F 1 -b 1 --activation gelu",
+           "conv -n 2 -c 3 -H 227 -W 227 -k 96 -y 11 -x 11 -u 4 -v 4 -F 1",
+           "conv -n 3 -c 3 -H 37 -W 41 -k 13 -y 3 -x 3 -p 1 -q 1 -F 1 -b 1 --activation leaky_relu:0.1",
+           "conv -m trans -n 2 -c 24 -H 20 -W 20 -k 3 -y 4 -x 4 -p 1 -q 1 -u 2 -v 2 -F 2",
+           "conv -m trans -n 2 -c 24 -H 20 -W 20 -k 3 -y 3 -x 3 -p 1 -q 1 -F 8",
+           "convbfp16 -n 16 -c 3 -H 224 -W 224 -k 64 -y 3 -x 3 -p 1 -q 1 -F 1 -t 1",
+           "convfp16 -n 32 -c 3 -H 224 -W 224 -k 64 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 -F 1 -b 1 --activation relu",
+           "convbfp16 -n 3 -c 3 -H 37 -W 41 -k 13 -y 3 -x 3 -p 1 -q 1 -F 1 -b 1 --activation silu",
+           "convfp16 -m trans -n 2 -c 24 -H 20 -W 20 -k 3 -y 3 -x 3 -p 1 -q 1 -F 8",
+       }) {
+    SCOPED_TRACE(command);
+    Result<ParsedCommand> p = parse_command(std::string_view(command));
+    ASSERT_TRUE(p.ok()) << p.status().to_string();
+    Result<Planned> planned = plan_for(*tier, *p->signature, device);
+    ASSERT_TRUE(planned.ok()) << planned.status().to_string();
+    ASSERT_TRUE(compiled.insert(planned->plan.source.text).second);
+    Result<jit::CompiledKernel> k = jit::compile_kernel(planned->plan.source, kArch, false);
+    ASSERT_TRUE(k.ok()) << k.status().to_string();
+    EXPECT_EQ(k->spill_bytes, 0) << k->log;
+    EXPECT_EQ(k->stack_bytes, 0) << k->log;
+    EXPECT_LE(k->registers, 128) << planned->config << "\n" << k->log;
+    if (std::getenv("BOO_TEST_PRINT_REGISTERS"))
+      std::printf("%s\n  %s: %d registers\n", command.c_str(), planned->config.c_str(), k->registers);
+  }
+  ::unsetenv("BOO_UNVERIFIED_KERNELS");
+}
+
 }  // namespace
 }  // namespace boo

@@ -1,7 +1,13 @@
-// boo tests: gpu:conv:small_c_data's launch plans, computed on the host (no
-// GPU): which convs it takes ahead of the implicit GEMM (and why it declines
-// the others), its tile and window, and which tensor its launch writes.
+// boo tests: gpu:conv:small_c_data's and gpu:conv:small_c_forward's launch
+// plans, computed on the host (no GPU): which convs they take ahead of the
+// implicit GEMM (and why they decline the others), their tiles and windows,
+// which tensor each launch writes; and a host model of small_c_forward's
+// shared-memory index math (device/conv_small_c_forward.cuh).
 #include <gtest/gtest.h>
+
+#include <map>
+#include <regex>
+#include <set>
 
 #include "ops/conv/conv_igemm_impl.hpp"
 #include "ops/conv/conv_small_c_impl.hpp"
@@ -23,7 +29,8 @@ TEST(ConvSmallCPlanTest, TakesResNetsFirstBackwardDataAheadOfTheImplicitGemm) {
   const std::string line = "conv -n 32 -c 3 -H 224 -W 224 -k 64 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 -g 1 -F 2";
   const auto impls = find_op("conv")->gpu_implementations();
   ASSERT_EQ(impls[3]->name(), "gpu:conv:small_c_data");
-  ASSERT_EQ(impls[4]->name(), "gpu:conv:implicit_gemm");
+  ASSERT_EQ(impls[4]->name(), "gpu:conv:small_c_forward");
+  ASSERT_EQ(impls[5]->name(), "gpu:conv:implicit_gemm");
   EXPECT_TRUE(test::accepts(conv::implicit_gemm_implementation(), line));
   const Planned p = test::plan_of(small_c(), line);
   EXPECT_EQ(p.config,
@@ -88,6 +95,207 @@ TEST(ConvSmallCPlanTest, DeclinesWithTheReason) {
     const Status s = small_c().accepts(*problem, test::sm90());
     EXPECT_EQ(s.code(), StatusCode::kUnimplemented) << s.to_string();
     EXPECT_NE(s.message().find(c.reason), std::string::npos) << s.to_string();
+  }
+}
+
+const GpuImplementation& small_c_forward() { return conv::small_c_forward_implementation(); }
+
+// The nchw-models stems, each ahead of the implicit GEMM: 3x3 stride 2 to 112x112 in 7 x 2 tiles of 56 rows x 16
+// columns (224 threads: no padded pixel), 3x3 stride 1 at 224 in 32x32 tiles, ResNet's 7x7 stride 2 in two chunks of
+// 32 channels (the window and 64 channels' filter would leave fewer than three blocks an SM).
+TEST(ConvSmallCPlanTest, TakesTheStemsAheadOfTheImplicitGemm) {
+  const std::string s2 = "conv -n 64 -c 3 -H 224 -W 224 -k 32 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 1 -t 1";
+  EXPECT_TRUE(test::accepts(conv::implicit_gemm_implementation(), s2));
+  const Planned p = test::plan_of(small_c_forward(), s2);
+  EXPECT_EQ(p.config, "y small C: tile 56x16 pixels threads 224 channels 32 window 113x17 pitch 20 blocks 896");
+  ASSERT_EQ(p.launches.size(), 1u);
+  EXPECT_EQ(p.launches[0].grid.x, 64u * 2 * 7);  // images x 112/56 row tiles x 112/16 column tiles
+  EXPECT_EQ(p.launches[0].block.x, 224u);
+  // x's window: 3 channels x 113 rows x 2 column phases x 20 (pitch) floats; the filter 27 taps x 32 channels.
+  EXPECT_EQ(p.launches[0].shared_bytes, (3u * 113 * 2 * 20 + 27 * 32) * 4);
+  EXPECT_EQ(p.workspace_bytes, 0u);
+  const auto y = params_of<ConvSmallCParams>(p.launches[0]);
+  EXPECT_EQ(y.a, p.address.at("x"));
+  EXPECT_EQ(y.b, p.address.at("y"));
+  EXPECT_EQ(y.w, p.address.at("w"));
+  EXPECT_EQ(y.bias, 0u);
+  const std::string& src = p.source.text;
+  EXPECT_NE(src.find("kVec = true;"), std::string::npos) << src;
+  EXPECT_NE(src.find("kSegV = 2;"), std::string::npos) << src;
+  EXPECT_NE(src.find("__launch_bounds__(224, 2)"), std::string::npos) << src;
+  EXPECT_EQ(test::plan_of(small_c_forward(), "conv -n 16 -c 3 -H 224 -W 224 -k 64 -y 3 -x 3 -p 1 -q 1 -F 1 -t 1").config,
+            "y small C: tile 32x32 pixels threads 256 channels 64 window 34x34 pitch 36 blocks 784");
+  const Planned r7 =
+      test::plan_of(small_c_forward(), "conv -n 32 -c 3 -H 224 -W 224 -k 64 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 -F 1 -t 1");
+  EXPECT_EQ(r7.config, "y small C: tile 56x16 pixels threads 224 channels 32 window 117x19 pitch 20 blocks 896");
+  EXPECT_LE(r7.launches[0].shared_bytes * 3, test::sm90().max_shared_bytes_per_sm);
+  // Dispatch's order: the data tier, then this one, then the implicit GEMM.
+  const auto impls = find_op("conv")->gpu_implementations();
+  ASSERT_EQ(impls[4]->name(), "gpu:conv:small_c_forward");
+}
+
+// Bias and activation ride on the forward; odd widths take 4-byte stores; a transposed conv's backward-data is the
+// forward face, with db as a second launch.
+TEST(ConvSmallCPlanTest, ForwardCarriesTheEpilogueAndTheTransposedData) {
+  const Planned p = test::plan_of(small_c_forward(), "conv -n 3 -c 3 -H 37 -W 41 -k 13 -y 3 -x 3 -p 1 -q 1 -F 1 -b 1 "
+                                                     "--activation leaky_relu:0.1");
+  const auto y = params_of<ConvSmallCParams>(p.launches[0]);
+  EXPECT_EQ(y.bias, p.address.at("b"));
+  EXPECT_FLOAT_EQ(y.act_alpha, 0.1f);
+  EXPECT_NE(p.source.text.find("kBias = true"), std::string::npos);
+  EXPECT_NE(p.source.text.find("kAct = 7;"), std::string::npos);
+  EXPECT_NE(p.source.text.find("kVec = false;"), std::string::npos);
+  const Planned t = test::plan_of(small_c_forward(), "conv -m trans -n 2 -c 24 -H 20 -W 20 -k 3 -y 3 -x 3 -p 1 -q 1 -F 8");
+  ASSERT_EQ(t.entries.size(), 2u);
+  EXPECT_EQ(t.entries[1], "boo_conv_db");
+  const auto dx = params_of<ConvSmallCParams>(t.launches[0]);
+  EXPECT_EQ(dx.a, t.address.at("dy"));
+  EXPECT_EQ(dx.b, t.address.at("dx"));
+}
+
+// 16-bit stems behind BOO_UNVERIFIED_KERNELS: the same tiles, elements widened into shared memory, 8-byte stores.
+TEST(ConvSmallCPlanTest, ForwardSixteenBitWaitsForItsGpuRun) {
+  const std::string line = "convbfp16 -n 16 -c 3 -H 224 -W 224 -k 64 -y 3 -x 3 -p 1 -q 1 -F 1 -t 1";
+  EXPECT_FALSE(test::accepts(small_c_forward(), line));
+  test::UnverifiedKernelsEnabled enabled;
+  const Planned p = test::plan_of(small_c_forward(), line);
+  EXPECT_EQ(p.config, "y small C: tile 32x32 pixels threads 256 channels 64 window 34x34 pitch 36 blocks 784");
+  EXPECT_NE(p.source.text.find("using T = boo::bf16;"), std::string::npos) << p.source.text;
+  const Planned db = test::plan_of(small_c_forward(), "convfp16 -m trans -n 2 -c 24 -H 20 -W 20 -k 3 -y 3 -x 3 "
+                                                      "-p 1 -q 1 -F 8");
+  EXPECT_NE(db.source.text.find("conv_bias_gradient<boo::f16>"), std::string::npos) << db.source.text;
+}
+
+TEST(ConvSmallCPlanTest, ForwardDeclinesWithTheReason) {
+  struct Case {
+    std::string command, reason;
+  };
+  const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
+  for (const Case& c : {
+           Case{"convbfp16 -n 2 -c 3 -H 32 -W 32 -k 64 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 -F 1", "BOO_UNVERIFIED_KERNELS=1"},
+           Case{"conv -n 2 -c 8 -H 32 -W 32 -k 64 -y 3 -x 3 -p 1 -q 1 -F 1", "8 input channels in 1 groups"},
+           Case{"conv -n 2 -c 4 -H 32 -W 32 -k 64 -y 3 -x 3 -p 1 -q 1 -g 2 -F 1", "in 2 groups"},
+           Case{"conv -n 2 -c 3 -H 32 -W 32 -k 64 -y 3 -x 3 -p 1 -q 1 -F 2", "forward face alone"},
+           Case{"conv -n 2 -c 3 -H 32 -W 32 -k 64 -y 3 -x 3 -p 1 -q 1 -F 0", "forward face alone"},
+           Case{"conv -n 2 -c 3 -H 32 -W 32 -k 64 -y 3 -x 3 -p 2 -q 2 -l 2 -j 2 -F 1", "dilation 1"},
+           Case{"conv -n 2 -c 3 -H 32 -W 32 -k 64 -y 3 -x 3 -p 1 -q 1 -F 1" + nhwc, "rows contiguous"},
+           Case{"conv --spatial_dim 1 -n 2 -c 3 -H 32 -k 64 -y 3 -p 1 -F 1", "2-D"},
+           Case{"conv -n 2 -c 3 -H 64 -W 64 -k 64 -y 13 -x 13 -p 6 -q 6 -F 1", "up to 11 taps"},
+           Case{"conv -n 2 -c 3 -H 64 -W 64 -k 64 -y 3 -x 3 -u 5 -v 5 -F 1", "column strides up to 4"},
+           Case{"conv -n 2 -c 3 -H 4096 -W 64 -k 8 -y 11 -x 3 -u 1000 -v 1 -F 1", "bytes of shared memory"},
+       }) {
+    SCOPED_TRACE(c.command);
+    std::unique_ptr<OpProblem> problem = test::problem_of(c.command);
+    ASSERT_TRUE(problem);
+    const Status s = small_c_forward().accepts(*problem, test::sm90());
+    EXPECT_EQ(s.code(), StatusCode::kUnimplemented) << s.to_string();
+    EXPECT_NE(s.message().find(c.reason), std::string::npos) << s.to_string();
+  }
+}
+
+// The integer constants of a plan's generated Cfg.
+std::map<std::string, long long> cfg_constants(const std::string& source) {
+  std::map<std::string, long long> out;
+  static const std::regex constant(R"(static constexpr int (k\w+) = (-?\d+);)");
+  for (auto it = std::sregex_iterator(source.begin(), source.end(), constant); it != std::sregex_iterator(); ++it)
+    out[(*it)[1]] = std::stoll((*it)[2]);
+  return out;
+}
+
+// A host model of conv_small_c_forward.cuh's shared-memory index math, from the plan's constants: for every block of
+// one image and every thread, the window slot each (pixel, c, r, s) term reads holds x at (oy * sh - ph + r,
+// ox * sw - pw + s) or a zero where that is padding, inside the 16-byte reads and the pitch; the filter slot holds
+// w[k, c, r, s]; every tap of every pixel is summed exactly once; and a quarter warp's 16-byte window reads fall on
+// distinct bank groups for the stems.
+TEST(ConvSmallCPlanTest, ForwardIndexModel) {
+  struct Case {
+    std::string command;
+    bool conflict_free;
+  };
+  for (const Case& line : {
+           Case{"conv -n 1 -c 3 -H 224 -W 224 -k 32 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 1", true},
+           Case{"conv -n 1 -c 3 -H 64 -W 64 -k 64 -y 3 -x 3 -p 1 -q 1 -F 1", true},
+           Case{"conv -n 1 -c 3 -H 70 -W 70 -k 64 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 -F 1", true},
+           Case{"conv -n 1 -c 2 -H 31 -W 33 -k 16 -y 3 -x 5 -p 1 -q 2 -u 1 -v 2 -F 1", false},
+           Case{"conv -n 1 -c 3 -H 37 -W 41 -k 13 -y 3 -x 3 -p 1 -q 1 -F 1", false},
+           Case{"conv -n 1 -c 4 -H 63 -W 63 -k 24 -y 11 -x 11 -p 2 -q 1 -u 4 -v 3 -F 1", false},
+       }) {
+    SCOPED_TRACE(line.command);
+    const Planned p = test::plan_of(small_c_forward(), line.command);
+    std::map<std::string, long long> k = cfg_constants(p.source.text);
+    const long long ca = k["kCA"], cb = k["kCB"], win_h = k["kWinH"], phw = k["kPhW"], sw = k["kSW"],
+                    sh = k["kSH"], pitch = k["kPitch"], g_lanes = k["kG"], th = k["kTH"], kb = k["kKB"],
+                    fh = k["kFH"], fw = k["kFW"], ah = k["kAH"], aw = k["kAW"], bh = k["kBH"], bw = k["kBW"],
+                    seg_v = k["kSegV"], threads = k["kThreads"];
+    ASSERT_EQ(threads, th * g_lanes);
+    const long long x_elems = ca * win_h * sw * pitch, taps = ca * fh * fw, tw = 4 * g_lanes;
+    EXPECT_EQ(p.launches[0].shared_bytes, static_cast<uint32_t>((x_elems + taps * kb) * 4));
+    EXPECT_EQ(pitch % 4, 0);
+    const long long tiles_h = (bh + th - 1) / th, tiles_w = (bw + tw - 1) / tw, chunks = (cb + kb - 1) / kb;
+    EXPECT_EQ(p.launches[0].grid.x, static_cast<uint32_t>(tiles_h * tiles_w * chunks));  // one image
+    for (long long block = 0; block < tiles_h * tiles_w * chunks; ++block) {
+      const long long tile_w = block % tiles_w, tile_h = block / tiles_w % tiles_h, chunk = block / (tiles_w * tiles_h);
+      const long long oy0 = tile_h * th, ox0 = tile_w * tw, k0 = chunk * kb;
+      const long long iy0 = oy0 * sh - k["kPH"], ix0 = ox0 * sw - k["kPW"];
+      // The window's copy: slot -> x's element (c, iy, ix) as c * ah * aw + iy * aw + ix, or -1 for a zero.
+      std::vector<long long> slot(x_elems, -2);
+      for (long long e = 0; e < ca * win_h * sw * phw; ++e) {
+        const long long c = e / (win_h * sw * phw), row = e / (sw * phw) % win_h, col = e % (sw * phw);
+        const long long iy = iy0 + row, ix = ix0 + col;
+        const long long at = ((c * win_h + row) * sw + col % sw) * pitch + col / sw;
+        ASSERT_LT(at, x_elems);
+        ASSERT_EQ(slot[at], -2) << "two copies land on slot " << at;
+        slot[at] = iy >= 0 && iy < ah && ix >= 0 && ix < aw ? (c * ah + iy) * aw + ix : -1;
+      }
+      // The filter's copy: slot -> (channel, tap).
+      std::vector<long long> filter(taps * kb, -2);
+      for (long long e = 0; e < kb * taps; ++e) {
+        const long long kc = e / taps, tap = e % taps;
+        ASSERT_EQ(filter[tap * kb + kc], -2);
+        filter[tap * kb + kc] = k0 + kc < cb ? (k0 + kc) * taps + tap : -1;
+      }
+      for (long long t_id = 0; t_id < threads; ++t_id) {
+        const long long row = t_id / g_lanes, g = t_id % g_lanes, oy = oy0 + row, ox = ox0 + 4 * g;
+        for (long long j = 0; j < 4; ++j) {
+          std::set<long long> summed;
+          for (long long c = 0; c < ca; ++c)
+            for (long long r = 0; r < fh; ++r)
+              for (long long ph = 0; ph < sw; ++ph) {
+                const long long n_taps = ph < fw ? (fw - ph + sw - 1) / sw : 0;
+                if (n_taps == 0) continue;
+                const long long base = ((c * win_h + row * sh + r) * sw + ph) * pitch + 4 * g;
+                ASSERT_EQ(base % 4, 0);
+                const long long vectors = (4 + n_taps - 1 + 3) / 4;
+                ASSERT_LE(vectors, seg_v);
+                ASSERT_LE(4 * g + 4 * vectors, pitch);  // the 16-byte reads stay in the phase's row
+                for (long long t = 0; t < n_taps; ++t) {
+                  const long long s = ph + sw * t;
+                  ASSERT_TRUE(summed.insert((c * fh + r) * fw + s).second);
+                  const long long iy = oy * sh - k["kPH"] + r, ix = (ox + j) * sw - k["kPW"] + s;
+                  const long long want = iy >= 0 && iy < ah && ix >= 0 && ix < aw ? (c * ah + iy) * aw + ix : -1;
+                  if (oy < bh && ox + j < bw) {
+                    ASSERT_EQ(slot[base + j + t], want) << oy << "," << ox + j;
+                  }
+                  for (long long kk = 0; kk < kb; ++kk) {
+                    const long long tap = (c * fh + r) * fw + s;
+                    ASSERT_EQ(filter[tap * kb + kk], k0 + kk < cb ? (k0 + kk) * taps + tap : -1);
+                  }
+                }
+              }
+          EXPECT_EQ(static_cast<long long>(summed.size()), taps);
+        }
+      }
+    }
+    // Bank groups of one quarter warp's first 16-byte window read (lanes 8q..8q+7 of warp 0).
+    long long worst = 1;
+    for (long long q = 0; q < 4; ++q) {
+      std::map<long long, long long> groups;
+      for (long long l = 8 * q; l < 8 * q + 8; ++l)
+        worst = std::max(worst, ++groups[((l / g_lanes) * sh * sw * pitch + 4 * (l % g_lanes)) / 4 % 8]);
+    }
+    if (line.conflict_free) {
+      EXPECT_EQ(worst, 1);
+    }
   }
 }
 

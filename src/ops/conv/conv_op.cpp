@@ -288,10 +288,11 @@ class ConvOp final : public OpDefinition {
     // gpu:conv:pointwise first: it takes only memory-bound pointwise convs, which it runs at copy bandwidth;
     // gpu:conv:fp32_bf16x6 before gpu:conv:implicit_gemm: it takes the strict fp32 convs its model puts
     // ahead of FFMA; gpu:conv:small_c_data too: it takes fp32 data faces of at most 4 channels, which
-    // would be a GEMM's N.
+    // would be a GEMM's N; and gpu:conv:small_c_forward: fp32 forward faces from at most 4 channels, whose
+    // GEMM's reduction would be their few taps, read once and written once in NCHW.
     static const GpuImplementation* const kImpls[] = {&pointwise_implementation(), &wgmma_sm90_implementation(),
                                                       &fp32_bf16x6_implementation(), &small_c_data_implementation(),
-                                                      &implicit_gemm_implementation(),
+                                                      &small_c_forward_implementation(), &implicit_gemm_implementation(),
                                                       &depthwise_planes_implementation(), &depthwise_implementation(),
                                                       &direct_implementation()};
     return kImpls;

@@ -1,11 +1,16 @@
-// boo: gpu:conv:small_c_data — host side: which problems it takes, its tile
-// (the typed config) and the launch plan (device/conv_small_c.cuh).
+// boo: gpu:conv:small_c_data and gpu:conv:small_c_forward — host side: which
+// problems they take, their tiles (the typed configs) and the launch plans
+// (device/conv_small_c.cuh, device/conv_small_c_forward.cuh).
 #include "ops/conv/conv_small_c_impl.hpp"
 
 #include <algorithm>
+#include <array>
+#include <optional>
+#include <tuple>
 
 #include "boo/conv.hpp"
 #include "ops/common/generated_source.hpp"
+#include "ops/common/unverified_kernels.hpp"
 #include "ops/conv/conv_bias_gradient.hpp"
 #include "ops/conv/conv_problem.hpp"
 #include "ops/conv/device/conv_direct_params.cuh"
@@ -217,10 +222,224 @@ class SmallCDataConv final : public Tier<ConvProblem, SmallCConfig> {
   }
 };
 
+
+// gpu:conv:small_c_forward: output pixels and channels a thread owns (kJ and kKT of conv_small_c_forward.cuh).
+constexpr long long kFwdPixels = 4, kFwdChannels = 8;
+// Filter taps a dimension and column stride: the per-row body is unrolled over them.
+constexpr long long kMaxFwdFilter = 11, kMaxFwdStride = 4;
+
+/// The most lanes of one quarter warp whose 16-byte window reads fall on one bank group (1: none share),
+/// lane l at row l / lanes reading float row * row_floats + 4 * (l % lanes).
+long long quarter_warp_conflicts(long long lanes, long long row_floats) {
+  long long worst = 1;
+  for (long long q = 0; q < 4; ++q) {
+    std::array<long long, 8> count{};
+    for (long long l = 8 * q; l < 8 * q + 8; ++l)
+      worst = std::max(worst, ++count[((l / lanes) * row_floats + 4 * (l % lanes)) / 4 % 8]);
+  }
+  return worst;
+}
+
+struct SmallCForwardConfig final : Config {
+  long long lanes = 8;   // threads of one output row, kFwdPixels consecutive pixels each
+  long long rows = 32;   // output rows of a block
+  long long chunk = 64;  // output channels of a block, a multiple of kFwdChannels
+  long long win_rows = 0, phase_cols = 0, seg_vectors = 0, pitch = 0, chunks = 0, blocks = 0, padded_pixels = 0;
+
+  long long threads() const { return rows * lanes; }
+  long long shared_bytes(const Relation& r) const {
+    return (r.ca * win_rows * r.stride[2] * pitch + r.ca * r.f_size[1] * r.f_size[2] * chunk) * 4;
+  }
+  std::string text() const override {
+    return "y small C: tile " + std::to_string(rows) + "x" + std::to_string(lanes * kFwdPixels) + " pixels threads " +
+           std::to_string(threads()) + " channels " + std::to_string(chunk) + " window " + std::to_string(win_rows) +
+           "x" + std::to_string(phase_cols) + " pitch " + std::to_string(pitch) + " blocks " + std::to_string(blocks);
+  }
+};
+
+class SmallCForwardConv final : public Tier<ConvProblem, SmallCForwardConfig> {
+ public:
+  std::string_view name() const override { return "gpu:conv:small_c_forward"; }
+
+  Status accepts_problem(const ConvProblem& problem, const ArchSpec& arch) const override {
+    const Relation& r = problem.relation;
+    if (problem.tasks.size() != 1 || problem.tasks[0].face != kForwardFace || problem.fp32_result)
+      return unimplemented("gpu:conv:small_c_forward computes the forward face alone (forward, or a transposed "
+                           "conv's backward-data; with db)");
+    // 16-bit elements halve the bytes of x and y; that kernel awaits its numerics on a GPU.
+    if (problem.dtype != DType::kF32 && !unverified_kernels_enabled())
+      return unimplemented(unverified_kernel_reason("gpu:conv:small_c_forward's float16 and bfloat16 path"));
+    if (r.groups != 1 || r.ca > kMaxChannels)
+      return unimplemented(std::to_string(r.ca) + " input channels in " + std::to_string(r.groups) +
+                           " groups: gpu:conv:small_c_forward takes up to " + std::to_string(kMaxChannels) +
+                           " in one group");
+    if (r.a_size[0] != 1 || r.f_size[0] != 1 || r.a_size[1] == 1)
+      return unimplemented("gpu:conv:small_c_forward takes 2-D convs");
+    if (r.dil[1] != 1 || r.dil[2] != 1) return unimplemented("gpu:conv:small_c_forward takes dilation 1");
+    if (r.a_strides[4] != 1 || r.b_strides[4] != 1)
+      return unimplemented("layouts " + problem.conv().input_layout + " -> " + problem.conv().output_layout +
+                           ": gpu:conv:small_c_forward needs rows contiguous (NCHW-like)");
+    if (r.f_size[1] > kMaxFwdFilter || r.f_size[2] > kMaxFwdFilter || r.stride[2] > kMaxFwdStride)
+      return unimplemented("filter " + std::to_string(r.f_size[1]) + "x" + std::to_string(r.f_size[2]) +
+                           ", column stride " + std::to_string(r.stride[2]) +
+                           ": gpu:conv:small_c_forward takes filters up to " + std::to_string(kMaxFwdFilter) +
+                           " taps a dimension and column strides up to " + std::to_string(kMaxFwdStride));
+    for (long long v : {r.batch, r.cb, r.a_size[1], r.a_size[2], r.b_size[1], r.b_size[2]})
+      if (v > kInt32Max / 4) return unimplemented("a dimension of " + std::to_string(v) + " exceeds 32-bit tile math");
+    return configure_problem(problem, arch).status();
+  }
+
+  Result<SmallCForwardConfig> configure_problem(const ConvProblem& problem, const ArchSpec& arch) const override {
+    const Relation& r = problem.relation;
+    // Three blocks an SM where the window and filter chunk fit in a third of its shared memory (x's window
+    // copy of one block overlaps the others' sums); else fewer (AlexNet's 11x11 stride 4).
+    const long long third = std::min<long long>(arch.max_shared_bytes_per_block, arch.max_shared_bytes_per_sm / 3);
+    const long long most = arch.max_shared_bytes_per_block;
+    // Three blocks an SM first, then the fewest padded pixels (a partial tile's idle threads), blocks of at
+    // least 128 threads, the fewest channel chunks (each re-reads x's window), the most threads, the widest rows
+    // (longer stores).
+    std::optional<SmallCForwardConfig> best;
+    std::tuple<bool, long long, bool, long long, long long, long long> best_key;
+    for (long long lanes : {8LL, 4LL}) {
+      for (long long rows = 32 / lanes; rows * lanes <= 256; rows += 32 / lanes) {
+        if (rows * lanes < 64) continue;
+        for (long long budget : {third, most}) {
+          std::optional<SmallCForwardConfig> fit;
+          for (long long chunk = round_up(r.cb, kFwdChannels);; chunk = round_up(ceil_div(chunk, 2), kFwdChannels)) {
+            const SmallCForwardConfig c = tiling(problem, lanes, rows, chunk);
+            if (c.shared_bytes(r) <= budget) {
+              fit = c;
+              break;
+            }
+            if (chunk == kFwdChannels) break;
+          }
+          if (!fit) continue;
+          const auto key = std::make_tuple(budget != third, fit->padded_pixels, fit->threads() < 128, fit->chunks,
+                                           -fit->threads(), -lanes);
+          if (!best || key < best_key) best = fit, best_key = key;
+          break;
+        }
+      }
+    }
+    if (!best)
+      return unimplemented("x's window for 8 output rows of 32 pixels and 8 filter channels need more than " +
+                           std::to_string(most) + " bytes of shared memory");
+    if (best->blocks > kInt32Max) return unimplemented("y needs " + std::to_string(best->blocks) + " blocks");
+    return *best;
+  }
+
+  Result<Plan> plan_problem(const ConvProblem& problem, const SmallCForwardConfig& config,
+                            const ArchSpec&) const override {
+    const ConvSignature& conv = problem.conv();
+    const Relation& r = problem.relation;
+    const FaceTask& task = problem.tasks[0];
+    const TensorRoles roles(conv);
+    Plan plan;
+    plan.source.name = "conv_small_c_forward.cu";
+    plan.source.text =
+        "// Generated by boo: gpu:conv:small_c_forward.\n#include \"boo/conv/conv_small_c_forward.cuh\"\n";
+    if (problem.bias_gradient) plan.source.text += "#include \"boo/conv/conv_direct.cuh\"\n";
+    const bool idx32 = conv.x_spec().storage_elems() < kInt32Max && conv.y_spec().storage_elems() < kInt32Max;
+    // Vector stores of 4 pixels: every row of B starts on a multiple of 4 elements and holds a multiple of 4.
+    const bool vec = r.b_size[2] % 4 == 0 && r.b_strides[0] % 4 == 0 && r.b_strides[1] % 4 == 0 &&
+                     r.b_strides[3] % 4 == 0;
+    std::string cfg = "\nstruct Cfg {\n  using T = " + std::string(device_type(problem.dtype)) + ";\n";
+    cfg += "  static constexpr bool kIdx32 = " + std::string(idx32 ? "true" : "false") + ";\n";
+    cfg += "  static constexpr bool kBias = " + std::string(task.epilogue && conv.bias ? "true" : "false") + ";\n";
+    cfg += "  static constexpr bool kVec = " + std::string(vec ? "true" : "false") + ";\n";
+    cfg += constant("kAct", task.epilogue ? static_cast<int>(conv.activation.kind) : 0);
+    cfg += constant("kThreads", config.threads()) + constant("kG", config.lanes) + constant("kTH", config.rows) +
+           constant("kKB", config.chunk) + constant("kCA", r.ca) + constant("kCB", r.cb) +
+           constant("kWinH", config.win_rows) + constant("kPhW", config.phase_cols) +
+           constant("kSegV", config.seg_vectors) + constant("kPitch", config.pitch);
+    cfg += constant("kAH", r.a_size[1]) + constant("kAW", r.a_size[2]) + constant("kBH", r.b_size[1]) +
+           constant("kBW", r.b_size[2]) + constant("kFH", r.f_size[1]) + constant("kFW", r.f_size[2]) +
+           constant("kSH", r.stride[1]) + constant("kSW", r.stride[2]) + constant("kPH", r.pad[1]) +
+           constant("kPW", r.pad[2]);
+    cfg += array_fn("AStr", r.a_strides) + array_fn("BStr", r.b_strides) + array_fn("WStr", r.w_strides) + "};\n";
+    plan.source.text += cfg;
+    auto add_entry = [&](const std::string& entry, const std::string& params, const std::string& call,
+                         long long threads, long long min_blocks) {
+      plan.source.text += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads) + ", " +
+                          std::to_string(min_blocks) + ") " + entry + "(const boo::" + params + " p) { " + call +
+                          "; }\n";
+      plan.source.entries.push_back(entry);
+    };
+    auto bind = [&](const std::string& name) -> Result<TensorBinding> {
+      return roles.has_argument(name) ? roles.argument(name) : roles.result(name);
+    };
+    const std::string entry = "boo_small_c_forward_" + task.result;
+    // Registers for 768 threads an SM (85 a thread): 32 sums, a window segment, a tap's 8 channels.
+    add_entry(entry, "ConvSmallCParams", "boo::small_c::forward_face<Cfg>(p)", config.threads(),
+              std::max(1LL, 640 / config.threads()));
+    BOO_ASSIGN_OR_RETURN(uint32_t blocks, grid_extent(config.blocks, kInt32Max, "x"));
+    StepBuilder<ConvSmallCParams> step(entry, {blocks, 1, 1}, {static_cast<uint32_t>(config.threads()), 1, 1},
+                                       static_cast<uint32_t>(config.shared_bytes(r)));
+    step.params.act_alpha = static_cast<float>(conv.activation.alpha);
+    step.params.act_lo = static_cast<float>(conv.activation.lo);
+    step.params.act_hi = static_cast<float>(conv.activation.hi);
+    BOO_ASSIGN_OR_RETURN(TensorBinding a, bind(task.a));
+    BOO_ASSIGN_OR_RETURN(TensorBinding b, bind(task.b));
+    BOO_ASSIGN_OR_RETURN(TensorBinding w, bind(task.w));
+    step.bind(step.params.a, a);
+    step.bind(step.params.b, b);
+    step.bind(step.params.w, w);
+    if (task.epilogue && conv.bias) {
+      BOO_ASSIGN_OR_RETURN(TensorBinding bias, roles.argument("b"));
+      step.bind(step.params.bias, bias);
+    }
+    plan.steps.push_back(std::move(step).finish());
+    if (problem.bias_gradient) {
+      add_entry("boo_conv_db", "ConvFaceParams",
+                "boo::conv_bias_gradient<" + std::string(device_type(problem.dtype)) + ">(p)", 256, 1);
+      BOO_ASSIGN_OR_RETURN(LaunchStep db, bias_gradient_step(problem, roles, 256));
+      plan.steps.push_back(std::move(db));
+    }
+    // Element copies; the kernel takes vector stores only where y's address allows them.
+    plan.tensor_alignment = static_cast<uint32_t>(problem.elem_bytes);
+    return plan;
+  }
+
+ private:
+  static long long round_up(long long v, long long m) { return ceil_div(v, m) * m; }
+
+  // A block of `rows` output rows x `lanes` * 4 columns and `chunk` channels: x's window (rows, each
+  // column phase's columns and a pitch whose 16-byte reads are free of bank conflicts) and the grid.
+  static SmallCForwardConfig tiling(const ConvProblem& problem, long long lanes, long long rows, long long chunk) {
+    const Relation& r = problem.relation;
+    SmallCForwardConfig c;
+    c.lanes = lanes;
+    c.rows = rows;
+    c.chunk = chunk;
+    const long long tile_w = lanes * kFwdPixels, max_taps = ceil_div(r.f_size[2], r.stride[2]);
+    c.win_rows = (rows - 1) * r.stride[1] + r.f_size[1];
+    c.phase_cols = tile_w + max_taps - 1;
+    c.seg_vectors = ceil_div(kFwdPixels + max_taps - 1, 4);
+    // The last lane's reads end at 4 * (lanes - 1) + 4 * seg_vectors; of the 8 pitches from there, the first
+    // whose rows (stride rows of every phase apart) put a quarter warp on distinct bank groups, else the least bad.
+    const long long least = std::max(round_up(c.phase_cols, 4), tile_w + 4 * (c.seg_vectors - 1));
+    c.pitch = least;
+    for (long long pitch = least; pitch < least + 32; pitch += 4)
+      if (quarter_warp_conflicts(lanes, r.stride[1] * r.stride[2] * pitch) <
+          quarter_warp_conflicts(lanes, r.stride[1] * r.stride[2] * c.pitch))
+        c.pitch = pitch;
+    const long long tiles_h = ceil_div(r.b_size[1], rows), tiles_w = ceil_div(r.b_size[2], tile_w);
+    c.chunks = ceil_div(r.cb, chunk);
+    c.blocks = r.batch * c.chunks * tiles_h * tiles_w;
+    c.padded_pixels = tiles_h * rows * tiles_w * tile_w;
+    return c;
+  }
+};
+
 }  // namespace
 
 const GpuImplementation& small_c_data_implementation() {
   static const SmallCDataConv impl;
+  return impl;
+}
+
+const GpuImplementation& small_c_forward_implementation() {
+  static const SmallCForwardConv impl;
   return impl;
 }
 

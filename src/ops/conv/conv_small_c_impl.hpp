@@ -1,4 +1,5 @@
-// boo: gpu:conv:small_c_data — the data face of convs with few A channels.
+// boo: gpu:conv:small_c_data and gpu:conv:small_c_forward — the data and
+// forward faces of convs with few A channels.
 #pragma once
 
 #include "ops/gpu_implementation.hpp"
@@ -11,5 +12,14 @@ namespace boo::ops::conv {
 /// stride phase, dy read about once through shared memory. Listed before
 /// gpu:conv:implicit_gemm, whose GEMM N would be those few channels.
 const GpuImplementation& small_c_data_implementation();
+
+/// Forward faces (a regular conv's forward, a transposed conv's
+/// backward-data; fp32, and fp16/bf16 with BOO_UNVERIFIED_KERNELS=1 until
+/// their first GPU run) whose A has at most 4 channels, one group, 2-D, dilation 1,
+/// rows contiguous (NCHW-like): a network's stem. A is read once into shared
+/// memory, B written once along its rows, the sums FFMA in registers. Listed
+/// before gpu:conv:implicit_gemm, whose reduction would be those few
+/// channels' taps and whose NCHW operands it would stage.
+const GpuImplementation& small_c_forward_implementation();
 
 }  // namespace boo::ops::conv
