@@ -177,6 +177,7 @@ TEST(ConvSmallCPlanTest, ForwardDeclinesWithTheReason) {
            Case{"conv -n 2 -c 4 -H 32 -W 32 -k 64 -y 3 -x 3 -p 1 -q 1 -g 2 -F 1", "in 2 groups"},
            Case{"conv -n 2 -c 3 -H 32 -W 32 -k 64 -y 3 -x 3 -p 1 -q 1 -F 2", "forward face alone"},
            Case{"conv -n 2 -c 3 -H 32 -W 32 -k 64 -y 3 -x 3 -p 1 -q 1 -F 0", "forward face alone"},
+           Case{"conv -n 2 -c 3 -H 32 -W 32 -k 64 -y 3 -x 3 -p 1 -q 1 -F 1 --residual 1", "no residual epilogue"},
            Case{"conv -n 2 -c 3 -H 32 -W 32 -k 64 -y 3 -x 3 -p 2 -q 2 -l 2 -j 2 -F 1", "dilation 1"},
            Case{"conv -n 2 -c 3 -H 32 -W 32 -k 64 -y 3 -x 3 -p 1 -q 1 -F 1" + nhwc, "rows contiguous"},
            Case{"conv --spatial_dim 1 -n 2 -c 3 -H 32 -k 64 -y 3 -p 1 -F 1", "2-D"},

@@ -266,6 +266,9 @@ class SmallCForwardConv final : public Tier<ConvProblem, SmallCForwardConfig> {
     if (problem.tasks.size() != 1 || problem.tasks[0].face != kForwardFace || problem.fp32_result)
       return unimplemented("gpu:conv:small_c_forward computes the forward face alone (forward, or a transposed "
                            "conv's backward-data; with db)");
+    if (problem.conv().residual)
+      return unimplemented("gpu:conv:small_c_forward has no residual epilogue (--residual 1); gpu:conv:implicit_gemm "
+                           "and gpu:conv:direct run it");
     // 16-bit elements halve the bytes of x and y; that kernel awaits its numerics on a GPU.
     if (problem.dtype != DType::kF32 && !unverified_kernels_enabled())
       return unimplemented(unverified_kernel_reason("gpu:conv:small_c_forward's float16 and bfloat16 path"));
