@@ -320,9 +320,9 @@ class RowNorm final : public NormTier<RowNormConfig> {
   }
 
   // The earlier choice for rows filling a 1024-thread block (WideRows; where
-  // it is the same, candidates() drops it as a repeat); then rows spread over fewer or more threads: each thread
-  // aiming at twice, half or a quarter of the heuristic's elements (no cost
-  // model: the nearest first).
+  // it is the same, candidates() drops it as a repeat); then rows spread over
+  // fewer or more threads: each thread aiming at twice, half or a quarter of
+  // the heuristic's elements (no cost model: the nearest first).
   std::vector<RowNormConfig> alternatives(const NormProblem& p, const ArchSpec& arch,
                                           const RowNormConfig&) const override {
     std::vector<RowNormConfig> out;
