@@ -15,7 +15,9 @@ ResNet-50's shapes at batch 128; group norm over every token, mode (-m 0/1),
 direction (-F 0/1/2), rank and layout (planes, pieces of large planes,
 channels last), MIOpenDriver's default 5-D line and the SD-UNet's shapes in
 both 16-bit types; add-layernorm over every token, mode (-m 2/3) and direction,
-on rows the row kernels take and wider ones; short fp32 rows (issue 19).
+on rows the row kernels take and wider ones; short fp32 rows (issue 19); layer
+norm's full backward on rows of 12288 (a 1024-thread block's 8-byte vectors in
+bf16, issue 19).
 Run: python3 tests/gpu/make_norm_matrix.py > tests/gpu/norm_matrix.txt
 """
 
@@ -51,6 +53,9 @@ def main():
             for mode in ("-m 1 -F 1", "-m 1 -F 14"):
                 print(f"layernorm{dtype} -X {rows}x{length} -o 1 {mode}")
             print(f"t5layernorm{dtype} -X {rows}x{length} -m 5 -F 0")
+        # Rows of 12288 fill a 1024-thread block (norm_rows_impl.cpp's WideRows).
+        for rows in (3, 1024):
+            print(f"layernorm{dtype} -X {rows}x12288 -o 1 -m 1 -F 14")
     # MIOpen's current layernorm syntax: forward and backward in one command,
     # every layout (normalized_dim counted in NC(D)HW order), -F 1 and 2.
     for dtype in DTYPES:

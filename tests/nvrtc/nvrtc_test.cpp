@@ -151,6 +151,13 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
     commands.push_back(std::string("layernorm -X 64x") + length + " -o 1 -m 1 -F 14");
     commands.push_back(std::string("t5layernormfp16 -X 64x") + length + " -m 5 -F 0");
   }
+  // Layer norm's full backward on rows about a 1024-thread block (norm_rows_impl.cpp's WideRows):
+  // filling it exactly (register sums at 8192, 8-byte vectors with the early load in bf16 at 12288),
+  // or not (6144, 10240: the shared-memory sums and no early load), in both 16-bit types.
+  for (const char* length : {"6144", "8192", "10240", "12288"}) {
+    commands.push_back(std::string("layernormbfp16 -X 64x") + length + " -o 1 -m 1 -F 14");
+    commands.push_back(std::string("layernormfp16 -X 64x") + length + " -o 1 -m 1 -F 14");
+  }
   // Rows too wide for the fused backward: dx alone plus the column-parallel dweight/dbias kernel.
   for (const char* length : {"12288", "16384", "24576", "65536"}) {
     commands.push_back(std::string("layernormbfp16 -X 64x") + length + " -o 1 -m 1 -F 14");
@@ -504,6 +511,9 @@ TEST(NvrtcTest, TuningCandidatesCompile) {
            std::string("convbfp16 -n 8 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -g 64 -F 1"),
            std::string("convbfp16 -n 8 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -g 64 -F 4") + nhwc,
            std::string("layernormbfp16 -X 4096x1024 -o 1 -F 14"),
+           // The earlier wide-row choices (WideRows::kAsBefore) first among the alternatives.
+           std::string("layernormbfp16 -X 4096x8192 -o 1 -F 14"),
+           std::string("layernormbfp16 -X 1024x12288 -o 1 -F 14"),
            std::string("t5layernormbfp16 -X 2048x8192 -F 0"),
            std::string("bnormbfp16 -n 32 -c 64 -H 28 -W 28 --layout NHWC -m 1 -F 0 -s 1"),
            std::string("groupnormbfp16 -n 2 -c 320 -D 0 -H 128 -W 128 -g 32 -m 1 -F 0 --layout NCHW"),
@@ -1100,8 +1110,11 @@ TEST(NvrtcTest, WideRowBackwardsStayOnTheRowKernels) {
 
 // Where layer norm's full backward keeps its dweight/dbias sums: shared memory
 // for row groups of a warp or more (with the early load where a thread holds
-// one vector), registers for narrower ones; rows of 12288 fused where the
-// device has 128 KiB of shared memory per block, split where it has not.
+// one vector), registers for narrower ones and for rows of one vector a
+// thread that fill a 1024-thread block (8192); bf16 rows of 12288 in 8-byte
+// vectors (3 a thread, the early load), fp16 ones in 16-byte vectors; rows of
+// 12288 fused where the device has the shared memory per block, split where
+// it has not.
 TEST(NvrtcTest, LayerNormBackwardPartialsFollowTheRowAndTheDevice) {
   struct Case {
     const char* arch;
@@ -1114,8 +1127,16 @@ TEST(NvrtcTest, LayerNormBackwardPartialsFollowTheRowAndTheDevice) {
                 "row_norm_backward<boo::bf16, 4096, 8, 512, 512, true, true, ", false},
            Case{"sm_90a", "layernormbfp16 -X 13440x32 -o 1 -m 1 -F 14",
                 "row_norm_backward<boo::bf16, 32, 8, 4, 128, false, false, ", false},
+           Case{"sm_90a", "layernormbfp16 -X 4096x8192 -o 1 -m 1 -F 14",
+                "row_norm_backward<boo::bf16, 8192, 8, 1024, 1024, true, false, ", false},
+           Case{"sm_90a", "layernormbfp16 -X 4096x6144 -o 1 -m 1 -F 14",
+                "row_norm_backward<boo::bf16, 6144, 8, 1024, 1024, true, true, ", false},
+           Case{"sm_90a", "layernormbfp16 -X 65536x1024 -o 1 -m 1 -F 14",
+                "row_norm_backward<boo::bf16, 1024, 8, 128, 128, true, true, ", false},
            Case{"sm_90a", "layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 14",
-                "row_norm_backward<boo::bf16, 12288, 8, 1024, 1024, false, true, ", false},
+                "row_norm_backward<boo::bf16, 12288, 4, 1024, 1024, true, true, ", false},
+           Case{"sm_90a", "layernormfp16 -X 1024x12288 -o 1 -m 1 -F 14",
+                "row_norm_backward<boo::f16, 12288, 8, 1024, 1024, false, true, ", false},
            Case{"sm_70", "layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 14", "row_norm_param_grads<", true},
            Case{"sm_90a", "t5layernormbfp16 -X 16384x4096 -m 5 -F 2",
                 "row_norm_backward<boo::bf16, 4096, 8, 512, 512, true, false, ", false},

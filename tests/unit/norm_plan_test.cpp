@@ -83,5 +83,49 @@ TEST(NormPlanTest, TiersDeclineTheOtherKind) {
   EXPECT_TRUE(rms_rows().accepts(*rms, test::sm90()).ok());
 }
 
+// Layer norm's full backward on rows that fill a 1024-thread block
+// (norm_rows_impl.cpp's WideRows): at 8192 the dweight/dbias sums in registers
+// (no dynamic shared memory) with the early load; bf16 at 12288 in 8-byte
+// vectors, three a thread, with the early load and 96 KiB of shared sums. The
+// earlier choice is boo tune's first alternative. Rows that do not fill such
+// a block, and fp16 at 12288, run as before.
+TEST(NormPlanTest, FullBlockRowsOfTheFullBackwardKeepTheEarlierChoiceAsAnAlternative) {
+  struct Case {
+    const char* command;
+    const char* chosen;   // in the backward's call
+    uint32_t shared;      // the backward's dynamic shared memory
+    const char* earlier;  // in the first alternative's call; nullptr: the choice is as before
+  };
+  for (const Case& c : {
+           Case{"layernormbfp16 -X 4096x8192 -o 1 -m 1 -F 14", "<boo::bf16, 8192, 8, 1024, 1024, true, false, ", 0,
+                "<boo::bf16, 8192, 8, 1024, 1024, true, true, "},
+           Case{"layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 14", "<boo::bf16, 12288, 4, 1024, 1024, true, true, ",
+                2 * 12 * 1024 * 4, "<boo::bf16, 12288, 8, 1024, 1024, false, true, "},
+           Case{"layernormbfp16 -X 16384x4096 -o 1 -m 1 -F 14", "<boo::bf16, 4096, 8, 512, 512, true, true, ",
+                2 * 8 * 512 * 4, nullptr},
+           Case{"layernormbfp16 -X 65536x1024 -o 1 -m 1 -F 14", "<boo::bf16, 1024, 8, 128, 128, true, true, ",
+                2 * 8 * 128 * 4, nullptr},
+           Case{"layernormbfp16 -X 4096x6144 -o 1 -m 1 -F 14", "<boo::bf16, 6144, 8, 1024, 1024, true, true, ",
+                2 * 8 * 1024 * 4, nullptr},
+           Case{"layernormfp16 -X 1024x12288 -o 1 -m 1 -F 14", "<boo::f16, 12288, 8, 1024, 1024, false, true, ",
+                2 * 16 * 1024 * 4, nullptr},
+       }) {
+    SCOPED_TRACE(c.command);
+    const Planned p = plan_of(layer_rows(), c.command);
+    ASSERT_EQ(p.entries, (std::vector<std::string>{"boo_row_norm_backward", "boo_row_norm_finalize"}));
+    EXPECT_NE(p.config.find(std::string("row_norm_backward") + c.chosen), std::string::npos) << p.config;
+    EXPECT_EQ(p.launches[0].shared_bytes, c.shared);
+    if (c.earlier == nullptr) continue;
+    std::unique_ptr<OpProblem> problem = test::problem_of(c.command);
+    ASSERT_TRUE(problem);
+    Result<ConfigList> list = layer_rows().candidates(*problem, test::sm90());
+    ASSERT_TRUE(list.ok()) << list.status().to_string();
+    ASSERT_GE(list->size(), 2u);
+    EXPECT_EQ((*list)[0]->text(), p.config);
+    EXPECT_NE((*list)[1]->text().find(std::string("row_norm_backward") + c.earlier), std::string::npos)
+        << (*list)[1]->text();
+  }
+}
+
 }  // namespace
 }  // namespace boo::ops

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <optional>
 
 #include "ops/common/generated_source.hpp"
 #include "ops/norm/device/row_norm_params.cuh"
@@ -83,6 +84,10 @@ Result<RowTiling> choose_tiling(const NormProblem& p, Pass pass, double scale) {
   return unimplemented("rows of " + std::to_string(p.cols) + " elements do not fit in registers (" + why + ")");
 }
 
+// The row kernels' static shared memory: the row reduction's scratch
+// (row_norm.cuh's Sum2 scratch[32]), beside the dynamic partial sums.
+constexpr size_t kReductionScratchBytes = 32 * 2 * sizeof(float);
+
 const char* flag(bool v) { return v ? "true" : "false"; }
 
 // Dynamic shared memory of a backward tiling: its partial sums when they live
@@ -114,7 +119,47 @@ struct Layout {
 // 0.89x at 13440x32, so they keep the registers and the plain loop. In shared
 // memory the sums also let the fused backward take rows as wide as the dx-only
 // pass does; where the device lacks that much shared memory, such rows split.
-Result<Layout> layout(const NormProblem& p, const ArchSpec& arch, double scale) {
+//
+// Rows that fill a block of 1024 threads exactly (WideRows::kFullBlock, the
+// heuristic; kAsBefore keeps the earlier choice for boo tune's A/B):
+// - one vector per thread (16-bit rows of 8192): the sums go back to
+//   registers, with the early load. That block is alone on its SM (its 64K
+//   registers), so the shared-memory round trips of 16 sums per thread and row
+//   sat on the SM's only path between two rows' loads; RMS norm's backward,
+//   with that tiling and its dweight sums in registers, ran at 89% of copy
+//   bandwidth where layer norm's ran at 67% (H100,
+//   docs/perf/2026-11-25-norms-h100-e2b9496.md).
+// - more than one 16-byte vector per thread (bf16 rows of 12288: 1536 vectors,
+//   so half the threads idle on the second and no early load): 8-byte vectors
+//   where a thread's share is then at most 12 elements (3 x 4 at 12288, every
+//   thread busy), with the early load and the sums in shared memory.
+// Only where the row fills the block exactly: without the per-vector bounds
+// checks the kernel fits 64 registers; ptxas spills with them (6144, 10240), and
+// for fp16 data at 12288 (its conversions). The nvrtc tests compile both.
+enum class WideRows { kFullBlock, kAsBefore };
+constexpr int kEarlyLoadElements = 12;  // a thread's share of a 1024-thread row, at most, for the early load
+
+bool fills_full_block(const NormProblem& p, const RowTiling& t) {
+  return t.threads_per_row == 1024 && (p.cols / t.vec) % 1024 == 0;
+}
+
+// The full block's narrower-vector tiling of a bf16 row (see above), if any.
+std::optional<RowTiling> narrowed_for_early_load(const NormProblem& p, const RowTiling& t) {
+  if (p.dtype != DType::kBF16 || !t.shared_partials || t.threads_per_row != 1024 || t.per_thread == 1)
+    return std::nullopt;
+  for (RowTiling n = t; n.vec > 1;) {
+    n.vec /= 2;
+    n.per_thread = static_cast<int>(p.cols / n.vec / 1024);
+    if (!fills_full_block(p, n)) return std::nullopt;
+    if (n.per_thread * n.vec <= kEarlyLoadElements) {
+      n.prefetch = true;
+      return n;
+    }
+  }
+  return std::nullopt;
+}
+
+Result<Layout> layout(const NormProblem& p, const ArchSpec& arch, double scale, WideRows wide) {
   Layout l;
   if (p.forward) {
     BOO_ASSIGN_OR_RETURN(l.fwd, choose_tiling(p, Pass::kForward, scale));
@@ -125,9 +170,13 @@ Result<Layout> layout(const NormProblem& p, const ArchSpec& arch, double scale) 
   const Pass fused_pass = p.dx && both_partials ? Pass::kBackwardSharedPartials : Pass::kBackward;
   if (Result<RowTiling> fused = choose_tiling(p, fused_pass, scale); fused.ok()) {
     RowTiling t = *fused;
-    t.shared_partials = fused_pass == Pass::kBackwardSharedPartials && t.threads_per_row >= 32;
-    t.prefetch = t.per_thread == 1 && (!both_partials || t.shared_partials);
-    if (shared_bytes(t) <= static_cast<size_t>(arch.max_shared_bytes_per_block)) {
+    const bool registers = wide == WideRows::kFullBlock && fused_pass == Pass::kBackwardSharedPartials &&
+                           fills_full_block(p, t) && t.per_thread == 1;
+    t.shared_partials = fused_pass == Pass::kBackwardSharedPartials && t.threads_per_row >= 32 && !registers;
+    t.prefetch = t.per_thread == 1 && (!both_partials || t.shared_partials || registers);
+    if (wide == WideRows::kFullBlock)
+      if (std::optional<RowTiling> n = narrowed_for_early_load(p, t)) t = *n;
+    if (shared_bytes(t) + kReductionScratchBytes <= static_cast<size_t>(arch.max_shared_bytes_per_block)) {
       l.bwd = t;
       return l;
     }
@@ -267,17 +316,20 @@ class RowNorm final : public NormTier<RowNormConfig> {
   }
 
   Result<RowNormConfig> configure_problem(const NormProblem& p, const ArchSpec& arch) const override {
-    return with_layout(p, arch, 1.0);
+    return with_layout(p, arch, 1.0, WideRows::kFullBlock);
   }
 
-  // Rows spread over fewer or more threads: each thread aiming at twice,
-  // half or a quarter of the heuristic's elements (no cost model: the
-  // nearest first).
+  // The earlier choice for rows filling a 1024-thread block (WideRows; where
+  // it is the same, candidates() drops it as a repeat); then rows spread over
+  // fewer or more threads: each thread aiming at twice, half or a quarter of
+  // the heuristic's elements (no cost model: the nearest first).
   std::vector<RowNormConfig> alternatives(const NormProblem& p, const ArchSpec& arch,
                                           const RowNormConfig&) const override {
     std::vector<RowNormConfig> out;
+    if (Result<RowNormConfig> c = with_layout(p, arch, 1.0, WideRows::kAsBefore); c.ok()) out.push_back(std::move(*c));
     for (double scale : {2.0, 0.5, 0.25})
-      if (Result<RowNormConfig> c = with_layout(p, arch, scale); c.ok()) out.push_back(std::move(*c));
+      if (Result<RowNormConfig> c = with_layout(p, arch, scale, WideRows::kFullBlock); c.ok())
+        out.push_back(std::move(*c));
     return out;
   }
 
@@ -307,9 +359,9 @@ class RowNorm final : public NormTier<RowNormConfig> {
   }
 
  private:
-  static Result<RowNormConfig> with_layout(const NormProblem& p, const ArchSpec& arch, double scale) {
+  static Result<RowNormConfig> with_layout(const NormProblem& p, const ArchSpec& arch, double scale, WideRows wide) {
     RowNormConfig config;
-    BOO_ASSIGN_OR_RETURN(config.layout, layout(p, arch, scale));
+    BOO_ASSIGN_OR_RETURN(config.layout, layout(p, arch, scale, wide));
     config.entries = entries(p, config.layout);
     return config;
   }
