@@ -821,8 +821,8 @@ TEST(NvrtcTest, HopperAsyncArrivalModulesCompile) {
 // setmaxnreg region that needs more than its budget: the forward TMA kernel below spills at 40), and
 // takes its maps as a __grid_constant__ parameter. Forward lines: 64-, 128-, 192- and 256-wide tiles,
 // bias and activation, fp16, a 1-D conv, split K, a staged (KCRS) filter, a packed reduction ending
-// inside a k-block (C = 72), fp32 sums (gpu:conv:fp32_bf16x6) and GEMMs; weight lines: K = 200 (a last
-// row tile whose second box lies past K), stride 2, fp32 sums.
+// inside a k-block (C = 72), fp32 sums (gpu:conv:fp32_bf16x6) and GEMMs; weight lines: K = 200 and 136 (a
+// last row tile whose second box lies partly or wholly past K), stride 2, fp32 sums.
 TEST(NvrtcTest, HopperTmaModulesCompile) {
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
   const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
@@ -840,6 +840,7 @@ TEST(NvrtcTest, HopperTmaModulesCompile) {
            std::string("gemmbfp16 --a_w 4096 --a_h 4096 --b_w 4096"),
            "convbfp16 -n 128 -c 128 -H 28 -W 28 -k 128 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
            "convbfp16 -n 16 -c 256 -H 28 -W 28 -k 200 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
+           "convbfp16 -n 16 -c 256 -H 28 -W 28 -k 136 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
            "convfp16 -n 16 -c 256 -H 28 -W 28 -k 512 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 4" + nhwc,
            "conv -n 16 -c 256 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
        }) {
