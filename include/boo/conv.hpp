@@ -59,7 +59,10 @@ struct ConvSignature final : OpSignature {
   std::string output_layout = "NCHW";
   uint8_t directions = kConvForward;          ///< bit set of ConvDirection
   bool bias = false;                          ///< forward adds a per-channel bias
-  Activation activation;                      ///< forward only, applied after the bias
+  /// Forward only: y = act(conv(x, w) + bias + z), z an argument of y's shape
+  /// and layout (a residual connection: ResNet's relu(conv(x) + identity)).
+  bool residual = false;
+  Activation activation;                      ///< forward only, applied after the bias and the residual
   bool fp32_tf32 = false;                     ///< fp32 may use TF32 tensor cores (--fp32-math tf32)
 
   /// Spatial sizes of y (MIOpenDriver's rules, including transposed).

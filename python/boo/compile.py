@@ -6,15 +6,18 @@ experimental fusions (BOO's experimental backend adds the conv backward, which
 boo's rewrite always takes, its ops carrying their own autograd).
 
 The rewrite works on Dynamo's FX graph before autograd: every convolution
-(with its bias) followed by a supported activation, every layer norm, RMS
-norm, batch norm (training, updating the running statistics, and inference)
-and group norm becomes a boo op. In an inference graph (nothing needs a
+(with its bias, the residual add of a tensor of its output's shape right after
+it, as ResNet's relu(conv(x) + identity), and a supported activation after
+those: all in the conv's epilogue), every layer norm, RMS norm, batch norm
+(training, updating the running statistics, and inference) and group norm
+becomes a boo op. In an inference graph (nothing needs a
 gradient) a batch norm in eval mode right after a convolution is folded into
 it, as inductor's freezing does: the conv's weight and bias scaled and shifted
 per output channel (in float32, then cast to the weight's dtype) by a small
 elementwise op on the parameters, and the activation after the batch norm
-fused into the conv. The norms' kernels have no fused activation otherwise:
-a ReLU or SiLU after a batch or group norm stays PyTorch's. boo's ops carry their own autograd, so the backward graph
+fused into the conv (with a residual add between them, the add too). The norms' kernels have no fused
+activation otherwise: a ReLU or SiLU after a batch or group norm stays PyTorch's. boo's ops carry their own
+autograd (a fused residual's gradient is the one at the sum), so the backward graph
 runs boo's backward kernels too. Each candidate is checked when the graph is
 compiled (on a GPU its kernels are compiled or loaded then): one boo cannot
 run stays with PyTorch, with one warning — never an error at run time.
@@ -41,13 +44,18 @@ __all__ = ["backend", "boo_backend", "boo_inductor_backend", "iree_boo_backend",
 
 log = logging.getLogger("boo")
 
-# What the rewrite carves out: convolutions (with the activations that may
-# follow them, by boo's activation name; in inference graphs, an eval-mode batch
-# norm after them, folded into the weight and bias) and the norms.
+# What the rewrite carves out: convolutions and the norms, and per op what it
+# fuses (BOO's OpFusionSpec: the producers and consumers an op absorbs). A conv
+# absorbs, in this order after it: an eval-mode batch norm in inference graphs
+# (folded into its weight and bias: "conv_batch_norm"), an add of a tensor of
+# its output's shape, dtype and device ("conv_residual": y = conv + bias + z in
+# the epilogue, z's gradient the sum's), then one of the activations named in
+# "conv_activations" (boo's names). The norms absorb nothing.
 DEFAULT_FUSION_SCHEMA = {
     "conv": True,
     "conv_activations": ("relu", "sigmoid", "tanh", "silu", "gelu", "gelu_tanh", "leaky_relu", "clamp"),
     "conv_batch_norm": True,
+    "conv_residual": True,
     "layer_norm": True,
     "rms_norm": True,
     "batch_norm": True,
@@ -203,6 +211,38 @@ def _fold_batch_norm(w, b, gamma, beta, mean, var, eps):
     return weight.to(w.dtype), bias.to(w.dtype)
 
 
+# The adds a residual may be: z + y either way round; in place only on y (the conv's own output,
+# used by nothing else), never on z, which others may still read.
+_ADDS = (operator.add, torch.add, torch.Tensor.add)
+_IN_PLACE_ADDS = (operator.iadd, torch.Tensor.add_)
+
+
+def _residual_add_of(node, src):
+    """(node, z) when `node` adds z to the output of `src` (a conv or its folded batch norm) and nothing
+    else: z a tensor of that output's shape, dtype and device (no broadcast, no type promotion), alpha 1;
+    else None."""
+    if node.op == "call_method":
+        target = getattr(torch.Tensor, node.target, None) if node.target in ("add", "add_") else None
+    elif node.op == "call_function":
+        target = node.target
+    else:
+        return None
+    if target not in _ADDS + _IN_PLACE_ADDS or len(node.args) != 2 or \
+            any(k != "alpha" for k in node.kwargs) or node.kwargs.get("alpha", 1) != 1:
+        return None
+    a, b = node.args
+    if (a is src) == (b is src) or (target in _IN_PLACE_ADDS and a is not src):
+        return None
+    z = b if a is src else a
+    zv, yv, out = _value(z), _value(src), _value(node)
+    if not all(isinstance(t, torch.Tensor) for t in (zv, yv, out)):
+        return None
+    if zv.shape != yv.shape or out.shape != yv.shape or not zv.dtype == yv.dtype == out.dtype \
+            or zv.device != yv.device:
+        return None
+    return node, z
+
+
 def _rewrite_convs(graph, schema, check):
     count = 0
     for node in list(graph.nodes):
@@ -228,6 +268,13 @@ def _rewrite_convs(graph, schema, check):
             if bn_parameters is not None:
                 bn = users[0]
                 users = list(bn.users)
+        # A residual add as the single user (of the batch norm, when folded) goes into the epilogue.
+        add, residual = None, None
+        if schema["conv_residual"] and len(users) == 1:
+            found = _residual_add_of(users[0], bn or node)
+            if found is not None:
+                add, residual = found
+                users = list(add.users)
         activation, fused = "none", None
         if len(users) == 1:
             name = _activation_of(users[0])
@@ -243,32 +290,38 @@ def _rewrite_convs(graph, schema, check):
         shape = (tuple(xv.shape), tuple(wv.shape), xv.dtype, tuple(stride), tuple(padding), tuple(dilation),
                  groups, has_bias)
 
+        with_residual = residual is not None
+
         def signatures():
-            sigs = [ops.conv_signature(*shape, activation, layouts, "forward")]
+            sigs = [ops.conv_signature(*shape, activation, layouts, "forward", with_residual)]
             if needs_grad:
                 sigs += ops.conv_backward_signatures(*shape, layouts, frozenset(("input", "weight", "bias")))
             return sigs
 
         def recomputed():
-            # The gradient of a fused activation recomputes its input: the conv without it (boo.ops'
-            # _conv_backward_rule).
-            return [ops.conv_signature(*shape, "none", layouts, "forward")]
+            # The gradient of a fused activation recomputes its input: the conv (and residual) without it
+            # (boo.ops' _conv_backward_rule, _conv_residual_backward_rule).
+            return [ops.conv_signature(*shape, "none", layouts, "forward", with_residual)]
 
-        if not check(signatures, [xv], recomputed if needs_grad and activation != "none" else None):
+        # (z's gradient alone, conv's parameters frozen, recomputes the activation's input too.)
+        recomputes = activation != "none" and (needs_grad or (with_residual and _value(residual).requires_grad))
+        if not check(signatures, [xv], recomputed if recomputes else None):
             continue
-        end = fused or bn or node
+        end = fused or add or bn or node
         # Before the last node replaced: the batch norm's parameters may be defined after the conv.
         with graph.inserting_before(end):
             if bn is not None:
                 gamma, beta, mean, var, eps = bn_parameters
                 pair = graph.call_function(_fold_batch_norm, (w, b, gamma, beta, mean, var, eps))
                 w, b = (graph.call_function(operator.getitem, (pair, i)) for i in range(2))
-            new = graph.call_function(ops.conv, (x, w, b), {"stride": stride, "padding": padding,
-                                                            "dilation": dilation, "groups": groups,
-                                                            "activation": activation})
+            kwargs = {"stride": stride, "padding": padding, "dilation": dilation, "groups": groups,
+                      "activation": activation}
+            if with_residual:
+                kwargs["residual"] = residual
+            new = graph.call_function(ops.conv, (x, w, b), kwargs)
         new.meta.update(end.meta)
         end.replace_all_uses_with(new)
-        for n in (fused, bn, node):
+        for n in (fused, add, bn, node):
             if n is not None:
                 graph.erase_node(n)
         count += 1

@@ -208,10 +208,12 @@ def _activation(activation):
 
 
 @functools.lru_cache(maxsize=4096)
-def conv_signature(x_shape, w_shape, dtype, stride, padding, dilation, groups, bias, activation, layouts, direction):
+def conv_signature(x_shape, w_shape, dtype, stride, padding, dilation, groups, bias, activation, layouts, direction,
+                   residual=False):
     """The boo signature of a convolution. `direction`: "forward", or a set of
     gradients among "input", "weight", "bias" (the bias gradient only when `bias`);
-    layouts: (input, kernel, output)."""
+    layouts: (input, kernel, output). `residual`: the forward adds a tensor z of
+    the output's shape and layout before the activation (--residual 1)."""
     if direction == "forward":
         directions = _C.ConvDirection.FORWARD
     else:
@@ -225,7 +227,7 @@ def conv_signature(x_shape, w_shape, dtype, stride, padding, dilation, groups, b
                              padding=list(padding), dilation=list(dilation), groups=groups,
                              input_layout=layouts[0], weight_layout=layouts[1], output_layout=layouts[2],
                              direction=directions, bias=bias and direction == "forward",
-                             activation=_activation(activation or "none"))
+                             activation=_activation(activation or "none"), residual=residual)
 
 
 def conv_backward_signatures(x_shape, w_shape, dtype, stride, padding, dilation, groups, bias, layouts, wanted):
@@ -508,6 +510,60 @@ def _(x, w, bias, stride, padding, dilation, groups, activation, layouts):
     return x.new_empty_strided(shape, _strides_for(shape, layouts.split(",")[2], x.dim()))
 
 
+def _conv_residual_forward(x: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tensor], residual: torch.Tensor,
+                           stride: List[int], padding: List[int], dilation: List[int], groups: int, activation: str,
+                           layouts: str) -> torch.Tensor:
+    """act(conv(x, w) + bias + residual): the residual (the output's shape, stored in any strides) added
+    in the conv's epilogue before the activation, as cuDNN's conv-bias-add-act (boo's --residual 1)."""
+    layouts = tuple(layouts.split(","))
+
+    def boo():
+        sig = conv_signature(tuple(x.shape), tuple(w.shape), x.dtype, tuple(stride), tuple(padding), tuple(dilation),
+                             groups, bias is not None, activation, layouts, "forward", True)
+        return _run(sig, {"x": x, "w": w, "b": bias, "z": residual})["y"]
+
+    def pytorch():
+        y = _activation_fn(activation)(_CONV_FNS[x.dim()](x, w, bias, stride, padding, dilation, groups) + residual)
+        return _restride(y, _strides_for(list(y.shape), layouts[2], x.dim()))
+
+    return _boo_or_torch(lambda: f"conv {list(x.shape)} * {list(w.shape)} + residual {x.dtype}", boo, pytorch)
+
+
+_conv_residual = _op("conv_residual", _conv_residual_forward)
+
+
+@_fake("conv_residual")
+def _(x, w, bias, residual, stride, padding, dilation, groups, activation, layouts):
+    shape = _conv_output_shape(x.shape, w.shape, stride, padding, dilation)
+    return x.new_empty_strided(shape, _strides_for(shape, layouts.split(",")[2], x.dim()))
+
+
+def _conv_residual_setup_context(ctx, inputs, output):
+    x, w, bias, residual, stride, padding, dilation, groups, activation, layouts = inputs
+    # The residual only to recompute the activation's input.
+    ctx.save_for_backward(x, w, bias, residual if activation != "none" else None)
+    ctx.params = (stride, padding, dilation, groups, activation, layouts)
+
+
+def _conv_residual_backward_rule(ctx, dy):
+    """The conv's gradients and the residual's: both from the gradient at the sum conv + bias + residual,
+    the activation's gradient taken first on its recomputed input."""
+    x, w, bias, residual = ctx.saved_tensors
+    stride, padding, dilation, groups, activation, layouts = ctx.params
+    if activation != "none":
+        with torch.enable_grad():
+            forward = _conv_residual_forward if _direct_call_allowed(x, w, bias, residual) else _conv_residual
+            u = forward(x, w, bias, residual, stride, padding, dilation, groups, "none", layouts)
+            u = u.detach().requires_grad_()
+            (dy,) = torch.autograd.grad(_activation_fn(activation)(u), u, dy)
+    dx, dw, db = _conv_gradients(dy, x, w, bias, ctx.params, ctx.needs_input_grad[:3])
+    return dx, dw, db, dy if ctx.needs_input_grad[3] else None, None, None, None, None, None, None
+
+
+torch.library.register_autograd("boo::conv_residual", _conv_residual_backward_rule,
+                                setup_context=_conv_residual_setup_context)
+
+
 def _conv_backward_kernel(dy: torch.Tensor, x: torch.Tensor, w: torch.Tensor, has_bias: bool, stride: List[int],
                    padding: List[int], dilation: List[int], groups: int, layouts: str,
                    output_mask: List[bool]) -> List[torch.Tensor]:
@@ -559,7 +615,6 @@ def _conv_setup_context(ctx, inputs, output):
 def _conv_backward_rule(ctx, dy):
     x, w, bias = ctx.saved_tensors
     stride, padding, dilation, groups, activation, layouts = ctx.params
-    need_x, need_w, need_b = ctx.needs_input_grad[:3]
     if activation != "none":
         # The fused activation is forward-only: recompute its input z = conv(x, w) + b
         # and take the activation's gradient with PyTorch.
@@ -567,15 +622,23 @@ def _conv_backward_rule(ctx, dy):
             forward = _conv_forward if _direct_call_allowed(x, w, bias) else _conv
             z = forward(x, w, bias, stride, padding, dilation, groups, "none", layouts).detach().requires_grad_()
             (dy,) = torch.autograd.grad(_activation_fn(activation)(z), z, dy)
+    return (*_conv_gradients(dy, x, w, bias, ctx.params, ctx.needs_input_grad[:3]), None, None, None, None, None, None)
+
+
+def _conv_gradients(dy, x, w, bias, params, needs):
+    """(dx, dw, db) of the conv (x, w, bias) with `params` (stride, padding, dilation, groups, activation,
+    layouts) from dy, the gradient at the conv's sum (after the activation's); None where `needs` (three
+    flags) or the bias says none."""
+    stride, padding, dilation, groups, _, layouts = params
+    need_x, need_w, need_b = needs
     if not is_boo_backward_enabled():
         grads = torch.ops.aten.convolution_backward(
             dy, x, w, [w.shape[0]] if bias is not None else None, stride, padding, dilation, False,
             [0] * len(stride), groups, [need_x, need_w, need_b and bias is not None])
-        return (*grads, None, None, None, None, None, None)
+        return tuple(grads)
     dx, dw, db = _conv_backward(dy, x, w, bias is not None, stride, padding, dilation, groups, layouts,
                                 [bool(need_x), bool(need_w), bool(need_b and bias is not None)])
-    return (dx if need_x else None, dw if need_w else None, db if need_b and bias is not None else None,
-            None, None, None, None, None, None)
+    return dx if need_x else None, dw if need_w else None, db if need_b and bias is not None else None
 
 
 if "conv" not in _CPP_AUTOGRAD:
@@ -601,13 +664,20 @@ class _ConvFunction(torch.autograd.Function):
 def conv(x, w, bias=None, stride: Union[int, Sequence[int]] = 1, padding: Union[int, Sequence[int]] = 0,
          dilation: Union[int, Sequence[int]] = 1, groups: int = 1, activation: Optional[str] = None,
          shared_layout: Optional[str] = None, input_layout: Optional[str] = None,
-         kernel_layout: Optional[str] = None, output_layout: Optional[str] = None):
+         kernel_layout: Optional[str] = None, output_layout: Optional[str] = None, residual=None):
     """Convolution (1-D to 3-D), optionally with bias and a fused activation
     (relu, sigmoid, tanh, silu, gelu, gelu_tanh, leaky_relu[:alpha], clamp:lo:hi),
     as torch.nn.functional.conv{1,2,3}d followed by the activation.
 
+    `residual`: a tensor of the output's shape and dtype added before the
+    activation, in the conv's epilogue: act(conv(x, w) + bias + residual), as
+    ResNet's relu(conv(x) + identity) (boo's --residual 1).
+
     Layouts follow PyTorch's memory-format rule unless given: the output is
     channels-last when the input is. `shared_layout` sets all three."""
+    if residual is not None:
+        return _conv_with_residual(x, w, bias, residual, stride, padding, dilation, groups, activation,
+                                   shared_layout, input_layout, kernel_layout, output_layout)
     cast = _autocast("conv", [x, w, bias])
     if cast is not None:
         with torch.autocast(x.device.type, enabled=False):
@@ -643,6 +713,22 @@ def conv(x, w, bias=None, stride: Union[int, Sequence[int]] = 1, padding: Union[
             return _conv(x, w, bias, *memo.params)
         return _ConvFunction.apply(x, w, bias, memo)
     return memo.forward(x, w, bias)
+
+
+def _conv_with_residual(x, w, bias, residual, stride, padding, dilation, groups, activation, shared_layout,
+                        input_layout, kernel_layout, output_layout):
+    """conv() with a residual: always through the boo::conv_residual op (its autograd: dresidual is the
+    gradient at the sum, after the activation's)."""
+    cast = _autocast("conv", [x, w, bias, residual])
+    if cast is not None:
+        x, w, bias, residual = cast
+    params = _conv_call(x, w, stride, padding, dilation, groups, activation, shared_layout, input_layout,
+                        kernel_layout, output_layout)
+    shape = _conv_output_shape(x.shape, w.shape, params[0], params[1], params[2])
+    if list(residual.shape) != shape or residual.dtype != x.dtype:
+        raise ValueError(f"conv: residual of shape {list(residual.shape)} and {residual.dtype}: expected the output's "
+                         f"shape {shape} and dtype {x.dtype} (it is added to the output, not broadcast)")
+    return _conv_residual(x, w, bias, residual, *params)
 
 
 class _ConvCall:

@@ -44,6 +44,8 @@ def _conv(f, a, dtype):
                                            f["output_padding"], f["groups"], f["dilation"])
         else:
             z = _CONVS[spatial](a["x"], a["w"], a.get("b"), f["stride"], f["padding"], f["dilation"], f["groups"])
+        if f["residual"]:
+            z = z + a["z"]  # before the activation
         out["y"] = _activation_fn(f["activation"])(z)
     mask = [bool(f["direction"] & d.BACKWARD_DATA), bool(f["direction"] & d.BACKWARD_WEIGHT),
             bool(f["direction"] & d.BACKWARD_BIAS)]

@@ -478,6 +478,7 @@ nb::dict fields_of(const OpSignature& sig) {
     f["bias"] = conv->bias;
     f["activation"] = conv->activation;
     f["tf32"] = conv->fp32_tf32;
+    f["residual"] = conv->residual;
   } else if (const auto* ln = dynamic_cast<const LayerNormSignature*>(&sig)) {
     f["dtype"] = ln->dtype;
     f["input_shape"] = ln->input_shape;
@@ -626,7 +627,7 @@ NB_MODULE(_C, m) {
           [](std::vector<int64_t> input_shape, std::vector<int64_t> weight_shape, nb::handle dtype, nb::handle stride,
              nb::handle padding, nb::handle dilation, int64_t groups, bool transposed, nb::handle output_padding,
              std::string input_layout, std::string weight_layout, std::string output_layout, nb::handle direction,
-             bool bias, nb::handle activation, bool tf32) {
+             bool bias, nb::handle activation, bool tf32, bool residual) {
             ops::ConvFields f;
             f.dtype = dtype_argument(dtype);
             f.input_shape = std::move(input_shape);
@@ -644,18 +645,20 @@ NB_MODULE(_C, m) {
             f.bias = bias;
             f.activation = activation_argument(activation);
             f.fp32_tf32 = tf32;
+            f.residual = residual;
             return wrap(value_or_raise(ops::conv_signature_from_fields(f)));
           },
           "input_shape"_a, "weight_shape"_a, "dtype"_a, nb::kw_only(), "stride"_a = 1, "padding"_a = 0,
           "dilation"_a = 1, "groups"_a = 1, "transposed"_a = false, "output_padding"_a = 0, "input_layout"_a = "",
           "weight_layout"_a = "", "output_layout"_a = "", "direction"_a = kConvForward, "bias"_a = false,
-          "activation"_a = Activation::Kind::kNone, "tf32"_a = false,
+          "activation"_a = Activation::Kind::kNone, "tf32"_a = false, "residual"_a = false,
           "A convolution from its fields. Shapes are logical: input (N, C, spatial...), weight (K, C/groups, "
           "filter...) or transposed (C, K/groups, filter...), whatever the layouts; layouts are permutations of "
           "'NC' + spatial letters (default channels-first; the output's defaults to the input's). stride, padding, "
           "dilation, output_padding: an int or one per spatial dimension. direction: ConvDirection flags; bias: "
           "the forward adds a bias (with forward and backward directions, BACKWARD_BIAS goes with it). activation: "
-          "an ActivationKind or an Activation (forward only). tf32: fp32 on TF32 tensor cores.")
+          "an ActivationKind or an Activation (forward only). tf32: fp32 on TF32 tensor cores. residual: the forward "
+          "adds z, an argument of y's shape and layout, before the activation: act(conv(x, w) + bias + z).")
       .def_static(
           "layer_norm",
           [](std::vector<int64_t> input_shape, std::vector<int64_t> normalized_shape, nb::handle dtype, double eps,

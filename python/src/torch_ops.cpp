@@ -11,8 +11,8 @@
 // and batch_norm the CUDA kernels (signature by a per-call key, tensors by address, results and the
 // workspace from PyTorch's caching allocator, launched on the current stream: capturable into CUDA
 // graphs) and conv's and batch_norm's autograd. The rest is boo.ops' (Python), registered onto these
-// schemas: the CPU kernels (the float64 reference), the other norms' kernels and autograd, every fake
-// implementation, and the fallback to PyTorch when boo declines a signature: a CUDA kernel here that
+// schemas: the CPU kernels (the float64 reference), conv_residual's and the other norms' kernels and
+// autograd, every fake implementation, and the fallback to PyTorch when boo declines a signature: a CUDA kernel here that
 // cannot run its call passes it to the op's Python kernel (registered for the CPU key, device-generic),
 // which warns once and runs PyTorch, or raises with BOO_STRICT=1, as without this library.
 #include <ATen/TensorOperators.h>
@@ -705,6 +705,8 @@ TORCH_LIBRARY(boo, m) {
   m.set_python_module("boo.ops");
   m.def("conv(Tensor x, Tensor w, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, SymInt groups, "
         "str activation, str layouts) -> Tensor");
+  m.def("conv_residual(Tensor x, Tensor w, Tensor? bias, Tensor residual, SymInt[] stride, SymInt[] padding, "
+        "SymInt[] dilation, SymInt groups, str activation, str layouts) -> Tensor");
   m.def("conv_backward(Tensor dy, Tensor x, Tensor w, bool has_bias, SymInt[] stride, SymInt[] padding, "
         "SymInt[] dilation, SymInt groups, str layouts, bool[] output_mask) -> Tensor[]");
   m.def("layer_norm(Tensor x, SymInt normalized_ndim, Tensor? weight, Tensor? bias, float eps) -> Tensor[]");

@@ -451,7 +451,10 @@ class CudnnBackend final : public Backend {
       BOO_ASSIGN_OR_RETURN(cudnnBackendDescriptor_t conv, b.conv_desc(g, sig));
       BOO_ASSIGN_OR_RETURN(int64_t xu, b.tensor(g, x, false, sig.dtype));
       BOO_ASSIGN_OR_RETURN(int64_t wu, b.tensor(g, w, false, sig.dtype));
-      const bool fused = sig.bias || sig.activation.kind != Activation::Kind::kNone;
+      // conv -> [+ bias] -> [+ z] -> [activation] -> y (cuDNN's conv-bias-add-act): every stage but
+      // the last writes a virtual fp32 tensor.
+      const bool activated = sig.activation.kind != Activation::Kind::kNone;
+      const bool fused = sig.bias || sig.residual || activated;
       BOO_ASSIGN_OR_RETURN(int64_t conv_out, b.tensor(g, y, fused, fused ? DType::kF32 : sig.dtype));
       std::vector<cudnnBackendDescriptor_t> ops;
       BOO_ASSIGN_OR_RETURN(cudnnBackendDescriptor_t op, sig.transposed ? b.conv_op(g, bwd_data, conv, conv_out, wu, xu)
@@ -464,9 +467,17 @@ class CudnnBackend final : public Backend {
         bias_spec.shape[1] = sig.k;
         bias_spec.strides = contiguous_strides(bias_spec.shape);
         BOO_ASSIGN_OR_RETURN(int64_t bu, b.tensor(g, bias_spec, false, sig.dtype));
-        const bool more = sig.activation.kind != Activation::Kind::kNone;
+        const bool more = sig.residual || activated;
         BOO_ASSIGN_OR_RETURN(int64_t sum, b.tensor(g, more ? renamed(y, "y_biased") : y, more, more ? DType::kF32 : sig.dtype));
         BOO_ASSIGN_OR_RETURN(cudnnBackendDescriptor_t add, b.pointwise(g, CUDNN_POINTWISE_ADD, last, bu, sum));
+        ops.push_back(add);
+        last = sum;
+      }
+      if (sig.residual) {
+        BOO_ASSIGN_OR_RETURN(int64_t zu, b.tensor(g, sig.y_spec("z"), false, sig.dtype));
+        BOO_ASSIGN_OR_RETURN(int64_t sum, b.tensor(g, activated ? renamed(y, "y_residual") : y, activated,
+                                                   activated ? DType::kF32 : sig.dtype));
+        BOO_ASSIGN_OR_RETURN(cudnnBackendDescriptor_t add, b.pointwise(g, CUDNN_POINTWISE_ADD, last, zu, sum));
         ops.push_back(add);
         last = sum;
       }

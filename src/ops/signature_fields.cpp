@@ -114,6 +114,7 @@ Result<std::unique_ptr<ConvSignature>> conv_signature_from_fields(const ConvFiel
     return invalid_argument(
         "conv: a signature with forward and backward directions has the bias in both or in neither: with bias, "
         "add the bias gradient (BACKWARD_BIAS) to the directions; without, leave it out");
+  sig->residual = f.residual;
   sig->activation = f.activation;
   sig->fp32_tf32 = f.fp32_tf32;
   BOO_RETURN_IF_ERROR(sig->validate());

@@ -36,6 +36,7 @@ struct ConvFields {
   std::string input_layout, weight_layout, output_layout;
   uint8_t directions = kConvForward;  ///< bit set of ConvDirection
   bool bias = false;                  ///< the forward adds a bias (kConvBackwardBias is its gradient)
+  bool residual = false;              ///< the forward adds z (y's shape and layout) before the activation
   Activation activation;              ///< forward only
   bool fp32_tf32 = false;
 };

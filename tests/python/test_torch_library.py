@@ -30,7 +30,7 @@ DEVICE = sys.argv.pop(1) if len(sys.argv) > 1 and sys.argv[1] in ("cpu", "cuda")
 torch.backends.cudnn.allow_tf32 = False
 # Whether this boo was built with the C++ registration (python/CMakeLists.txt writes boo/_torch_build.py).
 BUILT = importlib.util.find_spec("boo._torch_build") is not None
-OPS = ("conv", "conv_backward", "layer_norm", "layer_norm_backward", "rms_norm", "rms_norm_backward", "batch_norm",
+OPS = ("conv", "conv_residual", "conv_backward", "layer_norm", "layer_norm_backward", "rms_norm", "rms_norm_backward", "batch_norm",
        "batch_norm_backward", "group_norm", "group_norm_backward")
 
 # What a process with boo's ops registered prints about them: the registration, each schema, which
@@ -129,6 +129,27 @@ class ConvTest(unittest.TestCase):
         (dw,) = torch.autograd.grad(ops.conv(x, w, padding=1).sum(), [w])
         torch.testing.assert_close(dw, torch.autograd.grad(F.conv2d(x, w, padding=1).sum(), [w])[0],
                                    rtol=1e-4, atol=1e-4)
+
+    def test_conv_residual_opcheck_and_gradients(self):
+        """boo::conv_residual: act(conv(x, w) + b + z), z of the output's shape in its own strides; its
+        autograd gives dz = the gradient at the sum (after the activation's), dx, dw, db from the same."""
+        for bias, channels_last, activation in ((True, False, "relu"), (False, True, "none"),
+                                                (True, True, "silu")):
+            with self.subTest(bias=bias, channels_last=channels_last, activation=activation):
+                x, w, b = self.args(bias, channels_last)
+                z = torch.randn(2, 6, 7, 7, device=DEVICE)
+                if channels_last:
+                    z = z.to(memory_format=torch.channels_last)
+                layouts = "NHWC,NHWC,NHWC" if channels_last else "NCHW,NCHW,NCHW"
+                leaves = [t.requires_grad_() for t in (x, w, b, z) if t is not None]
+                torch.library.opcheck(torch.ops.boo.conv_residual.default,
+                                      (x, w, b, z, [1, 1], [1, 1], [1, 1], 1, activation, layouts))
+                y = ops.conv(x, w, b, padding=1, activation=activation, residual=z)
+                want_y = ops._activation_fn(activation)(F.conv2d(x, w, b, padding=1) + z)
+                torch.testing.assert_close(y, want_y, rtol=1e-4, atol=1e-4)
+                dy = torch.randn_like(y)
+                for got, want in zip(torch.autograd.grad(y, leaves, dy), torch.autograd.grad(want_y, leaves, dy)):
+                    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
 
     def test_a_call_boo_declines_runs_on_pytorch_with_a_warning(self):
         """An empty batch is no boo signature: the C++ CUDA kernel passes the call to boo.ops' kernel,

@@ -32,13 +32,15 @@ Status why_declined(const std::string& command) {
 
 TEST(ConvDepthwisePlanTest, SitsBetweenTheImplicitGemmAndTheDirectTier) {
   const auto impls = find_op("conv")->gpu_implementations();
-  ASSERT_EQ(impls.size(), 6u);
+  ASSERT_EQ(impls.size(), 8u);
   EXPECT_EQ(impls[0]->name(), "gpu:conv:pointwise");
   EXPECT_EQ(impls[1]->name(), "gpu:conv:wgmma_sm90");
   EXPECT_EQ(impls[2]->name(), "gpu:conv:fp32_bf16x6");
-  EXPECT_EQ(impls[3]->name(), "gpu:conv:implicit_gemm");
-  EXPECT_EQ(impls[4]->name(), "gpu:conv:depthwise");
-  EXPECT_EQ(impls[5]->name(), "gpu:conv:direct");
+  EXPECT_EQ(impls[3]->name(), "gpu:conv:small_c_data");
+  EXPECT_EQ(impls[4]->name(), "gpu:conv:implicit_gemm");
+  EXPECT_EQ(impls[5]->name(), "gpu:conv:depthwise_planes");
+  EXPECT_EQ(impls[6]->name(), "gpu:conv:depthwise");
+  EXPECT_EQ(impls[7]->name(), "gpu:conv:direct");
   // The implicit GEMM declines what this tier takes: it runs where gpu:conv:direct used to.
   for (const std::string& command : {kMobileNet + " -F 2", kMobileNet + " -F 4" + kNhwc,
                                      std::string("convbfp16 -n 8 -c 96 -H 56 -W 56 -k 96 -y 3 -x 3 -p 1 -q 1 "
@@ -188,6 +190,81 @@ TEST(ConvDepthwisePlanTest, LargeWindowsShrinkTheTileOrDecline) {
   ASSERT_FALSE(config.ok());
   EXPECT_EQ(config.status().code(), StatusCode::kUnimplemented);
   EXPECT_NE(config.status().message().find("shared memory"), std::string::npos) << config.status().to_string();
+}
+
+const GpuImplementation& planes() { return conv::depthwise_planes_implementation(); }
+
+// Issue 17's MobileNetV2 weight gradients (NCHW, 576 channels at 14x14): a block of 128 threads per channel
+// over all 64 images, one launch, no workspace; the A planes (196 fp16) in 8-byte vectors, B's 7x7 planes
+// element by element; two stages of 32 images' planes within 48 KiB.
+TEST(ConvDepthwisePlanTest, PlanesTakeSmallNchwWeightGradientsInOneLaunch) {
+  const std::string line = "convfp16 -n 64 -c 576 -H 14 -W 14 -k 576 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -g 576 -F 4";
+  std::unique_ptr<OpProblem> problem = test::problem_of(line);
+  ASSERT_TRUE(problem);
+  ASSERT_TRUE(planes().accepts(*problem, test::sm90()).ok());
+  const Planned p = test::plan_of(planes(), line);
+  EXPECT_EQ(p.config, "dtype=float16 dw planes: threads 128 images 32 of 64 per block slices 1 vec A 4 B 1");
+  ASSERT_EQ(p.entries.size(), 1u);
+  EXPECT_EQ(p.entries[0], "boo_depthwise_planes_dw");
+  ASSERT_EQ(p.launches.size(), 1u);
+  EXPECT_EQ(p.launches[0].grid.x, 576u);
+  EXPECT_EQ(p.launches[0].block.x, 128u);
+  // 2 stages x (32 x 196 + 32 x 49) fp16, then 4 warps x 9 taps of floats.
+  EXPECT_EQ(p.launches[0].shared_bytes, 2u * (32 * 196 * 2 + 32 * 49 * 2) + 4 * 9 * 4);
+  EXPECT_EQ(p.workspace_bytes, 0u);
+  const auto dw = params_of<ConvDepthwiseParams>(p.launches[0]);
+  EXPECT_EQ(dw.a, p.address.at("x"));
+  EXPECT_EQ(dw.b, p.address.at("dy"));
+  EXPECT_EQ(dw.w, p.address.at("dw"));
+  EXPECT_EQ(dw.partials, 0u);
+  EXPECT_NE(p.source.text.find("kSlices = 1;"), std::string::npos) << p.source.text;
+  // Stride 1: 14 rows an image; 16 images (two rounds of 128 threads) a chunk, the fewest rounds and chunks.
+  const Planned s1 = test::plan_of(planes(), "convfp16 -n 64 -c 384 -H 14 -W 14 -k 384 -y 3 -x 3 -p 1 -q 1 -g 384 -F 4");
+  EXPECT_EQ(s1.config, "dtype=float16 dw planes: threads 128 images 16 of 64 per block slices 1 vec A 4 B 4");
+  EXPECT_EQ(s1.launches[0].grid.x, 384u);
+}
+
+// Few channels: the images are sliced for about four blocks per SM, the slices' fp32 partials fill the
+// workspace and a second launch adds them in order; db comes last.
+TEST(ConvDepthwisePlanTest, PlanesSliceTheImagesOfFewChannels) {
+  const Planned p = test::plan_of(planes(), "conv -n 32 -c 32 -H 28 -W 28 -k 32 -y 3 -x 3 -p 1 -q 1 -g 32 -F 9");
+  ASSERT_EQ(p.entries.size(), 3u);
+  EXPECT_EQ(p.entries[1], "boo_depthwise_planes_dw_reduce");
+  EXPECT_EQ(p.entries[2], "boo_conv_db");
+  // 528 blocks wanted: 17 slices of 32 images are 16 of 2 images each.
+  EXPECT_EQ(p.launches[0].grid.x, 16u * 32);
+  EXPECT_EQ(p.workspace_bytes, static_cast<size_t>(16 * 32 * 9 * 4));
+  const auto dw = params_of<ConvDepthwiseParams>(p.launches[0]);
+  const auto reduce = params_of<ConvDepthwiseParams>(p.launches[1]);
+  EXPECT_EQ(dw.partials, p.workspace);
+  EXPECT_EQ(reduce.partials, p.workspace);
+  EXPECT_EQ(reduce.w, p.address.at("dw"));
+  EXPECT_EQ(p.launches[1].block.x, 256u);
+  const auto db = params_of<ConvFaceParams>(p.launches[2]);
+  EXPECT_EQ(db.b, p.address.at("dy"));
+  EXPECT_EQ(db.bias, p.address.at("db"));
+}
+
+// What gpu:conv:depthwise keeps: other directions, channels-last tensors, wide rows.
+TEST(ConvDepthwisePlanTest, PlanesDeclineWithTheReason) {
+  struct Case {
+    std::string command, reason;
+  };
+  for (const Case& c : {
+           Case{"convfp16 -n 64 -c 576 -H 14 -W 14 -k 576 -y 3 -x 3 -p 1 -q 1 -g 576 -F 4" + kNhwc,
+                "reads contiguous planes"},
+           Case{"convfp16 -n 64 -c 576 -H 14 -W 14 -k 576 -y 3 -x 3 -p 1 -q 1 -g 576 -F 6", "weight gradient alone"},
+           Case{kMobileNet + " -F 4", "rows of 112 pixels"},
+           Case{"conv -n 2 -c 32 -H 9 -W 9 -k 32 -y 3 -x 3 -g 16 -F 4", "not 2 -> 2"},
+       }) {
+    SCOPED_TRACE(c.command);
+    std::unique_ptr<OpProblem> problem = test::problem_of(c.command);
+    ASSERT_TRUE(problem);
+    const Status s = planes().accepts(*problem, test::sm90());
+    EXPECT_EQ(s.code(), StatusCode::kUnimplemented) << s.to_string();
+    EXPECT_NE(s.message().find(c.reason), std::string::npos) << s.to_string();
+    if (c.reason != "not 2 -> 2") EXPECT_TRUE(depthwise().accepts(*problem, test::sm90()).ok());
+  }
 }
 
 }  // namespace

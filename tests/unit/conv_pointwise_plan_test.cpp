@@ -116,7 +116,8 @@ TEST(ConvPointwisePlanTest, Fp32RunsOnFfmaWithTwoLevelWeightSums) {
   test::UnverifiedKernelsEnabled gate;
   const Planned f = test::plan_of(tier(), "conv -n 64 -c 144 -H 56 -W 56 -k 24 -y 1 -x 1 -F 1");
   EXPECT_NE(f.config.find("y: face 0 ffma rows 24 x 144"), std::string::npos) << f.config;
-  expect_constants(f, {"kTensorCores = false;", "kInVec = 4;", "kFPitch = 144;"});
+  // The filter row pitch odd (145): the transposed filter's writes, a row apart, in distinct banks.
+  expect_constants(f, {"kTensorCores = false;", "kInVec = 4;", "kFPitch = 145;"});
   // 6 x 36 micro-tiles of 4 x 4 over 256 threads (one pixel split: each thread one or none... at most 2).
   const Planned w = test::plan_of(tier(), "conv -n 64 -c 192 -H 28 -W 28 -k 32 -y 1 -x 1 -F 4");
   EXPECT_NE(w.config.find("dw: face 2 ffma rows 32 x 192"), std::string::npos) << w.config;
@@ -134,6 +135,50 @@ TEST(ConvPointwisePlanTest, OddPixelCountsCopyNarrowerVectorsAcrossImages) {
   const Planned even = test::plan_of(tier(), "convbfp16 -n 64 -c 192 -H 14 -W 14 -k 64 -y 1 -x 1 -F 1");
   EXPECT_NE(even.config.find("vec in 4 out 4"), std::string::npos) << even.config;
   EXPECT_GE(even.launches.size(), 1u);
+}
+
+// Small images (64 x 14x14 = 12544 columns: fewer than 4 tiles of 64 per SM): 32-column tiles where
+// they leave the busiest SM fewer bytes to move, the wider tiles still boo tune's alternatives.
+TEST(ConvPointwisePlanTest, SmallImagesTakeNarrowTilesWhereTheBusiestSmMovesLess) {
+  test::UnverifiedKernelsEnabled gate;
+  // dx (64 rows) = w^T (64 x 384) x dy: 64-wide, 196 tiles in two rounds on 132 SMs (one 170 KB block an SM);
+  // 32-wide, 392 tiles in three: the busiest SM reads the filter once and 3 x 32 columns, not 2 x 64.
+  const std::string small = "convfp16 -n 64 -c 64 -H 14 -W 14 -k 384 -y 1 -x 1 -F 2";
+  const Planned p = test::plan_of(tier(), small);
+  EXPECT_EQ(p.config,
+            "dtype=float16, pixel tiles over N x pixels; dx: face 1 mma.sync rows 64 x 384 tile 32 pixels, vec in 4 "
+            "out 4, warps 4x2, grid 132 (1 an SM)");
+  // shared: filter 64 x 392, two stages of 384 x 40, the output tile 64 x 40.
+  EXPECT_EQ(p.launches[0].shared_bytes, static_cast<uint32_t>((64 * 392 + 2 * 384 * 40 + 64 * 40) * 2));
+  expect_constants(p, {"kTP = 32;", "kTiles = 392LL;", "kWarpsM = 4;", "kWarpsN = 2;", "FM = 1LL;", "FR = 64LL;"});
+  std::unique_ptr<OpProblem> problem = test::problem_of(small);
+  ASSERT_TRUE(problem);
+  Result<ConfigList> list = tier().candidates(*problem, test::sm90());
+  ASSERT_TRUE(list.ok()) << list.status().to_string();
+  std::vector<std::string> tiles;
+  for (const std::unique_ptr<const Config>& c : *list) {
+    const std::string t = c->text();
+    const size_t at = t.find(" tile ") + 6;
+    tiles.push_back(t.substr(at, t.find(" pixels", at) - at));
+  }
+  EXPECT_EQ(tiles, (std::vector<std::string>{"32", "64"}));  // 128 and wider exceed 64 accumulators a thread
+  // 192 x 64: the filter (27.6 KB) is most of a 32-wide tile's bytes; 196 tiles of 64 in one round of 2 blocks an
+  // SM move less on the busiest SM than 392 of 32 in 3 blocks an SM.
+  EXPECT_NE(test::plan_of(tier(), "convfp16 -n 64 -c 192 -H 14 -W 14 -k 64 -y 1 -x 1 -F 2").config.find("tile 64 pixels"),
+            std::string::npos);
+  // 384 output rows fit only 32-wide (48 accumulators a thread), so the tier takes them (they went to a staged GEMM).
+  EXPECT_NE(test::plan_of(tier(), "convfp16 -n 64 -c 384 -H 14 -W 14 -k 96 -y 1 -x 1 -F 2").config.find(
+                "dx: face 1 mma.sync rows 384 x 96 tile 32 pixels"),
+            std::string::npos);
+  // The weight face keeps the wide tiles (each CTA's partial is M x N bytes more).
+  EXPECT_NE(test::plan_of(tier(), "convfp16 -n 64 -c 64 -H 14 -W 14 -k 96 -y 1 -x 1 -F 4").config.find("tile 64 pixels"),
+            std::string::npos);
+  // Larger problems never: 64 x 35x35 = 1225 tiles of 64. (384 x 96 fits no wider tile: declined, as before.)
+  const std::string large = "convfp16 -n 64 -c 384 -H 35 -W 35 -k 96 -y 1 -x 1 -F 2";
+  std::unique_ptr<OpProblem> large_problem = test::problem_of(large);
+  ASSERT_TRUE(large_problem);
+  const Status configured = tier().configure(*large_problem, test::sm90()).status();
+  EXPECT_NE(configured.to_string().find("no pixel tile"), std::string::npos) << configured.to_string();
 }
 
 TEST(ConvPointwisePlanTest, EveryDirectionOneDimensionalTransposedAndBiasGradient) {

@@ -57,6 +57,49 @@ TEST(ConvReferenceTest, HandComputedForward) {
             (std::vector<double>{-2, -2, -2}));
 }
 
+TEST(ConvReferenceTest, ResidualIsAddedBeforeTheActivation) {
+  // y = relu(w * x + b + z) per channel (1x1, two groups of one channel): sums 2.5, 4.5 and -2, -3; z
+  // enters before the ReLU, so the -2 that z lifts to 1 survives and the 2.5 it pushes to -0.5 does not.
+  EXPECT_EQ(run_forward("conv -n 1 -c 2 -H 1 -W 2 -k 2 -y 1 -x 1 -g 2 -F 1 -b 1 --residual 1 --activation relu",
+                        {{1, 2, 3, 4}, {2, -1}, {0.5, 1}, {-3, 10, 3, -1}}),
+            (std::vector<double>{0, 14.5, 1, 0}));  // added after the ReLU it would be {-0.5, 14.5, 3, -1}
+  // Without an activation, with a strided transposed conv: y = conv(x, w) + z element by element.
+  const std::string trans = "conv -m trans -n 1 -c 1 -H 2 -W 2 -k 1 -y 2 -x 2 -u 2 -v 2 -F 1";
+  std::vector<double> z(16);
+  for (size_t i = 0; i < z.size(); ++i) z[i] = 0.25 * static_cast<double>(i);
+  const std::vector<double> plain = run_forward(trans, {{1, 2, 3, 4}, {1, 1, 1, 1}});
+  const std::vector<double> added = run_forward(trans + " --residual 1", {{1, 2, 3, 4}, {1, 1, 1, 1}, z});
+  ASSERT_EQ(added.size(), plain.size());
+  for (size_t i = 0; i < plain.size(); ++i) EXPECT_EQ(added[i], plain[i] + z[i]) << i;
+}
+
+TEST(ConvReferenceTest, ResidualReadsItsOwnLayout) {
+  // z stored in y's layout (NHWC here): the reference reads it through its strides, so the same
+  // logical z gives the same y whatever the layout.
+  const std::string geometry = "conv -n 2 -c 3 -H 4 -W 3 -k 5 -y 3 -x 3 -p 1 -q 1 -F 1 -b 1 --residual 1 --activation tanh";
+  const ConvSignature nchw = conv_of(geometry);
+  const ConvSignature nhwc = conv_of(geometry + " --in_layout NHWC --fil_layout NHWC --out_layout NHWC");
+  std::vector<std::vector<double>> values;
+  for (const TensorSpec& spec : nchw.arguments()) {
+    std::vector<double> v(static_cast<size_t>(spec.numel()));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(0.37 * static_cast<double>(i) + static_cast<double>(spec.name[0]));
+    values.push_back(std::move(v));
+  }
+  auto run = [&](const ConvSignature& sig) {
+    std::vector<base::HostTensor> args;
+    const std::vector<TensorSpec> specs = sig.arguments();
+    for (size_t i = 0; i < specs.size(); ++i) args.push_back(tensor_from(specs[i], values[i]));
+    Result<std::vector<base::HostTensor>> r = ops::conv::conv_reference(sig, args);
+    EXPECT_TRUE(r.ok()) << r.status().to_string();
+    return logical_values((*r)[0]);
+  };
+  const std::vector<double> a = run(nchw), b = run(nhwc);
+  EXPECT_EQ(a, b);
+  // And z changes y: the same inputs without it differ.
+  values.pop_back();
+  EXPECT_NE(a, run_forward(geometry.substr(0, geometry.find(" --residual")) + " --activation tanh", values));
+}
+
 TEST(ConvReferenceTest, HandComputedTransposed) {
   // Stride-2 transposed 2x2 filter of ones: each input value fills a 2x2 block.
   EXPECT_EQ(run_forward("conv -m trans -n 1 -c 1 -H 2 -W 2 -k 1 -y 2 -x 2 -u 2 -v 2 -F 1", {{1, 2, 3, 4}, {1, 1, 1, 1}}),

@@ -181,6 +181,28 @@ TEST(ConvParserTest, DirectionsAndBias) {
   }
 }
 
+TEST(ConvParserTest, ResidualIsAnInputOfYsShapeAndLayout) {
+  const ParsedCommand p = must_parse(
+      "convbfp16 -n 2 -c 8 -H 6 -W 5 -k 16 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 1 -b 1 --residual 1 --activation relu "
+      "--in_layout NHWC --fil_layout NHWC --out_layout NCHW");
+  const ConvSignature& sig = as_conv(p);
+  EXPECT_TRUE(sig.residual);
+  const std::vector<TensorSpec> args = sig.arguments();
+  ASSERT_EQ(args.size(), 4u);  // x, w, b, then z
+  EXPECT_EQ(args[3].name, "z");
+  EXPECT_EQ(args[3].shape, sig.y_spec().shape);
+  EXPECT_EQ(args[3].strides, sig.y_spec().strides);  // y's layout (NCHW here), not x's
+  EXPECT_EQ(args[3].dtype, DType::kBF16);
+  EXPECT_NE(sig.func_name().find("_residual"), std::string::npos) << sig.func_name();
+  // The flag is part of the identity: the same conv without it is another signature.
+  EXPECT_FALSE(sig == as_conv(must_parse("convbfp16 -n 2 -c 8 -H 6 -W 5 -k 16 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 1 "
+                                         "-b 1 --activation relu --in_layout NHWC --fil_layout NHWC --out_layout NCHW")));
+  EXPECT_FALSE(as_conv(must_parse("conv -F 1 --residual 0")).residual);
+  for (const char* cmd : {"conv -F 1 --residual 1", "convfp16 -F 1 -b 1 --residual 1 --activation clamp:0:6",
+                          "conv -m trans -n 2 -c 8 -H 5 -W 6 -k 4 -u 2 -v 2 -Y 1 -X 1 -F 1 --residual 1"})
+    expect_round_trip(cmd);
+}
+
 TEST(LayerNormParserTest, MIOpenAndBooForms) {
   ParsedCommand p = must_parse("layernormbfp16 --input 16x1024x768 -o 2 --eps 1e-6 --mode 1 -F 14");
   const LayerNormSignature& s = as_ln(p);
@@ -227,6 +249,10 @@ TEST(ValidationTest, BadCommandsGetSpecificMessages) {
       {"conv -F 11", "--forw/-F 11 is not a conv direction", StatusCode::kInvalidArgument},
       {"conv -F 2 --activation relu", "fused into the forward convolution only", StatusCode::kInvalidArgument},
       {"conv -F 1 --activation swishy", "unknown activation 'swishy'", StatusCode::kInvalidArgument},
+      {"conv -F 0 --residual 1", "adds z to the forward convolution's output only (-F 1)", StatusCode::kInvalidArgument},
+      {"conv -F 2 --residual 1", "(-F 1); this command has backward directions", StatusCode::kInvalidArgument},
+      {"conv -F 1 --residual 2", "--residual must be 0 or 1, got 2", StatusCode::kInvalidArgument},
+      {"conv -F 1 --residual yes", "--residual: expected an integer, got 'yes'", StatusCode::kInvalidArgument},
       {"conv -F 1 --activation clamp:3:1", "clamp needs lo <= hi", StatusCode::kInvalidArgument},
       {"convbfp16 -F 1 --fp32-math tf32", "applies to fp32 convolutions", StatusCode::kInvalidArgument},
       {"conv -n abc", "--batchsize/-n: expected an integer, got 'abc'", StatusCode::kInvalidArgument},

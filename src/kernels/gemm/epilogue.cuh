@@ -6,7 +6,10 @@
 // Where an output element lives is the op's: OutputMap::out_offset(m, col, g,
 // channel) gives the offset of GEMM element (m, col) of group g in the output
 // tensor and sets `channel` to its bias channel. The parameter block P carries
-// `out`, `bias`, `workspace` (addresses) and `act_alpha`, `act_lo`, `act_hi`.
+// `out`, `bias`, `workspace` (addresses) and `act_alpha`, `act_lo`, `act_hi`;
+// with C::kResidual also `residual`: a tensor laid out as the output (a conv's
+// z, y's shape and layout), whose element at the output's offset is added
+// after the bias and before the activation (cuDNN's conv-bias-add-act order).
 #pragma once
 
 #include "boo/kernels/gemm/tile.cuh"
@@ -16,10 +19,12 @@
 namespace boo {
 namespace gemm {
 
-/// The epilogue of one output element: its channel's bias, then the activation.
+/// The epilogue of one output element at `offset` in the output: its channel's bias, the
+/// residual's element at the same offset, then the activation.
 template <class C, class P>
-__device__ float bias_and_activation(float v, Index<C> channel, const P& p) {
+__device__ float bias_and_activation(float v, Index<C> channel, Index<C> offset, const P& p) {
   if constexpr (C::kBias) v += load_as_float<typename C::T>(p.bias, channel);
+  if constexpr (C::kResidual) v += load_as_float<typename C::T>(p.residual, offset);
   return activate<C::kAct>(v, p.act_alpha, p.act_lo, p.act_hi);
 }
 
@@ -55,6 +60,13 @@ __device__ void store_tile_vectorized(const Accumulators<C>& acc, const P& p, un
             I channel;
             OutputMap::out_offset(0, col0 + c, g, channel);
             v += load_as_float<T>(p.bias, channel);
+          }
+        }
+        if constexpr (C::kResidual) {
+          // Read here, at the element's own offset, so that its sum is rounded once, as the others'.
+          if (row0 + r < static_cast<I>(C::kM) && col0 + c < static_cast<I>(C::kN)) {
+            I channel;
+            v += load_as_float<T>(p.residual, OutputMap::out_offset(row0 + r, col0 + c, g, channel));
           }
         }
         sC[r * kPitchC + c] = from_float<T>(activate<C::kAct>(v, p.act_alpha, p.act_lo, p.act_hi));
@@ -95,7 +107,7 @@ __device__ void store_tile_elements(const Accumulators<C>& acc, const P& p, cons
           if (col + q >= static_cast<I>(C::kN)) continue;
           I channel;
           const I off = OutputMap::out_offset(m, col + q, g, channel);
-          const float v = bias_and_activation<C>(acc[i][j][half * 2 + q], channel, p);
+          const float v = bias_and_activation<C>(acc[i][j][half * 2 + q], channel, off, p);
           store_from_float<typename C::T>(p.out, off, v);
         }
       }

@@ -68,7 +68,7 @@ __device__ void split_k_reduce(const P& p) {
               col = static_cast<I>(e % C::kN);
       I channel;
       const I off = OutputMap::out_offset(m, col, g, channel);
-      v = bias_and_activation<C>(v, channel, p);
+      v = bias_and_activation<C>(v, channel, off, p);
       store_from_float<T>(p.out, off, v);
     }
   }

@@ -1,5 +1,5 @@
-// boo: gpu:conv:depthwise — host side: which problems it takes, the tiles of
-// each face (the typed config) and the launch plan.
+// boo: gpu:conv:depthwise and gpu:conv:depthwise_planes — host side: which
+// problems they take, their tiles (the typed configs) and launch plans.
 #include "ops/conv/conv_depthwise_impl.hpp"
 
 #include <algorithm>
@@ -212,6 +212,9 @@ class DepthwiseConv final : public Tier<ConvProblem, DepthwiseConfig> {
 
   Status accepts_problem(const ConvProblem& problem, const ArchSpec&) const override {
     const Relation& r = problem.relation;
+    if (problem.conv().residual)
+      return unimplemented("gpu:conv:depthwise has no residual epilogue (--residual 1); gpu:conv:implicit_gemm and "
+                           "gpu:conv:direct run it");
     if (r.ag() != 1)
       return unimplemented(std::to_string(r.ag()) + " channels per group: gpu:conv:depthwise takes one (groups = " +
                            std::string(problem.conv().transposed ? "K" : "C") + ")");
@@ -325,10 +328,208 @@ class DepthwiseConv final : public Tier<ConvProblem, DepthwiseConfig> {
   }
 };
 
+// gpu:conv:depthwise_planes: the weight face over whole (image, channel)
+// planes (conv_depthwise_planes.cuh). Rows of up to kMaxPlaneWidth pixels go
+// to registers whole.
+constexpr long long kMaxPlaneWidth = 32;
+constexpr int kPlanesThreads = 128;
+
+struct PlanesConfig final : Config {
+  DType dtype = DType::kF32;
+  int threads = kPlanesThreads;
+  long long images = 1;            // images per staged chunk
+  long long images_per_slice = 1;  // a block's images
+  long long slices = 1;            // blocks per A channel; more than one adds the reduce launch
+  int a_vec = 1, b_vec = 1;        // elements per load of an A and a B plane
+
+  // Two stages of A and B planes as the element type (each region padded to 16 bytes), then the
+  // warps' sums [warps][taps] as floats.
+  long long shared_bytes(const Relation& r, long long elem_bytes) const {
+    const auto padded = [](long long bytes) { return ceil_div(bytes, 16) * 16; };
+    return 2 * (padded(images * r.pix_a() * elem_bytes) + padded(images * r.bg() * r.pix_b() * elem_bytes)) +
+           threads / 32 * r.taps() * 4;
+  }
+  // Elements a thread moves through registers per chunk: 16-bit planes of odd size (cp.async moves 4 bytes at least).
+  long long register_elements(const Relation& r, long long elem_bytes) const {
+    long long n = 0;
+    if (a_vec * elem_bytes < 4) n += ceil_div(images * r.pix_a(), threads);
+    if (b_vec * elem_bytes < 4) n += ceil_div(images * r.bg() * r.pix_b(), threads);
+    return n;
+  }
+  std::string text() const override {
+    return "dtype=" + std::string(dtype_name(dtype)) + " dw planes: threads " + std::to_string(threads) + " images " +
+           std::to_string(images) + " of " + std::to_string(images_per_slice) + " per block slices " +
+           std::to_string(slices) + " vec A " + std::to_string(a_vec) + " B " + std::to_string(b_vec);
+  }
+};
+
+// Elements per load of a plane of `plane` contiguous elements: 16, 8 or 4
+// bytes dividing the plane and the image and channel strides; 1 otherwise.
+int plane_vector_width(const Strides5& s, long long plane, long long elem_bytes) {
+  for (long long bytes : {16LL, 8LL, 4LL}) {
+    const long long v = bytes / elem_bytes;
+    if (v <= 1) break;
+    if (plane % v == 0 && s[0] % v == 0 && s[1] % v == 0) return static_cast<int>(v);
+  }
+  return 1;
+}
+
+// Rows contiguous and back to back: a plane is one run of H x W elements (D has size 1).
+bool planes_contiguous(const Strides5& s, const Dims3& size) {
+  return s[4] == 1 && (size[1] == 1 || s[3] == size[2]);
+}
+
+class DepthwisePlanesConv final : public Tier<ConvProblem, PlanesConfig> {
+ public:
+  std::string_view name() const override { return "gpu:conv:depthwise_planes"; }
+
+  Status accepts_problem(const ConvProblem& problem, const ArchSpec& arch) const override {
+    const Relation& r = problem.relation;
+    if (problem.tasks.size() != 1 || problem.tasks[0].face != kWeightFace || problem.fp32_result)
+      return unimplemented("gpu:conv:depthwise_planes computes the weight gradient alone (-F 4, with -F 8's db)");
+    if (r.ag() != 1 || r.bg() > kMaxMultiplier)
+      return unimplemented("gpu:conv:depthwise_planes takes depthwise convs (one channel per group, a multiplier of up "
+                           "to " + std::to_string(kMaxMultiplier) + "), not " + std::to_string(r.ag()) + " -> " +
+                           std::to_string(r.bg()));
+    if (r.a_size[0] != 1 || r.f_size[0] != 1)
+      return unimplemented("3-D depthwise convolutions are not tiled by gpu:conv:depthwise_planes (1-D and 2-D are)");
+    if (r.taps() > kMaxTaps)
+      return unimplemented("filter of " + std::to_string(r.taps()) + " taps: gpu:conv:depthwise_planes takes up to " +
+                           std::to_string(kMaxTaps) + " (7x7)");
+    if (!planes_contiguous(r.a_strides, r.a_size) || !planes_contiguous(r.b_strides, r.b_size))
+      return unimplemented("layouts " + problem.conv().input_layout + " -> " + problem.conv().output_layout +
+                           ": gpu:conv:depthwise_planes reads contiguous planes (NCHW-like; gpu:conv:depthwise runs "
+                           "channels-last tensors)");
+    if (r.a_size[2] > kMaxPlaneWidth || r.b_size[2] > kMaxPlaneWidth)
+      return unimplemented("rows of " + std::to_string(std::max(r.a_size[2], r.b_size[2])) +
+                           " pixels: gpu:conv:depthwise_planes keeps rows of up to " + std::to_string(kMaxPlaneWidth) +
+                           " in registers (gpu:conv:depthwise tiles wider planes)");
+    PlanesConfig one;
+    one.threads = kThreads;
+    const long long one_image = one.shared_bytes(r, problem.elem_bytes);
+    if (one_image > std::min<long long>(kSharedBudget, arch.max_shared_bytes_per_block))
+      return unimplemented("an image's planes need " + std::to_string(one_image) +
+                           " bytes of shared memory (two stages): more than " + std::to_string(kSharedBudget));
+    for (long long v : {r.batch, r.ca, r.cb})
+      if (v > kInt32Max / 4) return unimplemented("a dimension of " + std::to_string(v) + " exceeds 32-bit block math");
+    return ok_status();
+  }
+
+  Result<PlanesConfig> configure_problem(const ConvProblem& problem, const ArchSpec& arch) const override {
+    const Relation& r = problem.relation;
+    PlanesConfig config;
+    config.dtype = problem.dtype;
+    // A B channel per group of warps: four of them where 128 threads hold one warp each.
+    config.threads = r.bg() > kPlanesThreads / 32 ? kThreads : kPlanesThreads;
+    // One block per channel (one launch) where the channels alone give every SM two blocks; else
+    // the images are sliced until about four blocks per SM keep enough loads in flight.
+    config.slices = r.ca >= 2LL * arch.sm_count ? 1 : std::min(r.batch, ceil_div(4LL * arch.sm_count, r.ca));
+    config.images_per_slice = ceil_div(r.batch, config.slices);
+    config.slices = ceil_div(r.batch, config.images_per_slice);
+    config.a_vec = plane_vector_width(r.a_strides, r.pix_a(), problem.elem_bytes);
+    config.b_vec = plane_vector_width(r.b_strides, r.pix_b(), problem.elem_bytes);
+    // The chunk: the fewest rounds of output rows per thread (a round: each thread of a B channel's
+    // group takes one row), then the fewest chunks, within the shared-memory budget and 16
+    // registers of elements in flight.
+    const long long group = config.threads / 32 / r.bg() * 32;
+    const long long budget = std::min<long long>(kSharedBudget, arch.max_shared_bytes_per_block);
+    long long best_rounds = -1;
+    for (long long images = 1; images <= config.images_per_slice; ++images) {
+      PlanesConfig c = config;
+      c.images = images;
+      if (c.shared_bytes(r, problem.elem_bytes) > budget || c.register_elements(r, problem.elem_bytes) > 16) break;
+      const long long chunks = ceil_div(config.images_per_slice, images);
+      const long long rounds = chunks * ceil_div(images * r.b_size[1], group);
+      if (best_rounds < 0 || rounds < best_rounds ||
+          (rounds == best_rounds && chunks < ceil_div(config.images_per_slice, config.images))) {
+        best_rounds = rounds;
+        config.images = images;
+      }
+    }
+    if (r.ca * config.slices > kInt32Max)
+      return unimplemented("dw needs " + std::to_string(r.ca * config.slices) + " blocks");
+    return config;
+  }
+
+  Result<Plan> plan_problem(const ConvProblem& problem, const PlanesConfig& config,
+                            const ArchSpec&) const override {
+    const ConvSignature& conv = problem.conv();
+    const Relation& r = problem.relation;
+    const FaceTask& task = problem.tasks[0];
+    const TensorRoles roles(conv);
+    Plan plan;
+    plan.source.name = "conv_depthwise_planes.cu";
+    plan.source.text =
+        "// Generated by boo: gpu:conv:depthwise_planes.\n#include \"boo/conv/conv_depthwise_planes.cuh\"\n";
+    if (problem.bias_gradient) plan.source.text += "#include \"boo/conv/conv_direct.cuh\"\n";
+    const bool idx32 = conv.x_spec().storage_elems() < kInt32Max && conv.y_spec().storage_elems() < kInt32Max;
+    std::string cfg = "\nstruct Cfg {\n  using T = " + std::string(device_type(config.dtype)) + ";\n";
+    cfg += "  static constexpr bool kIdx32 = " + std::string(idx32 ? "true" : "false") + ";\n";
+    cfg += constant("kThreads", config.threads) + constant("kMult", r.bg()) + constant("kImages", config.images) +
+           constant("kImagesPerSlice", config.images_per_slice) + constant("kSlices", config.slices) +
+           constant("kBatch", r.batch) + constant("kCA", r.ca) + constant("kCB", r.cb) +
+           constant("kAVec", config.a_vec) + constant("kBVec", config.b_vec);
+    cfg += constant("kAH", r.a_size[1]) + constant("kAW", r.a_size[2]) + constant("kBH", r.b_size[1]) +
+           constant("kBW", r.b_size[2]) + constant("kFH", r.f_size[1]) + constant("kFW", r.f_size[2]) +
+           constant("kSH", r.stride[1]) + constant("kSW", r.stride[2]) + constant("kPH", r.pad[1]) +
+           constant("kPW", r.pad[2]) + constant("kDH", r.dil[1]) + constant("kDW", r.dil[2]);
+    cfg += array_fn("AStr", r.a_strides) + array_fn("BStr", r.b_strides) + array_fn("WStr", r.w_strides) + "};\n";
+    plan.source.text += cfg;
+    auto add_entry = [&](const std::string& entry, const std::string& params, const std::string& call, int threads) {
+      plan.source.text += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads) + ") " + entry +
+                          "(const boo::" + params + " p) { " + call + "; }\n";
+      plan.source.entries.push_back(entry);
+    };
+    auto bind = [&](const std::string& name) -> Result<TensorBinding> {
+      return roles.has_argument(name) ? roles.argument(name) : roles.result(name);
+    };
+    const std::string entry = "boo_depthwise_planes_" + task.result;
+    add_entry(entry, "ConvDepthwiseParams", "boo::depthwise::weight_planes<Cfg>(p)", config.threads);
+    BOO_ASSIGN_OR_RETURN(uint32_t blocks, grid_extent(r.ca * config.slices, kInt32Max, "x"));
+    StepBuilder<ConvDepthwiseParams> step(entry, {blocks, 1, 1}, {static_cast<uint32_t>(config.threads), 1, 1},
+                                          static_cast<uint32_t>(config.shared_bytes(r, problem.elem_bytes)));
+    BOO_ASSIGN_OR_RETURN(TensorBinding a, bind(task.a));
+    BOO_ASSIGN_OR_RETURN(TensorBinding b, bind(task.b));
+    BOO_ASSIGN_OR_RETURN(TensorBinding w, bind(task.w));
+    step.bind(step.params.a, a);
+    step.bind(step.params.b, b);
+    step.bind(step.params.w, w);
+    if (config.slices > 1) {
+      // The partials [slices][Cb][taps] fill the workspace; weight_reduce adds them in slice order.
+      step.bind(step.params.partials, TensorBinding::workspace(0));
+      plan.workspace_bytes = static_cast<size_t>(config.slices * r.cb * r.taps()) * sizeof(float);
+    }
+    LaunchStep launch = std::move(step).finish();
+    plan.steps.push_back(launch);
+    if (config.slices > 1) {
+      const std::string reduce = entry + "_reduce";
+      add_entry(reduce, "ConvDepthwiseParams", "boo::depthwise::weight_reduce<Cfg>(p)", kThreads);
+      launch.entry = reduce;
+      launch.grid = {static_cast<uint32_t>(std::clamp<long long>(ceil_div(r.cb * r.taps(), kThreads), 1, 65535)), 1, 1};
+      launch.block = {kThreads, 1, 1};
+      launch.shared_bytes = 0;
+      plan.steps.push_back(std::move(launch));
+    }
+    if (problem.bias_gradient) {
+      add_entry("boo_conv_db", "ConvFaceParams",
+                "boo::conv_bias_gradient<" + std::string(device_type(conv.dtype)) + ">(p)", kThreads);
+      BOO_ASSIGN_OR_RETURN(LaunchStep db, bias_gradient_step(problem, roles, kThreads));
+      plan.steps.push_back(std::move(db));
+    }
+    plan.tensor_alignment = static_cast<uint32_t>(std::max(config.a_vec, config.b_vec) * problem.elem_bytes);
+    return plan;
+  }
+};
+
 }  // namespace
 
 const GpuImplementation& depthwise_implementation() {
   static const DepthwiseConv impl;
+  return impl;
+}
+
+const GpuImplementation& depthwise_planes_implementation() {
+  static const DepthwisePlanesConv impl;
   return impl;
 }
 

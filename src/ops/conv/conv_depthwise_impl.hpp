@@ -13,4 +13,12 @@ namespace boo::ops::conv {
 /// input plane; the weight gradient sums deterministic per-block partials.
 const GpuImplementation& depthwise_implementation();
 
+/// The weight gradient alone (and db) of depthwise convs whose planes are
+/// small (rows of up to 32 pixels, an image's planes within 48 KiB) and
+/// contiguous (NCHW-like): a block per channel (and slice of the images) reads
+/// whole planes with vector loads and sums every tap in registers; one launch
+/// where the channels fill the GPU, else fp32 partials and a reduce.
+/// Deterministic. Listed before gpu:conv:depthwise, which runs the rest.
+const GpuImplementation& depthwise_planes_implementation();
+
 }  // namespace boo::ops::conv

@@ -52,10 +52,14 @@ class DirectConv final : public Tier<ConvProblem, DirectConfig> {
     for (const FaceTask& task : problem.tasks) {
       const std::string act = task.epilogue ? std::to_string(static_cast<int>(sig.activation.kind)) : "0";
       const std::string bias = task.epilogue && sig.bias ? "true" : "false";
-      std::string call = task.face == kWeightFace  ? "boo::conv_weight_face<" + t + ">(p)"
-                         : task.face == kDataFace ? "boo::conv_data_face<" + t + ", " + act + ", " + bias + ">(p)"
+      // The residual's template argument only where it is on: the other kernels' texts (and cache keys) stay.
+      const std::string residual = task.epilogue && sig.residual ? ", true" : "";
+      std::string call = task.face == kWeightFace ? "boo::conv_weight_face<" + t + ">(p)"
+                         : task.face == kDataFace
+                             ? "boo::conv_data_face<" + t + ", " + act + ", " + bias + residual + ">(p)"
                          : problem.fp32_result ? "boo::conv_forward_face<" + t + ", 0, false, true>(p)"
-                                                  : "boo::conv_forward_face<" + t + ", " + act + ", " + bias + ">(p)";
+                                               : "boo::conv_forward_face<" + t + ", " + act + ", " + bias +
+                                                     (residual.empty() ? "" : ", false" + residual) + ">(p)";
       config.kernels.push_back({"boo_conv_direct_" + task.result, std::move(call), task});
     }
     if (problem.bias_gradient)
@@ -116,6 +120,10 @@ class DirectConv final : public Tier<ConvProblem, DirectConfig> {
         if (task.epilogue && conv.bias) {
           BOO_ASSIGN_OR_RETURN(TensorBinding bias, roles.argument("b"));
           step.bind(p.bias, bias);
+        }
+        if (task.epilogue && conv.residual) {
+          BOO_ASSIGN_OR_RETURN(TensorBinding z, roles.argument("z"));
+          step.bind(p.residual, z);
         }
         launch = std::move(step).finish();
         // A thread per output element; for the weight face a block per weight element (see conv_weight_face).

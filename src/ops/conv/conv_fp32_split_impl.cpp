@@ -185,6 +185,9 @@ class Fp32Bf16x6Conv final : public Tier<ConvProblem, Fp32SplitConfig> {
     if (problem.tasks.size() != 1 || problem.bias_gradient)
       return decline("one direction at a time (-F 1, -F 2 or -F 4), without a bias gradient");
     if (problem.fp32_result) return decline("its own sums only (no caller's epilogue)");
+    if (sig.residual)
+      return decline("convs without a residual (--residual 1 runs on gpu:conv:implicit_gemm): its epilogue kernel "
+                     "reads the dense sums, not z's layout");
     if (sig.transposed || sig.groups != 1) return decline("regular convs of groups 1 only");
     if (sig.spatial_dims > 2) return decline("1-D and 2-D convs only (as gpu:conv:wgmma_sm90)");
     const Sextupled s = sextupled(problem);

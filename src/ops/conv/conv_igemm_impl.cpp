@@ -8,7 +8,6 @@
 
 #include "boo/conv.hpp"
 #include "ops/common/generated_source.hpp"
-#include "ops/common/unverified_kernels.hpp"
 #include "ops/conv/conv_bias_gradient.hpp"
 #include "ops/conv/conv_problem.hpp"
 #include "ops/conv/conv_staging.hpp"
@@ -23,8 +22,8 @@ const char* mode_name(Mode m) { return m == kScalar ? "scalar" : m == kVectorK ?
 
 // The mainloop's math (mainloop.cuh's C::kMath): bf16/fp16 and TF32 (--fp32-math tf32) tensor
 // cores follow from the signature; full-precision fp32 runs on FFMA or on 3xTF32, TF32 tensor
-// cores with error compensation (mainloop_mma_3xtf32.cuh), whichever the cost model prefers
-// (choose_fp32_math). 3xTF32 awaits its first numerics run on a GPU (BOO_UNVERIFIED_KERNELS).
+// cores with error compensation (mainloop_mma_3xtf32.cuh), whichever the cost model prefers on the
+// weight face (choose_fp32_math).
 enum Math { kMathHalf = 0, kMathTf32 = 1, kMathFfma = 2, kMath3xTf32 = 3 };
 const char* math_name(Math m) {
   return m == kMathHalf ? "f16" : m == kMathTf32 ? "tf32" : m == kMathFfma ? "ffma" : "3xtf32";
@@ -285,11 +284,13 @@ double modelled_us(const Gemm& g, long long groups, const ArchSpec& arch) {
   return tiling_cost(g, groups, g.bm, g.bn, g.splits, arch, own_macs_per_s(g.math, arch));
 }
 
-// Full-precision fp32 runs on FFMA, or on 3xTF32 where the cost model, each path at its own rate,
-// says it is faster; FFMA only until 3xTF32 has passed numerics on a GPU (BOO_UNVERIFIED_KERNELS).
+// Full-precision fp32 runs on FFMA, or, on the weight face, on 3xTF32 where the cost model, each
+// path at its own rate, says it is faster. Measured on an H100 (nchw-models.txt's 207 fp32 lines,
+// 2026-11-26, all passing numerics): of the 76 lines the model gave 3xTF32 on every face, the weight
+// gradients ran 0.88-1.05x FFMA's time (0.94 geomean), the forward and data faces 0.83-1.34x (1.08).
 void choose_fp32_math(Gemm& g, long long groups, long long es, const ArchSpec& arch) {
   tile_for(g, kMathFfma, groups, es, arch);
-  if (!unverified_kernels_enabled()) return;
+  if (g.face != kWeightFace) return;
   Gemm tensor_cores = g;
   tile_for(tensor_cores, kMath3xTf32, groups, es, arch);
   if (modelled_us(tensor_cores, groups, arch) < modelled_us(g, groups, arch)) g = tensor_cores;
@@ -450,6 +451,7 @@ std::string cfg_source(const std::string& name, const Gemm& g, const Relation& r
        array_fn("w_strides", r.w_strides.data(), 5);
   s += "  static constexpr int kAct = " + std::to_string(epilogue ? static_cast<int>(sig.activation.kind) : 0) + ";\n";
   s += "  static constexpr bool kBias = " + std::string(epilogue && sig.bias ? "true" : "false") + ";\n";
+  s += "  static constexpr bool kResidual = " + std::string(epilogue && sig.residual ? "true" : "false") + ";\n";
   return s + "};\n";
 }
 
@@ -460,6 +462,7 @@ struct Work {
   Relation rel;  // the relation it runs on: staged copies' strides and padded channels
   FaceTask task;
   int a_copy = -1, b_copy = -1, w_copy = -1;  // the StagedCopy each operand lives in, or -1: the tensor itself
+  int z_copy = -1;  // the residual's copy, laid out as the staged y it is added to, or -1: z itself
 };
 
 // The configuration of a problem: the staged copies, and every GEMM with its
@@ -527,6 +530,15 @@ std::vector<Work> works_of(const ConvProblem& problem, const ChannelPads& pads, 
       b = request(task.b, r.batch, r.batch, r.b_size, r.cb, r.cb, false);
     if (w < 0 && !channels_contiguous(r.w_strides, r.ag()))
       w = request(task.w, r.cb, r.cb, r.f_size, r.ag(), r.ag(), false);
+    // The epilogue reads the residual at y's offsets: where y is written to a copy, z is staged the same way.
+    int z = -1;
+    if (task.epilogue && problem.conv().residual) {
+      const bool forward = task.face == kForwardFace;
+      const int y_copy = forward ? b : a;
+      if (y_copy >= 0)
+        z = request("z", r.batch, r.batch, forward ? r.b_size : r.a_size, forward ? r.cb : r.ca,
+                    copies[static_cast<size_t>(y_copy)].padded, false);
+    }
     if (a >= 0) rel.a_strides = channels_last(r.a_size, copies[a].padded);
     if (b >= 0) rel.b_strides = channels_last(r.b_size, copies[b].padded);
     if (w >= 0) rel.w_strides = channels_last(r.f_size, copies[w].padded);
@@ -535,9 +547,9 @@ std::vector<Work> works_of(const ConvProblem& problem, const ChannelPads& pads, 
       int index = 0;
       for (const Phase& p : phases(rel))
         out.push_back({plan_gemm(entry + "_p" + std::to_string(index++), task.face, rel, problem.dtype, problem.conv().fp32_tf32, arch, p, false), rel,
-                       task, a, b, w});
+                       task, a, b, w, z});
     } else {
-      out.push_back({plan_gemm(entry, task.face, rel, problem.dtype, problem.conv().fp32_tf32, arch, whole(rel), problem.fp32_result), rel, task, a, b, w});
+      out.push_back({plan_gemm(entry, task.face, rel, problem.dtype, problem.conv().fp32_tf32, arch, whole(rel), problem.fp32_result), rel, task, a, b, w, z});
     }
   }
   return out;
@@ -561,7 +573,7 @@ class PlanWriter {
 
   // One GEMM (and its split-K reduce) with A, B, W and the output bound.
   Status gemm(const Work& w, TensorBinding a, TensorBinding b, TensorBinding weight, TensorBinding out,
-              std::optional<TensorBinding> bias, TensorBinding partials) {
+              std::optional<TensorBinding> bias, std::optional<TensorBinding> residual, TensorBinding partials) {
     const Gemm& g = w.gemm;
     const ConvSignature& conv = problem_.conv();
     const std::string cfg = "Cfg_" + g.entry.substr(std::string("boo_igemm_").size());
@@ -583,6 +595,7 @@ class PlanWriter {
     if (!g.fp32_out) step.bind(step.params.out, out);
     step.bind(step.params.workspace, partials);
     if (bias) step.bind(step.params.bias, *bias);
+    if (residual) step.bind(step.params.residual, *residual);
     LaunchStep launch = std::move(step).finish();
     plan_.steps.push_back(launch);
     if (g.splits > 1) {
@@ -673,9 +686,11 @@ class ImplicitGemmConv final : public Tier<ConvProblem, ImplicitGemmConfig> {
 
   // Candidate i gives every GEMM its i-th tiling by the cost model (its last
   // where it has fewer), at the depth pipeline_depth gives it; then the
-  // chosen tiling one stage shallower; then, for full-precision fp32 with
-  // BOO_UNVERIFIED_KERNELS=1, every fp32 GEMM on the other math path (FFMA or
-  // 3xTF32) with its i-th tilings, so that boo tune times both. Split-K
+  // chosen tiling one stage shallower; then, for full-precision fp32, every
+  // fp32 GEMM on each math path (FFMA, 3xTF32) with its i-th tilings, so that
+  // boo tune times both: the paths' first kRanksPerMath ranks come right after
+  // the chosen's first, ahead of its deeper ranks, which the candidate list's
+  // limit (kMaxCandidates) may then cut. Split-K
   // partials past kMaxPartialBytes and tiles past the device's shared memory
   // are left out.
   std::vector<ImplicitGemmConfig> alternatives(const ConvProblem& problem, const ArchSpec& arch,
@@ -691,10 +706,10 @@ class ImplicitGemmConv final : public Tier<ConvProblem, ImplicitGemmConfig> {
     auto keep = [&](ImplicitGemmConfig c) {
       if (partials(c) <= partials_limit && check_and_place(problem, arch, c).ok()) out.push_back(std::move(c));
     };
-    auto keep_ranked = [&](const ImplicitGemmConfig& base) {
+    auto keep_ranked = [&](const ImplicitGemmConfig& base, size_t first_rank, size_t end_rank) {
       std::vector<std::vector<Tiling>> ranked;
       for (const Work& w : base.works) ranked.push_back(ranked_tilings(w.gemm, groups, w.gemm.min_splits, arch));
-      for (size_t rank = 0; rank < kTileRows.size() * kTileCols.size(); ++rank) {
+      for (size_t rank = first_rank; rank < end_rank; ++rank) {
         ImplicitGemmConfig c = base;
         for (size_t i = 0; i < c.works.size(); ++i) {
           const Tiling& t = ranked[i][std::min(rank, ranked[i].size() - 1)];
@@ -705,11 +720,11 @@ class ImplicitGemmConv final : public Tier<ConvProblem, ImplicitGemmConfig> {
         keep(std::move(c));
       }
     };
-    keep_ranked(chosen);
+    constexpr size_t kRanks = kTileRows.size() * kTileCols.size(), kRanksPerMath = 3;
+    keep_ranked(chosen, 0, 1);
     ImplicitGemmConfig shallower = chosen;
     for (Work& w : shallower.works) w.gemm.stages = std::max(2, w.gemm.stages - 1);
     keep(std::move(shallower));
-    if (!unverified_kernels_enabled()) return out;
     for (Math math : {kMathFfma, kMath3xTf32}) {
       ImplicitGemmConfig other = chosen;
       bool changed = false;
@@ -718,8 +733,9 @@ class ImplicitGemmConv final : public Tier<ConvProblem, ImplicitGemmConfig> {
           tile_for(w.gemm, math, groups, es, arch);
           changed = true;
         }
-      if (changed) keep_ranked(other);
+      if (changed) keep_ranked(other, 0, kRanksPerMath);
     }
+    keep_ranked(chosen, 1, kRanks);
     return out;
   }
 
@@ -745,7 +761,11 @@ class ImplicitGemmConv final : public Tier<ConvProblem, ImplicitGemmConfig> {
       if (w.task.epilogue && conv.bias) {
         BOO_ASSIGN_OR_RETURN(bias, roles.argument("b"));
       }
-      BOO_RETURN_IF_ERROR(out.gemm(w, a, b, weight, result, bias, TensorBinding::workspace(0)));
+      std::optional<TensorBinding> residual;
+      if (w.task.epilogue && conv.residual) {
+        BOO_ASSIGN_OR_RETURN(residual, bind("z", w.z_copy));
+      }
+      BOO_RETURN_IF_ERROR(out.gemm(w, a, b, weight, result, bias, residual, TensorBinding::workspace(0)));
     }
     for (const StagedCopy& c : config.copies)
       if (!c.input) BOO_RETURN_IF_ERROR(out.staged_copy(c));

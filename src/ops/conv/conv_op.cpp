@@ -11,6 +11,7 @@
 #include "ops/conv/conv_igemm_impl.hpp"
 #include "ops/conv/conv_layout.hpp"
 #include "ops/conv/conv_pointwise_impl.hpp"
+#include "ops/conv/conv_small_c_impl.hpp"
 #include "ops/conv/conv_problem.hpp"
 #include "ops/conv/conv_ref.hpp"
 #include "ops/conv/conv_ref_gpu.hpp"
@@ -60,8 +61,11 @@ constexpr FlagSpec kConvFlags[] = {
     {"fil_layout", 'f', "", "filter layout (N = output channels, C = input channels per group)"},
     {"out_layout", 'O', "", "output layout"},
     {"bias", 'b', "0", "1 = fused bias add in forward (and its gradient in backward)"},
+    {"residual", 0, "0",
+     "boo: 1 = fused residual add in forward (-F 1): y = act(conv(x, w) + bias + z), z an input of y's shape and "
+     "layout"},
     {"activation", 0, "none",
-     "boo: fused activation after the bias: none|relu|sigmoid|tanh|silu|gelu|gelu_tanh|leaky_relu[:alpha]|clamp:lo:hi"},
+     "boo: fused activation after the bias and the residual: none|relu|sigmoid|tanh|silu|gelu|gelu_tanh|leaky_relu[:alpha]|clamp:lo:hi"},
     {"fp32-math", 0, "ieee", "boo: fp32 arithmetic, ieee (full fp32) or tf32 (TF32 tensor cores)"},
     {"search", 's', "0", "MIOpen exhaustive search", 1, true},
     {"solution", 'S', "-1", "MIOpen solution id or name", 1, true},
@@ -239,6 +243,10 @@ class ConvOp final : public OpDefinition {
       if (sig->directions & kConvForward) sig->bias = true;
       if (sig->directions & (kConvBackwardData | kConvBackwardWeight)) sig->directions |= kConvBackwardBias;
     }
+    BOO_ASSIGN_OR_RETURN(int64_t residual, flags.integer("residual"));
+    if (residual != 0 && residual != 1)
+      return invalid_argument("--residual must be 0 or 1, got " + std::to_string(residual));
+    sig->residual = residual == 1;
     BOO_ASSIGN_OR_RETURN(sig->activation, Activation::parse(flags.text("activation")));
     const std::string math = base::to_lower(flags.text("fp32-math"));
     if (math != "ieee" && math != "tf32")
@@ -279,10 +287,13 @@ class ConvOp final : public OpDefinition {
   std::span<const GpuImplementation* const> gpu_implementations() const override {
     // gpu:conv:pointwise first: it takes only memory-bound pointwise convs, which it runs at copy bandwidth;
     // gpu:conv:fp32_bf16x6 before gpu:conv:implicit_gemm: it takes the strict fp32 convs its model puts
-    // ahead of FFMA.
+    // ahead of FFMA; gpu:conv:small_c_data too: it takes fp32 data faces of at most 4 channels, which
+    // would be a GEMM's N.
     static const GpuImplementation* const kImpls[] = {&pointwise_implementation(), &wgmma_sm90_implementation(),
-                                                      &fp32_bf16x6_implementation(), &implicit_gemm_implementation(),
-                                                      &depthwise_implementation(), &direct_implementation()};
+                                                      &fp32_bf16x6_implementation(), &small_c_data_implementation(),
+                                                      &implicit_gemm_implementation(),
+                                                      &depthwise_planes_implementation(), &depthwise_implementation(),
+                                                      &direct_implementation()};
     return kImpls;
   }
 

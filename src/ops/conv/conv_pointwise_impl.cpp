@@ -19,8 +19,11 @@ namespace {
 constexpr int kThreads = 256, kWarps = kThreads / 32;
 // Accumulators a thread may hold: beyond 64 floats the tiles spill or starve the loads of registers.
 constexpr long long kMaxAccumulators = 64;
-// Pixel columns per tile, widest first: boo tune tries the others.
-constexpr long long kTileWidths[] = {256, 128, 64};
+// Pixel columns per tile, widest first: boo tune tries every one that fits. configure takes the widest
+// that gives every SM several tiles to stream (kTilesPerSm), else the narrowest of 64 and up that fits;
+// 32 (kNarrowTile) only where that choice leaves the busiest SM more bytes to move (narrow_pays_off).
+constexpr long long kTileWidths[] = {256, 128, 64, 32};
+constexpr long long kNarrowTile = 32, kTilesPerSm = 4;
 constexpr long long kInt32Max = (1LL << 31) - 1;
 
 long long round_up(long long v, long long m) { return ceil_div(v, m) * m; }
@@ -122,7 +125,8 @@ std::optional<FaceTiling> tile_face(const FaceTask& task, const ConvProblem& pro
       f.r_pad = f.r;
       f.tm = f.m_pad / row_groups;
       if (f.tm * 4 > kMaxAccumulators) return std::nullopt;
-      f.f_pitch = f.r;
+      // Odd: the data face's transposed filter writes (consecutive rows, one element each) hit distinct banks.
+      f.f_pitch = f.r | 1;
     }
     f.filter_at = 0;
     f.stage_at = round_up(f.m_pad * f.f_pitch * e, 16);
@@ -207,6 +211,38 @@ std::optional<double> native_wgmma_seconds(const ConvProblem& problem, const Arc
   return std::max(macs / arch.wgmma_macs_per_s, cost_of(task, problem, arch).memory_s);
 }
 
+// The bytes the busiest SM moves for a forward or data face tiled as `f`: each of its CTAs reads the
+// filter once (counted at full price although L2 serves it: ArchSpec has no L2 rate, and counting it
+// whole keeps narrow tiles from winning on the filter's account), and its CTAs' tiles are spread
+// b, b + grid, ... (kernel `forward`), so its CTAs' rounds of tiles, in and out.
+double busiest_sm_bytes(const FaceTiling& f, const ConvProblem& problem, const ArchSpec& arch) {
+  const long long ctas = ceil_div(f.grid, arch.sm_count), rounds = ceil_div(f.tiles, f.grid);
+  const double e = static_cast<double>(problem.elem_bytes);
+  return static_cast<double>(ctas) * (static_cast<double>(f.m * f.r) * e +
+                                      static_cast<double>(rounds * f.tp * (f.m + f.r)) * e);
+}
+
+// Whether 32-column tiles beat `wide` (configure's choice among the wider ones, nullopt where none fits)
+// for a problem too small to give every SM kTilesPerSm tiles of 64 (the caller's condition): they split
+// the pixels into more, smaller rounds, and their narrower stages and output tile fit larger filters
+// (where none fits, the conv went to a staged GEMM tier: at least two more passes over its tensors).
+// Larger problems keep the wide tiles' bytes in flight. The case that motivated them (issue's list, H100, cuDNN 9.3 us vs boo 22.6 us):
+// `convfp16 -n 64 -c 64 -H 14 -W 14 -k 384 -y 1 -x 1 -F 2`: 196 tiles of 64 on 132 SMs, a 170 KB block
+// alone on its SM (two rounds, the second half empty) against 392 tiles of 32 in three full rounds.
+// The weight face keeps the wider tiles: each of its CTAs writes an M x N partial, so more CTAs only add
+// bytes. Not measured yet: boo tune times both widths (the alternatives).
+// Measured on an H100 (2026-11-26, docs/perf/2026-11-26-session5-h100x4.md, nchw-models.txt's 1x1 lines): 32-wide
+// tiles paid where the 64-wide ones ran more than a wave but few (64 images of 14x14: 196 tiles, 2.16 -> 0.80x
+// cuDNN's time) and lost where those were fewer than the SMs (7x7: 25-49 tiles, 0.71 -> 1.05x): there each CTA
+// streams the whole filter and twice the CTAs read it twice.
+bool narrow_pays_off(const FaceTiling& narrow, const std::optional<FaceTiling>& wide, const ConvProblem& problem,
+                     const ArchSpec& arch) {
+  if (narrow.task.face == kWeightFace) return false;
+  if (!wide) return true;
+  if (wide->tiles < arch.sm_count) return false;
+  return busiest_sm_bytes(narrow, problem, arch) < busiest_sm_bytes(*wide, problem, arch);
+}
+
 Result<PointwiseConfig> tiled(const ConvProblem& problem, const ArchSpec& arch, std::optional<long long> only_tp) {
   PointwiseConfig config;
   config.dtype = problem.dtype;
@@ -214,11 +250,17 @@ Result<PointwiseConfig> tiled(const ConvProblem& problem, const ArchSpec& arch, 
     std::optional<FaceTiling> chosen;
     for (long long tp : kTileWidths) {
       if (only_tp && tp != *only_tp) continue;
+      if (!only_tp && tp == kNarrowTile) continue;
       std::optional<FaceTiling> f = tile_face(task, problem, arch, tp);
       if (!f) continue;
-      // The widest tile that still gives every SM several tiles to stream (else the widest that fits).
-      if (!chosen || (chosen->tiles < 4 * arch.sm_count && f->tiles > chosen->tiles && !only_tp)) chosen = f;
-      if (chosen->tiles >= 4 * arch.sm_count) break;
+      // The widest tile that still gives every SM several tiles to stream (else the narrowest that fits).
+      if (!chosen || (chosen->tiles < kTilesPerSm * arch.sm_count && f->tiles > chosen->tiles && !only_tp)) chosen = f;
+      if (chosen->tiles >= kTilesPerSm * arch.sm_count) break;
+    }
+    const long long columns = problem.relation.batch * problem.relation.pix_a();
+    if (!only_tp && ceil_div(columns, 2 * kNarrowTile) < kTilesPerSm * arch.sm_count) {
+      std::optional<FaceTiling> narrow = tile_face(task, problem, arch, kNarrowTile);
+      if (narrow && narrow_pays_off(*narrow, chosen, problem, arch)) chosen = narrow;
     }
     if (!chosen)
       return unimplemented("no pixel tile of gpu:conv:pointwise fits " + task.result + "'s " +
@@ -275,7 +317,7 @@ std::string cfg_source(const std::string& name, const FaceTiling& f, const ConvP
          constant("B_C", shape.out[1]) + constant("FM", rel.w_strides[0]) + constant("FN", rel.w_strides[1]);
     // split_k_reduce's: one group, no bias (none exists for dW) and no activation, rounded to T.
     s += int_constant("kGroups", 1) + bool_constant("kFp32Out", false) + bool_constant("kBias", false) +
-         int_constant("kAct", 0);
+         bool_constant("kResidual", false) + int_constant("kAct", 0);
   }
   return s + "};\n";
 }
@@ -291,6 +333,9 @@ class PointwiseConv final : public Tier<ConvProblem, PointwiseConfig> {
     if (!r.pointwise()) return unimplemented("gpu:conv:pointwise takes 1x1 filters at stride 1 without padding");
     if (r.groups != 1) return unimplemented("gpu:conv:pointwise takes groups 1, not " + std::to_string(r.groups));
     if (problem.fp32_result) return unimplemented("gpu:conv:pointwise does not leave fp32 sums for a GEMM epilogue");
+    if (problem.conv().residual)
+      return unimplemented("gpu:conv:pointwise has no residual epilogue (--residual 1); gpu:conv:implicit_gemm and "
+                           "gpu:conv:direct run it");
     if (!pixels_contiguous(r.a_strides, r.a_size) || !pixels_contiguous(r.b_strides, r.b_size))
       return unimplemented("gpu:conv:pointwise takes activations whose channels' pixels are contiguous (NCHW, NCDHW; "
                            "channels-last ones are the GEMM tiers')");

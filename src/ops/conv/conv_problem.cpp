@@ -91,9 +91,9 @@ Status ConvProblem::fp32_result_supported(std::string_view tier, bool every_face
   if (!fp32_result) return ok_status();
   const ConvSignature& sig = conv();
   if (tasks.size() != 1 || (!every_face && tasks[0].face != kForwardFace) || bias_gradient || sig.bias ||
-      sig.activation.kind != Activation::Kind::kNone)
+      sig.residual || sig.activation.kind != Activation::Kind::kNone)
     return unimplemented(std::string(tier) + " leaves fp32 sums for a caller's epilogue of one " +
-                         (every_face ? "direction" : "forward face") + " without bias or activation only, not " +
+                         (every_face ? "direction" : "forward face") + " without bias, residual or activation only, not " +
                          sig.command());
   return ok_status();
 }

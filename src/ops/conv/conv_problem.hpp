@@ -73,7 +73,7 @@ struct FaceTask {
   Face face = kForwardFace;
   std::string result;   ///< "y", "dx" or "dw"
   std::string a, b, w;  ///< signature tensor names ("x", "y", "dy", "dx", "w", "dw")
-  bool epilogue = false;  ///< bias and activation apply to this result
+  bool epilogue = false;  ///< bias, residual and activation apply to this result
 };
 
 class ConvProblem final : public OpProblem {
@@ -98,7 +98,7 @@ class ConvProblem final : public OpProblem {
   /// that takes it declines what fp32_result_supported() declines.
   bool fp32_result = false;
   /// OK unless fp32_result is set and the problem is not one task without
-  /// bias (nor its gradient) and activation; a forward task unless
+  /// bias (nor its gradient), residual and activation; a forward task unless
   /// `every_face` (a tier that leaves the sums of every face).
   Status fp32_result_supported(std::string_view tier, bool every_face = false) const;
   /// With fp32_result: the sums are long chains of terms of very different

@@ -234,6 +234,7 @@ class Evaluator {
     if (const base::HostTensor* w = find_arg(sig, args, "w")) e.w_ = load_filter(*w);
     if (const base::HostTensor* b = find_arg(sig, args, "b"); b && sig.bias)
       for (int64_t k = 0; k < sig.k; ++k) e.bias_.push_back(b->load(k));
+    if (const base::HostTensor* z = find_arg(sig, args, "z"); z && sig.residual) e.z_ = load_activation(*z);
     return e;
   }
 
@@ -245,6 +246,7 @@ class Evaluator {
       double v = sig_.transposed ? data_at(rel_, x_, w_, spec.shape[1], i0, i1, z, y, x)
                                  : forward_at(rel_, x_, w_, spec.shape[1], i0, i1, z, y, x);
       if (!bias_.empty()) v += bias_[static_cast<size_t>(i1)];
+      if (sig_.residual) v += z_.at(i0, z, y, x)[i1];  // before the activation, as cuDNN's conv-bias-add-act
       return sig_.activation.apply(v);
     }
     if (name == "dx")
@@ -278,7 +280,7 @@ class Evaluator {
   explicit Evaluator(const ConvSignature& sig) : sig_(sig), rel_(ConvProblem(sig).relation) {}
   const ConvSignature& sig_;
   Relation rel_;
-  ActivationF64 x_, dy_;
+  ActivationF64 x_, dy_, z_;  // z_: the residual, y's shape
   FilterF64 w_;
   std::vector<double> bias_;
 };

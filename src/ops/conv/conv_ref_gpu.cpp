@@ -61,8 +61,10 @@ class ConvGpuReference final : public GpuReference {
       const bool epilogue = k.task && k.task->epilogue;
       const std::string act = epilogue ? std::to_string(static_cast<int>(sig.activation.kind)) : "0";
       const std::string bias = epilogue && sig.bias ? "true" : "false";
+      const std::string residual = epilogue && sig.residual ? "true" : "false";
       entries.push_back({"boo_conv_reference_" + results[k.result].name,
-                         "boo::conv_reference<" + type + ", " + std::to_string(k.face) + ", " + act + ", " + bias + ">(p)",
+                         "boo::conv_reference<" + type + ", " + std::to_string(k.face) + ", " + act + ", " + bias +
+                             ", " + residual + ">(p)",
                          static_cast<int>(kReferenceThreads)});
     }
     Plan plan;
@@ -107,6 +109,7 @@ class ConvGpuReference final : public GpuReference {
           BOO_ASSIGN_OR_RETURN(TensorBinding bias, roles.argument("b"));
           step.bind(p.bias, bias);
         }
+        if (t.epilogue && sig.residual) BOO_RETURN_IF_ERROR(bind(step, p.residual, p.residual_strides, "z"));
         copy5(strides5(out), p.out_strides);
         p.out_extent[0] = out.shape[0];
         p.out_extent[1] = out.shape[1];

@@ -240,6 +240,7 @@ std::vector<TensorSpec> ConvSignature::arguments() const {
     args.push_back(x_spec("x"));
     args.push_back(w_spec("w"));
     if (bias) args.push_back(bias_spec("b"));
+    if (residual) args.push_back(y_spec("z"));
   }
   if (directions & (kConvBackwardData | kConvBackwardWeight | kConvBackwardBias)) {
     args.push_back(y_spec("dy"));
@@ -368,6 +369,9 @@ Status ConvSignature::validate() const {
     return invalid_argument("with forward and backward directions, -b 1 adds both the forward bias and its gradient");
   if ((directions & kConvForward) && (directions & kBackward) == kConvBackwardBias)
     return invalid_argument("a bias gradient (-F 7) cannot be combined with only a forward pass; use -F 0 -b 1");
+  if (residual && directions != kConvForward)
+    return invalid_argument("--residual 1 adds z to the forward convolution's output only (-F 1); this command has "
+                            "backward directions (the residual's gradient is dy itself)");
   if (activation.kind != Activation::Kind::kNone && (directions & kBackward))
     return invalid_argument("--activation " + activation.to_string() +
                             " is fused into the forward convolution only (-F 1); this command has backward directions");
@@ -437,6 +441,7 @@ std::string ConvSignature::command() const {
   if (input_layout != def) w.insert(w.end(), {"--in_layout", input_layout});
   if (filter_layout != def) w.insert(w.end(), {"--fil_layout", filter_layout});
   if (output_layout != def) w.insert(w.end(), {"--out_layout", output_layout});
+  if (residual) add("--residual", 1);
   if (activation.kind != Activation::Kind::kNone) w.insert(w.end(), {"--activation", activation.to_string()});
   if (fp32_tf32) w.insert(w.end(), {"--fp32-math", "tf32"});
   return base::shell_join(w);
@@ -446,7 +451,7 @@ std::string ConvSignature::func_name() const {
   // iree-turbine's get_conv_func_name:
   // conv_{S}d_{dtype}_{mode}[_b]_{x shape}_{x layout}_{w shape}_{w layout, n->f}_{y layout, c->f}
   //   _{stride}s_{pad}p_{dil}d_{groups}g
-  // boo appends what BOO's name leaves out: transposition, activation, TF32.
+  // boo appends what BOO's name leaves out: transposition, residual, activation, TF32.
   std::string name = "conv_" + std::to_string(spatial_dims) + "d_" + std::string(dtype_name(dtype)) + "_" +
                      boo_mode_name(directions);
   if (bias && directions == kConvForward) name += "_b";
@@ -460,6 +465,7 @@ std::string ConvSignature::func_name() const {
           "_" + w_layout + "_" + y_layout + "_" + base::join_ints(stride, "x") + "s_" +
           base::join_ints(padding, "x") + "p_" + base::join_ints(dilation, "x") + "d_" + std::to_string(groups) + "g";
   if (transposed) name += "_trans_" + base::join_ints(output_padding, "x") + "op";
+  if (residual) name += "_residual";
   if (activation.kind != Activation::Kind::kNone) {
     std::string act = activation.to_string();
     for (char& ch : act)
@@ -478,7 +484,7 @@ bool ConvSignature::operator==(const ConvSignature& o) const {
          padding == o.padding && dilation == o.dilation && output_padding == o.output_padding &&
          groups == o.groups && transposed == o.transposed && input_layout == o.input_layout &&
          filter_layout == o.filter_layout && output_layout == o.output_layout && directions == o.directions &&
-         bias == o.bias && activation == o.activation && fp32_tf32 == o.fp32_tf32;
+         bias == o.bias && residual == o.residual && activation == o.activation && fp32_tf32 == o.fp32_tf32;
 }
 
 bool ConvSignature::equals(const OpSignature& other) const {

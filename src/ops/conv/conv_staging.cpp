@@ -167,7 +167,7 @@ StagedCopy layout_copy(const ConvProblem& problem, const std::string& tensor, lo
                        const Dims3& size, long long channels, long long padded, bool padding) {
   StagedCopy c;
   c.tensor = tensor;
-  c.input = tensor == "x" || tensor == "w" || tensor == "dy";
+  c.input = tensor == "x" || tensor == "w" || tensor == "dy" || tensor == "z";
   c.padding = padding;
   c.outer = outer;
   c.outer_rows = outer_rows;

@@ -29,7 +29,7 @@ enum class CopyWalk {
 /// [outer_rows][z][y][x][padded]. Arguments are copied in before the GEMMs;
 /// results are written to their copy and copied out after.
 struct StagedCopy {
-  std::string tensor;        // "x", "w", "dy" in; "y", "dx", "dw" out
+  std::string tensor;        // "x", "w", "dy", "z" (a residual, staged as the y it is added to) in; "y", "dx", "dw" out
   bool input = true;
   bool padding = false;      // made for channel padding (else for the layout)
   bool flip = false;         // a filter rearranged for the data face (see flipped_filter_copy)

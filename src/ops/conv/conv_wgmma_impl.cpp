@@ -98,6 +98,7 @@ struct Run {
   std::string a, b, w;  // the signature tensors read as the run's A, B (weight face) and W (other faces)
   std::vector<StagedCopy> copies;
   int a_copy = -1, b_copy = -1, w_copy = -1, out_copy = -1;  // the copy each operand lives in, or -1: the tensor itself
+  int z_copy = -1;  // the residual's copy, laid out as out_copy (the epilogue reads it at y's offsets), or -1
   bool weight() const { return task.face == kWeightFace; }
   // Split K: the weight face, and the channels-last forward and data faces (conv_wgmma_split.cuh).
   bool may_split() const { return weight() || !native; }
@@ -154,7 +155,9 @@ Result<Run> run_of(const ConvProblem& problem) {
   Run run;
   run.task = problem.tasks[0];
   run.rel = r;
-  if (r.groups == 1 && planar_pointwise(r)) {
+  if (r.groups == 1 && planar_pointwise(r) && problem.conv().residual) {
+    run.staged_why = "the native NCHW path has no residual epilogue (--residual 1)";
+  } else if (r.groups == 1 && planar_pointwise(r)) {
     const Status native = native_nchw_pointwise(problem);
     if (native.ok()) {
       run.native = true;
@@ -177,6 +180,8 @@ Result<Run> run_of(const ConvProblem& problem) {
     if (!channels_contiguous(r.b_strides, r.cb) && !problem.fp32_result)
       run.out_copy =
           add_copy(run.copies, layout_copy(problem, run.task.result, r.batch, r.batch, r.b_size, r.cb, r.cb, false));
+    if (run.out_copy >= 0 && run.task.epilogue && problem.conv().residual)
+      run.z_copy = add_copy(run.copies, layout_copy(problem, "z", r.batch, r.batch, r.b_size, r.cb, r.cb, false));
   } else if (run.task.face == kDataFace) {
     Relation& f = run.rel;
     f.ca = r.cb;
@@ -220,6 +225,8 @@ Result<Run> run_of(const ConvProblem& problem) {
     if (!channels_contiguous(f.b_strides, f.cb) && !problem.fp32_result)
       run.out_copy =
           add_copy(run.copies, layout_copy(problem, run.task.result, r.batch, r.batch, r.a_size, r.ca, r.ca, false));
+    if (run.out_copy >= 0 && run.task.epilogue && problem.conv().residual)  // a transposed conv's forward
+      run.z_copy = add_copy(run.copies, layout_copy(problem, "z", r.batch, r.batch, r.a_size, r.ca, r.ca, false));
   } else {
     run.a = run.task.a;
     run.b = run.task.b;
@@ -256,11 +263,6 @@ struct WgmmaConfig final : Config {
   int splits = 1;   // split K: slices of the reduction, fp32 partials summed by a second kernel
   bool fp32_out = false;  // ConvProblem::fp32_result: the sums stay fp32 in the workspace
   bool promote = false;   // ConvProblem::promote_sums: each k-block's sums added into fp32 registers (BN = 128)
-  // The producer's stages announced by the hardware once its copies land (cp.async.mbarrier.arrive.noinc),
-  // not after it waited for them itself, so it keeps every free stage filling (announce_stage,
-  // conv_wgmma.cuh): gated until a GPU has run it (BOO_UNVERIFIED_KERNELS; Nsight Compute put the weight
-  // face's warps 52% of their time waiting on the barriers, docs/perf/2026-11-26-session4-h100x4.md).
-  bool async_arrive = false;
   // The plain operand's tiles loaded with TMA, one copy of a whole box per k-block issued by one producer
   // thread, instead of 16-byte cp.async by all 128: the forward face's filter (B), the weight face's dy (A)
   // (conv_wgmma.cuh's produce, conv_wgmma_weight.cuh's produce_weight). Gated until a GPU has run it
@@ -303,7 +305,6 @@ struct WgmmaConfig final : Config {
       for (const StagedCopy& c : run.copies) record += " " + c.text();
     }
     if (promote) record += ", sums promoted per k-block";
-    if (async_arrive) record += ", stages announced as copies land";
     if (tma) record += run.weight() ? ", dy by TMA" : ", filter by TMA";
     if (!tma_off.empty()) record += "; no TMA: " + tma_off;
     if (!run.staged_why.empty()) {
@@ -333,7 +334,7 @@ constexpr int kNarrowestNativeWidth = 128;
 // model's trade of narrow tiles against split K and waves is not yet measured.
 constexpr long long kNarrowTileMaxColumns = 64;
 // Promoted sums (ConvProblem::promote_sums) keep a second BN / 2 accumulators per consumer thread:
-// within kConsumerRegisters (224) only at 128 columns.
+// within the consumers' registers (208 at 128 columns, Registers in device/conv_wgmma.cuh) only at 128 columns.
 constexpr int kPromotedWidth = 128;
 
 // Whether a run may take bn-wide tiles: promoted sums at kPromotedWidth only, the native path from
@@ -595,7 +596,6 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     BOO_ASSIGN_OR_RETURN(config.run, run_of(problem));
     config.fp32_out = problem.fp32_result;
     config.promote = problem.fp32_result && problem.promote_sums;
-    config.async_arrive = unverified_kernels_enabled();
     if (unverified_kernels_enabled()) {
       config.tma_off = tma_blocker(config.run);
       config.tma = config.tma_off.empty();
@@ -699,10 +699,10 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     cfg += constant("YN", r.b_strides[0]) + constant("YH", r.b_strides[3]) + constant("YW", r.b_strides[4]);
     cfg += constant("kAct", epilogue ? static_cast<int>(sig.activation.kind) : 0);
     cfg += "  static constexpr bool kBias = " + std::string(epilogue && sig.bias ? "true" : "false") + ";\n";
+    cfg += "  static constexpr bool kResidual = " + std::string(epilogue && sig.residual ? "true" : "false") + ";\n";
     if (run.native) cfg += native_constants(r);
     cfg += "  static constexpr bool kFp32Out = " + std::string(config.fp32_out ? "true" : "false") + ";\n";
     cfg += "  static constexpr bool kPromote = " + std::string(config.promote ? "true" : "false") + ";\n";
-    cfg += "  static constexpr bool kAsyncArrive = " + std::string(config.async_arrive ? "true" : "false") + ";\n";
     cfg += "  static constexpr bool kTma = " + std::string(config.tma ? "true" : "false") + ";\n};\n";
 
     Plan plan;
@@ -762,6 +762,10 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       if (epilogue && sig.bias) {
         BOO_ASSIGN_OR_RETURN(TensorBinding bias, roles.argument("b"));
         step.bind(p.bias, bias);
+      }
+      if (epilogue && sig.residual) {
+        BOO_ASSIGN_OR_RETURN(TensorBinding z, bind("z", run.z_copy, false));
+        step.bind(p.residual, z);
       }
       return ok_status();
     };

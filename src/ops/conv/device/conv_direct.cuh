@@ -31,8 +31,9 @@ __device__ __forceinline__ long long offset5(const long long* strides, long long
 
 /// B[n, kb, o] = epilogue(sum A * W): regular forward, transposed backward-data. kFp32Out: the
 /// sums unrounded at p.b instead, for a caller's epilogue (ConvProblem::fp32_result): dense fp32
-/// (groups, N x pixels, channels of a group), kAct 0 and no bias.
-template <typename T, int kAct, bool kBias, bool kFp32Out = false>
+/// (groups, N x pixels, channels of a group), kAct 0 and no bias. kResidual: the epilogue adds
+/// p.residual's element (B's strides: z has y's layout) after the bias, before the activation.
+template <typename T, int kAct, bool kBias, bool kFp32Out = false, bool kResidual = false>
 __device__ void conv_forward_face(const ConvFaceParams& p) {
   const long long total = p.n * p.cb * p.b_size[0] * p.b_size[1] * p.b_size[2];
   const long long cb_per_group = p.cb / p.groups, ca_per_group = p.ca / p.groups;
@@ -65,6 +66,7 @@ __device__ void conv_forward_face(const ConvFaceParams& p) {
           acc;
     } else {
       if (kBias) acc += load_as_float<T>(p.bias, i[1]);
+      if constexpr (kResidual) acc += load_as_float<T>(p.residual, offset5(p.b_strides, i[0], i[1], i[2], i[3], i[4]));
       acc = activate<kAct>(acc, p.act_alpha, p.act_lo, p.act_hi);
       store_from_float<T>(p.b, offset5(p.b_strides, i[0], i[1], i[2], i[3], i[4]), acc);
     }
@@ -72,8 +74,9 @@ __device__ void conv_forward_face(const ConvFaceParams& p) {
 }
 
 /// A[n, ca, i] = epilogue(sum over (kb, r) with o*stride = i + pad - r*dil of B * W):
-/// regular backward-data, transposed forward.
-template <typename T, int kAct, bool kBias>
+/// regular backward-data, transposed forward (kResidual: its epilogue adds p.residual's element,
+/// A's strides: z has y's layout).
+template <typename T, int kAct, bool kBias, bool kResidual = false>
 __device__ void conv_data_face(const ConvFaceParams& p) {
   const long long total = p.n * p.ca * p.a_size[0] * p.a_size[1] * p.a_size[2];
   const long long cb_per_group = p.cb / p.groups, ca_per_group = p.ca / p.groups;
@@ -101,6 +104,7 @@ __device__ void conv_data_face(const ConvFaceParams& p) {
       }
     }
     if (kBias) acc += load_as_float<T>(p.bias, i[1]);
+    if constexpr (kResidual) acc += load_as_float<T>(p.residual, offset5(p.a_strides, i[0], i[1], i[2], i[3], i[4]));
     acc = activate<kAct>(acc, p.act_alpha, p.act_lo, p.act_hi);
     store_from_float<T>(p.a, offset5(p.a_strides, i[0], i[1], i[2], i[3], i[4]), acc);
   }

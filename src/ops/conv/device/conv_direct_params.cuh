@@ -11,6 +11,7 @@ namespace boo {
 struct ConvFaceParams {
   unsigned long long a, b, w;  ///< device addresses of A (N, Ca, ...), B (N, Cb, ...), W (Cb, Ca/g, ...)
   unsigned long long bias;     ///< per-channel bias of the output (or 0), or db for the bias kernel
+  unsigned long long residual; ///< the forward's residual z, y's shape and strides (or 0)
   long long n, ca, cb, groups;
   long long a_size[3], b_size[3], f_size[3];
   long long stride[3], pad[3], dil[3];

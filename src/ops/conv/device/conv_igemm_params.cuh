@@ -9,6 +9,7 @@ struct ConvIgemmParams {
   unsigned long long a, b, w;   ///< the relation's A (N, Ca, ...), B (N, Cb, ...) and W (Cb, Ca/g, ...) tensors
   unsigned long long out;       ///< the face's output (one of the three)
   unsigned long long bias;      ///< per-channel bias of the output, or 0
+  unsigned long long residual;  ///< the forward's residual z, laid out as `out` (a staged y's copy has z's), or 0
   unsigned long long workspace; ///< fp32 split-K partials (splits, groups, M, N), or 0
   float act_alpha, act_lo, act_hi;
   int unused_padding;

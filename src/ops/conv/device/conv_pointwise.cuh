@@ -133,13 +133,44 @@ __device__ __forceinline__ void store_tile(const typename C::T* out_s, unsigned 
 }
 
 /// The filter as W(m, r) (element m * FM + r * FR of w) into `w_s` [kMPad][kFPitch]
-/// of T, zero in the padding rows and columns.
+/// of T, zero in the padding rows and columns. Every CTA reads it before its
+/// first product, so it is on the critical path of small grids (one or two
+/// tiles a CTA): the reads are coalesced along whichever of m and r is
+/// contiguous in w, and each thread issues kBatch of them before it stores any
+/// (independent loads in flight, not one L2 round trip per element).
+///   FR == 1 (forward: KCRS's w[k][c]): consecutive threads read consecutive r.
+///   FM == 1 (data face: w[r][m], the transpose): consecutive threads read
+///   consecutive m; on tensor cores each thread gathers 8 consecutive r of its
+///   m and stores them as one 16-byte vector (kFPitch is 8 x an odd number of
+///   elements: the 8 threads of a quarter warp hit distinct banks); in fp32
+///   one element a store (kFPitch odd: distinct banks).
 template <class C>
 __device__ __forceinline__ void load_filter(typename C::T* w_s, unsigned long long w) {
   using T = typename C::T;
-  for (int l = threadIdx.x; l < C::kMPad * C::kFPitch; l += C::kThreads) {
-    const int m = l / C::kFPitch, r = l % C::kFPitch;
-    w_s[l] = m < C::kM && r < C::kR ? reinterpret_cast<const T*>(w)[m * C::FM + r * C::FR] : from_float<T>(0.f);
+  const T* src = reinterpret_cast<const T*>(w);
+  constexpr bool kMFast = C::FM == 1 && C::FR != 1;
+  constexpr int kRun = kMFast && C::kTensorCores ? 16 / static_cast<int>(sizeof(T)) : 1;  // r per thread
+  static_assert(C::kFPitch % kRun == 0, "whole runs per filter row");
+  constexpr int kRuns = C::kMPad * (C::kFPitch / kRun), kBatch = kRun == 1 ? 8 : 1;
+  struct alignas(kRun * sizeof(T)) Run {
+    T v[kRun];
+  };
+  for (int l0 = 0; l0 < kRuns; l0 += C::kThreads * kBatch) {
+    Run run[kBatch];  // [kBatch][kRun]
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const int l = l0 + b * C::kThreads + static_cast<int>(threadIdx.x);
+      const int m = kMFast ? l % C::kMPad : l / C::kFPitch, r0 = kMFast ? l / C::kMPad * kRun : l % C::kFPitch;
+#pragma unroll
+      for (int i = 0; i < kRun; ++i)
+        run[b].v[i] = l < kRuns && m < C::kM && r0 + i < C::kR ? src[m * C::FM + (r0 + i) * C::FR] : from_float<T>(0.f);
+    }
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const int l = l0 + b * C::kThreads + static_cast<int>(threadIdx.x);
+      const int m = kMFast ? l % C::kMPad : l / C::kFPitch, r0 = kMFast ? l / C::kMPad * kRun : l % C::kFPitch;
+      if (l < kRuns) *reinterpret_cast<Run*>(w_s + m * C::kFPitch + r0) = run[b];
+    }
   }
 }
 
@@ -232,7 +263,10 @@ __device__ __forceinline__ void product_ffma(const float* in_s, const float* w_s
 }
 
 /// The forward and data faces: CTA b takes tiles b, b + gridDim.x, ... of
-/// kTP pixel columns, loading the next while it multiplies this one.
+/// kTP pixel columns in two stages: its first two tiles' copies are issued
+/// before the filter is read (their device-memory latency overlaps the
+/// filter's), and the copy of the tile two ahead is issued as soon as a
+/// product has freed its stage, so it flies while the output tile is stored.
 template <class C>
 __device__ void forward(const ConvPointwiseParams& p) {
   using T = typename C::T;
@@ -240,16 +274,17 @@ __device__ void forward(const ConvPointwiseParams& p) {
   T* w_s = reinterpret_cast<T*>(smem + C::kFilterAt);   // [kMPad][kFPitch]
   T* out_s = reinterpret_cast<T*>(smem + C::kOutAt);    // [kMPad][kOutPitch]
   auto stage = [&](int s) { return reinterpret_cast<T*>(smem + C::kStageAt + s * C::kStageBytes); };  // [kRPad][kInPitch]
+  auto load = [&](int s, long long tile) {
+    if (tile < C::kTiles) load_tile<C, C::kR, C::kInPitch, C::IN_N, C::IN_C>(stage(s), p.a, tile * C::kTP);
+    cp_async_commit();  // one group per tile, empty past the last: the waits count tiles
+  };
+  long long tile = blockIdx.x;
+  load(0, tile);
+  load(1, tile + gridDim.x);
   load_filter<C>(w_s, p.w);
   zero_rows<C, C::kR, C::kRPad, C::kInPitch>(stage(0));
   zero_rows<C, C::kR, C::kRPad, C::kInPitch>(stage(1));
-  long long tile = blockIdx.x;
-  if (tile < C::kTiles) load_tile<C, C::kR, C::kInPitch, C::IN_N, C::IN_C>(stage(0), p.a, tile * C::kTP);
-  cp_async_commit();
   for (int s = 0; tile < C::kTiles; tile += gridDim.x, s ^= 1) {
-    const long long next = tile + gridDim.x;
-    if (next < C::kTiles) load_tile<C, C::kR, C::kInPitch, C::IN_N, C::IN_C>(stage(s ^ 1), p.a, next * C::kTP);
-    cp_async_commit();
     cp_async_wait<1>();  // this tile's copies are done (the next one's may still fly)
     __syncthreads();
     if constexpr (C::kTensorCores) {
@@ -257,7 +292,8 @@ __device__ void forward(const ConvPointwiseParams& p) {
     } else {
       product_ffma<C>(stage(s), w_s, out_s, p);
     }
-    __syncthreads();  // out_s is whole; stage s is free for the tile after next
+    __syncthreads();  // out_s is whole; stage s is free
+    load(s, tile + 2 * gridDim.x);
     store_tile<C>(out_s, p.out, tile * C::kTP);
     __syncthreads();  // out_s is read before the next product overwrites it
   }

@@ -146,9 +146,9 @@ __device__ double bias_gradient_element(const ConvRefParams& p, long long k) {
 }  // namespace conv_ref
 
 /// One result of face kFace (conv_ref::RefFace), every element or a sample,
-/// one thread per element (grid-stride). kAct and kBias: the forward
-/// epilogue, on the result y only.
-template <typename T, int kFace, int kAct, bool kBias>
+/// one thread per element (grid-stride). kAct, kBias and kResidual: the
+/// forward epilogue, on the result y only: act(sum + bias + z).
+template <typename T, int kFace, int kAct, bool kBias, bool kResidual>
 __device__ void conv_reference(const ConvRefParams& p) {
   const double* positions = reinterpret_cast<const double*>(p.positions);
   double* out = reinterpret_cast<double*>(p.out);
@@ -166,6 +166,8 @@ __device__ void conv_reference(const ConvRefParams& p) {
     else if (kFace == conv_ref::kWeight) v = conv_ref::weight_element<T>(p, e[0], e[1], e[2], e[3], e[4]);
     else v = conv_ref::bias_gradient_element<T>(p, e[1]);
     if (kBias) v = __dadd_rn(v, conv_ref::load<T>(p.bias, e[1]));
+    if (kResidual)
+      v = __dadd_rn(v, conv_ref::load<T>(p.residual, conv_ref::offset5(p.residual_strides, e[0], e[1], e[2], e[3], e[4])));
     v = conv_ref::activate<kAct>(v, p.act_alpha, p.act_lo, p.act_hi);
     out[positions ? i : conv_ref::offset5(p.out_strides, e[0], e[1], e[2], e[3], e[4])] = v;
   }

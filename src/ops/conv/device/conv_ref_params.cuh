@@ -12,6 +12,7 @@ namespace boo {
 struct ConvRefParams {
   unsigned long long a, b, w;    ///< device addresses of the operands the face reads (0: the one it writes)
   unsigned long long bias;       ///< the forward bias (signature dtype), or 0
+  unsigned long long residual;   ///< the forward's residual z (signature dtype, y's shape, residual_strides), or 0
   unsigned long long out;        ///< float64: the result (out_strides), or the sample's values (dense)
   unsigned long long positions;  ///< float64 [count] logical row-major indices of a sample, or 0: every element
   long long count;               ///< elements computed: the result's size, or the sample's
@@ -21,6 +22,7 @@ struct ConvRefParams {
   long long a_strides[5], b_strides[5], w_strides[5];  ///< (N|F0, C|F1, D, H, W), in elements
   long long out_extent[5];   ///< the result's logical shape padded to (F0, F1, D, H, W) (db: 1, K, 1, 1, 1)
   long long out_strides[5];  ///< its float64 strides, same order
+  long long residual_strides[5];  ///< z's strides in elements, same order
   double act_alpha, act_lo, act_hi;  ///< leaky_relu's slope, clamp's range
 };
 

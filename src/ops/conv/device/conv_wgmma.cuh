@@ -55,8 +55,20 @@ namespace wgmma_conv {
 constexpr int kBM = 128;               ///< rows (output pixels) of a CTA tile
 constexpr int kBK = 64;                ///< GEMM k per stage: 64 reduction columns, 128 bytes a row
 constexpr int kConsumerWarps = 8;      ///< arrivals that release a stage (one per consumer warp)
-constexpr int kProducerRegisters = 56; ///< registers per thread: the producer gives its share
-constexpr int kConsumerRegisters = 224;///< to the consumers' accumulators (128 x 56 + 256 x 224 <= 64 Ki)
+
+/// Registers per thread after the frame's reallocation (setmaxnreg): the
+/// producer gives its share of the launch's 384 x 168 to the consumers'
+/// accumulators. Tiles of 192 and 256 columns keep BN / 2 accumulators per
+/// consumer thread and need 224, which leaves the producer 56; at 128 columns
+/// and below (BN / 2 accumulators, twice that with promoted sums) 208 hold the
+/// consumers, and the producer's 88 keep its per-row state and the stages' in
+/// flight without spills.
+template <class C>
+struct Registers {
+  static constexpr int kProducer = C::BN > 128 ? 56 : 88;
+  static constexpr int kConsumer = C::BN > 128 ? 224 : 208;
+  static_assert(128 * kProducer + 256 * kConsumer <= 384 * 168, "within the launch's registers");
+};
 
 /// Shared memory of the kernel, in bytes, from its 1024-byte aligned start:
 /// STAGES x (A tile, B tile), the epilogue's staging, then the barriers. The
@@ -166,42 +178,24 @@ __device__ __forceinline__ int forward_offset(int m, int k) {
 }
 
 /// After a producer thread issued its copies of k-block `it` (counted over
-/// all its units) into stage it % STAGES: announces a stage on its `full`
-/// barrier. By default the thread waits for its own copies, so a stage is
-/// announced kLag = STAGES - 2 k-blocks later (kLag + 1 k-blocks of copies in
-/// flight). With C::kAsyncArrive (gated, ConvWgmmaConfig) the hardware arrives
-/// once the thread's copies have landed and the thread issues on, bounded by
-/// the `empty` barriers only; the consumers fence before reading
-/// (issue_kblock).
-template <class C>
-__device__ __forceinline__ void announce_stage(unsigned long long* full, int& it) {
-  if constexpr (C::kAsyncArrive) {
-    sm90::cp_async_mbarrier_arrive_noinc(&full[it % C::STAGES]);
-  } else {
-    constexpr int kLag = C::STAGES - 2;
-    cp_async_commit();  // empty groups past the last k-block keep the count uniform
-    if (it >= kLag) {
-      cp_async_wait<kLag>();  // this thread's copies of k-block it - kLag have landed
-      // wgmma reads them through the async proxy: order the writes before the barrier.
-      sm90::fence_proxy_async_shared();
-      sm90::mbarrier_arrive(&full[(it - kLag) % C::STAGES]);
-    }
-  }
+/// all its units) into stage it % STAGES: the hardware arrives on the
+/// stage's `full` barrier once the thread's copies have landed
+/// (cp.async.mbarrier.arrive.noinc), and the thread issues on, bounded by the
+/// `empty` barriers only, so every free stage keeps filling. (Waiting for its
+/// own copies before arriving kept the weight face's warps half their time on
+/// the barriers; announced by the hardware it ran 0.79x the time, H100,
+/// docs/perf/2026-11-26-session5-h100x4.md.) The consumers fence the async
+/// proxy after their wait (issue_kblock).
+__device__ __forceinline__ void announce_stage(unsigned long long* full, int stages, int& it) {
+  sm90::cp_async_mbarrier_arrive_noinc(&full[it % stages]);
   ++it;
 }
 
-/// After a producer thread's last k-block: announces the stages still
-/// pending (the last kLag k-blocks). With C::kAsyncArrive every stage is
-/// announced already, but the thread waits for its copies (and so for the
-/// arrivals they trigger) before it exits: nothing promises that an exited
-/// thread's copies and arrivals still complete.
-template <class C>
-__device__ __forceinline__ void announce_remaining(unsigned long long* full, int& it) {
-  if constexpr (C::kAsyncArrive)
-    sm90::cp_async_wait_all();
-  else
-    for (int d = 0; d < C::STAGES - 2; ++d) announce_stage<C>(full, it);
-}
+/// After a producer thread's last k-block: every stage is announced already,
+/// but the thread waits for its copies (and so for the arrivals they trigger)
+/// before it exits: nothing promises that an exited thread's copies and
+/// arrivals still complete.
+__device__ __forceinline__ void finish_copies() { sm90::cp_async_wait_all(); }
 
 /// The producer: copies the A (im2col rows) and B (filter rows) tiles of every
 /// k-block of the CTA's units, one stream of k-blocks through the ring.
@@ -294,10 +288,10 @@ __device__ void produce(const ConvIgemmParams& p, const TmaMap* tma_b, unsigned 
                                  ok ? w + 16 * j * C::WK + b_shift : reinterpret_cast<const T*>(p.w), ok);
         }
       }
-      announce_stage<C>(full, it);
+      announce_stage(full, C::STAGES, it);
     }
   }
-  announce_remaining<C>(full, it);
+  finish_copies();
 }
 
 /// Synchronizes the 128 threads of consumer warpgroup `consumer` (0 or 1).
@@ -309,8 +303,9 @@ __device__ __forceinline__ void consumer_sync(int consumer) {
 }
 
 /// A consumer's epilogue: its 64 rows (m0 + 64 * consumer ...) x BN columns
-/// of accumulators (Wgmma's layout), bias and activation applied (C::kBias,
-/// C::kAct: conv_igemm.cuh's semantics), staged 32 rows at a time in its part
+/// of accumulators (Wgmma's layout), bias, residual and activation applied
+/// (C::kBias, C::kResidual: p.residual's elements at the output's offsets,
+/// C::kAct: epilogue.cuh's semantics), staged 32 rows at a time in its part
 /// of the staging and written as 16-byte vectors: columns col ... col + 7 of
 /// row m at element offset offset(m, col) of p.out (rows below C::kM, columns
 /// below C::kN, a multiple of 8; a stride phase's offset is negative for the
@@ -341,10 +336,25 @@ __device__ __forceinline__ void store_tile(const float (&acc)[C::BN / 2], const 
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
           const int row = (warp % 2) * 16 + lane / 4 + half * 8;
+          // The residual of this thread's two columns (z laid out as the output: adjacent channels
+          // adjacent), read before the activation, so that each sum is rounded once.
+          float residual[2] = {0.f, 0.f};
+          if constexpr (C::kResidual) {
+            const int m = m0 + consumer * 64 + pass * 32 + row, k = n0 + col;
+            if (m < C::kM && k < C::kN) {
+              const int at = offset(m, k);
+              if (at >= 0) {  // (a stride phase's row past its extent is not stored)
+                residual[0] = load_as_float<T>(p.residual, at);
+                residual[1] = load_as_float<T>(p.residual, at + 1);
+              }
+            }
+          }
 #pragma unroll
-          for (int q = 0; q < 2; ++q)
-            staged[row * L::kOutPitch + col + q] = from_float<T>(
-                activate<C::kAct>(acc[4 * j + 2 * half + q] + bias[q], p.act_alpha, p.act_lo, p.act_hi));
+          for (int q = 0; q < 2; ++q) {
+            float v = acc[4 * j + 2 * half + q] + bias[q];
+            if constexpr (C::kResidual) v += residual[q];
+            staged[row * L::kOutPitch + col + q] = from_float<T>(activate<C::kAct>(v, p.act_alpha, p.act_lo, p.act_hi));
+          }
         }
       }
     }
@@ -400,9 +410,9 @@ __device__ __forceinline__ int issue_kblock(float (&acc)[C::BN / 2], unsigned ch
   using L = Layout<C>;
   const int stage = it % C::STAGES;
   sm90::mbarrier_wait(&full[stage], (it / C::STAGES) & 1);
-  // Copies announced by the hardware (C::kAsyncArrive) were not fenced by their producer: the wgmma
-  // read them through the async proxy.
-  if constexpr (C::kAsyncArrive) sm90::fence_proxy_async_shared();
+  // The producer's copies were written through the generic proxy and announced by the hardware
+  // (announce_stage), unfenced: the wgmma read them through the async proxy.
+  sm90::fence_proxy_async_shared();
   const unsigned a = sm90::shared_address(smem) + stage * L::kTileA + consumer * 64 * 128;
   const unsigned b = sm90::shared_address(smem) + L::kB + stage * L::kTileB;
   // The k-th 16 K of a tile: 32 bytes into each K-major row; 16 K rows (two
@@ -506,11 +516,11 @@ __device__ __forceinline__ void warp_specialized(Produce produce, Consume consum
 
   const int warpgroup = static_cast<int>(threadIdx.x) / 128;
   if (warpgroup == 0) {
-    sm90::lower_registers<kProducerRegisters>();
+    sm90::lower_registers<Registers<C>::kProducer>();
     produce(smem, full, empty);
     return;
   }
-  sm90::raise_registers<kConsumerRegisters>();
+  sm90::raise_registers<Registers<C>::kConsumer>();
   consume(smem, full, empty, warpgroup - 1);
 }
 

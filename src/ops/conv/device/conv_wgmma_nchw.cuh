@@ -66,7 +66,7 @@ struct RowBias : C {
 /// t / 8 + 16 j: a warp's copies are four whole 128-byte rows. An M/N-major
 /// tile's rows are K rows t / 8 + 16 (j % 4) of atom column j / 4, so every
 /// copy's address is a per-k-block base plus a compile-time offset (the
-/// producer runs in kProducerRegisters registers).
+/// producer runs in Registers<C>::kProducer registers).
 template <class C>
 __device__ void produce_planar(const ConvIgemmParams& p, unsigned char* smem, unsigned long long* full,
                                unsigned long long* empty) {
@@ -118,10 +118,10 @@ __device__ void produce_planar(const ConvIgemmParams& p, unsigned char* smem, un
         cp_async_vector_at<16>(b_tile + (j / 4) * L::kAtomColumn + (j % 4) * 16 * 128,
                                ok ? b_src + 16 * (j % 4) * C::XC + (j / 4) * 64 : in, ok);
       }
-      announce_stage<C>(full, it);
+      announce_stage(full, C::STAGES, it);
     }
   }
-  announce_remaining<C>(full, it);
+  finish_copies();
 }
 
 /// The forward and data faces' kernel body. Grid: at most one CTA per SM, each taking the tiles of PlanarTiles<C>.
@@ -214,10 +214,10 @@ __device__ void produce_planar_weight(const ConvIgemmParams& p, unsigned char* s
         const bool ok = in && ((b_rows >> j) & 1u);
         cp_async_vector_at<16>(b_tile + 16 * j * 128, ok ? x_pixels + 16 * j * C::XC : x, ok);
       }
-      announce_stage<C>(full, it);
+      announce_stage(full, C::STAGES, it);
     }
   }
-  announce_remaining<C>(full, it);
+  finish_copies();
 }
 
 /// The weight face's kernel body (K-major tiles; otherwise conv_wgmma_weight's).

@@ -140,10 +140,10 @@ __device__ void produce_weight(const ConvIgemmParams& p, const TmaMap* tma_a, un
                                  x + (ok ? x_pixel + b_shift[i] : 0), ok);
         }
       }
-      announce_stage<C>(full, it);
+      announce_stage(full, C::STAGES, it);
     }
   }
-  announce_remaining<C>(full, it);
+  finish_copies();
 }
 
 /// dw's element offset of GEMM element (m, col): output channel m, tap col / C, channel col % C.
