@@ -66,6 +66,19 @@ uint64_t TensorMapSlot::box_bytes() const {
   return bytes;
 }
 
+std::string TensorMapSlot::text() const {
+  auto joined = [&](auto values, uint32_t n) {
+    std::string out;
+    for (uint32_t d = 0; d < n; ++d) out += (d ? "x" : "") + std::to_string(values[d]);
+    return out;
+  };
+  std::string out = "tensor map at byte " + std::to_string(params_offset) + ": dims " + joined(dims, rank);
+  if (rank > 1) out += ", strides " + joined(strides, rank - 1) + " B";
+  out += ", box " + joined(box, rank) + " (" + std::to_string(box_bytes()) + " B), ";
+  out += swizzle == Swizzle::k128B ? "128-byte swizzle" : "no swizzle";
+  return out;
+}
+
 TensorRoles::TensorRoles(const OpSignature& sig) {
   for (const TensorSpec& t : sig.arguments()) arguments_.push_back(t.name);
   for (const TensorSpec& t : sig.results()) results_.push_back(t.name);

@@ -75,6 +75,8 @@ struct TensorMapSlot {
   /// The bytes one copy of a whole box writes to shared memory (out-of-bounds
   /// elements included: they are written as zeros), what its barrier expects.
   uint64_t box_bytes() const;
+  /// "tensor map at byte 192: dims 2304x256, strides 4608 B, box 64x128 (16384 B), 128-byte swizzle" (boo explain).
+  std::string text() const;
 };
 
 /// Grid or block extents.

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <regex>
 #include <set>
 
 #include "boo/registry.hpp"
@@ -875,12 +876,13 @@ TEST(NvrtcTest, HopperProducersAnnounceStagesAsCopiesLand) {
 
 // With BOO_UNVERIFIED_KERNELS=1 the wgmma tier loads the forward face's filter (one box {64, BN} a k-block)
 // and the weight face's dy (two boxes {64, 64}) with TMA (ConvWgmmaConfig's `tma`): every such kernel
-// compiles for sm_90a without spills, its producer within the 56 registers it keeps (ptxas spills a
-// setmaxnreg region that needs more than its budget: the forward TMA kernel below spills at 40), and
+// compiles for sm_90a without spills, its producer within the registers it keeps (conv_wgmma.cuh's
+// Registers: 56 beside tiles wider than 128, else 88; ptxas spills a setmaxnreg region that needs more than
+// its budget: the first forward TMA kernel below, its budget lowered to 40 in the PTX, spills), and
 // takes its maps as a __grid_constant__ parameter. Forward lines: 64-, 128-, 192- and 256-wide tiles,
 // bias and activation, fp16, a 1-D conv, split K, a staged (KCRS) filter, a packed reduction ending
-// inside a k-block (C = 72), fp32 sums (gpu:conv:fp32_bf16x6) and GEMMs; weight lines: K = 200 (a last
-// row tile whose second box lies past K), stride 2, fp32 sums.
+// inside a k-block (C = 72), fp32 sums (gpu:conv:fp32_bf16x6) and GEMMs; weight lines: K = 200 and 136 (a
+// last row tile whose second box lies partly or wholly past K), stride 2, fp32 sums.
 TEST(NvrtcTest, HopperTmaModulesCompile) {
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
   const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
@@ -898,6 +900,7 @@ TEST(NvrtcTest, HopperTmaModulesCompile) {
            std::string("gemmbfp16 --a_w 4096 --a_h 4096 --b_w 4096"),
            "convbfp16 -n 128 -c 128 -H 28 -W 28 -k 128 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
            "convbfp16 -n 16 -c 256 -H 28 -W 28 -k 200 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
+           "convbfp16 -n 16 -c 256 -H 28 -W 28 -k 136 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
            "convfp16 -n 16 -c 256 -H 28 -W 28 -k 512 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 4" + nhwc,
            "conv -n 16 -c 256 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
        }) {
@@ -913,24 +916,32 @@ TEST(NvrtcTest, HopperTmaModulesCompile) {
     SCOPED_TRACE((*config)->text());
     const bool weight = command.find("-F 4") != std::string::npos;
     EXPECT_NE((*config)->text().find(weight ? ", dy by TMA" : ", filter by TMA"), std::string::npos);
-    int maps = 0;
-    for (const ops::LaunchStep& step : plan->steps) maps += static_cast<int>(step.tensor_maps.size());
-    EXPECT_EQ(maps, 1);
+    std::vector<ops::TensorMapSlot> maps;
+    for (const ops::LaunchStep& step : plan->steps)
+      maps.insert(maps.end(), step.tensor_maps.begin(), step.tensor_maps.end());
+    ASSERT_EQ(maps.size(), 1u);
     Result<jit::CompiledKernel> k = jit::compile_kernel(plan->source, kArch, true);
     ASSERT_TRUE(k.ok()) << k.status().to_string();
     EXPECT_EQ(k->spill_bytes, 0) << k->log;
     EXPECT_GT(k->registers, 0) << k->log;
     EXPECT_LE(k->registers, 168) << k->log;  // 384 threads, one CTA per SM: 65536 / 384, rounded down to 8
     // The producer's registers (Registers in conv_wgmma.cuh): 56 beside 192/256-wide tiles, 88 beside narrower.
-    const bool wide = (*config)->text().find("tile 128x192") != std::string::npos ||
-                      (*config)->text().find("tile 128x256") != std::string::npos;
+    const bool wide = plan->source.text.find("BN = 192;") != std::string::npos ||
+                      plan->source.text.find("BN = 256;") != std::string::npos;
     EXPECT_NE(k->ptx.find(wide ? "setmaxnreg.dec.sync.aligned.u32 56;" : "setmaxnreg.dec.sync.aligned.u32 88;"),
               std::string::npos);
     // The maps stay in the parameter space (a local copy's address would not reach the copy engine).
     EXPECT_NE(k->ptx.find(".param .align 64 .b8 boo_wgmma_"), std::string::npos);
     EXPECT_NE(k->ptx.find("cvta.param.u64"), std::string::npos);
     EXPECT_NE(k->ptx.find("prefetch.tensormap"), std::string::npos);
-    EXPECT_NE(k->ptx.find("mbarrier.expect_tx.relaxed.cta.shared::cta.b64"), std::string::npos);
+    // The bytes the stage's barrier expects are the host map's boxes, one or two a k-block (a mismatch
+    // would hang the GPU: the phase would never complete, or complete before the copy landed).
+    std::smatch expect;
+    ASSERT_TRUE(std::regex_search(k->ptx, expect,
+                                  std::regex(R"(mbarrier\.expect_tx\.relaxed\.cta\.shared::cta\.b64 \[%r\d+\], (%r\d+);)")));
+    std::smatch bytes;
+    ASSERT_TRUE(std::regex_search(k->ptx, bytes, std::regex("mov\\.u32\\s+" + expect[1].str() + ", (\\d+);")));
+    EXPECT_EQ(std::stoull(bytes[1].str()), maps[0].box_bytes() * (weight ? 2 : 1));
     // One box a k-block (forward), two (weight face): the copies in the producer's k-block loop.
     size_t copies = 0;
     for (size_t at = k->ptx.find("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes");

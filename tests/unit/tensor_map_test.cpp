@@ -88,6 +88,8 @@ TEST(TensorMapTest, ForwardFilterIsOneBoxPerKBlockOnlyWhenGated) {
   EXPECT_EQ(m.box[1], static_cast<uint32_t>(bn));
   EXPECT_EQ(m.box_bytes(), static_cast<uint64_t>(bn) * 128);  // the B tile: what the stage's barrier expects
   EXPECT_EQ(m.swizzle, TensorMapSlot::Swizzle::k128B);
+  EXPECT_EQ(m.text(), "tensor map at byte " + std::to_string(offsetof(ConvWgmmaParams, tma_b)) + ": dims 2304x256, strides 4608 B, box 64x" + std::to_string(bn) + " (" +
+                          std::to_string(bn * 128) + " B), 128-byte swizzle");
   EXPECT_NE(p.plan.source.text.find("kTma = true;"), std::string::npos);
   EXPECT_NE(p.plan.source.text.find("(const __grid_constant__ boo::ConvWgmmaParams p) { "
                                     "boo::wgmma_conv::conv_wgmma<Cfg>(p.p, &p.tma_b); }"),

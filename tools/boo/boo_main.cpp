@@ -440,9 +440,11 @@ int cmd_explain(const Options& o) {
     return 1;
   }
   std::cout << "config:    " << d.config->text() << "\nconfig from: " << d.config_origin << "\nworkspace: " << plan->workspace_bytes << " bytes\nlaunches:\n";
-  for (const ops::LaunchStep& step : plan->steps)
+  for (const ops::LaunchStep& step : plan->steps) {
     std::cout << "  " << step.entry << " grid " << step.grid.x << "x" << step.grid.y << "x" << step.grid.z << " block "
               << step.block.x << " shared " << step.shared_bytes << "\n";
+    for (const ops::TensorMapSlot& map : step.tensor_maps) std::cout << "    " << map.text() << "\n";
+  }
   Result<runtime::ModuleRequest> request =
       runtime::describe_module(d.chosen->name(), *d.config, plan->source, device->arch());
   if (!request.ok()) {
