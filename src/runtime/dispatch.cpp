@@ -35,19 +35,20 @@ namespace {
 
 // One source's row for the chosen implementation (`source`: "tuning database <path>" or "shipped tuning
 // <file>"): its config replaces the heuristic's in `d` (true), or why it was not used is added to
-// `reasons` and logged. `stale_log` logs rows of other versions: the user's database warns; the
-// shipped files are expected to lag a development build, so they say it at debug level.
+// `reasons` and logged. `quiet_log` logs a source's unreadable file and rows of other versions: the
+// user's database warns at each lookup; a shipped file was reported once when it was read, and is
+// expected to lag a development build's device sources, so it says them at debug level.
 bool take_row(Dispatch& d, const OpSignature& sig, const cache::TuningKey& key, const std::string& source,
               const std::string& kind, const Result<cache::TuningLookup>& found,
-              void (*stale_log)(std::string_view), std::string& reasons) {
+              void (*quiet_log)(std::string_view), std::string& reasons) {
   auto add = [&](const std::string& why) { reasons += (reasons.empty() ? "" : "; ") + why; };
   if (!found.ok()) {
-    base::log_warning(source + " not read for " + sig.command() + ": " + found.status().to_string());
+    quiet_log(source + " not read for " + sig.command() + ": " + found.status().to_string());
     add("the " + kind + " could not be read: " + found.status().message());
     return false;
   }
   for (const std::string& why : found->ignored) {
-    stale_log(source + ": ignored " + why + " for " + key.implementation + " " + sig.command());
+    quiet_log(source + ": ignored " + why + " for " + key.implementation + " " + sig.command());
     add("ignored " + why);
   }
   if (!found->row) return false;
