@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <sys/stat.h>
 
+#include <climits>
 #include <cstdlib>
 
 #include "base/file_util.hpp"
@@ -37,8 +38,11 @@ std::string ShippedTunings::default_folder() {
   if (dir.empty()) return "";
   // The Python package keeps them beside its extension (boo/_C.so, boo/tuning); an install and the
   // build tree beside lib/ and bin/ (lib/libboo.so, bin/boo, <build>/src, <build>/tools: share/boo/tuning).
-  for (const std::string& candidate : {dir + "/tuning", dir + "/../share/boo/tuning"})
-    if (is_folder(candidate)) return candidate;
+  for (const std::string& candidate : {dir + "/tuning", dir + "/../share/boo/tuning"}) {
+    if (!is_folder(candidate)) continue;
+    char resolved[PATH_MAX];  // without "bin/..": the path explain and the log lines print
+    return ::realpath(candidate.c_str(), resolved) ? std::string(resolved) : candidate;
+  }
   return "";
 }
 
