@@ -1,5 +1,6 @@
 # boo: what `cmake --install build --prefix P` installs, by component:
-#   runtime      bin/boo, bin/boo-driver, lib/libboo.so.<version>, share/boo/report/ (boo report's Python)
+#   runtime      bin/boo, bin/boo-driver, lib/libboo.so.<version>, share/boo/report/ (boo report's Python),
+#                share/boo/tuning/ (the shipped tunings: tuning/*.json)
 #   development  include/boo/, lib/libboo.a, the libboo.so link, lib/cmake/boo/ (find_package(boo CONFIG):
 #                boo::boo, the shared library, and boo::boo_static), lib/pkgconfig/boo.pc
 # Everything is relative to the prefix (relocatable). The library needs nothing
@@ -17,6 +18,10 @@ install(TARGETS boo_shared boo_static EXPORT booTargets
 # boo report's Python package, where bin/boo looks for it: <bin>/../share/boo/report (tools/boo/boo_main.cpp).
 install(DIRECTORY tools/report/boo_report DESTINATION ${CMAKE_INSTALL_DATADIR}/boo/report COMPONENT runtime
   FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
+# The shipped tunings, where the library and the tools look for them: <lib or bin>/../share/boo/tuning
+# (src/cache/shipped_tunings.cpp).
+install(DIRECTORY tuning/ DESTINATION ${CMAKE_INSTALL_DATADIR}/boo/tuning COMPONENT runtime
+  FILES_MATCHING PATTERN "*.json")
 install(DIRECTORY include/boo DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT development)
 install(EXPORT booTargets NAMESPACE boo:: DESTINATION ${BOO_CMAKE_DIR} COMPONENT development)
 

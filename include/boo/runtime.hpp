@@ -31,9 +31,13 @@ struct RuntimeOptions {
   /// The tuning database whose configs replace the heuristic's (`boo tune`
   /// writes it); empty: none, every config is the heuristic's.
   std::string tuning_db;
+  /// The folder of the shipped tunings (one JSON file per device name),
+  /// consulted where the tuning database has no row; empty: none.
+  std::string shipped_tuning;
 
-  /// BOO_CACHE_ON, BOO_CACHE_DIR (see README), BOO_SAVE_TEMPS and the tuning
-  /// database: BOO_TUNING_DB, else BOO_TUNING_SPEC_PATH, else tuning.sqlite in the cache folder.
+  /// BOO_CACHE_ON, BOO_CACHE_DIR (see README), BOO_SAVE_TEMPS, the tuning
+  /// database: BOO_TUNING_DB, else BOO_TUNING_SPEC_PATH, else tuning.sqlite in the cache folder; and the
+  /// shipped tunings: BOO_SHIPPED_TUNING (a folder, or 0 for none), else the package's own.
   static RuntimeOptions from_environment();
 };
 

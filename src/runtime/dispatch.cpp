@@ -33,46 +33,64 @@ std::unique_ptr<cache::TuningDb> open_tuning_db(const std::string& path) {
 
 namespace {
 
-// The database's config for the chosen implementation, replacing the
-// heuristic's in `d`, or the reason none was used (logged).
-void apply_tuning(Dispatch& d, const OpSignature& sig, const DeviceInfo& device, const cache::TuningDb& tuning) {
-  const cache::TuningKey key = tuning_key(d.chosen->name(), sig, device);
-  Result<cache::TuningLookup> found = tuning.find(key);
+// One source's row for the chosen implementation (`source`: "tuning database <path>" or "shipped tuning
+// <file>"): its config replaces the heuristic's in `d` (true), or why it was not used is added to
+// `reasons` and logged. `quiet_log` logs a source's unreadable file and rows of other versions: the
+// user's database warns at each lookup; a shipped file was reported once when it was read, and is
+// expected to lag a development build's device sources, so it says them at debug level.
+bool take_row(Dispatch& d, const OpSignature& sig, const cache::TuningKey& key, const std::string& source,
+              const std::string& kind, const Result<cache::TuningLookup>& found,
+              void (*quiet_log)(std::string_view), std::string& reasons) {
+  auto add = [&](const std::string& why) { reasons += (reasons.empty() ? "" : "; ") + why; };
   if (!found.ok()) {
-    base::log_warning("tuning database " + tuning.path() + " not read for " + sig.command() + ": " +
-                      found.status().to_string());
-    d.config_origin = "heuristic (the tuning database could not be read: " + found.status().message() + ")";
-    return;
+    quiet_log(source + " not read for " + sig.command() + ": " + found.status().to_string());
+    add("the " + kind + " could not be read: " + found.status().message());
+    return false;
   }
-  std::string ignored;
   for (const std::string& why : found->ignored) {
-    base::log_warning("tuning database " + tuning.path() + ": ignored " + why + " for " + key.implementation + " " +
-                      sig.command());
-    ignored += (ignored.empty() ? "" : "; ") + why;
+    quiet_log(source + ": ignored " + why + " for " + key.implementation + " " + sig.command());
+    add("ignored " + why);
   }
-  if (!found->row) {
-    d.config_origin = ignored.empty() ? "heuristic (no tuning database row)" : "heuristic (ignored " + ignored + ")";
-    return;
-  }
+  if (!found->row) return false;
   const cache::TuningRow& row = *found->row;
   Result<std::unique_ptr<const ops::Config>> config = d.chosen->config_from_text(*d.problem, d.arch, row.config);
   if (!config.ok()) {
-    base::log_warning("tuning database " + tuning.path() + ": ignored the row of " + key.implementation + " " +
-                      sig.command() + ": " + config.status().message());
-    d.config_origin = "heuristic (ignored a database row: " + config.status().message() + ")";
-    return;
+    base::log_warning(source + ": ignored the row of " + key.implementation + " " + sig.command() + ": " +
+                      config.status().message());
+    add("ignored a " + std::string(kind == "tuning database" ? "database" : "shipped") +
+        " row: " + config.status().message());
+    return false;
   }
   const bool same = (*config)->text() == d.config->text();
   d.config = std::move(config).value();
-  d.config_origin = "tuning database " + tuning.path() + " (" + base::format_double(row.time_us) + " us" +
+  d.config_origin = source + " (" + base::format_double(row.time_us) + " us" +
                     (same ? ": the heuristic's config measured best" :
                             " against the heuristic's " + base::format_double(row.heuristic_us) + " us") + ")";
+  return true;
+}
+
+// The user's database first, then the shipped tunings: the first usable row's config replaces the
+// heuristic's; otherwise config_origin says what was looked at and why nothing was taken.
+void apply_tuning(Dispatch& d, const OpSignature& sig, const DeviceInfo& device, const cache::TuningDb* tuning,
+                  const cache::ShippedTunings* shipped) {
+  const cache::TuningKey key = tuning_key(d.chosen->name(), sig, device);
+  std::string reasons;
+  if (tuning && take_row(d, sig, key, "tuning database " + tuning->path(), "tuning database", tuning->find(key),
+                         &base::log_warning, reasons))
+    return;
+  if (shipped && take_row(d, sig, key, "shipped tuning " + shipped->path_of(device.name), "shipped tuning",
+                          shipped->find(key), &base::log_debug, reasons))
+    return;
+  const std::string looked = tuning && shipped ? "no tuning database or shipped tuning row"
+                             : tuning          ? "no tuning database row"
+                                               : "no shipped tuning row";
+  d.config_origin = "heuristic (" + (reasons.empty() ? looked : reasons) + ")";
 }
 
 }  // namespace
 
 Result<Dispatch> choose_gpu_implementation(const OpSignature& sig, const DeviceInfo& device, std::string_view only,
-                                           const cache::TuningDb* tuning) {
+                                           const cache::TuningDb* tuning, const cache::ShippedTunings* shipped) {
   const ops::OpDefinition* op = ops::find_op(sig.op_name());
   if (!op) return invalid_argument("no op named '" + std::string(sig.op_name()) + "' is registered");
   Dispatch d;
@@ -97,7 +115,7 @@ Result<Dispatch> choose_gpu_implementation(const OpSignature& sig, const DeviceI
     }
     d.considered.push_back(Considered{std::string(impl->name()), std::move(verdict)});
   }
-  if (d.chosen && tuning) apply_tuning(d, sig, device, *tuning);
+  if (d.chosen && (tuning || shipped)) apply_tuning(d, sig, device, tuning, shipped);
   return d;
 }
 

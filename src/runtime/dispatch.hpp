@@ -9,6 +9,7 @@
 
 #include "boo/device.hpp"
 #include "boo/signature.hpp"
+#include "cache/shipped_tunings.hpp"
 #include "cache/tuning_db.hpp"
 #include "ops/gpu_implementation.hpp"
 
@@ -25,8 +26,9 @@ struct Dispatch {
   std::vector<Considered> considered;  ///< in list order
   const ops::GpuImplementation* chosen = nullptr;
   std::unique_ptr<const ops::Config> config;  ///< the chosen implementation's
-  /// Where config came from: "heuristic", or "tuning database <path> (...)",
-  /// with why a database row was not used where one was ignored.
+  /// Where config came from: "heuristic", "tuning database <path> (...)" or
+  /// "shipped tuning <file> (...)", with why a row was not used where one was
+  /// ignored.
   std::string config_origin = "heuristic";
   /// kUnimplemented listing every reason, when nothing was chosen.
   Status failure() const;
@@ -39,9 +41,11 @@ struct Dispatch {
 /// for this problem, arch, device and device-sources version where there is
 /// one and it is one of the tier's candidates; a row that is not (or a
 /// database that cannot be read) is logged as a warning and the heuristic's
-/// config is used.
+/// config is used. `shipped` is consulted the same way where `tuning` has no
+/// usable row: the user's database wins.
 Result<Dispatch> choose_gpu_implementation(const OpSignature& sig, const DeviceInfo& device,
-                                           std::string_view only = "", const cache::TuningDb* tuning = nullptr);
+                                           std::string_view only = "", const cache::TuningDb* tuning = nullptr,
+                                           const cache::ShippedTunings* shipped = nullptr);
 
 /// The database key of a chosen implementation's problem on `device`.
 cache::TuningKey tuning_key(std::string_view implementation, const OpSignature& sig, const DeviceInfo& device);

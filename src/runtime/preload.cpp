@@ -69,12 +69,13 @@ PreloadReport build_modules(std::vector<ModuleJob> jobs, const cache::ArtifactCa
 
 PreloadReport preload(const std::vector<const OpSignature*>& signatures, const DeviceInfo& device,
                       const cache::ArtifactCache& cache, int jobs, const std::string& implementation,
-                      const cache::TuningDb* tuning, const std::string& save_temps_dir, const PreloadProgress& progress) {
+                      const cache::TuningDb* tuning, const cache::ShippedTunings* shipped,
+                      const std::string& save_temps_dir, const PreloadProgress& progress) {
   std::vector<ModuleJob> work;
   std::vector<PreloadFailure> failures, skipped;
   for (const OpSignature* sig : signatures) {
     Result<ModuleRequest> request = [&]() -> Result<ModuleRequest> {
-      BOO_ASSIGN_OR_RETURN(Dispatch d, choose_gpu_implementation(*sig, device, implementation, tuning));
+      BOO_ASSIGN_OR_RETURN(Dispatch d, choose_gpu_implementation(*sig, device, implementation, tuning, shipped));
       BOO_ASSIGN_OR_RETURN(ops::Plan plan, plan_chosen(d));
       return describe_module(d.chosen->name(), *d.config, std::move(plan.source), device.arch());
     }();

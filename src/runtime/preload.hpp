@@ -9,6 +9,7 @@
 #include "boo/runtime.hpp"
 #include "boo/signature.hpp"
 #include "cache/artifact_cache.hpp"
+#include "cache/shipped_tunings.hpp"
 #include "cache/tuning_db.hpp"
 #include "runtime/kernel_builder.hpp"
 
@@ -47,12 +48,12 @@ PreloadReport build_modules(std::vector<ModuleJob> jobs, const cache::ArtifactCa
                             const std::string& save_temps_dir, const PreloadProgress& progress);
 
 /// Dispatches each signature for `device` (with the tuning database's
-/// configs where `tuning` has them), deduplicates the modules by cache key
+/// configs where `tuning` has them, else the shipped tunings'), deduplicates the modules by cache key
 /// and builds the missing ones on `jobs` threads. Signature-level failures
 /// (no implementation accepts) are reported, not fatal.
 PreloadReport preload(const std::vector<const OpSignature*>& signatures, const DeviceInfo& device,
                       const cache::ArtifactCache& cache, int jobs, const std::string& implementation,
-                      const cache::TuningDb* tuning,
+                      const cache::TuningDb* tuning, const cache::ShippedTunings* shipped,
                       const std::string& save_temps_dir, const PreloadProgress& progress);
 
 /// Makes the launchables of `signatures` on `runtime` on `threads` threads

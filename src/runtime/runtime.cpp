@@ -146,7 +146,8 @@ class RuntimeImpl final : public Runtime {
         stream_(stream),
         driver_version_(std::move(driver_version)),
         cache_(cache::CacheConfig{options_.cache_dir, options_.cache_enabled}),
-        tuning_(runtime::open_tuning_db(options_.tuning_db)) {}
+        tuning_(runtime::open_tuning_db(options_.tuning_db)),
+        shipped_(cache::ShippedTunings::shared(options_.shipped_tuning)) {}
 
   ~RuntimeImpl() override {
     api_.cuCtxSetCurrent(context_);
@@ -327,6 +328,7 @@ class RuntimeImpl final : public Runtime {
   std::string driver_version_;
   cache::ArtifactCache cache_;
   std::unique_ptr<cache::TuningDb> tuning_;  // read by dispatch (SQLite serializes its connection's users)
+  std::shared_ptr<const cache::ShippedTunings> shipped_;  // the process's, read by dispatch (locked inside)
   mutable std::mutex mutex_;
   RuntimeStats stats_;
   using LaunchableResult = Result<std::shared_ptr<LaunchableImpl>>;
@@ -335,7 +337,8 @@ class RuntimeImpl final : public Runtime {
   LaunchableResult make_launchable(const OpSignature& sig, const std::string& identity) {
     BOO_RETURN_IF_ERROR(make_current());
     BOO_ASSIGN_OR_RETURN(runtime::Dispatch dispatch,
-                         runtime::choose_gpu_implementation(sig, info_, options_.implementation, tuning_.get()));
+                         runtime::choose_gpu_implementation(sig, info_, options_.implementation, tuning_.get(),
+                                                                  shipped_.get()));
     BOO_ASSIGN_OR_RETURN(ops::Plan plan, runtime::plan_chosen(dispatch));
     return load(sig, identity, dispatch.chosen->name(), *dispatch.config, std::move(plan), sig.arguments(),
                 sig.results(), false);
@@ -513,6 +516,7 @@ RuntimeOptions RuntimeOptions::from_environment() {
   o.cache_enabled = c.enabled;
   if (const char* dir = std::getenv("BOO_SAVE_TEMPS"); dir && *dir) o.save_temps_dir = dir;
   o.tuning_db = cache::TuningDb::default_path(o.cache_dir);
+  o.shipped_tuning = cache::ShippedTunings::default_folder();
   return o;
 }
 

@@ -3,11 +3,13 @@
 Run by ctest as: python3 tests/python/test_tune.py <boo> <folder of the fake libcuda>
 On the fake libcuda (tests/fake_cuda: host memory, every kernel "takes" the same time) boo tune runs its
 whole path: candidates, parallel compile, executor child, timing, the row; a rerun resumes; the rows go
-to JSON and back; boo explain says which config the database chose, and ignores damaged or foreign rows.
+to JSON and back; boo explain says which config the database chose, and ignores damaged or foreign rows;
+the export, as a shipped tuning file (BOO_SHIPPED_TUNING), is used where the user's database has no row.
 """
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 import tempfile
@@ -101,6 +103,28 @@ def main():
     junk.write_text("not a database" * 20)
     r = run(explain + [str(junk)], gpu)
     check(r.returncode == 0 and "config from: heuristic" in r.stdout and "not used" in r.stderr, "a junk file", r)
+
+    # The export as a shipped tuning file (tuning/README.md's name for the device): used where the user's
+    # database has no row, losing to its row, off with BOO_SHIPPED_TUNING=0, ignored (said once) when corrupt.
+    device = re.search(r"^device: +(.*) \(sm_", r.stdout, re.M).group(1)
+    shipped = tmp / "shipped"
+    shipped.mkdir()
+    shipped_file = shipped / (re.sub(r"[^A-Za-z0-9.-]", "_", device) + ".json")
+    shipped_file.write_text(pathlib.Path(exported).read_text())
+    on = {**gpu, "BOO_SHIPPED_TUNING": str(shipped)}
+    no_db = explain + [str(tmp / "no-such.sqlite")]
+    r = run(no_db, on)
+    check(r.returncode == 0 and f"shipped:   {shipped_file}: 2 rows" in r.stdout and
+          f"config from: shipped tuning {shipped_file} (" in r.stdout, "explain names the shipped file", r)
+    r = run(explain + [copy], on)
+    check(r.returncode == 0 and "config from: tuning database " + copy in r.stdout, "the user's row wins", r)
+    r = run(no_db, {**gpu, "BOO_SHIPPED_TUNING": "0"})
+    check(r.returncode == 0 and "shipped:   none" in r.stdout and
+          "config from: heuristic\n" in r.stdout, "BOO_SHIPPED_TUNING=0", r)
+    shipped_file.write_text("[{\"implementation\": ")
+    r = run(no_db, on)
+    check(r.returncode == 0 and "config from: heuristic (the shipped tuning could not be read" in r.stdout and
+          r.stderr.count(f"the shipped tuning {shipped_file} is not used") == 1, "a corrupt shipped file", r)
     print("PASS")
 
 

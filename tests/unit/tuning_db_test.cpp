@@ -1,6 +1,6 @@
 // boo tests: the tuning database (rows, versions, damaged rows, concurrent
 // writers, JSON), dispatch reading it, and every tier's candidate configs
-// read back from their text.
+// read back from their text; the shipped tunings after the database.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <signal.h>
@@ -13,6 +13,10 @@
 #include <set>
 #include <thread>
 
+#include "base/file_util.hpp"
+#include "base/json.hpp"
+#include "boo/runtime.hpp"
+#include "cache/shipped_tunings.hpp"
 #include "cache/tuning_db.hpp"
 #include "jit/embedded_sources.hpp"
 #include "runtime/dispatch.hpp"
@@ -450,6 +454,191 @@ TEST(TuningCandidatesTest, EveryTiersCandidatesReadBackFromTheirTextAndPlan) {
                            "gpu:batchnorm:columns", "gpu:groupnorm:groups"})
     EXPECT_GT(most[tier], 1u) << tier << " offered no alternative on any line";
   EXPECT_EQ(most["gpu:conv:direct"], 1u);
+}
+
+}  // namespace
+}  // namespace boo::runtime
+
+namespace boo::runtime {
+namespace {
+
+using cache::ShippedTunings;
+using cache::TuningDb;
+using cache::TuningRow;
+
+// A fresh folder for one test's shipped tunings and user database.
+std::string shipped_dir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "/boo_shipped_" + name + "_" + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir + "/tuning");
+  return dir;
+}
+
+// A database at `path` holding `config` for the implicit GEMM tier's row of the fixture's problem.
+void put_config(const std::string& path, const DispatchFixture& f, const std::string& config,
+                const std::string& version = jit::device_sources_version()) {
+  Result<std::unique_ptr<TuningDb>> db = TuningDb::open(path, true);
+  ASSERT_TRUE(db.ok()) << db.status().to_string();
+  TuningRow row;
+  row.key = tuning_key("gpu:conv:implicit_gemm", *f.sig, f.device);
+  row.key.version = version;
+  row.config = config;
+  row.time_us = 10;
+  row.heuristic_us = 20;
+  ASSERT_TRUE((*db)->put(row).ok());
+}
+
+// The shipped file of the fixture's device, made as a release makes it: `boo tune --export` of a tuned database.
+std::string export_shipped(const std::string& dir, const DispatchFixture& f, const std::string& config,
+                           const std::string& version = jit::device_sources_version()) {
+  const std::string tuned = dir + "/tuned.sqlite";
+  std::remove(tuned.c_str());
+  put_config(tuned, f, config, version);
+  Result<std::unique_ptr<TuningDb>> db = TuningDb::open(tuned, false);
+  EXPECT_TRUE(db.ok());
+  Result<std::string> json = (*db)->export_json();
+  EXPECT_TRUE(json.ok());
+  const std::string file = dir + "/tuning/" + ShippedTunings::file_name(f.device.name);
+  std::ofstream(file) << *json;
+  return file;
+}
+
+// The implicit GEMM tier's heuristic config and two other candidates of the fixture's problem.
+std::vector<std::string> three_configs(const DispatchFixture& f) {
+  Result<Dispatch> d = choose_gpu_implementation(*f.sig, f.device, "gpu:conv:implicit_gemm");
+  EXPECT_TRUE(d.ok() && d->chosen);
+  Result<ops::ConfigList> list = d->chosen->candidates(*d->problem, d->arch);
+  EXPECT_TRUE(list.ok() && list->size() >= 3);
+  EXPECT_NE((*list)[1]->text(), d->config->text());
+  EXPECT_NE((*list)[2]->text(), d->config->text());
+  return {d->config->text(), (*list)[1]->text(), (*list)[2]->text()};
+}
+
+TEST(ShippedTuningTest, FileNamesFollowTheDeviceName) {
+  EXPECT_EQ(ShippedTunings::file_name("NVIDIA H100 80GB HBM3"), "NVIDIA_H100_80GB_HBM3.json");
+  EXPECT_EQ(ShippedTunings::file_name("NVIDIA H200"), "NVIDIA_H200.json");
+  EXPECT_EQ(ShippedTunings::file_name("a/../b"), "a_.._b.json");
+}
+
+TEST(ShippedTuningTest, UsedWhereTheUserDatabaseHasNoRowAndLosesToItsRow) {
+  DispatchFixture f = fixture(kConv);
+  const std::vector<std::string> configs = three_configs(f);
+  const std::string dir = shipped_dir("used");
+  const std::string file = export_shipped(dir, f, configs[2]);
+  ShippedTunings shipped(dir + "/tuning");
+  EXPECT_EQ(shipped.path_of(f.device.name), file);
+  EXPECT_EQ(shipped.describe(f.device.name), file + ": 1 rows");
+
+  // No user database, then one without the row: the shipped row's config.
+  const std::string user_path = dir + "/user.sqlite";
+  put_config(user_path, fixture(kConv, "sm_80"), configs[1]);  // another device's row only
+  std::unique_ptr<TuningDb> user = open_tuning_db(user_path);
+  ASSERT_TRUE(user);
+  for (const TuningDb* db : std::vector<const TuningDb*>{nullptr, user.get()}) {
+    Result<Dispatch> d = choose_gpu_implementation(*f.sig, f.device, "gpu:conv:implicit_gemm", db, &shipped);
+    ASSERT_TRUE(d.ok() && d->chosen);
+    EXPECT_EQ(d->config->text(), configs[2]);
+    EXPECT_EQ(d->config_origin, "shipped tuning " + file + " (10 us against the heuristic's 20 us)");
+    EXPECT_TRUE(plan_chosen(*d).ok());
+  }
+  // The user's row wins.
+  put_config(user_path, f, configs[1]);
+  Result<Dispatch> d = choose_gpu_implementation(*f.sig, f.device, "gpu:conv:implicit_gemm", user.get(), &shipped);
+  ASSERT_TRUE(d.ok() && d->chosen);
+  EXPECT_EQ(d->config->text(), configs[1]);
+  EXPECT_EQ(d->config_origin.rfind("tuning database " + user_path, 0), 0u) << d->config_origin;
+  // A user row the tier does not offer is ignored (logged), and the shipped row is taken.
+  put_config(user_path, f, "tile 1x1x1");
+  ::testing::internal::CaptureStderr();
+  d = choose_gpu_implementation(*f.sig, f.device, "gpu:conv:implicit_gemm", user.get(), &shipped);
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(d.ok() && d->chosen);
+  EXPECT_EQ(d->config->text(), configs[2]);
+  EXPECT_EQ(d->config_origin.rfind("shipped tuning " + file, 0), 0u) << d->config_origin;
+  EXPECT_NE(log.find("ignored the row of gpu:conv:implicit_gemm"), std::string::npos) << log;
+  // Another device's lookups read another file, which is not there.
+  DispatchFixture ampere = fixture(kConv, "sm_80");
+  d = choose_gpu_implementation(*ampere.sig, ampere.device, "gpu:conv:implicit_gemm", nullptr, &shipped);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->config_origin, "heuristic (no shipped tuning row)");
+  EXPECT_EQ(shipped.describe(ampere.device.name).rfind("no file for this device", 0), 0u);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ShippedTuningTest, TheEnvironmentPointsAtAFolderOrTurnsThemOff) {
+  const std::string dir = shipped_dir("env");
+  ::setenv("BOO_SHIPPED_TUNING", (dir + "/tuning").c_str(), 1);
+  EXPECT_EQ(ShippedTunings::default_folder(), dir + "/tuning");
+  EXPECT_EQ(RuntimeOptions::from_environment().shipped_tuning, dir + "/tuning");
+  // One instance per folder and process: a file is parsed once.
+  EXPECT_EQ(ShippedTunings::shared(dir + "/tuning"), ShippedTunings::shared(dir + "/tuning"));
+  ::setenv("BOO_SHIPPED_TUNING", "0", 1);
+  EXPECT_EQ(ShippedTunings::default_folder(), "");
+  EXPECT_EQ(RuntimeOptions::from_environment().shipped_tuning, "");
+  EXPECT_EQ(ShippedTunings::shared(""), nullptr);
+  // Unset: the package's folder beside the code (this test's executable: <build>/share/boo/tuning), a folder.
+  ::unsetenv("BOO_SHIPPED_TUNING");
+  const std::string found = ShippedTunings::default_folder();
+  EXPECT_TRUE(found.empty() || std::filesystem::is_directory(found)) << found;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ShippedTuningTest, ACorruptFileIsReportedOnceAndIgnored) {
+  DispatchFixture f = fixture(kConv);
+  const std::vector<std::string> configs = three_configs(f);
+  const std::string dir = shipped_dir("corrupt");
+  const std::string file = export_shipped(dir, f, configs[2]);
+  std::ofstream(file) << "[{\"implementation\": \"gpu:conv:implicit_gemm\", ";  // cut short
+  ShippedTunings shipped(dir + "/tuning");
+  ::testing::internal::CaptureStderr();
+  Result<Dispatch> d = choose_gpu_implementation(*f.sig, f.device, "gpu:conv:implicit_gemm", nullptr, &shipped);
+  std::string log = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(d.ok() && d->chosen);
+  EXPECT_EQ(d->config->text(), configs[0]);
+  EXPECT_NE(d->config_origin.find("heuristic (the shipped tuning could not be read"), std::string::npos)
+      << d->config_origin;
+  EXPECT_NE(log.find("the shipped tuning " + file + " is not used"), std::string::npos) << log;
+  // Parsed once: the next lookup says nothing new about the file itself.
+  ::testing::internal::CaptureStderr();
+  d = choose_gpu_implementation(*f.sig, f.device, "gpu:conv:implicit_gemm", nullptr, &shipped);
+  log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(log.find("is not used"), std::string::npos) << log;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ShippedTuningTest, ForeignMalformedAndStaleRowsAreIgnoredTheRestUsed) {
+  DispatchFixture f = fixture(kConv);
+  const std::vector<std::string> configs = three_configs(f);
+  const std::string dir = shipped_dir("rows");
+  const std::string file = export_shipped(dir, f, configs[2]);
+  Result<std::string> text = base::read_file(file);
+  ASSERT_TRUE(text.ok());
+  Result<std::vector<base::JsonObject>> rows = base::JsonObject::parse_array(*text);
+  ASSERT_TRUE(rows.ok() && rows->size() == 1);
+  base::JsonObject foreign = (*rows)[0], malformed = (*rows)[0];
+  foreign.set("device", "NVIDIA A100-SXM4-80GB");
+  foreign.set("config", configs[1]);
+  malformed.set("time_us", "soon");
+  std::ofstream(file) << base::JsonObject::dump_array({foreign, malformed, (*rows)[0]});
+  ShippedTunings shipped(dir + "/tuning");
+  ::testing::internal::CaptureStderr();
+  Result<Dispatch> d = choose_gpu_implementation(*f.sig, f.device, "gpu:conv:implicit_gemm", nullptr, &shipped);
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(d.ok() && d->chosen);
+  EXPECT_EQ(d->config->text(), configs[2]);
+  EXPECT_NE(log.find("ignored row 0: it is a row of"), std::string::npos) << log;
+  EXPECT_NE(log.find("ignored row 1:"), std::string::npos) << log;
+  EXPECT_EQ(shipped.describe(f.device.name), file + ": 1 rows (2 ignored)");
+
+  // A file measured on other device sources: its row is not used, and explain says why.
+  export_shipped(dir, f, configs[2], "0.0.0+ffffffffffffffff");
+  ShippedTunings stale(dir + "/tuning");
+  d = choose_gpu_implementation(*f.sig, f.device, "gpu:conv:implicit_gemm", nullptr, &stale);
+  ASSERT_TRUE(d.ok() && d->chosen);
+  EXPECT_EQ(d->config->text(), configs[0]);
+  EXPECT_NE(d->config_origin.find("heuristic (ignored a row of version 0.0.0+ffffffffffffffff"), std::string::npos)
+      << d->config_origin;
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -352,8 +352,10 @@ int cmd_preload(const Options& o) {
   const bool tty = isatty(STDERR_FILENO);
   int64_t last_decile = -1;
   const std::unique_ptr<cache::TuningDb> tuning = runtime::open_tuning_db(tuning_db_path(o));
+  const RuntimeOptions env = RuntimeOptions::from_environment();
+  const std::shared_ptr<const cache::ShippedTunings> shipped = cache::ShippedTunings::shared(env.shipped_tuning);
   runtime::PreloadReport report = runtime::preload(
-      signatures, *device, cache, o.jobs, o.implementation, tuning.get(), RuntimeOptions::from_environment().save_temps_dir,
+      signatures, *device, cache, o.jobs, o.implementation, tuning.get(), shipped.get(), env.save_temps_dir,
       [&](int64_t done, int64_t total, const runtime::PreloadReport& r) {
         const int width = 30;
         const int64_t filled = total ? done * width / total : width;
@@ -416,8 +418,13 @@ int cmd_explain(const Options& o) {
   const std::unique_ptr<cache::TuningDb> tuning = runtime::open_tuning_db(tuning_db_path(o));
   std::cout << "device:    " << device->name << " (" << device->arch() << ")\ntuning:    "
             << (tuning ? tuning->path() : "no database (" + tuning_db_path(o) + ")") << ", device sources version "
-            << jit::device_sources_version() << "\nimplementations, best first:\n";
-  Result<runtime::Dispatch> dispatch = runtime::choose_gpu_implementation(sig, *device, o.implementation, tuning.get());
+            << jit::device_sources_version() << "\n";
+  const std::shared_ptr<const cache::ShippedTunings> shipped =
+      cache::ShippedTunings::shared(RuntimeOptions::from_environment().shipped_tuning);
+  std::cout << "shipped:   " << (shipped ? shipped->describe(device->name) : "none (BOO_SHIPPED_TUNING=0, or no tuning folder beside boo)")
+            << "\nimplementations, best first:\n";
+  Result<runtime::Dispatch> dispatch =
+      runtime::choose_gpu_implementation(sig, *device, o.implementation, tuning.get(), shipped.get());
   if (!dispatch.ok()) {
     std::cout << dispatch.status().to_string() << "\n";
     return 1;

@@ -50,8 +50,10 @@ std::optional<PrecompileSummary> precompile(const DriverOptions& opts, const std
     if (!probe.ok()) return std::nullopt;
     device = (*probe)->device();
   }
-  // The configs the commands' runtimes will choose: the tuning database's where it has them.
+  // The configs the commands' runtimes will choose: the tuning database's where it has them, else the
+  // shipped tunings'.
   const std::unique_ptr<cache::TuningDb> tuning = runtime::open_tuning_db(ro.tuning_db);
+  const std::shared_ptr<const cache::ShippedTunings> shipped = cache::ShippedTunings::shared(ro.shipped_tuning);
   std::vector<std::unique_ptr<OpSignature>> signatures;
   std::vector<runtime::ModuleJob> jobs;
   for (const tools::CommandLine& cmd : commands) {
@@ -65,7 +67,8 @@ std::optional<PrecompileSummary> precompile(const DriverOptions& opts, const std
     // Each module that cannot be planned here is left to its command, which reports why.
     if (boo) {
       Result<runtime::ModuleRequest> request = [&]() -> Result<runtime::ModuleRequest> {
-        BOO_ASSIGN_OR_RETURN(runtime::Dispatch d, runtime::choose_gpu_implementation(sig, device, opts.implementation, tuning.get()));
+        BOO_ASSIGN_OR_RETURN(runtime::Dispatch d, runtime::choose_gpu_implementation(sig, device, opts.implementation, tuning.get(),
+                                                                                     shipped.get()));
         BOO_ASSIGN_OR_RETURN(ops::Plan plan, runtime::plan_chosen(d));
         return runtime::describe_module(d.chosen->name(), *d.config, std::move(plan.source), device.arch());
       }();
