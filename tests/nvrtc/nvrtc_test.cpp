@@ -1482,10 +1482,9 @@ TEST(NvrtcTest, SmallCDataModulesCompile) {
 // gpu:conv:small_c_forward (device/conv_small_c_forward.cuh) compiles for sm_90a without spills or stack on the
 // stems of nchw-models.txt (3x3 stride 2 and 1 over RGB, ResNet's 7x7 stride 2: two channel chunks) and on 1, 2 and
 // 4 channels, 5x5, 11x11 stride 4, asymmetric strides and padding, odd widths (scalar stores), K not a multiple of
-// 8, a transposed conv's backward-data, bias with activations, db; the bf16 and fp16 path (behind
-// BOO_UNVERIFIED_KERNELS) on the stems, odd widths and db.
+// 8, a transposed conv's backward-data, bias with activations, db; the bf16 and fp16 path (filters up to 3x3) on
+// a stem, odd widths and db.
 TEST(NvrtcTest, SmallCForwardModulesCompile) {
-  ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1);
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
   const ops::GpuImplementation* tier = conv_tier("gpu:conv:small_c_forward");
   ASSERT_NE(tier, nullptr);
@@ -1501,7 +1500,6 @@ TEST(NvrtcTest, SmallCForwardModulesCompile) {
            "conv -m trans -n 2 -c 24 -H 20 -W 20 -k 3 -y 4 -x 4 -p 1 -q 1 -u 2 -v 2 -F 2",
            "conv -m trans -n 2 -c 24 -H 20 -W 20 -k 3 -y 3 -x 3 -p 1 -q 1 -F 8",
            "convbfp16 -n 16 -c 3 -H 224 -W 224 -k 64 -y 3 -x 3 -p 1 -q 1 -F 1 -t 1",
-           "convfp16 -n 32 -c 3 -H 224 -W 224 -k 64 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 -F 1 -b 1 --activation relu",
            "convbfp16 -n 3 -c 3 -H 37 -W 41 -k 13 -y 3 -x 3 -p 1 -q 1 -F 1 -b 1 --activation silu",
            "convfp16 -m trans -n 2 -c 24 -H 20 -W 20 -k 3 -y 3 -x 3 -p 1 -q 1 -F 8",
        }) {

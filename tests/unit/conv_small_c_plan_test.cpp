@@ -153,11 +153,9 @@ TEST(ConvSmallCPlanTest, ForwardCarriesTheEpilogueAndTheTransposedData) {
   EXPECT_EQ(dx.b, t.address.at("dx"));
 }
 
-// 16-bit stems behind BOO_UNVERIFIED_KERNELS: the same tiles, elements widened into shared memory, 8-byte stores.
-TEST(ConvSmallCPlanTest, ForwardSixteenBitWaitsForItsGpuRun) {
+// 16-bit stems with filters up to 3x3: the same tiles, elements widened into shared memory, 8-byte stores.
+TEST(ConvSmallCPlanTest, ForwardSixteenBitUpToThreeByThree) {
   const std::string line = "convbfp16 -n 16 -c 3 -H 224 -W 224 -k 64 -y 3 -x 3 -p 1 -q 1 -F 1 -t 1";
-  EXPECT_FALSE(test::accepts(small_c_forward(), line));
-  test::UnverifiedKernelsEnabled enabled;
   const Planned p = test::plan_of(small_c_forward(), line);
   EXPECT_EQ(p.config, "y small C: tile 32x32 pixels threads 256 channels 64 window 34x34 pitch 36 blocks 784");
   EXPECT_NE(p.source.text.find("using T = boo::bf16;"), std::string::npos) << p.source.text;
@@ -172,7 +170,7 @@ TEST(ConvSmallCPlanTest, ForwardDeclinesWithTheReason) {
   };
   const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
   for (const Case& c : {
-           Case{"convbfp16 -n 2 -c 3 -H 32 -W 32 -k 64 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 -F 1", "BOO_UNVERIFIED_KERNELS=1"},
+           Case{"convbfp16 -n 2 -c 3 -H 32 -W 32 -k 64 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 -F 1", "at most 9 taps (3x3)"},
            Case{"conv -n 2 -c 8 -H 32 -W 32 -k 64 -y 3 -x 3 -p 1 -q 1 -F 1", "8 input channels in 1 groups"},
            Case{"conv -n 2 -c 4 -H 32 -W 32 -k 64 -y 3 -x 3 -p 1 -q 1 -g 2 -F 1", "in 2 groups"},
            Case{"conv -n 2 -c 3 -H 32 -W 32 -k 64 -y 3 -x 3 -p 1 -q 1 -F 2", "forward face alone"},
