@@ -1,5 +1,5 @@
 """The Python wheel that scripts/test.sh builds (`pip wheel . -w build/wheels`) and installs:
-its files are python/boo's modules, the extension, the PyTorch library with the version it was built
+its files are python/boo's modules, the shipped tunings (tuning/*.json as boo/tuning/), the extension, the PyTorch library with the version it was built
 for (boo/_torch_ops.so and boo/_torch_build.py, where PyTorch's C++ headers were found) and the
 dist-info, nothing else (no headers, C++ libraries, tools or build-tree files); its version is the
 CMake project's; the extension needs no run path and no library of the build, the PyTorch library
@@ -38,6 +38,8 @@ def main():
         fail(f"{wheel.name}: version {name_version}, the CMake project's is {version}")
 
     modules = sorted(f"boo/{p.name}" for p in (source / "python" / "boo").glob("*.py"))
+    # The shipped tunings (tuning/*.json), beside the extension that finds them.
+    tunings = sorted(f"boo/tuning/{p.name}" for p in (source / "tuning").glob("*.json"))
     dist_info = f"boo-{version}.dist-info/"
     with zipfile.ZipFile(wheel) as z:
         names = sorted(z.namelist())
@@ -46,12 +48,15 @@ def main():
         torch_files = [n for n in names if n in TORCH_FILES]
         if torch_files and torch_files != TORCH_FILES:
             fail(f"{wheel.name} holds {torch_files}: the PyTorch library comes with its version file")
-        others = sorted(set(names) - set(modules) - set(extensions) - set(dist_files) - set(torch_files))
+        others = sorted(set(names) - set(modules) - set(tunings) - set(extensions) - set(dist_files) - set(torch_files))
         if others:
             fail(f"{wheel.name} holds files that are not the package's: {others}")
         missing = sorted(set(modules) - set(names))
         if missing:
             fail(f"{wheel.name} lacks modules of python/boo: {missing}")
+        missing = sorted(set(tunings) - set(names))
+        if missing:
+            fail(f"{wheel.name} lacks the shipped tunings of tuning/: {missing}")
         if len(extensions) != 1:
             fail(f"{wheel.name}: expected one extension boo/_C.*.so, found {extensions}")
         for required in ("METADATA", "WHEEL", "RECORD", "entry_points.txt"):
