@@ -315,7 +315,7 @@ TEST(ConvWgmmaPlanTest, DeclinesWhatItDoesNotDoWell) {
            Case{"convbfp16 -n 16 -c 100 -H 48 -W 32 -k 256 -y 3 -x 3 -F 4" + kNhwc, "sm_90a",
                 "input channels are a multiple of 8, not 100"},
            Case{"convbfp16 -n 16 -c 128 -H 48 -W 32 -k 260 -y 3 -x 3 -F 4" + kNhwc, "sm_90a", "multiple of 8"},
-           Case{"convbfp16 -n 16 -c 128 -H 48 -W 32 -k 64 -y 3 -x 3 -F 4" + kNhwc, "sm_90a", "128 output channels"},
+           Case{"convbfp16 -n 16 -c 128 -H 48 -W 32 -k 32 -y 3 -x 3 -F 4" + kNhwc, "sm_90a", "64 output channels"},
            Case{"convbfp16 -n 1 -c 128 -H 16 -W 16 -k 256 -y 3 -x 3 -F 4" + kNhwc, "sm_90a", "4096 output pixels"},
            Case{"convbfp16" + geometry + " -g 2 -F 4" + kNhwc, "sm_90a", "the weight face of groups = 1 only"},
            Case{"convfp16" + geometry + " -F 4" + kNhwc, "sm_80", "sm_90a only"},

@@ -169,6 +169,15 @@ __device__ __forceinline__ void consume_weight_units(const ConvIgemmParams& p, u
   int it = 0;  // k-blocks consumed so far, over all units
   for (int unit = blockIdx.x; unit < U::kCount; unit += gridDim.x) {
     const int m0 = U::m0(unit), n0 = U::n0(unit), begin = U::kb_begin(unit), end = U::kb_end(unit);
+    // Fewer than 128 output channels (K of 64: ResNet's first stage) leave consumer 1's rows past K: it
+    // only passes the stages on, and consumer 0 keeps the tensor cores busy alone.
+    if (C::kM % kBM != 0 && m0 + 64 * consumer >= C::kM) {
+      for (int kb = begin; kb < end; ++kb, ++it) {
+        sm90::mbarrier_wait(&full[it % C::STAGES], (it / C::STAGES) & 1);
+        if (lane == 0) sm90::mbarrier_arrive(&empty[it % C::STAGES]);
+      }
+      continue;
+    }
     float acc[C::BN / 2];
 #pragma unroll
     for (int i = 0; i < C::BN / 2; ++i) acc[i] = 0.f;
