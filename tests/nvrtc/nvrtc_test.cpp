@@ -687,6 +687,13 @@ TEST(NvrtcTest, HopperConvModulesCompile) {
            "convbfp16 -n 128 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 1 -b 1 --activation relu" + nhwc,
            "convfp16 -n 128 -c 256 -H 56 -W 56 -k 64 -y 1 -x 1 -F 1" + nhwc,
            "convbfp16 -n 128 -c 64 -H 56 -W 56 -k 256 -y 1 -x 1 -F 2" + nhwc,
+           // Weight faces of 64 output channels: the consumers split 128 or 256 columns, or consumer 1 idles
+           // (64 columns); 96 channels: consumer 1's rows partly past K.
+           "convbfp16 -n 128 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
+           "convfp16 -n 128 -c 256 -H 56 -W 56 -k 64 -y 1 -x 1 -F 4" + nhwc,
+           "convbfp16 -n 128 -c 64 -H 56 -W 56 -k 64 -y 1 -x 1 -F 4" + nhwc,
+           "convbfp16 -n 16 -c 96 -H 48 -W 32 -k 96 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
+           std::string("convfp16 -n 64 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 4"),
        }) {
     SCOPED_TRACE(command);
     Result<ParsedCommand> p = parse_command(std::string_view(command));
@@ -705,7 +712,10 @@ TEST(NvrtcTest, HopperConvModulesCompile) {
     const std::string& config = planned->config;  // "tile 128xNx64 ..."
     const size_t x1 = config.find('x'), x2 = config.find('x', x1 + 1);
     ASSERT_NE(x2, std::string::npos) << config;
-    const std::string wgmma = "wgmma.mma_async.sync.aligned.m64n" + config.substr(x1 + 1, x2 - x1 - 1) + "k16.f32";
+    // (Consumers that split the columns issue half the tile's width.)
+    const int bn = std::stoi(config.substr(x1 + 1, x2 - x1 - 1)) /
+                   (config.find("consumers split the columns") != std::string::npos ? 2 : 1);
+    const std::string wgmma = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(bn) + "k16.f32";
     EXPECT_NE(k->ptx.find(wgmma), std::string::npos) << wgmma << " in " << planned->config;
     EXPECT_NE(k->ptx.find("setmaxnreg.inc.sync.aligned.u32"), std::string::npos);
     // The weight face reads M- and N-major tiles (imm-trans-a, imm-trans-b = 1), the others K-major ones.

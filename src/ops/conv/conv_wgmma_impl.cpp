@@ -281,6 +281,8 @@ struct WgmmaConfig final : Config {
     record += " warpgroups 1 producer + 2 consumers, persistent; ";
     record += run.task.result;
     record += ": face " + std::to_string(run.task.face);
+    // (conv_wgmma_weight.cuh's kHalfColumns: the same rule on the Cfg.)
+    const bool half_columns = run.weight() && run.rel.bg() <= 64 && !promote && (bn == 128 || bn == 256);
     if (run.native && run.weight()) {
       record += " as weight gradient, native NCHW 1x1: K-major tiles over the pixels, splits ";
       record += std::to_string(splits);
@@ -300,6 +302,10 @@ struct WgmmaConfig final : Config {
       if (splits > 1) record += ", splits " + std::to_string(splits);
       if (fp32_out) record += ", fp32 result";
     }
+    if (half_columns)
+      record += ", consumers split the columns (K <= 64)";
+    else if (run.weight() && run.rel.bg() <= 64)
+      record += ", consumer 1 idle (K <= 64)";
     if (run.rel.groups > 1) record += ", " + std::to_string(run.rel.groups) + " groups";
     if (!run.copies.empty()) {
       record += "; copies";
@@ -342,6 +348,9 @@ constexpr int kPromotedWidth = 128;
 // kNarrowestNativeWidth, 64-wide tiles where the GEMM is at most kNarrowTileMaxColumns wide.
 bool width_allowed(int bn, const Run& run, bool promote) {
   if (promote) return bn == kPromotedWidth;
+  // At most 64 output channels the weight face's consumers split the columns, which the 64-column wgmma
+  // does at 128 and 256 columns only (conv_wgmma_weight.cuh's kHalfColumns; 64 stays for 64 columns).
+  if (run.weight() && run.rel.bg() <= 64 && bn == 192) return false;
   if (run.native && bn < kNarrowestNativeWidth) return false;
   return bn > kNarrowTileMaxColumns || gemm_shape(run).n <= kNarrowTileMaxColumns;
 }
