@@ -249,7 +249,7 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
                              "gemm_copy_tiled<boo::bf16, float, false, true, 4>", "gemm_copy_tiled<boo::bf16, float, true, false, 0>",
                              "gemm_copy_tiled<boo::bf16, boo::bf16, false, false, 0>", "gemm_copy_tiled<float, float, false, false, 0>",
                              "gemm_copy_tiled<boo::f16, boo::f16, false, false, 0>",
-                             "conv_forward_face<float, 0, false, true>",
+                             "conv_forward_face<int, float, 0, false, true>",
                              "kFp32Out = true"})
     EXPECT_TRUE(std::any_of(compiled.begin(), compiled.end(),
                             [&](const std::string& text) { return text.find(kernel) != std::string::npos; }))
