@@ -398,8 +398,8 @@ class DepthwisePlanesConv final : public Tier<ConvProblem, PlanesConfig> {
                            std::to_string(kMaxTaps) + " (7x7)");
     if (!planes_contiguous(r.a_strides, r.a_size) || !planes_contiguous(r.b_strides, r.b_size))
       return unimplemented("layouts " + problem.conv().input_layout + " -> " + problem.conv().output_layout +
-                           ": gpu:conv:depthwise_planes reads contiguous planes (NCHW-like; gpu:conv:depthwise runs "
-                           "channels-last tensors)");
+                           ": gpu:conv:depthwise_planes reads contiguous planes (NCHW-like; gpu:conv:depthwise_channels and "
+                           "gpu:conv:depthwise run channels-last tensors)");
     if (r.a_size[2] > kMaxPlaneWidth || r.b_size[2] > kMaxPlaneWidth)
       return unimplemented("rows of " + std::to_string(std::max(r.a_size[2], r.b_size[2])) +
                            " pixels: gpu:conv:depthwise_planes keeps rows of up to " + std::to_string(kMaxPlaneWidth) +

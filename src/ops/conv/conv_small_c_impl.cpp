@@ -24,7 +24,8 @@ constexpr long long kPixels = 8, kStrips = 4;
 // Taps of one stride phase along a dimension: the registers of a thread's B row segment.
 constexpr long long kMaxPhaseTaps = 7;
 constexpr long long kMaxPhases = 16;
-// 16-bit data faces: registers a thread may hold the next chunk in (conv_small_c.cuh's Staged16).
+// 16-bit data faces: registers a thread may hold the next chunk in (conv_small_c.cuh's Staged16). NVRTC for
+// sm_90a: the 7x7 stem's chunk of 4 (16 elements) spilled at 128 registers, a chunk of 2 (8) took 113.
 constexpr long long kMaxStagedRegisters = 10;
 // The cost model of the 16-bit choice (accepts_problem): this tier's FFMA efficiency (an estimate: its fp32
 // lines ran at 0.73-0.81x cuDNN's time on an H100), against the tier that runs these data faces otherwise,
@@ -72,8 +73,8 @@ struct SmallCConfig final : Config {
   WindowDim rows, cols;
   long long pitch = 1, channels_padded = 4, blocks = 0;
   // 16-bit only: B channels per load (the chunk's 4 or 8: one 8- or 16-byte vector, or 1), whether B's
-  // channels are contiguous, and the
-  // cost model's estimates (accepts_problem) that chose this tier over the tensor-core tiers.
+  // channels are contiguous, and the cost model's estimates (accepts_problem) that chose this tier over the
+  // tensor-core tiers.
   bool sixteen_bit = false, b_channels_last = false;
   long long b_vec = 1;
   double ffma_us = 0, tensor_us = 0;
@@ -200,7 +201,7 @@ class SmallCDataConv final : public Tier<ConvProblem, SmallCConfig> {
       return unimplemented("gpu:conv:small_c_data takes 2-D convs");
     if (r.dil[1] != 1 || r.dil[2] != 1) return unimplemented("gpu:conv:small_c_data takes dilation 1");
     // fp32 copies B with 4-byte cp.async along its rows; 16-bit elements go through registers (Staged16) at
-    // any strides, 16-byte vectors across channels where they are contiguous.
+    // any strides, 8- or 16-byte vectors across channels where they are contiguous.
     if (!sixteen_bit && (r.a_strides[4] != 1 || r.b_strides[4] != 1))
       return unimplemented("layouts " + problem.conv().input_layout + " -> " + problem.conv().output_layout +
                            ": gpu:conv:small_c_data needs rows contiguous (NCHW-like) in float32");

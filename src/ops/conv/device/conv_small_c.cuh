@@ -22,6 +22,10 @@
 // columns of row u for every A channel: per tap row it reads kJ + kTnW - 1 B
 // values once and multiplies each by every tap column and channel. The odd
 // pitch puts the 8 rows x 4 strips of a warp on distinct banks.
+// fp32 copies B with cp.async (rows contiguous); fp16/bf16 (data_face_16bit)
+// load the next chunk into registers while this one is summed and widen it
+// into the same float stages (Staged16), at any strides. The sums are fp32,
+// converted on the store.
 // Every size, stride and tile is a constant of the generated Cfg
 // (see conv_small_c_impl.cpp).
 #pragma once
