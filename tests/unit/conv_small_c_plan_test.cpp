@@ -8,6 +8,7 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <vector>
 
 #include "ops/conv/conv_igemm_impl.hpp"
 #include "ops/conv/conv_small_c_impl.hpp"
@@ -152,6 +153,46 @@ TEST(ConvSmallCPlanTest, SixteenBitDeclinesWhereTheTensorCoresCostLess) {
                                                   "-F 2");
   ASSERT_TRUE(f);
   EXPECT_TRUE(small_c().accepts(*f, slow).ok());
+}
+
+// Staged16's walk (conv_small_c.cuh), replayed on the host from the plan's constants: the kThreads x kBLoads
+// loads of a chunk put every (channel, window pixel) of the stage exactly once, a vector's channels starting on a
+// multiple of kBVec; consecutive threads take consecutive channel groups of one pixel where B is channels last,
+// consecutive pixels of a row otherwise.
+TEST(ConvSmallCPlanTest, SixteenBitStagingCoversTheStageOnce) {
+  const auto constant = [](const std::string& src, const std::string& name) {
+    const size_t at = src.find(" " + name + " = ");
+    EXPECT_NE(at, std::string::npos) << name;
+    return std::stoll(src.substr(at + name.size() + 4));
+  };
+  const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
+  for (const std::string& line : {"convbfp16 -n 32 -c 3 -H 224 -W 224 -k 64 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 -F 2" + nhwc,
+                                  std::string("convfp16 -n 32 -c 3 -H 224 -W 224 -k 64 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 "
+                                              "-F 2"),
+                                  "convbfp16 -n 2 -c 4 -H 57 -W 57 -k 30 -y 5 -x 5 -p 2 -q 2 -u 2 -v 2 -F 2" + nhwc,
+                                  "convfp16 -n 16 -c 3 -H 224 -W 224 -k 64 -y 3 -x 3 -p 1 -q 1 -F 2" + nhwc}) {
+    SCOPED_TRACE(line);
+    const std::string src = test::plan_of(small_c(), line).source.text;
+    const long long kc = constant(src, "kKC"), vec = constant(src, "kBVec"), threads = constant(src, "kThreads"),
+                    win_h = constant(src, "kWinH"), win_w = constant(src, "kWinW");
+    const bool last = src.find("kBChannelsLast = true;") != std::string::npos;
+    const long long window = win_h * win_w, groups = kc / vec, loads = (groups * window + threads - 1) / threads;
+    std::vector<int> seen(kc * window, 0);
+    for (long long t = 0; t < threads; ++t)
+      for (long long i = 0; i < loads; ++i) {
+        const long long e = t + i * threads;
+        if (e >= groups * window) continue;
+        const long long pixel = last ? e / groups : e % window, group = last ? e % groups : e / window;
+        for (long long l = 0; l < vec; ++l) ++seen[(group * vec + l) * window + pixel];
+        // Thread t + 1 of the same load: the next channel group (channels last) or the next pixel.
+        const long long next = e + 1;
+        if (next < groups * window && next % threads != 0) {
+          if (last && next % groups != 0) EXPECT_EQ(next / groups, pixel);
+          if (!last && next % window != 0) EXPECT_EQ(next % window, pixel + 1);
+        }
+      }
+    for (int n : seen) ASSERT_EQ(n, 1);
+  }
 }
 
 const GpuImplementation& small_c_forward() { return conv::small_c_forward_implementation(); }
