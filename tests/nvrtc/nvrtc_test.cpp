@@ -544,7 +544,7 @@ TEST(NvrtcTest, TuningCandidatesCompile) {
       }
     }
   }
-  EXPECT_EQ(tiers.size(), 8u) << "the lines reach every tier with alternatives";
+  EXPECT_EQ(tiers.size(), 9u) << "the lines reach every tier with alternatives";
 }
 
 // Issue 17's fp32 weight gradients (NCHW, full precision): the FFMA mainloop's
@@ -1447,7 +1447,7 @@ TEST(NvrtcTest, DepthwisePlanesModulesCompile) {
 // gpu:conv:depthwise_channels (device/conv_depthwise_channels.cuh) compiles for sm_90a without spills or stack
 // on issue 17's NHWC MobileNetV2 weight gradients (32 to 960 channels, 112 to 7 pixels, stride 1 and 2) in every
 // dtype (16-byte vectors: 8 channels of 16 bits, 4 of fp32), and on 5x5 and 7x7 (narrower vectors), dilation,
-// channels not a multiple of 8 (4- and 2-byte vectors), one slice (no reduce), 1-D, with db (-F 9 in NHWC).
+// channels not a multiple of 8 (4- and 2-byte vectors), one slice (no reduce), 1-D, transposed, with db (-F 9).
 TEST(NvrtcTest, DepthwiseChannelsModulesCompile) {
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
   const ops::GpuImplementation* tier = conv_tier("gpu:conv:depthwise_channels");
@@ -1466,6 +1466,7 @@ TEST(NvrtcTest, DepthwiseChannelsModulesCompile) {
       commands.push_back(std::string(dtype) + " " + geometry + " -F 4" + nhwc);
   }
   commands.push_back("convbfp16 -n 8 -c 64 -H 7 -W 7 -k 64 -y 3 -x 3 -p 1 -q 1 -g 64 -F 9" + nhwc);
+  commands.push_back("convbfp16 -m trans -n 4 -c 16 -H 7 -W 7 -k 16 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -g 16 -F 4" + nhwc);
   commands.push_back("conv --spatial_dim 1 -n 8 -c 16 -H 31 -k 16 -y 7 -p 3 -u 2 -g 16 -F 4 --in_layout NHC "
                      "--fil_layout NHC --out_layout NHC");
   std::set<std::string> compiled;

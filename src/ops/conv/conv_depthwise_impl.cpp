@@ -527,6 +527,8 @@ class DepthwisePlanesConv final : public Tier<ConvProblem, PlanesConfig> {
 constexpr long long kMaxChannelSums = 72;
 // Channel vectors (lanes) of a block: up to 16 (128 to 256 bytes of a pixel's channels a warp-row).
 constexpr long long kMaxLanes = 16;
+// Blocks an SM the slices aim for (boo tune tries 1/4 to 4x, with 4x to 1/4 kMinWorkerPixels).
+constexpr long long kChannelsBlocksPerSm = 8;
 // Pixels a worker takes at least per slice: fewer leave its loop's latency unhidden.
 constexpr long long kMinWorkerPixels = 8;
 // The L1 cache's rate an SM, bytes a clock, and the clock (an H100's 1.755 GHz): A's repeats of neighbouring
@@ -591,6 +593,25 @@ class DepthwiseChannelsConv final : public Tier<ConvProblem, ChannelsConfig> {
   }
 
   Result<ChannelsConfig> configure_problem(const ConvProblem& problem, const ArchSpec& arch) const override {
+    return configured(problem, arch, kChannelsBlocksPerSm, kMinWorkerPixels);
+  }
+
+  // boo tune's alternatives: the slices for half, twice, a quarter and four times the heuristic's blocks an SM
+  // and pixels a worker at least (fewer partials to add against more loads in flight).
+  std::vector<ChannelsConfig> alternatives(const ConvProblem& problem, const ArchSpec& arch,
+                                           const ChannelsConfig&) const override {
+    std::vector<ChannelsConfig> out;
+    for (long long scale : {2LL, -2LL, 4LL, -4LL}) {
+      const long long per_sm = scale > 0 ? kChannelsBlocksPerSm / scale : kChannelsBlocksPerSm * -scale;
+      const long long min_pixels = scale > 0 ? kMinWorkerPixels * scale : kMinWorkerPixels / -scale;
+      if (Result<ChannelsConfig> c = configured(problem, arch, per_sm, min_pixels); c.ok()) out.push_back(std::move(*c));
+    }
+    return out;
+  }
+
+ private:
+  static Result<ChannelsConfig> configured(const ConvProblem& problem, const ArchSpec& arch, long long per_sm,
+                                           long long min_pixels) {
     const Relation& r = problem.relation;
     ChannelsConfig c;
     c.dtype = problem.dtype;
@@ -600,10 +621,11 @@ class DepthwiseChannelsConv final : public Tier<ConvProblem, ChannelsConfig> {
     c.channel_blocks = ceil_div(vectors, kMaxLanes);
     c.lanes = ceil_div(vectors, c.channel_blocks);
     c.threads = kThreads / c.lanes * c.lanes;
-    // Slices: 8 blocks an SM (two resident of 256 threads, four waves), each worker at least kMinWorkerPixels.
+    // Slices: per_sm blocks an SM (the heuristic's 8: two resident of 256 threads, four waves), each worker at
+    // least min_pixels (the heuristic's kMinWorkerPixels).
     const long long pixels = r.batch * r.pix_b();
-    c.slices = std::clamp(ceil_div(8LL * arch.sm_count, c.channel_blocks), 1LL,
-                          std::clamp(pixels / (c.workers() * kMinWorkerPixels), 1LL, 4096LL));
+    c.slices = std::clamp(ceil_div(per_sm * arch.sm_count, c.channel_blocks), 1LL,
+                          std::clamp(pixels / (c.workers() * min_pixels), 1LL, 4096LL));
     if (c.channel_blocks * c.slices > kInt32Max)
       return unimplemented("dw needs " + std::to_string(c.channel_blocks * c.slices) + " blocks");
     // The cost model: A and B read from device memory once; every pixel's taps' A vectors through L1.
@@ -614,6 +636,8 @@ class DepthwiseChannelsConv final : public Tier<ConvProblem, ChannelsConfig> {
     return c;
   }
 
+
+ public:
   Result<Plan> plan_problem(const ConvProblem& problem, const ChannelsConfig& config,
                             const ArchSpec&) const override {
     const ConvSignature& conv = problem.conv();
