@@ -250,7 +250,8 @@ TEST(ConvDepthwisePlanTest, PlanesSliceTheImagesOfFewChannels) {
   EXPECT_EQ(db.bias, p.address.at("db"));
 }
 
-// What gpu:conv:depthwise keeps: other directions, channels-last tensors, wide rows.
+// What gpu:conv:depthwise keeps: other directions, wide rows; channels-last tensors (whose multiplier-1 weight
+// gradients gpu:conv:depthwise_channels takes first).
 TEST(ConvDepthwisePlanTest, PlanesDeclineWithTheReason) {
   struct Case {
     std::string command, reason;
