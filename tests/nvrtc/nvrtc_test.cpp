@@ -1492,7 +1492,8 @@ TEST(NvrtcTest, DepthwiseChannelsModulesCompile) {
 // first-layer backward-data lines (7x7 stride 2 and 3x3 over 3 channels) and on 1, 2 and 4 channels, strides
 // 1 to 4 (4 to 16 phases, phases without taps), 5x5 and 11x11, asymmetric strides and padding, a transposed
 // conv's forward with bias and activation, with db; the fp16 and bf16 path (Staged16) on the 7x7 and 3x3 stems
-// in NCHW (element loads) and NHWC (8-byte vectors of 4 channels), K not a multiple of the chunk (element loads
+// in NCHW (element loads) and NHWC (8-byte vectors of 4 channels), 11x11 stride 4 (512 threads), K not a
+// multiple of the chunk (element loads
 // across channels), 1 and 4 channels, a transposed conv's forward with bias and activation, with db.
 TEST(NvrtcTest, SmallCDataModulesCompile) {
   const std::string kSmallCNhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
@@ -1515,6 +1516,7 @@ TEST(NvrtcTest, SmallCDataModulesCompile) {
            "convfp16 -n 16 -c 3 -H 224 -W 224 -k 64 -y 3 -x 3 -p 1 -q 1 -F 2" + kSmallCNhwc,
            "convbfp16 -n 2 -c 4 -H 57 -W 57 -k 30 -y 5 -x 5 -p 2 -q 2 -u 2 -v 2 -F 8" + kSmallCNhwc,
            "convfp16 -n 2 -c 1 -H 28 -W 28 -k 20 -y 5 -x 5 -F 2",
+           "convfp16 -n 2 -c 4 -H 57 -W 57 -k 96 -y 11 -x 11 -p 2 -q 2 -u 4 -v 4 -F 2",
            "convbfp16 -m trans -n 2 -c 32 -H 14 -W 14 -k 3 -y 4 -x 4 -p 1 -q 1 -u 2 -v 2 -F 1 -b 1 --activation tanh",
        }) {
     SCOPED_TRACE(command);
