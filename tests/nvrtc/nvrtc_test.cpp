@@ -1493,8 +1493,8 @@ TEST(NvrtcTest, DepthwiseChannelsModulesCompile) {
 // 1 to 4 (4 to 16 phases, phases without taps), 5x5 and 11x11, asymmetric strides and padding, a transposed
 // conv's forward with bias and activation, with db; the fp16 and bf16 path (Staged16) on the 7x7 and 3x3 stems
 // in NCHW (element loads) and NHWC (8-byte vectors of 4 channels), 11x11 stride 4 (512 threads), K not a
-// multiple of the chunk (element loads
-// across channels), 1 and 4 channels, a transposed conv's forward with bias and activation, with db.
+// multiple of the chunk (element loads across channels), 1 and 4 channels, a transposed conv's forward with bias
+// and activation, with db.
 TEST(NvrtcTest, SmallCDataModulesCompile) {
   const std::string kSmallCNhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
