@@ -159,6 +159,10 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
     commands.push_back(std::string("layernormbfp16 -X 64x") + length + " -o 1 -m 1 -F 14");
     commands.push_back(std::string("layernormfp16 -X 64x") + length + " -o 1 -m 1 -F 14");
   }
+  // Forwards of rows of 12288 in 16-bit types: 512-thread blocks bounded to two an SM (64 registers).
+  for (const char* line : {"layernormfp16 -X 64x12288 -o 1 -m 1 -F 1", "layernormbfp16 -X 64x12288 -o 1 -m 0 -F 1",
+                           "t5layernormbfp16 -X 64x12288 -m 5 -F 1", "addlayernormbfp16 -X 64x12288 -o 1 -m 3 -F 1"})
+    commands.push_back(line);
   // Rows too wide for the fused backward: dx alone plus the column-parallel dweight/dbias kernel.
   for (const char* length : {"12288", "16384", "24576", "65536"}) {
     commands.push_back(std::string("layernormbfp16 -X 64x") + length + " -o 1 -m 1 -F 14");

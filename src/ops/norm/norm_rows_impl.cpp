@@ -20,6 +20,7 @@ struct RowTiling {
   int block = 128;          ///< threads per block
   bool prefetch = false;    ///< load the next row's share early (RowShare in row_norm.cuh)
   bool shared_partials = false;  ///< the backward's dweight/dbias sums in shared memory (PartialSums)
+  bool two_per_sm = false;  ///< 512-thread rows bounded to 64 registers: two blocks (rows) in flight per SM
   int rows_per_block() const { return block / threads_per_row; }
 };
 
@@ -159,10 +160,45 @@ std::optional<RowTiling> narrowed_for_early_load(const NormProblem& p, const Row
   return std::nullopt;
 }
 
+// The forward of a row that takes a 1024-thread block with more than one
+// vector a thread but leaves threads idle on the last one (bf16 rows of 12288:
+// 1536 16-byte vectors, 512 threads idle on the second) runs on 512-thread
+// blocks the row fills exactly (3 vectors a thread), bounded to 64 registers
+// so that two blocks share an SM. A 1024-thread block of that row is alone on
+// its SM (no early load: two vectors a thread leave no room for a second
+// share), so each SM loaded one row, waited for it, reduced it and stored it
+// before loading the next: the memory latency of every row exposed. With few
+// rows (1024x12288 is under 8 rows an SM) nothing hid it: 56% of copy
+// bandwidth (H100, docs/perf/2026-11-26-session5-h100x4.md). Two blocks an SM
+// keep one row's loads in flight while the other is reduced and stored. Only
+// where x's floats and the packed weight and bias a thread keeps fit in
+// kTwoPerSmRegisters (the nvrtc tests compile these at 64 registers and fail
+// on spills): 24 bf16 or fp16 elements; fp32 rows of 12288 (24 elements and
+// 48 registers of weight and bias) keep the 1024-thread block.
+constexpr int kTwoPerSmThreads = 512;
+constexpr int kTwoPerSmRegisters = 48;
+
+std::optional<RowTiling> two_per_sm_forward(const NormProblem& p, const RowTiling& t) {
+  if (t.threads_per_row != 1024 || t.per_thread == 1 || fills_full_block(p, t)) return std::nullopt;
+  const int64_t vectors = p.cols / t.vec;
+  if (vectors % kTwoPerSmThreads != 0) return std::nullopt;
+  RowTiling n = t;
+  n.threads_per_row = n.block = kTwoPerSmThreads;
+  n.per_thread = static_cast<int>(vectors / kTwoPerSmThreads);
+  const int64_t elements = int64_t{n.per_thread} * n.vec;
+  const int64_t parameter_registers = 2 * elements * static_cast<int64_t>(dtype_size_bytes(p.dtype)) / 4;
+  if (elements > max_elements(Pass::kForward) || elements + parameter_registers > kTwoPerSmRegisters)
+    return std::nullopt;
+  n.two_per_sm = true;
+  return n;
+}
+
 Result<Layout> layout(const NormProblem& p, const ArchSpec& arch, double scale, WideRows wide) {
   Layout l;
   if (p.forward) {
     BOO_ASSIGN_OR_RETURN(l.fwd, choose_tiling(p, Pass::kForward, scale));
+    if (wide == WideRows::kFullBlock)
+      if (std::optional<RowTiling> n = two_per_sm_forward(p, l.fwd)) l.fwd = *n;
     l.fwd.prefetch = l.fwd.per_thread == 1;
   }
   if (!p.backward()) return l;
@@ -249,10 +285,11 @@ uint32_t shared_bytes_of(Entry::Kind kind, const Layout& l) {
 // A prefetching row kernel holds a second row share: in blocks of 256
 // threads or more, a few registers over 64 would halve the threads resident
 // per SM, so those kernels are bounded to 1024 resident threads (64 registers
-// each). The nvrtc tests fail on any spill this bound causes.
+// each); so are the two-blocks-an-SM forwards (two_per_sm_forward). The nvrtc
+// tests fail on any spill this bound causes.
 int min_blocks_per_sm(Entry::Kind kind, const Layout& l) {
   const RowTiling* t = kind == Entry::kForward ? &l.fwd : kind == Entry::kBackward ? &l.bwd : nullptr;
-  if (t == nullptr || !t->prefetch || t->block < 256) return 0;
+  if (t == nullptr || !(t->prefetch || t->two_per_sm) || t->block < 256) return 0;
   return kThreadsPerSmAt64Registers / t->block;
 }
 
