@@ -130,7 +130,8 @@ TEST(NormPlanTest, FullBlockRowsOfTheFullBackwardKeepTheEarlierChoiceAsAnAlterna
 // The forward of rows that would leave threads of a 1024-thread block idle on
 // their last vector runs on 512-thread blocks the row fills exactly, bounded
 // to 64 registers (two blocks an SM): bf16 and fp16 rows of 12288, three
-// 16-byte vectors a thread. fp32 at 12288 (filling 1024 threads), rows of
+// 16-byte vectors a thread. Add-layernorm's (x2's share too) and fp32 at
+// 12288 (filling 1024 threads), rows of
 // 8192 (512 threads, two vectors each, as before) and 16384 (filling 1024 threads)
 // keep their blocks; so does the earlier choice, boo tune's first alternative.
 TEST(NormPlanTest, WideRowForwardsWithIdleThreadsRunTwoBlocksAnSm) {
@@ -144,19 +145,23 @@ TEST(NormPlanTest, WideRowForwardsWithIdleThreadsRunTwoBlocksAnSm) {
            Case{"layernormfp16 -X 1024x12288 -o 1 -m 0 -F 1", "<boo::f16, 12288, 8, 512, 512, false, ", true},
            Case{"t5layernormbfp16 -X 1024x12288 -m 5 -F 1", "<boo::bf16, 12288, 8, 512, 512, false, ", true},
            Case{"layernorm -X 1024x12288 -o 1 -m 1 -F 1", "<float, 12288, 4, 1024, 1024, false, ", false},
+           Case{"addlayernormbfp16 -X 1024x12288 -o 1 -m 3 -F 1", "<boo::bf16, 12288, 8, 1024, 1024, false, ", false},
            Case{"layernormbfp16 -X 4096x8192 -o 1 -m 1 -F 1", "<boo::bf16, 8192, 8, 512, 512, false, ", false},
            Case{"layernormbfp16 -X 1024x16384 -o 1 -m 1 -F 1", "<boo::bf16, 16384, 8, 1024, 1024, false, ", false},
        }) {
     SCOPED_TRACE(c.command);
-    const Planned p = plan_of(std::string_view(c.command).starts_with("t5") ? rms_rows() : layer_rows(), c.command);
+    std::unique_ptr<OpProblem> problem = test::problem_of(c.command);
+    ASSERT_TRUE(problem);
+    Result<ParsedCommand> parsed = parse_command(std::string_view(c.command));
+    ASSERT_TRUE(parsed.ok());
+    const GpuImplementation& impl = *find_op(parsed->signature->op_name())->gpu_implementations()[0];
+    const Planned p = plan_of(impl, c.command);
     ASSERT_EQ(p.entries, (std::vector<std::string>{"boo_row_norm_forward"}));
     EXPECT_NE(p.config.find(std::string("row_norm_forward") + c.chosen), std::string::npos) << p.config;
     EXPECT_EQ(p.source.text.find("__launch_bounds__(512, 2)") != std::string::npos, c.bounded) << p.source.text;
     if (!c.bounded) continue;
     EXPECT_EQ(p.launches[0].block.x, 512u);
-    std::unique_ptr<OpProblem> problem = test::problem_of(c.command);
-    ASSERT_TRUE(problem);
-    const GpuImplementation& impl = std::string_view(c.command).starts_with("t5") ? rms_rows() : layer_rows();
+    EXPECT_EQ(p.launches[0].grid.x, 2u * static_cast<uint32_t>(test::sm90().sm_count));  // resident at once
     Result<ConfigList> list = impl.candidates(*problem, test::sm90());
     ASSERT_TRUE(list.ok()) << list.status().to_string();
     ASSERT_GE(list->size(), 2u);

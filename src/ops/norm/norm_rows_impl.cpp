@@ -171,10 +171,11 @@ std::optional<RowTiling> narrowed_for_early_load(const NormProblem& p, const Row
 // rows (1024x12288 is under 8 rows an SM) nothing hid it: 56% of copy
 // bandwidth (H100, docs/perf/2026-11-26-session5-h100x4.md). Two blocks an SM
 // keep one row's loads in flight while the other is reduced and stored. Only
-// where x's floats and the packed weight and bias a thread keeps fit in
-// kTwoPerSmRegisters (the nvrtc tests compile these at 64 registers and fail
-// on spills): 24 bf16 or fp16 elements; fp32 rows of 12288 (24 elements and
-// 48 registers of weight and bias) keep the 1024-thread block.
+// where x's floats and the packed weight, bias and x2 (add-layernorm) a
+// thread holds fit in kTwoPerSmRegisters (the nvrtc tests compile these at 64
+// registers and fail on spills): 24 bf16 or fp16 elements with weight and
+// bias; add-layernorm's (12 registers more: ptxas spilled 40 bytes) and fp32
+// rows of 12288 (48 registers of weight and bias) keep the 1024-thread block.
 constexpr int kTwoPerSmThreads = 512;
 constexpr int kTwoPerSmRegisters = 48;
 
@@ -186,8 +187,9 @@ std::optional<RowTiling> two_per_sm_forward(const NormProblem& p, const RowTilin
   n.threads_per_row = n.block = kTwoPerSmThreads;
   n.per_thread = static_cast<int>(vectors / kTwoPerSmThreads);
   const int64_t elements = int64_t{n.per_thread} * n.vec;
-  const int64_t parameter_registers = 2 * elements * static_cast<int64_t>(dtype_size_bytes(p.dtype)) / 4;
-  if (elements > max_elements(Pass::kForward) || elements + parameter_registers > kTwoPerSmRegisters)
+  const int64_t packed_registers = elements * static_cast<int64_t>(dtype_size_bytes(p.dtype)) / 4;
+  const int64_t held = elements + (p.weight + p.bias + p.fused_add) * packed_registers;
+  if (elements > max_elements(Pass::kForward) || held > kTwoPerSmRegisters)
     return std::nullopt;
   n.two_per_sm = true;
   return n;
@@ -296,9 +298,13 @@ int min_blocks_per_sm(Entry::Kind kind, const Layout& l) {
 // Blocks of each pass. The backward has few enough row groups that each
 // visits kBackwardRowsPerGroup rows (fewer partial rows), and no more than fit
 // on the GPU at once.
+// A two-blocks-an-SM forward has no more blocks than are resident at once:
+// each block loads its share of the weight and bias (24 KiB each at 12288)
+// once, where a second wave of blocks would load them again.
 uint32_t forward_blocks(const NormProblem& p, const RowTiling& t, const ArchSpec& arch) {
   const int64_t needed = (p.rows + t.rows_per_block() - 1) / t.rows_per_block();
-  return static_cast<uint32_t>(std::clamp<int64_t>(needed, 1, int64_t{arch.sm_count} * (kThreadsPerSm / t.block)));
+  const int threads_per_sm = t.two_per_sm ? kThreadsPerSmAt64Registers : kThreadsPerSm;
+  return static_cast<uint32_t>(std::clamp<int64_t>(needed, 1, int64_t{arch.sm_count} * (threads_per_sm / t.block)));
 }
 
 // The backward kernels hold 40-64 registers per thread: 1024 threads fit on an
