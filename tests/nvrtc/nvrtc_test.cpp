@@ -153,12 +153,14 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
     commands.push_back(std::string("t5layernormfp16 -X 64x") + length + " -m 5 -F 0");
   }
   // Layer norm's full backward on rows about a 1024-thread block (norm_rows_impl.cpp's WideRows):
-  // filling it exactly (register sums at 8192, 8-byte vectors with the early load in bf16 at 12288),
+  // filling it exactly (register sums and the cp.async ring at 8192, 8-byte vectors with the early
+  // load in bf16 at 12288),
   // or not (6144, 10240: the shared-memory sums and no early load), in both 16-bit types.
   for (const char* length : {"6144", "8192", "10240", "12288"}) {
     commands.push_back(std::string("layernormbfp16 -X 64x") + length + " -o 1 -m 1 -F 14");
     commands.push_back(std::string("layernormfp16 -X 64x") + length + " -o 1 -m 1 -F 14");
   }
+  commands.push_back("addlayernormbfp16 -X 64x8192 -o 1 -m 3 -F 14");  // the ring with x2: 3 tensors a stage
   // Forwards of rows of 12288 in 16-bit types: 512-thread blocks bounded to two an SM (64 registers).
   for (const char* line : {"layernormfp16 -X 64x12288 -o 1 -m 1 -F 1", "layernormbfp16 -X 64x12288 -o 1 -m 0 -F 1",
                            "t5layernormbfp16 -X 64x12288 -m 5 -F 1", "addlayernormbfp16 -X 64x12288 -o 1 -m 3 -F 1"})
@@ -1126,7 +1128,8 @@ TEST(NvrtcTest, WideRowBackwardsStayOnTheRowKernels) {
 // Where layer norm's full backward keeps its dweight/dbias sums: shared memory
 // for row groups of a warp or more (with the early load where a thread holds
 // one vector), registers for narrower ones and for rows of one vector a
-// thread that fill a 1024-thread block (8192); bf16 rows of 12288 in 8-byte
+// thread that fill a 1024-thread block (8192: the rows through the cp.async
+// ring on sm_80+, the early load on sm_70); bf16 rows of 12288 in 8-byte
 // vectors (3 a thread, the early load), fp16 ones in 16-byte vectors; rows of
 // 12288 fused where the device has the shared memory per block, split where
 // it has not.
@@ -1143,7 +1146,9 @@ TEST(NvrtcTest, LayerNormBackwardPartialsFollowTheRowAndTheDevice) {
            Case{"sm_90a", "layernormbfp16 -X 13440x32 -o 1 -m 1 -F 14",
                 "row_norm_backward<boo::bf16, 32, 8, 4, 128, false, false, ", false},
            Case{"sm_90a", "layernormbfp16 -X 4096x8192 -o 1 -m 1 -F 14",
-                "row_norm_backward<boo::bf16, 8192, 8, 1024, 1024, true, false, ", false},
+                "row_norm_backward<boo::bf16, 8192, 8, 1024, 1024, false, false, 4, ", false},
+           Case{"sm_70", "layernormbfp16 -X 4096x8192 -o 1 -m 1 -F 14",
+                "row_norm_backward<boo::bf16, 8192, 8, 1024, 1024, true, false, 0, ", false},
            Case{"sm_90a", "layernormbfp16 -X 4096x6144 -o 1 -m 1 -F 14",
                 "row_norm_backward<boo::bf16, 6144, 8, 1024, 1024, true, true, ", false},
            Case{"sm_90a", "layernormbfp16 -X 65536x1024 -o 1 -m 1 -F 14",

@@ -85,7 +85,8 @@ TEST(NormPlanTest, TiersDeclineTheOtherKind) {
 
 // Layer norm's full backward on rows that fill a 1024-thread block
 // (norm_rows_impl.cpp's WideRows): at 8192 the dweight/dbias sums in registers
-// (no dynamic shared memory) with the early load; bf16 at 12288 in 8-byte
+// and the rows through a ring of 4 stages in shared memory (x, dy and
+// add-layernorm's x2: 16 KiB each a stage); bf16 at 12288 in 8-byte
 // vectors, three a thread, with the early load and 96 KiB of shared sums. The
 // earlier choice is boo tune's first alternative. Rows that do not fill such
 // a block, and fp16 at 12288, run as before.
@@ -97,8 +98,10 @@ TEST(NormPlanTest, FullBlockRowsOfTheFullBackwardKeepTheEarlierChoiceAsAnAlterna
     const char* earlier;  // in the first alternative's call; nullptr: the choice is as before
   };
   for (const Case& c : {
-           Case{"layernormbfp16 -X 4096x8192 -o 1 -m 1 -F 14", "<boo::bf16, 8192, 8, 1024, 1024, true, false, ", 0,
-                "<boo::bf16, 8192, 8, 1024, 1024, true, true, "},
+           Case{"layernormbfp16 -X 4096x8192 -o 1 -m 1 -F 14", "<boo::bf16, 8192, 8, 1024, 1024, false, false, 4, ",
+                4 * 2 * 8 * 2 * 1024, "<boo::bf16, 8192, 8, 1024, 1024, true, true, 0, "},
+           Case{"addlayernormfp16 -X 4096x8192 -o 1 -m 3 -F 14", "<boo::f16, 8192, 8, 1024, 1024, false, false, 4, ",
+                4 * 3 * 8 * 2 * 1024, nullptr},
            Case{"layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 14", "<boo::bf16, 12288, 4, 1024, 1024, true, true, ",
                 2 * 12 * 1024 * 4, "<boo::bf16, 12288, 8, 1024, 1024, false, true, "},
            Case{"layernormbfp16 -X 16384x4096 -o 1 -m 1 -F 14", "<boo::bf16, 4096, 8, 512, 512, true, true, ",
@@ -111,7 +114,9 @@ TEST(NormPlanTest, FullBlockRowsOfTheFullBackwardKeepTheEarlierChoiceAsAnAlterna
                 2 * 16 * 1024 * 4, nullptr},
        }) {
     SCOPED_TRACE(c.command);
-    const Planned p = plan_of(layer_rows(), c.command);
+    Result<ParsedCommand> parsed = parse_command(std::string_view(c.command));
+    ASSERT_TRUE(parsed.ok());
+    const Planned p = plan_of(*find_op(parsed->signature->op_name())->gpu_implementations()[0], c.command);
     ASSERT_EQ(p.entries, (std::vector<std::string>{"boo_row_norm_backward", "boo_row_norm_finalize"}));
     EXPECT_NE(p.config.find(std::string("row_norm_backward") + c.chosen), std::string::npos) << p.config;
     EXPECT_EQ(p.launches[0].shared_bytes, c.shared);

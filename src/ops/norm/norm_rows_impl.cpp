@@ -21,6 +21,9 @@ struct RowTiling {
   bool prefetch = false;    ///< load the next row's share early (RowShare in row_norm.cuh)
   bool shared_partials = false;  ///< the backward's dweight/dbias sums in shared memory (PartialSums)
   bool two_per_sm = false;  ///< 512-thread rows bounded to 64 registers: two blocks (rows) in flight per SM
+  int stages = 0;           ///< the backward's rows through a cp.async ring of this many stages (StagedRows)
+  int tensors = 0;          ///< row tensors in each stage (x, x2, dy as the problem reads them)
+  int dtype_bytes = 0;      ///< bytes of an element (the ring's size)
   int rows_per_block() const { return block / threads_per_row; }
 };
 
@@ -93,9 +96,15 @@ const char* flag(bool v) { return v ? "true" : "false"; }
 
 // Dynamic shared memory of a backward tiling: its partial sums when they live
 // there ([2][elements per thread][block] floats, see PartialSums).
-size_t shared_bytes(const RowTiling& t) {
+size_t partial_bytes(const RowTiling& t) {
   return t.shared_partials ? 2 * static_cast<size_t>(t.per_thread * t.vec * t.block) * sizeof(float) : 0;
 }
+// One stage of the ring: each thread's share of each row tensor.
+size_t stage_bytes(const RowTiling& t) {
+  return static_cast<size_t>(t.tensors) * t.per_thread * t.vec * t.dtype_bytes * t.block;
+}
+// [partial sums][ring]
+size_t shared_bytes(const RowTiling& t) { return partial_bytes(t) + t.stages * stage_bytes(t); }
 
 // How a problem runs: the forward's and the backward's tilings (defaults for
 // passes the problem lacks), and whether the backward is split (rows too wide
@@ -124,7 +133,8 @@ struct Layout {
 // Rows that fill a block of 1024 threads exactly (WideRows::kFullBlock, the
 // heuristic; kAsBefore keeps the earlier choice for boo tune's A/B):
 // - one vector per thread (16-bit rows of 8192): the sums go back to
-//   registers, with the early load. That block is alone on its SM (its 64K
+//   registers, with the early load (on sm_80+ the cp.async ring in its
+//   place: staged_full_block). That block is alone on its SM (its 64K
 //   registers), so the shared-memory round trips of 16 sums per thread and row
 //   sat on the SM's only path between two rows' loads; RMS norm's backward,
 //   with that tiling and its dweight sums in registers, ran at 89% of copy
@@ -195,6 +205,34 @@ std::optional<RowTiling> two_per_sm_forward(const NormProblem& p, const RowTilin
   return n;
 }
 
+// Layer norm's full backward on rows of one 16-byte vector a thread filling a
+// 1024-thread block (16-bit rows of 8192), dweight/dbias sums in registers:
+// the rows come through a ring of kRingStages stages in shared memory, filled
+// by cp.async three rows ahead (StagedRows in row_norm.cuh), in place of the
+// early load's one row in registers. That block is alone on its SM (64
+// registers a thread), so the early load was all that overlapped a row's
+// loads with the reduction of the one before: 70% of copy bandwidth at
+// 4096x8192 (H100, docs/perf/2026-11-26-session5-h100x4.md), where RMS norm's
+// backward, with half the register sums, ran at 89%. The ring holds no
+// registers (the early load's second share gives its 8 back) and keeps three
+// rows' loads in flight (96 KiB an SM). sm_80+ (cp.async), where the device
+// has the shared memory (128 KiB at 8192).
+constexpr int kRingStages = 4;
+
+std::optional<RowTiling> staged_full_block(const NormProblem& p, const ArchSpec& arch, const RowTiling& t) {
+  if (arch.cc_major < 8 || t.shared_partials || !t.prefetch || t.per_thread != 1 || !fills_full_block(p, t))
+    return std::nullopt;
+  RowTiling n = t;
+  n.prefetch = false;
+  n.stages = kRingStages;
+  n.tensors = 1 + ((p.dx || p.dweight) ? 1 + (p.fused_add ? 1 : 0) : 0);
+  n.dtype_bytes = static_cast<int>(dtype_size_bytes(p.dtype));
+  if (n.vec * n.dtype_bytes != 16) return std::nullopt;
+  if (shared_bytes(n) + kReductionScratchBytes > static_cast<size_t>(arch.max_shared_bytes_per_block))
+    return std::nullopt;
+  return n;
+}
+
 Result<Layout> layout(const NormProblem& p, const ArchSpec& arch, double scale, WideRows wide) {
   Layout l;
   if (p.forward) {
@@ -214,6 +252,8 @@ Result<Layout> layout(const NormProblem& p, const ArchSpec& arch, double scale, 
     t.prefetch = t.per_thread == 1 && (!both_partials || t.shared_partials || registers);
     if (wide == WideRows::kFullBlock)
       if (std::optional<RowTiling> n = narrowed_for_early_load(p, t)) t = *n;
+    if (wide == WideRows::kFullBlock && registers)
+      if (std::optional<RowTiling> n = staged_full_block(p, arch, t)) t = *n;
     if (shared_bytes(t) + kReductionScratchBytes <= static_cast<size_t>(arch.max_shared_bytes_per_block)) {
       l.bwd = t;
       return l;
@@ -251,7 +291,7 @@ std::vector<Entry> entries(const NormProblem& p, const Layout& l) {
   if (p.dx || fused_partials)
     out.push_back({"boo_row_norm_backward",
                    "boo::row_norm_backward<" + t + ", " + split(l.bwd) + ", " + flag(l.bwd.shared_partials) + ", " +
-                       flag(p.rms()) + ", " + flag(p.weight) +
+                       std::to_string(l.bwd.stages) + ", " + flag(p.rms()) + ", " + flag(p.weight) +
                        ", " + flag(p.dx) + ", " + flag(p.dweight && fused_partials) + ", " +
                        flag(p.dbias && fused_partials) + ", " + flag(p.fused_add) + ">(p)",
                    Entry::kBackward});
@@ -279,7 +319,7 @@ int block_of(Entry::Kind kind, const Layout& l) {
   return 256;
 }
 
-// Dynamic shared memory of each kernel: the backward's partial sums when they live there.
+// Dynamic shared memory of each kernel: the backward's partial sums when they live there, and its ring.
 uint32_t shared_bytes_of(Entry::Kind kind, const Layout& l) {
   return kind == Entry::kBackward ? static_cast<uint32_t>(shared_bytes(l.bwd)) : 0;
 }

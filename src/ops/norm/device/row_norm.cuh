@@ -15,6 +15,7 @@
 // row_norm_param_grads the partial rows, column-parallel.
 #pragma once
 
+#include "boo/kernels/arch/sm80.cuh"
 #include "boo/kernels/reduce/group_sum.cuh"
 #include "boo/kernels/reduce/row_stats.cuh"
 #include "boo/kernels/reduce/vectors.cuh"
@@ -94,6 +95,52 @@ struct PartialSums {
   __device__ __forceinline__ float& db(int e) { return at(1, e); }
 };
 
+/// A thread's shares of the rows it visits next, in a ring of kStages stages
+/// in the block's dynamic shared memory after the partial sums (if there),
+/// [kStages][kTensors][kPerThread][kBlock] vectors, filled by cp.async
+/// (sm_80+) kStages - 1 rows ahead of the row reduced: loads in flight that
+/// hold no registers, where the early load (kPrefetch) holds one row ahead in
+/// registers. Each thread reads only the slots it filled itself, so no barrier:
+/// cp.async.wait_group makes its copies visible to it. Chosen by
+/// norm_rows_impl.cpp (StagedRows there).
+template <typename T, int kVec, int kPerThread, int kThreadsPerRow, int kVectors, int kBlock, int kTensors,
+          int kStages>
+struct StagedRows {
+  using V = Vec<T, kVec>;
+  V* ring;  // [kStages][kTensors][kPerThread][kBlock]
+
+  __device__ __forceinline__ V* slot(int stage, int tensor, int i) const {
+    return ring + ((stage * kTensors + tensor) * kPerThread + i) * kBlock + threadIdx.x;
+  }
+
+  /// Starts copying this thread's share of `row` of one tensor (zeros past the last row).
+  __device__ __forceinline__ void issue(int stage, int tensor, unsigned long long base, long long row, bool active,
+                                        int lane) const {
+    static_assert(sizeof(V) == 16 || sizeof(V) == 8 || sizeof(V) == 4, "cp.async moves 4, 8 or 16 bytes");
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i) {
+      const int vec = lane + i * kThreadsPerRow;
+      const bool valid = active && vec < kVectors;
+      const V* src = reinterpret_cast<const V*>(base) + (valid ? row * kVectors + vec : 0);
+      cp_async_vector<sizeof(V)>(slot(stage, tensor, i), src, valid);
+    }
+  }
+
+  template <typename Share>
+  __device__ __forceinline__ void read(int stage, int tensor, Share& share) const {
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i) share.v[i] = *slot(stage, tensor, i);
+  }
+};
+
+/// Waits until at most kPending of this thread's cp.async groups are in
+/// flight; the memory clobber keeps the compiler from moving shared-memory
+/// reads above it (or a stage's reads below the copies that refill it).
+template <int kPending>
+__device__ __forceinline__ void staged_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+
 /// Forward: y = (x - mean) * rstd * weight + bias, rstd = 1/sqrt(var + eps)
 /// (layer norm; var biased, two passes over the registers), or
 /// y = x * rstd * weight, rstd = 1/sqrt(mean(x^2) + eps) (kRms).
@@ -158,10 +205,15 @@ __device__ void row_norm_forward(const RowNormParams& p) {
 /// and the row group's partial sums of dweight (dy * xhat) and dbias (dy) over
 /// its rows, in partial row blockIdx.x * kRowsPerBlock + group (kSharedPartials:
 /// kept in shared memory meanwhile, see PartialSums). kAdd: x is x + x2.
+/// kStages > 0: the rows' shares come through a ring of kStages stages in
+/// shared memory (StagedRows), and mean and rstd one row ahead in registers.
 template <typename T, int kCols, int kVec, int kThreadsPerRow, int kBlock, bool kPrefetch, bool kSharedPartials,
-          bool kRms, bool kWeight, bool kDx, bool kDw, bool kDb, bool kAdd>
+          int kStages, bool kRms, bool kWeight, bool kDx, bool kDw, bool kDb, bool kAdd>
 __device__ void row_norm_backward(const RowNormParams& p) {
   using Split = RowSplit<kCols, kVec, kThreadsPerRow, kBlock>;
+  constexpr bool kStaged = kStages > 0;
+  static_assert(!(kStaged && kPrefetch), "the ring is the early load");
+  static_assert(!kStaged || kStages >= 2, "a ring of one stage would wait for every row");
   // dbias alone needs only dy (its signature has no x, mean or rstd).
   constexpr bool kNeedX = kDx || kDw;
   __shared__ Sum2 scratch[32];
@@ -183,22 +235,62 @@ __device__ void row_norm_backward(const RowNormParams& p) {
   // visited next, loaded before the current row is reduced).
   Share x_share, x2_share, dy_share;
   float row_mean = 0.f, row_rstd = 0.f;
+  auto load_stats = [&](long long row) {
+    const bool active = row < p.rows;
+    if (!kRms && kNeedX) row_mean = active ? reinterpret_cast<const float*>(p.mean)[row] : 0.f;
+    if (kNeedX) row_rstd = active ? reinterpret_cast<const float*>(p.rstd)[row] : 0.f;
+  };
   auto load_row = [&](long long row) {
     const bool active = row < p.rows;
     if (kNeedX) x_share.load(p.x, row, active, lane);
     if (kNeedX && kAdd) x2_share.load(p.x2, row, active, lane);
     dy_share.load(p.dy, row, active, lane);
-    if (!kRms && kNeedX) row_mean = active ? reinterpret_cast<const float*>(p.mean)[row] : 0.f;
-    if (kNeedX) row_rstd = active ? reinterpret_cast<const float*>(p.rstd)[row] : 0.f;
+    load_stats(row);
   };
   const long long stride = static_cast<long long>(gridDim.x) * Split::kRowsPerBlock;  // rows between visits
   long long first = static_cast<long long>(blockIdx.x) * Split::kRowsPerBlock;
+  // The ring: tensors x, x2 (kAdd), dy in that order, after the partial sums.
+  constexpr int kX = 0, kX2 = 1, kDy = kNeedX ? (kAdd ? 2 : 1) : 0;
+  constexpr int kTensors = kDy + 1;
+  extern __shared__ float dynamic_shared[];  // [partial sums (kSharedPartials)][ring (kStaged)]
+  using Ring = StagedRows<T, kVec, Split::kPerThread, kThreadsPerRow, Split::kVectors, kBlock, kTensors,
+                          (kStaged ? kStages : 1)>;
+  const Ring ring{reinterpret_cast<typename Ring::V*>(
+      dynamic_shared + (kSharedPartials ? 2 * Split::kPerThread * kVec * kBlock : 0))};
+  auto issue_row = [&](long long row, int stage) {
+    if constexpr (kStaged) {
+      const bool active = row < p.rows;
+      // No shared-memory read of a stage moves below the copies that refill it.
+      asm volatile("" ::: "memory");
+      if (kNeedX) ring.issue(stage, kX, p.x, row, active, lane);
+      if (kNeedX && kAdd) ring.issue(stage, kX2, p.x2, row, active, lane);
+      ring.issue(stage, kDy, p.dy, row, active, lane);
+      cp_async_commit();
+    }
+  };
+  int stage = 0;  // the ring's stage of the row reduced (kStaged)
+  if constexpr (kStaged) {
+#pragma unroll
+    for (int s = 0; s + 1 < kStages; ++s) issue_row(first + group + s * stride, s);
+    load_stats(first + group);
+  }
   if (kPrefetch) load_row(first + group);
   for (; first < p.rows; first += stride) {
     const long long row = first + group;
     const bool active = row < p.rows;
-    if (!kPrefetch) load_row(row);
+    if (!kPrefetch && !kStaged) load_row(row);
     const float mean = row_mean, rstd = row_rstd;
+    if constexpr (kStaged) {
+      // Refill the stage reduced last time (its values are in registers and
+      // used), then wait for this row's: kStages - 1 rows stay in flight.
+      issue_row(row + (kStages - 1) * stride, (stage + kStages - 1) % kStages);
+      load_stats(row + stride);
+      staged_wait<kStages - 1>();
+      if (kNeedX) ring.read(stage, kX, x_share);
+      if (kNeedX && kAdd) ring.read(stage, kX2, x2_share);
+      ring.read(stage, kDy, dy_share);
+      stage = (stage + 1) % kStages;
+    }
     float xhat[Split::kPerThread][kVec];  // [vectors of this thread][kVec]
     float dy[Split::kPerThread][kVec];    // [vectors of this thread][kVec]
     if (kNeedX) x_share.to_float(xhat);
@@ -239,6 +331,8 @@ __device__ void row_norm_backward(const RowNormParams& p) {
       store_vector<T, kVec>(p.dx, row * Split::kVectors + vec, out);
     }
   }
+  // The ring's last copies (of rows past the end, zeros) land before the block leaves its shared memory.
+  if constexpr (kStaged) staged_wait<0>();
   if (!kDw && !kDb) return;
   const long long slot = static_cast<long long>(blockIdx.x) * Split::kRowsPerBlock + group;
   float* partial_dw = reinterpret_cast<float*>(p.partials) + slot * kCols;                  // [kCols] of slot
