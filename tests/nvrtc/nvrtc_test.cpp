@@ -161,6 +161,11 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
     commands.push_back(std::string("layernormfp16 -X 64x") + length + " -o 1 -m 1 -F 14");
   }
   commands.push_back("addlayernormbfp16 -X 64x8192 -o 1 -m 3 -F 14");  // the ring with x2: 3 tensors a stage
+  // The ring on blocks of 128 to 512 threads (shared sums; 768: a quarter of the threads idle), fp16 too.
+  for (const char* length : {"768", "1024", "2048", "4096"}) {
+    commands.push_back(std::string("layernormbfp16 -X 4096x") + length + " -o 1 -m 1 -F 14");
+    commands.push_back(std::string("layernormfp16 -X 4096x") + length + " -o 1 -m 1 -F 14");
+  }
   // Forwards of rows of 12288 in 16-bit types: 512-thread blocks bounded to two an SM (64 registers).
   for (const char* line : {"layernormfp16 -X 64x12288 -o 1 -m 1 -F 1", "layernormbfp16 -X 64x12288 -o 1 -m 0 -F 1",
                            "t5layernormbfp16 -X 64x12288 -m 5 -F 1", "addlayernormbfp16 -X 64x12288 -o 1 -m 3 -F 1"})
@@ -1126,8 +1131,8 @@ TEST(NvrtcTest, WideRowBackwardsStayOnTheRowKernels) {
 }
 
 // Where layer norm's full backward keeps its dweight/dbias sums: shared memory
-// for row groups of a warp or more (with the early load where a thread holds
-// one vector), registers for narrower ones and for rows of one vector a
+// for row groups of a warp or more (with the cp.async ring on sm_80+, the early
+// load on sm_70, where a thread holds one vector), registers for narrower ones and for rows of one vector a
 // thread that fill a 1024-thread block (8192: the rows through the cp.async
 // ring on sm_80+, the early load on sm_70); bf16 rows of 12288 in 8-byte
 // vectors (3 a thread, the early load), fp16 ones in 16-byte vectors; rows of
@@ -1142,7 +1147,9 @@ TEST(NvrtcTest, LayerNormBackwardPartialsFollowTheRowAndTheDevice) {
   };
   for (const Case& c : {
            Case{"sm_90a", "layernormbfp16 -X 16384x4096 -o 1 -m 1 -F 14",
-                "row_norm_backward<boo::bf16, 4096, 8, 512, 512, true, true, ", false},
+                "row_norm_backward<boo::bf16, 4096, 8, 512, 512, false, true, 4, ", false},
+           Case{"sm_70", "layernormbfp16 -X 16384x4096 -o 1 -m 1 -F 14",
+                "row_norm_backward<boo::bf16, 4096, 8, 512, 512, true, true, 0, ", false},
            Case{"sm_90a", "layernormbfp16 -X 13440x32 -o 1 -m 1 -F 14",
                 "row_norm_backward<boo::bf16, 32, 8, 4, 128, false, false, ", false},
            Case{"sm_90a", "layernormbfp16 -X 4096x8192 -o 1 -m 1 -F 14",
@@ -1150,9 +1157,9 @@ TEST(NvrtcTest, LayerNormBackwardPartialsFollowTheRowAndTheDevice) {
            Case{"sm_70", "layernormbfp16 -X 4096x8192 -o 1 -m 1 -F 14",
                 "row_norm_backward<boo::bf16, 8192, 8, 1024, 1024, true, false, 0, ", false},
            Case{"sm_90a", "layernormbfp16 -X 4096x6144 -o 1 -m 1 -F 14",
-                "row_norm_backward<boo::bf16, 6144, 8, 1024, 1024, true, true, ", false},
+                "row_norm_backward<boo::bf16, 6144, 8, 1024, 1024, false, true, 4, ", false},
            Case{"sm_90a", "layernormbfp16 -X 65536x1024 -o 1 -m 1 -F 14",
-                "row_norm_backward<boo::bf16, 1024, 8, 128, 128, true, true, ", false},
+                "row_norm_backward<boo::bf16, 1024, 8, 128, 128, false, true, 4, ", false},
            Case{"sm_90a", "layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 14",
                 "row_norm_backward<boo::bf16, 12288, 4, 1024, 1024, true, true, ", false},
            Case{"sm_90a", "layernormfp16 -X 1024x12288 -o 1 -m 1 -F 14",

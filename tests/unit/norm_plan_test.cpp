@@ -83,13 +83,14 @@ TEST(NormPlanTest, TiersDeclineTheOtherKind) {
   EXPECT_TRUE(rms_rows().accepts(*rms, test::sm90()).ok());
 }
 
-// Layer norm's full backward on rows that fill a 1024-thread block
-// (norm_rows_impl.cpp's WideRows): at 8192 the dweight/dbias sums in registers
-// and the rows through a ring of 4 stages in shared memory (x, dy and
-// add-layernorm's x2: 16 KiB each a stage); bf16 at 12288 in 8-byte
-// vectors, three a thread, with the early load and 96 KiB of shared sums. The
-// earlier choice is boo tune's first alternative. Rows that do not fill such
-// a block, and fp16 at 12288, run as before.
+// Layer norm's full backward on wide rows (norm_rows_impl.cpp's WideRows): at
+// 8192 the dweight/dbias sums in registers; there and wherever a thread holds
+// one 16-byte vector of a row taking its block (1024, 4096, 6144), the rows
+// through a ring of 4 stages in shared memory (x, dy and add-layernorm's x2, a
+// vector a thread each a stage) after the shared sums, if any; bf16 at 12288
+// in 8-byte vectors, three a thread, with the early load and 96 KiB of shared
+// sums. The earlier choice is boo tune's first alternative. fp16 at 12288 and
+// fp32 at 1024 (two vectors a thread) run as before.
 TEST(NormPlanTest, FullBlockRowsOfTheFullBackwardKeepTheEarlierChoiceAsAnAlternative) {
   struct Case {
     const char* command;
@@ -104,12 +105,14 @@ TEST(NormPlanTest, FullBlockRowsOfTheFullBackwardKeepTheEarlierChoiceAsAnAlterna
                 4 * 3 * 8 * 2 * 1024, nullptr},
            Case{"layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 14", "<boo::bf16, 12288, 4, 1024, 1024, true, true, ",
                 2 * 12 * 1024 * 4, "<boo::bf16, 12288, 8, 1024, 1024, false, true, "},
-           Case{"layernormbfp16 -X 16384x4096 -o 1 -m 1 -F 14", "<boo::bf16, 4096, 8, 512, 512, true, true, ",
-                2 * 8 * 512 * 4, nullptr},
-           Case{"layernormbfp16 -X 65536x1024 -o 1 -m 1 -F 14", "<boo::bf16, 1024, 8, 128, 128, true, true, ",
-                2 * 8 * 128 * 4, nullptr},
-           Case{"layernormbfp16 -X 4096x6144 -o 1 -m 1 -F 14", "<boo::bf16, 6144, 8, 1024, 1024, true, true, ",
-                2 * 8 * 1024 * 4, nullptr},
+           Case{"layernormbfp16 -X 16384x4096 -o 1 -m 1 -F 14", "<boo::bf16, 4096, 8, 512, 512, false, true, 4, ",
+                2 * 8 * 512 * 4 + 4 * 2 * 8 * 2 * 512, "<boo::bf16, 4096, 8, 512, 512, true, true, 0, "},
+           Case{"layernormbfp16 -X 65536x1024 -o 1 -m 1 -F 14", "<boo::bf16, 1024, 8, 128, 128, false, true, 4, ",
+                2 * 8 * 128 * 4 + 4 * 2 * 8 * 2 * 128, "<boo::bf16, 1024, 8, 128, 128, true, true, 0, "},
+           Case{"layernormbfp16 -X 4096x6144 -o 1 -m 1 -F 14", "<boo::bf16, 6144, 8, 1024, 1024, false, true, 4, ",
+                2 * 8 * 1024 * 4 + 4 * 2 * 8 * 2 * 1024, "<boo::bf16, 6144, 8, 1024, 1024, true, true, 0, "},
+           Case{"layernorm -X 4096x1024 -o 1 -m 1 -F 14", "<float, 1024, 4, 128, 128, false, true, 0, ", 2 * 8 * 128 * 4,
+                nullptr},
            Case{"layernormfp16 -X 1024x12288 -o 1 -m 1 -F 14", "<boo::f16, 12288, 8, 1024, 1024, false, true, ",
                 2 * 16 * 1024 * 4, nullptr},
        }) {

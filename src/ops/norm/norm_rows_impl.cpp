@@ -134,7 +134,7 @@ struct Layout {
 // heuristic; kAsBefore keeps the earlier choice for boo tune's A/B):
 // - one vector per thread (16-bit rows of 8192): the sums go back to
 //   registers, with the early load (on sm_80+ the cp.async ring in its
-//   place: staged_full_block). That block is alone on its SM (its 64K
+//   place: staged_rows). That block is alone on its SM (its 64K
 //   registers), so the shared-memory round trips of 16 sums per thread and row
 //   sat on the SM's only path between two rows' loads; RMS norm's backward,
 //   with that tiling and its dweight sums in registers, ran at 89% of copy
@@ -205,31 +205,40 @@ std::optional<RowTiling> two_per_sm_forward(const NormProblem& p, const RowTilin
   return n;
 }
 
-// Layer norm's full backward on rows of one 16-byte vector a thread filling a
-// 1024-thread block (16-bit rows of 8192), dweight/dbias sums in registers:
-// the rows come through a ring of kRingStages stages in shared memory, filled
-// by cp.async three rows ahead (StagedRows in row_norm.cuh), in place of the
-// early load's one row in registers. That block is alone on its SM (64
-// registers a thread), so the early load was all that overlapped a row's
-// loads with the reduction of the one before: 70% of copy bandwidth at
-// 4096x8192 (H100, docs/perf/2026-11-26-session5-h100x4.md), where RMS norm's
-// backward, with half the register sums, ran at 89%. The ring holds no
-// registers (the early load's second share gives its 8 back) and keeps three
-// rows' loads in flight (96 KiB an SM). sm_80+ (cp.async), where the device
-// has the shared memory (128 KiB at 8192).
+// Layer norm's full backward where a thread holds one 16-byte vector of a row
+// that takes the whole block (16-bit rows of 1024 to 8192 on blocks of 128 to
+// 1024 threads): the rows come through a ring of up to kRingStages stages in
+// shared memory, filled by cp.async up to three rows ahead (StagedRows in
+// row_norm.cuh), in place of the early load's one row in registers. The ring
+// holds no registers (the early load's second share gives its 8 back) and
+// keeps several rows' loads in flight per block. Measured before it (H100,
+// docs/perf/2026-11-26-session5-h100x4.md): 70% of copy bandwidth at
+// 4096x8192 (one 1024-thread block an SM, sums in registers: the early load
+// was all that overlapped a row's loads with the reduction of the one
+// before; RMS norm's backward, with half the register sums, ran at 89%), 74%
+// at 65536x1024, 85% at 16384x4096. Only with at least kMinRingStages stages
+// (two rows ahead), in the shared memory the device gives each of the blocks
+// an SM holds at 64 registers a thread (kThreadsPerSmAt64Registers / block),
+// so the ring costs no occupancy; sm_80+ (cp.async).
 constexpr int kRingStages = 4;
+constexpr int kMinRingStages = 3;
+constexpr size_t kSharedReservedPerBlock = 1024;  // the driver's reserve per resident block (sm_80+)
 
-std::optional<RowTiling> staged_full_block(const NormProblem& p, const ArchSpec& arch, const RowTiling& t) {
-  if (arch.cc_major < 8 || t.shared_partials || !t.prefetch || t.per_thread != 1 || !fills_full_block(p, t))
-    return std::nullopt;
+std::optional<RowTiling> staged_rows(const NormProblem& p, const ArchSpec& arch, const RowTiling& t) {
+  if (arch.cc_major < 8 || !t.prefetch || t.per_thread != 1 || t.threads_per_row != t.block) return std::nullopt;
   RowTiling n = t;
   n.prefetch = false;
-  n.stages = kRingStages;
   n.tensors = 1 + ((p.dx || p.dweight) ? 1 + (p.fused_add ? 1 : 0) : 0);
   n.dtype_bytes = static_cast<int>(dtype_size_bytes(p.dtype));
   if (n.vec * n.dtype_bytes != 16) return std::nullopt;
-  if (shared_bytes(n) + kReductionScratchBytes > static_cast<size_t>(arch.max_shared_bytes_per_block))
-    return std::nullopt;
+  const size_t blocks_per_sm = static_cast<size_t>(std::max(1, kThreadsPerSmAt64Registers / t.block));
+  const size_t budget =
+      std::min(static_cast<size_t>(arch.max_shared_bytes_per_block),
+               static_cast<size_t>(arch.max_shared_bytes_per_sm) / blocks_per_sm - kSharedReservedPerBlock);
+  const size_t fixed = partial_bytes(n) + kReductionScratchBytes;
+  if (budget < fixed) return std::nullopt;
+  n.stages = static_cast<int>(std::min<size_t>(kRingStages, (budget - fixed) / stage_bytes(n)));
+  if (n.stages < kMinRingStages) return std::nullopt;
   return n;
 }
 
@@ -252,8 +261,8 @@ Result<Layout> layout(const NormProblem& p, const ArchSpec& arch, double scale, 
     t.prefetch = t.per_thread == 1 && (!both_partials || t.shared_partials || registers);
     if (wide == WideRows::kFullBlock)
       if (std::optional<RowTiling> n = narrowed_for_early_load(p, t)) t = *n;
-    if (wide == WideRows::kFullBlock && registers)
-      if (std::optional<RowTiling> n = staged_full_block(p, arch, t)) t = *n;
+    if (wide == WideRows::kFullBlock && fused_pass == Pass::kBackwardSharedPartials)
+      if (std::optional<RowTiling> n = staged_rows(p, arch, t)) t = *n;
     if (shared_bytes(t) + kReductionScratchBytes <= static_cast<size_t>(arch.max_shared_bytes_per_block)) {
       l.bwd = t;
       return l;
@@ -327,11 +336,12 @@ uint32_t shared_bytes_of(Entry::Kind kind, const Layout& l) {
 // A prefetching row kernel holds a second row share: in blocks of 256
 // threads or more, a few registers over 64 would halve the threads resident
 // per SM, so those kernels are bounded to 1024 resident threads (64 registers
-// each); so are the two-blocks-an-SM forwards (two_per_sm_forward). The nvrtc
+// each); so are the two-blocks-an-SM forwards (two_per_sm_forward) and the
+// backwards whose ring took the early load's place (staged_rows). The nvrtc
 // tests fail on any spill this bound causes.
 int min_blocks_per_sm(Entry::Kind kind, const Layout& l) {
   const RowTiling* t = kind == Entry::kForward ? &l.fwd : kind == Entry::kBackward ? &l.bwd : nullptr;
-  if (t == nullptr || !(t->prefetch || t->two_per_sm) || t->block < 256) return 0;
+  if (t == nullptr || !(t->prefetch || t->two_per_sm || t->stages > 0) || t->block < 256) return 0;
   return kThreadsPerSmAt64Registers / t->block;
 }
 
