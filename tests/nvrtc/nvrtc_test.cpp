@@ -161,6 +161,7 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
     commands.push_back(std::string("layernormfp16 -X 64x") + length + " -o 1 -m 1 -F 14");
   }
   commands.push_back("addlayernormbfp16 -X 64x8192 -o 1 -m 3 -F 14");  // the ring with x2: 3 tensors a stage
+  commands.push_back("addlayernormbfp16 -X 64x12288 -o 1 -m 3 -F 14");  // 16-byte vectors (x2 spilled on 8-byte ones)
   // The ring on blocks of 128 to 512 threads (shared sums; 768: a quarter of the threads idle), fp16 too.
   for (const char* length : {"768", "1024", "2048", "4096"}) {
     commands.push_back(std::string("layernormbfp16 -X 4096x") + length + " -o 1 -m 1 -F 14");
@@ -1135,7 +1136,9 @@ TEST(NvrtcTest, WideRowBackwardsStayOnTheRowKernels) {
 // load on sm_70, where a thread holds one vector), registers for narrower ones and for rows of one vector a
 // thread that fill a 1024-thread block (8192: the rows through the cp.async
 // ring on sm_80+, the early load on sm_70); bf16 rows of 12288 in 8-byte
-// vectors (3 a thread, the early load), fp16 ones in 16-byte vectors; rows of
+// vectors (3 a thread; on sm_90 a 3-stage ring with dbias's sums in
+// registers, on sm_80 the early load: 163 KiB a block), fp16 ones in 16-byte
+// vectors; rows of
 // 12288 fused where the device has the shared memory per block, split where
 // it has not.
 TEST(NvrtcTest, LayerNormBackwardPartialsFollowTheRowAndTheDevice) {
@@ -1161,7 +1164,9 @@ TEST(NvrtcTest, LayerNormBackwardPartialsFollowTheRowAndTheDevice) {
            Case{"sm_90a", "layernormbfp16 -X 65536x1024 -o 1 -m 1 -F 14",
                 "row_norm_backward<boo::bf16, 1024, 8, 128, 128, false, true, 4, ", false},
            Case{"sm_90a", "layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 14",
-                "row_norm_backward<boo::bf16, 12288, 4, 1024, 1024, true, true, ", false},
+                "row_norm_backward<boo::bf16, 12288, 4, 1024, 1024, false, true, 3, true, ", false},
+           Case{"sm_80", "layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 14",
+                "row_norm_backward<boo::bf16, 12288, 4, 1024, 1024, true, true, 0, false, ", false},
            Case{"sm_90a", "layernormfp16 -X 1024x12288 -o 1 -m 1 -F 14",
                 "row_norm_backward<boo::f16, 12288, 8, 1024, 1024, false, true, ", false},
            Case{"sm_70", "layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 14", "row_norm_param_grads<", true},

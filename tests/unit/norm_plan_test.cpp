@@ -88,9 +88,11 @@ TEST(NormPlanTest, TiersDeclineTheOtherKind) {
 // one 16-byte vector of a row taking its block (1024, 4096, 6144), the rows
 // through a ring of 4 stages in shared memory (x, dy and add-layernorm's x2, a
 // vector a thread each a stage) after the shared sums, if any; bf16 at 12288
-// in 8-byte vectors, three a thread, with the early load and 96 KiB of shared
-// sums. The earlier choice is boo tune's first alternative. fp16 at 12288 and
-// fp32 at 1024 (two vectors a thread) run as before.
+// in 8-byte vectors, three a thread: not with the early load and 96 KiB of
+// shared sums as before but (sm_80+) through a ring of 3 stages of 48 KiB with dbias's sums
+// in registers and dweight's alone in shared memory. The earlier choice is
+// boo tune's first alternative. fp16 and add-layernorm at 12288 and fp32 at
+// 1024 (two vectors a thread) run as before.
 TEST(NormPlanTest, FullBlockRowsOfTheFullBackwardKeepTheEarlierChoiceAsAnAlternative) {
   struct Case {
     const char* command;
@@ -103,8 +105,10 @@ TEST(NormPlanTest, FullBlockRowsOfTheFullBackwardKeepTheEarlierChoiceAsAnAlterna
                 4 * 2 * 8 * 2 * 1024, "<boo::bf16, 8192, 8, 1024, 1024, true, true, 0, "},
            Case{"addlayernormfp16 -X 4096x8192 -o 1 -m 3 -F 14", "<boo::f16, 8192, 8, 1024, 1024, false, false, 4, ",
                 4 * 3 * 8 * 2 * 1024, nullptr},
-           Case{"layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 14", "<boo::bf16, 12288, 4, 1024, 1024, true, true, ",
-                2 * 12 * 1024 * 4, "<boo::bf16, 12288, 8, 1024, 1024, false, true, "},
+           Case{"layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 14", "<boo::bf16, 12288, 4, 1024, 1024, false, true, 3, true, ",
+                12 * 1024 * 4 + 3 * 2 * 12 * 2 * 1024, "<boo::bf16, 12288, 8, 1024, 1024, false, true, 0, false, "},
+           Case{"addlayernormbfp16 -X 1024x12288 -o 1 -m 3 -F 14",
+                "<boo::bf16, 12288, 8, 1024, 1024, false, true, 0, false, ", 2 * 16 * 1024 * 4, nullptr},
            Case{"layernormbfp16 -X 16384x4096 -o 1 -m 1 -F 14", "<boo::bf16, 4096, 8, 512, 512, false, true, 4, ",
                 2 * 8 * 512 * 4 + 4 * 2 * 8 * 2 * 512, "<boo::bf16, 4096, 8, 512, 512, true, true, 0, "},
            Case{"layernormbfp16 -X 65536x1024 -o 1 -m 1 -F 14", "<boo::bf16, 1024, 8, 128, 128, false, true, 4, ",

@@ -76,19 +76,22 @@ __device__ __forceinline__ void add_share(const Share& share, float (&x)[kPerThr
 /// A thread's float32 partial sums of dweight and dbias over the rows its row
 /// group visits, kElems per parameter (its columns, in share order). In
 /// registers, or (kShared, chosen by norm_rows_impl.cpp) in the block's dynamic
-/// shared memory, [2][kElems][kBlock] floats (dweight, dbias), which leaves
-/// the registers to the early load of the next row. Each thread touches only
-/// its own sums, so no barrier is needed.
-template <int kElems, int kBlock, bool kShared>
+/// shared memory, [kInShared][kElems][kBlock] floats (dweight, then dbias
+/// unless kDbInRegisters), which leaves the registers to the early load of the
+/// next row. kDbInRegisters (with kShared): dbias stays in registers, halving
+/// the shared memory the sums take (room for a deeper ring, StagedRows). Each
+/// thread touches only its own sums, so no barrier is needed.
+template <int kElems, int kBlock, bool kShared, bool kDbInRegisters>
 struct PartialSums {
-  float held[kShared ? 1 : 2][kElems];  // [dweight, dbias][element] (registers only)
+  static constexpr int kInShared = kShared ? (kDbInRegisters ? 1 : 2) : 0;  // sums in shared memory
+  float held[kShared ? 1 : 2][kElems];  // [the sums in registers: dweight, dbias or dbias alone][element]
 
   __device__ __forceinline__ float& at(int which, int e) {
-    if constexpr (kShared) {
-      extern __shared__ float dynamic_shared[];  // [2][kElems][kBlock]
+    if (kShared && which < kInShared) {
+      extern __shared__ float dynamic_shared[];  // [kInShared][kElems][kBlock]
       return dynamic_shared[(which * kElems + e) * kBlock + threadIdx.x];
     } else {
-      return held[which][e];
+      return held[kShared ? 0 : which][e];
     }
   }
   __device__ __forceinline__ float& dw(int e) { return at(0, e); }
@@ -204,11 +207,12 @@ __device__ void row_norm_forward(const RowNormParams& p) {
 ///   dx = rstd * (g - xhat * mean(g * xhat))             (kRms)
 /// and the row group's partial sums of dweight (dy * xhat) and dbias (dy) over
 /// its rows, in partial row blockIdx.x * kRowsPerBlock + group (kSharedPartials:
-/// kept in shared memory meanwhile, see PartialSums). kAdd: x is x + x2.
+/// kept in shared memory meanwhile, dbias in registers with kDbInRegisters, see
+/// PartialSums). kAdd: x is x + x2.
 /// kStages > 0: the rows' shares come through a ring of kStages stages in
 /// shared memory (StagedRows), and mean and rstd one row ahead in registers.
 template <typename T, int kCols, int kVec, int kThreadsPerRow, int kBlock, bool kPrefetch, bool kSharedPartials,
-          int kStages, bool kRms, bool kWeight, bool kDx, bool kDw, bool kDb, bool kAdd>
+          int kStages, bool kDbInRegisters, bool kRms, bool kWeight, bool kDx, bool kDw, bool kDb, bool kAdd>
 __device__ void row_norm_backward(const RowNormParams& p) {
   using Split = RowSplit<kCols, kVec, kThreadsPerRow, kBlock>;
   constexpr bool kStaged = kStages > 0;
@@ -225,7 +229,8 @@ __device__ void row_norm_backward(const RowNormParams& p) {
   // Element i * kVec + k: partial dweight and dbias of this thread's column
   // (vector i, element k); left unused, and so removed by the compiler, when
   // not asked for.
-  PartialSums<Split::kPerThread * kVec, kBlock, kSharedPartials> partial;
+  using Partials = PartialSums<Split::kPerThread * kVec, kBlock, kSharedPartials, kDbInRegisters>;
+  Partials partial;
 #pragma unroll
   for (int e = 0; e < Split::kPerThread * kVec; ++e) {
     if (kDw) partial.dw(e) = 0.f;
@@ -256,7 +261,7 @@ __device__ void row_norm_backward(const RowNormParams& p) {
   using Ring = StagedRows<T, kVec, Split::kPerThread, kThreadsPerRow, Split::kVectors, kBlock, kTensors,
                           (kStaged ? kStages : 1)>;
   const Ring ring{reinterpret_cast<typename Ring::V*>(
-      dynamic_shared + (kSharedPartials ? 2 * Split::kPerThread * kVec * kBlock : 0))};
+      dynamic_shared + Partials::kInShared * Split::kPerThread * kVec * kBlock)};
   auto issue_row = [&](long long row, int stage) {
     if constexpr (kStaged) {
       const bool active = row < p.rows;
