@@ -96,7 +96,8 @@ constexpr size_t kReductionScratchBytes = 32 * 2 * sizeof(float);
 const char* flag(bool v) { return v ? "true" : "false"; }
 
 // Dynamic shared memory of a backward tiling: its partial sums when they live
-// there ([2][elements per thread][block] floats, see PartialSums).
+// there ([2][elements per thread][block] floats, [1] with dbias's in
+// registers, see PartialSums), then its ring (StagedRows).
 size_t partial_bytes(const RowTiling& t) {
   const size_t sums = t.shared_partials ? (t.db_registers ? 1 : 2) : 0;
   return sums * static_cast<size_t>(t.per_thread * t.vec * t.block) * sizeof(float);
