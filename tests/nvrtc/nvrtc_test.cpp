@@ -162,6 +162,11 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
   }
   commands.push_back("addlayernormbfp16 -X 64x8192 -o 1 -m 3 -F 14");  // the ring with x2: 3 tensors a stage
   commands.push_back("addlayernormbfp16 -X 64x12288 -o 1 -m 3 -F 14");  // 16-byte vectors (x2 spilled on 8-byte ones)
+  // The dx-only backward's ring (two vectors a thread): without weight at 12288, with it at 16384.
+  for (const char* dtype : {"layernormbfp16", "layernormfp16"}) {
+    commands.push_back(std::string(dtype) + " -X 64x12288 -o 1 -m 0 -F 2");
+    commands.push_back(std::string(dtype) + " -X 64x16384 -o 1 -m 1 -F 2");
+  }
   // The ring on blocks of 128 to 512 threads (shared sums; 768: a quarter of the threads idle), fp16 too.
   for (const char* length : {"768", "1024", "2048", "4096"}) {
     commands.push_back(std::string("layernormbfp16 -X 4096x") + length + " -o 1 -m 1 -F 14");

@@ -182,5 +182,34 @@ TEST(NormPlanTest, WideRowForwardsWithIdleThreadsRunTwoBlocksAnSm) {
   }
 }
 
+// The dx-only backward of rows of two 16-byte vectors a thread on a 1024-thread
+// block takes the cp.async ring (3 stages of x and dy, 64 KiB each): layer norm
+// without weight at 12288, and RMS norm's split backward (dx, then dweight
+// column-parallel) at 16384, whose rows fill the block; with a weight at
+// 12288 (threads idle on their last vector) it keeps the plain loads.
+TEST(NormPlanTest, DxOnlyBackwardsOfTwoVectorsAThreadTakeTheRing) {
+  struct Case {
+    const char* command;
+    const char* chosen;  // in the backward's call
+    uint32_t shared;
+  };
+  for (const Case& c : {
+           Case{"layernormbfp16 -X 1024x12288 -o 1 -m 0 -F 2", "<boo::bf16, 12288, 8, 1024, 1024, false, false, 3, ",
+                3 * 2 * 2 * 16 * 1024},
+           Case{"layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 2", "<boo::bf16, 12288, 8, 1024, 1024, false, false, 0, ", 0},
+           Case{"t5layernormbfp16 -X 1024x16384 -m 5 -F 2", "<boo::bf16, 16384, 8, 1024, 1024, false, false, 3, ",
+                3 * 2 * 2 * 16 * 1024},
+       }) {
+    SCOPED_TRACE(c.command);
+    Result<ParsedCommand> parsed = parse_command(std::string_view(c.command));
+    ASSERT_TRUE(parsed.ok());
+    const Planned p = plan_of(*find_op(parsed->signature->op_name())->gpu_implementations()[0], c.command);
+    EXPECT_NE(p.config.find(std::string("row_norm_backward") + c.chosen), std::string::npos) << p.config;
+    ASSERT_FALSE(p.launches.empty());
+    EXPECT_EQ(p.entries[0], "boo_row_norm_backward");
+    EXPECT_EQ(p.launches[0].shared_bytes, c.shared);
+  }
+}
+
 }  // namespace
 }  // namespace boo::ops

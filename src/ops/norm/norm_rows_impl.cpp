@@ -229,8 +229,8 @@ constexpr int kRingStages = 4;
 constexpr int kMinRingStages = 3;
 constexpr size_t kSharedReservedPerBlock = 1024;  // the driver's reserve per resident block (sm_80+)
 
-std::optional<RowTiling> staged_rows(const NormProblem& p, const ArchSpec& arch, const RowTiling& t) {
-  if (arch.cc_major < 8 || !t.prefetch || t.per_thread != 1 || t.threads_per_row != t.block) return std::nullopt;
+std::optional<RowTiling> with_ring(const NormProblem& p, const ArchSpec& arch, const RowTiling& t) {
+  if (arch.cc_major < 8 || t.threads_per_row != t.block) return std::nullopt;
   RowTiling n = t;
   n.prefetch = false;
   n.tensors = 1 + ((p.dx || p.dweight) ? 1 + (p.fused_add ? 1 : 0) : 0);
@@ -245,6 +245,25 @@ std::optional<RowTiling> staged_rows(const NormProblem& p, const ArchSpec& arch,
   n.stages = static_cast<int>(std::min<size_t>(kRingStages, (budget - fixed) / stage_bytes(n)));
   if (n.stages < kMinRingStages) return std::nullopt;
   return n;
+}
+
+std::optional<RowTiling> staged_rows(const NormProblem& p, const ArchSpec& arch, const RowTiling& t) {
+  if (!t.prefetch || t.per_thread != 1) return std::nullopt;
+  return with_ring(p, arch, t);
+}
+
+// The dx-only backward (no dweight/dbias, or a split backward's dx kernel) of
+// rows of more than one 16-byte vector a thread that take a 1024-thread block
+// (bf16 rows of 12288 to 16384: 2 vectors a thread, no early load, which has
+// no room beside them): the ring too, three stages of 64 KiB, where each row
+// was loaded only once the one before had been stored. Not with a weight on
+// rows that leave threads idle on their last vector (layer norm's -m 1 at
+// 12288: ptxas spilled 24 bytes in bf16, 28 in fp16; with its bounds checks
+// the weight's share no longer fits).
+std::optional<RowTiling> staged_dx(const NormProblem& p, const ArchSpec& arch, const RowTiling& t) {
+  if (t.prefetch || t.per_thread == 1 || t.block != 1024) return std::nullopt;
+  if (p.weight && !fills_full_block(p, t)) return std::nullopt;
+  return with_ring(p, arch, t);
 }
 
 // The bf16 rows of 12288 of layer norm's full backward (narrowed_for_early_load:
@@ -302,6 +321,8 @@ Result<Layout> layout(const NormProblem& p, const ArchSpec& arch, double scale, 
   if (p.dx) {
     BOO_ASSIGN_OR_RETURN(l.bwd, choose_tiling(p, Pass::kBackwardDx, scale));
     l.bwd.prefetch = l.bwd.per_thread == 1;
+    if (wide == WideRows::kFullBlock)
+      if (std::optional<RowTiling> n = staged_dx(p, arch, l.bwd)) l.bwd = *n;
   }
   return l;
 }
