@@ -17,7 +17,10 @@ channels last), MIOpenDriver's default 5-D line and the SD-UNet's shapes in
 both 16-bit types; add-layernorm over every token, mode (-m 2/3) and direction,
 on rows the row kernels take and wider ones; short fp32 rows (issue 19); layer
 norm's full backward on rows of 12288 (a 1024-thread block's 8-byte vectors in
-bf16, issue 19).
+bf16, issue 19), the forwards of rows of 12288 (two 512-thread blocks an SM
+in the 16-bit types), add-layernorm's full backward on rows of 8192 (the
+cp.async ring with x2) and the dx-only backward's ring (12288 without weight,
+RMS norm at 16384), issue 19.
 Run: python3 tests/gpu/make_norm_matrix.py > tests/gpu/norm_matrix.txt
 """
 
@@ -54,8 +57,18 @@ def main():
                 print(f"layernorm{dtype} -X {rows}x{length} -o 1 {mode}")
             print(f"t5layernorm{dtype} -X {rows}x{length} -m 5 -F 0")
         # Rows of 12288 fill a 1024-thread block (norm_rows_impl.cpp's WideRows).
+        # Their forward: 512-thread blocks, two an SM, in the 16-bit types.
         for rows in (3, 1024):
             print(f"layernorm{dtype} -X {rows}x12288 -o 1 -m 1 -F 14")
+            print(f"layernorm{dtype} -X {rows}x12288 -o 1 -m 1 -F 1")
+            print(f"layernorm{dtype} -X {rows}x12288 -o 1 -m 0 -F 1")
+            print(f"t5layernorm{dtype} -X {rows}x12288 -m 5 -F 1")
+            print(f"addlayernorm{dtype} -X {rows}x12288 -o 1 -m 3 -F 1")
+            # Rows of 8192's full backward through the cp.async ring, with x2 (3 tensors a stage).
+            print(f"addlayernorm{dtype} -X {rows}x8192 -o 1 -m 3 -F 14")
+            # The dx-only backward's ring: two vectors a thread of a 1024-thread block.
+            print(f"layernorm{dtype} -X {rows}x12288 -o 1 -m 0 -F 2")
+            print(f"t5layernorm{dtype} -X {rows}x16384 -m 5 -F 2")
     # MIOpen's current layernorm syntax: forward and backward in one command,
     # every layout (normalized_dim counted in NC(D)HW order), -F 1 and 2.
     for dtype in DTYPES:

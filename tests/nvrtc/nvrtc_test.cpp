@@ -153,12 +153,29 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
     commands.push_back(std::string("t5layernormfp16 -X 64x") + length + " -m 5 -F 0");
   }
   // Layer norm's full backward on rows about a 1024-thread block (norm_rows_impl.cpp's WideRows):
-  // filling it exactly (register sums at 8192, 8-byte vectors with the early load in bf16 at 12288),
+  // filling it exactly (register sums and the cp.async ring at 8192, 8-byte vectors with the early
+  // load in bf16 at 12288),
   // or not (6144, 10240: the shared-memory sums and no early load), in both 16-bit types.
   for (const char* length : {"6144", "8192", "10240", "12288"}) {
     commands.push_back(std::string("layernormbfp16 -X 64x") + length + " -o 1 -m 1 -F 14");
     commands.push_back(std::string("layernormfp16 -X 64x") + length + " -o 1 -m 1 -F 14");
   }
+  commands.push_back("addlayernormbfp16 -X 64x8192 -o 1 -m 3 -F 14");  // the ring with x2: 3 tensors a stage
+  commands.push_back("addlayernormbfp16 -X 64x12288 -o 1 -m 3 -F 14");  // 16-byte vectors (x2 spilled on 8-byte ones)
+  // The dx-only backward's ring (two vectors a thread): without weight at 12288, with it at 16384.
+  for (const char* dtype : {"layernormbfp16", "layernormfp16"}) {
+    commands.push_back(std::string(dtype) + " -X 64x12288 -o 1 -m 0 -F 2");
+    commands.push_back(std::string(dtype) + " -X 64x16384 -o 1 -m 1 -F 2");
+  }
+  // The ring on blocks of 128 to 512 threads (shared sums; 768: a quarter of the threads idle), fp16 too.
+  for (const char* length : {"768", "1024", "2048", "4096"}) {
+    commands.push_back(std::string("layernormbfp16 -X 4096x") + length + " -o 1 -m 1 -F 14");
+    commands.push_back(std::string("layernormfp16 -X 4096x") + length + " -o 1 -m 1 -F 14");
+  }
+  // Forwards of rows of 12288 in 16-bit types: 512-thread blocks bounded to two an SM (64 registers).
+  for (const char* line : {"layernormfp16 -X 64x12288 -o 1 -m 1 -F 1", "layernormbfp16 -X 64x12288 -o 1 -m 0 -F 1",
+                           "t5layernormbfp16 -X 64x12288 -m 5 -F 1", "addlayernormbfp16 -X 64x12288 -o 1 -m 3 -F 1"})
+    commands.push_back(line);
   // Rows too wide for the fused backward: dx alone plus the column-parallel dweight/dbias kernel.
   for (const char* length : {"12288", "16384", "24576", "65536"}) {
     commands.push_back(std::string("layernormbfp16 -X 64x") + length + " -o 1 -m 1 -F 14");
@@ -1130,10 +1147,13 @@ TEST(NvrtcTest, WideRowBackwardsStayOnTheRowKernels) {
 }
 
 // Where layer norm's full backward keeps its dweight/dbias sums: shared memory
-// for row groups of a warp or more (with the early load where a thread holds
-// one vector), registers for narrower ones and for rows of one vector a
-// thread that fill a 1024-thread block (8192); bf16 rows of 12288 in 8-byte
-// vectors (3 a thread, the early load), fp16 ones in 16-byte vectors; rows of
+// for row groups of a warp or more (with the cp.async ring on sm_80+, the early
+// load on sm_70, where a thread holds one vector), registers for narrower ones and for rows of one vector a
+// thread that fill a 1024-thread block (8192: the rows through the cp.async
+// ring on sm_80+, the early load on sm_70); bf16 rows of 12288 in 8-byte
+// vectors (3 a thread; on sm_90 a 3-stage ring with dbias's sums in
+// registers, on sm_80 the early load: 163 KiB a block), fp16 ones in 16-byte
+// vectors; rows of
 // 12288 fused where the device has the shared memory per block, split where
 // it has not.
 TEST(NvrtcTest, LayerNormBackwardPartialsFollowTheRowAndTheDevice) {
@@ -1145,17 +1165,23 @@ TEST(NvrtcTest, LayerNormBackwardPartialsFollowTheRowAndTheDevice) {
   };
   for (const Case& c : {
            Case{"sm_90a", "layernormbfp16 -X 16384x4096 -o 1 -m 1 -F 14",
-                "row_norm_backward<boo::bf16, 4096, 8, 512, 512, true, true, ", false},
+                "row_norm_backward<boo::bf16, 4096, 8, 512, 512, false, true, 4, ", false},
+           Case{"sm_70", "layernormbfp16 -X 16384x4096 -o 1 -m 1 -F 14",
+                "row_norm_backward<boo::bf16, 4096, 8, 512, 512, true, true, 0, ", false},
            Case{"sm_90a", "layernormbfp16 -X 13440x32 -o 1 -m 1 -F 14",
                 "row_norm_backward<boo::bf16, 32, 8, 4, 128, false, false, ", false},
            Case{"sm_90a", "layernormbfp16 -X 4096x8192 -o 1 -m 1 -F 14",
-                "row_norm_backward<boo::bf16, 8192, 8, 1024, 1024, true, false, ", false},
+                "row_norm_backward<boo::bf16, 8192, 8, 1024, 1024, false, false, 4, ", false},
+           Case{"sm_70", "layernormbfp16 -X 4096x8192 -o 1 -m 1 -F 14",
+                "row_norm_backward<boo::bf16, 8192, 8, 1024, 1024, true, false, 0, ", false},
            Case{"sm_90a", "layernormbfp16 -X 4096x6144 -o 1 -m 1 -F 14",
-                "row_norm_backward<boo::bf16, 6144, 8, 1024, 1024, true, true, ", false},
+                "row_norm_backward<boo::bf16, 6144, 8, 1024, 1024, false, true, 4, ", false},
            Case{"sm_90a", "layernormbfp16 -X 65536x1024 -o 1 -m 1 -F 14",
-                "row_norm_backward<boo::bf16, 1024, 8, 128, 128, true, true, ", false},
+                "row_norm_backward<boo::bf16, 1024, 8, 128, 128, false, true, 4, ", false},
            Case{"sm_90a", "layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 14",
-                "row_norm_backward<boo::bf16, 12288, 4, 1024, 1024, true, true, ", false},
+                "row_norm_backward<boo::bf16, 12288, 4, 1024, 1024, false, true, 3, true, ", false},
+           Case{"sm_80", "layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 14",
+                "row_norm_backward<boo::bf16, 12288, 4, 1024, 1024, true, true, 0, false, ", false},
            Case{"sm_90a", "layernormfp16 -X 1024x12288 -o 1 -m 1 -F 14",
                 "row_norm_backward<boo::f16, 12288, 8, 1024, 1024, false, true, ", false},
            Case{"sm_70", "layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 14", "row_norm_param_grads<", true},

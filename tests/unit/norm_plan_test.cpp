@@ -83,12 +83,16 @@ TEST(NormPlanTest, TiersDeclineTheOtherKind) {
   EXPECT_TRUE(rms_rows().accepts(*rms, test::sm90()).ok());
 }
 
-// Layer norm's full backward on rows that fill a 1024-thread block
-// (norm_rows_impl.cpp's WideRows): at 8192 the dweight/dbias sums in registers
-// (no dynamic shared memory) with the early load; bf16 at 12288 in 8-byte
-// vectors, three a thread, with the early load and 96 KiB of shared sums. The
-// earlier choice is boo tune's first alternative. Rows that do not fill such
-// a block, and fp16 at 12288, run as before.
+// Layer norm's full backward on wide rows (norm_rows_impl.cpp's WideRows): at
+// 8192 the dweight/dbias sums in registers; there and wherever a thread holds
+// one 16-byte vector of a row taking its block (1024, 4096, 6144), the rows
+// through a ring of 4 stages in shared memory (x, dy and add-layernorm's x2, a
+// vector a thread each a stage) after the shared sums, if any; bf16 at 12288
+// in 8-byte vectors, three a thread: not with the early load and 96 KiB of
+// shared sums as before but (sm_80+) through a ring of 3 stages of 48 KiB with dbias's sums
+// in registers and dweight's alone in shared memory. The earlier choice is
+// boo tune's first alternative. fp16 and add-layernorm at 12288 and fp32 at
+// 1024 (two vectors a thread) run as before.
 TEST(NormPlanTest, FullBlockRowsOfTheFullBackwardKeepTheEarlierChoiceAsAnAlternative) {
   struct Case {
     const char* command;
@@ -97,21 +101,29 @@ TEST(NormPlanTest, FullBlockRowsOfTheFullBackwardKeepTheEarlierChoiceAsAnAlterna
     const char* earlier;  // in the first alternative's call; nullptr: the choice is as before
   };
   for (const Case& c : {
-           Case{"layernormbfp16 -X 4096x8192 -o 1 -m 1 -F 14", "<boo::bf16, 8192, 8, 1024, 1024, true, false, ", 0,
-                "<boo::bf16, 8192, 8, 1024, 1024, true, true, "},
-           Case{"layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 14", "<boo::bf16, 12288, 4, 1024, 1024, true, true, ",
-                2 * 12 * 1024 * 4, "<boo::bf16, 12288, 8, 1024, 1024, false, true, "},
-           Case{"layernormbfp16 -X 16384x4096 -o 1 -m 1 -F 14", "<boo::bf16, 4096, 8, 512, 512, true, true, ",
-                2 * 8 * 512 * 4, nullptr},
-           Case{"layernormbfp16 -X 65536x1024 -o 1 -m 1 -F 14", "<boo::bf16, 1024, 8, 128, 128, true, true, ",
-                2 * 8 * 128 * 4, nullptr},
-           Case{"layernormbfp16 -X 4096x6144 -o 1 -m 1 -F 14", "<boo::bf16, 6144, 8, 1024, 1024, true, true, ",
-                2 * 8 * 1024 * 4, nullptr},
+           Case{"layernormbfp16 -X 4096x8192 -o 1 -m 1 -F 14", "<boo::bf16, 8192, 8, 1024, 1024, false, false, 4, ",
+                4 * 2 * 8 * 2 * 1024, "<boo::bf16, 8192, 8, 1024, 1024, true, true, 0, "},
+           Case{"addlayernormfp16 -X 4096x8192 -o 1 -m 3 -F 14", "<boo::f16, 8192, 8, 1024, 1024, false, false, 4, ",
+                4 * 3 * 8 * 2 * 1024, nullptr},
+           Case{"layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 14", "<boo::bf16, 12288, 4, 1024, 1024, false, true, 3, true, ",
+                12 * 1024 * 4 + 3 * 2 * 12 * 2 * 1024, "<boo::bf16, 12288, 8, 1024, 1024, false, true, 0, false, "},
+           Case{"addlayernormbfp16 -X 1024x12288 -o 1 -m 3 -F 14",
+                "<boo::bf16, 12288, 8, 1024, 1024, false, true, 0, false, ", 2 * 16 * 1024 * 4, nullptr},
+           Case{"layernormbfp16 -X 16384x4096 -o 1 -m 1 -F 14", "<boo::bf16, 4096, 8, 512, 512, false, true, 4, ",
+                2 * 8 * 512 * 4 + 4 * 2 * 8 * 2 * 512, "<boo::bf16, 4096, 8, 512, 512, true, true, 0, "},
+           Case{"layernormbfp16 -X 65536x1024 -o 1 -m 1 -F 14", "<boo::bf16, 1024, 8, 128, 128, false, true, 4, ",
+                2 * 8 * 128 * 4 + 4 * 2 * 8 * 2 * 128, "<boo::bf16, 1024, 8, 128, 128, true, true, 0, "},
+           Case{"layernormbfp16 -X 4096x6144 -o 1 -m 1 -F 14", "<boo::bf16, 6144, 8, 1024, 1024, false, true, 4, ",
+                2 * 8 * 1024 * 4 + 4 * 2 * 8 * 2 * 1024, "<boo::bf16, 6144, 8, 1024, 1024, true, true, 0, "},
+           Case{"layernorm -X 4096x1024 -o 1 -m 1 -F 14", "<float, 1024, 4, 128, 128, false, true, 0, ", 2 * 8 * 128 * 4,
+                nullptr},
            Case{"layernormfp16 -X 1024x12288 -o 1 -m 1 -F 14", "<boo::f16, 12288, 8, 1024, 1024, false, true, ",
                 2 * 16 * 1024 * 4, nullptr},
        }) {
     SCOPED_TRACE(c.command);
-    const Planned p = plan_of(layer_rows(), c.command);
+    Result<ParsedCommand> parsed = parse_command(std::string_view(c.command));
+    ASSERT_TRUE(parsed.ok());
+    const Planned p = plan_of(*find_op(parsed->signature->op_name())->gpu_implementations()[0], c.command);
     ASSERT_EQ(p.entries, (std::vector<std::string>{"boo_row_norm_backward", "boo_row_norm_finalize"}));
     EXPECT_NE(p.config.find(std::string("row_norm_backward") + c.chosen), std::string::npos) << p.config;
     EXPECT_EQ(p.launches[0].shared_bytes, c.shared);
@@ -124,6 +136,78 @@ TEST(NormPlanTest, FullBlockRowsOfTheFullBackwardKeepTheEarlierChoiceAsAnAlterna
     EXPECT_EQ((*list)[0]->text(), p.config);
     EXPECT_NE((*list)[1]->text().find(std::string("row_norm_backward") + c.earlier), std::string::npos)
         << (*list)[1]->text();
+  }
+}
+
+// The forward of rows that would leave threads of a 1024-thread block idle on
+// their last vector runs on 512-thread blocks the row fills exactly, bounded
+// to 64 registers (two blocks an SM): bf16 and fp16 rows of 12288, three
+// 16-byte vectors a thread. Add-layernorm's (x2's share too) and fp32 at
+// 12288 (filling 1024 threads), rows of
+// 8192 (512 threads, two vectors each, as before) and 16384 (filling 1024 threads)
+// keep their blocks; so does the earlier choice, boo tune's first alternative.
+TEST(NormPlanTest, WideRowForwardsWithIdleThreadsRunTwoBlocksAnSm) {
+  struct Case {
+    const char* command;
+    const char* chosen;  // in the forward's call
+    bool bounded;        // __launch_bounds__(512, 2)
+  };
+  for (const Case& c : {
+           Case{"layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 1", "<boo::bf16, 12288, 8, 512, 512, false, ", true},
+           Case{"layernormfp16 -X 1024x12288 -o 1 -m 0 -F 1", "<boo::f16, 12288, 8, 512, 512, false, ", true},
+           Case{"t5layernormbfp16 -X 1024x12288 -m 5 -F 1", "<boo::bf16, 12288, 8, 512, 512, false, ", true},
+           Case{"layernorm -X 1024x12288 -o 1 -m 1 -F 1", "<float, 12288, 4, 1024, 1024, false, ", false},
+           Case{"addlayernormbfp16 -X 1024x12288 -o 1 -m 3 -F 1", "<boo::bf16, 12288, 8, 1024, 1024, false, ", false},
+           Case{"layernormbfp16 -X 4096x8192 -o 1 -m 1 -F 1", "<boo::bf16, 8192, 8, 512, 512, false, ", false},
+           Case{"layernormbfp16 -X 1024x16384 -o 1 -m 1 -F 1", "<boo::bf16, 16384, 8, 1024, 1024, false, ", false},
+       }) {
+    SCOPED_TRACE(c.command);
+    std::unique_ptr<OpProblem> problem = test::problem_of(c.command);
+    ASSERT_TRUE(problem);
+    Result<ParsedCommand> parsed = parse_command(std::string_view(c.command));
+    ASSERT_TRUE(parsed.ok());
+    const GpuImplementation& impl = *find_op(parsed->signature->op_name())->gpu_implementations()[0];
+    const Planned p = plan_of(impl, c.command);
+    ASSERT_EQ(p.entries, (std::vector<std::string>{"boo_row_norm_forward"}));
+    EXPECT_NE(p.config.find(std::string("row_norm_forward") + c.chosen), std::string::npos) << p.config;
+    EXPECT_EQ(p.source.text.find("__launch_bounds__(512, 2)") != std::string::npos, c.bounded) << p.source.text;
+    if (!c.bounded) continue;
+    EXPECT_EQ(p.launches[0].block.x, 512u);
+    EXPECT_EQ(p.launches[0].grid.x, 2u * static_cast<uint32_t>(test::sm90().sm_count));  // resident at once
+    Result<ConfigList> list = impl.candidates(*problem, test::sm90());
+    ASSERT_TRUE(list.ok()) << list.status().to_string();
+    ASSERT_GE(list->size(), 2u);
+    EXPECT_NE((*list)[1]->text().find("row_norm_forward<boo::"), std::string::npos);
+    EXPECT_NE((*list)[1]->text().find(", 12288, 8, 1024, 1024, false, "), std::string::npos) << (*list)[1]->text();
+  }
+}
+
+// The dx-only backward of rows of two 16-byte vectors a thread on a 1024-thread
+// block takes the cp.async ring (3 stages of x and dy, 64 KiB each): layer norm
+// without weight at 12288, and RMS norm's split backward (dx, then dweight
+// column-parallel) at 16384, whose rows fill the block; with a weight at
+// 12288 (threads idle on their last vector) it keeps the plain loads.
+TEST(NormPlanTest, DxOnlyBackwardsOfTwoVectorsAThreadTakeTheRing) {
+  struct Case {
+    const char* command;
+    const char* chosen;  // in the backward's call
+    uint32_t shared;
+  };
+  for (const Case& c : {
+           Case{"layernormbfp16 -X 1024x12288 -o 1 -m 0 -F 2", "<boo::bf16, 12288, 8, 1024, 1024, false, false, 3, ",
+                3 * 2 * 2 * 16 * 1024},
+           Case{"layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 2", "<boo::bf16, 12288, 8, 1024, 1024, false, false, 0, ", 0},
+           Case{"t5layernormbfp16 -X 1024x16384 -m 5 -F 2", "<boo::bf16, 16384, 8, 1024, 1024, false, false, 3, ",
+                3 * 2 * 2 * 16 * 1024},
+       }) {
+    SCOPED_TRACE(c.command);
+    Result<ParsedCommand> parsed = parse_command(std::string_view(c.command));
+    ASSERT_TRUE(parsed.ok());
+    const Planned p = plan_of(*find_op(parsed->signature->op_name())->gpu_implementations()[0], c.command);
+    EXPECT_NE(p.config.find(std::string("row_norm_backward") + c.chosen), std::string::npos) << p.config;
+    ASSERT_FALSE(p.launches.empty());
+    EXPECT_EQ(p.entries[0], "boo_row_norm_backward");
+    EXPECT_EQ(p.launches[0].shared_bytes, c.shared);
   }
 }
 

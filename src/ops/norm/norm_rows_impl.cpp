@@ -20,6 +20,11 @@ struct RowTiling {
   int block = 128;          ///< threads per block
   bool prefetch = false;    ///< load the next row's share early (RowShare in row_norm.cuh)
   bool shared_partials = false;  ///< the backward's dweight/dbias sums in shared memory (PartialSums)
+  bool two_per_sm = false;  ///< 512-thread rows bounded to 64 registers: two blocks (rows) in flight per SM
+  bool db_registers = false;  ///< with shared_partials: dbias's sums stay in registers (PartialSums)
+  int stages = 0;           ///< the backward's rows through a cp.async ring of this many stages (StagedRows)
+  int tensors = 0;          ///< row tensors in each stage (x, x2, dy as the problem reads them)
+  int dtype_bytes = 0;      ///< bytes of an element (the ring's size)
   int rows_per_block() const { return block / threads_per_row; }
 };
 
@@ -91,10 +96,18 @@ constexpr size_t kReductionScratchBytes = 32 * 2 * sizeof(float);
 const char* flag(bool v) { return v ? "true" : "false"; }
 
 // Dynamic shared memory of a backward tiling: its partial sums when they live
-// there ([2][elements per thread][block] floats, see PartialSums).
-size_t shared_bytes(const RowTiling& t) {
-  return t.shared_partials ? 2 * static_cast<size_t>(t.per_thread * t.vec * t.block) * sizeof(float) : 0;
+// there ([2][elements per thread][block] floats, [1] with dbias's in
+// registers, see PartialSums), then its ring (StagedRows).
+size_t partial_bytes(const RowTiling& t) {
+  const size_t sums = t.shared_partials ? (t.db_registers ? 1 : 2) : 0;
+  return sums * static_cast<size_t>(t.per_thread * t.vec * t.block) * sizeof(float);
 }
+// One stage of the ring: each thread's share of each row tensor.
+size_t stage_bytes(const RowTiling& t) {
+  return static_cast<size_t>(t.tensors) * t.per_thread * t.vec * t.dtype_bytes * t.block;
+}
+// [partial sums][ring]
+size_t shared_bytes(const RowTiling& t) { return partial_bytes(t) + t.stages * stage_bytes(t); }
 
 // How a problem runs: the forward's and the backward's tilings (defaults for
 // passes the problem lacks), and whether the backward is split (rows too wide
@@ -123,7 +136,8 @@ struct Layout {
 // Rows that fill a block of 1024 threads exactly (WideRows::kFullBlock, the
 // heuristic; kAsBefore keeps the earlier choice for boo tune's A/B):
 // - one vector per thread (16-bit rows of 8192): the sums go back to
-//   registers, with the early load. That block is alone on its SM (its 64K
+//   registers, with the early load (on sm_80+ the cp.async ring in its
+//   place: staged_rows). That block is alone on its SM (its 64K
 //   registers), so the shared-memory round trips of 16 sums per thread and row
 //   sat on the SM's only path between two rows' loads; RMS norm's backward,
 //   with that tiling and its dweight sums in registers, ran at 89% of copy
@@ -145,7 +159,9 @@ bool fills_full_block(const NormProblem& p, const RowTiling& t) {
 
 // The full block's narrower-vector tiling of a bf16 row (see above), if any.
 std::optional<RowTiling> narrowed_for_early_load(const NormProblem& p, const RowTiling& t) {
-  if (p.dtype != DType::kBF16 || !t.shared_partials || t.threads_per_row != 1024 || t.per_thread == 1)
+  // Not add-layernorm's: x2's share besides spilled 136 bytes.
+  if (p.dtype != DType::kBF16 || p.fused_add || !t.shared_partials || t.threads_per_row != 1024 ||
+      t.per_thread == 1)
     return std::nullopt;
   for (RowTiling n = t; n.vec > 1;) {
     n.vec /= 2;
@@ -159,10 +175,126 @@ std::optional<RowTiling> narrowed_for_early_load(const NormProblem& p, const Row
   return std::nullopt;
 }
 
+// The forward of a row that takes a 1024-thread block with more than one
+// vector a thread but leaves threads idle on the last one (bf16 rows of 12288:
+// 1536 16-byte vectors, 512 threads idle on the second) runs on 512-thread
+// blocks the row fills exactly (3 vectors a thread), bounded to 64 registers
+// so that two blocks share an SM. A 1024-thread block of that row is alone on
+// its SM (no early load: two vectors a thread leave no room for a second
+// share), so each SM loaded one row, waited for it, reduced it and stored it
+// before loading the next: the memory latency of every row exposed. With few
+// rows (1024x12288 is under 8 rows an SM) nothing hid it: 56% of copy
+// bandwidth (H100, docs/perf/2026-11-26-session5-h100x4.md). Two blocks an SM
+// keep one row's loads in flight while the other is reduced and stored. Only
+// where x's floats and the packed weight, bias and x2 (add-layernorm) a
+// thread holds fit in kTwoPerSmRegisters (the nvrtc tests compile these at 64
+// registers and fail on spills): 24 bf16 or fp16 elements with weight and
+// bias; add-layernorm's (12 registers more: ptxas spilled 40 bytes) and fp32
+// rows of 12288 (48 registers of weight and bias) keep the 1024-thread block.
+constexpr int kTwoPerSmThreads = 512;
+constexpr int kTwoPerSmRegisters = 48;
+
+std::optional<RowTiling> two_per_sm_forward(const NormProblem& p, const RowTiling& t) {
+  if (t.threads_per_row != 1024 || t.per_thread == 1 || fills_full_block(p, t)) return std::nullopt;
+  const int64_t vectors = p.cols / t.vec;
+  if (vectors % kTwoPerSmThreads != 0) return std::nullopt;
+  RowTiling n = t;
+  n.threads_per_row = n.block = kTwoPerSmThreads;
+  n.per_thread = static_cast<int>(vectors / kTwoPerSmThreads);
+  const int64_t elements = int64_t{n.per_thread} * n.vec;
+  const int64_t packed_registers = elements * static_cast<int64_t>(dtype_size_bytes(p.dtype)) / 4;
+  const int64_t held = elements + (p.weight + p.bias + p.fused_add) * packed_registers;
+  if (elements > max_elements(Pass::kForward) || held > kTwoPerSmRegisters)
+    return std::nullopt;
+  n.two_per_sm = true;
+  return n;
+}
+
+// Layer norm's full backward where a thread holds one 16-byte vector of a row
+// that takes the whole block (16-bit rows of 1024 to 8192 on blocks of 128 to
+// 1024 threads): the rows come through a ring of up to kRingStages stages in
+// shared memory, filled by cp.async up to three rows ahead (StagedRows in
+// row_norm.cuh), in place of the early load's one row in registers. The ring
+// holds no registers (the early load's second share gives its 8 back) and
+// keeps several rows' loads in flight per block. Measured before it (H100,
+// docs/perf/2026-11-26-session5-h100x4.md): 70% of copy bandwidth at
+// 4096x8192 (one 1024-thread block an SM, sums in registers: the early load
+// was all that overlapped a row's loads with the reduction of the one
+// before; RMS norm's backward, with half the register sums, ran at 89%), 74%
+// at 65536x1024, 85% at 16384x4096. Only with at least kMinRingStages stages
+// (two rows ahead), in the shared memory the device gives each of the blocks
+// an SM holds at 64 registers a thread (kThreadsPerSmAt64Registers / block),
+// so the ring costs no occupancy; sm_80+ (cp.async).
+constexpr int kRingStages = 4;
+constexpr int kMinRingStages = 3;
+constexpr size_t kSharedReservedPerBlock = 1024;  // the driver's reserve per resident block (sm_80+)
+
+std::optional<RowTiling> with_ring(const NormProblem& p, const ArchSpec& arch, const RowTiling& t) {
+  if (arch.cc_major < 8 || t.threads_per_row != t.block) return std::nullopt;
+  RowTiling n = t;
+  n.prefetch = false;
+  n.tensors = 1 + ((p.dx || p.dweight) ? 1 + (p.fused_add ? 1 : 0) : 0);
+  n.dtype_bytes = static_cast<int>(dtype_size_bytes(p.dtype));
+  if (n.vec * n.dtype_bytes != 16) return std::nullopt;
+  const size_t blocks_per_sm = static_cast<size_t>(std::max(1, kThreadsPerSmAt64Registers / t.block));
+  const size_t budget =
+      std::min(static_cast<size_t>(arch.max_shared_bytes_per_block),
+               static_cast<size_t>(arch.max_shared_bytes_per_sm) / blocks_per_sm - kSharedReservedPerBlock);
+  const size_t fixed = partial_bytes(n) + kReductionScratchBytes;
+  if (budget < fixed) return std::nullopt;
+  n.stages = static_cast<int>(std::min<size_t>(kRingStages, (budget - fixed) / stage_bytes(n)));
+  if (n.stages < kMinRingStages) return std::nullopt;
+  return n;
+}
+
+std::optional<RowTiling> staged_rows(const NormProblem& p, const ArchSpec& arch, const RowTiling& t) {
+  if (!t.prefetch || t.per_thread != 1) return std::nullopt;
+  return with_ring(p, arch, t);
+}
+
+// The dx-only backward (no dweight/dbias, or a split backward's dx kernel) of
+// rows of more than one 16-byte vector a thread that take a 1024-thread block
+// (bf16 rows of 12288 to 16384: 2 vectors a thread, no early load, which has
+// no room beside them): the ring too, three stages of 64 KiB, where each row
+// was loaded only once the one before had been stored. Not with a weight on
+// rows that leave threads idle on their last vector (layer norm's -m 1 at
+// 12288: ptxas spilled 24 bytes in bf16, 28 in fp16; with its bounds checks
+// the weight's share no longer fits).
+std::optional<RowTiling> staged_dx(const NormProblem& p, const ArchSpec& arch, const RowTiling& t) {
+  if (t.prefetch || t.per_thread == 1 || t.block != 1024) return std::nullopt;
+  if (p.weight && !fills_full_block(p, t)) return std::nullopt;
+  return with_ring(p, arch, t);
+}
+
+// The bf16 rows of 12288 of layer norm's full backward (narrowed_for_early_load:
+// 8-byte vectors, three a thread, 1024 threads, sums in shared memory): the
+// ring in the early load's place too, with dbias's sums back in registers
+// (the early load's 12 registers) so that dweight's alone take shared memory
+// (48 KiB) and the ring gets three stages of 48 KiB (two rows ahead, where
+// the early load held one). Measured before it (H100): 51% of copy bandwidth
+// at 1024x12288, 1.28x cuDNN's time. ptxas: 64 registers, no spills.
+std::optional<RowTiling> staged_narrowed(const NormProblem& p, const ArchSpec& arch, const RowTiling& t) {
+  if (arch.cc_major < 8 || !t.prefetch || !t.shared_partials || t.threads_per_row != t.block || t.per_thread == 1)
+    return std::nullopt;
+  RowTiling n = t;
+  n.prefetch = false;
+  n.db_registers = true;
+  n.tensors = 1 + ((p.dx || p.dweight) ? 1 + (p.fused_add ? 1 : 0) : 0);
+  n.dtype_bytes = static_cast<int>(dtype_size_bytes(p.dtype));
+  const size_t budget = static_cast<size_t>(arch.max_shared_bytes_per_block);
+  const size_t fixed = partial_bytes(n) + kReductionScratchBytes;
+  if (budget < fixed) return std::nullopt;
+  n.stages = static_cast<int>(std::min<size_t>(kRingStages, (budget - fixed) / stage_bytes(n)));
+  if (n.stages < kMinRingStages) return std::nullopt;
+  return n;
+}
+
 Result<Layout> layout(const NormProblem& p, const ArchSpec& arch, double scale, WideRows wide) {
   Layout l;
   if (p.forward) {
     BOO_ASSIGN_OR_RETURN(l.fwd, choose_tiling(p, Pass::kForward, scale));
+    if (wide == WideRows::kFullBlock)
+      if (std::optional<RowTiling> n = two_per_sm_forward(p, l.fwd)) l.fwd = *n;
     l.fwd.prefetch = l.fwd.per_thread == 1;
   }
   if (!p.backward()) return l;
@@ -175,7 +307,10 @@ Result<Layout> layout(const NormProblem& p, const ArchSpec& arch, double scale, 
     t.shared_partials = fused_pass == Pass::kBackwardSharedPartials && t.threads_per_row >= 32 && !registers;
     t.prefetch = t.per_thread == 1 && (!both_partials || t.shared_partials || registers);
     if (wide == WideRows::kFullBlock)
-      if (std::optional<RowTiling> n = narrowed_for_early_load(p, t)) t = *n;
+      if (std::optional<RowTiling> n = narrowed_for_early_load(p, t))
+        t = staged_narrowed(p, arch, *n).value_or(*n);
+    if (wide == WideRows::kFullBlock && fused_pass == Pass::kBackwardSharedPartials)
+      if (std::optional<RowTiling> n = staged_rows(p, arch, t)) t = *n;
     if (shared_bytes(t) + kReductionScratchBytes <= static_cast<size_t>(arch.max_shared_bytes_per_block)) {
       l.bwd = t;
       return l;
@@ -186,6 +321,8 @@ Result<Layout> layout(const NormProblem& p, const ArchSpec& arch, double scale, 
   if (p.dx) {
     BOO_ASSIGN_OR_RETURN(l.bwd, choose_tiling(p, Pass::kBackwardDx, scale));
     l.bwd.prefetch = l.bwd.per_thread == 1;
+    if (wide == WideRows::kFullBlock)
+      if (std::optional<RowTiling> n = staged_dx(p, arch, l.bwd)) l.bwd = *n;
   }
   return l;
 }
@@ -213,7 +350,7 @@ std::vector<Entry> entries(const NormProblem& p, const Layout& l) {
   if (p.dx || fused_partials)
     out.push_back({"boo_row_norm_backward",
                    "boo::row_norm_backward<" + t + ", " + split(l.bwd) + ", " + flag(l.bwd.shared_partials) + ", " +
-                       flag(p.rms()) + ", " + flag(p.weight) +
+                       std::to_string(l.bwd.stages) + ", " + flag(l.bwd.db_registers) + ", " + flag(p.rms()) + ", " + flag(p.weight) +
                        ", " + flag(p.dx) + ", " + flag(p.dweight && fused_partials) + ", " +
                        flag(p.dbias && fused_partials) + ", " + flag(p.fused_add) + ">(p)",
                    Entry::kBackward});
@@ -241,7 +378,7 @@ int block_of(Entry::Kind kind, const Layout& l) {
   return 256;
 }
 
-// Dynamic shared memory of each kernel: the backward's partial sums when they live there.
+// Dynamic shared memory of each kernel: the backward's partial sums when they live there, and its ring.
 uint32_t shared_bytes_of(Entry::Kind kind, const Layout& l) {
   return kind == Entry::kBackward ? static_cast<uint32_t>(shared_bytes(l.bwd)) : 0;
 }
@@ -249,19 +386,25 @@ uint32_t shared_bytes_of(Entry::Kind kind, const Layout& l) {
 // A prefetching row kernel holds a second row share: in blocks of 256
 // threads or more, a few registers over 64 would halve the threads resident
 // per SM, so those kernels are bounded to 1024 resident threads (64 registers
-// each). The nvrtc tests fail on any spill this bound causes.
+// each); so are the two-blocks-an-SM forwards (two_per_sm_forward) and the
+// backwards whose ring took the early load's place (staged_rows). The nvrtc
+// tests fail on any spill this bound causes.
 int min_blocks_per_sm(Entry::Kind kind, const Layout& l) {
   const RowTiling* t = kind == Entry::kForward ? &l.fwd : kind == Entry::kBackward ? &l.bwd : nullptr;
-  if (t == nullptr || !t->prefetch || t->block < 256) return 0;
+  if (t == nullptr || !(t->prefetch || t->two_per_sm || t->stages > 0) || t->block < 256) return 0;
   return kThreadsPerSmAt64Registers / t->block;
 }
 
 // Blocks of each pass. The backward has few enough row groups that each
 // visits kBackwardRowsPerGroup rows (fewer partial rows), and no more than fit
 // on the GPU at once.
+// A two-blocks-an-SM forward has no more blocks than are resident at once:
+// each block loads its share of the weight and bias (24 KiB each at 12288)
+// once, where a second wave of blocks would load them again.
 uint32_t forward_blocks(const NormProblem& p, const RowTiling& t, const ArchSpec& arch) {
   const int64_t needed = (p.rows + t.rows_per_block() - 1) / t.rows_per_block();
-  return static_cast<uint32_t>(std::clamp<int64_t>(needed, 1, int64_t{arch.sm_count} * (kThreadsPerSm / t.block)));
+  const int threads_per_sm = t.two_per_sm ? kThreadsPerSmAt64Registers : kThreadsPerSm;
+  return static_cast<uint32_t>(std::clamp<int64_t>(needed, 1, int64_t{arch.sm_count} * (threads_per_sm / t.block)));
 }
 
 // The backward kernels hold 40-64 registers per thread: 1024 threads fit on an

@@ -15,6 +15,7 @@
 // row_norm_param_grads the partial rows, column-parallel.
 #pragma once
 
+#include "boo/kernels/arch/sm80.cuh"
 #include "boo/kernels/reduce/group_sum.cuh"
 #include "boo/kernels/reduce/row_stats.cuh"
 #include "boo/kernels/reduce/vectors.cuh"
@@ -75,24 +76,73 @@ __device__ __forceinline__ void add_share(const Share& share, float (&x)[kPerThr
 /// A thread's float32 partial sums of dweight and dbias over the rows its row
 /// group visits, kElems per parameter (its columns, in share order). In
 /// registers, or (kShared, chosen by norm_rows_impl.cpp) in the block's dynamic
-/// shared memory, [2][kElems][kBlock] floats (dweight, dbias), which leaves
-/// the registers to the early load of the next row. Each thread touches only
-/// its own sums, so no barrier is needed.
-template <int kElems, int kBlock, bool kShared>
+/// shared memory, [kInShared][kElems][kBlock] floats (dweight, then dbias
+/// unless kDbInRegisters), which leaves the registers to the early load of the
+/// next row. kDbInRegisters (with kShared): dbias stays in registers, halving
+/// the shared memory the sums take (room for a deeper ring, StagedRows). Each
+/// thread touches only its own sums, so no barrier is needed.
+template <int kElems, int kBlock, bool kShared, bool kDbInRegisters>
 struct PartialSums {
-  float held[kShared ? 1 : 2][kElems];  // [dweight, dbias][element] (registers only)
+  static constexpr int kInShared = kShared ? (kDbInRegisters ? 1 : 2) : 0;  // sums in shared memory
+  float held[kShared ? 1 : 2][kElems];  // [the sums in registers: dweight, dbias or dbias alone][element]
 
   __device__ __forceinline__ float& at(int which, int e) {
-    if constexpr (kShared) {
-      extern __shared__ float dynamic_shared[];  // [2][kElems][kBlock]
+    if (kShared && which < kInShared) {
+      extern __shared__ float dynamic_shared[];  // [kInShared][kElems][kBlock]
       return dynamic_shared[(which * kElems + e) * kBlock + threadIdx.x];
     } else {
-      return held[which][e];
+      return held[kShared ? 0 : which][e];
     }
   }
   __device__ __forceinline__ float& dw(int e) { return at(0, e); }
   __device__ __forceinline__ float& db(int e) { return at(1, e); }
 };
+
+/// A thread's shares of the rows it visits next, in a ring of kStages stages
+/// in the block's dynamic shared memory after the partial sums (if there),
+/// [kStages][kTensors][kPerThread][kBlock] vectors, filled by cp.async
+/// (sm_80+) kStages - 1 rows ahead of the row reduced: loads in flight that
+/// hold no registers, where the early load (kPrefetch) holds one row ahead in
+/// registers. Each thread reads only the slots it filled itself, so no barrier:
+/// cp.async.wait_group makes its copies visible to it. Chosen by
+/// norm_rows_impl.cpp (StagedRows there).
+template <typename T, int kVec, int kPerThread, int kThreadsPerRow, int kVectors, int kBlock, int kTensors,
+          int kStages>
+struct StagedRows {
+  using V = Vec<T, kVec>;
+  V* ring;  // [kStages][kTensors][kPerThread][kBlock]
+
+  __device__ __forceinline__ V* slot(int stage, int tensor, int i) const {
+    return ring + ((stage * kTensors + tensor) * kPerThread + i) * kBlock + threadIdx.x;
+  }
+
+  /// Starts copying this thread's share of `row` of one tensor (zeros past the last row).
+  __device__ __forceinline__ void issue(int stage, int tensor, unsigned long long base, long long row, bool active,
+                                        int lane) const {
+    static_assert(sizeof(V) == 16 || sizeof(V) == 8 || sizeof(V) == 4, "cp.async moves 4, 8 or 16 bytes");
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i) {
+      const int vec = lane + i * kThreadsPerRow;
+      const bool valid = active && vec < kVectors;
+      const V* src = reinterpret_cast<const V*>(base) + (valid ? row * kVectors + vec : 0);
+      cp_async_vector<sizeof(V)>(slot(stage, tensor, i), src, valid);
+    }
+  }
+
+  template <typename Share>
+  __device__ __forceinline__ void read(int stage, int tensor, Share& share) const {
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i) share.v[i] = *slot(stage, tensor, i);
+  }
+};
+
+/// Waits until at most kPending of this thread's cp.async groups are in
+/// flight; the memory clobber keeps the compiler from moving shared-memory
+/// reads above it (or a stage's reads below the copies that refill it).
+template <int kPending>
+__device__ __forceinline__ void staged_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
 
 /// Forward: y = (x - mean) * rstd * weight + bias, rstd = 1/sqrt(var + eps)
 /// (layer norm; var biased, two passes over the registers), or
@@ -157,11 +207,17 @@ __device__ void row_norm_forward(const RowNormParams& p) {
 ///   dx = rstd * (g - xhat * mean(g * xhat))             (kRms)
 /// and the row group's partial sums of dweight (dy * xhat) and dbias (dy) over
 /// its rows, in partial row blockIdx.x * kRowsPerBlock + group (kSharedPartials:
-/// kept in shared memory meanwhile, see PartialSums). kAdd: x is x + x2.
+/// kept in shared memory meanwhile, dbias in registers with kDbInRegisters, see
+/// PartialSums). kAdd: x is x + x2.
+/// kStages > 0: the rows' shares come through a ring of kStages stages in
+/// shared memory (StagedRows), and mean and rstd one row ahead in registers.
 template <typename T, int kCols, int kVec, int kThreadsPerRow, int kBlock, bool kPrefetch, bool kSharedPartials,
-          bool kRms, bool kWeight, bool kDx, bool kDw, bool kDb, bool kAdd>
+          int kStages, bool kDbInRegisters, bool kRms, bool kWeight, bool kDx, bool kDw, bool kDb, bool kAdd>
 __device__ void row_norm_backward(const RowNormParams& p) {
   using Split = RowSplit<kCols, kVec, kThreadsPerRow, kBlock>;
+  constexpr bool kStaged = kStages > 0;
+  static_assert(!(kStaged && kPrefetch), "the ring is the early load");
+  static_assert(!kStaged || kStages >= 2, "a ring of one stage would wait for every row");
   // dbias alone needs only dy (its signature has no x, mean or rstd).
   constexpr bool kNeedX = kDx || kDw;
   __shared__ Sum2 scratch[32];
@@ -173,7 +229,8 @@ __device__ void row_norm_backward(const RowNormParams& p) {
   // Element i * kVec + k: partial dweight and dbias of this thread's column
   // (vector i, element k); left unused, and so removed by the compiler, when
   // not asked for.
-  PartialSums<Split::kPerThread * kVec, kBlock, kSharedPartials> partial;
+  using Partials = PartialSums<Split::kPerThread * kVec, kBlock, kSharedPartials, kDbInRegisters>;
+  Partials partial;
 #pragma unroll
   for (int e = 0; e < Split::kPerThread * kVec; ++e) {
     if (kDw) partial.dw(e) = 0.f;
@@ -183,22 +240,62 @@ __device__ void row_norm_backward(const RowNormParams& p) {
   // visited next, loaded before the current row is reduced).
   Share x_share, x2_share, dy_share;
   float row_mean = 0.f, row_rstd = 0.f;
+  auto load_stats = [&](long long row) {
+    const bool active = row < p.rows;
+    if (!kRms && kNeedX) row_mean = active ? reinterpret_cast<const float*>(p.mean)[row] : 0.f;
+    if (kNeedX) row_rstd = active ? reinterpret_cast<const float*>(p.rstd)[row] : 0.f;
+  };
   auto load_row = [&](long long row) {
     const bool active = row < p.rows;
     if (kNeedX) x_share.load(p.x, row, active, lane);
     if (kNeedX && kAdd) x2_share.load(p.x2, row, active, lane);
     dy_share.load(p.dy, row, active, lane);
-    if (!kRms && kNeedX) row_mean = active ? reinterpret_cast<const float*>(p.mean)[row] : 0.f;
-    if (kNeedX) row_rstd = active ? reinterpret_cast<const float*>(p.rstd)[row] : 0.f;
+    load_stats(row);
   };
   const long long stride = static_cast<long long>(gridDim.x) * Split::kRowsPerBlock;  // rows between visits
   long long first = static_cast<long long>(blockIdx.x) * Split::kRowsPerBlock;
+  // The ring: tensors x, x2 (kAdd), dy in that order, after the partial sums.
+  constexpr int kX = 0, kX2 = 1, kDy = kNeedX ? (kAdd ? 2 : 1) : 0;
+  constexpr int kTensors = kDy + 1;
+  extern __shared__ float dynamic_shared[];  // [partial sums (kSharedPartials)][ring (kStaged)]
+  using Ring = StagedRows<T, kVec, Split::kPerThread, kThreadsPerRow, Split::kVectors, kBlock, kTensors,
+                          (kStaged ? kStages : 1)>;
+  const Ring ring{reinterpret_cast<typename Ring::V*>(
+      dynamic_shared + Partials::kInShared * Split::kPerThread * kVec * kBlock)};
+  auto issue_row = [&](long long row, int stage) {
+    if constexpr (kStaged) {
+      const bool active = row < p.rows;
+      // No shared-memory read of a stage moves below the copies that refill it.
+      asm volatile("" ::: "memory");
+      if (kNeedX) ring.issue(stage, kX, p.x, row, active, lane);
+      if (kNeedX && kAdd) ring.issue(stage, kX2, p.x2, row, active, lane);
+      ring.issue(stage, kDy, p.dy, row, active, lane);
+      cp_async_commit();
+    }
+  };
+  int stage = 0;  // the ring's stage of the row reduced (kStaged)
+  if constexpr (kStaged) {
+#pragma unroll
+    for (int s = 0; s + 1 < kStages; ++s) issue_row(first + group + s * stride, s);
+    load_stats(first + group);
+  }
   if (kPrefetch) load_row(first + group);
   for (; first < p.rows; first += stride) {
     const long long row = first + group;
     const bool active = row < p.rows;
-    if (!kPrefetch) load_row(row);
+    if (!kPrefetch && !kStaged) load_row(row);
     const float mean = row_mean, rstd = row_rstd;
+    if constexpr (kStaged) {
+      // Refill the stage reduced last time (its values are in registers and
+      // used), then wait for this row's: kStages - 1 rows stay in flight.
+      issue_row(row + (kStages - 1) * stride, (stage + kStages - 1) % kStages);
+      load_stats(row + stride);
+      staged_wait<kStages - 1>();
+      if (kNeedX) ring.read(stage, kX, x_share);
+      if (kNeedX && kAdd) ring.read(stage, kX2, x2_share);
+      ring.read(stage, kDy, dy_share);
+      stage = (stage + 1) % kStages;
+    }
     float xhat[Split::kPerThread][kVec];  // [vectors of this thread][kVec]
     float dy[Split::kPerThread][kVec];    // [vectors of this thread][kVec]
     if (kNeedX) x_share.to_float(xhat);
@@ -239,6 +336,8 @@ __device__ void row_norm_backward(const RowNormParams& p) {
       store_vector<T, kVec>(p.dx, row * Split::kVectors + vec, out);
     }
   }
+  // The ring's last copies (of rows past the end, zeros) land before the block leaves its shared memory.
+  if constexpr (kStaged) staged_wait<0>();
   if (!kDw && !kDb) return;
   const long long slot = static_cast<long long>(blockIdx.x) * Split::kRowsPerBlock + group;
   float* partial_dw = reinterpret_cast<float*>(p.partials) + slot * kCols;                  // [kCols] of slot
@@ -297,11 +396,28 @@ __device__ void row_norm_param_grads(const RowNormParams& p) {
   }
 }
 
+/// Drops the 128-byte line at `address` from L2 without writing it back
+/// (sm_80+; a no-op before): for partial rows read for the last time. They
+/// were written by the kernel just before and are still in L2; without the
+/// discard every dirty line went back to memory later, a write of the whole
+/// workspace (2 x 132 partial rows of 12288 floats, 13 MB, at 1024x12288:
+/// 17% of the backward's minimum bytes). @pre `address` is 128-byte aligned.
+__device__ __forceinline__ void discard_l2_line(const float* address) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("discard.global.L2 [%0], 128;" ::"l"(address) : "memory");
+#endif
+}
+
 /// dweight[c] / dbias[c] = the sum of the partial rows' column c, in a fixed
 /// order. Block: 32 columns x 8 slot lanes; lane t adds slots t, t+8, ...,
-/// then the 8 lane sums are added in lane order.
+/// then the 8 lane sums are added in lane order. Where a row of partials is
+/// whole 128-byte lines (kCols a multiple of 32 floats; the workspace is
+/// 256-byte aligned), each warp's 32 columns of a slot are one line, read
+/// once: the warp discards its lines from L2 once every lane has added them
+/// (__syncwarp orders the lanes' reads before lane 0's discards).
 template <typename T, int kCols, bool kDw, bool kDb>
 __device__ void row_norm_finalize(const RowNormParams& p) {
+  constexpr bool kWholeLines = kCols % 32 == 0;
   __shared__ float sums[2][8][33];  // [dweight, dbias][slot lane][column in the block], padded
   const int column_in_block = threadIdx.x & 31, slot_lane = threadIdx.x >> 5;
   const long long col = static_cast<long long>(blockIdx.x) * 32 + column_in_block;
@@ -309,9 +425,19 @@ __device__ void row_norm_finalize(const RowNormParams& p) {
   if (col < kCols) {
     const float* partial_dw = reinterpret_cast<const float*>(p.partials);  // [slots][kCols]
     const float* partial_db = partial_dw + p.slots * kCols;                // [slots][kCols]
+    // Unrolled so that several slots' loads are in flight at once.
+#pragma unroll 4
     for (long long s = slot_lane; s < p.slots; s += 8) {
       if (kDw) dw += partial_dw[s * kCols + col];
       if (kDb) db += partial_db[s * kCols + col];
+    }
+    if (kWholeLines) {
+      __syncwarp();
+      if (column_in_block == 0)
+        for (long long s = slot_lane; s < p.slots; s += 8) {
+          if (kDw) discard_l2_line(partial_dw + s * kCols + col);
+          if (kDb) discard_l2_line(partial_db + s * kCols + col);
+        }
     }
   }
   sums[0][slot_lane][column_in_block] = dw;
