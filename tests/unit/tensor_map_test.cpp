@@ -12,6 +12,7 @@
 
 #include "ops/conv/conv_wgmma_impl.hpp"
 #include "ops/conv/device/conv_wgmma_params.cuh"
+#include "ops/gemm/gemm_conv_impl.hpp"
 #include "ops/op_definition.hpp"
 #include "plan_util.hpp"
 #include "runtime/tensor_maps.hpp"
@@ -28,17 +29,18 @@ struct Planned {
   std::unique_ptr<OpProblem> problem;
 };
 
-Planned plan(const std::string& command) {
+// `impl`'s plan of `command` on sm_90a (the conv tier's, or a GEMM tier's that maps onto it).
+Planned plan_with(const GpuImplementation& impl, const std::string& command) {
   Planned out;
   out.problem = test::problem_of(command);
   if (!out.problem) return out;
   const ArchSpec arch = test::sm90();
-  EXPECT_TRUE(tier().accepts(*out.problem, arch).ok()) << command;
-  Result<std::unique_ptr<const Config>> config = tier().configure(*out.problem, arch);
+  EXPECT_TRUE(impl.accepts(*out.problem, arch).ok()) << command;
+  Result<std::unique_ptr<const Config>> config = impl.configure(*out.problem, arch);
   EXPECT_TRUE(config.ok()) << config.status().to_string();
   if (!config.ok()) return out;
   out.config = (*config)->text();
-  Result<Plan> p = tier().plan(*out.problem, **config, arch);
+  Result<Plan> p = impl.plan(*out.problem, **config, arch);
   EXPECT_TRUE(p.ok()) << p.status().to_string();
   if (!p.ok()) return out;
   const OpSignature& sig = out.problem->signature();
@@ -46,6 +48,15 @@ Planned plan(const std::string& command) {
   EXPECT_TRUE(valid.ok()) << valid.to_string();
   out.plan = std::move(p).value();
   return out;
+}
+
+Planned plan(const std::string& command) { return plan_with(tier(), command); }
+
+// The step that runs the Hopper kernel (entry boo_wgmma_<result>), or null.
+const LaunchStep* wgmma_step(const Plan& plan) {
+  for (const LaunchStep& s : plan.steps)
+    if (s.entry.rfind("boo_wgmma_", 0) == 0 && s.entry.find("_reduce") == std::string::npos) return &s;
+  return nullptr;
 }
 
 TensorBinding argument(const Planned& p, const char* name) {
@@ -142,6 +153,107 @@ TEST(TensorMapTest, WeightFaceDyIsTwoBoxesPerKBlock) {
     EXPECT_EQ(p.plan.steps[1].params.size(), sizeof(ConvIgemmParams));
     EXPECT_TRUE(p.plan.steps[1].tensor_maps.empty());
     EXPECT_NE(p.plan.source.text.find("_reduce(const boo::ConvIgemmParams p)"), std::string::npos);
+  }
+}
+
+TEST(TensorMapTest, PlainForwardAIsOneBoxPerKBlockWithTheFilter) {
+  // Where x is a plain matrix {C channels, N x H x W pixels} (1x1 filter, stride 1, no padding, pixels evenly
+  // spaced), A is a second map, box {64, 128} (an A tile), and one producer thread issues both boxes (kTmaA).
+  struct Case {
+    std::string command;
+    uint64_t channels, pixels, pixel_bytes, k;
+    bool staged_x = false, gemm = false;
+  } cases[] = {
+      // ResNet's 1x1 expansion: M = 64 x 28 x 28 (a multiple of 128), C = 256 (four k-blocks).
+      {"convbfp16 -n 64 -c 256 -H 28 -W 28 -k 512 -y 1 -x 1 -F 1" + kNhwc, 256, 64 * 28 * 28, 512, 512},
+      // M = 7 x 30 x 30 = 6300, not a multiple of 128 (the last row tile's box reads zero rows past it); C = 72:
+      // the one k-block's box reads zero channels past it. fp16, bias and activation.
+      {"convfp16 -n 7 -c 72 -H 30 -W 30 -k 256 -y 1 -x 1 -F 1 -b 1 --activation relu" + kNhwc, 72, 6300, 144, 256},
+      // A 1-D conv (H = 1).
+      {"convbfp16 --spatial_dim 1 -n 8 -c 512 -H 1000 -k 256 -y 1 -F 1 --in_layout NHC --fil_layout NHC "
+       "--out_layout NHC",
+       512, 8000, 1024, 256},
+      // GEMMs (m = --a_w rows of A, k = --a_h, n = --b_w) as 1x1 convs of m one-pixel images: A (k x m when
+      // transposed, then staged m x k in the workspace) is x, {k channels, m pixels}; B, staged or not, the
+      // filter {k, n}. k = 1000: the last k-block's box reads zero channels past it; m = 6000 and 2000 are
+      // not multiples of 128.
+      {"gemmbfp16 --a_w 4096 --a_h 4096 --b_w 4096", 4096, 4096, 8192, 4096, false, true},
+      {"gemmbfp16 --a_w 4096 --a_h 4096 --b_w 4096 --transA 1", 4096, 4096, 8192, 4096, true, true},
+      {"gemmbfp16 --a_w 6000 --a_h 1000 --b_w 2048 --transB 1", 1000, 6000, 2000, 2048, false, true},
+      {"gemmbfp16 --a_w 2000 --a_h 2048 --b_w 8192 --transA 1 --transB 1", 2048, 2000, 4096, 8192, true, true},
+      {"gemmbfp16 --a_w 1024 --a_h 8192 --b_w 512 --alpha 0.5", 8192, 1024, 16384, 512, false, true},
+      // The gradients: dA = dD B^T (x = dD, m x n as it is), dB = A^T dD (x = A^T: staged).
+      {"gemmbfp16 --a_w 4096 --a_h 2048 --b_w 1024 -F 2", 1024, 4096, 2048, 2048, false, true},
+      {"gemmbfp16 --a_w 4096 --a_h 2048 --b_w 1024 -F 3", 4096, 2048, 8192, 1024, true, true},
+  };
+  test::UnverifiedKernelsEnabled gate;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.command);
+    const Planned p = plan_with(c.gemm ? gemm::gemm_via_conv_wgmma() : tier(), c.command);
+    EXPECT_NE(p.config.find(", filter by TMA, x by TMA (a plain matrix): one producer thread"), std::string::npos)
+        << p.config;
+    EXPECT_EQ(p.config.find("x by cp.async"), std::string::npos) << p.config;
+    const LaunchStep* step = wgmma_step(p.plan);
+    ASSERT_NE(step, nullptr);
+    ASSERT_EQ(step->tensor_maps.size(), 2u);
+    const TensorMapSlot& b = step->tensor_maps[0];
+    const TensorMapSlot& a = step->tensor_maps[1];
+    EXPECT_EQ(b.params_offset, offsetof(ConvWgmmaParams, tma_b));
+    EXPECT_EQ(a.params_offset, offsetof(ConvWgmmaParams, tma_a));
+    EXPECT_EQ(a.rank, 2u);
+    EXPECT_EQ(a.dims[0], c.channels);
+    EXPECT_EQ(a.dims[1], c.pixels);
+    EXPECT_EQ(a.strides[0], c.pixel_bytes);
+    EXPECT_EQ(a.box[0], 64u);
+    EXPECT_EQ(a.box[1], 128u);
+    EXPECT_EQ(a.box_bytes(), 128u * 128);  // the A tile
+    EXPECT_EQ(a.swizzle, TensorMapSlot::Swizzle::k128B);
+    EXPECT_EQ(a.byte_offset, 0u);
+    EXPECT_EQ(a.tensor.source == TensorBinding::Source::kWorkspace, c.staged_x);
+    if (!c.staged_x && !c.gemm) EXPECT_TRUE(a.tensor == argument(p, "x"));
+    if (!c.staged_x && c.gemm)
+      EXPECT_TRUE(a.tensor == argument(p, c.command.find("-F 2") != std::string::npos ? "dd" : "a"));
+    // The filter's map: {R x S x C = C columns, K rows}, box {64, BN}.
+    EXPECT_EQ(b.dims[0], c.channels);
+    EXPECT_EQ(b.dims[1], c.k);
+    EXPECT_EQ(b.box[0], 64u);
+    EXPECT_NE(p.plan.source.text.find("  static constexpr bool kTmaA = true;\n};"), std::string::npos);
+    EXPECT_NE(p.plan.source.text.find("conv_wgmma<Cfg>(p.p, &p.tma_b, &p.tma_a); }"), std::string::npos)
+        << p.plan.source.text;
+    // boo explain prints both maps.
+    EXPECT_NE(a.text().find("box 64x128 (16384 B), 128-byte swizzle"), std::string::npos) << a.text();
+  }
+}
+
+TEST(TensorMapTest, ForwardAThatIsNotAPlainMatrixSaysWhy) {
+  // 1x1 filters with padding or stride 2 and 3x3 filters (dilated too) read an im2col A: the filter alone
+  // by TMA, x by cp.async, and the generated Cfg without kTmaA (as before).
+  const std::string not_1x1 = "; x by cp.async: A is a plain matrix only for 1x1 filters at stride 1 without padding";
+  struct Case {
+    std::string command, why;
+  } cases[] = {
+      {"convbfp16 -n 64 -c 256 -H 28 -W 28 -k 512 -y 1 -x 1 -p 1 -q 1 -F 1" + kNhwc, not_1x1},
+      {"convbfp16 -n 64 -c 256 -H 56 -W 56 -k 512 -y 1 -x 1 -u 2 -v 2 -F 1" + kNhwc, not_1x1},
+      {"convbfp16 -n 128 -c 256 -H 14 -W 14 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1" + kNhwc, not_1x1},
+      {"convbfp16 -n 32 -c 256 -H 28 -W 28 -k 256 -y 3 -x 3 -p 2 -q 2 -l 2 -j 2 -F 1" + kNhwc, not_1x1},
+  };
+  {  // Ungated: no maps, and no kTmaA line in the source.
+    const Planned off = plan("convbfp16 -n 64 -c 256 -H 28 -W 28 -k 512 -y 1 -x 1 -F 1" + kNhwc);
+    EXPECT_EQ(off.config.find("TMA"), std::string::npos) << off.config;
+    EXPECT_EQ(off.plan.source.text.find("kTmaA"), std::string::npos);
+    ASSERT_NE(wgmma_step(off.plan), nullptr);
+    EXPECT_TRUE(wgmma_step(off.plan)->tensor_maps.empty());
+  }
+  test::UnverifiedKernelsEnabled gate;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.command);
+    const Planned p = plan(c.command);
+    EXPECT_NE(p.config.find(", filter by TMA; x by cp.async: "), std::string::npos) << p.config;
+    EXPECT_NE(p.config.find(c.why), std::string::npos) << p.config;
+    const LaunchStep* step = wgmma_step(p.plan);
+    ASSERT_NE(step, nullptr);
+    EXPECT_EQ(step->tensor_maps.size(), 1u);
+    EXPECT_EQ(p.plan.source.text.find("kTmaA"), std::string::npos);
   }
 }
 

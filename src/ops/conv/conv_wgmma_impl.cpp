@@ -270,6 +270,10 @@ struct WgmmaConfig final : Config {
   // qualify (tma_blocker), shown in the text.
   bool tma = false;
   std::string tma_off;
+  // With `tma` on the forward face, A (x) by TMA too where it is a plain matrix (plain_a_blocker): one
+  // producer thread issues both boxes (conv_wgmma.cuh's produce_tma; Cfg kTmaA). `tma_a_off`: why not.
+  bool tma_a = false;
+  std::string tma_a_off;
   Run run;
   size_t partial_bytes = 0;  // the splits' partials, at the workspace's start
   size_t workspace_bytes = 0;
@@ -306,7 +310,9 @@ struct WgmmaConfig final : Config {
     }
     if (promote) record += ", sums promoted per k-block";
     if (tma) record += run.weight() ? ", dy by TMA" : ", filter by TMA";
+    if (tma_a) record += ", x by TMA (a plain matrix): one producer thread";
     if (!tma_off.empty()) record += "; no TMA: " + tma_off;
+    if (!tma_a_off.empty()) record += "; x by cp.async: " + tma_a_off;
     if (!run.staged_why.empty()) {
       record += "; staged: ";
       record += run.staged_why;
@@ -483,6 +489,29 @@ std::string tma_blocker(const Run& run) {
   return dense ? "" : "the filter's (tap, channel) columns are not one run of memory per output channel";
 }
 
+// The elements between consecutive pixels of the forward face's A (x) where its N x H x W pixels are
+// evenly spaced in memory (a dim of extent 1 is never stepped), else 0.
+long long uniform_pixel_stride(const Relation& r) {
+  const Strides5& x = r.a_strides;  // (n, c, d, h, w)
+  const long long step = r.a_size[2] > 1 ? x[4] : r.a_size[1] > 1 ? x[3] : x[0];
+  const bool uniform = (r.a_size[2] == 1 || x[4] == step) && (r.a_size[1] == 1 || x[3] == r.a_size[2] * step) &&
+                       (r.batch == 1 || x[0] == r.a_size[1] * r.a_size[2] * step);
+  return uniform ? step : 0;
+}
+
+// Why the forward face's A (x) is not a plain matrix that one TMA box per k-block loads (empty: it is):
+// output pixel m must read input pixel m, so a 1x1 filter at stride 1 without padding (Relation::pointwise),
+// over pixels evenly spaced in memory 16-byte aligned (a 2-D map {C channels, N x H x W pixels}), groups 1
+// (as the filter's map), and B by TMA as well (the producer is then one thread). docs/wgmma-tma-design.md §1.
+std::string plain_a_blocker(const Run& run) {
+  const Relation& r = run.rel;
+  if (!r.pointwise())
+    return "A is a plain matrix only for 1x1 filters at stride 1 without padding (an im2col map is not built yet)";
+  const long long step = uniform_pixel_stride(r);
+  if (step == 0 || step % 8 != 0 || step < r.ca) return "x's pixels are not evenly spaced 16-byte aligned rows";
+  return "";
+}
+
 // The map of the run's TMA operand (run.rel's strides, a multiple of 8 elements: vector_aligned),
 // one box a tile's k-block (conv_wgmma.cuh's produce, conv_wgmma_weight.cuh's produce_weight):
 //   forward: the filter as {R x S x C columns, K rows}, rows WK apart; box {64, BN}: a B tile;
@@ -505,6 +534,21 @@ TensorMapSlot tma_slot(const Run& run, int bn, DType dtype, TensorBinding tensor
     m.strides = {static_cast<uint64_t>(r.w_strides[0]) * element, 0, 0, 0};
     m.box = {static_cast<uint32_t>(kBlockK), static_cast<uint32_t>(bn), 1, 1, 1};
   }
+  return m;
+}
+
+// The forward face's plain A (plain_a_blocker): x as {C channels, N x H x W pixels}, pixels
+// uniform_pixel_stride apart; box {64, 128}: an A tile (conv_wgmma.cuh's produce_tma).
+TensorMapSlot plain_a_slot(const Run& run, DType dtype, TensorBinding tensor) {
+  const Relation& r = run.rel;
+  TensorMapSlot m;
+  m.tensor = tensor;
+  m.dtype = dtype;
+  m.rank = 2;
+  m.swizzle = TensorMapSlot::Swizzle::k128B;
+  m.dims = {static_cast<uint64_t>(r.ca), static_cast<uint64_t>(r.batch * r.pix_a()), 1, 1, 1};
+  m.strides = {static_cast<uint64_t>(uniform_pixel_stride(r)) * dtype_size_bytes(dtype), 0, 0, 0};
+  m.box = {static_cast<uint32_t>(kBlockK), static_cast<uint32_t>(kTileRows), 1, 1, 1};
   return m;
 }
 
@@ -599,6 +643,10 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     if (unverified_kernels_enabled()) {
       config.tma_off = tma_blocker(config.run);
       config.tma = config.tma_off.empty();
+      if (config.tma && config.run.task.face == kForwardFace) {
+        config.tma_a_off = plain_a_blocker(config.run);
+        config.tma_a = config.tma_a_off.empty();
+      }
     }
     if (config.run.weight()) {
       choose_weight_tiling(config, arch);
@@ -703,7 +751,11 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     if (run.native) cfg += native_constants(r);
     cfg += "  static constexpr bool kFp32Out = " + std::string(config.fp32_out ? "true" : "false") + ";\n";
     cfg += "  static constexpr bool kPromote = " + std::string(config.promote ? "true" : "false") + ";\n";
-    cfg += "  static constexpr bool kTma = " + std::string(config.tma ? "true" : "false") + ";\n};\n";
+    cfg += "  static constexpr bool kTma = " + std::string(config.tma ? "true" : "false") + ";\n";
+    // (Only where set: conv_wgmma.cuh's FullyTma reads its absence as false, and every other kernel's
+    // generated source stays as it was.)
+    if (config.tma_a) cfg += "  static constexpr bool kTmaA = true;\n";
+    cfg += "};\n";
 
     Plan plan;
     const TensorRoles roles(sig);
@@ -727,7 +779,9 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     plan.source.text += "\n" + cfg + "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kThreads) +
                         ", 1) " + entry +
                         (config.tma ? "(const __grid_constant__ boo::ConvWgmmaParams p) { boo::wgmma_conv::" + body +
-                                          "<Cfg>(p.p, " + (run.weight() ? "&p.tma_a" : "&p.tma_b") + "); }\n"
+                                          "<Cfg>(p.p, " +
+                                          (run.weight() ? "&p.tma_a" : config.tma_a ? "&p.tma_b, &p.tma_a" : "&p.tma_b") +
+                                          "); }\n"
                                     : "(const boo::ConvIgemmParams p) { boo::wgmma_conv::" + body + "<Cfg>(p); }\n");
     plan.source.entries.push_back(entry);
 
@@ -779,6 +833,10 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       BOO_ASSIGN_OR_RETURN(TensorBinding tensor, run.weight() ? bind(run.b, run.b_copy, false)
                                                               : bind(run.w, run.w_copy, false));
       step.map(run.weight() ? step.params.tma_a : step.params.tma_b, tma_slot(run, config.bn, sig.dtype, tensor));
+      if (config.tma_a) {  // the forward face's x (or its copy) as a plain matrix
+        BOO_ASSIGN_OR_RETURN(TensorBinding x, bind(run.a, run.a_copy, false));
+        step.map(step.params.tma_a, plain_a_slot(run, sig.dtype, x));
+      }
       launch = std::move(step).finish();
     } else {
       StepBuilder<ConvIgemmParams> step(entry, grid, block, shared);
