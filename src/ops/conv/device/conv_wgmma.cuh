@@ -69,6 +69,17 @@ struct FullyTma<C, decltype(void(C::kTmaA))> {
   static constexpr bool value = C::kTmaA;
 };
 
+/// Whether the fully-TMA producer's A map is an im2col one (C::kIm2colA, set
+/// only with kTmaA): see produce_tma.
+template <class C, class = void>
+struct Im2colA {
+  static constexpr bool value = false;
+};
+template <class C>
+struct Im2colA<C, decltype(void(C::kIm2colA))> {
+  static constexpr bool value = C::kIm2colA;
+};
+
 /// Registers per thread after the frame's reallocation (setmaxnreg): the
 /// producer gives its share of the launch's 384 x 168 to the consumers'
 /// accumulators. Tiles of 192 and 256 columns keep BN / 2 accumulators per
@@ -308,12 +319,21 @@ __device__ void produce(const ConvIgemmParams& p, const TmaMap* tma_b, unsigned 
   finish_copies();
 }
 
-/// The fully-TMA producer (C::kTmaA, gated; a plain A: a 1x1 filter at
-/// stride 1 without padding over pixels evenly spaced in memory, groups 1, no
-/// stride phases: the host's rule). A k-block is two boxes:
-///   A (128 x 64, K-major): `tma_a`, x as the 2-D matrix {C channels, N x P x Q
-///     pixels}, box {64, 128} at (kb * 64, m0): the tile's 128 output pixels'
-///     (their input pixels') 64 channels;
+/// The fully-TMA producer (C::kTmaA, gated; groups 1, no stride phases: the
+/// host's rule). A k-block is two boxes:
+///   A (128 x 64, K-major), from `tma_a`, either
+///     plain (a 1x1 filter at stride 1 without padding over pixels evenly
+///     spaced in memory): x as the 2-D matrix {C channels, N x P x Q pixels},
+///     box {64, 128} at (kb * 64, m0): the tile's 128 output pixels' (their
+///     input pixels') 64 channels; or
+///     im2col (C::kIm2colA: C a multiple of 64, so that k-block kb is
+///     channels c0 ... c0 + 63 of one tap (r, s)): x as {C, W, H, N} with
+///     corners {-PW, -PH} and {PW - (S-1) DW, PH - (R-1) DH} and element
+///     strides {1, SW, SH, 1}, so that its bounding box's positions are the
+///     output pixels' receptive fields' first input pixels; 128 pixels from
+///     the tile's first output pixel (n, p, q) of m0, at (c0, q SW - PW,
+///     p SH - PH, n), read at the tap's offsets (s DW, r DH): rows past M run
+///     into images past N, zeros;
 ///   B (BN x 64, K-major): `tma_b` at (kb * 64, n0), as produce's.
 /// Channels past C and rows past M or K read as zeros (the cp.async path's
 /// zero chunks), each row 128 bytes, 128-byte swizzled as swizzle128_offset
@@ -327,8 +347,9 @@ __device__ void produce(const ConvIgemmParams& p, const TmaMap* tma_b, unsigned 
 template <class C>
 __device__ void produce_tma(const TmaMap* tma_a, const TmaMap* tma_b, unsigned char* smem, unsigned long long* full,
                             unsigned long long* empty) {
-  static_assert(C::kGroups == 1 && C::kPhases == 1 && C::R == 1 && C::S == 1,
-                "a plain A: one group's 1x1 filter without stride phases");
+  static_assert(C::kGroups == 1 && C::kPhases == 1, "one group's A and filter, without stride phases");
+  static_assert(Im2colA<C>::value ? C::kC % kBK == 0 : C::R == 1 && C::S == 1,
+                "an im2col A's k-blocks are one tap's channels; a plain A is a 1x1 filter's");
   static_assert(Layout<C>::kTileA == kBM * kBK * sizeof(typename C::T) &&
                     Layout<C>::kTileB == C::BN * kBK * sizeof(typename C::T),
                 "a tile is one box");
@@ -338,6 +359,9 @@ __device__ void produce_tma(const TmaMap* tma_a, const TmaMap* tma_b, unsigned c
   int it = 0;  // k-blocks issued so far, over all units
   for (int unit = blockIdx.x; unit < Tiles<C>::kCount; unit += gridDim.x) {
     const int m0 = Tiles<C>::m0(unit), n0 = Tiles<C>::n0(unit);
+    // (im2col) The tile's first output pixel's receptive field's first input pixel (may lie in the padding).
+    const int n = m0 / (C::P * C::Q), pq = m0 % (C::P * C::Q);
+    const int h0 = (pq / C::Q) * C::SH - C::PH, w0 = (pq % C::Q) * C::SW - C::PW;
     for (int kb = Tiles<C>::kb_begin(unit); kb < Tiles<C>::U::kb_end(unit); ++kb, ++it) {
       const int stage = it % C::STAGES;
       // Wait until both consumers released what the stage held STAGES k-blocks ago.
@@ -345,7 +369,14 @@ __device__ void produce_tma(const TmaMap* tma_a, const TmaMap* tma_b, unsigned c
       const unsigned a_tile = sm90::shared_address(smem) + stage * Layout<C>::kTileA;
       const unsigned b_tile = sm90::shared_address(smem) + Layout<C>::kB + stage * Layout<C>::kTileB;
       sm90::mbarrier_arrive_expect_tx(&full[stage], Layout<C>::kTileA + Layout<C>::kTileB);
-      sm90::tma_load_2d(a_tile, tma_a, kb * kBK, m0, &full[stage]);
+      if constexpr (Im2colA<C>::value) {
+        const int tap = kb * kBK / C::kC, c0 = kb * kBK % C::kC;
+        const int r = tap / C::S, s = tap % C::S;
+        sm90::tma_load_im2col_4d(a_tile, tma_a, c0, w0, h0, n, static_cast<unsigned short>(s * C::DW),
+                                 static_cast<unsigned short>(r * C::DH), &full[stage]);
+      } else {
+        sm90::tma_load_2d(a_tile, tma_a, kb * kBK, m0, &full[stage]);
+      }
       sm90::tma_load_2d(b_tile, tma_b, kb * kBK, n0, &full[stage]);
     }
   }
