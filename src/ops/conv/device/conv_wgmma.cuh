@@ -22,8 +22,8 @@
 //     128-byte swizzled K-major layout wgmma reads, and signals each stage's
 //     `full` barrier once its copies have landed (with C::kTma, gated: B, the
 //     filter, is one TMA copy a k-block instead, the same bytes in the same
-//     layout; produce; with C::kTmaA, gated, A too, where it is a plain
-//     matrix: then one thread issues both boxes, produce_tma);
+//     layout; produce; with C::kTmaA, gated, A too, as a plain matrix or
+//     by an im2col map: then one thread issues both boxes, produce_tma);
 //   warpgroups 1 and 2 (consumers): rows 0-63 and 64-127 of the tile; each
 //     waits for a stage, issues four m64nBNk16 wgmma on it (fp32 accumulators
 //     in registers) and releases it on its `empty` barrier when they are done.
