@@ -63,19 +63,39 @@ class ResNet50(nn.Module):
 
 
 def print_kernel_profile(label, run, top=14):
-    """GPU kernel time of one call of run(), grouped by kernel name, the largest first."""
+    """GPU kernel time of one call of run(), grouped by kernel name, the largest first; then the host side:
+    the call's wall time and the host operators with the most self CPU time (where the gaps between kernels
+    come from)."""
     from torch.profiler import ProfilerActivity, profile
     torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        start = time.perf_counter()
         run()
         torch.cuda.synchronize()
+        wall = time.perf_counter() - start
     def gpu_us(e):  # PyTorch 2.4 renamed self_cuda_time_total
         return e.self_device_time_total if hasattr(e, "self_device_time_total") else e.self_cuda_time_total
-    kernels = [e for e in prof.key_averages() if gpu_us(e) > 0]
+    from torch.autograd import DeviceType
+    events = prof.key_averages()
+    # Kernels only: a host operator's entry carries its kernels' time too.
+    kernels = [e for e in events if e.device_type == DeviceType.CUDA and gpu_us(e) > 0]
     total = sum(gpu_us(e) for e in kernels)
-    print(f"  {label}: {total / 1e3:.2f} ms of GPU kernels in {sum(e.count for e in kernels)} launches")
+    print(f"  {label}: {total / 1e3:.2f} ms of GPU kernels in {sum(e.count for e in kernels)} launches, "
+          f"{wall * 1e3:.2f} ms wall (profiled)")
     for e in sorted(kernels, key=lambda e: -gpu_us(e))[:top]:
         print(f"    {gpu_us(e) / 1e3:8.3f} ms {e.count:5d}x  {e.key[:110]}")
+    # Where the GPU waited for the host: gaps between one kernel's end and the next one's start.
+    spans = sorted((e.time_range.start, e.time_range.end, e.name) for e in prof.events()
+                   if e.device_type == DeviceType.CUDA)
+    gaps = sorted(((b[0] - a[1], a[2], b[2]) for a, b in zip(spans, spans[1:]) if b[0] > a[1]), reverse=True)
+    print(f"  GPU idle between kernels: {sum(g[0] for g in gaps) / 1e3:.2f} ms in {len(gaps)} gaps, "
+          f"{sum(g[0] for g in gaps if g[0] > 20) / 1e3:.2f} ms in gaps over 20 us; the longest:")
+    for us, before, after in gaps[:8]:
+        print(f"    {us / 1e3:8.3f} ms after {before[:60]} before {after[:60]}")
+    host = [e for e in events if e.device_type == DeviceType.CPU and e.self_cpu_time_total > 0]
+    print(f"  host: {sum(e.self_cpu_time_total for e in host) / 1e3:.2f} ms of self CPU time, the largest:")
+    for e in sorted(host, key=lambda e: -e.self_cpu_time_total)[:top]:
+        print(f"    {e.self_cpu_time_total / 1e3:8.3f} ms {e.count:5d}x  {e.key[:110]}")
 
 
 def compile_with(model, backend, mode):

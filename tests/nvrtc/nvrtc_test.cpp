@@ -249,7 +249,7 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
                              "gemm_copy_tiled<boo::bf16, float, false, true, 4>", "gemm_copy_tiled<boo::bf16, float, true, false, 0>",
                              "gemm_copy_tiled<boo::bf16, boo::bf16, false, false, 0>", "gemm_copy_tiled<float, float, false, false, 0>",
                              "gemm_copy_tiled<boo::f16, boo::f16, false, false, 0>",
-                             "conv_forward_face<float, 0, false, true>",
+                             "conv_forward_face<int, float, 0, false, true>",
                              "kFp32Out = true"})
     EXPECT_TRUE(std::any_of(compiled.begin(), compiled.end(),
                             [&](const std::string& text) { return text.find(kernel) != std::string::npos; }))
@@ -544,7 +544,7 @@ TEST(NvrtcTest, TuningCandidatesCompile) {
       }
     }
   }
-  EXPECT_EQ(tiers.size(), 8u) << "the lines reach every tier with alternatives";
+  EXPECT_EQ(tiers.size(), 9u) << "the lines reach every tier with alternatives";
 }
 
 // Issue 17's fp32 weight gradients (NCHW, full precision): the FFMA mainloop's
@@ -687,6 +687,13 @@ TEST(NvrtcTest, HopperConvModulesCompile) {
            "convbfp16 -n 128 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 1 -b 1 --activation relu" + nhwc,
            "convfp16 -n 128 -c 256 -H 56 -W 56 -k 64 -y 1 -x 1 -F 1" + nhwc,
            "convbfp16 -n 128 -c 64 -H 56 -W 56 -k 256 -y 1 -x 1 -F 2" + nhwc,
+           // Weight faces of 64 output channels: the consumers split 128 or 256 columns, or consumer 1 idles
+           // (64 columns); 96 channels: consumer 1's rows partly past K.
+           "convbfp16 -n 128 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
+           "convfp16 -n 128 -c 256 -H 56 -W 56 -k 64 -y 1 -x 1 -F 4" + nhwc,
+           "convbfp16 -n 128 -c 64 -H 56 -W 56 -k 64 -y 1 -x 1 -F 4" + nhwc,
+           "convbfp16 -n 16 -c 96 -H 48 -W 32 -k 96 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
+           std::string("convfp16 -n 64 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 4"),
        }) {
     SCOPED_TRACE(command);
     Result<ParsedCommand> p = parse_command(std::string_view(command));
@@ -705,7 +712,10 @@ TEST(NvrtcTest, HopperConvModulesCompile) {
     const std::string& config = planned->config;  // "tile 128xNx64 ..."
     const size_t x1 = config.find('x'), x2 = config.find('x', x1 + 1);
     ASSERT_NE(x2, std::string::npos) << config;
-    const std::string wgmma = "wgmma.mma_async.sync.aligned.m64n" + config.substr(x1 + 1, x2 - x1 - 1) + "k16.f32";
+    // (Consumers that split the columns issue half the tile's width.)
+    const int bn = std::stoi(config.substr(x1 + 1, x2 - x1 - 1)) /
+                   (config.find("consumers split the columns") != std::string::npos ? 2 : 1);
+    const std::string wgmma = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(bn) + "k16.f32";
     EXPECT_NE(k->ptx.find(wgmma), std::string::npos) << wgmma << " in " << planned->config;
     EXPECT_NE(k->ptx.find("setmaxnreg.inc.sync.aligned.u32"), std::string::npos);
     // The weight face reads M- and N-major tiles (imm-trans-a, imm-trans-b = 1), the others K-major ones.
@@ -1547,16 +1557,64 @@ TEST(NvrtcTest, DepthwisePlanesModulesCompile) {
 }
 
 
+// gpu:conv:depthwise_channels (device/conv_depthwise_channels.cuh) compiles for sm_90a without spills or stack
+// on issue 17's NHWC MobileNetV2 weight gradients (32 to 960 channels, 112 to 7 pixels, stride 1 and 2) in every
+// dtype (16-byte vectors: 8 channels of 16 bits, 4 of fp32), and on 5x5 and 7x7 (narrower vectors), dilation,
+// channels not a multiple of 8 (4- and 2-byte vectors), one slice (no reduce), 1-D, transposed, with db (-F 9).
+TEST(NvrtcTest, DepthwiseChannelsModulesCompile) {
+  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
+  const ops::GpuImplementation* tier = conv_tier("gpu:conv:depthwise_channels");
+  ASSERT_NE(tier, nullptr);
+  const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
+  std::vector<std::string> commands;
+  for (const char* dtype : {"conv", "convfp16", "convbfp16"}) {
+    for (const char* geometry : {"-n 64 -c 576 -H 14 -W 14 -k 576 -y 3 -x 3 -p 1 -q 1 -g 576",
+                                 "-n 64 -c 32 -H 112 -W 112 -k 32 -y 3 -x 3 -p 1 -q 1 -g 32",
+                                 "-n 64 -c 144 -H 56 -W 56 -k 144 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -g 144",
+                                 "-n 64 -c 960 -H 7 -W 7 -k 960 -y 3 -x 3 -p 1 -q 1 -g 960",
+                                 "-n 16 -c 240 -H 28 -W 28 -k 240 -y 5 -x 5 -p 2 -q 2 -g 240",
+                                 "-n 16 -c 96 -H 15 -W 15 -k 96 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 -g 96",
+                                 "-n 4 -c 12 -H 14 -W 14 -k 12 -y 3 -x 3 -p 2 -q 2 -l 2 -j 2 -g 12",
+                                 "-n 1 -c 6 -H 5 -W 5 -k 6 -y 3 -x 3 -p 1 -q 1 -g 6"})
+      commands.push_back(std::string(dtype) + " " + geometry + " -F 4" + nhwc);
+  }
+  commands.push_back("convbfp16 -n 8 -c 64 -H 7 -W 7 -k 64 -y 3 -x 3 -p 1 -q 1 -g 64 -F 9" + nhwc);
+  commands.push_back("convbfp16 -m trans -n 4 -c 16 -H 7 -W 7 -k 16 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -g 16 -F 4" + nhwc);
+  commands.push_back("conv --spatial_dim 1 -n 8 -c 16 -H 31 -k 16 -y 7 -p 3 -u 2 -g 16 -F 4 --in_layout NHC "
+                     "--fil_layout NHC --out_layout NHC");
+  std::set<std::string> compiled;
+  for (const std::string& command : commands) {
+    SCOPED_TRACE(command);
+    Result<ParsedCommand> p = parse_command(std::string_view(command));
+    ASSERT_TRUE(p.ok()) << p.status().to_string();
+    Result<Planned> planned = plan_for(*tier, *p->signature, device);
+    ASSERT_TRUE(planned.ok()) << planned.status().to_string();
+    if (!compiled.insert(planned->plan.source.text).second) continue;
+    Result<jit::CompiledKernel> k = jit::compile_kernel(planned->plan.source, kArch, false);
+    ASSERT_TRUE(k.ok()) << k.status().to_string();
+    EXPECT_EQ(k->spill_bytes, 0) << k->log;
+    EXPECT_EQ(k->stack_bytes, 0) << k->log;
+    EXPECT_LE(k->registers, 128) << planned->config << "\n" << k->log;
+    if (std::getenv("BOO_TEST_PRINT_REGISTERS"))
+      std::printf("%s\n  %s: %d registers\n", command.c_str(), planned->config.c_str(), k->registers);
+  }
+  EXPECT_EQ(compiled.size(), commands.size());
+}
+
 // gpu:conv:small_c_data (device/conv_small_c.cuh) compiles for sm_90a without spills or stack on issue 17's
 // first-layer backward-data lines (7x7 stride 2 and 3x3 over 3 channels) and on 1, 2 and 4 channels, strides
 // 1 to 4 (4 to 16 phases, phases without taps), 5x5 and 11x11, asymmetric strides and padding, a transposed
-// conv's forward with bias and activation, with db.
+// conv's forward with bias and activation, with db; the fp16 and bf16 path (Staged16) on the 7x7 and 3x3 stems
+// in NCHW (element loads) and NHWC (8-byte vectors of 4 channels), 11x11 stride 4 (512 threads), K not a
+// multiple of the chunk (element loads across channels), 1 and 4 channels, a transposed conv's forward with bias
+// and activation, with db.
 TEST(NvrtcTest, SmallCDataModulesCompile) {
+  const std::string kSmallCNhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
   const ops::GpuImplementation* tier = conv_tier("gpu:conv:small_c_data");
   ASSERT_NE(tier, nullptr);
   std::set<std::string> compiled;
-  for (const std::string command : {
+  for (const std::string& command : std::vector<std::string>{
            "conv -n 32 -c 3 -H 224 -W 224 -k 64 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 -g 1 -F 2",
            "conv -n 16 -c 3 -H 224 -W 224 -k 64 -y 3 -x 3 -p 1 -q 1 -F 2",
            "conv -n 2 -c 1 -H 28 -W 28 -k 20 -y 5 -x 5 -F 2",
@@ -1565,6 +1623,14 @@ TEST(NvrtcTest, SmallCDataModulesCompile) {
            "conv -n 2 -c 3 -H 20 -W 20 -k 8 -y 1 -x 1 -u 2 -v 2 -F 2",
            "conv -n 2 -c 3 -H 23 -W 23 -k 24 -y 3 -x 3 -u 3 -v 3 -F 2",
            "conv -m trans -n 2 -c 32 -H 14 -W 14 -k 3 -y 4 -x 4 -p 1 -q 1 -u 2 -v 2 -F 1 -b 1 --activation tanh",
+           "convfp16 -n 32 -c 3 -H 224 -W 224 -k 64 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 -F 2",
+           "convbfp16 -n 32 -c 3 -H 224 -W 224 -k 64 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 -F 2",
+           "convbfp16 -n 32 -c 3 -H 224 -W 224 -k 64 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 -F 2" + kSmallCNhwc,
+           "convfp16 -n 16 -c 3 -H 224 -W 224 -k 64 -y 3 -x 3 -p 1 -q 1 -F 2" + kSmallCNhwc,
+           "convbfp16 -n 2 -c 4 -H 57 -W 57 -k 30 -y 5 -x 5 -p 2 -q 2 -u 2 -v 2 -F 8" + kSmallCNhwc,
+           "convfp16 -n 2 -c 1 -H 28 -W 28 -k 20 -y 5 -x 5 -F 2",
+           "convfp16 -n 2 -c 4 -H 57 -W 57 -k 96 -y 11 -x 11 -p 2 -q 2 -u 4 -v 4 -F 2",
+           "convbfp16 -m trans -n 2 -c 32 -H 14 -W 14 -k 3 -y 4 -x 4 -p 1 -q 1 -u 2 -v 2 -F 1 -b 1 --activation tanh",
        }) {
     SCOPED_TRACE(command);
     Result<ParsedCommand> p = parse_command(std::string_view(command));

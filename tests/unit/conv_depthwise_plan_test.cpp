@@ -4,6 +4,9 @@
 // writes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "ops/conv/conv_depthwise_impl.hpp"
 #include "ops/conv/conv_direct_impl.hpp"
 #include "ops/conv/conv_igemm_impl.hpp"
@@ -32,7 +35,7 @@ Status why_declined(const std::string& command) {
 
 TEST(ConvDepthwisePlanTest, SitsBetweenTheImplicitGemmAndTheDirectTier) {
   const auto impls = find_op("conv")->gpu_implementations();
-  ASSERT_EQ(impls.size(), 9u);
+  ASSERT_EQ(impls.size(), 10u);
   EXPECT_EQ(impls[0]->name(), "gpu:conv:pointwise");
   EXPECT_EQ(impls[1]->name(), "gpu:conv:wgmma_sm90");
   EXPECT_EQ(impls[2]->name(), "gpu:conv:fp32_bf16x6");
@@ -40,8 +43,9 @@ TEST(ConvDepthwisePlanTest, SitsBetweenTheImplicitGemmAndTheDirectTier) {
   EXPECT_EQ(impls[4]->name(), "gpu:conv:small_c_forward");
   EXPECT_EQ(impls[5]->name(), "gpu:conv:implicit_gemm");
   EXPECT_EQ(impls[6]->name(), "gpu:conv:depthwise_planes");
-  EXPECT_EQ(impls[7]->name(), "gpu:conv:depthwise");
-  EXPECT_EQ(impls[8]->name(), "gpu:conv:direct");
+  EXPECT_EQ(impls[7]->name(), "gpu:conv:depthwise_channels");
+  EXPECT_EQ(impls[8]->name(), "gpu:conv:depthwise");
+  EXPECT_EQ(impls[9]->name(), "gpu:conv:direct");
   // The implicit GEMM declines what this tier takes: it runs where gpu:conv:direct used to.
   for (const std::string& command : {kMobileNet + " -F 2", kMobileNet + " -F 4" + kNhwc,
                                      std::string("convbfp16 -n 8 -c 96 -H 56 -W 56 -k 96 -y 3 -x 3 -p 1 -q 1 "
@@ -246,7 +250,8 @@ TEST(ConvDepthwisePlanTest, PlanesSliceTheImagesOfFewChannels) {
   EXPECT_EQ(db.bias, p.address.at("db"));
 }
 
-// What gpu:conv:depthwise keeps: other directions, channels-last tensors, wide rows.
+// What gpu:conv:depthwise keeps: other directions, wide rows; channels-last tensors (whose multiplier-1 weight
+// gradients gpu:conv:depthwise_channels takes first).
 TEST(ConvDepthwisePlanTest, PlanesDeclineWithTheReason) {
   struct Case {
     std::string command, reason;
@@ -265,6 +270,120 @@ TEST(ConvDepthwisePlanTest, PlanesDeclineWithTheReason) {
     EXPECT_EQ(s.code(), StatusCode::kUnimplemented) << s.to_string();
     EXPECT_NE(s.message().find(c.reason), std::string::npos) << s.to_string();
     if (c.reason != "not 2 -> 2") EXPECT_TRUE(depthwise().accepts(*problem, test::sm90()).ok());
+  }
+}
+
+const GpuImplementation& channels() { return conv::depthwise_channels_implementation(); }
+
+// Issue 17's NHWC MobileNetV2 weight gradient (576 channels at 14x14, bf16): 16-byte vectors of 8 channels,
+// 72 vectors in 5 blocks of 15 lanes (17 workers each: 255 threads), 92 slices of the 12544 pixels for 8 blocks
+// an SM; the slices' partials in the workspace and a warp per weight to add them. The estimates in the config.
+TEST(ConvDepthwisePlanTest, ChannelsTakeNhwcWeightGradientsAheadOfTheDepthwiseTier) {
+  const std::string line = "convbfp16 -n 64 -c 576 -H 14 -W 14 -k 576 -y 3 -x 3 -p 1 -q 1 -g 576 -F 4" + kNhwc;
+  const Planned p = test::plan_of(channels(), line);
+  EXPECT_EQ(p.config, "dtype=bfloat16 dw channels last: vec 8 lanes 15 workers 17 channel blocks 5 slices 92 cost "
+                      "dram 9 us L1 9 us");
+  ASSERT_EQ(p.entries.size(), 2u);
+  EXPECT_EQ(p.entries[0], "boo_depthwise_channels_dw");
+  EXPECT_EQ(p.entries[1], "boo_depthwise_channels_dw_reduce");
+  EXPECT_EQ(p.launches[0].grid.x, 5u * 92);
+  EXPECT_EQ(p.launches[0].block.x, 255u);
+  EXPECT_EQ(p.launches[0].shared_bytes, 17u * 15 * 8 * 4);  // [workers][lanes x vec] floats
+  EXPECT_EQ(p.workspace_bytes, static_cast<size_t>(92 * 576 * 9 * 4));
+  // A warp per weight: 576 x 9 warps of 8 a block.
+  EXPECT_EQ(p.launches[1].grid.x, 576u * 9 / 8);
+  EXPECT_EQ(p.launches[1].block.x, 256u);
+  const auto dw = params_of<ConvDepthwiseParams>(p.launches[0]);
+  const auto reduce = params_of<ConvDepthwiseParams>(p.launches[1]);
+  EXPECT_EQ(dw.a, p.address.at("x"));
+  EXPECT_EQ(dw.b, p.address.at("dy"));
+  EXPECT_EQ(dw.partials, p.workspace);
+  EXPECT_EQ(reduce.partials, p.workspace);
+  EXPECT_EQ(reduce.w, p.address.at("dw"));
+  EXPECT_NE(p.source.text.find("boo::depthwise::weight_reduce_warps<Cfg>(p)"), std::string::npos);
+  EXPECT_NE(p.source.text.find("__launch_bounds__(255, 2)"), std::string::npos) << p.source.text;
+  // gpu:conv:depthwise accepts it too: the order decides, and this tier is listed first.
+  EXPECT_TRUE(test::accepts(depthwise(), line));
+  // MobileNetV2's first depthwise conv in NHWC: 32 channels are one block of 4 lanes, many slices.
+  const Planned m = test::plan_of(channels(), "convfp16 -n 64 -c 32 -H 112 -W 112 -k 32 -y 3 -x 3 -p 1 -q 1 -g 32 "
+                                              "-F 4" + kNhwc);
+  EXPECT_EQ(m.config, "dtype=float16 dw channels last: vec 8 lanes 4 workers 64 channel blocks 1 slices 1056 cost "
+                      "dram 34 us L1 34 us");
+  // fp32: 4 channels a vector (16 bytes); 5x5: 2 (50 sums a thread); one image of few pixels: one slice, no reduce.
+  EXPECT_EQ(test::plan_of(channels(), "conv -n 64 -c 576 -H 14 -W 14 -k 576 -y 3 -x 3 -p 1 -q 1 -g 576 -F 4" + kNhwc)
+                .config.substr(0, 49),
+            "dtype=float32 dw channels last: vec 4 lanes 16 wo");
+  EXPECT_NE(test::plan_of(channels(), "convbfp16 -n 16 -c 240 -H 28 -W 28 -k 240 -y 5 -x 5 -p 2 -q 2 -g 240 -F 4" +
+                                          kNhwc)
+                .config.find("vec 2 "),
+            std::string::npos);
+  const Planned one = test::plan_of(channels(), "convbfp16 -n 1 -c 6 -H 5 -W 5 -k 6 -y 3 -x 3 -p 1 -q 1 -g 6 -F 9" +
+                                                    kNhwc);
+  ASSERT_EQ(one.entries.size(), 2u);
+  EXPECT_EQ(one.entries[1], "boo_conv_db");
+  EXPECT_EQ(one.workspace_bytes, 0u);
+  EXPECT_EQ(params_of<ConvDepthwiseParams>(one.launches[0]).w, one.address.at("dw"));
+}
+
+// The kernel's split (conv_depthwise_channels.cuh), modelled on the host from the plan's constants: every
+// channel in exactly one block's lanes (no block without one), every pixel taken by exactly one (slice, worker).
+TEST(ConvDepthwisePlanTest, ChannelsCoverEveryChannelAndPixelOnce) {
+  const auto constant = [](const std::string& src, const std::string& name) {
+    const size_t at = src.find(" " + name + " = ");
+    EXPECT_NE(at, std::string::npos) << name;
+    return std::stoll(src.substr(at + name.size() + 4));
+  };
+  for (const std::string& geometry : {"-n 64 -c 144 -H 56 -W 56 -k 144 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -g 144",
+                                      "-n 64 -c 960 -H 7 -W 7 -k 960 -y 3 -x 3 -p 1 -q 1 -g 960",
+                                      "-n 3 -c 96 -H 9 -W 11 -k 96 -y 3 -x 3 -p 1 -q 1 -g 96",
+                                      "-n 64 -c 32 -H 112 -W 112 -k 32 -y 3 -x 3 -p 1 -q 1 -g 32"}) {
+    SCOPED_TRACE(geometry);
+    const Planned p = test::plan_of(channels(), "convbfp16 " + geometry + " -F 4" + kNhwc);
+    const std::string& src = p.source.text;
+    const long long vec = constant(src, "kVec"), lanes = constant(src, "kLanes"),
+                    blocks = constant(src, "kChannelBlocks"), slices = constant(src, "kSlices"),
+                    threads = constant(src, "kThreads"), ca = constant(src, "kCA"),
+                    pixels = constant(src, "kBatch") * constant(src, "kBH") * constant(src, "kBW");
+    EXPECT_EQ(p.launches[0].grid.x, static_cast<uint32_t>(blocks * slices));
+    EXPECT_EQ(ca % vec, 0);
+    std::vector<int> channel_seen(ca, 0);
+    for (long long b = 0; b < blocks; ++b) {
+      int owned = 0;
+      for (long long l = 0; l < lanes; ++l)
+        for (long long c0 = (b * lanes + l) * vec, v = 0; v < vec && c0 < ca; ++v, ++owned) ++channel_seen[c0 + v];
+      EXPECT_GT(owned, 0) << "block " << b;
+    }
+    for (int n : channel_seen) EXPECT_EQ(n, 1);
+    const long long workers = threads / lanes, per_slice = (pixels + slices - 1) / slices;
+    std::vector<int> pixel_seen(pixels, 0);
+    for (long long s = 0; s < slices; ++s)
+      for (long long w = 0; w < workers; ++w)
+        for (long long e = s * per_slice + w; e < std::min(pixels, (s + 1) * per_slice); e += workers) ++pixel_seen[e];
+    for (int n : pixel_seen) ASSERT_EQ(n, 1);
+  }
+}
+
+// What gpu:conv:depthwise keeps: other directions, multipliers, NCHW and mixed layouts, 3-D.
+TEST(ConvDepthwisePlanTest, ChannelsDeclineWithTheReason) {
+  struct Case {
+    std::string command, reason;
+  };
+  for (const Case& c : {
+           Case{"convbfp16 -n 64 -c 576 -H 14 -W 14 -k 576 -y 3 -x 3 -p 1 -q 1 -g 576 -F 2" + kNhwc,
+                "weight gradient alone"},
+           Case{"convbfp16 -n 64 -c 576 -H 14 -W 14 -k 576 -y 3 -x 3 -p 1 -q 1 -g 576 -F 4", "reads channels-last"},
+           Case{"convbfp16 -n 64 -c 576 -H 14 -W 14 -k 576 -y 3 -x 3 -p 1 -q 1 -g 576 -F 4 --out_layout NHWC",
+                "reads channels-last"},
+           Case{"conv -n 2 -c 32 -H 9 -W 9 -k 64 -y 3 -x 3 -g 32 -F 4" + kNhwc, "multiplier 1"},
+           Case{"conv -n 2 -c 32 -H 9 -W 9 -k 32 -y 3 -x 3 -g 16 -F 4" + kNhwc, "not 2 -> 2"},
+           Case{"conv -n 2 -c 32 -H 9 -W 9 -k 32 -y 9 -x 9 -p 4 -q 4 -g 32 -F 4" + kNhwc, "81 taps"},
+       }) {
+    SCOPED_TRACE(c.command);
+    std::unique_ptr<OpProblem> problem = test::problem_of(c.command);
+    ASSERT_TRUE(problem);
+    const Status s = channels().accepts(*problem, test::sm90());
+    EXPECT_EQ(s.code(), StatusCode::kUnimplemented) << s.to_string();
+    EXPECT_NE(s.message().find(c.reason), std::string::npos) << s.to_string();
   }
 }
 

@@ -172,13 +172,13 @@ TEST(ConvResidualPlanTest, DirectTierReadsZThroughYsStrides) {
     const Planned p = test::plan_of(tier("gpu:conv:direct"), command);
     ASSERT_EQ(p.launches.size(), 1u);
     EXPECT_EQ(params_of<ConvFaceParams>(p.launches[0]).residual, p.address.at("z"));
-    // The kernel's kResidual: conv_forward_face<T, act, bias, false, true>, conv_data_face<T, act, false, true>.
+    // The kernel's kResidual: conv_forward_face<I, T, act, bias, false, true>, conv_data_face<I, T, act, false, true>.
     EXPECT_NE(p.config.find("false, true>(p)"), std::string::npos) << p.config;
   }
-  // Without it the kernel is the one planned before the residual existed (the same text, the same cache key).
+  // Without it the kernel takes no residual argument.
   const Planned plain = test::plan_of(tier("gpu:conv:direct"), "conv -n 2 -c 3 -H 5 -W 5 -k 4 -y 3 -x 3 -F 1 -b 1");
   EXPECT_EQ(params_of<ConvFaceParams>(plain.launches[0]).residual, 0u);
-  EXPECT_EQ(plain.config, "dtype=float32;boo_conv_direct_y=boo::conv_forward_face<float, 0, true>(p)");
+  EXPECT_EQ(plain.config, "dtype=float32;boo_conv_direct_y=boo::conv_forward_face<int, float, 0, true>(p)");
 }
 
 TEST(ConvResidualPlanTest, GpuReferenceBindsZWithItsStrides) {

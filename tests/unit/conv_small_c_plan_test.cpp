@@ -8,6 +8,7 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <vector>
 
 #include "ops/conv/conv_igemm_impl.hpp"
 #include "ops/conv/conv_small_c_impl.hpp"
@@ -78,7 +79,6 @@ TEST(ConvSmallCPlanTest, DeclinesWithTheReason) {
   };
   const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
   for (const Case& c : {
-           Case{"convbfp16 -n 2 -c 3 -H 32 -W 32 -k 64 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 -F 2", "runs float32"},
            Case{"conv -n 2 -c 8 -H 32 -W 32 -k 64 -y 3 -x 3 -p 1 -q 1 -F 2", "8 result channels in 1 groups"},
            Case{"conv -n 2 -c 4 -H 32 -W 32 -k 64 -y 3 -x 3 -p 1 -q 1 -g 2 -F 2", "in 2 groups"},
            Case{"conv -n 2 -c 3 -H 32 -W 32 -k 64 -y 3 -x 3 -p 1 -q 1 -F 4", "data face alone"},
@@ -95,6 +95,103 @@ TEST(ConvSmallCPlanTest, DeclinesWithTheReason) {
     const Status s = small_c().accepts(*problem, test::sm90());
     EXPECT_EQ(s.code(), StatusCode::kUnimplemented) << s.to_string();
     EXPECT_NE(s.message().find(c.reason), std::string::npos) << s.to_string();
+  }
+}
+
+// 16-bit (issue 17's fp16 stem, 2.63x cuDNN's time on gpu:conv:implicit_gemm): the same tile, the next chunk
+// through registers (chunk 2: Staged16's registers within 10), two blocks an SM; the cost model's estimates in
+// the config (explain shows them). NCHW B goes element by element along rows.
+TEST(ConvSmallCPlanTest, TakesSixteenBitStemsByTheCostModel) {
+  const std::string line = "convfp16 -n 32 -c 3 -H 224 -W 224 -k 64 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 -F 2";
+  const Planned p = test::plan_of(small_c(), line);
+  // FFMA: 32 x 64 x 112 x 112 x 49 x 3 MACs at 25e12 x 0.7; the implicit GEMM's 128x32 tile at 150e12 x 0.7
+  // with 3 of its 32 columns used.
+  EXPECT_EQ(p.config, "dx small C: tile 16x32 phase pixels threads 256 pixels/thread 8 chunk 2 window 20x36 "
+                      "blocks 896 16-bit B vec 1 rows cost ffma 215 us < tensor cores 383 us");
+  ASSERT_EQ(p.launches.size(), 1u);
+  EXPECT_EQ(p.launches[0].grid.x, 896u);
+  EXPECT_EQ(p.launches[0].shared_bytes, 2u * 2 * (20 * 37 + 49 * 4) * 4);
+  const std::string& src = p.source.text;
+  EXPECT_NE(src.find("using T = boo::f16;"), std::string::npos) << src;
+  EXPECT_NE(src.find("kBChannelsLast = false;"), std::string::npos) << src;
+  EXPECT_NE(src.find("kBVec = 1;"), std::string::npos) << src;
+  EXPECT_NE(src.find("boo::small_c::data_face_16bit<Cfg>(p)"), std::string::npos) << src;
+  EXPECT_NE(src.find("__launch_bounds__(256, 2)"), std::string::npos) << src;
+  // NHWC bf16: dy's channels contiguous, 8-byte vectors of a chunk of 4 channels (8 would not fit 48 KiB).
+  const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
+  const Planned v = test::plan_of(small_c(), "convbfp16 -n 32 -c 3 -H 224 -W 224 -k 64 -y 7 -x 7 -p 3 -q 3 -u 2 "
+                                             "-v 2 -F 2" + nhwc);
+  EXPECT_EQ(v.config, "dx small C: tile 16x32 phase pixels threads 256 pixels/thread 8 chunk 4 window 20x36 "
+                      "blocks 896 16-bit B vec 4 channels last cost ffma 215 us < tensor cores 383 us");
+  EXPECT_NE(v.source.text.find("kBChannelsLast = true;"), std::string::npos);
+  EXPECT_NE(v.source.text.find("kBVec = 4;"), std::string::npos);
+  // K not a multiple of the chunk: channels last, element loads.
+  const Planned odd = test::plan_of(small_c(), "convbfp16 -n 2 -c 4 -H 57 -W 57 -k 30 -y 5 -x 5 -p 2 -q 2 -u 2 -v 2 "
+                                               "-F 2" + nhwc);
+  EXPECT_NE(odd.source.text.find("kBVec = 1;"), std::string::npos);
+  EXPECT_NE(odd.source.text.find("kBChannelsLast = true;"), std::string::npos);
+  // fp32 keeps its cp.async kernel: no element type in its Cfg, three blocks an SM.
+  const Planned f32 = test::plan_of(small_c(), "conv -n 32 -c 3 -H 224 -W 224 -k 64 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 -F 2");
+  EXPECT_EQ(f32.source.text.find("using T"), std::string::npos);
+  EXPECT_NE(f32.source.text.find("boo::small_c::data_face<Cfg>(p)"), std::string::npos);
+  EXPECT_NE(f32.source.text.find("__launch_bounds__(256, 3)"), std::string::npos);
+}
+
+// Where FFMA is the slower (an arch whose FFMA rate is a tenth of the H100's), 16-bit declines with both estimates;
+// fp32 has no tensor-core alternative of its precision and stays.
+TEST(ConvSmallCPlanTest, SixteenBitDeclinesWhereTheTensorCoresCostLess) {
+  ArchSpec slow = test::sm90();
+  slow.ffma_macs_per_s /= 10;
+  std::unique_ptr<OpProblem> h = test::problem_of("convbfp16 -n 32 -c 3 -H 224 -W 224 -k 64 -y 7 -x 7 -p 3 -q 3 "
+                                                  "-u 2 -v 2 -F 2");
+  ASSERT_TRUE(h);
+  const Status s = small_c().accepts(*h, slow);
+  EXPECT_EQ(s.code(), StatusCode::kUnimplemented) << s.to_string();
+  EXPECT_NE(s.message().find("16-bit cost: FFMA 2157 us >= the tensor-core tier's 383 us"), std::string::npos) << s.to_string();
+  EXPECT_NE(s.message().find("(3 of its 32 columns)"), std::string::npos) << s.to_string();
+  std::unique_ptr<OpProblem> f = test::problem_of("conv -n 32 -c 3 -H 224 -W 224 -k 64 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 "
+                                                  "-F 2");
+  ASSERT_TRUE(f);
+  EXPECT_TRUE(small_c().accepts(*f, slow).ok());
+}
+
+// Staged16's walk (conv_small_c.cuh), replayed on the host from the plan's constants: the kThreads x kBLoads
+// loads of a chunk put every (channel, window pixel) of the stage exactly once, a vector's channels starting on a
+// multiple of kBVec; consecutive threads take consecutive channel groups of one pixel where B is channels last,
+// consecutive pixels of a row otherwise.
+TEST(ConvSmallCPlanTest, SixteenBitStagingCoversTheStageOnce) {
+  const auto constant = [](const std::string& src, const std::string& name) {
+    const size_t at = src.find(" " + name + " = ");
+    EXPECT_NE(at, std::string::npos) << name;
+    return std::stoll(src.substr(at + name.size() + 4));
+  };
+  const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
+  for (const std::string& line : {"convbfp16 -n 32 -c 3 -H 224 -W 224 -k 64 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 -F 2" + nhwc,
+                                  std::string("convfp16 -n 32 -c 3 -H 224 -W 224 -k 64 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 "
+                                              "-F 2"),
+                                  "convbfp16 -n 2 -c 4 -H 57 -W 57 -k 30 -y 5 -x 5 -p 2 -q 2 -u 2 -v 2 -F 2" + nhwc,
+                                  "convfp16 -n 16 -c 3 -H 224 -W 224 -k 64 -y 3 -x 3 -p 1 -q 1 -F 2" + nhwc}) {
+    SCOPED_TRACE(line);
+    const std::string src = test::plan_of(small_c(), line).source.text;
+    const long long kc = constant(src, "kKC"), vec = constant(src, "kBVec"), threads = constant(src, "kThreads"),
+                    win_h = constant(src, "kWinH"), win_w = constant(src, "kWinW");
+    const bool last = src.find("kBChannelsLast = true;") != std::string::npos;
+    const long long window = win_h * win_w, groups = kc / vec, loads = (groups * window + threads - 1) / threads;
+    std::vector<int> seen(kc * window, 0);
+    for (long long t = 0; t < threads; ++t)
+      for (long long i = 0; i < loads; ++i) {
+        const long long e = t + i * threads;
+        if (e >= groups * window) continue;
+        const long long pixel = last ? e / groups : e % window, group = last ? e % groups : e / window;
+        for (long long l = 0; l < vec; ++l) ++seen[(group * vec + l) * window + pixel];
+        // Thread t + 1 of the same load: the next channel group (channels last) or the next pixel.
+        const long long next = e + 1;
+        if (next < groups * window && next % threads != 0) {
+          if (last && next % groups != 0) EXPECT_EQ(next / groups, pixel);
+          if (!last && next % window != 0) EXPECT_EQ(next % window, pixel + 1);
+        }
+      }
+    for (int n : seen) ASSERT_EQ(n, 1);
   }
 }
 

@@ -211,6 +211,29 @@ TEST(ConvWgmmaPlanTest, BackwardWeightSplitsFollowTheSmCount) {
   EXPECT_EQ(splits(arch), "33");
 }
 
+TEST(ConvWgmmaPlanTest, BackwardWeightOfSixtyFourChannelsSplitsTheColumnsBetweenConsumers) {
+  auto text = [](const std::string& command) {
+    std::unique_ptr<OpProblem> problem = test::problem_of(command + kNhwc);
+    EXPECT_TRUE(problem);
+    if (!problem) return std::string();
+    Result<std::unique_ptr<const Config>> config = tier().configure(*problem, test::sm90());
+    EXPECT_TRUE(config.ok()) << config.status().to_string();
+    return config.ok() ? (*config)->text() : std::string();
+  };
+  // 576 columns: 128- or 256-wide tiles (never 192, whose half the wgmma has no width for), split.
+  const std::string taps = text("convbfp16 -n 128 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 4");
+  EXPECT_TRUE(taps.rfind("tile 128x128x64", 0) == 0 || taps.rfind("tile 128x256x64", 0) == 0) << taps;
+  EXPECT_NE(taps.find("consumers split the columns (K <= 64)"), std::string::npos) << taps;
+  // 64 columns: the 64-wide tile, which consumer 0 computes alone.
+  const std::string narrow = text("convbfp16 -n 128 -c 64 -H 56 -W 56 -k 64 -y 1 -x 1 -F 4");
+  EXPECT_NE(narrow.find("tile 128x64x64"), std::string::npos) << narrow;
+  EXPECT_NE(narrow.find("consumer 1 idle (K <= 64)"), std::string::npos) << narrow;
+  // 96 channels: both consumers have rows.
+  const std::string wide = text("convbfp16 -n 16 -c 96 -H 48 -W 32 -k 96 -y 3 -x 3 -p 1 -q 1 -F 4");
+  EXPECT_EQ(wide.find("idle"), std::string::npos) << wide;
+  EXPECT_EQ(wide.find("split the columns"), std::string::npos) << wide;
+}
+
 TEST(ConvWgmmaPlanTest, BackwardWeightOfNchwTensorsRunsOnStagedCopies) {
   // x and dy staged channels-last, dw computed in its copy (KRSC) and copied out to KCRS.
   const Planned p = test::plan_of(tier(), "convfp16 -n 32 -c 256 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 4");
@@ -315,7 +338,7 @@ TEST(ConvWgmmaPlanTest, DeclinesWhatItDoesNotDoWell) {
            Case{"convbfp16 -n 16 -c 100 -H 48 -W 32 -k 256 -y 3 -x 3 -F 4" + kNhwc, "sm_90a",
                 "input channels are a multiple of 8, not 100"},
            Case{"convbfp16 -n 16 -c 128 -H 48 -W 32 -k 260 -y 3 -x 3 -F 4" + kNhwc, "sm_90a", "multiple of 8"},
-           Case{"convbfp16 -n 16 -c 128 -H 48 -W 32 -k 64 -y 3 -x 3 -F 4" + kNhwc, "sm_90a", "128 output channels"},
+           Case{"convbfp16 -n 16 -c 128 -H 48 -W 32 -k 32 -y 3 -x 3 -F 4" + kNhwc, "sm_90a", "64 output channels"},
            Case{"convbfp16 -n 1 -c 128 -H 16 -W 16 -k 256 -y 3 -x 3 -F 4" + kNhwc, "sm_90a", "4096 output pixels"},
            Case{"convbfp16" + geometry + " -g 2 -F 4" + kNhwc, "sm_90a", "the weight face of groups = 1 only"},
            Case{"convfp16" + geometry + " -F 4" + kNhwc, "sm_80", "sm_90a only"},

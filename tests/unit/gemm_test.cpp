@@ -303,7 +303,7 @@ TEST(GemmPlanTest, TiersAndBindings) {
   ops::test::Planned tiny = ops::test::plan_of(gemm_tier("gpu:gemm:direct"), "gemm --a_w 5 --a_h 2 --b_w 3 --alpha 2");
   ASSERT_EQ(tiny.entries, (std::vector<std::string>{"boo_conv_direct_y", "boo_gemm_epilogue"}));
   EXPECT_EQ(ops::test::params_of<ConvFaceParams>(tiny.launches[0]).b, tiny.workspace);
-  EXPECT_NE(tiny.source.text.find("boo::conv_forward_face<float, 0, false, true>"), std::string::npos);
+  EXPECT_NE(tiny.source.text.find("boo::conv_forward_face<int, float, 0, false, true>"), std::string::npos);
   // Tiny k and n: the implicit GEMM declines (depthwise-like), the direct conv runs it.
   EXPECT_FALSE(ops::test::accepts(gemm_tier("gpu:gemm:implicit_gemm"), "gemm --a_w 5 --a_h 2 --b_w 3"));
   EXPECT_TRUE(ops::test::accepts(gemm_tier("gpu:gemm:direct"), "gemm --a_w 5 --a_h 2 --b_w 3"));

@@ -398,8 +398,8 @@ class DepthwisePlanesConv final : public Tier<ConvProblem, PlanesConfig> {
                            std::to_string(kMaxTaps) + " (7x7)");
     if (!planes_contiguous(r.a_strides, r.a_size) || !planes_contiguous(r.b_strides, r.b_size))
       return unimplemented("layouts " + problem.conv().input_layout + " -> " + problem.conv().output_layout +
-                           ": gpu:conv:depthwise_planes reads contiguous planes (NCHW-like; gpu:conv:depthwise runs "
-                           "channels-last tensors)");
+                           ": gpu:conv:depthwise_planes reads contiguous planes (NCHW-like; gpu:conv:depthwise_channels and "
+                           "gpu:conv:depthwise run channels-last tensors)");
     if (r.a_size[2] > kMaxPlaneWidth || r.b_size[2] > kMaxPlaneWidth)
       return unimplemented("rows of " + std::to_string(std::max(r.a_size[2], r.b_size[2])) +
                            " pixels: gpu:conv:depthwise_planes keeps rows of up to " + std::to_string(kMaxPlaneWidth) +
@@ -521,6 +521,196 @@ class DepthwisePlanesConv final : public Tier<ConvProblem, PlanesConfig> {
   }
 };
 
+
+// gpu:conv:depthwise_channels: the weight face of channels-last depthwise convs (conv_depthwise_channels.cuh).
+// A thread's sums: taps x kVec floats, at most kMaxChannelSums (3x3 x 8 channels) of them.
+constexpr long long kMaxChannelSums = 72;
+// Channel vectors (lanes) of a block: up to 16 (128 to 256 bytes of a pixel's channels a warp-row).
+constexpr long long kMaxLanes = 16;
+// Blocks an SM the slices aim for (boo tune tries 1/4 to 4x, with 4x to 1/4 kMinWorkerPixels).
+constexpr long long kChannelsBlocksPerSm = 8;
+// Pixels a worker takes at least per slice: fewer leave its loop's latency unhidden.
+constexpr long long kMinWorkerPixels = 8;
+// The L1 cache's rate an SM, bytes a clock, and the clock (an H100's 1.755 GHz): A's repeats of neighbouring
+// pixels' taps are served there.
+constexpr double kL1BytesPerClock = 64, kClockHz = 1.755e9;
+
+struct ChannelsConfig final : Config {
+  DType dtype = DType::kF32;
+  long long vec = 1, lanes = 1, threads = kThreads, channel_blocks = 1, slices = 1;
+  double dram_us = 0, l1_us = 0;  // the cost model's estimates (text only: explain shows them)
+
+  long long workers() const { return threads / lanes; }
+  long long shared_bytes() const { return workers() * lanes * vec * 4; }
+  std::string text() const override {
+    return "dtype=" + std::string(dtype_name(dtype)) + " dw channels last: vec " + std::to_string(vec) + " lanes " +
+           std::to_string(lanes) + " workers " + std::to_string(workers()) + " channel blocks " +
+           std::to_string(channel_blocks) + " slices " + std::to_string(slices) + " cost dram " +
+           std::to_string(static_cast<long long>(dram_us)) + " us L1 " + std::to_string(static_cast<long long>(l1_us)) +
+           " us";
+  }
+};
+
+// Channels per load of both A and B: 16, 8 or 4 bytes (or one element) dividing the channels and every
+// other stride of both, its sums within kMaxChannelSums.
+long long channel_vector(const Relation& r, long long elem_bytes) {
+  for (long long bytes : {16LL, 8LL, 4LL}) {
+    const long long v = bytes / elem_bytes;
+    if (v <= 1 || r.taps() * v > kMaxChannelSums || r.ca % v != 0) continue;
+    bool aligned = true;
+    for (const Strides5* s : {&r.a_strides, &r.b_strides})
+      for (int d : {0, 2, 3, 4}) aligned = aligned && (*s)[d] % v == 0;
+    if (aligned) return v;
+  }
+  return 1;
+}
+
+class DepthwiseChannelsConv final : public Tier<ConvProblem, ChannelsConfig> {
+ public:
+  std::string_view name() const override { return "gpu:conv:depthwise_channels"; }
+
+  Status accepts_problem(const ConvProblem& problem, const ArchSpec&) const override {
+    const Relation& r = problem.relation;
+    if (problem.tasks.size() != 1 || problem.tasks[0].face != kWeightFace || problem.fp32_result)
+      return unimplemented("gpu:conv:depthwise_channels computes the weight gradient alone (-F 4, with -F 8's db)");
+    if (r.ag() != 1 || r.bg() != 1)
+      return unimplemented("gpu:conv:depthwise_channels takes depthwise convs of multiplier 1 (one channel per "
+                           "group in and out), not " + std::to_string(r.ag()) + " -> " + std::to_string(r.bg()));
+    if (r.a_size[0] != 1 || r.f_size[0] != 1)
+      return unimplemented("3-D depthwise convolutions are not tiled by gpu:conv:depthwise_channels (1-D and 2-D are)");
+    if (r.taps() > kMaxTaps)
+      return unimplemented("filter of " + std::to_string(r.taps()) + " taps: gpu:conv:depthwise_channels takes up to " +
+                           std::to_string(kMaxTaps) + " (7x7)");
+    if (r.a_strides[1] != 1 || r.b_strides[1] != 1 || r.ca == 1)
+      return unimplemented("layouts " + problem.conv().input_layout + " -> " + problem.conv().output_layout +
+                           ": gpu:conv:depthwise_channels reads channels-last tensors (NHWC-like; "
+                           "gpu:conv:depthwise_planes runs NCHW)");
+    const long long pixels = r.batch * r.pix_b();
+    if (pixels > kInt32Max || r.ca > kInt32Max / 4)
+      return unimplemented(std::to_string(pixels) + " output pixels: gpu:conv:depthwise_channels counts them in "
+                           "32 bits");
+    return ok_status();
+  }
+
+  Result<ChannelsConfig> configure_problem(const ConvProblem& problem, const ArchSpec& arch) const override {
+    return configured(problem, arch, kChannelsBlocksPerSm, kMinWorkerPixels);
+  }
+
+  // boo tune's alternatives: the slices for half, twice, a quarter and four times the heuristic's blocks an SM
+  // and pixels a worker at least (fewer partials to add against more loads in flight).
+  std::vector<ChannelsConfig> alternatives(const ConvProblem& problem, const ArchSpec& arch,
+                                           const ChannelsConfig&) const override {
+    std::vector<ChannelsConfig> out;
+    for (long long scale : {2LL, -2LL, 4LL, -4LL}) {
+      const long long per_sm = scale > 0 ? kChannelsBlocksPerSm / scale : kChannelsBlocksPerSm * -scale;
+      const long long min_pixels = scale > 0 ? kMinWorkerPixels * scale : kMinWorkerPixels / -scale;
+      if (Result<ChannelsConfig> c = configured(problem, arch, per_sm, min_pixels); c.ok()) out.push_back(std::move(*c));
+    }
+    return out;
+  }
+
+ private:
+  static Result<ChannelsConfig> configured(const ConvProblem& problem, const ArchSpec& arch, long long per_sm,
+                                           long long min_pixels) {
+    const Relation& r = problem.relation;
+    ChannelsConfig c;
+    c.dtype = problem.dtype;
+    c.vec = channel_vector(r, problem.elem_bytes);
+    // The fewest channel blocks of at most kMaxLanes vectors, the vectors spread evenly over them.
+    const long long vectors = r.ca / c.vec;
+    c.channel_blocks = ceil_div(vectors, kMaxLanes);
+    c.lanes = ceil_div(vectors, c.channel_blocks);
+    c.threads = kThreads / c.lanes * c.lanes;
+    // Slices: per_sm blocks an SM (the heuristic's 8: two resident of 256 threads, four waves), each worker at
+    // least min_pixels (the heuristic's kMinWorkerPixels).
+    const long long pixels = r.batch * r.pix_b();
+    c.slices = std::clamp(ceil_div(per_sm * arch.sm_count, c.channel_blocks), 1LL,
+                          std::clamp(pixels / (c.workers() * min_pixels), 1LL, 4096LL));
+    if (c.channel_blocks * c.slices > kInt32Max)
+      return unimplemented("dw needs " + std::to_string(c.channel_blocks * c.slices) + " blocks");
+    // The cost model: A and B read from device memory once; every pixel's taps' A vectors through L1.
+    const double dram_bytes = static_cast<double>(problem.elem_bytes) * r.batch * r.ca * (r.pix_a() + r.pix_b());
+    const double l1_bytes = static_cast<double>(problem.elem_bytes) * pixels * r.ca * (r.taps() + 1);
+    c.dram_us = dram_bytes / arch.copy_bytes_per_s * 1e6;
+    c.l1_us = l1_bytes / (kL1BytesPerClock * kClockHz * arch.sm_count) * 1e6;
+    return c;
+  }
+
+
+ public:
+  Result<Plan> plan_problem(const ConvProblem& problem, const ChannelsConfig& config,
+                            const ArchSpec&) const override {
+    const ConvSignature& conv = problem.conv();
+    const Relation& r = problem.relation;
+    const FaceTask& task = problem.tasks[0];
+    const TensorRoles roles(conv);
+    Plan plan;
+    plan.source.name = "conv_depthwise_channels.cu";
+    plan.source.text =
+        "// Generated by boo: gpu:conv:depthwise_channels.\n#include \"boo/conv/conv_depthwise_channels.cuh\"\n";
+    if (problem.bias_gradient) plan.source.text += "#include \"boo/conv/conv_direct.cuh\"\n";
+    const bool idx32 = conv.x_spec().storage_elems() < kInt32Max && conv.y_spec().storage_elems() < kInt32Max;
+    std::string cfg = "\nstruct Cfg {\n  using T = " + std::string(device_type(config.dtype)) + ";\n";
+    cfg += "  static constexpr bool kIdx32 = " + std::string(idx32 ? "true" : "false") + ";\n";
+    cfg += constant("kThreads", config.threads) + constant("kVec", config.vec) + constant("kLanes", config.lanes) +
+           constant("kChannelBlocks", config.channel_blocks) + constant("kSlices", config.slices) +
+           constant("kBatch", r.batch) + constant("kCA", r.ca) + constant("kCB", r.cb);
+    cfg += constant("kAH", r.a_size[1]) + constant("kAW", r.a_size[2]) + constant("kBH", r.b_size[1]) +
+           constant("kBW", r.b_size[2]) + constant("kFH", r.f_size[1]) + constant("kFW", r.f_size[2]) +
+           constant("kSH", r.stride[1]) + constant("kSW", r.stride[2]) + constant("kPH", r.pad[1]) +
+           constant("kPW", r.pad[2]) + constant("kDH", r.dil[1]) + constant("kDW", r.dil[2]);
+    cfg += array_fn("AStr", r.a_strides) + array_fn("BStr", r.b_strides) + array_fn("WStr", r.w_strides) + "};\n";
+    plan.source.text += cfg;
+    auto add_entry = [&](const std::string& entry, const std::string& params, const std::string& call,
+                         const std::string& bounds) {
+      plan.source.text += "extern \"C\" __global__ void __launch_bounds__(" + bounds + ") " + entry + "(const boo::" +
+                          params + " p) { " + call + "; }\n";
+      plan.source.entries.push_back(entry);
+    };
+    auto bind = [&](const std::string& name) -> Result<TensorBinding> {
+      return roles.has_argument(name) ? roles.argument(name) : roles.result(name);
+    };
+    const std::string entry = "boo_depthwise_channels_" + task.result;
+    // Two blocks an SM: 128 registers a thread for up to 72 sums, a vector of B and one of A.
+    add_entry(entry, "ConvDepthwiseParams", "boo::depthwise::weight_channels<Cfg>(p)",
+              std::to_string(config.threads) + ", 2");
+    BOO_ASSIGN_OR_RETURN(uint32_t blocks, grid_extent(config.channel_blocks * config.slices, kInt32Max, "x"));
+    StepBuilder<ConvDepthwiseParams> step(entry, {blocks, 1, 1}, {static_cast<uint32_t>(config.threads), 1, 1},
+                                          static_cast<uint32_t>(config.shared_bytes()));
+    BOO_ASSIGN_OR_RETURN(TensorBinding a, bind(task.a));
+    BOO_ASSIGN_OR_RETURN(TensorBinding b, bind(task.b));
+    BOO_ASSIGN_OR_RETURN(TensorBinding w, bind(task.w));
+    step.bind(step.params.a, a);
+    step.bind(step.params.b, b);
+    step.bind(step.params.w, w);
+    if (config.slices > 1) {
+      // The partials [slices][Cb][taps] fill the workspace; weight_reduce_warps adds them, a warp a weight.
+      step.bind(step.params.partials, TensorBinding::workspace(0));
+      plan.workspace_bytes = static_cast<size_t>(config.slices * r.cb * r.taps()) * sizeof(float);
+    }
+    LaunchStep launch = std::move(step).finish();
+    plan.steps.push_back(launch);
+    if (config.slices > 1) {
+      const std::string reduce = entry + "_reduce";
+      add_entry(reduce, "ConvDepthwiseParams", "boo::depthwise::weight_reduce_warps<Cfg>(p)",
+                std::to_string(kThreads));
+      launch.entry = reduce;
+      BOO_ASSIGN_OR_RETURN(launch.grid.x, grid_extent(ceil_div(r.cb * r.taps() * 32, kThreads), kInt32Max, "x"));
+      launch.block = {kThreads, 1, 1};
+      launch.shared_bytes = 0;
+      plan.steps.push_back(std::move(launch));
+    }
+    if (problem.bias_gradient) {
+      add_entry("boo_conv_db", "ConvFaceParams",
+                "boo::conv_bias_gradient<" + std::string(device_type(conv.dtype)) + ">(p)", std::to_string(kThreads));
+      BOO_ASSIGN_OR_RETURN(LaunchStep db, bias_gradient_step(problem, roles, kThreads));
+      plan.steps.push_back(std::move(db));
+    }
+    plan.tensor_alignment = static_cast<uint32_t>(config.vec * problem.elem_bytes);
+    return plan;
+  }
+};
+
 }  // namespace
 
 const GpuImplementation& depthwise_implementation() {
@@ -530,6 +720,11 @@ const GpuImplementation& depthwise_implementation() {
 
 const GpuImplementation& depthwise_planes_implementation() {
   static const DepthwisePlanesConv impl;
+  return impl;
+}
+
+const GpuImplementation& depthwise_channels_implementation() {
+  static const DepthwiseChannelsConv impl;
   return impl;
 }
 

@@ -21,4 +21,12 @@ const GpuImplementation& depthwise_implementation();
 /// Deterministic. Listed before gpu:conv:depthwise, which runs the rest.
 const GpuImplementation& depthwise_planes_implementation();
 
+/// The weight gradient alone (and db) of depthwise convs of multiplier 1 whose
+/// channels are contiguous (NHWC-like): a block per group of adjacent channels
+/// (and slice of the N x H x W pixels) reads 4- to 16-byte vectors across
+/// channels and sums every tap in registers; the workers' sums in a fixed
+/// order, the slices' fp32 partials by a reduce launch. Deterministic. Listed
+/// before gpu:conv:depthwise, whose channels-last weight face it replaces.
+const GpuImplementation& depthwise_channels_implementation();
+
 }  // namespace boo::ops::conv

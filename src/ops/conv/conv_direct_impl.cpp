@@ -49,16 +49,22 @@ class DirectConv final : public Tier<ConvProblem, DirectConfig> {
     const std::string t = device_type(sig.dtype);
     DirectConfig config;
     config.dtype = sig.dtype;
+    // The faces' index arithmetic in 32 bits where every tensor's elements (so every offset and loop
+    // count) stay below 2^31 (conv_direct.cuh).
+    const long long limit = (1LL << 31) - 1;
+    const bool narrow = sig.x_spec().storage_elems() <= limit && sig.w_spec().storage_elems() <= limit &&
+                        sig.y_spec().storage_elems() <= limit;
+    const std::string tt = std::string(narrow ? "int" : "long long") + ", " + t;
     for (const FaceTask& task : problem.tasks) {
       const std::string act = task.epilogue ? std::to_string(static_cast<int>(sig.activation.kind)) : "0";
       const std::string bias = task.epilogue && sig.bias ? "true" : "false";
       // The residual's template argument only where it is on: the other kernels' texts (and cache keys) stay.
       const std::string residual = task.epilogue && sig.residual ? ", true" : "";
-      std::string call = task.face == kWeightFace ? "boo::conv_weight_face<" + t + ">(p)"
+      std::string call = task.face == kWeightFace ? "boo::conv_weight_face<" + tt + ">(p)"
                          : task.face == kDataFace
-                             ? "boo::conv_data_face<" + t + ", " + act + ", " + bias + residual + ">(p)"
-                         : problem.fp32_result ? "boo::conv_forward_face<" + t + ", 0, false, true>(p)"
-                                               : "boo::conv_forward_face<" + t + ", " + act + ", " + bias +
+                             ? "boo::conv_data_face<" + tt + ", " + act + ", " + bias + residual + ">(p)"
+                         : problem.fp32_result ? "boo::conv_forward_face<" + tt + ", 0, false, true>(p)"
+                                               : "boo::conv_forward_face<" + tt + ", " + act + ", " + bias +
                                                      (residual.empty() ? "" : ", false" + residual) + ">(p)";
       config.kernels.push_back({"boo_conv_direct_" + task.result, std::move(call), task});
     }

@@ -293,7 +293,8 @@ class ConvOp final : public OpDefinition {
     static const GpuImplementation* const kImpls[] = {&pointwise_implementation(), &wgmma_sm90_implementation(),
                                                       &fp32_bf16x6_implementation(), &small_c_data_implementation(),
                                                       &small_c_forward_implementation(), &implicit_gemm_implementation(),
-                                                      &depthwise_planes_implementation(), &depthwise_implementation(),
+                                                      &depthwise_planes_implementation(),
+                                                      &depthwise_channels_implementation(), &depthwise_implementation(),
                                                       &direct_implementation()};
     return kImpls;
   }

@@ -24,6 +24,17 @@ constexpr long long kPixels = 8, kStrips = 4;
 // Taps of one stride phase along a dimension: the registers of a thread's B row segment.
 constexpr long long kMaxPhaseTaps = 7;
 constexpr long long kMaxPhases = 16;
+// 16-bit data faces: registers a thread may hold the next chunk in (conv_small_c.cuh's Staged16). NVRTC for
+// sm_90a: the 7x7 stem's chunk of 4 (16 elements) spilled at 128 registers, a chunk of 2 (8) took 113.
+constexpr long long kMaxStagedRegisters = 10;
+// The cost model of the 16-bit choice (accepts_problem): this tier's FFMA efficiency (an estimate: its fp32
+// lines ran at 0.73-0.81x cuDNN's time on an H100), against the tier that runs these data faces otherwise,
+// gpu:conv:implicit_gemm (gpu:conv:wgmma_sm90 declines fewer than 8 output channels): its narrowest tile is
+// 128 x 32 (conv_igemm_impl.cpp's kTileCols), of which the GEMM's N (the result's few channels) fills C
+// columns, at the efficiency its tiling_cost gives that tile (0.7).
+constexpr double kFfmaEfficiency = 0.7;
+constexpr long long kTensorTileColumns = 32;
+constexpr double kTensorTileEfficiency = 0.7;
 constexpr long long kSharedBudget = 48 * 1024;
 constexpr long long kInt32Max = (1LL << 31) - 1;
 
@@ -61,17 +72,56 @@ struct SmallCConfig final : Config {
   long long chunk = 8;  // B channels per shared-memory stage
   WindowDim rows, cols;
   long long pitch = 1, channels_padded = 4, blocks = 0;
+  // 16-bit only: B channels per load (the chunk's 4 or 8: one 8- or 16-byte vector, or 1), whether B's
+  // channels are contiguous, and the cost model's estimates (accepts_problem) that chose this tier over the
+  // tensor-core tiers.
+  bool sixteen_bit = false, b_channels_last = false;
+  long long b_vec = 1;
+  double ffma_us = 0, tensor_us = 0;
 
   long long shared_bytes(const Relation& r) const {
     return 2 * chunk * (rows.extent * pitch + r.f_size[1] * r.f_size[2] * channels_padded) * 4;
   }
+  // Registers of the next chunk a thread holds (Staged16): a vector of b_vec 16-bit channels b_vec / 2, an
+  // element 1.
+  long long staged_registers(const Relation& r) const {
+    const long long b_loads = ceil_div(chunk / b_vec * rows.extent * cols.extent, threads);
+    const long long w_loads = ceil_div(chunk * r.f_size[1] * r.f_size[2] * channels_padded, threads);
+    return b_loads * std::max(1LL, b_vec / 2) + w_loads;
+  }
   std::string text() const override {
-    return "dx small C: tile " + std::to_string(tile_u) + "x" + std::to_string(tile_v) + " phase pixels threads " +
-           std::to_string(threads) + " pixels/thread " + std::to_string(kPixels) + " chunk " + std::to_string(chunk) +
-           " window " + std::to_string(rows.extent) + "x" + std::to_string(cols.extent) + " blocks " +
-           std::to_string(blocks);
+    std::string t = "dx small C: tile " + std::to_string(tile_u) + "x" + std::to_string(tile_v) +
+                    " phase pixels threads " + std::to_string(threads) + " pixels/thread " + std::to_string(kPixels) +
+                    " chunk " + std::to_string(chunk) + " window " + std::to_string(rows.extent) + "x" +
+                    std::to_string(cols.extent) + " blocks " + std::to_string(blocks);
+    if (sixteen_bit)
+      t += " 16-bit B vec " + std::to_string(b_vec) + (b_channels_last ? " channels last" : " rows") + " cost ffma " +
+           std::to_string(static_cast<long long>(ffma_us)) + " us < tensor cores " +
+           std::to_string(static_cast<long long>(tensor_us)) + " us";
+    return t;
   }
 };
+
+// The 16-bit cost model: FFMA over the phase-exact taps (every B value times every tap that reaches an A
+// pixel, times C) at kFfmaEfficiency, against the tensor-core tier's GEMM, whose N (the C result channels) fills
+// C of its narrowest tile's kTensorTileColumns; either bound below by reading B and writing A once.
+struct DataCost {
+  double ffma_us = 0, tensor_us = 0;
+};
+DataCost data_cost(const ConvProblem& problem, const ArchSpec& arch) {
+  const Relation& r = problem.relation;
+  const double macs = static_cast<double>(r.batch) * r.cb * r.b_size[1] * r.b_size[2] * r.f_size[1] * r.f_size[2] *
+                      r.ca;
+  const double bytes =
+      static_cast<double>(problem.elem_bytes) * r.batch * (r.cb * r.b_size[1] * r.b_size[2] + r.ca * r.a_size[1] *
+                                                                                                 r.a_size[2]);
+  const double memory_us = bytes / arch.copy_bytes_per_s * 1e6;
+  DataCost c;
+  c.ffma_us = std::max(memory_us, macs / (arch.ffma_macs_per_s * kFfmaEfficiency) * 1e6);
+  c.tensor_us = std::max(memory_us, macs * static_cast<double>(kTensorTileColumns) / static_cast<double>(r.ca) /
+                                        (arch.mma_sync_macs_per_s * kTensorTileEfficiency) * 1e6);
+  return c;
+}
 
 std::string constant(const char* name, long long value) {
   return "  static constexpr int " + std::string(name) + " = " + std::to_string(value) + ";\n";
@@ -139,8 +189,10 @@ class SmallCDataConv final : public Tier<ConvProblem, SmallCConfig> {
     if (problem.tasks.size() != 1 || problem.tasks[0].face != kDataFace || problem.fp32_result)
       return unimplemented("gpu:conv:small_c_data computes the data face alone (backward-data, or a transposed "
                            "conv's forward; with db)");
-    if (problem.dtype != DType::kF32)
-      return unimplemented("gpu:conv:small_c_data runs float32 (16-bit dtypes keep the tensor-core tiers)");
+    const bool sixteen_bit = problem.dtype == DType::kF16 || problem.dtype == DType::kBF16;
+    if (problem.dtype != DType::kF32 && !sixteen_bit)
+      return unimplemented("gpu:conv:small_c_data runs float32, float16 and bfloat16, not " +
+                           std::string(dtype_name(problem.dtype)));
     if (r.groups != 1 || r.ca > kMaxChannels)
       return unimplemented(std::to_string(r.ca) + " result channels in " + std::to_string(r.groups) +
                            " groups: gpu:conv:small_c_data takes up to " + std::to_string(kMaxChannels) +
@@ -148,9 +200,11 @@ class SmallCDataConv final : public Tier<ConvProblem, SmallCConfig> {
     if (r.a_size[0] != 1 || r.f_size[0] != 1 || r.a_size[1] == 1)
       return unimplemented("gpu:conv:small_c_data takes 2-D convs");
     if (r.dil[1] != 1 || r.dil[2] != 1) return unimplemented("gpu:conv:small_c_data takes dilation 1");
-    if (r.a_strides[4] != 1 || r.b_strides[4] != 1)
+    // fp32 copies B with 4-byte cp.async along its rows; 16-bit elements go through registers (Staged16) at
+    // any strides, 8- or 16-byte vectors across channels where they are contiguous.
+    if (!sixteen_bit && (r.a_strides[4] != 1 || r.b_strides[4] != 1))
       return unimplemented("layouts " + problem.conv().input_layout + " -> " + problem.conv().output_layout +
-                           ": gpu:conv:small_c_data needs rows contiguous (NCHW-like)");
+                           ": gpu:conv:small_c_data needs rows contiguous (NCHW-like) in float32");
     if (r.stride[1] * r.stride[2] > kMaxPhases)
       return unimplemented("stride " + std::to_string(r.stride[1]) + "x" + std::to_string(r.stride[2]) +
                            ": gpu:conv:small_c_data takes up to " + std::to_string(kMaxPhases) + " phases");
@@ -163,17 +217,35 @@ class SmallCDataConv final : public Tier<ConvProblem, SmallCConfig> {
                            " bytes of shared memory");
     for (long long v : {r.batch, r.cb, r.a_size[1], r.a_size[2], r.b_size[1], r.b_size[2]})
       if (v > kInt32Max / 4) return unimplemented("a dimension of " + std::to_string(v) + " exceeds 32-bit tile math");
+    // 16-bit: the tensor-core tiers run at their rate, not FFMA's; they win unless their GEMM's N (these few
+    // channels) wastes most of their tile (the forward face's N is K: there they won the 7x7 stem). Measured
+    // on an H100: the fp16 7x7 stem's data face ran at 2.63x cuDNN's time on gpu:conv:implicit_gemm.
+    if (sixteen_bit) {
+      const DataCost cost = data_cost(problem, arch);
+      if (cost.ffma_us >= cost.tensor_us)
+        return unimplemented("16-bit cost: FFMA " + std::to_string(static_cast<long long>(cost.ffma_us)) +
+                             " us >= the tensor-core tier's " + std::to_string(static_cast<long long>(cost.tensor_us)) +
+                             " us (" + std::to_string(r.ca) + " of its " +
+                             std::to_string(kTensorTileColumns) + " columns)");
+    }
     return ok_status();
   }
 
   Result<SmallCConfig> configure_problem(const ConvProblem& problem, const ArchSpec& arch) const override {
     const Relation& r = problem.relation;
     const long long budget = std::min<long long>(kSharedBudget, arch.max_shared_bytes_per_block);
-    // The most B channels a stage holds, up to 8: fewer barriers per FFMA.
+    // The most B channels a stage holds, up to 8: fewer barriers per FFMA (16-bit: and the next chunk within
+    // kMaxStagedRegisters).
     for (long long chunk : {8LL, 4LL, 2LL, 1LL}) {
       SmallCConfig c = tiling(problem, chunk);
       if (c.shared_bytes(r) > budget) continue;
+      if (c.sixteen_bit && chunk > 1 && c.staged_registers(r) > kMaxStagedRegisters) continue;
       if (c.blocks > kInt32Max) return unimplemented("dx needs " + std::to_string(c.blocks) + " blocks");
+      if (c.sixteen_bit) {
+        const DataCost cost = data_cost(problem, arch);
+        c.ffma_us = cost.ffma_us;
+        c.tensor_us = cost.tensor_us;
+      }
       return c;
     }
     return unimplemented("a B channel's window needs more than " + std::to_string(budget) +
@@ -190,6 +262,9 @@ class SmallCDataConv final : public Tier<ConvProblem, SmallCConfig> {
     if (problem.bias_gradient) plan.source.text += "#include \"boo/conv/conv_direct.cuh\"\n";
     const bool idx32 = conv.x_spec().storage_elems() < kInt32Max && conv.y_spec().storage_elems() < kInt32Max;
     std::string cfg = "\nstruct Cfg {\n";
+    if (config.sixteen_bit)
+      cfg += "  using T = " + std::string(device_type(problem.dtype)) + ";\n  static constexpr bool kBChannelsLast = " +
+             (config.b_channels_last ? "true" : "false") + ";\n" + constant("kBVec", config.b_vec);
     cfg += "  static constexpr bool kIdx32 = " + std::string(idx32 ? "true" : "false") + ";\n";
     cfg += "  static constexpr bool kBias = " + std::string(task.epilogue && conv.bias ? "true" : "false") + ";\n";
     cfg += constant("kAct", task.epilogue ? static_cast<int>(conv.activation.kind) : 0);
@@ -207,9 +282,15 @@ class SmallCDataConv final : public Tier<ConvProblem, SmallCConfig> {
     plan.source.text += cfg;
     const std::string entry = "boo_small_c_" + task.result;
     // Three blocks of 256 threads per SM (85 registers a thread): 64 for four spill the 3-channel lines' 24 sums.
-    BOO_RETURN_IF_ERROR(finish_small_c_plan(plan, problem, entry, "boo::small_c::data_face<Cfg>(p)", config.threads,
-                                            std::max(1LL, 768 / config.threads), config.blocks,
-                                            config.shared_bytes(r)));
+    // 16-bit: two (128 registers): the next chunk's registers spilled at 85.
+    const long long resident_threads = config.sixteen_bit ? 512 : 768;
+    BOO_RETURN_IF_ERROR(finish_small_c_plan(
+        plan, problem, entry,
+        config.sixteen_bit ? "boo::small_c::data_face_16bit<Cfg>(p)" : "boo::small_c::data_face<Cfg>(p)",
+        config.threads, std::max(1LL, resident_threads / config.threads), config.blocks, config.shared_bytes(r)));
+    if (config.b_vec > 1)
+      plan.tensor_alignment = static_cast<uint32_t>(std::max<long long>(plan.tensor_alignment,
+                                                                         config.b_vec * problem.elem_bytes));
     return plan;
   }
 
@@ -230,6 +311,13 @@ class SmallCDataConv final : public Tier<ConvProblem, SmallCConfig> {
     c.channels_padded = r.ca <= 1 ? 1 : r.ca <= 2 ? 2 : 4;
     const long long phase_rows = ceil_div(r.a_size[1], r.stride[1]), phase_cols = ceil_div(r.a_size[2], r.stride[2]);
     c.blocks = r.batch * ceil_div(phase_rows, c.tile_u) * ceil_div(phase_cols, c.tile_v);
+    c.sixteen_bit = problem.dtype != DType::kF32;
+    c.b_channels_last = c.sixteen_bit && r.b_strides[1] == 1 && r.cb > 1;
+    // One 16- or 8-byte load of the chunk's 8 or 4 channels: every group in B or out, every address aligned.
+    const auto aligned = [&](long long v) { return v % chunk == 0; };
+    if (c.b_channels_last && (chunk == 8 || chunk == 4) && aligned(r.cb) && aligned(r.b_strides[0]) &&
+        aligned(r.b_strides[3]) && aligned(r.b_strides[4]))
+      c.b_vec = chunk;
     return c;
   }
 };

@@ -6,16 +6,17 @@
 
 namespace boo::ops::conv {
 
-/// fp32 data faces (a regular conv's backward-data, a transposed conv's
-/// forward) whose result has at most 4 channels, one group, 2-D, dilation 1,
-/// rows contiguous (NCHW-like): FFMA sums in registers over the taps of each
-/// stride phase, dy read about once through shared memory. Listed before
+/// Data faces (a regular conv's backward-data, a transposed conv's forward)
+/// whose result has at most 4 channels, one group, 2-D, dilation 1: FFMA sums
+/// in registers over the taps of each stride phase, dy read about once
+/// through shared memory. fp32 with rows contiguous (NCHW-like); fp16/bf16 in
+/// any layout (channel vectors of a channels-last dy) where the cost model
+/// puts FFMA ahead of the tensor-core tier. Listed before
 /// gpu:conv:implicit_gemm, whose GEMM N would be those few channels.
 const GpuImplementation& small_c_data_implementation();
 
 /// Forward faces (a regular conv's forward, a transposed conv's
-/// backward-data; fp32, and fp16/bf16 with BOO_UNVERIFIED_KERNELS=1 until
-/// their first GPU run) whose A has at most 4 channels, one group, 2-D, dilation 1,
+/// backward-data; fp32, and fp16/bf16 with filters up to 3x3) whose A has at most 4 channels, one group, 2-D, dilation 1,
 /// rows contiguous (NCHW-like): a network's stem. A is read once into shared
 /// memory, B written once along its rows, the sums FFMA in registers. Listed
 /// before gpu:conv:implicit_gemm, whose reduction would be those few

@@ -30,8 +30,9 @@ constexpr uint32_t kThreads = 384;
 // better), unless split K fills it and the cost models say it wins
 // (small_gemm_verdict). The forward and data faces' tiles are 64 output
 // channels wide at the narrowest; the weight face's rows are the output
-// channels, 128 a tile.
-constexpr long long kMinPixels = 4096, kMinOutputChannels = 64, kMinWeightOutputChannels = 128, kMinFullWaves = 4;
+// channels, 128 a tile, of which 64 may be idle (ResNet-50's 64-channel
+// weight gradients: measured in docs/perf/2026-11-26-session6.md).
+constexpr long long kMinPixels = 4096, kMinOutputChannels = 64, kMinWeightOutputChannels = 64, kMinFullWaves = 4;
 // Below the floor, the factor by which the model must put this tier ahead of gpu:conv:implicit_gemm
 // (81 lines of the three workloads crossed with it: 1.16x faster, H100, 2026-11-26;
 // docs/perf/2026-11-26-session3-h200x4.md).
@@ -285,6 +286,8 @@ struct WgmmaConfig final : Config {
     record += " warpgroups 1 producer + 2 consumers, persistent; ";
     record += run.task.result;
     record += ": face " + std::to_string(run.task.face);
+    // (conv_wgmma_weight.cuh's kHalfColumns: the same rule on the Cfg.)
+    const bool half_columns = run.weight() && run.rel.bg() <= 64 && !promote && (bn == 128 || bn == 256);
     if (run.native && run.weight()) {
       record += " as weight gradient, native NCHW 1x1: K-major tiles over the pixels, splits ";
       record += std::to_string(splits);
@@ -304,6 +307,10 @@ struct WgmmaConfig final : Config {
       if (splits > 1) record += ", splits " + std::to_string(splits);
       if (fp32_out) record += ", fp32 result";
     }
+    if (half_columns)
+      record += ", consumers split the columns (K <= 64)";
+    else if (run.weight() && run.rel.bg() <= 64)
+      record += ", consumer 1 idle (K <= 64)";
     if (run.rel.groups > 1) record += ", " + std::to_string(run.rel.groups) + " groups";
     if (!run.copies.empty()) {
       record += "; copies";
@@ -348,6 +355,9 @@ constexpr int kPromotedWidth = 128;
 // kNarrowestNativeWidth, 64-wide tiles where the GEMM is at most kNarrowTileMaxColumns wide.
 bool width_allowed(int bn, const Run& run, bool promote) {
   if (promote) return bn == kPromotedWidth;
+  // At most 64 output channels the weight face's consumers split the columns, which the 64-column wgmma
+  // does at 128 and 256 columns only (conv_wgmma_weight.cuh's kHalfColumns; 64 stays for 64 columns).
+  if (run.weight() && run.rel.bg() <= 64 && bn == 192) return false;
   if (run.native && bn < kNarrowestNativeWidth) return false;
   return bn > kNarrowTileMaxColumns || gemm_shape(run).n <= kNarrowTileMaxColumns;
 }

@@ -11,48 +11,51 @@
 
 namespace boo {
 
-/// Splits a row-major linear index over (e0, e1, s[0], s[1], s[2]).
-__device__ __forceinline__ void unravel5(long long linear, long long e0, long long e1, const long long* s,
-                                         long long* out) {
-  out[4] = linear % s[2];
-  linear /= s[2];
-  out[3] = linear % s[1];
-  linear /= s[1];
-  out[2] = linear % s[0];
-  linear /= s[0];
+/// Splits a row-major linear index over (e0, e1, s[0], s[1], s[2]), in I's arithmetic: the faces
+/// below take their index type I, int where every tensor has fewer than 2^31 elements (the host's
+/// choice: 32-bit division is several times cheaper, and these kernels are bound by their index math).
+template <typename I>
+__device__ __forceinline__ void unravel5(I linear, I e0, I e1, const long long* s, I* out) {
+  out[4] = linear % static_cast<I>(s[2]);
+  linear /= static_cast<I>(s[2]);
+  out[3] = linear % static_cast<I>(s[1]);
+  linear /= static_cast<I>(s[1]);
+  out[2] = linear % static_cast<I>(s[0]);
+  linear /= static_cast<I>(s[0]);
   out[1] = linear % e1;
   out[0] = linear / e1;
 }
 
-__device__ __forceinline__ long long offset5(const long long* strides, long long i0, long long i1, long long z,
-                                             long long y, long long x) {
-  return i0 * strides[0] + i1 * strides[1] + z * strides[2] + y * strides[3] + x * strides[4];
+template <typename I>
+__device__ __forceinline__ I offset5(const long long* strides, I i0, I i1, I z, I y, I x) {
+  return i0 * static_cast<I>(strides[0]) + i1 * static_cast<I>(strides[1]) + z * static_cast<I>(strides[2]) +
+         y * static_cast<I>(strides[3]) + x * static_cast<I>(strides[4]);
 }
 
 /// B[n, kb, o] = epilogue(sum A * W): regular forward, transposed backward-data. kFp32Out: the
 /// sums unrounded at p.b instead, for a caller's epilogue (ConvProblem::fp32_result): dense fp32
 /// (groups, N x pixels, channels of a group), kAct 0 and no bias. kResidual: the epilogue adds
 /// p.residual's element (B's strides: z has y's layout) after the bias, before the activation.
-template <typename T, int kAct, bool kBias, bool kFp32Out = false, bool kResidual = false>
+template <typename I, typename T, int kAct, bool kBias, bool kFp32Out = false, bool kResidual = false>
 __device__ void conv_forward_face(const ConvFaceParams& p) {
-  const long long total = p.n * p.cb * p.b_size[0] * p.b_size[1] * p.b_size[2];
-  const long long cb_per_group = p.cb / p.groups, ca_per_group = p.ca / p.groups;
-  for (long long linear = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; linear < total;
-       linear += static_cast<long long>(gridDim.x) * blockDim.x) {
-    long long i[5];  // (n, kb, oz, oy, ox)
-    unravel5(linear, p.n, p.cb, p.b_size, i);
-    const long long c0 = (i[1] / cb_per_group) * ca_per_group;
+  const I total = p.n * p.cb * p.b_size[0] * p.b_size[1] * p.b_size[2];
+  const I cb_per_group = p.cb / p.groups, ca_per_group = p.ca / p.groups;
+  for (I linear = blockIdx.x * static_cast<I>(blockDim.x) + threadIdx.x; linear < total;
+       linear += static_cast<I>(gridDim.x) * blockDim.x) {
+    I i[5];  // (n, kb, oz, oy, ox)
+    unravel5<I>(linear, p.n, p.cb, p.b_size, i);
+    const I c0 = (i[1] / cb_per_group) * ca_per_group;
     float acc = 0.f;
-    for (long long rz = 0; rz < p.f_size[0]; ++rz) {
-      const long long iz = i[2] * p.stride[0] - p.pad[0] + rz * p.dil[0];
+    for (I rz = 0; rz < p.f_size[0]; ++rz) {
+      const I iz = i[2] * p.stride[0] - p.pad[0] + rz * p.dil[0];
       if (iz < 0 || iz >= p.a_size[0]) continue;
-      for (long long ry = 0; ry < p.f_size[1]; ++ry) {
-        const long long iy = i[3] * p.stride[1] - p.pad[1] + ry * p.dil[1];
+      for (I ry = 0; ry < p.f_size[1]; ++ry) {
+        const I iy = i[3] * p.stride[1] - p.pad[1] + ry * p.dil[1];
         if (iy < 0 || iy >= p.a_size[1]) continue;
-        for (long long rx = 0; rx < p.f_size[2]; ++rx) {
-          const long long ix = i[4] * p.stride[2] - p.pad[2] + rx * p.dil[2];
+        for (I rx = 0; rx < p.f_size[2]; ++rx) {
+          const I ix = i[4] * p.stride[2] - p.pad[2] + rx * p.dil[2];
           if (ix < 0 || ix >= p.a_size[2]) continue;
-          for (long long c = 0; c < ca_per_group; ++c) {
+          for (I c = 0; c < ca_per_group; ++c) {
             acc += load_as_float<T>(p.a, offset5(p.a_strides, i[0], c0 + c, iz, iy, ix)) *
                    load_as_float<T>(p.w, offset5(p.w_strides, i[1], c, rz, ry, rx));
           }
@@ -60,8 +63,8 @@ __device__ void conv_forward_face(const ConvFaceParams& p) {
       }
     }
     if constexpr (kFp32Out) {
-      const long long pixels = p.b_size[0] * p.b_size[1] * p.b_size[2];
-      const long long m = i[0] * pixels + (i[2] * p.b_size[1] + i[3]) * p.b_size[2] + i[4];
+      const I pixels = p.b_size[0] * p.b_size[1] * p.b_size[2];
+      const I m = i[0] * pixels + (i[2] * p.b_size[1] + i[3]) * p.b_size[2] + i[4];
       reinterpret_cast<float*>(p.b)[((i[1] / cb_per_group) * p.n * pixels + m) * cb_per_group + i[1] % cb_per_group] =
           acc;
     } else {
@@ -76,28 +79,28 @@ __device__ void conv_forward_face(const ConvFaceParams& p) {
 /// A[n, ca, i] = epilogue(sum over (kb, r) with o*stride = i + pad - r*dil of B * W):
 /// regular backward-data, transposed forward (kResidual: its epilogue adds p.residual's element,
 /// A's strides: z has y's layout).
-template <typename T, int kAct, bool kBias, bool kResidual = false>
+template <typename I, typename T, int kAct, bool kBias, bool kResidual = false>
 __device__ void conv_data_face(const ConvFaceParams& p) {
-  const long long total = p.n * p.ca * p.a_size[0] * p.a_size[1] * p.a_size[2];
-  const long long cb_per_group = p.cb / p.groups, ca_per_group = p.ca / p.groups;
-  for (long long linear = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; linear < total;
-       linear += static_cast<long long>(gridDim.x) * blockDim.x) {
-    long long i[5];  // (n, ca, iz, iy, ix)
-    unravel5(linear, p.n, p.ca, p.a_size, i);
-    const long long g = i[1] / ca_per_group, c = i[1] % ca_per_group;
+  const I total = p.n * p.ca * p.a_size[0] * p.a_size[1] * p.a_size[2];
+  const I cb_per_group = p.cb / p.groups, ca_per_group = p.ca / p.groups;
+  for (I linear = blockIdx.x * static_cast<I>(blockDim.x) + threadIdx.x; linear < total;
+       linear += static_cast<I>(gridDim.x) * blockDim.x) {
+    I i[5];  // (n, ca, iz, iy, ix)
+    unravel5<I>(linear, p.n, p.ca, p.a_size, i);
+    const I g = i[1] / ca_per_group, c = i[1] % ca_per_group;
+    const I s0 = p.stride[0], s1 = p.stride[1], s2 = p.stride[2];
     float acc = 0.f;
-    for (long long rz = 0; rz < p.f_size[0]; ++rz) {
-      const long long tz = i[2] + p.pad[0] - rz * p.dil[0];
-      if (tz < 0 || tz % p.stride[0] != 0 || tz / p.stride[0] >= p.b_size[0]) continue;
-      for (long long ry = 0; ry < p.f_size[1]; ++ry) {
-        const long long ty = i[3] + p.pad[1] - ry * p.dil[1];
-        if (ty < 0 || ty % p.stride[1] != 0 || ty / p.stride[1] >= p.b_size[1]) continue;
-        for (long long rx = 0; rx < p.f_size[2]; ++rx) {
-          const long long tx = i[4] + p.pad[2] - rx * p.dil[2];
-          if (tx < 0 || tx % p.stride[2] != 0 || tx / p.stride[2] >= p.b_size[2]) continue;
-          for (long long kb = g * cb_per_group; kb < (g + 1) * cb_per_group; ++kb) {
-            acc += load_as_float<T>(p.b, offset5(p.b_strides, i[0], kb, tz / p.stride[0], ty / p.stride[1],
-                                                 tx / p.stride[2])) *
+    for (I rz = 0; rz < p.f_size[0]; ++rz) {
+      const I tz = i[2] + p.pad[0] - rz * p.dil[0];
+      if (tz < 0 || tz % s0 != 0 || tz / s0 >= p.b_size[0]) continue;
+      for (I ry = 0; ry < p.f_size[1]; ++ry) {
+        const I ty = i[3] + p.pad[1] - ry * p.dil[1];
+        if (ty < 0 || ty % s1 != 0 || ty / s1 >= p.b_size[1]) continue;
+        for (I rx = 0; rx < p.f_size[2]; ++rx) {
+          const I tx = i[4] + p.pad[2] - rx * p.dil[2];
+          if (tx < 0 || tx % s2 != 0 || tx / s2 >= p.b_size[2]) continue;
+          for (I kb = g * cb_per_group; kb < (g + 1) * cb_per_group; ++kb) {
+            acc += load_as_float<T>(p.b, offset5<I>(p.b_strides, i[0], kb, tz / s0, ty / s1, tx / s2)) *
                    load_as_float<T>(p.w, offset5(p.w_strides, kb, c, rz, ry, rx));
           }
         }
@@ -115,24 +118,25 @@ __device__ void conv_data_face(const ConvFaceParams& p) {
 /// the block sum adds them in a fixed order (deterministic). A thread per
 /// element would leave a small filter (depthwise, 2 channels) to a handful of
 /// threads, each walking every position.
-template <typename T>
+template <typename I, typename T>
 __device__ void conv_weight_face(const ConvFaceParams& p) {
   __shared__ float scratch[32];
-  const long long ca_per_group = p.ca / p.groups, cb_per_group = p.cb / p.groups;
-  const long long total = p.cb * ca_per_group * p.f_size[0] * p.f_size[1] * p.f_size[2];
-  const long long positions = p.b_size[0] * p.b_size[1] * p.b_size[2];  // output pixels per image
+  const I ca_per_group = p.ca / p.groups, cb_per_group = p.cb / p.groups;
+  const I total = p.cb * ca_per_group * p.f_size[0] * p.f_size[1] * p.f_size[2];
+  const I positions = p.b_size[0] * p.b_size[1] * p.b_size[2];  // output pixels per image
+  const I wide = p.b_size[2], high = p.b_size[1];
   // The trip count depends on the block only: every thread reaches block_sum.
-  for (long long linear = blockIdx.x; linear < total; linear += gridDim.x) {
-    long long i[5];  // (kb, c, rz, ry, rx)
-    unravel5(linear, p.cb, ca_per_group, p.f_size, i);
-    const long long ch = (i[0] / cb_per_group) * ca_per_group + i[1];
+  for (I linear = blockIdx.x; linear < total; linear += gridDim.x) {
+    I i[5];  // (kb, c, rz, ry, rx)
+    unravel5<I>(linear, p.cb, ca_per_group, p.f_size, i);
+    const I ch = (i[0] / cb_per_group) * ca_per_group + i[1];
     float acc = 0.f;
-    for (long long j = threadIdx.x; j < p.n * positions; j += blockDim.x) {
-      const long long n = j / positions, o = j % positions;
-      const long long ox = o % p.b_size[2], oy = (o / p.b_size[2]) % p.b_size[1], oz = o / (p.b_size[2] * p.b_size[1]);
-      const long long iz = oz * p.stride[0] - p.pad[0] + i[2] * p.dil[0];
-      const long long iy = oy * p.stride[1] - p.pad[1] + i[3] * p.dil[1];
-      const long long ix = ox * p.stride[2] - p.pad[2] + i[4] * p.dil[2];
+    for (I j = threadIdx.x; j < p.n * positions; j += blockDim.x) {
+      const I n = j / positions, o = j % positions;
+      const I ox = o % wide, oy = (o / wide) % high, oz = o / (wide * high);
+      const I iz = oz * p.stride[0] - p.pad[0] + i[2] * p.dil[0];
+      const I iy = oy * p.stride[1] - p.pad[1] + i[3] * p.dil[1];
+      const I ix = ox * p.stride[2] - p.pad[2] + i[4] * p.dil[2];
       if (iz < 0 || iz >= p.a_size[0] || iy < 0 || iy >= p.a_size[1] || ix < 0 || ix >= p.a_size[2]) continue;
       acc += load_as_float<T>(p.a, offset5(p.a_strides, n, ch, iz, iy, ix)) *
              load_as_float<T>(p.b, offset5(p.b_strides, n, i[0], oz, oy, ox));

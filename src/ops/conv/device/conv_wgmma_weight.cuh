@@ -153,6 +153,71 @@ __device__ __forceinline__ int weight_offset(int m, int col) {
   return m * C::WK + (tap / C::S) * C::WR + (tap % C::S) * C::WS + col % C::kC;
 }
 
+/// The tile as two consumers see it where they split its columns (HalfColumns): BN / 2 wide. Only the
+/// epilogue (store_tile, store_partials) reads it; the stages keep C's layout.
+template <class C>
+struct HalfWidth : C {
+  static constexpr int BN = C::BN / 2;
+};
+
+/// At most 64 output channels (ResNet's first stage: K = 64), a tile's rows are consumer 0's alone; with
+/// 128 or 256 columns the two consumers split the columns instead, each a m64n(BN/2) wgmma on the one A
+/// atom column. (Promoted sums keep the row split: their BN is 128 and its second accumulators.)
+template <class C>
+constexpr bool kHalfColumns = C::kM <= 64 && !C::kPromote && (C::BN == 128 || C::BN == 256);
+
+/// HalfColumns' k-block `it`: waits for its stage and issues the four m64n(BN/2)k16 wgmma of consumer
+/// `consumer`'s columns n0 + consumer * BN / 2 ... into `acc` as one commit group (issue_kblock's, for
+/// half the columns: A is the first atom column, B starts consumer * BN / 128 atom columns in, or
+/// consumer * BN / 2 rows of a K-major tile).
+template <class C, bool kMnMajor>
+__device__ __forceinline__ void issue_half_columns(float (&acc)[C::BN / 4], unsigned char* smem,
+                                                   unsigned long long* full, int it, int consumer, int accumulate) {
+  using L = Layout<C>;
+  const int stage = it % C::STAGES;
+  sm90::mbarrier_wait(&full[stage], (it / C::STAGES) & 1);
+  sm90::fence_proxy_async_shared();  // as issue_kblock: the producer's copies are unfenced
+  const unsigned a = sm90::shared_address(smem) + stage * L::kTileA;
+  const unsigned b = sm90::shared_address(smem) + L::kB + stage * L::kTileB +
+                     consumer * (kMnMajor ? (C::BN / 128) * L::kAtomColumn : (C::BN / 2) * 128);
+  auto descriptor = [](unsigned tile, int k) {
+    return kMnMajor ? sm90::swizzle128_mn_descriptor(tile + 2048 * k, L::kAtomColumn)
+                    : sm90::swizzle128_descriptor(tile + 32 * k);
+  };
+  sm90::wgmma_fence();
+#pragma unroll
+  for (int k = 0; k < kBK / 16; ++k)
+    sm90::Wgmma<C::BN / 2, C::kType>::template mma<kMnMajor ? 1 : 0, kMnMajor ? 1 : 0>(
+        acc, descriptor(a, k), descriptor(b, k), k == 0 ? accumulate : 1);
+  sm90::wgmma_commit_group();
+}
+
+/// HalfColumns' unit: k-blocks [begin, end) into `acc` (consume_unit's chain: each stage released once
+/// the next k-block's wgmma are issued and its own are done), then stored as a BN / 2-wide tile.
+template <class C, bool kMnMajor>
+__device__ __forceinline__ void consume_half_columns(const ConvIgemmParams& p, unsigned char* smem,
+                                                     unsigned long long* full, unsigned long long* empty, int& it,
+                                                     int unit, typename C::T* staged, int consumer, int lane) {
+  using U = WeightUnits<C>;
+  const int m0 = U::m0(unit), n0 = U::n0(unit) + consumer * (C::BN / 2), begin = U::kb_begin(unit),
+            end = U::kb_end(unit);
+  float acc[C::BN / 4];
+#pragma unroll
+  for (int i = 0; i < C::BN / 4; ++i) acc[i] = 0.f;
+  for (int kb = begin; kb < end; ++kb, ++it) {
+    issue_half_columns<C, kMnMajor>(acc, smem, full, it, consumer, 1);
+    sm90::wgmma_wait_group<1>();
+    if (kb != begin && lane == 0) sm90::mbarrier_arrive(&empty[(it - 1) % C::STAGES]);
+  }
+  if (end > begin) finish_tile<HalfWidth<C>>(acc, empty, it, lane);
+  // store_tile and store_partials place consumer c's rows at m0 + 64 c: both consumers' rows are m0's.
+  if constexpr (C::kSplits == 1 && !C::kFp32Out)
+    store_tile<HalfWidth<C>>(acc, p, staged, consumer, m0 - 64 * consumer, n0,
+                             [](int m, int col) { return weight_offset<C>(m, col); });
+  else
+    store_partials<HalfWidth<C>>(acc, p, U::split(unit), consumer, m0 - 64 * consumer, n0);
+}
+
 /// The weight face's consumer warp groups: each unit's k-blocks into registers, then its tile (or, split,
 /// its partials) stored, while the producer fills the stages for the next unit. kMnMajor: M/N-major tiles
 /// (channels-last operands) or K-major ones (conv_wgmma_nchw's planar operands).
@@ -160,7 +225,7 @@ template <class C, bool kMnMajor>
 __device__ __forceinline__ void consume_weight_units(const ConvIgemmParams& p, unsigned char* smem,
                                                      unsigned long long* full, unsigned long long* empty,
                                                      int consumer) {
-  // consumer: output channels m0 + 64 * consumer ...
+  // consumer: output channels m0 + 64 * consumer ... (HalfColumns: columns n0 + BN / 2 * consumer ...)
   using T = typename C::T;
   using L = Layout<C>;
   using U = WeightUnits<C>;
@@ -168,7 +233,20 @@ __device__ __forceinline__ void consume_weight_units(const ConvIgemmParams& p, u
   T* staged = reinterpret_cast<T*>(smem + L::kStaging) + consumer * L::kStagingRows * L::kOutPitch;
   int it = 0;  // k-blocks consumed so far, over all units
   for (int unit = blockIdx.x; unit < U::kCount; unit += gridDim.x) {
+    if constexpr (kHalfColumns<C>) {
+      consume_half_columns<C, kMnMajor>(p, smem, full, empty, it, unit, staged, consumer, lane);
+      continue;
+    }
     const int m0 = U::m0(unit), n0 = U::n0(unit), begin = U::kb_begin(unit), end = U::kb_end(unit);
+    // Fewer than 128 output channels, 64-192 columns (promoted, or not HalfColumns' widths): consumer 1's
+    // rows are past K; it only passes the stages on, and consumer 0 keeps the tensor cores busy alone.
+    if (C::kM % kBM != 0 && m0 + 64 * consumer >= C::kM) {
+      for (int kb = begin; kb < end; ++kb, ++it) {
+        sm90::mbarrier_wait(&full[it % C::STAGES], (it / C::STAGES) & 1);
+        if (lane == 0) sm90::mbarrier_arrive(&empty[it % C::STAGES]);
+      }
+      continue;
+    }
     float acc[C::BN / 2];
 #pragma unroll
     for (int i = 0; i < C::BN / 2; ++i) acc[i] = 0.f;
