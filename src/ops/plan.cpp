@@ -22,7 +22,7 @@ bool in_range(const TensorBinding& t, size_t arguments, size_t results, size_t w
                                                        : t.offset <= workspace_bytes;
 }
 
-// What cuTensorMapEncodeTiled requires of a tiled map (cuda.h) that the plan
+// What cuTensorMapEncodeTiled (cuTensorMapEncodeIm2col) requires of a tiled (im2col) map (cuda.h) that the plan
 // fixes, and the map's place in the parameter block: empty, or what is wrong.
 std::string tensor_map_error(const TensorMapSlot& m, const LaunchStep& step, uint32_t tensor_alignment) {
   if (m.params_offset % TensorMapSlot::kAlignment != 0)
@@ -41,9 +41,11 @@ std::string tensor_map_error(const TensorMapSlot& m, const LaunchStep& step, uin
   if (offset % 16 != 0 || (m.tensor.source != TensorBinding::Source::kWorkspace && tensor_alignment % 16 != 0))
     return "starts at an address that is not 16-byte aligned";
   if (m.rank < 1 || m.rank > 5) return "has rank " + std::to_string(m.rank) + ", not 1-5";
+  const bool im2col = m.mode == TensorMapSlot::Mode::kIm2col;
   for (uint32_t d = 0; d < m.rank; ++d) {
     if (m.dims[d] < 1 || m.dims[d] > (uint64_t{1} << 32)) return "has a dim outside 1..2^32";
-    if (m.box[d] < 1 || m.box[d] > 256) return "has a box dim outside 1..256";
+    if (!im2col && (m.box[d] < 1 || m.box[d] > 256)) return "has a box dim outside 1..256";
+    if (m.element_strides[d] < 1 || m.element_strides[d] > 8) return "has an element stride outside 1..8";
   }
   uint64_t extent = m.dims[0] * element;  // bytes one index of the next dim must at least step
   for (uint32_t d = 1; d < m.rank; ++d) {
@@ -52,15 +54,32 @@ std::string tensor_map_error(const TensorMapSlot& m, const LaunchStep& step, uin
     if (stride < extent) return "has a stride smaller than the dims below it";
     extent = stride * m.dims[d];
   }
-  if (m.box[0] * element % 16 != 0) return "has a box row that is not a multiple of 16 bytes";
-  if (m.swizzle == TensorMapSlot::Swizzle::k128B && m.box[0] * element > 128)
-    return "has a box row wider than the 128-byte swizzle";
+  if (im2col) {
+    // cuda.h: ranks 3-5; each corner within [-2^15, 2^15) at rank 3, [-128, 128) at 4, [-16, 16) at 5, and a
+    // bounding box of non-zero area; at most 256 channels a pixel and 1024 pixels a copy.
+    if (m.rank < 3) return "is an im2col map of rank " + std::to_string(m.rank) + ", not 3-5";
+    const int32_t reach = m.rank == 3 ? 32768 : m.rank == 4 ? 128 : 16;
+    for (uint32_t d = 0; d + 2 < m.rank; ++d) {
+      if (m.lower_corner[d] < -reach || m.lower_corner[d] >= reach || m.upper_corner[d] < -reach ||
+          m.upper_corner[d] >= reach)
+        return "has an im2col corner outside [" + std::to_string(-reach) + ", " + std::to_string(reach) + ")";
+      if (static_cast<int64_t>(m.dims[d + 1]) + m.upper_corner[d] - m.lower_corner[d] < 1)
+        return "has an empty im2col bounding box";
+    }
+    if (m.channels_per_pixel < 1 || m.channels_per_pixel > 256 || m.pixels_per_column < 1 ||
+        m.pixels_per_column > 1024)
+      return "has an im2col box outside 1..256 channels by 1..1024 pixels";
+  }
+  const uint64_t row = (im2col ? m.channels_per_pixel : m.box[0]) * element;
+  if (row % 16 != 0) return "has a box row that is not a multiple of 16 bytes";
+  if (m.swizzle == TensorMapSlot::Swizzle::k128B && row > 128) return "has a box row wider than the 128-byte swizzle";
   return "";
 }
 
 }  // namespace
 
 uint64_t TensorMapSlot::box_bytes() const {
+  if (mode == Mode::kIm2col) return uint64_t{channels_per_pixel} * pixels_per_column * dtype_size_bytes(dtype);
   uint64_t bytes = dtype_size_bytes(dtype);
   for (uint32_t d = 0; d < rank && d < box.size(); ++d) bytes *= box[d];
   return bytes;
@@ -72,9 +91,21 @@ std::string TensorMapSlot::text() const {
     for (uint32_t d = 0; d < n; ++d) out += (d ? "x" : "") + std::to_string(values[d]);
     return out;
   };
-  std::string out = "tensor map at byte " + std::to_string(params_offset) + ": dims " + joined(dims, rank);
+  std::string out = std::string(mode == Mode::kIm2col ? "im2col" : "tensor") + " map at byte " +
+                    std::to_string(params_offset) + ": dims " + joined(dims, rank);
   if (rank > 1) out += ", strides " + joined(strides, rank - 1) + " B";
-  out += ", box " + joined(box, rank) + " (" + std::to_string(box_bytes()) + " B), ";
+  if (mode == Mode::kIm2col) {
+    auto signed_joined = [&](const std::array<int32_t, 3>& v) {
+      std::string s;
+      for (uint32_t d = 0; d + 2 < rank; ++d) s += (d ? "," : "") + std::to_string(v[d]);
+      return "{" + s + "}";
+    };
+    out += ", corners " + signed_joined(lower_corner) + " " + signed_joined(upper_corner) + ", element strides " +
+           joined(element_strides, rank) + ", " + std::to_string(channels_per_pixel) + " channels x " +
+           std::to_string(pixels_per_column) + " pixels (" + std::to_string(box_bytes()) + " B), ";
+  } else {
+    out += ", box " + joined(box, rank) + " (" + std::to_string(box_bytes()) + " B), ";
+  }
   out += swizzle == Swizzle::k128B ? "128-byte swizzle" : "no swizzle";
   return out;
 }

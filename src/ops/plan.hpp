@@ -56,11 +56,16 @@ class TensorRoles {
 /// A CUDA tensor map (the 128-byte descriptor a TMA copy reads) in a launch's
 /// parameter block. The map embeds its tensor's address, which is bound only at
 /// launch, so the plan records what the map describes and the runtime encodes
-/// it (cuTensorMapEncodeTiled) into the block at launch, again only when the
-/// tensor's address changed (runtime/tensor_maps.hpp). Tiled mode, no
-/// interleave, element strides 1, out-of-bounds elements read as zeros.
+/// it (cuTensorMapEncodeTiled, or cuTensorMapEncodeIm2col) into the block at
+/// launch, again only when the tensor's address changed
+/// (runtime/tensor_maps.hpp). No interleave, out-of-bounds elements read as
+/// zeros; a tiled map's element strides are 1.
 struct TensorMapSlot {
   enum class Swizzle : uint8_t { kNone, k128B };
+  /// kIm2col (cuTensorMapEncodeIm2col): a channels-last activation {C, W, H, N} whose copy gathers
+  /// `pixels_per_column` pixels (each `channels_per_pixel` channels) walking the output pixels W, H, N
+  /// fastest first inside the bounding box the corners cut from each image, `element_strides` apart (the
+  /// conv's stride), at a per-copy tap offset; `box` is unused. docs/wgmma-tma-design.md §2.
   static constexpr uint32_t kBytes = 128, kAlignment = 64;  ///< the map's size and its alignment in the block
   uint32_t params_offset = 0;  ///< byte offset of the map in `params`, a multiple of kAlignment
   TensorBinding tensor;        ///< the tensor the map reads
@@ -71,6 +76,11 @@ struct TensorMapSlot {
   std::array<uint64_t, 4> strides{};  ///< bytes between consecutive indices of dims 1 .. rank - 1
   std::array<uint32_t, 5> box{};      ///< elements one copy moves along each dim
   Swizzle swizzle = Swizzle::k128B;
+  enum class Mode : uint8_t { kTiled, kIm2col };
+  Mode mode = Mode::kTiled;
+  std::array<int32_t, 3> lower_corner{}, upper_corner{};  ///< im2col: per spatial dim (W first), rank - 2 used
+  uint32_t channels_per_pixel = 0, pixels_per_column = 0;  ///< im2col: the copy's box
+  std::array<uint32_t, 5> element_strides{1, 1, 1, 1, 1};  ///< im2col: the traversal stride per dim
 
   /// The bytes one copy of a whole box writes to shared memory (out-of-bounds
   /// elements included: they are written as zeros), what its barrier expects.

@@ -474,7 +474,7 @@ Status LaunchableImpl::launch(std::span<const TensorRef> args, std::span<const T
       std::memcpy(step.params.data() + slot.params_offset, &address, sizeof address);
     }
     if (!step.tensor_maps.empty())
-      BOO_RETURN_IF_ERROR(step.tensor_maps.refresh(api.cuTensorMapEncodeTiled, address_of, step.params).status());
+      BOO_RETURN_IF_ERROR(step.tensor_maps.refresh({api.cuTensorMapEncodeTiled, api.cuTensorMapEncodeIm2col}, address_of, step.params).status());
     void* params[] = {step.params.data()};
     if (step.cleared_workspace_bytes > 0)
       BOO_CU_RETURN_IF_ERROR(api, cuMemsetD8Async(static_cast<CUdeviceptr>(workspace), 0, step.cleared_workspace_bytes, s));

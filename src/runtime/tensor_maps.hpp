@@ -22,10 +22,17 @@
 namespace boo::runtime {
 
 using EncodeTiledFn = decltype(&::cuTensorMapEncodeTiled);
+using EncodeIm2colFn = decltype(&::cuTensorMapEncodeIm2col);
+
+/// The driver's encoders: a slot's mode picks one.
+struct TensorMapEncoders {
+  EncodeTiledFn tiled = nullptr;
+  EncodeIm2colFn im2col = nullptr;
+};
 
 /// Encodes `slot` for its tensor at `tensor_address` (the binding's address;
 /// the slot's byte offset is added here) into `params` at the slot's offset.
-Status encode_tensor_map(EncodeTiledFn encode, const ops::TensorMapSlot& slot, uint64_t tensor_address,
+Status encode_tensor_map(const TensorMapEncoders& encode, const ops::TensorMapSlot& slot, uint64_t tensor_address,
                          std::span<std::byte> params);
 
 /// A launch step's tensor maps and the address each was last encoded for.
@@ -39,7 +46,7 @@ class StepTensorMaps {
   /// differs from the one it was last encoded for; returns how many it encoded.
   /// A map whose encoding failed is encoded again at the next call.
   template <typename AddressOf>
-  Result<int> refresh(EncodeTiledFn encode, AddressOf&& address_of, std::span<std::byte> params) {
+  Result<int> refresh(const TensorMapEncoders& encode, AddressOf&& address_of, std::span<std::byte> params) {
     int encoded = 0;
     for (size_t i = 0; i < slots_.size(); ++i) {
       const uint64_t address = address_of(slots_[i].tensor);

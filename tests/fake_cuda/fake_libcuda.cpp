@@ -134,6 +134,50 @@ CUresult cuTensorMapEncodeTiled(CUtensorMap* map, CUtensorMapDataType type, cuui
                     uint64_t{l2} << 32 | uint64_t{fill} << 40;
   return ok();
 }
+// Checks what cuda.h says the driver checks of an im2col map (ranks 3-5, corners within [-2^15, 2^15) at
+// rank 3, [-128, 128) at 4, [-16, 16) at 5 and a bounding box of non-zero area, at most 256 channels a pixel
+// and 1024 pixels a copy) and packs its arguments: [0] the address, [1-5] dims, [6-9] strides, [10] the
+// channels and (<< 16) pixels, [11] as the tiled map's with bit 63 set, [12] the corners (a byte each, lower
+// then upper, the first spatial dim lowest), [13] the element strides (a byte each).
+CUresult cuTensorMapEncodeIm2col(CUtensorMap* map, CUtensorMapDataType type, cuuint32_t rank, void* address,
+                                 const cuuint64_t* dims, const cuuint64_t* strides, const int* lower,
+                                 const int* upper, cuuint32_t channels, cuuint32_t pixels,
+                                 const cuuint32_t* element_strides, CUtensorMapInterleave interleave,
+                                 CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill fill) {
+  const uint64_t element = type == CU_TENSOR_MAP_DATA_TYPE_UINT16 || type == CU_TENSOR_MAP_DATA_TYPE_FLOAT16 ||
+                                   type == CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 ? 2 : 0;
+  const uintptr_t at = reinterpret_cast<uintptr_t>(address);
+  if (!map || reinterpret_cast<uintptr_t>(map) % 64 != 0 || element == 0 || rank < 3 || rank > 5 || at % 16 != 0 ||
+      interleave != CU_TENSOR_MAP_INTERLEAVE_NONE || channels < 1 || channels > 256 || pixels < 1 || pixels > 1024)
+    return CUDA_ERROR_INVALID_VALUE;
+  for (cuuint32_t d = 0; d < rank; ++d) {
+    if (dims[d] < 1 || dims[d] > (uint64_t{1} << 32) || element_strides[d] < 1 || element_strides[d] > 8)
+      return CUDA_ERROR_INVALID_VALUE;
+    if (d > 0 && (strides[d - 1] % 16 != 0 || strides[d - 1] >= (uint64_t{1} << 40))) return CUDA_ERROR_INVALID_VALUE;
+  }
+  const int reach = rank == 3 ? 32768 : rank == 4 ? 128 : 16;
+  for (cuuint32_t d = 0; d + 2 < rank; ++d) {
+    if (lower[d] < -reach || lower[d] >= reach || upper[d] < -reach || upper[d] >= reach) return CUDA_ERROR_INVALID_VALUE;
+    if (static_cast<int64_t>(dims[d + 1]) + upper[d] - lower[d] < 1) return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (channels * element % 16 != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (swizzle == CU_TENSOR_MAP_SWIZZLE_128B && channels * element > 128) return CUDA_ERROR_INVALID_VALUE;
+  std::memset(map, 0, sizeof *map);
+  map->opaque[0] = at;
+  for (cuuint32_t d = 0; d < rank; ++d) {
+    map->opaque[1 + d] = dims[d];
+    if (d > 0) map->opaque[5 + d] = strides[d - 1];
+    map->opaque[13] |= uint64_t{element_strides[d]} << (8 * d);
+  }
+  for (cuuint32_t d = 0; d + 2 < rank; ++d) {
+    map->opaque[12] |= uint64_t{static_cast<uint8_t>(lower[d])} << (8 * d);
+    map->opaque[12] |= uint64_t{static_cast<uint8_t>(upper[d])} << (8 * d + 32);
+  }
+  map->opaque[10] = channels | uint64_t{pixels} << 16;
+  map->opaque[11] = rank | uint64_t{type} << 8 | uint64_t{swizzle} << 16 | uint64_t{interleave} << 24 |
+                    uint64_t{l2} << 32 | uint64_t{fill} << 40 | uint64_t{1} << 63;
+  return ok();
+}
 CUresult cuGetProcAddress_v2(const char*, void** p, int, cuuint64_t, CUdriverProcAddressQueryResult* r) {
   *p = nullptr;
   if (r) *r = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;

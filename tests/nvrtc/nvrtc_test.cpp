@@ -908,7 +908,7 @@ TEST(NvrtcTest, HopperProducersAnnounceStagesAsCopiesLand) {
 // its budget: the first forward TMA kernel below, its budget lowered to 40 in the PTX, spills), and
 // takes its maps as a __grid_constant__ parameter. Forward lines: 64-, 128-, 192- and 256-wide tiles,
 // bias and activation, fp16, a 1-D conv, split K, a staged (KCRS) filter, a packed reduction ending
-// inside a k-block (C = 72), fp32 sums (gpu:conv:fp32_bf16x6) and GEMMs; weight lines: K = 200 and 136 (a
+// inside a k-block (C = 72, 200, 136: x by cp.async; the others now load x by an im2col map too), fp32 sums (gpu:conv:fp32_bf16x6); weight lines: K = 200 and 136 (a
 // last row tile whose second box lies partly or wholly past K), stride 2, fp32 sums.
 TEST(NvrtcTest, HopperTmaModulesCompile) {
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
@@ -923,8 +923,9 @@ TEST(NvrtcTest, HopperTmaModulesCompile) {
            std::string("convbfp16 --spatial_dim 1 -n 4 -c 512 -H 64 -k 256 -y 5 -p 2 -F 1 --in_layout NHC "
                        "--fil_layout NHC --out_layout NHC"),
            std::string("convbfp16 -n 32 -c 72 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1"),
+           "convbfp16 -n 16 -c 200 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1 -b 1 --activation gelu" + nhwc,
+           "convfp16 -n 16 -c 136 -H 48 -W 32 -k 576 -y 3 -x 3 -F 1" + nhwc,
            std::string("conv -n 16 -c 512 -H 28 -W 28 -k 512 -y 3 -x 3 -p 1 -q 1 -F 1"),
-           std::string("gemmbfp16 --a_w 4096 --a_h 4096 --b_w 4096"),
            "convbfp16 -n 128 -c 128 -H 28 -W 28 -k 128 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
            "convbfp16 -n 16 -c 256 -H 28 -W 28 -k 200 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
            "convbfp16 -n 16 -c 256 -H 28 -W 28 -k 136 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
@@ -946,6 +947,12 @@ TEST(NvrtcTest, HopperTmaModulesCompile) {
     std::vector<ops::TensorMapSlot> maps;
     for (const ops::LaunchStep& step : plan->steps)
       maps.insert(maps.end(), step.tensor_maps.begin(), step.tensor_maps.end());
+    // Where x is a TMA operand too (C a multiple of 64: an im2col A) the kernel is HopperFullyTmaModulesCompile's
+    // kind; here the filter's (or dy's) map beside cp.async copies.
+    if ((*config)->text().find(", x by TMA") != std::string::npos) {
+      EXPECT_EQ(maps.size(), 2u);
+      continue;
+    }
     ASSERT_EQ(maps.size(), 1u);
     Result<jit::CompiledKernel> k = jit::compile_kernel(plan->source, kArch, true);
     ASSERT_TRUE(k.ok()) << k.status().to_string();
@@ -976,6 +983,102 @@ TEST(NvrtcTest, HopperTmaModulesCompile) {
          at = k->ptx.find("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes", at + 1))
       ++copies;
     EXPECT_EQ(copies, weight ? 2u : 1u);
+  }
+  ::unsetenv("BOO_UNVERIFIED_KERNELS");
+}
+
+// The fully-TMA forward kernels (gated; kTmaA: A a plain matrix, 1x1 convs and GEMMs, or an im2col map,
+// kIm2colA, where C is a multiple of 64): one producer
+// thread issues the A and B boxes of a k-block, arriving once on the stage's barrier (initialized to one
+// arrival) with both boxes' bytes; the producer warpgroup keeps 40 registers, the consumers 232; no
+// cp.async and no proxy fence. Lines: a 256-wide 1x1 conv, fp16 with bias and relu where M (6300) is not a
+// multiple of 128 and C = 72 ends inside the one k-block, a 1-D conv, a GEMM with both operands
+// transposed, fp32 sums (--alpha: the GEMM's epilogue), the B gradient (A^T staged); im2col: the 3x3
+// profiled line, padding 0 with M not a multiple of 128, stride 2 (fp16, bias), dilation 2, a 1-D conv, a
+// 1x1 conv with padding 1.
+TEST(NvrtcTest, HopperFullyTmaModulesCompile) {
+  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
+  const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
+  ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1);
+  for (const std::string& command : {
+           "convbfp16 -n 64 -c 256 -H 28 -W 28 -k 512 -y 1 -x 1 -F 1" + nhwc,
+           "convfp16 -n 7 -c 72 -H 30 -W 30 -k 256 -y 1 -x 1 -F 1 -b 1 --activation relu" + nhwc,
+           std::string("convbfp16 --spatial_dim 1 -n 8 -c 512 -H 1000 -k 256 -y 1 -F 1 --in_layout NHC "
+                       "--fil_layout NHC --out_layout NHC"),
+           std::string("gemmbfp16 --a_w 2000 --a_h 2048 --b_w 8192 --transA 1 --transB 1"),
+           std::string("gemmbfp16 --a_w 1024 --a_h 8192 --b_w 512 --alpha 0.5"),
+           std::string("gemmbfp16 --a_w 4096 --a_h 2048 --b_w 1024 -F 3"),
+           "convbfp16 -n 128 -c 256 -H 14 -W 14 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1" + nhwc,
+           "convbfp16 -n 7 -c 128 -H 28 -W 28 -k 256 -y 3 -x 3 -F 1" + nhwc,
+           "convfp16 -n 64 -c 256 -H 56 -W 56 -k 512 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 1 -b 1 --activation relu" + nhwc,
+           "convbfp16 -n 32 -c 256 -H 28 -W 28 -k 256 -y 3 -x 3 -p 2 -q 2 -l 2 -j 2 -F 1" + nhwc,
+           std::string("convbfp16 --spatial_dim 1 -n 8 -c 512 -H 1000 -k 256 -y 5 -p 2 -F 1 --in_layout NHC "
+                       "--fil_layout NHC --out_layout NHC"),
+           "convbfp16 -n 64 -c 256 -H 28 -W 28 -k 512 -y 1 -x 1 -p 1 -q 1 -F 1" + nhwc,
+       }) {
+    SCOPED_TRACE(command);
+    Result<ParsedCommand> p = parse_command(std::string_view(command));
+    ASSERT_TRUE(p.ok()) << p.status().to_string();
+    Result<runtime::Dispatch> d = runtime::choose_gpu_implementation(*p->signature, device);
+    ASSERT_TRUE(d.ok() && d->chosen) << (d.ok() ? d->failure() : d.status()).to_string();
+    Result<std::unique_ptr<const ops::Config>> config = d->chosen->configure(*d->problem, ops::ArchSpec::of(device));
+    ASSERT_TRUE(config.ok()) << config.status().to_string();
+    Result<ops::Plan> plan = d->chosen->plan(*d->problem, **config, ops::ArchSpec::of(device));
+    ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+    SCOPED_TRACE((*config)->text());
+    const bool im2col = (*config)->text().find(", filter by TMA, x by TMA (im2col)") != std::string::npos;
+    EXPECT_TRUE(im2col || (*config)->text().find(", filter by TMA, x by TMA (a plain matrix)") != std::string::npos);
+    std::vector<ops::TensorMapSlot> maps;
+    for (const ops::LaunchStep& step : plan->steps)
+      maps.insert(maps.end(), step.tensor_maps.begin(), step.tensor_maps.end());
+    ASSERT_EQ(maps.size(), 2u);
+    Result<jit::CompiledKernel> k = jit::compile_kernel(plan->source, kArch, true);
+    ASSERT_TRUE(k.ok()) << k.status().to_string();
+    EXPECT_EQ(k->spill_bytes, 0) << k->log;
+    EXPECT_EQ(k->stack_bytes, 0) << k->log;
+    EXPECT_EQ(k->log.find("C7508"), std::string::npos) << "setmaxnreg ignored:\n" << k->log;
+    EXPECT_GT(k->registers, 0) << k->log;
+    EXPECT_LE(k->registers, 168) << k->log;
+    EXPECT_NE(k->ptx.find("setmaxnreg.dec.sync.aligned.u32 40;"), std::string::npos);
+    EXPECT_NE(k->ptx.find("setmaxnreg.inc.sync.aligned.u32 232;"), std::string::npos);
+    EXPECT_NE(k->ptx.find(".param .align 64 .b8 boo_wgmma_"), std::string::npos);
+    // Both maps prefetched, the boxes copied in pairs (A and B, an im2col A by its own instruction; ptxas
+    // unrolls short k-block loops), and nothing else fills the stages.
+    auto count = [&](const std::string& what) {
+      size_t n = 0;
+      for (size_t at = k->ptx.find(what); at != std::string::npos; at = k->ptx.find(what, at + 1)) ++n;
+      return n;
+    };
+    EXPECT_EQ(count("prefetch.tensormap"), 2u);
+    const size_t tiled = count("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes");
+    const size_t gathered =
+        count("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes");
+    EXPECT_GT(tiled, 0u);
+    EXPECT_EQ(gathered, im2col ? tiled : 0u);
+    EXPECT_EQ(im2col ? 0u : tiled % 2, 0u);
+    EXPECT_EQ(count("mbarrier.arrive.expect_tx"), im2col ? tiled : tiled / 2);
+    EXPECT_EQ(count("cp.async.cg.shared.global"), 0u);
+    EXPECT_EQ(count("cp.async.mbarrier.arrive"), 0u);
+    EXPECT_EQ(count("fence.proxy.async"), 0u);
+    EXPECT_EQ(count("mbarrier.expect_tx"), 0u);
+    // The one arrival a stage expects carries the two boxes' bytes (a mismatch would hang the GPU).
+    std::smatch expect;
+    ASSERT_TRUE(std::regex_search(
+        k->ptx, expect,
+        std::regex(R"(mbarrier\.arrive\.expect_tx\.release\.cta\.shared::cta\.b64 _, \[%r\d+\], (%r\d+);)")));
+    std::smatch bytes;
+    ASSERT_TRUE(std::regex_search(k->ptx, bytes, std::regex("mov\\.u32\\s+" + expect[1].str() + ", (\\d+);")));
+    EXPECT_EQ(std::stoull(bytes[1].str()), maps[0].box_bytes() + maps[1].box_bytes());
+    // The full barriers expect that one arrival, the empty ones the 8 consumer warps'.
+    const std::string& ptx = k->ptx;
+    std::set<std::string> counts;
+    const std::regex init(R"(mbarrier\.init\.shared::cta\.b64 \[%r\d+\], (%r\d+);)");
+    for (auto it = std::sregex_iterator(ptx.begin(), ptx.end(), init); it != std::sregex_iterator(); ++it) {
+      std::smatch value;
+      ASSERT_TRUE(std::regex_search(ptx, value, std::regex("mov\\.u32\\s+" + (*it)[1].str() + ", (\\d+);")));
+      counts.insert(value[1].str());
+    }
+    EXPECT_EQ(counts, (std::set<std::string>{"1", "8"}));
   }
   ::unsetenv("BOO_UNVERIFIED_KERNELS");
 }

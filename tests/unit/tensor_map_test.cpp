@@ -12,6 +12,7 @@
 
 #include "ops/conv/conv_wgmma_impl.hpp"
 #include "ops/conv/device/conv_wgmma_params.cuh"
+#include "ops/gemm/gemm_conv_impl.hpp"
 #include "ops/op_definition.hpp"
 #include "plan_util.hpp"
 #include "runtime/tensor_maps.hpp"
@@ -28,17 +29,18 @@ struct Planned {
   std::unique_ptr<OpProblem> problem;
 };
 
-Planned plan(const std::string& command) {
+// `impl`'s plan of `command` on sm_90a (the conv tier's, or a GEMM tier's that maps onto it).
+Planned plan_with(const GpuImplementation& impl, const std::string& command) {
   Planned out;
   out.problem = test::problem_of(command);
   if (!out.problem) return out;
   const ArchSpec arch = test::sm90();
-  EXPECT_TRUE(tier().accepts(*out.problem, arch).ok()) << command;
-  Result<std::unique_ptr<const Config>> config = tier().configure(*out.problem, arch);
+  EXPECT_TRUE(impl.accepts(*out.problem, arch).ok()) << command;
+  Result<std::unique_ptr<const Config>> config = impl.configure(*out.problem, arch);
   EXPECT_TRUE(config.ok()) << config.status().to_string();
   if (!config.ok()) return out;
   out.config = (*config)->text();
-  Result<Plan> p = tier().plan(*out.problem, **config, arch);
+  Result<Plan> p = impl.plan(*out.problem, **config, arch);
   EXPECT_TRUE(p.ok()) << p.status().to_string();
   if (!p.ok()) return out;
   const OpSignature& sig = out.problem->signature();
@@ -46,6 +48,15 @@ Planned plan(const std::string& command) {
   EXPECT_TRUE(valid.ok()) << valid.to_string();
   out.plan = std::move(p).value();
   return out;
+}
+
+Planned plan(const std::string& command) { return plan_with(tier(), command); }
+
+// The step that runs the Hopper kernel (entry boo_wgmma_<result>), or null.
+const LaunchStep* wgmma_step(const Plan& plan) {
+  for (const LaunchStep& s : plan.steps)
+    if (s.entry.rfind("boo_wgmma_", 0) == 0 && s.entry.find("_reduce") == std::string::npos) return &s;
+  return nullptr;
 }
 
 TensorBinding argument(const Planned& p, const char* name) {
@@ -73,7 +84,8 @@ TEST(TensorMapTest, ForwardFilterIsOneBoxPerKBlockOnlyWhenGated) {
   ASSERT_EQ(p.plan.steps.size(), 1u);
   const LaunchStep& step = p.plan.steps[0];
   EXPECT_EQ(step.params.size(), sizeof(ConvWgmmaParams));
-  ASSERT_EQ(step.tensor_maps.size(), 1u);
+  // (And x by its im2col map: C is a multiple of 64, ForwardIm2colAIsOneCopyPerKBlock.)
+  ASSERT_EQ(step.tensor_maps.size(), 2u);
   const TensorMapSlot& m = step.tensor_maps[0];
   EXPECT_EQ(m.params_offset, offsetof(ConvWgmmaParams, tma_b));
   EXPECT_EQ(m.params_offset % 64, 0u);
@@ -92,7 +104,7 @@ TEST(TensorMapTest, ForwardFilterIsOneBoxPerKBlockOnlyWhenGated) {
                           std::to_string(bn * 128) + " B), 128-byte swizzle");
   EXPECT_NE(p.plan.source.text.find("kTma = true;"), std::string::npos);
   EXPECT_NE(p.plan.source.text.find("(const __grid_constant__ boo::ConvWgmmaParams p) { "
-                                    "boo::wgmma_conv::conv_wgmma<Cfg>(p.p, &p.tma_b); }"),
+                                    "boo::wgmma_conv::conv_wgmma<Cfg>(p.p, &p.tma_b, &p.tma_a); }"),
             std::string::npos)
       << p.plan.source.text;
   // The implicit GEMM's addresses sit in the block's first member, as without TMA.
@@ -142,6 +154,186 @@ TEST(TensorMapTest, WeightFaceDyIsTwoBoxesPerKBlock) {
     EXPECT_EQ(p.plan.steps[1].params.size(), sizeof(ConvIgemmParams));
     EXPECT_TRUE(p.plan.steps[1].tensor_maps.empty());
     EXPECT_NE(p.plan.source.text.find("_reduce(const boo::ConvIgemmParams p)"), std::string::npos);
+  }
+}
+
+TEST(TensorMapTest, PlainForwardAIsOneBoxPerKBlockWithTheFilter) {
+  // Where x is a plain matrix {C channels, N x H x W pixels} (1x1 filter, stride 1, no padding, pixels evenly
+  // spaced), A is a second map, box {64, 128} (an A tile), and one producer thread issues both boxes (kTmaA).
+  struct Case {
+    std::string command;
+    uint64_t channels, pixels, pixel_bytes, k;
+    bool staged_x = false, gemm = false;
+  } cases[] = {
+      // ResNet's 1x1 expansion: M = 64 x 28 x 28 (a multiple of 128), C = 256 (four k-blocks).
+      {"convbfp16 -n 64 -c 256 -H 28 -W 28 -k 512 -y 1 -x 1 -F 1" + kNhwc, 256, 64 * 28 * 28, 512, 512},
+      // M = 7 x 30 x 30 = 6300, not a multiple of 128 (the last row tile's box reads zero rows past it); C = 72:
+      // the one k-block's box reads zero channels past it. fp16, bias and activation.
+      {"convfp16 -n 7 -c 72 -H 30 -W 30 -k 256 -y 1 -x 1 -F 1 -b 1 --activation relu" + kNhwc, 72, 6300, 144, 256},
+      // A 1-D conv (H = 1).
+      {"convbfp16 --spatial_dim 1 -n 8 -c 512 -H 1000 -k 256 -y 1 -F 1 --in_layout NHC --fil_layout NHC "
+       "--out_layout NHC",
+       512, 8000, 1024, 256},
+      // GEMMs (m = --a_w rows of A, k = --a_h, n = --b_w) as 1x1 convs of m one-pixel images: A (k x m when
+      // transposed, then staged m x k in the workspace) is x, {k channels, m pixels}; B, staged or not, the
+      // filter {k, n}. k = 1000: the last k-block's box reads zero channels past it; m = 6000 and 2000 are
+      // not multiples of 128.
+      {"gemmbfp16 --a_w 4096 --a_h 4096 --b_w 4096", 4096, 4096, 8192, 4096, false, true},
+      {"gemmbfp16 --a_w 4096 --a_h 4096 --b_w 4096 --transA 1", 4096, 4096, 8192, 4096, true, true},
+      {"gemmbfp16 --a_w 6000 --a_h 1000 --b_w 2048 --transB 1", 1000, 6000, 2000, 2048, false, true},
+      {"gemmbfp16 --a_w 2000 --a_h 2048 --b_w 8192 --transA 1 --transB 1", 2048, 2000, 4096, 8192, true, true},
+      {"gemmbfp16 --a_w 1024 --a_h 8192 --b_w 512 --alpha 0.5", 8192, 1024, 16384, 512, false, true},
+      // The gradients: dA = dD B^T (x = dD, m x n as it is), dB = A^T dD (x = A^T: staged).
+      {"gemmbfp16 --a_w 4096 --a_h 2048 --b_w 1024 -F 2", 1024, 4096, 2048, 2048, false, true},
+      {"gemmbfp16 --a_w 4096 --a_h 2048 --b_w 1024 -F 3", 4096, 2048, 8192, 1024, true, true},
+  };
+  test::UnverifiedKernelsEnabled gate;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.command);
+    const Planned p = plan_with(c.gemm ? gemm::gemm_via_conv_wgmma() : tier(), c.command);
+    EXPECT_NE(p.config.find(", filter by TMA, x by TMA (a plain matrix): one producer thread"), std::string::npos)
+        << p.config;
+    EXPECT_EQ(p.config.find("x by cp.async"), std::string::npos) << p.config;
+    const LaunchStep* step = wgmma_step(p.plan);
+    ASSERT_NE(step, nullptr);
+    ASSERT_EQ(step->tensor_maps.size(), 2u);
+    const TensorMapSlot& b = step->tensor_maps[0];
+    const TensorMapSlot& a = step->tensor_maps[1];
+    EXPECT_EQ(b.params_offset, offsetof(ConvWgmmaParams, tma_b));
+    EXPECT_EQ(a.params_offset, offsetof(ConvWgmmaParams, tma_a));
+    EXPECT_EQ(a.rank, 2u);
+    EXPECT_EQ(a.dims[0], c.channels);
+    EXPECT_EQ(a.dims[1], c.pixels);
+    EXPECT_EQ(a.strides[0], c.pixel_bytes);
+    EXPECT_EQ(a.box[0], 64u);
+    EXPECT_EQ(a.box[1], 128u);
+    EXPECT_EQ(a.box_bytes(), 128u * 128);  // the A tile
+    EXPECT_EQ(a.swizzle, TensorMapSlot::Swizzle::k128B);
+    EXPECT_EQ(a.byte_offset, 0u);
+    EXPECT_EQ(a.tensor.source == TensorBinding::Source::kWorkspace, c.staged_x);
+    if (!c.staged_x) {
+      const char* x = !c.gemm ? "x" : c.command.find("-F 2") != std::string::npos ? "dd" : "a";
+      EXPECT_TRUE(a.tensor == argument(p, x)) << x;
+    }
+    // The filter's map: {R x S x C = C columns, K rows}, box {64, BN}.
+    EXPECT_EQ(b.dims[0], c.channels);
+    EXPECT_EQ(b.dims[1], c.k);
+    EXPECT_EQ(b.box[0], 64u);
+    EXPECT_NE(p.plan.source.text.find("  static constexpr bool kTmaA = true;\n};"), std::string::npos);
+    EXPECT_NE(p.plan.source.text.find("conv_wgmma<Cfg>(p.p, &p.tma_b, &p.tma_a); }"), std::string::npos)
+        << p.plan.source.text;
+    // boo explain prints both maps.
+    EXPECT_NE(a.text().find("box 64x128 (16384 B), 128-byte swizzle"), std::string::npos) << a.text();
+  }
+}
+
+TEST(TensorMapTest, ForwardIm2colAIsOneCopyPerKBlock) {
+  // Where every k-block is one tap's 64 channels (C a multiple of 64), A is an im2col map of x {C, W, H, N}:
+  // corners {-PW, -PH} and {PW - (S-1) DW, PH - (R-1) DH}, element strides {1, SW, SH, 1}, 64 channels x 128
+  // pixels a copy (an A tile); the filter is the tiled map as before.
+  struct Case {
+    std::string command;
+    std::array<uint64_t, 4> dims;
+    std::array<int32_t, 2> lower, upper;  // W, H
+    uint32_t stride_w, stride_h;
+  } cases[] = {
+      // The profiled 3x3 line: padding 1.
+      {"convbfp16 -n 128 -c 256 -H 14 -W 14 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1" + kNhwc, {256, 14, 14, 128}, {-1, -1},
+       {-1, -1}, 1, 1},
+      // Padding 0, M = 7 x 26 x 26 = 4732 (not a multiple of 128: the last tile's rows run into image 7, zeros).
+      {"convbfp16 -n 7 -c 128 -H 28 -W 28 -k 256 -y 3 -x 3 -F 1" + kNhwc, {128, 28, 28, 7}, {0, 0}, {-2, -2}, 1, 1},
+      // Stride 2 (the bounding box walked every second pixel), fp16 with bias and relu.
+      {"convfp16 -n 64 -c 256 -H 56 -W 56 -k 512 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 1 -b 1 --activation relu" + kNhwc,
+       {256, 56, 56, 64}, {-1, -1}, {-1, -1}, 2, 2},
+      // Dilation 2.
+      {"convbfp16 -n 32 -c 256 -H 28 -W 28 -k 256 -y 3 -x 3 -p 2 -q 2 -l 2 -j 2 -F 1" + kNhwc, {256, 28, 28, 32},
+       {-2, -2}, {-2, -2}, 1, 1},
+      // 1x1 filters that are not pointwise: padding 1, stride 2; a 1x3 filter (R = 1, S = 3) with padding 0 x 1.
+      {"convbfp16 -n 64 -c 256 -H 28 -W 28 -k 512 -y 1 -x 1 -p 1 -q 1 -F 1" + kNhwc, {256, 28, 28, 64}, {-1, -1},
+       {1, 1}, 1, 1},
+      {"convbfp16 -n 64 -c 256 -H 56 -W 56 -k 512 -y 1 -x 1 -u 2 -v 2 -F 1" + kNhwc, {256, 56, 56, 64}, {0, 0},
+       {0, 0}, 2, 2},
+      {"convbfp16 -n 32 -c 128 -H 28 -W 28 -k 256 -y 1 -x 3 -q 1 -F 1" + kNhwc, {128, 28, 28, 32}, {-1, 0}, {-1, 0},
+       1, 1},
+      // A 1-D conv (H = 1).
+      {"convbfp16 --spatial_dim 1 -n 8 -c 512 -H 1000 -k 256 -y 5 -p 2 -F 1 --in_layout NHC --fil_layout NHC "
+       "--out_layout NHC",
+       {512, 1000, 1, 8}, {-2, 0}, {-2, 0}, 1, 1},
+  };
+  test::UnverifiedKernelsEnabled gate;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.command);
+    const Planned p = plan(c.command);
+    EXPECT_NE(p.config.find(", filter by TMA, x by TMA (im2col): one producer thread"), std::string::npos)
+        << p.config;
+    const LaunchStep* step = wgmma_step(p.plan);
+    ASSERT_NE(step, nullptr);
+    ASSERT_EQ(step->tensor_maps.size(), 2u);
+    const TensorMapSlot& a = step->tensor_maps[1];
+    EXPECT_EQ(a.params_offset, offsetof(ConvWgmmaParams, tma_a));
+    EXPECT_EQ(a.mode, TensorMapSlot::Mode::kIm2col);
+    EXPECT_TRUE(a.tensor == argument(p, "x"));
+    EXPECT_EQ(a.rank, 4u);
+    for (int d = 0; d < 4; ++d) EXPECT_EQ(a.dims[d], c.dims[d]) << d;
+    // Dense NHWC (a dim of extent 1 takes the nested stride).
+    EXPECT_EQ(a.strides[0], c.dims[0] * 2);
+    EXPECT_EQ(a.strides[1], c.dims[0] * c.dims[1] * 2);
+    EXPECT_EQ(a.strides[2], c.dims[0] * c.dims[1] * c.dims[2] * 2);
+    EXPECT_EQ(a.lower_corner[0], c.lower[0]);
+    EXPECT_EQ(a.lower_corner[1], c.lower[1]);
+    EXPECT_EQ(a.upper_corner[0], c.upper[0]);
+    EXPECT_EQ(a.upper_corner[1], c.upper[1]);
+    EXPECT_EQ(a.element_strides, (std::array<uint32_t, 5>{1, c.stride_w, c.stride_h, 1, 1}));
+    EXPECT_EQ(a.channels_per_pixel, 64u);
+    EXPECT_EQ(a.pixels_per_column, 128u);
+    EXPECT_EQ(a.box_bytes(), 128u * 128);  // the A tile: what the stage's barrier expects with B's box
+    EXPECT_NE(p.plan.source.text.find("  static constexpr bool kTmaA = true;\n  static constexpr bool kIm2colA = true;\n};"),
+              std::string::npos);
+    EXPECT_EQ(a.text().rfind("im2col map at byte " + std::to_string(offsetof(ConvWgmmaParams, tma_a)) + ": dims ", 0),
+              0u)
+        << a.text();
+    EXPECT_NE(a.text().find(", corners {" + std::to_string(c.lower[0]) + "," + std::to_string(c.lower[1]) + "} {" +
+                            std::to_string(c.upper[0]) + "," + std::to_string(c.upper[1]) + "}, element strides 1x" +
+                            std::to_string(c.stride_w) + "x" + std::to_string(c.stride_h) +
+                            "x1, 64 channels x 128 pixels (16384 B)"),
+              std::string::npos)
+        << a.text();
+  }
+}
+
+TEST(TensorMapTest, ForwardAThatTmaCannotLoadSaysWhy) {
+  // x by cp.async, the filter alone by TMA, and the generated Cfg without kTmaA (as before).
+  struct Case {
+    std::string command, why;
+  } cases[] = {
+      // C = 72: a k-block ends one tap and starts the next.
+      {"convbfp16 -n 32 -c 72 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1" + kNhwc,
+       "; x by cp.async: an im2col A needs input channels that are a multiple of 64 (one tap a k-block), not 72"},
+      // x of 64 x 30 x 30 bf16 = 112.5 KiB (many tiles: K = 8448).
+      {"convbfp16 -n 1 -c 64 -H 30 -W 30 -k 8448 -y 3 -x 3 -p 1 -q 1 -F 1" + kNhwc,
+       "; x by cp.async: x below 128 KiB (a driver issue's workaround is not built)"},
+      // Padding past the rank-4 corners' range.
+      {"convbfp16 -n 1 -c 64 -H 100 -W 100 -k 256 -y 3 -x 3 -p 130 -q 1 -F 1" + kNhwc,
+       "; x by cp.async: an im2col A along H needs padding up to 128"},
+  };
+  {  // Ungated: no maps, and no kTmaA line in the source.
+    const Planned off = plan("convbfp16 -n 64 -c 256 -H 28 -W 28 -k 512 -y 1 -x 1 -F 1" + kNhwc);
+    EXPECT_EQ(off.config.find("TMA"), std::string::npos) << off.config;
+    EXPECT_EQ(off.plan.source.text.find("kTmaA"), std::string::npos);
+    ASSERT_NE(wgmma_step(off.plan), nullptr);
+    EXPECT_TRUE(wgmma_step(off.plan)->tensor_maps.empty());
+  }
+  test::UnverifiedKernelsEnabled gate;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.command);
+    const Planned p = plan(c.command);
+    EXPECT_NE(p.config.find(", filter by TMA; x by cp.async: "), std::string::npos) << p.config;
+    EXPECT_NE(p.config.find(c.why), std::string::npos) << p.config;
+    const LaunchStep* step = wgmma_step(p.plan);
+    ASSERT_NE(step, nullptr);
+    EXPECT_EQ(step->tensor_maps.size(), 1u);
+    EXPECT_EQ(p.plan.source.text.find("kTmaA"), std::string::npos);
+    EXPECT_EQ(p.plan.source.text.find("kIm2colA"), std::string::npos);
   }
 }
 
@@ -198,18 +390,23 @@ TEST(TensorMapTest, ValidateChecksTheSlot) {
 }
 
 // The stand-in libcuda's cuTensorMapEncodeTiled, loaded by path (it has no soname: nothing else finds it).
-runtime::EncodeTiledFn fake_encode() {
+runtime::TensorMapEncoders fake_encode() {
   static void* lib = dlopen(BOO_FAKE_CUDA_LIBRARY, RTLD_NOW | RTLD_LOCAL);
   EXPECT_NE(lib, nullptr) << dlerror();
-  return lib ? reinterpret_cast<runtime::EncodeTiledFn>(dlsym(lib, "cuTensorMapEncodeTiled")) : nullptr;
+  if (!lib) return {};
+  return {reinterpret_cast<runtime::EncodeTiledFn>(dlsym(lib, "cuTensorMapEncodeTiled")),
+          reinterpret_cast<runtime::EncodeIm2colFn>(dlsym(lib, "cuTensorMapEncodeIm2col"))};
 }
 
 TEST(TensorMapTest, LaunchEncodesAMapOnlyWhenItsTensorMoved) {
   test::UnverifiedKernelsEnabled gate;
-  const Planned p = plan("convbfp16 -n 128 -c 256 -H 14 -W 14 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1" + kNhwc);
+  // C = 72: x by cp.async (not a multiple of 64), the filter {648 packed columns, 256 rows} the one map.
+  const Planned p = plan("convbfp16 -n 32 -c 72 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1" + kNhwc);
   ASSERT_EQ(p.plan.steps.size(), 1u);
-  const runtime::EncodeTiledFn encode = fake_encode();
-  ASSERT_NE(encode, nullptr);
+  ASSERT_EQ(p.plan.steps[0].tensor_maps.size(), 1u);
+  const runtime::TensorMapEncoders encode = fake_encode();
+  ASSERT_NE(encode.tiled, nullptr);
+  ASSERT_NE(encode.im2col, nullptr);
   const LaunchStep& step = p.plan.steps[0];
   const TensorMapSlot& slot = step.tensor_maps[0];
   std::vector<std::byte> params = step.params;
@@ -229,9 +426,9 @@ TEST(TensorMapTest, LaunchEncodesAMapOnlyWhenItsTensorMoved) {
   ASSERT_TRUE(first.ok()) << first.status().to_string();
   EXPECT_EQ(*first, 1);
   EXPECT_EQ(map_word(0), w_address);
-  EXPECT_EQ(map_word(1), 2304u);
+  EXPECT_EQ(map_word(1), 648u);
   EXPECT_EQ(map_word(2), 256u);
-  EXPECT_EQ(map_word(6), 4608u);
+  EXPECT_EQ(map_word(6), 1296u);
   EXPECT_EQ(map_word(10) & 0xFF, 63u);
   EXPECT_EQ(map_word(10) >> 8 & 0xFF, slot.box[1] - 1);
   // The rest of the block is the plan's.
@@ -260,6 +457,62 @@ TEST(TensorMapTest, LaunchEncodesAMapOnlyWhenItsTensorMoved) {
   ASSERT_TRUE(recovered.ok()) << recovered.status().to_string();
   EXPECT_EQ(*recovered, 1);
   EXPECT_EQ(map_word(0), w_address);
+}
+
+TEST(TensorMapTest, Im2colMapIsValidatedAndEncoded) {
+  // The profiled 3x3 line's im2col A: x [128, 14, 14, 256] as {256, 14, 14, 128}, corners {-1,-1} {-1,-1}.
+  test::UnverifiedKernelsEnabled gate;
+  const Planned p = plan("convbfp16 -n 128 -c 256 -H 14 -W 14 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1" + kNhwc);
+  ASSERT_EQ(p.plan.steps.size(), 1u);
+  ASSERT_EQ(p.plan.steps[0].tensor_maps.size(), 2u);
+  const size_t arguments = p.problem->signature().arguments().size(), results = p.problem->signature().results().size();
+  auto broken = [&](auto&& edit) {
+    Plan copy = p.plan;
+    edit(copy.steps[0].tensor_maps[1]);
+    const Status s = copy.validate(arguments, results);
+    EXPECT_EQ(s.code(), StatusCode::kInternal) << s.to_string();
+    return std::string(s.message());
+  };
+  EXPECT_NE(broken([](TensorMapSlot& m) { m.lower_corner[0] = -129; }).find("im2col corner outside [-128, 128)"),
+            std::string::npos);
+  EXPECT_NE(broken([](TensorMapSlot& m) { m.upper_corner[1] = -15; }).find("empty im2col bounding box"),
+            std::string::npos);
+  EXPECT_NE(broken([](TensorMapSlot& m) { m.element_strides[1] = 9; }).find("element stride outside 1..8"),
+            std::string::npos);
+  EXPECT_NE(broken([](TensorMapSlot& m) { m.pixels_per_column = 2048; }).find("1..1024 pixels"), std::string::npos);
+  EXPECT_NE(broken([](TensorMapSlot& m) { m.channels_per_pixel = 128; }).find("wider than the 128-byte swizzle"),
+            std::string::npos);
+  EXPECT_NE(broken([](TensorMapSlot& m) { m.rank = 2; }).find("not 3-5"), std::string::npos);
+
+  const runtime::TensorMapEncoders encode = fake_encode();
+  ASSERT_NE(encode.im2col, nullptr);
+  const LaunchStep& step = p.plan.steps[0];
+  std::vector<std::byte> params = step.params;
+  runtime::StepTensorMaps maps(step.tensor_maps);
+  const uint64_t x_address = 0x7f0000100000, w_address = 0x7f0000900000;
+  Result<int> encoded = maps.refresh(
+      encode, [&](const TensorBinding& t) { return t == argument(p, "x") ? x_address : w_address; }, params);
+  ASSERT_TRUE(encoded.ok()) << encoded.status().to_string();
+  EXPECT_EQ(*encoded, 2);
+  // The fake packs an im2col map's arguments: [0] the address, [1-4] dims, [6-8] strides, [10] channels and
+  // pixels, [11] bit 63, [12] the corners (bytes: lower W, H; upper W, H at bit 32), [13] the element strides.
+  auto map_word = [&](int i) {
+    uint64_t v = 0;
+    std::memcpy(&v, params.data() + offsetof(ConvWgmmaParams, tma_a) + 8 * i, sizeof v);
+    return v;
+  };
+  EXPECT_EQ(map_word(0), x_address);
+  EXPECT_EQ(map_word(1), 256u);
+  EXPECT_EQ(map_word(2), 14u);
+  EXPECT_EQ(map_word(3), 14u);
+  EXPECT_EQ(map_word(4), 128u);
+  EXPECT_EQ(map_word(6), 512u);
+  EXPECT_EQ(map_word(7), 14u * 512);
+  EXPECT_EQ(map_word(8), 14u * 14 * 512);
+  EXPECT_EQ(map_word(10), 64u | 128u << 16);
+  EXPECT_EQ(map_word(11) >> 63, 1u);
+  EXPECT_EQ(map_word(12), 0xFFFFu | 0xFFFFull << 32);
+  EXPECT_EQ(map_word(13), 0x01010101u);
 }
 
 }  // namespace

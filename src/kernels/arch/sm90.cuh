@@ -434,6 +434,23 @@ __device__ __forceinline__ void tma_load_2d(unsigned dst, const void* map, int c
       : "memory");
 }
 
+/// Copies pixels_per_column pixels x channels_per_pixel channels through a
+/// 4-D im2col map {C, W, H, N} (cuTensorMapEncodeIm2col) to `dst`: channels
+/// c ... of the pixels that start at (w, h) of image n and walk W, then H,
+/// then N, by the map's element strides inside its bounding box, each read at
+/// (w + off_w, h + off_h) (zeros outside the image), a pixel's channels one
+/// shared-memory row; its bytes signalled on `bar`.
+__device__ __forceinline__ void tma_load_im2col_4d(unsigned dst, const void* map, int c, int w, int h, int n,
+                                                   unsigned short off_w, unsigned short off_h,
+                                                   unsigned long long* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, "
+      "%5}], [%6], {%7, %8};\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c), "r"(w), "r"(h), "r"(n), "r"(shared_address(bar)),
+      "h"(off_w), "h"(off_h)
+      : "memory");
+}
+
 /// Synchronizes kThreads threads (a multiple of 32) on hardware barrier kId
 /// (1-15; 0 is __syncthreads's). Constant ids let the compiler count the
 /// barriers a kernel uses.

@@ -271,6 +271,11 @@ struct WgmmaConfig final : Config {
   // qualify (tma_blocker), shown in the text.
   bool tma = false;
   std::string tma_off;
+  // With `tma` on the forward face, A (x) by TMA too: a plain matrix (plain_a_blocker) for pointwise convs,
+  // else an im2col map (`im2col`, im2col_blocker); one producer thread issues both boxes
+  // (conv_wgmma.cuh's produce_tma; Cfg kTmaA, kIm2colA). `tma_a_off`: why not.
+  bool tma_a = false, im2col = false;
+  std::string tma_a_off;
   Run run;
   size_t partial_bytes = 0;  // the splits' partials, at the workspace's start
   size_t workspace_bytes = 0;
@@ -313,7 +318,9 @@ struct WgmmaConfig final : Config {
     }
     if (promote) record += ", sums promoted per k-block";
     if (tma) record += run.weight() ? ", dy by TMA" : ", filter by TMA";
+    if (tma_a) record += im2col ? ", x by TMA (im2col): one producer thread" : ", x by TMA (a plain matrix): one producer thread";
     if (!tma_off.empty()) record += "; no TMA: " + tma_off;
+    if (!tma_a_off.empty()) record += "; x by cp.async: " + tma_a_off;
     if (!run.staged_why.empty()) {
       record += "; staged: ";
       record += run.staged_why;
@@ -493,6 +500,70 @@ std::string tma_blocker(const Run& run) {
   return dense ? "" : "the filter's (tap, channel) columns are not one run of memory per output channel";
 }
 
+// The elements between consecutive pixels of the forward face's A (x) where its N x H x W pixels are
+// evenly spaced in memory (a dim of extent 1 is never stepped), else 0.
+long long uniform_pixel_stride(const Relation& r) {
+  const Strides5& x = r.a_strides;  // (n, c, d, h, w)
+  const long long step = r.a_size[2] > 1 ? x[4] : r.a_size[1] > 1 ? x[3] : x[0];
+  const bool uniform = (r.a_size[2] == 1 || x[4] == step) && (r.a_size[1] == 1 || x[3] == r.a_size[2] * step) &&
+                       (r.batch == 1 || x[0] == r.a_size[1] * r.a_size[2] * step);
+  return uniform ? step : 0;
+}
+
+// Why a pointwise conv's A (x; output pixel m reads input pixel m: Relation::pointwise) is not a plain
+// matrix that one TMA box per k-block loads (empty: it is): its pixels must be evenly spaced in memory,
+// 16-byte aligned (a 2-D map {C channels, N x H x W pixels}). (Groups 1 and B by TMA: `tma`'s rule; the
+// producer is then one thread.) docs/wgmma-tma-design.md §1.
+std::string plain_a_blocker(const Run& run) {
+  const Relation& r = run.rel;
+  const long long step = uniform_pixel_stride(r);
+  if (step == 0 || step % 8 != 0 || step < r.ca) return "x's pixels are not evenly spaced 16-byte aligned rows";
+  return "";
+}
+
+// x's element strides (w, h, n) as an im2col map {C, W, H, N} reads them: a dim of extent 1 is never
+// stepped, so it takes the nested value (the extent below it) that the driver's checks accept.
+std::array<long long, 3> im2col_strides(const Relation& r) {
+  const Strides5& x = r.a_strides;  // (n, c, d, h, w)
+  const long long w = r.a_size[2] > 1 ? x[4] : r.ca;
+  const long long h = r.a_size[1] > 1 ? x[3] : r.a_size[2] * w;
+  const long long n = r.batch > 1 ? x[0] : r.a_size[1] * h;
+  return {w, h, n};
+}
+
+// The smallest x an im2col map takes: CUTLASS changes the encoded map of tensors below 128 KiB for a
+// driver issue (docs/wgmma-tma-design.md §2) that boo does not reproduce; those run on cp.async.
+constexpr long long kMinIm2colBytes = 128 * 1024;
+
+// Why the forward face's A (x) cannot be one TMA im2col copy per k-block (empty: it can): every k-block
+// must be one tap's 64 channels (C a multiple of 64), the bounding box of the corners {-P, -P} ..
+// {P - (taps - 1) x dilation} walked at the conv's stride must hold exactly the output's P x Q pixels, and
+// the corners, strides and offsets within the driver's ranges (rank 4: corners in [-128, 128), element
+// strides up to 8; tap offsets below 255: CUTLASS's limit). docs/wgmma-tma-design.md §2.
+std::string im2col_blocker(const Run& run, long long elem_bytes) {
+  const Relation& r = run.rel;
+  if (r.ag() % kBlockK != 0)
+    return "an im2col A needs input channels that are a multiple of " + std::to_string(kBlockK) +
+           " (one tap a k-block), not " + std::to_string(r.ag());
+  for (int d = 1; d < 3; ++d) {
+    const char* dim = d == 1 ? "H" : "W";
+    const long long reach = r.dil[d] * (r.f_size[d] - 1), upper = r.pad[d] - reach;
+    if (r.pad[d] > 128 || upper < -128 || upper > 127 || reach >= 255 || r.stride[d] > 8)
+      return std::string("an im2col A along ") + dim +
+             " needs padding up to 128, padding - dilation x (taps - 1) in [-128, 127], dilation x (taps - 1) "
+             "below 255 and a stride up to 8";
+    const long long span = r.a_size[d] + r.pad[d] + upper;  // the bounding box's positions along the dim
+    if (span < 1 || ceil_div(span, r.stride[d]) != r.b_size[d])
+      return std::string("the im2col bounding box along ") + dim + " does not hold the output's pixels";
+  }
+  const std::array<long long, 3> s = im2col_strides(r);
+  if (s[0] < r.ca || s[1] < r.a_size[2] * s[0] || s[2] < r.a_size[1] * s[1])
+    return "x's strides are not nested (N, H, W, C outermost first)";
+  if (r.batch * s[2] * elem_bytes < kMinIm2colBytes)
+    return "x below " + std::to_string(kMinIm2colBytes / 1024) + " KiB (a driver issue's workaround is not built)";
+  return "";
+}
+
 // The map of the run's TMA operand (run.rel's strides, a multiple of 8 elements: vector_aligned),
 // one box a tile's k-block (conv_wgmma.cuh's produce, conv_wgmma_weight.cuh's produce_weight):
 //   forward: the filter as {R x S x C columns, K rows}, rows WK apart; box {64, BN}: a B tile;
@@ -515,6 +586,48 @@ TensorMapSlot tma_slot(const Run& run, int bn, DType dtype, TensorBinding tensor
     m.strides = {static_cast<uint64_t>(r.w_strides[0]) * element, 0, 0, 0};
     m.box = {static_cast<uint32_t>(kBlockK), static_cast<uint32_t>(bn), 1, 1, 1};
   }
+  return m;
+}
+
+// The forward face's plain A (plain_a_blocker): x as {C channels, N x H x W pixels}, pixels
+// uniform_pixel_stride apart; box {64, 128}: an A tile (conv_wgmma.cuh's produce_tma).
+TensorMapSlot plain_a_slot(const Run& run, DType dtype, TensorBinding tensor) {
+  const Relation& r = run.rel;
+  TensorMapSlot m;
+  m.tensor = tensor;
+  m.dtype = dtype;
+  m.rank = 2;
+  m.swizzle = TensorMapSlot::Swizzle::k128B;
+  m.dims = {static_cast<uint64_t>(r.ca), static_cast<uint64_t>(r.batch * r.pix_a()), 1, 1, 1};
+  m.strides = {static_cast<uint64_t>(uniform_pixel_stride(r)) * dtype_size_bytes(dtype), 0, 0, 0};
+  m.box = {static_cast<uint32_t>(kBlockK), static_cast<uint32_t>(kTileRows), 1, 1, 1};
+  return m;
+}
+
+// The forward face's im2col A (im2col_blocker): x as {C, W, H, N}, 64 channels x 128 pixels a copy
+// (an A tile; conv_wgmma.cuh's produce_tma).
+TensorMapSlot im2col_slot(const Run& run, DType dtype, TensorBinding tensor) {
+  const Relation& r = run.rel;
+  const uint64_t element = dtype_size_bytes(dtype);
+  const std::array<long long, 3> s = im2col_strides(r);
+  TensorMapSlot m;
+  m.tensor = tensor;
+  m.dtype = dtype;
+  m.mode = TensorMapSlot::Mode::kIm2col;
+  m.rank = 4;
+  m.swizzle = TensorMapSlot::Swizzle::k128B;
+  m.dims = {static_cast<uint64_t>(r.ca), static_cast<uint64_t>(r.a_size[2]), static_cast<uint64_t>(r.a_size[1]),
+            static_cast<uint64_t>(r.batch), 1};
+  m.strides = {static_cast<uint64_t>(s[0]) * element, static_cast<uint64_t>(s[1]) * element,
+               static_cast<uint64_t>(s[2]) * element, 0};
+  for (int d = 0; d < 2; ++d) {  // W, H
+    const int dim = 2 - d;
+    m.lower_corner[d] = static_cast<int32_t>(-r.pad[dim]);
+    m.upper_corner[d] = static_cast<int32_t>(r.pad[dim] - r.dil[dim] * (r.f_size[dim] - 1));
+  }
+  m.element_strides = {1, static_cast<uint32_t>(r.stride[2]), static_cast<uint32_t>(r.stride[1]), 1, 1};
+  m.channels_per_pixel = static_cast<uint32_t>(kBlockK);
+  m.pixels_per_column = static_cast<uint32_t>(kTileRows);
   return m;
 }
 
@@ -609,6 +722,12 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     if (unverified_kernels_enabled()) {
       config.tma_off = tma_blocker(config.run);
       config.tma = config.tma_off.empty();
+      if (config.tma && config.run.task.face == kForwardFace) {
+        config.im2col = !config.run.rel.pointwise();
+        config.tma_a_off = config.im2col ? im2col_blocker(config.run, problem.elem_bytes) : plain_a_blocker(config.run);
+        config.tma_a = config.tma_a_off.empty();
+        config.im2col = config.im2col && config.tma_a;
+      }
     }
     if (config.run.weight()) {
       choose_weight_tiling(config, arch);
@@ -713,7 +832,12 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     if (run.native) cfg += native_constants(r);
     cfg += "  static constexpr bool kFp32Out = " + std::string(config.fp32_out ? "true" : "false") + ";\n";
     cfg += "  static constexpr bool kPromote = " + std::string(config.promote ? "true" : "false") + ";\n";
-    cfg += "  static constexpr bool kTma = " + std::string(config.tma ? "true" : "false") + ";\n};\n";
+    cfg += "  static constexpr bool kTma = " + std::string(config.tma ? "true" : "false") + ";\n";
+    // (Only where set: conv_wgmma.cuh's FullyTma reads its absence as false, and every other kernel's
+    // generated source stays as it was.)
+    if (config.tma_a) cfg += "  static constexpr bool kTmaA = true;\n";
+    if (config.im2col) cfg += "  static constexpr bool kIm2colA = true;\n";
+    cfg += "};\n";
 
     Plan plan;
     const TensorRoles roles(sig);
@@ -737,7 +861,9 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     plan.source.text += "\n" + cfg + "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kThreads) +
                         ", 1) " + entry +
                         (config.tma ? "(const __grid_constant__ boo::ConvWgmmaParams p) { boo::wgmma_conv::" + body +
-                                          "<Cfg>(p.p, " + (run.weight() ? "&p.tma_a" : "&p.tma_b") + "); }\n"
+                                          "<Cfg>(p.p, " +
+                                          (run.weight() ? "&p.tma_a" : config.tma_a ? "&p.tma_b, &p.tma_a" : "&p.tma_b") +
+                                          "); }\n"
                                     : "(const boo::ConvIgemmParams p) { boo::wgmma_conv::" + body + "<Cfg>(p); }\n");
     plan.source.entries.push_back(entry);
 
@@ -789,6 +915,11 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       BOO_ASSIGN_OR_RETURN(TensorBinding tensor, run.weight() ? bind(run.b, run.b_copy, false)
                                                               : bind(run.w, run.w_copy, false));
       step.map(run.weight() ? step.params.tma_a : step.params.tma_b, tma_slot(run, config.bn, sig.dtype, tensor));
+      if (config.tma_a) {  // the forward face's x (or its copy), as a plain matrix or by im2col
+        BOO_ASSIGN_OR_RETURN(TensorBinding x, bind(run.a, run.a_copy, false));
+        step.map(step.params.tma_a,
+                 config.im2col ? im2col_slot(run, sig.dtype, x) : plain_a_slot(run, sig.dtype, x));
+      }
       launch = std::move(step).finish();
     } else {
       StepBuilder<ConvIgemmParams> step(entry, grid, block, shared);

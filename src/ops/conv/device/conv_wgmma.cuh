@@ -22,7 +22,8 @@
 //     128-byte swizzled K-major layout wgmma reads, and signals each stage's
 //     `full` barrier once its copies have landed (with C::kTma, gated: B, the
 //     filter, is one TMA copy a k-block instead, the same bytes in the same
-//     layout; produce);
+//     layout; produce; with C::kTmaA, gated, A too, as a plain matrix or
+//     by an im2col map: then one thread issues both boxes, produce_tma);
 //   warpgroups 1 and 2 (consumers): rows 0-63 and 64-127 of the tile; each
 //     waits for a stage, issues four m64nBNk16 wgmma on it (fp32 accumulators
 //     in registers) and releases it on its `empty` barrier when they are done.
@@ -56,17 +57,41 @@ constexpr int kBM = 128;               ///< rows (output pixels) of a CTA tile
 constexpr int kBK = 64;                ///< GEMM k per stage: 64 reduction columns, 128 bytes a row
 constexpr int kConsumerWarps = 8;      ///< arrivals that release a stage (one per consumer warp)
 
+/// Whether the Cfg loads A by TMA as well as B (C::kTmaA, emitted only where
+/// it is set, so that the generated source of every other kernel stays as it
+/// was): the producer is then one thread issuing both boxes (produce_tma).
+template <class C, class = void>
+struct FullyTma {
+  static constexpr bool value = false;
+};
+template <class C>
+struct FullyTma<C, decltype(void(C::kTmaA))> {
+  static constexpr bool value = C::kTmaA;
+};
+
+/// Whether the fully-TMA producer's A map is an im2col one (C::kIm2colA, set
+/// only with kTmaA): see produce_tma.
+template <class C, class = void>
+struct Im2colA {
+  static constexpr bool value = false;
+};
+template <class C>
+struct Im2colA<C, decltype(void(C::kIm2colA))> {
+  static constexpr bool value = C::kIm2colA;
+};
+
 /// Registers per thread after the frame's reallocation (setmaxnreg): the
 /// producer gives its share of the launch's 384 x 168 to the consumers'
 /// accumulators. Tiles of 192 and 256 columns keep BN / 2 accumulators per
 /// consumer thread and need 224, which leaves the producer 56; at 128 columns
 /// and below (BN / 2 accumulators, twice that with promoted sums) 208 hold the
 /// consumers, and the producer's 88 keep its per-row state and the stages' in
-/// flight without spills.
+/// flight without spills. A fully-TMA producer (FullyTma) keeps no per-row
+/// state: 40 (CUTLASS's warp-specialized producer's), the consumers 232.
 template <class C>
 struct Registers {
-  static constexpr int kProducer = C::BN > 128 ? 56 : 88;
-  static constexpr int kConsumer = C::BN > 128 ? 224 : 208;
+  static constexpr int kProducer = FullyTma<C>::value ? 40 : C::BN > 128 ? 56 : 88;
+  static constexpr int kConsumer = FullyTma<C>::value ? 232 : C::BN > 128 ? 224 : 208;
   static_assert(128 * kProducer + 256 * kConsumer <= 384 * 168, "within the launch's registers");
 };
 
@@ -294,6 +319,69 @@ __device__ void produce(const ConvIgemmParams& p, const TmaMap* tma_b, unsigned 
   finish_copies();
 }
 
+/// The fully-TMA producer (C::kTmaA, gated; groups 1, no stride phases: the
+/// host's rule). A k-block is two boxes:
+///   A (128 x 64, K-major), from `tma_a`, either
+///     plain (a 1x1 filter at stride 1 without padding over pixels evenly
+///     spaced in memory): x as the 2-D matrix {C channels, N x P x Q pixels},
+///     box {64, 128} at (kb * 64, m0): the tile's 128 output pixels' (their
+///     input pixels') 64 channels; or
+///     im2col (C::kIm2colA: C a multiple of 64, so that k-block kb is
+///     channels c0 ... c0 + 63 of one tap (r, s)): x as {C, W, H, N} with
+///     corners {-PW, -PH} and {PW - (S-1) DW, PH - (R-1) DH} and element
+///     strides {1, SW, SH, 1}, so that its bounding box's positions are the
+///     output pixels' receptive fields' first input pixels; 128 pixels from
+///     the tile's first output pixel (n, p, q) of m0, at (c0, q SW - PW,
+///     p SH - PH, n), read at the tap's offsets (s DW, r DH): rows past M run
+///     into images past N, zeros;
+///   B (BN x 64, K-major): `tma_b` at (kb * 64, n0), as produce's.
+/// Channels past C and rows past M or K read as zeros (the cp.async path's
+/// zero chunks), each row 128 bytes, 128-byte swizzled as swizzle128_offset
+/// places them (the tiles are 1024-byte aligned): the stage is byte for byte
+/// the cp.async producer's. One thread issues both: it arrives on the stage's
+/// `full` barrier (initialized to one arrival, warp_specialized) expecting
+/// the two boxes' bytes, zeros included, then issues them; the phase
+/// completes once both have landed (their writes are async-proxy: the
+/// consumers need no fence). The other 127 threads of the warpgroup have
+/// nothing to do and leave (their registers already given to the consumers).
+template <class C>
+__device__ void produce_tma(const TmaMap* tma_a, const TmaMap* tma_b, unsigned char* smem, unsigned long long* full,
+                            unsigned long long* empty) {
+  static_assert(C::kGroups == 1 && C::kPhases == 1, "one group's A and filter, without stride phases");
+  static_assert(Im2colA<C>::value ? C::kC % kBK == 0 : C::R == 1 && C::S == 1,
+                "an im2col A's k-blocks are one tap's channels; a plain A is a 1x1 filter's");
+  static_assert(Layout<C>::kTileA == kBM * kBK * sizeof(typename C::T) &&
+                    Layout<C>::kTileB == C::BN * kBK * sizeof(typename C::T),
+                "a tile is one box");
+  if (threadIdx.x != 0) return;
+  sm90::prefetch_tensor_map(tma_a);
+  sm90::prefetch_tensor_map(tma_b);
+  int it = 0;  // k-blocks issued so far, over all units
+  for (int unit = blockIdx.x; unit < Tiles<C>::kCount; unit += gridDim.x) {
+    const int m0 = Tiles<C>::m0(unit), n0 = Tiles<C>::n0(unit);
+    // (im2col) The tile's first output pixel's receptive field's first input pixel (may lie in the padding).
+    const int n = m0 / (C::P * C::Q), pq = m0 % (C::P * C::Q);
+    const int h0 = (pq / C::Q) * C::SH - C::PH, w0 = (pq % C::Q) * C::SW - C::PW;
+    for (int kb = Tiles<C>::kb_begin(unit); kb < Tiles<C>::U::kb_end(unit); ++kb, ++it) {
+      const int stage = it % C::STAGES;
+      // Wait until both consumers released what the stage held STAGES k-blocks ago.
+      sm90::mbarrier_wait(&empty[stage], ((it / C::STAGES) & 1) ^ 1);
+      const unsigned a_tile = sm90::shared_address(smem) + stage * Layout<C>::kTileA;
+      const unsigned b_tile = sm90::shared_address(smem) + Layout<C>::kB + stage * Layout<C>::kTileB;
+      sm90::mbarrier_arrive_expect_tx(&full[stage], Layout<C>::kTileA + Layout<C>::kTileB);
+      if constexpr (Im2colA<C>::value) {
+        const int tap = kb * kBK / C::kC, c0 = kb * kBK % C::kC;
+        const int r = tap / C::S, s = tap % C::S;
+        sm90::tma_load_im2col_4d(a_tile, tma_a, c0, w0, h0, n, static_cast<unsigned short>(s * C::DW),
+                                 static_cast<unsigned short>(r * C::DH), &full[stage]);
+      } else {
+        sm90::tma_load_2d(a_tile, tma_a, kb * kBK, m0, &full[stage]);
+      }
+      sm90::tma_load_2d(b_tile, tma_b, kb * kBK, n0, &full[stage]);
+    }
+  }
+}
+
 /// Synchronizes the 128 threads of consumer warpgroup `consumer` (0 or 1).
 __device__ __forceinline__ void consumer_sync(int consumer) {
   if (consumer == 0)
@@ -416,8 +504,9 @@ __device__ __forceinline__ int issue_kblock(float (&acc)[C::BN / 2], unsigned ch
   const int stage = it % C::STAGES;
   sm90::mbarrier_wait(&full[stage], (it / C::STAGES) & 1);
   // The producer's copies were written through the generic proxy and announced by the hardware
-  // (announce_stage), unfenced: the wgmma read them through the async proxy.
-  sm90::fence_proxy_async_shared();
+  // (announce_stage), unfenced: the wgmma read them through the async proxy. (A fully-TMA
+  // producer's copies are async-proxy writes already.)
+  if constexpr (!FullyTma<C>::value) sm90::fence_proxy_async_shared();
   const unsigned a = sm90::shared_address(smem) + stage * L::kTileA + consumer * 64 * 128;
   const unsigned b = sm90::shared_address(smem) + L::kB + stage * L::kTileB;
   // The k-th 16 K of a tile: 32 bytes into each K-major row; 16 K rows (two
@@ -512,7 +601,8 @@ __device__ __forceinline__ void warp_specialized(Produce produce, Consume consum
   if (threadIdx.x == 0) {
     for (int s = 0; s < C::STAGES; ++s) {
       // Every producer thread, once its copies landed; with C::kTma also the TMA box's bytes (expect_tx).
-      sm90::mbarrier_init(&full[s], 128);
+      // A fully-TMA producer's one thread, with both boxes' bytes (produce_tma).
+      sm90::mbarrier_init(&full[s], FullyTma<C>::value ? 1 : 128);
       sm90::mbarrier_init(&empty[s], kConsumerWarps);
     }
     sm90::fence_barrier_init();
@@ -530,15 +620,19 @@ __device__ __forceinline__ void warp_specialized(Produce produce, Consume consum
 }
 
 /// The forward kernel body. Grid: at most one CTA per SM, each taking the units of Tiles<C>.
-/// `tma_b`: with C::kTma, the filter's map (ConvWgmmaParams::tma_b), else unused.
+/// `tma_b`: with C::kTma, the filter's map (ConvWgmmaParams::tma_b), else unused;
+/// `tma_a`: with C::kTmaA, x's (ConvWgmmaParams::tma_a), else unused.
 template <class C>
-__device__ void conv_wgmma(const ConvIgemmParams& p, const TmaMap* tma_b = nullptr) {
+__device__ void conv_wgmma(const ConvIgemmParams& p, const TmaMap* tma_b = nullptr, const TmaMap* tma_a = nullptr) {
   using T = typename C::T;
   using L = Layout<C>;
   using U = Tiles<C>;
   warp_specialized<C>(
       [&](unsigned char* smem, unsigned long long* full, unsigned long long* empty) {
-        produce<C>(p, tma_b, smem, full, empty);
+        if constexpr (FullyTma<C>::value)
+          produce_tma<C>(tma_a, tma_b, smem, full, empty);
+        else
+          produce<C>(p, tma_b, smem, full, empty);
       },
       [&](unsigned char* smem, unsigned long long* full, unsigned long long* empty, int consumer) {
         // consumer: A rows 64 * consumer ...

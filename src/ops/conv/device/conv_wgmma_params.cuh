@@ -23,7 +23,8 @@ struct alignas(64) TmaMap {
 
 struct ConvWgmmaParams {
   ConvIgemmParams p;  ///< first, so the split-K reduce reads its ConvIgemmParams from the block's start
-  TmaMap tma_a;       ///< the GEMM's A tile: the weight face's dy (ConvWgmmaConfig's `tma`), else unused
+  TmaMap tma_a;       ///< the GEMM's A tile: the weight face's dy (WgmmaConfig's `tma`), the forward face's
+                      ///< plain x (`tma_a`), else unused
   TmaMap tma_b;       ///< the GEMM's B tile: the forward face's filter, else unused
 };
 
