@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Refits the tiers' cost models on `boo tune`'s measurements and writes tuning/<device>.cost.json.
 
-    scripts/refit_cost_model.py EXPORT.json [--holdout 0.5] [--out FILE] [--device NAME]
+    scripts/refit_cost_model.py EXPORT.json [--holdout 0.5 [--holdout-commands F]] [--out FILE] [--device NAME]
 
 EXPORT.json is `boo tune --export`'s array: its "kind": "measurement" objects are every candidate
 `boo tune` timed, each with the cost model's terms ("term.<name>", seconds at ArchSpec's hand-set
@@ -188,6 +188,8 @@ def main(argv=None):
                     help="fraction of signatures held out of the fit and reported on (0: fit and report on all)")
     ap.add_argument("--device", help="the device whose measurements to fit (needed where the export has several)")
     ap.add_argument("--out", help="the cost file (default: tuning/<device>.cost.json in the repository)")
+    ap.add_argument("--holdout-commands", help="write the held-out signatures' commands here, one a line "
+                    "(a boo-driver --commands-file: time the refitted heuristic on shapes it was not fitted on)")
     ap.add_argument("--min-rows", type=int, default=3, help="measurements a term needs to be fitted (else 1)")
     a = ap.parse_args(argv)
     if not 0 <= a.holdout < 1:
@@ -199,6 +201,8 @@ def main(argv=None):
     train = {k: v for k, v in groups.items() if k not in held}
     if not train:
         raise SystemExit("every signature fell in the held-out part: lower --holdout")
+    if a.holdout_commands:
+        pathlib.Path(a.holdout_commands).write_text("".join(sorted({k[1] + "\n" for k in held})))
     scales, kept = fit(train, a.min_rows)
     print(f"{device}: {len(train)} signatures fitted, {len(held)} held out; "
           f"{sum(len(v) for v in groups.values())} measured candidates")

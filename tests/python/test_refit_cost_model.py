@@ -70,7 +70,9 @@ def main():
     export = tmp / "export.json"
     export.write_text(json.dumps(synthetic_export(random.Random(25))))
     out = tmp / "model.cost.json"
-    cmd = [sys.executable, str(script), str(export), "--holdout", "0.5", "--out", str(out)]
+    held = tmp / "held.txt"
+    cmd = [sys.executable, str(script), str(export), "--holdout", "0.5", "--holdout-commands", str(held),
+           "--out", str(out)]
     r = subprocess.run(cmd, capture_output=True, text=True)
     print(r.stdout)
     if r.returncode != 0:
@@ -97,6 +99,9 @@ def main():
     for line in ("holdout (", "refitted  R2(log)", "hand-set  R2(log)"):
         if line not in r.stdout:
             fail(f"the report has no '{line}'", r)
+    held_lines = held.read_text().splitlines()
+    if len(held_lines) != model["holdout.refitted.signatures"] or not all(l.startswith("convbfp16 ") for l in held_lines):
+        fail(f"the held-out commands file: {len(held_lines)} lines")
     # Deterministic: the same export splits and fits the same.
     again = tmp / "again.cost.json"
     subprocess.run(cmd[:-1] + [str(again)], check=True, capture_output=True)
