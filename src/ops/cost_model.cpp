@@ -18,6 +18,10 @@ double CostModel::scale(std::string_view tier, std::string_view term) const {
   return it == scales_.end() ? 1.0 : it->second;
 }
 
+bool CostModel::has(std::string_view tier, std::string_view term) const {
+  return scales_.count(std::string(tier) + "." + std::string(term)) > 0;
+}
+
 std::shared_ptr<const CostModel> CostModel::hand_set() {
   static const std::shared_ptr<const CostModel> model = [] {
     auto m = std::make_shared<CostModel>();

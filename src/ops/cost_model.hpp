@@ -28,6 +28,8 @@ class CostModel {
   const std::string& origin() const { return origin_; }
   /// The scale of `term` of `tier`'s model (1 where the file has none).
   double scale(std::string_view tier, std::string_view term) const;
+  /// Whether the file gives `term` of `tier` a scale (a refit measured it).
+  bool has(std::string_view tier, std::string_view term) const;
   const std::map<std::string, double>& scales() const { return scales_; }
 
   /// The hand-set model: every scale 1.

@@ -926,3 +926,31 @@ TEST(CostModelTest, AShippedFileWithMeasurementsGivesItsRowsAndNoWarning) {
 
 }  // namespace
 }  // namespace boo::runtime
+
+namespace boo::runtime {
+namespace {
+
+// A refit measures each fp32 path's compute term at the rate the tilings are ranked at (the mma.sync
+// rate, FFMA's too), so its FFMA scale holds FFMA's own, slower rate: choosing between FFMA and 3xTF32
+// must not count it again. A file whose scales reproduce the hand-set rates keeps the hand-set choice.
+TEST(CostModelTest, AFittedFfmaScaleIsNotCountedTwiceWhenChoosingTheFp32Path) {
+  DispatchFixture f = fixture("conv -n 64 -c 960 -H 7 -W 7 -k 160 -y 1 -x 1 -F 4");
+  Result<Dispatch> hand = choose_gpu_implementation(*f.sig, f.device, "gpu:conv:implicit_gemm");
+  ASSERT_TRUE(hand.ok() && hand->chosen);
+  ASSERT_NE(hand->config->text().find("math ffma"), std::string::npos) << hand->config->text();
+  const double ffma_scale = hand->arch.mma_sync_macs_per_s / (hand->arch.ffma_macs_per_s * 18.0 / 25.0);
+  const std::string dir = write_cost_file("ffma", f,
+                                          "{\"format\": \"boo-cost-model-1\", \"device\": \"" + f.device.name +
+                                              "\", \"scale.gpu:conv:implicit_gemm.compute_ffma\": " +
+                                              std::to_string(ffma_scale) +
+                                              ", \"scale.gpu:conv:implicit_gemm.compute_3xtf32\": 1}");
+  cache::ShippedTunings shipped(dir + "/tuning");
+  Result<Dispatch> refit = choose_gpu_implementation(*f.sig, f.device, "gpu:conv:implicit_gemm", nullptr, &shipped);
+  ASSERT_TRUE(refit.ok() && refit->chosen);
+  EXPECT_NE(refit->arch.cost_model->origin().find("refitted"), std::string::npos);
+  EXPECT_NE(refit->config->text().find("math ffma"), std::string::npos) << refit->config->text();
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace boo::runtime

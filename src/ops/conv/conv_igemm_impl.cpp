@@ -296,9 +296,13 @@ void tile_for(Gemm& g, Math math, long long groups, long long es, const ArchSpec
   g.stages = pipeline_depth(g, es, arch);
 }
 
-// The modelled time (us) of the GEMM's tiling at its math path's own rate.
+// The modelled time (us) of the GEMM's tiling at its math path's own rate. A refitted scale of the
+// path's compute term was fitted on terms at the tiling rate (cost_terms_of records those), so it
+// already holds the path's own speed: with one, the tiling rate, lest FFMA's be counted twice.
 double modelled_us(const Gemm& g, long long groups, const ArchSpec& arch) {
-  return tiling_cost(g, groups, g.bm, g.bn, g.splits, arch, own_macs_per_s(g.math, arch));
+  const bool fitted = arch.cost_model->has(kIgemmName, compute_term(g.math));
+  return tiling_cost(g, groups, g.bm, g.bn, g.splits, arch,
+                     fitted ? tiling_macs_per_s(g.math, arch) : own_macs_per_s(g.math, arch));
 }
 
 // Full-precision fp32 runs on FFMA, or, on the weight face, on 3xTF32 where the cost model, each
