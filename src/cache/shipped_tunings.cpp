@@ -55,6 +55,12 @@ std::string ShippedTunings::file_name(std::string_view device) {
   return name + ".json";
 }
 
+std::string ShippedTunings::cost_path_of(std::string_view device) const {
+  std::string name = file_name(device);
+  name.resize(name.size() - std::string_view(".json").size());
+  return folder_ + "/" + name + ".cost.json";
+}
+
 std::shared_ptr<const ShippedTunings> ShippedTunings::shared(const std::string& folder) {
   if (folder.empty()) return nullptr;
   static std::mutex mutex;
@@ -87,6 +93,7 @@ const ShippedTunings::File& ShippedTunings::file(const std::string& device) cons
     return f;
   }
   for (size_t i = 0; i < objects->size(); ++i) {
+    if (is_measurement_json((*objects)[i])) continue;  // a refit's data, not a row
     Result<TuningRow> row = TuningRow::from_json((*objects)[i]);
     std::string why;
     if (!row.ok())

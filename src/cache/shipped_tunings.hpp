@@ -10,7 +10,8 @@
 // that does not parse, and rows that do not (or name another device), are
 // logged once and ignored. Rows keep the database's validation: the caller
 // matches version, arch and device through the key and checks the config
-// against the tier's candidates.
+// against the tier's candidates. An export's measurements (boo tune's timed
+// candidates) are not tunings: the loader passes over them.
 #pragma once
 
 #include <map>
@@ -43,6 +44,9 @@ class ShippedTunings {
 
   const std::string& folder() const { return folder_; }
   std::string path_of(std::string_view device) const { return folder_ + "/" + file_name(device); }
+  /// The device's refitted cost model beside its rows (scripts/refit_cost_model.py):
+  /// file_name() with ".cost.json" for ".json". Read by runtime::cost_model_of.
+  std::string cost_path_of(std::string_view device) const;
 
   /// The row of `key` in its device's file, rows of the same problem under
   /// other versions listed as ignored; DATA_LOSS when the file does not parse.

@@ -6,9 +6,12 @@
 // which figures are measured orders of magnitude rather than datasheet values.
 #pragma once
 
+#include <memory>
 #include <string>
+#include <string_view>
 
 #include "boo/device.hpp"
+#include "ops/cost_model.hpp"
 
 namespace boo::ops {
 
@@ -27,6 +30,12 @@ struct ArchSpec {
   double mma_sync_macs_per_s = 0;  ///< boo's mma.sync tier, every SM busy (150e12 on an H100)
   double wgmma_macs_per_s = 0;     ///< boo's wgmma tier (sm_90a), every SM busy (350e12 on an H100)
   double ffma_macs_per_s = 0;      ///< fp32 FFMA, every SM busy (25e12 on an H100: an estimate, not yet measured)
+  /// The scales of the tiers' cost-model terms (ops/cost_model.hpp): the
+  /// hand-set model unless dispatch found a refitted file for the device.
+  std::shared_ptr<const CostModel> cost_model = CostModel::hand_set();
+
+  /// A term's scale in the cost model (1 in the hand-set one).
+  double cost_scale(std::string_view tier, std::string_view term) const { return cost_model->scale(tier, term); }
 
   /// The spec of `device`, with the architecture's typical values where the
   /// device description leaves a field unknown (0).

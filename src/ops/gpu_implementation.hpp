@@ -58,6 +58,14 @@ class GpuImplementation {
     return out;
   }
 
+  /// The cost model's terms for `config` at the hand-set rates
+  /// (ops/cost_model.hpp): what boo tune records beside each measurement for
+  /// a refit. Empty where the tier has no model of its configs.
+  virtual Result<CostTerms> cost_terms(const OpProblem& /*problem*/, const Config& /*config*/,
+                                       const ArchSpec& /*arch*/) const {
+    return CostTerms{};
+  }
+
   /// The candidate whose text() is `text`: a config is read back by matching
   /// the candidates' complete texts, so a database row can only ever select a
   /// config the tier would plan for this problem on this architecture (an
@@ -88,6 +96,12 @@ class Tier : public GpuImplementation {
     return {};
   }
 
+  /// The cost model's terms of one of the tier's configs; none by default.
+  virtual CostTerms cost_terms_of(const ProblemT& /*problem*/, const ConfigT& /*config*/,
+                                  const ArchSpec& /*arch*/) const {
+    return {};
+  }
+
   Status accepts(const OpProblem& problem, const ArchSpec& arch) const final {
     BOO_ASSIGN_OR_RETURN(const ProblemT* p, cast(problem));
     return accepts_problem(*p, arch);
@@ -102,6 +116,12 @@ class Tier : public GpuImplementation {
     const auto* c = dynamic_cast<const ConfigT*>(&config);
     if (!c) return internal_error(std::string(name()) + " was given another tier's configuration");
     return plan_problem(*p, *c, arch);
+  }
+  Result<CostTerms> cost_terms(const OpProblem& problem, const Config& config, const ArchSpec& arch) const final {
+    BOO_ASSIGN_OR_RETURN(const ProblemT* p, cast(problem));
+    const auto* c = dynamic_cast<const ConfigT*>(&config);
+    if (!c) return internal_error(std::string(name()) + " was given another tier's configuration");
+    return cost_terms_of(*p, *c, arch);
   }
   Result<ConfigList> candidates(const OpProblem& problem, const ArchSpec& arch) const final {
     BOO_ASSIGN_OR_RETURN(const ProblemT* p, cast(problem));

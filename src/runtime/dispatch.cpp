@@ -1,6 +1,11 @@
 // boo: dispatch with decline reasons.
 #include "runtime/dispatch.hpp"
 
+#include <map>
+#include <mutex>
+#include <sys/stat.h>
+
+#include "base/file_util.hpp"
 #include "base/log.hpp"
 #include "base/strings.hpp"
 #include "jit/embedded_sources.hpp"
@@ -29,6 +34,32 @@ std::unique_ptr<cache::TuningDb> open_tuning_db(const std::string& path) {
   else
     base::log_warning("the tuning database is not used: " + db.status().to_string());
   return nullptr;
+}
+
+std::shared_ptr<const ops::CostModel> cost_model_of(const cache::ShippedTunings* shipped, const DeviceInfo& device) {
+  if (!shipped) return ops::CostModel::hand_set();
+  const std::string path = shipped->cost_path_of(device.name);
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<const ops::CostModel>> models;  // by path: each file read once
+  const std::lock_guard<std::mutex> lock(mutex);
+  std::shared_ptr<const ops::CostModel>& model = models[path];
+  if (model) return model;
+  model = ops::CostModel::hand_set();
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    base::log_debug("no refitted cost model for " + device.name + " (" + path + "): the hand-set one ranks configs");
+    return model;
+  }
+  Result<std::string> text = base::read_file(path);
+  Result<std::shared_ptr<const ops::CostModel>> parsed =
+      text.ok() ? ops::CostModel::parse(*text, device.name, path)
+                : Result<std::shared_ptr<const ops::CostModel>>(text.status());
+  if (parsed.ok())
+    model = *parsed;
+  else
+    base::log_warning("the refitted cost model " + path + " is not used (the hand-set one is): " +
+                      parsed.status().message());
+  return model;
 }
 
 namespace {
@@ -90,11 +121,13 @@ void apply_tuning(Dispatch& d, const OpSignature& sig, const DeviceInfo& device,
 }  // namespace
 
 Result<Dispatch> choose_gpu_implementation(const OpSignature& sig, const DeviceInfo& device, std::string_view only,
-                                           const cache::TuningDb* tuning, const cache::ShippedTunings* shipped) {
+                                           const cache::TuningDb* tuning, const cache::ShippedTunings* shipped,
+                                           std::shared_ptr<const ops::CostModel> cost_model) {
   const ops::OpDefinition* op = ops::find_op(sig.op_name());
   if (!op) return invalid_argument("no op named '" + std::string(sig.op_name()) + "' is registered");
   Dispatch d;
   d.arch = ops::ArchSpec::of(device);
+  d.arch.cost_model = cost_model ? std::move(cost_model) : cost_model_of(shipped, device);
   BOO_ASSIGN_OR_RETURN(std::unique_ptr<ops::OpProblem> problem, op->make_problem(sig));
   d.problem = std::move(problem);
   for (const ops::GpuImplementation* impl : op->gpu_implementations()) {

@@ -42,10 +42,19 @@ struct Dispatch {
 /// one and it is one of the tier's candidates; a row that is not (or a
 /// database that cannot be read) is logged as a warning and the heuristic's
 /// config is used. `shipped` is consulted the same way where `tuning` has no
-/// usable row: the user's database wins.
+/// usable row: the user's database wins. The tiers' cost models use
+/// `cost_model`, or where it is null the refitted file beside the shipped
+/// tunings (cost_model_of) when `shipped` is given, else the hand-set one.
 Result<Dispatch> choose_gpu_implementation(const OpSignature& sig, const DeviceInfo& device,
                                            std::string_view only = "", const cache::TuningDb* tuning = nullptr,
-                                           const cache::ShippedTunings* shipped = nullptr);
+                                           const cache::ShippedTunings* shipped = nullptr,
+                                           std::shared_ptr<const ops::CostModel> cost_model = nullptr);
+
+/// The cost model for `device`: the refitted file beside the shipped tunings
+/// (ShippedTunings::cost_path_of) where it is there and reads as the device's,
+/// else the hand-set one. Read once per path and process; a file that does not
+/// parse, is another device's or has a bad scale is logged once and ignored.
+std::shared_ptr<const ops::CostModel> cost_model_of(const cache::ShippedTunings* shipped, const DeviceInfo& device);
 
 /// The database key of a chosen implementation's problem on `device`.
 cache::TuningKey tuning_key(std::string_view implementation, const OpSignature& sig, const DeviceInfo& device);

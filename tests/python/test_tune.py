@@ -71,13 +71,23 @@ def main():
     exported = str(tmp / "rows.json")
     r = run([boo, "tune", "--tuning-db", db, "--export", exported])
     check(r.returncode == 0, "export", r)
-    rows = json.loads(pathlib.Path(exported).read_text())
+    objects = json.loads(pathlib.Path(exported).read_text())
+    rows = [o for o in objects if o.get("kind") != "measurement"]
     check(len(rows) == 2 and {row["implementation"] for row in rows} ==
           {"gpu:conv:implicit_gemm", "gpu:layernorm:rows"}, "two rows exported", r)
     check(all(row["time_us"] > 0 and row["heuristic_us"] > 0 and row["config"] for row in rows), "row fields", r)
+    # Every timed candidate is kept: the heuristic's flagged, the conv's with its cost model's terms.
+    timed = [o for o in objects if o.get("kind") == "measurement"]
+    for row in rows:
+        mine = [m for m in timed if m["implementation"] == row["implementation"] and m["problem"] == row["problem"]]
+        check(len(mine) >= 2 and sum(m["heuristic"] for m in mine) == 1 and
+              all(m["measured_us"] > 0 for m in mine), f"{row['implementation']}'s measurements", r)
+        if row["implementation"] == "gpu:conv:implicit_gemm":
+            check(all(m["predicted_us"] > 0 and m.get("term.compute_mma_sync", 0) > 0 for m in mine),
+                  "the conv's cost-model terms", r)
     copy = str(tmp / "copy.sqlite")
     r = run([boo, "tune", "--tuning-db", copy, "--import", exported, "--export", str(tmp / "again.json")])
-    check(r.returncode == 0 and "imported 2 rows" in r.stdout, "import", r)
+    check(r.returncode == 0 and f"imported {len(objects)} rows" in r.stdout, "import", r)
     check(pathlib.Path(exported).read_text() == (tmp / "again.json").read_text(), "JSON round trip", r)
 
     conv = next(row for row in rows if row["implementation"] == "gpu:conv:implicit_gemm")
@@ -121,6 +131,16 @@ def main():
     r = run(no_db, {**gpu, "BOO_SHIPPED_TUNING": "0"})
     check(r.returncode == 0 and "shipped:   none" in r.stdout and
           "config from: heuristic\n" in r.stdout, "BOO_SHIPPED_TUNING=0", r)
+    # The refit of the export (scripts/refit_cost_model.py) beside the shipped file: explain names it as the
+    # model that ranked the configs; BOO_SHIPPED_TUNING=0 turns it off with the rows.
+    cost_file = shipped / (re.sub(r"[^A-Za-z0-9.-]", "_", device) + ".cost.json")
+    script = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "refit_cost_model.py"
+    r = run([sys.executable, str(script), exported, "--out", str(cost_file)])
+    check(r.returncode == 0 and cost_file.exists(), "the refit of boo tune's export", r)
+    r = run(no_db, on)
+    check(r.returncode == 0 and f"cost model: refitted {cost_file} (" in r.stdout, "explain names the cost file", r)
+    r = run(no_db, {**gpu, "BOO_SHIPPED_TUNING": "0"})
+    check(r.returncode == 0 and "cost model: hand-set" in r.stdout, "BOO_SHIPPED_TUNING=0 and the cost file", r)
     shipped_file.write_text("[{\"implementation\": ")
     r = run(no_db, on)
     check(r.returncode == 0 and "config from: heuristic (the shipped tuning could not be read" in r.stdout and

@@ -643,3 +643,314 @@ TEST(ShippedTuningTest, ForeignMalformedAndStaleRowsAreIgnoredTheRestUsed) {
 
 }  // namespace
 }  // namespace boo::runtime
+
+// The measurements of every timed candidate (schema 2): migration from schema 1, JSON round trip.
+namespace boo::cache {
+namespace {
+
+MeasurementRow measurement_of(const std::string& problem, const std::string& config, bool heuristic) {
+  MeasurementRow m;
+  m.key = {"gpu:conv:implicit_gemm", problem, "sm_90a", "NVIDIA H100 80GB HBM3", "v1"};
+  m.config = config;
+  m.predicted_us = 21.5;
+  m.measured_us = heuristic ? 30.25 : 18.75;
+  m.heuristic = heuristic;
+  m.terms = {{"compute_mma_sync", 1.95e-05}, {"splitk_memory", 1.25e-07}, {"launch", 2e-06}};
+  m.measured_at = 1764000001;
+  return m;
+}
+
+void expect_same(const MeasurementRow& a, const MeasurementRow& b) {
+  EXPECT_EQ(a.key.implementation, b.key.implementation);
+  EXPECT_EQ(a.key.problem, b.key.problem);
+  EXPECT_EQ(a.key.version, b.key.version);
+  EXPECT_EQ(a.config, b.config);
+  EXPECT_EQ(a.predicted_us, b.predicted_us);
+  EXPECT_EQ(a.measured_us, b.measured_us);
+  EXPECT_EQ(a.heuristic, b.heuristic);
+  EXPECT_EQ(a.terms, b.terms);
+  EXPECT_EQ(a.measured_at, b.measured_at);
+}
+
+int user_version(const std::string& path) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* s = nullptr;
+  sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &s, nullptr);
+  const int v = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int(s, 0) : -1;
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  return v;
+}
+
+TEST(TuningDbTest, ASchemaOneDatabaseIsReadAsItIsAndMigratedWhenWritten) {
+  const std::string dir = fresh_dir("schema1");
+  const std::string path = dir + "/old.sqlite";
+  // The schema-1 file of the first boo tune, as it made it.
+  raw_sql(path,
+          "CREATE TABLE tunings(implementation TEXT NOT NULL, problem TEXT NOT NULL, arch TEXT NOT NULL,"
+          " device TEXT NOT NULL, version TEXT NOT NULL, config TEXT NOT NULL, time_us REAL NOT NULL,"
+          " heuristic_us REAL NOT NULL, tuned_at INTEGER NOT NULL,"
+          " PRIMARY KEY(implementation, problem, arch, device, version));"
+          "INSERT INTO tunings VALUES('gpu:conv:implicit_gemm', 'conv -n 1', 'sm_90a', 'NVIDIA H100 80GB HBM3', 'v1',"
+          " 'tiles 1', 12.5, 15.25, 1764000000);"
+          "PRAGMA user_version=1;");
+  {
+    Result<std::unique_ptr<TuningDb>> reader = TuningDb::open(path, false);
+    ASSERT_TRUE(reader.ok()) << reader.status().to_string();
+    Result<TuningLookup> found = (*reader)->find(row_of("conv -n 1", "").key);
+    ASSERT_TRUE(found.ok() && found->row);
+    EXPECT_EQ(found->row->config, "tiles 1");
+    Result<std::vector<MeasurementRow>> none = (*reader)->measurements();
+    ASSERT_TRUE(none.ok());
+    EXPECT_TRUE(none->empty());
+    EXPECT_EQ((*reader)->put_measurements({measurement_of("conv -n 1", "tiles 1", true)}).code(),
+              StatusCode::kFailedPrecondition);
+  }
+  EXPECT_EQ(user_version(path), 1);  // reading changed nothing
+  {
+    Result<std::unique_ptr<TuningDb>> writer = TuningDb::open(path, true);
+    ASSERT_TRUE(writer.ok()) << writer.status().to_string();
+    ASSERT_TRUE((*writer)->put_measurements({measurement_of("conv -n 1", "tiles 1", true),
+                                             measurement_of("conv -n 1", "tiles 2", false)})
+                    .ok());
+  }
+  EXPECT_EQ(user_version(path), 2);
+  Result<std::unique_ptr<TuningDb>> again = TuningDb::open(path, false);
+  ASSERT_TRUE(again.ok());
+  Result<std::vector<TuningRow>> rows = (*again)->rows();
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ((*rows)[0].config, "tiles 1");
+  Result<std::vector<MeasurementRow>> timed = (*again)->measurements();
+  ASSERT_TRUE(timed.ok());
+  ASSERT_EQ(timed->size(), 2u);
+  expect_same((*timed)[0], measurement_of("conv -n 1", "tiles 1", true));
+  expect_same((*timed)[1], measurement_of("conv -n 1", "tiles 2", false));
+  // A schema boo does not know (a newer one) is refused, not guessed at.
+  raw_sql(dir + "/newer.sqlite", "CREATE TABLE tunings(x); PRAGMA user_version=3;");
+  EXPECT_EQ(TuningDb::open(dir + "/newer.sqlite", true).status().code(), StatusCode::kDataLoss);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TuningDbTest, MeasurementsRoundTripThroughTheExportAndDamagedOnesAreRefused) {
+  const std::string dir = fresh_dir("measurements");
+  Result<std::unique_ptr<TuningDb>> from = TuningDb::open(dir + "/a.sqlite", true);
+  ASSERT_TRUE(from.ok());
+  ASSERT_TRUE((*from)->put(row_of("conv -n 2", "tiles 2")).ok());
+  MeasurementRow odd = measurement_of("conv -n 2 \"quoted\"", "tiles 2\ttab", false);
+  odd.terms.clear();  // a tier without a cost model of its configs
+  odd.predicted_us = 0;
+  const std::vector<MeasurementRow> timed = {measurement_of("conv -n 2", "tiles 1", true),
+                                             measurement_of("conv -n 2", "tiles 2", false), odd};
+  ASSERT_TRUE((*from)->put_measurements(timed).ok());
+  Result<std::string> json = (*from)->export_json();
+  ASSERT_TRUE(json.ok());
+  EXPECT_NE(json->find("\"kind\": \"measurement\""), std::string::npos);
+  EXPECT_NE(json->find("\"term.compute_mma_sync\": "), std::string::npos);
+  Result<std::unique_ptr<TuningDb>> to = TuningDb::open(dir + "/b.sqlite", true);
+  ASSERT_TRUE(to.ok());
+  Result<int64_t> imported = (*to)->import_json(*json);
+  ASSERT_TRUE(imported.ok()) << imported.status().to_string();
+  EXPECT_EQ(*imported, 4);
+  Result<std::vector<MeasurementRow>> a = (*from)->measurements(), b = (*to)->measurements();
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_EQ(a->size(), 3u);
+  ASSERT_EQ(b->size(), 3u);
+  for (size_t i = 0; i < a->size(); ++i) expect_same((*a)[i], (*b)[i]);
+  EXPECT_EQ(*(*to)->export_json(), *json);
+  // A measurement with a bad field fails the whole import; so does a negative term.
+  for (const auto& [good, bad] : {std::pair<std::string, std::string>{"\"measured_us\": 18.75", "\"measured_us\": -1"},
+                                  {"\"heuristic\": false", "\"heuristic\": 0"},
+                                  {"\"term.launch\": 2e-06", "\"term.launch\": -2e-06"}}) {
+    std::string broken = *json;
+    const size_t at = broken.find(good);
+    ASSERT_NE(at, std::string::npos) << good << " in " << *json;
+    broken.replace(at, good.size(), bad);
+    Result<std::unique_ptr<TuningDb>> empty = TuningDb::open(dir + "/c.sqlite", true);
+    ASSERT_TRUE(empty.ok());
+    EXPECT_EQ((*empty)->import_json(broken).status().code(), StatusCode::kDataLoss) << bad;
+    EXPECT_TRUE((*empty)->rows()->empty());
+    EXPECT_TRUE((*empty)->measurements()->empty());
+  }
+  // A damaged row in the file (terms that are not JSON) is DATA_LOSS, not a measurement read wrong.
+  raw_sql(dir + "/b.sqlite", "UPDATE measurements SET terms='{oops' WHERE config='tiles 1'");
+  EXPECT_EQ((*to)->measurements().status().code(), StatusCode::kDataLoss);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace boo::cache
+
+// The refitted cost model beside the shipped tunings: read, used for ranking, named by dispatch; a
+// corrupt or foreign file ignored with a log line.
+namespace boo::runtime {
+namespace {
+
+// A weight gradient whose few output tiles the implicit GEMM's heuristic fills with split K.
+constexpr const char* kSplitConv = "convbfp16 -n 8 -c 256 -H 14 -W 14 -k 256 -y 3 -x 3 -p 1 -q 1 -F 4";
+
+bool has_term(const ops::CostTerms& t, const std::string& name) {
+  for (const auto& [term, s] : t.seconds)
+    if (term == name) return s > 0;
+  return false;
+}
+
+TEST(CostModelTest, EveryGemmTiersCandidateHasTermsThatRankItAsTheTierDoes) {
+  for (const char* impl : {"gpu:conv:implicit_gemm", "gpu:conv:wgmma_sm90"}) {
+    DispatchFixture f = fixture(impl == std::string("gpu:conv:wgmma_sm90") ? kConv : kSplitConv);
+    Result<Dispatch> d = choose_gpu_implementation(*f.sig, f.device, impl);
+    ASSERT_TRUE(d.ok() && d->chosen) << impl;
+    EXPECT_EQ(d->arch.cost_model->origin(), "hand-set (ArchSpec rates)");
+    Result<ops::ConfigList> list = d->chosen->candidates(*d->problem, d->arch);
+    ASSERT_TRUE(list.ok() && list->size() > 2) << impl;
+    double heuristic = 0, least = 1e300;
+    for (size_t i = 0; i < list->size(); ++i) {
+      Result<ops::CostTerms> terms = d->chosen->cost_terms(*d->problem, *(*list)[i], d->arch);
+      ASSERT_TRUE(terms.ok()) << terms.status().to_string();
+      const double s = terms->predicted_s(*d->arch.cost_model, impl);
+      EXPECT_GT(s, 0) << impl << " " << (*list)[i]->text();
+      if (i == 0)
+        heuristic = s;
+      else
+        least = std::min(least, s);
+    }
+    // The heuristic's config is the cheapest by the same model (within the tiers' 0.1% tie margin).
+    EXPECT_LE(heuristic, least * 1.002) << impl;
+  }
+}
+
+// Writes a cost file for the fixture's device into a fresh shipped folder: its path.
+std::string write_cost_file(const std::string& name, const DispatchFixture& f, const std::string& body) {
+  const std::string dir = shipped_dir("cost_" + name);
+  cache::ShippedTunings shipped(dir + "/tuning");
+  std::ofstream(shipped.cost_path_of(f.device.name)) << body;
+  return dir;
+}
+
+TEST(CostModelTest, ARefittedFileRanksTheConfigsAndExplainSaysSo) {
+  DispatchFixture f = fixture(kSplitConv);
+  Result<Dispatch> hand = choose_gpu_implementation(*f.sig, f.device, "gpu:conv:implicit_gemm");
+  ASSERT_TRUE(hand.ok() && hand->chosen);
+  Result<ops::CostTerms> hand_terms = hand->chosen->cost_terms(*hand->problem, *hand->config, hand->arch);
+  ASSERT_TRUE(hand_terms.ok());
+  ASSERT_TRUE(has_term(*hand_terms, "splitk_memory")) << hand->config->text() << ": the fixture needs a split-K pick";
+  // A model in which split K's partials cost a million times the hand-set estimate: the pick is unsplit.
+  const std::string dir = write_cost_file("refit", f,
+                                          "{\"format\": \"boo-cost-model-1\", \"device\": \"" + f.device.name +
+                                              "\", \"scale.gpu:conv:implicit_gemm.splitk_memory\": 1e6,"
+                                              " \"scale.gpu:conv:implicit_gemm.compute_mma_sync\": 1.25,"
+                                              " \"holdout.refitted.rank_accuracy\": 0.5}");
+  cache::ShippedTunings shipped(dir + "/tuning");
+  std::shared_ptr<const ops::CostModel> model = cost_model_of(&shipped, f.device);
+  EXPECT_EQ(model->origin(), "refitted " + shipped.cost_path_of(f.device.name) + " (2 scales)");
+  EXPECT_EQ(model->scale("gpu:conv:implicit_gemm", "compute_mma_sync"), 1.25);
+  EXPECT_EQ(model->scale("gpu:conv:implicit_gemm", "launch"), 1.0);
+  EXPECT_EQ(model->scale("gpu:conv:wgmma_sm90", "compute"), 1.0);
+  Result<Dispatch> refit = choose_gpu_implementation(*f.sig, f.device, "gpu:conv:implicit_gemm", nullptr, &shipped);
+  ASSERT_TRUE(refit.ok() && refit->chosen);
+  EXPECT_EQ(refit->arch.cost_model->origin(), model->origin());
+  EXPECT_NE(refit->config->text(), hand->config->text());
+  Result<ops::CostTerms> terms = refit->chosen->cost_terms(*refit->problem, *refit->config, refit->arch);
+  ASSERT_TRUE(terms.ok());
+  EXPECT_FALSE(has_term(*terms, "splitk_memory")) << refit->config->text();
+  // The terms are the hand-set model's whatever model ranked them; the prediction is the scaled sum.
+  double scaled = 0;
+  for (const auto& [term, s] : terms->seconds) scaled += model->scale("gpu:conv:implicit_gemm", term) * s;
+  EXPECT_DOUBLE_EQ(terms->predicted_s(*model, "gpu:conv:implicit_gemm"), scaled);
+  // Without the shipped folder (BOO_SHIPPED_TUNING=0 leaves none), the hand-set model.
+  EXPECT_EQ(cost_model_of(nullptr, f.device)->origin(), "hand-set (ArchSpec rates)");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CostModelTest, ACorruptOrForeignCostFileIsIgnoredWithALogLine) {
+  DispatchFixture f = fixture(kConv);
+  const std::pair<std::string, std::string> cases[] = {
+      {"corrupt", "{\"format\": \"boo-cost-model-1\", \"dev"},
+      {"foreign", "{\"format\": \"boo-cost-model-1\", \"device\": \"NVIDIA A100-SXM4-80GB\", "
+                  "\"scale.gpu:conv:implicit_gemm.compute_mma_sync\": 2}"},
+      {"format", "{\"format\": \"boo-cost-model-9\", \"device\": \"" + f.device.name +
+                     "\", \"scale.gpu:conv:implicit_gemm.compute_mma_sync\": 2}"},
+      {"negative", "{\"format\": \"boo-cost-model-1\", \"device\": \"" + f.device.name +
+                       "\", \"scale.gpu:conv:implicit_gemm.compute_mma_sync\": -2}"},
+      {"text", "{\"format\": \"boo-cost-model-1\", \"device\": \"" + f.device.name +
+                   "\", \"scale.gpu:conv:implicit_gemm.compute_mma_sync\": \"2\"}"}};
+  for (const auto& [name, body] : cases) {
+    const std::string dir = write_cost_file(name, f, body);
+    cache::ShippedTunings shipped(dir + "/tuning");
+    ::testing::internal::CaptureStderr();
+    Result<Dispatch> d = choose_gpu_implementation(*f.sig, f.device, "", nullptr, &shipped);
+    const std::string log = ::testing::internal::GetCapturedStderr();
+    ASSERT_TRUE(d.ok() && d->chosen) << name;
+    EXPECT_EQ(d->arch.cost_model->origin(), "hand-set (ArchSpec rates)") << name;
+    EXPECT_NE(log.find("the refitted cost model " + shipped.cost_path_of(f.device.name) + " is not used"),
+              std::string::npos)
+        << name << ": " << log;
+    // Read once: the next dispatch says nothing more about it.
+    ::testing::internal::CaptureStderr();
+    d = choose_gpu_implementation(*f.sig, f.device, "", nullptr, &shipped);
+    EXPECT_EQ(::testing::internal::GetCapturedStderr().find("is not used"), std::string::npos) << name;
+    std::filesystem::remove_all(dir);
+  }
+}
+
+TEST(CostModelTest, AShippedFileWithMeasurementsGivesItsRowsAndNoWarning) {
+  DispatchFixture f = fixture(kConv);
+  const std::vector<std::string> configs = three_configs(f);
+  const std::string dir = shipped_dir("with_measurements");
+  const std::string tuned = dir + "/tuned.sqlite";
+  put_config(tuned, f, configs[1]);
+  {
+    Result<std::unique_ptr<TuningDb>> db = TuningDb::open(tuned, true);
+    ASSERT_TRUE(db.ok());
+    cache::MeasurementRow m;
+    m.key = tuning_key("gpu:conv:implicit_gemm", *f.sig, f.device);
+    m.config = configs[1];
+    m.measured_us = 10;
+    m.terms = {{"compute_mma_sync", 1e-5}};
+    ASSERT_TRUE((*db)->put_measurements({m}).ok());
+  }
+  Result<std::unique_ptr<TuningDb>> db = TuningDb::open(tuned, false);
+  ASSERT_TRUE(db.ok());
+  std::ofstream(dir + "/tuning/" + ShippedTunings::file_name(f.device.name)) << *(*db)->export_json();
+  ShippedTunings shipped(dir + "/tuning");
+  ::testing::internal::CaptureStderr();
+  Result<Dispatch> d = choose_gpu_implementation(*f.sig, f.device, "gpu:conv:implicit_gemm", nullptr, &shipped);
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(d.ok() && d->chosen);
+  EXPECT_EQ(d->config->text(), configs[1]);
+  EXPECT_EQ(log.find("ignored row"), std::string::npos) << log;
+  EXPECT_EQ(shipped.describe(f.device.name).find("ignored"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace boo::runtime
+
+namespace boo::runtime {
+namespace {
+
+// A refit measures each fp32 path's compute term at the rate the tilings are ranked at (the mma.sync
+// rate, FFMA's too), so its FFMA scale holds FFMA's own, slower rate: choosing between FFMA and 3xTF32
+// must not count it again. A file whose scales reproduce the hand-set rates keeps the hand-set choice.
+TEST(CostModelTest, AFittedFfmaScaleIsNotCountedTwiceWhenChoosingTheFp32Path) {
+  DispatchFixture f = fixture("conv -n 64 -c 960 -H 7 -W 7 -k 160 -y 1 -x 1 -F 4");
+  Result<Dispatch> hand = choose_gpu_implementation(*f.sig, f.device, "gpu:conv:implicit_gemm");
+  ASSERT_TRUE(hand.ok() && hand->chosen);
+  ASSERT_NE(hand->config->text().find("math ffma"), std::string::npos) << hand->config->text();
+  const double ffma_scale = hand->arch.mma_sync_macs_per_s / (hand->arch.ffma_macs_per_s * 18.0 / 25.0);
+  const std::string dir = write_cost_file("ffma", f,
+                                          "{\"format\": \"boo-cost-model-1\", \"device\": \"" + f.device.name +
+                                              "\", \"scale.gpu:conv:implicit_gemm.compute_ffma\": " +
+                                              std::to_string(ffma_scale) +
+                                              ", \"scale.gpu:conv:implicit_gemm.compute_3xtf32\": 1}");
+  cache::ShippedTunings shipped(dir + "/tuning");
+  Result<Dispatch> refit = choose_gpu_implementation(*f.sig, f.device, "gpu:conv:implicit_gemm", nullptr, &shipped);
+  ASSERT_TRUE(refit.ok() && refit->chosen);
+  EXPECT_NE(refit->arch.cost_model->origin().find("refitted"), std::string::npos);
+  EXPECT_NE(refit->config->text().find("math ffma"), std::string::npos) << refit->config->text();
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace boo::runtime

@@ -446,7 +446,8 @@ int cmd_explain(const Options& o) {
     std::cout << plan.status().to_string() << "\n";
     return 1;
   }
-  std::cout << "config:    " << d.config->text() << "\nconfig from: " << d.config_origin << "\nworkspace: " << plan->workspace_bytes << " bytes\nlaunches:\n";
+  std::cout << "config:    " << d.config->text() << "\nconfig from: " << d.config_origin
+            << "\ncost model: " << d.arch.cost_model->origin() << "\nworkspace: " << plan->workspace_bytes << " bytes\nlaunches:\n";
   for (const ops::LaunchStep& step : plan->steps) {
     std::cout << "  " << step.entry << " grid " << step.grid.x << "x" << step.grid.y << "x" << step.grid.z << " block "
               << step.block.x << " shared " << step.shared_bytes << "\n";

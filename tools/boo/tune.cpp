@@ -107,7 +107,12 @@ class SignatureTuner {
 
   Outcome tune(const OpSignature& sig, const std::set<int>& excluded) {
     const Clock::time_point start = Clock::now();
-    Result<runtime::Dispatch> dispatch = runtime::choose_gpu_implementation(sig, rt_.device(), o_.implementation);
+    // Ranked by the cost model dispatch would use (the refitted file beside the shipped tunings, when
+    // there is one), without the shipped rows: the tuner chooses every config itself.
+    const std::shared_ptr<const cache::ShippedTunings> shipped =
+        cache::ShippedTunings::shared(runtime_options(o_).shipped_tuning);
+    Result<runtime::Dispatch> dispatch = runtime::choose_gpu_implementation(
+        sig, rt_.device(), o_.implementation, nullptr, nullptr, runtime::cost_model_of(shipped.get(), rt_.device()));
     if (!dispatch.ok()) return failed(dispatch.status());
     const runtime::Dispatch& d = *dispatch;
     if (!d.chosen) return failed(d.failure());
@@ -203,12 +208,32 @@ class SignatureTuner {
     } else if (best != &heuristic) {
       notes += "; config " + std::to_string(best->index) + " within the margin";
     }
+    // Every timed candidate, with the cost model's terms, for scripts/refit_cost_model.py.
+    const cache::TuningKey key = runtime::tuning_key(d.chosen->name(), sig, rt_.device());
+    const int64_t now = static_cast<int64_t>(std::time(nullptr));
+    std::vector<cache::MeasurementRow> measured;
+    for (const Timed& t : timed) {
+      cache::MeasurementRow m;
+      m.key = key;
+      m.config = list[t.index]->text();
+      m.measured_us = t.us;
+      m.heuristic = t.index == 0;
+      m.measured_at = now;
+      Result<ops::CostTerms> terms = d.chosen->cost_terms(*d.problem, *list[t.index], d.arch);
+      if (terms.ok()) {
+        m.terms = terms->seconds;
+        m.predicted_us = terms->predicted_s(*d.arch.cost_model, d.chosen->name()) * 1e6;
+      }
+      if (m.measured_us > 0) measured.push_back(std::move(m));
+    }
+    if (Status st = db_.put_measurements(measured); !st.ok())
+      return failed(std::move(st).annotate("writing the measurements"));
     cache::TuningRow row;
-    row.key = runtime::tuning_key(d.chosen->name(), sig, rt_.device());
+    row.key = key;
     row.config = list[winner->index]->text();
     row.time_us = winner->us;
     row.heuristic_us = heuristic.us;
-    row.tuned_at = static_cast<int64_t>(std::time(nullptr));
+    row.tuned_at = now;
     if (Status st = db_.put(row); !st.ok()) return failed(std::move(st).annotate("writing the row"));
     char ratio[32];
     std::snprintf(ratio, sizeof ratio, "%.3fx", winner->us / heuristic.us);

@@ -169,12 +169,19 @@ double own_macs_per_s(Math math, const ArchSpec& arch) {
   return math == kMathFfma ? arch.ffma_macs_per_s * kFfmaEfficiency : tiling_macs_per_s(math, arch);
 }
 
-// The modelled time (us) of a BM x BN tiling with `splits` split-K slices, at `macs_per_s`.
-double tiling_cost(const Gemm& g, long long groups, int bm, int bn, long long splits, const ArchSpec& arch,
-                   double macs_per_s) {
+constexpr std::string_view kIgemmName = "gpu:conv:implicit_gemm";
+
+// The cost-model term of a math path's multiply-adds (each path's own, so a refit scales each apart).
+const char* compute_term(Math math) {
+  return math == kMath3xTf32 ? "compute_3xtf32" : math == kMathFfma ? "compute_ffma" : "compute_mma_sync";
+}
+
+// The terms (ops/cost_model.hpp) of a BM x BN tiling with `splits` split-K slices, at `macs_per_s`:
+// the waves' padded multiply-adds, and with splits the fp32 partials' bytes and the reduce's launch.
+CostTerms tiling_terms(const Gemm& g, long long groups, int bm, int bn, long long splits, const ArchSpec& arch,
+                       double macs_per_s) {
   const long long slots = 2LL * arch.sm_count;
-  const double mac_per_us_per_slot = macs_per_s / static_cast<double>(slots) / 1e6;
-  const double bytes_per_us = arch.copy_bytes_per_s / 1e6;
+  const double mac_per_s_per_slot = macs_per_s / static_cast<double>(slots);
   const long long k_tiles = ceil_div(g.k, g.bk);
   const long long tiles = ceil_div(g.m, bm) * ceil_div(g.n, bn) * groups;
   const double reuse = static_cast<double>(bm) * bn / (bm + bn) / 64.0;  // 1 for 128x128
@@ -182,9 +189,19 @@ double tiling_cost(const Gemm& g, long long groups, int bm, int bn, long long sp
   const double efficiency = (0.5 + 0.5 * reuse) * occupancy;
   const long long waves = ceil_div(tiles * splits, slots);
   const double macs = static_cast<double>(bm) * bn * ceil_div(k_tiles, splits) * g.bk;
-  double us = static_cast<double>(waves) * macs / efficiency / mac_per_us_per_slot;
-  if (splits > 1) us += static_cast<double>(splits + 1) * g.m * g.n * groups * 4 / bytes_per_us + 2.0;
-  return us;
+  CostTerms t;
+  t.add(compute_term(g.math), static_cast<double>(waves) * macs / efficiency / mac_per_s_per_slot);
+  if (splits > 1) {
+    t.add("splitk_memory", static_cast<double>(splits + 1) * g.m * g.n * groups * 4 / arch.copy_bytes_per_s);
+    t.add("launch", 2e-6);
+  }
+  return t;
+}
+
+// The modelled time (us) of a tiling: its terms under the arch's cost model.
+double tiling_cost(const Gemm& g, long long groups, int bm, int bn, long long splits, const ArchSpec& arch,
+                   double macs_per_s) {
+  return tiling_terms(g, groups, bm, bn, splits, arch, macs_per_s).predicted_s(*arch.cost_model, kIgemmName) * 1e6;
 }
 
 constexpr std::array<int, 2> kTileRows = {128, 64};
@@ -279,9 +296,13 @@ void tile_for(Gemm& g, Math math, long long groups, long long es, const ArchSpec
   g.stages = pipeline_depth(g, es, arch);
 }
 
-// The modelled time (us) of the GEMM's tiling at its math path's own rate.
+// The modelled time (us) of the GEMM's tiling at its math path's own rate. A refitted scale of the
+// path's compute term was fitted on terms at the tiling rate (cost_terms_of records those), so it
+// already holds the path's own speed: with one, the tiling rate, lest FFMA's be counted twice.
 double modelled_us(const Gemm& g, long long groups, const ArchSpec& arch) {
-  return tiling_cost(g, groups, g.bm, g.bn, g.splits, arch, own_macs_per_s(g.math, arch));
+  const bool fitted = arch.cost_model->has(kIgemmName, compute_term(g.math));
+  return tiling_cost(g, groups, g.bm, g.bn, g.splits, arch,
+                     fitted ? tiling_macs_per_s(g.math, arch) : own_macs_per_s(g.math, arch));
 }
 
 // Full-precision fp32 runs on FFMA, or, on the weight face, on 3xTF32 where the cost model, each
@@ -662,7 +683,7 @@ Status check_and_place(const ConvProblem& problem, const ArchSpec& arch, Implici
 
 class ImplicitGemmConv final : public Tier<ConvProblem, ImplicitGemmConfig> {
  public:
-  std::string_view name() const override { return "gpu:conv:implicit_gemm"; }
+  std::string_view name() const override { return kIgemmName; }
 
   Status accepts_problem(const ConvProblem& problem, const ArchSpec& arch) const override {
     BOO_RETURN_IF_ERROR(problem.fp32_result_supported(name()));
@@ -737,6 +758,18 @@ class ImplicitGemmConv final : public Tier<ConvProblem, ImplicitGemmConfig> {
     }
     keep_ranked(chosen, 1, kRanks);
     return out;
+  }
+
+  // Each GEMM's tiling terms at the rate the tilings are ranked at (tiling_macs_per_s), summed.
+  CostTerms cost_terms_of(const ConvProblem& problem, const ImplicitGemmConfig& config,
+                          const ArchSpec& arch) const override {
+    CostTerms total;
+    for (const Work& w : config.works)
+      for (const auto& [term, s] : tiling_terms(w.gemm, problem.relation.groups, w.gemm.bm, w.gemm.bn,
+                                                w.gemm.splits, arch, tiling_macs_per_s(w.gemm.math, arch))
+                                       .seconds)
+        total.add(term, s);
+    return total;
   }
 
   Result<Plan> plan_problem(const ConvProblem& problem, const ImplicitGemmConfig& config,

@@ -382,21 +382,31 @@ long long max_splits_of(const GemmShape& g) {
 // k-blocks (plus one for its epilogue) at the wgmma rate, plus, with splits,
 // the fp32 partials' traffic (each written once, read once by the reduce,
 // which writes the result) at the copy rate and the reduce's launch. No
-// tiling (us 1e300) where min_splits > max_splits.
+// tiling (us 1e300) where min_splits > max_splits. The terms of one split
+// count (split_terms) are scaled by the arch's cost model (ops/cost_model.hpp).
+CostTerms split_terms(const GemmShape& g, int bn, double efficiency, long long splits, const ArchSpec& arch) {
+  const long long tiles = ceil_div(g.m, kTileRows) * ceil_div(g.n, bn) * g.images, kblocks = ceil_div(g.k, kBlockK);
+  const double kblock_s = static_cast<double>(kTileRows) * bn * kBlockK / efficiency /
+                          (arch.wgmma_macs_per_s / arch.sm_count);
+  const long long per_split = ceil_div(kblocks, splits);
+  const long long waves = ceil_div(tiles * splits, arch.sm_count);
+  CostTerms t;
+  t.add("compute", static_cast<double>(waves) * static_cast<double>(per_split + 1) * kblock_s);
+  if (splits > 1) {
+    t.add("splitk_memory", static_cast<double>(splits + 1) * g.m * g.n * g.images * 4 / arch.copy_bytes_per_s);
+    t.add("launch", 2e-6);  // the reduce's
+  }
+  return t;
+}
+
 Tiling cheapest_split(const GemmShape& g, int bn, double efficiency, long long min_splits, long long max_splits,
                       const ArchSpec& arch) {
-  const long long tiles = ceil_div(g.m, kTileRows) * ceil_div(g.n, bn) * g.images, kblocks = ceil_div(g.k, kBlockK);
-  const double macs_per_us_per_sm = arch.wgmma_macs_per_s / arch.sm_count / 1e6;
-  const double bytes_per_us = arch.copy_bytes_per_s / 1e6;
-  const double kblock_us = static_cast<double>(kTileRows) * bn * kBlockK / efficiency / macs_per_us_per_sm;
-  constexpr double kReduceLaunchUs = 2.0;
+  const long long kblocks = ceil_div(g.k, kBlockK);
   Tiling best{bn, static_cast<int>(min_splits), 1e300};
   for (long long splits = min_splits; splits <= max_splits; ++splits) {
-    const long long per_split = ceil_div(kblocks, splits);
-    if (ceil_div(kblocks, per_split) != splits) continue;  // the same slices as fewer splits, one empty
-    const long long waves = ceil_div(tiles * splits, arch.sm_count);
-    double us = static_cast<double>(waves) * static_cast<double>(per_split + 1) * kblock_us;
-    if (splits > 1) us += static_cast<double>(splits + 1) * g.m * g.n * g.images * 4 / bytes_per_us + kReduceLaunchUs;
+    if (ceil_div(kblocks, ceil_div(kblocks, splits)) != splits) continue;  // the same slices as fewer splits, one empty
+    const double us =
+        split_terms(g, bn, efficiency, splits, arch).predicted_s(*arch.cost_model, "gpu:conv:wgmma_sm90") * 1e6;
     if (us < best.us * 0.999) best = {bn, static_cast<int>(splits), us};
   }
   return best;
@@ -740,6 +750,13 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     config.stages = deepest;
     place_workspace(config, problem.elem_bytes);
     return config;
+  }
+
+  // The tiling's terms (cheapest_split's model; the ring's depth is not in it).
+  CostTerms cost_terms_of(const ConvProblem&, const WgmmaConfig& config, const ArchSpec& arch) const override {
+    for (const auto& [bn, efficiency] : kTileWidths)
+      if (bn == config.bn) return split_terms(gemm_shape(config.run), bn, efficiency, config.splits, arch);
+    return {};
   }
 
   // Every tile width, each at every depth from the deepest ring down to 3
