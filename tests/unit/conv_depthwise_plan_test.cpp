@@ -275,23 +275,24 @@ TEST(ConvDepthwisePlanTest, PlanesDeclineWithTheReason) {
 
 const GpuImplementation& channels() { return conv::depthwise_channels_implementation(); }
 
-// Issue 17's NHWC MobileNetV2 weight gradient (576 channels at 14x14, bf16): 16-byte vectors of 8 channels,
-// 72 vectors in 5 blocks of 15 lanes (17 workers each: 255 threads), 92 slices of the 12544 pixels for 8 blocks
-// an SM; the slices' partials in the workspace and a warp per weight to add them. The estimates in the config.
+// Issue 17's NHWC MobileNetV2 weight gradients: the tier takes up to 64 channels (measured: 32 channels at
+// 112x112 0.62x gpu:conv:depthwise's time, 96-960 channels slower), ahead of gpu:conv:depthwise. 64 channels of
+// a 5x5 filter: 2-channel vectors (50 sums a thread), 2 blocks of 16 lanes, 528 slices of the 200704 pixels;
+// the slices' partials in the workspace and a warp per weight to add them. The estimates in the config.
 TEST(ConvDepthwisePlanTest, ChannelsTakeNhwcWeightGradientsAheadOfTheDepthwiseTier) {
-  const std::string line = "convbfp16 -n 64 -c 576 -H 14 -W 14 -k 576 -y 3 -x 3 -p 1 -q 1 -g 576 -F 4" + kNhwc;
+  const std::string line = "convbfp16 -n 64 -c 64 -H 56 -W 56 -k 64 -y 5 -x 5 -p 2 -q 2 -g 64 -F 4" + kNhwc;
   const Planned p = test::plan_of(channels(), line);
-  EXPECT_EQ(p.config, "dtype=bfloat16 dw channels last: vec 8 lanes 15 workers 17 channel blocks 5 slices 92 cost "
-                      "dram 9 us L1 9 us");
+  EXPECT_EQ(p.config, "dtype=bfloat16 dw channels last: vec 2 lanes 16 workers 16 channel blocks 2 slices 528 cost "
+                      "dram 17 us L1 45 us");
   ASSERT_EQ(p.entries.size(), 2u);
   EXPECT_EQ(p.entries[0], "boo_depthwise_channels_dw");
   EXPECT_EQ(p.entries[1], "boo_depthwise_channels_dw_reduce");
-  EXPECT_EQ(p.launches[0].grid.x, 5u * 92);
-  EXPECT_EQ(p.launches[0].block.x, 255u);
-  EXPECT_EQ(p.launches[0].shared_bytes, 17u * 15 * 8 * 4);  // [workers][lanes x vec] floats
-  EXPECT_EQ(p.workspace_bytes, static_cast<size_t>(92 * 576 * 9 * 4));
-  // A warp per weight: 576 x 9 warps of 8 a block.
-  EXPECT_EQ(p.launches[1].grid.x, 576u * 9 / 8);
+  EXPECT_EQ(p.launches[0].grid.x, 2u * 528);
+  EXPECT_EQ(p.launches[0].block.x, 256u);
+  EXPECT_EQ(p.launches[0].shared_bytes, 16u * 16 * 2 * 4);  // [workers][lanes x vec] floats
+  EXPECT_EQ(p.workspace_bytes, static_cast<size_t>(528 * 64 * 25 * 4));
+  // A warp per weight: 64 x 25 warps of 8 a block.
+  EXPECT_EQ(p.launches[1].grid.x, 64u * 25 / 8);
   EXPECT_EQ(p.launches[1].block.x, 256u);
   const auto dw = params_of<ConvDepthwiseParams>(p.launches[0]);
   const auto reduce = params_of<ConvDepthwiseParams>(p.launches[1]);
@@ -301,19 +302,21 @@ TEST(ConvDepthwisePlanTest, ChannelsTakeNhwcWeightGradientsAheadOfTheDepthwiseTi
   EXPECT_EQ(reduce.partials, p.workspace);
   EXPECT_EQ(reduce.w, p.address.at("dw"));
   EXPECT_NE(p.source.text.find("boo::depthwise::weight_reduce_warps<Cfg>(p)"), std::string::npos);
-  EXPECT_NE(p.source.text.find("__launch_bounds__(255, 2)"), std::string::npos) << p.source.text;
   // gpu:conv:depthwise accepts it too: the order decides, and this tier is listed first.
   EXPECT_TRUE(test::accepts(depthwise(), line));
+  // Above 64 channels gpu:conv:depthwise runs them.
+  EXPECT_FALSE(test::accepts(channels(), "convbfp16 -n 64 -c 576 -H 14 -W 14 -k 576 -y 3 -x 3 -p 1 -q 1 -g 576 -F 4" +
+                                             kNhwc));
   // MobileNetV2's first depthwise conv in NHWC: 32 channels are one block of 4 lanes, many slices.
   const Planned m = test::plan_of(channels(), "convfp16 -n 64 -c 32 -H 112 -W 112 -k 32 -y 3 -x 3 -p 1 -q 1 -g 32 "
                                               "-F 4" + kNhwc);
   EXPECT_EQ(m.config, "dtype=float16 dw channels last: vec 8 lanes 4 workers 64 channel blocks 1 slices 1056 cost "
                       "dram 34 us L1 34 us");
   // fp32: 4 channels a vector (16 bytes); 5x5: 2 (50 sums a thread); one image of few pixels: one slice, no reduce.
-  EXPECT_EQ(test::plan_of(channels(), "conv -n 64 -c 576 -H 14 -W 14 -k 576 -y 3 -x 3 -p 1 -q 1 -g 576 -F 4" + kNhwc)
+  EXPECT_EQ(test::plan_of(channels(), "conv -n 64 -c 64 -H 14 -W 14 -k 64 -y 3 -x 3 -p 1 -q 1 -g 64 -F 4" + kNhwc)
                 .config.substr(0, 49),
             "dtype=float32 dw channels last: vec 4 lanes 16 wo");
-  EXPECT_NE(test::plan_of(channels(), "convbfp16 -n 16 -c 240 -H 28 -W 28 -k 240 -y 5 -x 5 -p 2 -q 2 -g 240 -F 4" +
+  EXPECT_NE(test::plan_of(channels(), "convbfp16 -n 16 -c 40 -H 28 -W 28 -k 40 -y 5 -x 5 -p 2 -q 2 -g 40 -F 4" +
                                           kNhwc)
                 .config.find("vec 2 "),
             std::string::npos);
@@ -333,9 +336,10 @@ TEST(ConvDepthwisePlanTest, ChannelsCoverEveryChannelAndPixelOnce) {
     EXPECT_NE(at, std::string::npos) << name;
     return std::stoll(src.substr(at + name.size() + 4));
   };
-  for (const std::string& geometry : {"-n 64 -c 144 -H 56 -W 56 -k 144 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -g 144",
-                                      "-n 64 -c 960 -H 7 -W 7 -k 960 -y 3 -x 3 -p 1 -q 1 -g 960",
-                                      "-n 3 -c 96 -H 9 -W 11 -k 96 -y 3 -x 3 -p 1 -q 1 -g 96",
+  for (const std::string& geometry : {"-n 64 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -g 64",
+                                      "-n 64 -c 64 -H 56 -W 56 -k 64 -y 5 -x 5 -p 2 -q 2 -g 64",
+                                      "-n 16 -c 40 -H 28 -W 28 -k 40 -y 5 -x 5 -p 2 -q 2 -g 40",
+                                      "-n 3 -c 48 -H 9 -W 11 -k 48 -y 3 -x 3 -p 1 -q 1 -g 48",
                                       "-n 64 -c 32 -H 112 -W 112 -k 32 -y 3 -x 3 -p 1 -q 1 -g 32"}) {
     SCOPED_TRACE(geometry);
     const Planned p = test::plan_of(channels(), "convbfp16 " + geometry + " -F 4" + kNhwc);

@@ -566,6 +566,8 @@ long long channel_vector(const Relation& r, long long elem_bytes) {
 }
 
 class DepthwiseChannelsConv final : public Tier<ConvProblem, ChannelsConfig> {
+  static constexpr long long kMaxChannels = 64;
+
  public:
   std::string_view name() const override { return "gpu:conv:depthwise_channels"; }
 
@@ -589,6 +591,12 @@ class DepthwiseChannelsConv final : public Tier<ConvProblem, ChannelsConfig> {
     if (pixels > kInt32Max || r.ca > kInt32Max / 4)
       return unimplemented(std::to_string(pixels) + " output pixels: gpu:conv:depthwise_channels counts them in "
                            "32 bits");
+    // Measured against gpu:conv:depthwise on MobileNetV2's lines (H100, 2026-11-26,
+    // docs/perf/2026-11-26-session6.md): 32 channels at 112x112 0.62x its time; 96-960 channels 0.91-1.38x,
+    // 1.09x on geomean. Until a cost model tells them apart, the few-channel case only.
+    if (r.ca > kMaxChannels)
+      return unimplemented(std::to_string(r.ca) + " channels: gpu:conv:depthwise_channels runs up to " +
+                           std::to_string(kMaxChannels) + " (gpu:conv:depthwise was faster above)");
     return ok_status();
   }
 
