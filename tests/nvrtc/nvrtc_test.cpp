@@ -1594,12 +1594,13 @@ TEST(NvrtcTest, DepthwiseChannelsModulesCompile) {
   const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
   std::vector<std::string> commands;
   for (const char* dtype : {"conv", "convfp16", "convbfp16"}) {
-    for (const char* geometry : {"-n 64 -c 576 -H 14 -W 14 -k 576 -y 3 -x 3 -p 1 -q 1 -g 576",
+    // (Up to 64 channels: the tier's limit.)
+    for (const char* geometry : {"-n 64 -c 64 -H 14 -W 14 -k 64 -y 3 -x 3 -p 1 -q 1 -g 64",
                                  "-n 64 -c 32 -H 112 -W 112 -k 32 -y 3 -x 3 -p 1 -q 1 -g 32",
-                                 "-n 64 -c 144 -H 56 -W 56 -k 144 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -g 144",
-                                 "-n 64 -c 960 -H 7 -W 7 -k 960 -y 3 -x 3 -p 1 -q 1 -g 960",
-                                 "-n 16 -c 240 -H 28 -W 28 -k 240 -y 5 -x 5 -p 2 -q 2 -g 240",
-                                 "-n 16 -c 96 -H 15 -W 15 -k 96 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 -g 96",
+                                 "-n 64 -c 48 -H 56 -W 56 -k 48 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -g 48",
+                                 "-n 64 -c 64 -H 7 -W 7 -k 64 -y 3 -x 3 -p 1 -q 1 -g 64",
+                                 "-n 16 -c 64 -H 28 -W 28 -k 64 -y 5 -x 5 -p 2 -q 2 -g 64",
+                                 "-n 16 -c 40 -H 15 -W 15 -k 40 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 -g 40",
                                  "-n 4 -c 12 -H 14 -W 14 -k 12 -y 3 -x 3 -p 2 -q 2 -l 2 -j 2 -g 12",
                                  "-n 1 -c 6 -H 5 -W 5 -k 6 -y 3 -x 3 -p 1 -q 1 -g 6"})
       commands.push_back(std::string(dtype) + " " + geometry + " -F 4" + nhwc);
@@ -1652,9 +1653,9 @@ TEST(NvrtcTest, SmallCDataModulesCompile) {
            "convfp16 -n 32 -c 3 -H 224 -W 224 -k 64 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 -F 2",
            "convbfp16 -n 32 -c 3 -H 224 -W 224 -k 64 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 -F 2",
            "convbfp16 -n 32 -c 3 -H 224 -W 224 -k 64 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 -F 2" + kSmallCNhwc,
-           "convfp16 -n 16 -c 3 -H 224 -W 224 -k 64 -y 3 -x 3 -p 1 -q 1 -F 2" + kSmallCNhwc,
+           "convfp16 -n 16 -c 3 -H 224 -W 224 -k 64 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 2" + kSmallCNhwc,
            "convbfp16 -n 2 -c 4 -H 57 -W 57 -k 30 -y 5 -x 5 -p 2 -q 2 -u 2 -v 2 -F 8" + kSmallCNhwc,
-           "convfp16 -n 2 -c 1 -H 28 -W 28 -k 20 -y 5 -x 5 -F 2",
+           "convfp16 -n 2 -c 1 -H 28 -W 28 -k 20 -y 5 -x 5 -u 2 -v 2 -F 2",
            "convfp16 -n 2 -c 4 -H 57 -W 57 -k 96 -y 11 -x 11 -p 2 -q 2 -u 4 -v 4 -F 2",
            "convbfp16 -m trans -n 2 -c 32 -H 14 -W 14 -k 3 -y 4 -x 4 -p 1 -q 1 -u 2 -v 2 -F 1 -b 1 --activation tanh",
        }) {

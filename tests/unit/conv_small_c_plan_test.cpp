@@ -87,6 +87,7 @@ TEST(ConvSmallCPlanTest, DeclinesWithTheReason) {
            Case{"conv -n 2 -c 3 -H 32 -W 32 -k 64 -y 3 -x 3 -p 1 -q 1 -F 2" + nhwc, "rows contiguous"},
            Case{"conv --spatial_dim 1 -n 2 -c 3 -H 32 -k 64 -y 3 -p 1 -F 2", "2-D"},
            Case{"conv -n 2 -c 3 -H 64 -W 64 -k 64 -y 3 -x 3 -u 5 -v 5 -F 2", "up to 16 phases"},
+           Case{"convfp16 -n 16 -c 3 -H 224 -W 224 -k 64 -y 3 -x 3 -p 1 -q 1 -F 2", "16-bit data faces of strided convs only"},
            Case{"conv -n 2 -c 3 -H 64 -W 64 -k 64 -y 9 -x 9 -p 4 -q 4 -F 2", "more than 7 taps"},
        }) {
     SCOPED_TRACE(c.command);
@@ -170,7 +171,7 @@ TEST(ConvSmallCPlanTest, SixteenBitStagingCoversTheStageOnce) {
                                   std::string("convfp16 -n 32 -c 3 -H 224 -W 224 -k 64 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 "
                                               "-F 2"),
                                   "convbfp16 -n 2 -c 4 -H 57 -W 57 -k 30 -y 5 -x 5 -p 2 -q 2 -u 2 -v 2 -F 2" + nhwc,
-                                  "convfp16 -n 16 -c 3 -H 224 -W 224 -k 64 -y 3 -x 3 -p 1 -q 1 -F 2" + nhwc}) {
+                                  "convfp16 -n 16 -c 3 -H 224 -W 224 -k 64 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 2" + nhwc}) {
     SCOPED_TRACE(line);
     const std::string src = test::plan_of(small_c(), line).source.text;
     const long long kc = constant(src, "kKC"), vec = constant(src, "kBVec"), threads = constant(src, "kThreads"),

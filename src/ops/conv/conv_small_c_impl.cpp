@@ -221,6 +221,12 @@ class SmallCDataConv final : public Tier<ConvProblem, SmallCConfig> {
     // channels) wastes most of their tile (the forward face's N is K: there they won the 7x7 stem). Measured
     // on an H100: the fp16 7x7 stem's data face ran at 2.63x cuDNN's time on gpu:conv:implicit_gemm.
     if (sixteen_bit) {
+      // Measured on an H100 (2026-11-26, docs/perf/2026-11-26-session6.md): the 7x7 stride-2 stem 0.26-0.30x
+      // gpu:conv:implicit_gemm's time, a 3x3 stride-1 one 2.57x (one channel a chunk: a barrier per channel).
+      // Until the model sees that, 16-bit takes strided data faces only.
+      if (r.stride[1] * r.stride[2] < 2)
+        return unimplemented("16-bit data faces of strided convs only (stride " + std::to_string(r.stride[1]) + "x" +
+                             std::to_string(r.stride[2]) + ": gpu:conv:implicit_gemm was faster)");
       const DataCost cost = data_cost(problem, arch);
       if (cost.ffma_us >= cost.tensor_us)
         return unimplemented("16-bit cost: FFMA " + std::to_string(static_cast<long long>(cost.ffma_us)) +
