@@ -867,9 +867,11 @@ TEST(NvrtcTest, HopperNchwPointwiseModulesCompile) {
 // phases, split K, the weight face, the native NCHW 1x1 path, the fp32
 // split's sums and a GEMM) announces its stages by the hardware
 // (cp.async.mbarrier.arrive.noinc, no wait for its own copies), waits for its
-// copies before it exits, and compiles for sm_90a without spills.
+// copies before it exits, and compiles for sm_90a without spills. (The cp.async producers: BOO_WGMMA_TMA=0,
+// as where TMA does not apply.)
 TEST(NvrtcTest, HopperProducersAnnounceStagesAsCopiesLand) {
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
+  ::setenv("BOO_WGMMA_TMA", "0", 1);
   const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
   for (const std::string& command : {
            "convbfp16 -n 16 -c 576 -H 48 -W 32 -k 576 -y 3 -x 3 -F 1 -b 1 --activation relu" + nhwc,
@@ -899,9 +901,10 @@ TEST(NvrtcTest, HopperProducersAnnounceStagesAsCopiesLand) {
     EXPECT_EQ(k->ptx.find("cp.async.wait_group"), std::string::npos) << "a producer still waits for its copies";
     EXPECT_NE(k->ptx.find("cp.async.wait_all"), std::string::npos) << "a producer exits with copies in flight";
   }
+  ::unsetenv("BOO_WGMMA_TMA");
 }
 
-// With BOO_UNVERIFIED_KERNELS=1 the wgmma tier loads the forward face's filter (one box {64, BN} a k-block)
+// The wgmma tier loads the forward face's filter (one box {64, BN} a k-block)
 // and the weight face's dy (two boxes {64, 64}) with TMA (ConvWgmmaConfig's `tma`): every such kernel
 // compiles for sm_90a without spills, its producer within the registers it keeps (conv_wgmma.cuh's
 // Registers: 56 beside tiles wider than 128, else 88; ptxas spills a setmaxnreg region that needs more than

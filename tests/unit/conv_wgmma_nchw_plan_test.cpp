@@ -40,7 +40,7 @@ TEST(ConvWgmmaNchwPlanTest, ForwardIsOneGemmPerImageWithTheEpilogue) {
   ASSERT_EQ(p.launches.size(), 1u);
   EXPECT_EQ(p.config,
             "tile 128x192x64 stages 5 warpgroups 1 producer + 2 consumers, persistent; y: face 0 as a GEMM per image, "
-            "native NCHW 1x1: w K-major, pixels N-major");
+            "native NCHW 1x1: w K-major, pixels N-major; no TMA: the native NCHW path loads its tiles with cp.async");
   EXPECT_TRUE(stages_nothing(p));
   EXPECT_EQ(p.workspace_bytes, 0u);
   const test::ResolvedLaunch& l = p.launches[0];

@@ -52,7 +52,8 @@ TEST(ConvWgmmaPlanTest, PlansOneWarpSpecializedLaunch) {
   const Planned p = test::plan_of(
       tier(), "convbfp16 -n 16 -c 768 -H 48 -W 32 -k 2048 -y 3 -x 3 -p 1 -q 1 -F 1 -b 1 --activation relu" + kNhwc);
   ASSERT_EQ(p.launches.size(), 1u);
-  EXPECT_EQ(p.config, "tile 128x256x64 stages 4 warpgroups 1 producer + 2 consumers, persistent; y: face 0 as forward");
+  EXPECT_EQ(p.config, "tile 128x256x64 stages 4 warpgroups 1 producer + 2 consumers, persistent; y: face 0 as forward, "
+                      "filter by TMA, x by TMA (im2col): one producer thread");
   const test::ResolvedLaunch& l = p.launches[0];
   EXPECT_EQ(l.entry, "boo_wgmma_y");
   EXPECT_EQ(l.grid.x, 132u);  // 192 x 8 tiles over the SMs
@@ -77,7 +78,8 @@ TEST(ConvWgmmaPlanTest, NarrowOutputsTakeTheNarrowTileAndDeeperRing) {
   // K = 128: one 128-wide column tile instead of half a 256-wide one; 32 KiB stages, six of them.
   const Planned p = test::plan_of(tier(), "convfp16 -n 8 -c 128 -H 32 -W 32 -k 128 -y 3 -x 3 -p 1 -q 1 -F 1" + kNhwc);
   ASSERT_EQ(p.launches.size(), 1u);
-  EXPECT_EQ(p.config, "tile 128x128x64 stages 6 warpgroups 1 producer + 2 consumers, persistent; y: face 0 as forward");
+  EXPECT_EQ(p.config, "tile 128x128x64 stages 6 warpgroups 1 producer + 2 consumers, persistent; y: face 0 as forward, "
+                      "filter by TMA, x by TMA (im2col): one producer thread");
   EXPECT_EQ(p.launches[0].grid.x, 8u * 32 * 32 / 128);  // fewer tiles than SMs: one CTA each
   EXPECT_NE(p.source.text.find("kType = 1;"), std::string::npos);
   EXPECT_EQ(params_of<ConvIgemmParams>(p.launches[0]).bias, 0u);
@@ -100,7 +102,8 @@ TEST(ConvWgmmaPlanTest, OutputChannelsTheWideTileWouldWastePickTheMiddleOne) {
   // K = 576: three tiles of 192 (no waste), not three of 256 (a quarter wasted); 40 KiB stages, five of them.
   const Planned p = test::plan_of(tier(), "convbfp16 -n 16 -c 576 -H 48 -W 32 -k 576 -y 3 -x 3 -F 1" + kNhwc);
   ASSERT_EQ(p.launches.size(), 1u);
-  EXPECT_EQ(p.config, "tile 128x192x64 stages 5 warpgroups 1 producer + 2 consumers, persistent; y: face 0 as forward");
+  EXPECT_EQ(p.config, "tile 128x192x64 stages 5 warpgroups 1 producer + 2 consumers, persistent; y: face 0 as forward, "
+                      "filter by TMA, x by TMA (im2col): one producer thread");
   EXPECT_EQ(p.launches[0].grid.x, 132u);  // 16 * 46 * 30 = 22080 pixels: 173 x 3 tiles
 }
 
@@ -154,7 +157,7 @@ TEST(ConvWgmmaPlanTest, BackwardWeightSplitsThePixelsAcrossTheSms) {
   ASSERT_EQ(p.launches.size(), 2u);
   EXPECT_EQ(p.config,
             "tile 128x256x64 stages 4 warpgroups 1 producer + 2 consumers, persistent; dw: face 2 as weight "
-            "gradient, M/N-major tiles, splits 3");
+            "gradient, M/N-major tiles, splits 3, dy by TMA");
   EXPECT_EQ(p.launches[0].entry, "boo_wgmma_dw");
   EXPECT_EQ(p.launches[0].grid.x, 132u);
   EXPECT_EQ(p.launches[0].block.x, 384u);
@@ -185,7 +188,7 @@ TEST(ConvWgmmaPlanTest, BackwardWeightWithEnoughTilesRunsUnsplit) {
   ASSERT_EQ(p.launches.size(), 1u);
   EXPECT_EQ(p.config,
             "tile 128x192x64 stages 5 warpgroups 1 producer + 2 consumers, persistent; dw: face 2 as weight "
-            "gradient, M/N-major tiles, splits 1");
+            "gradient, M/N-major tiles, splits 1, dy by TMA");
   EXPECT_EQ(p.launches[0].grid.x, 96u);
   EXPECT_EQ(p.workspace_bytes, 0u);
   EXPECT_EQ(p.source.text.find("_reduce"), std::string::npos);
@@ -205,10 +208,10 @@ TEST(ConvWgmmaPlanTest, BackwardWeightSplitsFollowTheSmCount) {
     return text.substr(text.find("splits ") + 7);
   };
   // 2 tiles of 128 x 256 over 1568 k-blocks: 66 splits fill 132 SMs, 33 fill 66.
-  EXPECT_EQ(splits(arch), "66");
+  EXPECT_EQ(splits(arch), "66, dy by TMA");
   arch.sm_count = 66;
   arch.wgmma_macs_per_s /= 2;
-  EXPECT_EQ(splits(arch), "33");
+  EXPECT_EQ(splits(arch), "33, dy by TMA");
 }
 
 TEST(ConvWgmmaPlanTest, BackwardWeightOfSixtyFourChannelsSplitsTheColumnsBetweenConsumers) {

@@ -40,7 +40,8 @@ TEST(ConvWgmmaSplitTest, SplitsTheReductionOfASmallConvAndReducesWithTheEpilogue
   // applies gelu and writes y.
   const Planned p = test::plan_of(tier(), kSmall);
   EXPECT_EQ(p.config,
-            "tile 128x128x64 stages 6 warpgroups 1 producer + 2 consumers, persistent; y: face 0 as forward, splits 6");
+            "tile 128x128x64 stages 6 warpgroups 1 producer + 2 consumers, persistent; y: face 0 as forward, splits 6, "
+            "filter by TMA, x by TMA (a plain matrix): one producer thread");
   ASSERT_EQ(p.entries, (std::vector<std::string>{"boo_wgmma_y", "boo_wgmma_y_reduce"}));
   EXPECT_EQ(p.launches[0].grid.x, 120u);
   EXPECT_EQ(p.launches[0].block.x, 384u);
@@ -57,7 +58,7 @@ TEST(ConvWgmmaSplitTest, SplitsTheReductionOfASmallConvAndReducesWithTheEpilogue
     EXPECT_EQ(params.workspace, p.workspace);
   }
   EXPECT_NE(p.source.text.find("#include \"boo/conv/conv_wgmma_split.cuh\""), std::string::npos);
-  EXPECT_NE(p.source.text.find("boo::wgmma_conv::conv_wgmma<Cfg>(p)"), std::string::npos);
+  EXPECT_NE(p.source.text.find("boo::wgmma_conv::conv_wgmma<Cfg>(p.p, &p.tma_b, &p.tma_a)"), std::string::npos);
   EXPECT_NE(p.source.text.find("boo::wgmma_conv::conv_wgmma_forward_reduce<Cfg>(p)"), std::string::npos);
   for (const char* constant : {"kM = 480;", "kN = 576;", "kC = 2048;", "kSplits = 6;", "kGroups = 1;", "kIdx32 = true;",
                                "BN = 128;", "kBias = true;", "kFp32Out = false;"})
@@ -69,7 +70,8 @@ TEST(ConvWgmmaSplitTest, SplitsAtTheFloorWhereTheTilesLeaveSmsIdle) {
   // unsplit; 32 tiles of 128 x 256 in four splits: 22.4).
   const Planned p = test::plan_of(tier(), kFewTiles);
   EXPECT_EQ(p.config,
-            "tile 128x128x64 stages 6 warpgroups 1 producer + 2 consumers, persistent; y: face 0 as forward, splits 2");
+            "tile 128x128x64 stages 6 warpgroups 1 producer + 2 consumers, persistent; y: face 0 as forward, splits 2, "
+            "filter by TMA, x by TMA (a plain matrix): one producer thread");
   ASSERT_EQ(p.entries, (std::vector<std::string>{"boo_wgmma_y", "boo_wgmma_y_reduce"}));
   EXPECT_EQ(p.launches[0].grid.x, 128u);
   EXPECT_EQ(p.workspace_bytes, 2u * 4096 * 256 * 4);
@@ -85,7 +87,8 @@ TEST(ConvWgmmaSplitTest, SplitsFollowTheSmCount) {
   arch.mma_sync_macs_per_s /= 2;
   Result<std::unique_ptr<const Config>> config = tier().configure(*problem, arch);
   ASSERT_TRUE(config.ok()) << config.status().to_string();
-  EXPECT_EQ((*config)->text(), "tile 128x128x64 stages 6 warpgroups 1 producer + 2 consumers, persistent; y: face 0 as forward");
+  EXPECT_EQ((*config)->text(), "tile 128x128x64 stages 6 warpgroups 1 producer + 2 consumers, persistent; y: face 0 as forward, "
+                               "filter by TMA, x by TMA (a plain matrix): one producer thread");
 }
 
 TEST(ConvWgmmaSplitTest, BelowTheFloorWhereTheModelWins) {

@@ -5,14 +5,17 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstddef>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "boo/registry.hpp"
 #include "ops/common/unverified_kernels.hpp"
+#include "ops/conv/device/conv_wgmma_params.cuh"
 #include "ops/op_registry.hpp"
 
 namespace boo::ops::test {
@@ -110,9 +113,17 @@ inline Planned plan_of(const GpuImplementation& impl, const std::string& command
   return out;
 }
 
+// The launch's parameter block as Params. A Hopper launch that loads by TMA takes ConvWgmmaParams, whose
+// first member is its ConvIgemmParams: params_of<ConvIgemmParams> reads that.
 template <typename Params>
 Params params_of(const ResolvedLaunch& l) {
   Params p;
+  if constexpr (std::is_same_v<Params, ConvIgemmParams>) {
+    if (l.params.size() == sizeof(ConvWgmmaParams)) {
+      std::memcpy(&p, l.params.data() + offsetof(ConvWgmmaParams, p), sizeof(Params));
+      return p;
+    }
+  }
   EXPECT_EQ(l.params.size(), sizeof(Params));
   std::memcpy(&p, l.params.data(), sizeof(Params));
   return p;

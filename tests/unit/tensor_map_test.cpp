@@ -1,5 +1,5 @@
 // boo tests: TMA tensor maps without a GPU — the maps gpu:conv:wgmma_sm90
-// plans for the operands it loads with TMA (gated: BOO_UNVERIFIED_KERNELS=1),
+// plans for the operands it loads with TMA (the default; BOO_WGMMA_TMA=0 plans cp.async instead),
 // Plan::validate's checks of a map slot, and the launch's encoding of the maps
 // (runtime/tensor_maps.hpp) through the stand-in libcuda's
 // cuTensorMapEncodeTiled (tests/fake_cuda), which checks what the driver
@@ -59,6 +59,15 @@ const LaunchStep* wgmma_step(const Plan& plan) {
   return nullptr;
 }
 
+// BOO_WGMMA_TMA=0 for a scope: the Hopper tier's cp.async producers, as without TMA.
+class CpAsyncProducers {
+ public:
+  CpAsyncProducers() { ::setenv("BOO_WGMMA_TMA", "0", 1); }
+  ~CpAsyncProducers() { ::unsetenv("BOO_WGMMA_TMA"); }
+  CpAsyncProducers(const CpAsyncProducers&) = delete;
+  CpAsyncProducers& operator=(const CpAsyncProducers&) = delete;
+};
+
 TensorBinding argument(const Planned& p, const char* name) {
   return *TensorRoles(p.problem->signature()).argument(name);
 }
@@ -67,18 +76,18 @@ bool operator==(const TensorBinding& a, const TensorBinding& b) {
   return a.source == b.source && a.index == b.index && a.offset == b.offset;
 }
 
-TEST(TensorMapTest, ForwardFilterIsOneBoxPerKBlockOnlyWhenGated) {
+TEST(TensorMapTest, ForwardFilterIsOneBoxPerKBlockUnlessTurnedOff) {
   // The 3x3, 256-channel forward line of docs/wgmma-tma-design.md §5: B is the KRSC filter as the 2-D matrix
   // {3 x 3 x 256 = 2304 packed (r, s, c) columns, 256 rows}, rows 2304 x 2 bytes apart; box {64, BN}.
   const std::string command = "convbfp16 -n 128 -c 256 -H 14 -W 14 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1" + kNhwc;
   {
+    const CpAsyncProducers cp_async;
     const Planned off = plan(command);
     ASSERT_FALSE(off.plan.steps.empty());
     EXPECT_TRUE(off.plan.steps.back().tensor_maps.empty());
-    EXPECT_EQ(off.config.find("TMA"), std::string::npos) << off.config;
+    EXPECT_NE(off.config.find("; no TMA: BOO_WGMMA_TMA=0"), std::string::npos) << off.config;
     EXPECT_NE(off.plan.source.text.find("kTma = false;"), std::string::npos);
   }
-  test::UnverifiedKernelsEnabled gate;
   const Planned p = plan(command);
   EXPECT_NE(p.config.find(", filter by TMA"), std::string::npos) << p.config;
   ASSERT_EQ(p.plan.steps.size(), 1u);
@@ -115,7 +124,6 @@ TEST(TensorMapTest, ForwardFilterIsOneBoxPerKBlockOnlyWhenGated) {
 TEST(TensorMapTest, StagedFilterIsMappedInTheWorkspace) {
   // KCRS is staged into a dense KRSC copy: the map reads the copy. C = 72: the packed columns (3 x 3 x 72 = 648)
   // end inside the eleventh k-block, whose box reads zeros past them.
-  test::UnverifiedKernelsEnabled gate;
   const Planned p = plan("convbfp16 -n 32 -c 72 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1");
   ASSERT_GE(p.plan.steps.size(), 2u);
   const LaunchStep* kernel = nullptr;
@@ -133,7 +141,6 @@ TEST(TensorMapTest, StagedFilterIsMappedInTheWorkspace) {
 TEST(TensorMapTest, WeightFaceDyIsTwoBoxesPerKBlock) {
   // dy [128, 28, 28, 128] dense: {128 channels, 128 x 28 x 28 pixels}, pixels 128 x 2 bytes apart; box {64, 64},
   // two a k-block (the A tile's two atom columns, 16 KiB together).
-  test::UnverifiedKernelsEnabled gate;
   const Planned p = plan("convbfp16 -n 128 -c 128 -H 28 -W 28 -k 128 -y 3 -x 3 -p 1 -q 1 -F 4" + kNhwc);
   EXPECT_NE(p.config.find(", dy by TMA"), std::string::npos) << p.config;
   const LaunchStep& step = p.plan.steps[0];
@@ -187,7 +194,6 @@ TEST(TensorMapTest, PlainForwardAIsOneBoxPerKBlockWithTheFilter) {
       {"gemmbfp16 --a_w 4096 --a_h 2048 --b_w 1024 -F 2", 1024, 4096, 2048, 2048, false, true},
       {"gemmbfp16 --a_w 4096 --a_h 2048 --b_w 1024 -F 3", 4096, 2048, 8192, 1024, true, true},
   };
-  test::UnverifiedKernelsEnabled gate;
   for (const Case& c : cases) {
     SCOPED_TRACE(c.command);
     const Planned p = plan_with(c.gemm ? gemm::gemm_via_conv_wgmma() : tier(), c.command);
@@ -260,7 +266,6 @@ TEST(TensorMapTest, ForwardIm2colAIsOneCopyPerKBlock) {
        "--out_layout NHC",
        {512, 1000, 1, 8}, {-2, 0}, {-2, 0}, 1, 1},
   };
-  test::UnverifiedKernelsEnabled gate;
   for (const Case& c : cases) {
     SCOPED_TRACE(c.command);
     const Planned p = plan(c.command);
@@ -316,14 +321,14 @@ TEST(TensorMapTest, ForwardAThatTmaCannotLoadSaysWhy) {
       {"convbfp16 -n 1 -c 64 -H 100 -W 100 -k 256 -y 3 -x 3 -p 130 -q 1 -F 1" + kNhwc,
        "; x by cp.async: an im2col A along H needs padding up to 128"},
   };
-  {  // Ungated: no maps, and no kTmaA line in the source.
+  {  // Turned off: no maps, and no kTmaA line in the source.
+    const CpAsyncProducers cp_async;
     const Planned off = plan("convbfp16 -n 64 -c 256 -H 28 -W 28 -k 512 -y 1 -x 1 -F 1" + kNhwc);
-    EXPECT_EQ(off.config.find("TMA"), std::string::npos) << off.config;
+    EXPECT_NE(off.config.find("; no TMA: BOO_WGMMA_TMA=0"), std::string::npos) << off.config;
     EXPECT_EQ(off.plan.source.text.find("kTmaA"), std::string::npos);
     ASSERT_NE(wgmma_step(off.plan), nullptr);
     EXPECT_TRUE(wgmma_step(off.plan)->tensor_maps.empty());
   }
-  test::UnverifiedKernelsEnabled gate;
   for (const Case& c : cases) {
     SCOPED_TRACE(c.command);
     const Planned p = plan(c.command);
@@ -338,7 +343,6 @@ TEST(TensorMapTest, ForwardAThatTmaCannotLoadSaysWhy) {
 }
 
 TEST(TensorMapTest, ShapesThatDoNotQualifySayWhy) {
-  test::UnverifiedKernelsEnabled gate;
   struct Case {
     std::string command, why;
   } cases[] = {
@@ -357,7 +361,6 @@ TEST(TensorMapTest, ShapesThatDoNotQualifySayWhy) {
 }
 
 TEST(TensorMapTest, ValidateChecksTheSlot) {
-  test::UnverifiedKernelsEnabled gate;
   const Planned p = plan("convbfp16 -n 128 -c 256 -H 14 -W 14 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1" + kNhwc);
   ASSERT_EQ(p.plan.steps.size(), 1u);
   const size_t arguments = p.problem->signature().arguments().size(), results = p.problem->signature().results().size();
@@ -399,7 +402,6 @@ runtime::TensorMapEncoders fake_encode() {
 }
 
 TEST(TensorMapTest, LaunchEncodesAMapOnlyWhenItsTensorMoved) {
-  test::UnverifiedKernelsEnabled gate;
   // C = 72: x by cp.async (not a multiple of 64), the filter {648 packed columns, 256 rows} the one map.
   const Planned p = plan("convbfp16 -n 32 -c 72 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1" + kNhwc);
   ASSERT_EQ(p.plan.steps.size(), 1u);
@@ -461,7 +463,6 @@ TEST(TensorMapTest, LaunchEncodesAMapOnlyWhenItsTensorMoved) {
 
 TEST(TensorMapTest, Im2colMapIsValidatedAndEncoded) {
   // The profiled 3x3 line's im2col A: x [128, 14, 14, 256] as {256, 14, 14, 128}, corners {-1,-1} {-1,-1}.
-  test::UnverifiedKernelsEnabled gate;
   const Planned p = plan("convbfp16 -n 128 -c 256 -H 14 -W 14 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1" + kNhwc);
   ASSERT_EQ(p.plan.steps.size(), 1u);
   ASSERT_EQ(p.plan.steps[0].tensor_maps.size(), 2u);

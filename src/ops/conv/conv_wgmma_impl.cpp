@@ -4,12 +4,13 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
+#include <string_view>
 #include <utility>
 
 #include "boo/conv.hpp"
 #include "ops/common/generated_source.hpp"
-#include "ops/common/unverified_kernels.hpp"
 #include "ops/conv/conv_igemm_impl.hpp"
 #include "ops/conv/conv_problem.hpp"
 #include "ops/conv/conv_staging.hpp"
@@ -266,9 +267,8 @@ struct WgmmaConfig final : Config {
   bool promote = false;   // ConvProblem::promote_sums: each k-block's sums added into fp32 registers (BN = 128)
   // The plain operand's tiles loaded with TMA, one copy of a whole box per k-block issued by one producer
   // thread, instead of 16-byte cp.async by all 128: the forward face's filter (B), the weight face's dy (A)
-  // (conv_wgmma.cuh's produce, conv_wgmma_weight.cuh's produce_weight). Gated until a GPU has run it
-  // (BOO_UNVERIFIED_KERNELS; docs/wgmma-tma-design.md §1); `tma_off`: why a gated run's shape does not
-  // qualify (tma_blocker), shown in the text.
+  // (conv_wgmma.cuh's produce, conv_wgmma_weight.cuh's produce_weight; docs/wgmma-tma-design.md §1);
+  // `tma_off`: why the run's shape does not qualify (tma_blocker, or BOO_WGMMA_TMA=0), shown in the text.
   bool tma = false;
   std::string tma_off;
   // With `tma` on the forward face, A (x) by TMA too: a plain matrix (plain_a_blocker) for pointwise convs,
@@ -485,6 +485,15 @@ bool vector_aligned(const Strides5& s, long long outer, const Dims3& size) {
   for (int d = 0; d < 3; ++d)
     if (size[d] > 1 && s[2 + d] % 8 != 0) return false;
   return true;
+}
+
+// TMA loads are the default (numerics, racecheck and synccheck passed on an H100, 2026-11-26; 0.96-0.98x the
+// cp.async producers' time: docs/perf/2026-11-26-session6.md). BOO_WGMMA_TMA=0 plans the cp.async producers
+// instead, for A/B runs (different Cfg, so different cache keys).
+constexpr const char* kTmaOffVariable = "BOO_WGMMA_TMA";
+bool tma_loads_enabled() {
+  const char* v = std::getenv(kTmaOffVariable);
+  return v == nullptr || std::string_view(v) != "0";
 }
 
 // Why the run's plain operand cannot be loaded by TMA boxes (empty: it can): the forward face's filter
@@ -729,15 +738,13 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     BOO_ASSIGN_OR_RETURN(config.run, run_of(problem));
     config.fp32_out = problem.fp32_result;
     config.promote = problem.fp32_result && problem.promote_sums;
-    if (unverified_kernels_enabled()) {
-      config.tma_off = tma_blocker(config.run);
-      config.tma = config.tma_off.empty();
-      if (config.tma && config.run.task.face == kForwardFace) {
-        config.im2col = !config.run.rel.pointwise();
-        config.tma_a_off = config.im2col ? im2col_blocker(config.run, problem.elem_bytes) : plain_a_blocker(config.run);
-        config.tma_a = config.tma_a_off.empty();
-        config.im2col = config.im2col && config.tma_a;
-      }
+    config.tma_off = tma_loads_enabled() ? tma_blocker(config.run) : kTmaOffVariable + std::string("=0");
+    config.tma = config.tma_off.empty();
+    if (config.tma && config.run.task.face == kForwardFace) {
+      config.im2col = !config.run.rel.pointwise();
+      config.tma_a_off = config.im2col ? im2col_blocker(config.run, problem.elem_bytes) : plain_a_blocker(config.run);
+      config.tma_a = config.tma_a_off.empty();
+      config.im2col = config.im2col && config.tma_a;
     }
     if (config.run.weight()) {
       choose_weight_tiling(config, arch);
