@@ -29,8 +29,9 @@ struct Planned {
   std::unique_ptr<OpProblem> problem;
 };
 
-// `impl`'s plan of `command` on sm_90a (the conv tier's, or a GEMM tier's that maps onto it).
-Planned plan_with(const GpuImplementation& impl, const std::string& command) {
+// `impl`'s plan of `command` on sm_90a (the conv tier's, or a GEMM tier's that maps onto it): the heuristic's
+// config, or boo tune's candidate `candidate`.
+Planned plan_with(const GpuImplementation& impl, const std::string& command, int candidate = -1) {
   Planned out;
   out.problem = test::problem_of(command);
   if (!out.problem) return out;
@@ -39,6 +40,12 @@ Planned plan_with(const GpuImplementation& impl, const std::string& command) {
   Result<std::unique_ptr<const Config>> config = impl.configure(*out.problem, arch);
   EXPECT_TRUE(config.ok()) << config.status().to_string();
   if (!config.ok()) return out;
+  if (candidate >= 0) {
+    Result<ConfigList> list = impl.candidates(*out.problem, arch);
+    EXPECT_TRUE(list.ok() && static_cast<int>(list->size()) > candidate);
+    if (!list.ok() || static_cast<int>(list->size()) <= candidate) return out;
+    config = std::move((*list)[candidate]);
+  }
   out.config = (*config)->text();
   Result<Plan> p = impl.plan(*out.problem, **config, arch);
   EXPECT_TRUE(p.ok()) << p.status().to_string();
@@ -51,6 +58,10 @@ Planned plan_with(const GpuImplementation& impl, const std::string& command) {
 }
 
 Planned plan(const std::string& command) { return plan_with(tier(), command); }
+
+// The forward face's filter by TMA beside x by cp.async: not the heuristic's choice (it was slower on
+// average), boo tune's second candidate.
+Planned plan_filter_alone_by_tma(const std::string& command) { return plan_with(tier(), command, 1); }
 
 // The step that runs the Hopper kernel (entry boo_wgmma_<result>), or null.
 const LaunchStep* wgmma_step(const Plan& plan) {
@@ -124,7 +135,7 @@ TEST(TensorMapTest, ForwardFilterIsOneBoxPerKBlockUnlessTurnedOff) {
 TEST(TensorMapTest, StagedFilterIsMappedInTheWorkspace) {
   // KCRS is staged into a dense KRSC copy: the map reads the copy. C = 72: the packed columns (3 x 3 x 72 = 648)
   // end inside the eleventh k-block, whose box reads zeros past them.
-  const Planned p = plan("convbfp16 -n 32 -c 72 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1");
+  const Planned p = plan_filter_alone_by_tma("convbfp16 -n 32 -c 72 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1");
   ASSERT_GE(p.plan.steps.size(), 2u);
   const LaunchStep* kernel = nullptr;
   for (const LaunchStep& s : p.plan.steps)
@@ -331,7 +342,11 @@ TEST(TensorMapTest, ForwardAThatTmaCannotLoadSaysWhy) {
   }
   for (const Case& c : cases) {
     SCOPED_TRACE(c.command);
-    const Planned p = plan(c.command);
+    // The heuristic's: no TMA at all, and why.
+    const Planned h = plan(c.command);
+    EXPECT_NE(h.config.find("; no TMA: the filter alone by TMA was slower" + c.why), std::string::npos) << h.config;
+    EXPECT_TRUE(wgmma_step(h.plan)->tensor_maps.empty());
+    const Planned p = plan_filter_alone_by_tma(c.command);
     EXPECT_NE(p.config.find(", filter by TMA; x by cp.async: "), std::string::npos) << p.config;
     EXPECT_NE(p.config.find(c.why), std::string::npos) << p.config;
     const LaunchStep* step = wgmma_step(p.plan);
@@ -403,7 +418,7 @@ runtime::TensorMapEncoders fake_encode() {
 
 TEST(TensorMapTest, LaunchEncodesAMapOnlyWhenItsTensorMoved) {
   // C = 72: x by cp.async (not a multiple of 64), the filter {648 packed columns, 256 rows} the one map.
-  const Planned p = plan("convbfp16 -n 32 -c 72 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1" + kNhwc);
+  const Planned p = plan_filter_alone_by_tma("convbfp16 -n 32 -c 72 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1" + kNhwc);
   ASSERT_EQ(p.plan.steps.size(), 1u);
   ASSERT_EQ(p.plan.steps[0].tensor_maps.size(), 1u);
   const runtime::TensorMapEncoders encode = fake_encode();

@@ -745,6 +745,13 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       config.tma_a_off = config.im2col ? im2col_blocker(config.run, problem.elem_bytes) : plain_a_blocker(config.run);
       config.tma_a = config.tma_a_off.empty();
       config.im2col = config.im2col && config.tma_a;
+      if (!config.tma_a) {
+        // The filter by TMA beside x by cp.async ran 1.05x the cp.async producer's time (BOO's 413, forward
+        // faces of C % 64 != 0 with filters above 1x1, H100 2026-11-26): TMA where x goes by TMA too, the
+        // other as boo tune's second candidate (alternatives).
+        config.tma = false;
+        config.tma_off = "the filter alone by TMA was slower";
+      }
     }
     if (config.run.weight()) {
       choose_weight_tiling(config, arch);
@@ -792,6 +799,15 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
         place_workspace(c, problem.elem_bytes);
         out.push_back(c);
       }
+    }
+    // Where the heuristic keeps the forward face's filter off TMA because x goes by cp.async, the same
+    // tiling with the filter by TMA second (slower on average, faster on some lines).
+    if (!out.empty() && chosen.run.task.face == kForwardFace && !chosen.tma && tma_loads_enabled() &&
+        tma_blocker(chosen.run).empty()) {
+      WgmmaConfig c = out.front();
+      c.tma = true;
+      c.tma_off.clear();
+      out.insert(out.begin() + 1, c);
     }
     return out;
   }
