@@ -52,6 +52,14 @@ class Statement {
   void bind(int i, const std::string& v) { sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT); }
   void bind(int i, double v) { sqlite3_bind_double(stmt_, i, v); }
   void bind(int i, int64_t v) { sqlite3_bind_int64(stmt_, i, v); }
+  /// A row's key in parameters 1-5 (both tables' first columns).
+  void bind_key(const TuningKey& key) {
+    bind(1, key.implementation);
+    bind(2, key.problem);
+    bind(3, key.arch);
+    bind(4, key.device);
+    bind(5, key.version);
+  }
   int step() { return sqlite3_step(stmt_); }
   sqlite3_stmt* get() const { return stmt_; }
 
@@ -97,17 +105,22 @@ std::optional<std::string> text_column(sqlite3_stmt* s, int i) {
   return std::string(reinterpret_cast<const char*>(t), static_cast<size_t>(sqlite3_column_bytes(s, i)));
 }
 
-// The row at the statement's cursor (kColumns in order), or why it is malformed.
-Result<TuningRow> read_row(sqlite3_stmt* s) {
-  TuningRow row;
-  std::string* texts[] = {&row.key.implementation, &row.key.problem, &row.key.arch, &row.key.device,
-                          &row.key.version, &row.config};
+// Both tables' first six columns at the statement's cursor: the key and the config, text each.
+Status read_key_and_config(sqlite3_stmt* s, TuningKey& key, std::string& config) {
+  std::string* texts[] = {&key.implementation, &key.problem, &key.arch, &key.device, &key.version, &config};
   const char* names[] = {"implementation", "problem", "arch", "device", "version", "config"};
   for (int i = 0; i < 6; ++i) {
     std::optional<std::string> t = text_column(s, i);
     if (!t) return data_loss(std::string("its ") + names[i] + " is not text");
     *texts[i] = std::move(*t);
   }
+  return ok_status();
+}
+
+// The row at the statement's cursor (kColumns in order), or why it is malformed.
+Result<TuningRow> read_row(sqlite3_stmt* s) {
+  TuningRow row;
+  BOO_RETURN_IF_ERROR(read_key_and_config(s, row.key, row.config));
   for (int i : {6, 7})
     if (const int type = sqlite3_column_type(s, i); type != SQLITE_FLOAT && type != SQLITE_INTEGER)
       return data_loss(std::string("its ") + (i == 6 ? "time_us" : "heuristic_us") + " is not a number");
@@ -152,14 +165,7 @@ Status check_measurement(const MeasurementRow& row) {
 // The measurement at the statement's cursor (kMeasurementColumns in order), or why it is malformed.
 Result<MeasurementRow> read_measurement(sqlite3_stmt* s) {
   MeasurementRow row;
-  std::string* texts[] = {&row.key.implementation, &row.key.problem, &row.key.arch, &row.key.device,
-                          &row.key.version, &row.config};
-  const char* names[] = {"implementation", "problem", "arch", "device", "version", "config"};
-  for (int i = 0; i < 6; ++i) {
-    std::optional<std::string> t = text_column(s, i);
-    if (!t) return data_loss(std::string("its ") + names[i] + " is not text");
-    *texts[i] = std::move(*t);
-  }
+  BOO_RETURN_IF_ERROR(read_key_and_config(s, row.key, row.config));
   for (int i : {6, 7, 8, 10})
     if (const int type = sqlite3_column_type(s, i); type != SQLITE_FLOAT && type != SQLITE_INTEGER)
       return data_loss(std::string("its ") + sqlite3_column_name(s, i) + " is not a number");
@@ -177,6 +183,22 @@ Result<MeasurementRow> read_measurement(sqlite3_stmt* s) {
   }
   if (Status st = check_measurement(row); !st.ok()) return data_loss(st.message());
   return row;
+}
+
+// Every row `s` selects from `path`'s database `db`, each read by `read` (a row it refuses fails the whole read,
+// named `what` + path).
+template <class Row, class Read>
+Result<std::vector<Row>> read_all(sqlite3* db, Statement& s, const std::string& path, Read read, const char* what) {
+  BOO_RETURN_IF_ERROR(s.prepared("reading " + path));
+  std::vector<Row> out;
+  int rc;
+  while ((rc = s.step()) == SQLITE_ROW) {
+    Result<Row> row = read(s.get());
+    if (!row.ok()) return std::move(row).take_status().annotate(what + path);
+    out.push_back(std::move(*row));
+  }
+  if (rc != SQLITE_DONE) return sqlite_error(db, "reading " + path);
+  return out;
 }
 
 }  // namespace
@@ -367,11 +389,7 @@ Status TuningDb::put(const TuningRow& row) {
   Statement s(db_, (std::string("INSERT OR REPLACE INTO tunings(") + kColumns + ") VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)")
                        .c_str());
   BOO_RETURN_IF_ERROR(s.prepared("writing " + path_));
-  s.bind(1, row.key.implementation);
-  s.bind(2, row.key.problem);
-  s.bind(3, row.key.arch);
-  s.bind(4, row.key.device);
-  s.bind(5, row.key.version);
+  s.bind_key(row.key);
   s.bind(6, row.config);
   s.bind(7, row.time_us);
   s.bind(8, row.heuristic_us);
@@ -384,16 +402,7 @@ Result<std::vector<TuningRow>> TuningDb::rows() const {
   Statement s(db_, (std::string("SELECT ") + kColumns +
                     " FROM tunings ORDER BY implementation, problem, arch, device, version")
                        .c_str());
-  BOO_RETURN_IF_ERROR(s.prepared("reading " + path_));
-  std::vector<TuningRow> out;
-  int rc;
-  while ((rc = s.step()) == SQLITE_ROW) {
-    Result<TuningRow> row = read_row(s.get());
-    if (!row.ok()) return std::move(row).take_status().annotate("a row of " + path_);
-    out.push_back(std::move(*row));
-  }
-  if (rc != SQLITE_DONE) return sqlite_error(db_, "reading " + path_);
-  return out;
+  return read_all<TuningRow>(db_, s, path_, read_row, "a row of ");
 }
 
 Status TuningDb::put_measurement(const MeasurementRow& row) {
@@ -405,11 +414,7 @@ Status TuningDb::put_measurement(const MeasurementRow& row) {
                     ") VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)")
                        .c_str());
   BOO_RETURN_IF_ERROR(s.prepared("writing " + path_));
-  s.bind(1, row.key.implementation);
-  s.bind(2, row.key.problem);
-  s.bind(3, row.key.arch);
-  s.bind(4, row.key.device);
-  s.bind(5, row.key.version);
+  s.bind_key(row.key);
   s.bind(6, row.config);
   s.bind(7, row.predicted_us);
   s.bind(8, row.measured_us);
@@ -432,20 +437,11 @@ Status TuningDb::put_measurements(const std::vector<MeasurementRow>& rows) {
 }
 
 Result<std::vector<MeasurementRow>> TuningDb::measurements() const {
-  std::vector<MeasurementRow> out;
-  if (!has_measurements_) return out;
+  if (!has_measurements_) return std::vector<MeasurementRow>{};
   Statement s(db_, (std::string("SELECT ") + kMeasurementColumns +
                     " FROM measurements ORDER BY implementation, problem, arch, device, version, config")
                        .c_str());
-  BOO_RETURN_IF_ERROR(s.prepared("reading " + path_));
-  int rc;
-  while ((rc = s.step()) == SQLITE_ROW) {
-    Result<MeasurementRow> row = read_measurement(s.get());
-    if (!row.ok()) return std::move(row).take_status().annotate("a measurement of " + path_);
-    out.push_back(std::move(*row));
-  }
-  if (rc != SQLITE_DONE) return sqlite_error(db_, "reading " + path_);
-  return out;
+  return read_all<MeasurementRow>(db_, s, path_, read_measurement, "a measurement of ");
 }
 
 Result<std::string> TuningDb::export_json() const {
