@@ -127,6 +127,10 @@ bool TensorRoles::has_argument(std::string_view name) const {
   return std::find(arguments_.begin(), arguments_.end(), name) != arguments_.end();
 }
 
+Result<TensorBinding> TensorRoles::tensor(std::string_view name) const {
+  return has_argument(name) ? argument(name) : result(name);
+}
+
 std::optional<TensorBinding> TensorRoles::find(std::string_view name) const {
   for (size_t i = 0; i < arguments_.size(); ++i)
     if (arguments_[i] == name) return TensorBinding{TensorBinding::Source::kArgument, static_cast<uint32_t>(i), 0};

@@ -44,6 +44,9 @@ class TensorRoles {
   Result<TensorBinding> argument(std::string_view name) const;
   Result<TensorBinding> result(std::string_view name) const;
   bool has_argument(std::string_view name) const;
+  /// The argument `name`, else the result `name` (a face task's operands are
+  /// either, by direction); INTERNAL where it is neither.
+  Result<TensorBinding> tensor(std::string_view name) const;
   /// The argument or result `name` where the signature has one (optional
   /// tensors: a bias, saved statistics that are a result in one direction and
   /// an argument in another); nullopt otherwise.

@@ -267,10 +267,6 @@ class DepthwiseConv final : public Tier<ConvProblem, DepthwiseConfig> {
                           entry + "(const boo::" + params + " p) { " + call + "; }\n";
       plan.source.entries.push_back(entry);
     };
-    // A signature tensor is an argument or (the face's output) a result.
-    auto bind = [&](const std::string& name) -> Result<TensorBinding> {
-      return roles.has_argument(name) ? roles.argument(name) : roles.result(name);
-    };
     size_t workspace = 0;
     for (const FaceTiling& f : config.faces) {
       const std::string entry = "boo_depthwise_" + f.task.result, cfg = "Cfg_" + f.task.result;
@@ -285,9 +281,9 @@ class DepthwiseConv final : public Tier<ConvProblem, DepthwiseConfig> {
       step.params.act_alpha = static_cast<float>(conv.activation.alpha);
       step.params.act_lo = static_cast<float>(conv.activation.lo);
       step.params.act_hi = static_cast<float>(conv.activation.hi);
-      BOO_ASSIGN_OR_RETURN(TensorBinding a, bind(f.task.a));
-      BOO_ASSIGN_OR_RETURN(TensorBinding b, bind(f.task.b));
-      BOO_ASSIGN_OR_RETURN(TensorBinding w, bind(f.task.w));
+      BOO_ASSIGN_OR_RETURN(TensorBinding a, roles.tensor(f.task.a));
+      BOO_ASSIGN_OR_RETURN(TensorBinding b, roles.tensor(f.task.b));
+      BOO_ASSIGN_OR_RETURN(TensorBinding w, roles.tensor(f.task.w));
       step.bind(step.params.a, a);
       step.bind(step.params.b, b);
       step.bind(step.params.w, w);
@@ -370,14 +366,11 @@ Status plan_sliced_weight(Plan& plan, const ConvProblem& problem, const FaceTask
                         params + " p) { " + call + "; }\n";
     plan.source.entries.push_back(entry);
   };
-  auto bind = [&](const std::string& name) -> Result<TensorBinding> {
-    return roles.has_argument(name) ? roles.argument(name) : roles.result(name);
-  };
   add_entry(l.entry, "ConvDepthwiseParams", l.call, l.bounds);
   StepBuilder<ConvDepthwiseParams> step(l.entry, {l.blocks, 1, 1}, {l.threads, 1, 1}, l.shared_bytes);
-  BOO_ASSIGN_OR_RETURN(TensorBinding a, bind(task.a));
-  BOO_ASSIGN_OR_RETURN(TensorBinding b, bind(task.b));
-  BOO_ASSIGN_OR_RETURN(TensorBinding w, bind(task.w));
+  BOO_ASSIGN_OR_RETURN(TensorBinding a, roles.tensor(task.a));
+  BOO_ASSIGN_OR_RETURN(TensorBinding b, roles.tensor(task.b));
+  BOO_ASSIGN_OR_RETURN(TensorBinding w, roles.tensor(task.w));
   step.bind(step.params.a, a);
   step.bind(step.params.b, b);
   step.bind(step.params.w, w);

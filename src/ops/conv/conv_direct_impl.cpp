@@ -89,7 +89,7 @@ class DirectConv final : public Tier<ConvProblem, DirectConfig> {
     // Binds the signature tensor `name` (an argument, or the task's result) to `field`, with its strides.
     auto bind = [&](StepBuilder<ConvFaceParams>& step, unsigned long long& field, long long strides[5],
                     const std::string& name) -> Status {
-      BOO_ASSIGN_OR_RETURN(TensorBinding t, roles.has_argument(name) ? roles.argument(name) : roles.result(name));
+      BOO_ASSIGN_OR_RETURN(TensorBinding t, roles.tensor(name));
       step.bind(field, t);
       for (const TensorSpec& s : specs)
         if (s.name == name) copy5(strides5(s), strides);

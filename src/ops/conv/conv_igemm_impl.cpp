@@ -782,7 +782,7 @@ class ImplicitGemmConv final : public Tier<ConvProblem, ImplicitGemmConfig> {
     // A signature tensor is an argument or (the face's output) a result.
     auto bind = [&](const std::string& name, int copy) -> Result<TensorBinding> {
       if (copy >= 0) return TensorBinding::workspace(config.copies[static_cast<size_t>(copy)].offset);
-      return roles.has_argument(name) ? roles.argument(name) : roles.result(name);
+      return roles.tensor(name);
     };
     for (const Work& w : config.works) {
       BOO_ASSIGN_OR_RETURN(TensorBinding a, bind(w.task.a, w.a_copy));

@@ -394,9 +394,6 @@ class PointwiseConv final : public Tier<ConvProblem, PointwiseConfig> {
                           std::to_string(blocks) + ") " + entry + "(const boo::" + params + " p) { " + call + "; }\n";
       plan.source.entries.push_back(entry);
     };
-    auto bind = [&](const std::string& name) -> Result<TensorBinding> {
-      return roles.has_argument(name) ? roles.argument(name) : roles.result(name);
-    };
     size_t workspace = 0;
     for (const FaceTiling& f : config.faces) {
       const std::string entry = "boo_pointwise_" + f.task.result, cfg = "Cfg_" + f.task.result;
@@ -410,9 +407,9 @@ class PointwiseConv final : public Tier<ConvProblem, PointwiseConfig> {
       step.params.act_alpha = static_cast<float>(conv.activation.alpha);
       step.params.act_lo = static_cast<float>(conv.activation.lo);
       step.params.act_hi = static_cast<float>(conv.activation.hi);
-      BOO_ASSIGN_OR_RETURN(TensorBinding a, bind(f.task.a));
-      BOO_ASSIGN_OR_RETURN(TensorBinding b, bind(f.task.b));
-      BOO_ASSIGN_OR_RETURN(TensorBinding w, bind(f.task.w));
+      BOO_ASSIGN_OR_RETURN(TensorBinding a, roles.tensor(f.task.a));
+      BOO_ASSIGN_OR_RETURN(TensorBinding b, roles.tensor(f.task.b));
+      BOO_ASSIGN_OR_RETURN(TensorBinding w, roles.tensor(f.task.w));
       if (weight) {
         step.bind(step.params.a, a);
         step.bind(step.params.b, b);

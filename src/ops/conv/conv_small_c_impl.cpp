@@ -149,9 +149,6 @@ Status finish_small_c_plan(Plan& plan, const ConvProblem& problem, const std::st
                         std::to_string(min) + ") " + name + "(const boo::" + params + " p) { " + body + "; }\n";
     plan.source.entries.push_back(name);
   };
-  auto bind = [&](const std::string& name) -> Result<TensorBinding> {
-    return roles.has_argument(name) ? roles.argument(name) : roles.result(name);
-  };
   add_entry(entry, "ConvSmallCParams", call, threads, min_blocks);
   BOO_ASSIGN_OR_RETURN(uint32_t grid, grid_extent(blocks, kInt32Max, "x"));
   StepBuilder<ConvSmallCParams> step(entry, {grid, 1, 1}, {static_cast<uint32_t>(threads), 1, 1},
@@ -159,9 +156,9 @@ Status finish_small_c_plan(Plan& plan, const ConvProblem& problem, const std::st
   step.params.act_alpha = static_cast<float>(conv.activation.alpha);
   step.params.act_lo = static_cast<float>(conv.activation.lo);
   step.params.act_hi = static_cast<float>(conv.activation.hi);
-  BOO_ASSIGN_OR_RETURN(TensorBinding a, bind(task.a));
-  BOO_ASSIGN_OR_RETURN(TensorBinding b, bind(task.b));
-  BOO_ASSIGN_OR_RETURN(TensorBinding w, bind(task.w));
+  BOO_ASSIGN_OR_RETURN(TensorBinding a, roles.tensor(task.a));
+  BOO_ASSIGN_OR_RETURN(TensorBinding b, roles.tensor(task.b));
+  BOO_ASSIGN_OR_RETURN(TensorBinding w, roles.tensor(task.w));
   step.bind(step.params.a, a);
   step.bind(step.params.b, b);
   step.bind(step.params.w, w);
