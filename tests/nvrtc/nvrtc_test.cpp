@@ -911,8 +911,9 @@ TEST(NvrtcTest, HopperProducersAnnounceStagesAsCopiesLand) {
 // its budget: the first forward TMA kernel below, its budget lowered to 40 in the PTX, spills), and
 // takes its maps as a __grid_constant__ parameter. Forward lines: 64-, 128-, 192- and 256-wide tiles,
 // bias and activation, fp16, a 1-D conv, split K, a staged (KCRS) filter, a packed reduction ending
-// inside a k-block (C = 72, 200, 136: x by cp.async, the filter by TMA as boo tune's second candidate; the others load x by an im2col map too), fp32 sums (gpu:conv:fp32_bf16x6); weight lines: K = 200 and 136 (a
-// last row tile whose second box lies partly or wholly past K), stride 2, fp32 sums.
+// inside a k-block (C = 72, 200, 136: x by cp.async, the filter by TMA as boo tune's second candidate; the others load x by an im2col map too), fp32 sums (gpu:conv:fp32_bf16x6); weight lines (C not a multiple of 64: x by
+// cp.async; HopperWeightFullyTmaModulesCompile has the others): K = 200 and 136 (a last row tile whose second box
+// lies partly or wholly past K), stride 2, fp32 sums.
 TEST(NvrtcTest, HopperTmaModulesCompile) {
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
   const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
@@ -929,11 +930,11 @@ TEST(NvrtcTest, HopperTmaModulesCompile) {
            "convbfp16 -n 16 -c 200 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1 -b 1 --activation gelu" + nhwc,
            "convfp16 -n 16 -c 136 -H 48 -W 32 -k 576 -y 3 -x 3 -F 1" + nhwc,
            std::string("conv -n 16 -c 512 -H 28 -W 28 -k 512 -y 3 -x 3 -p 1 -q 1 -F 1"),
-           "convbfp16 -n 128 -c 128 -H 28 -W 28 -k 128 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
-           "convbfp16 -n 16 -c 256 -H 28 -W 28 -k 200 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
-           "convbfp16 -n 16 -c 256 -H 28 -W 28 -k 136 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
-           "convfp16 -n 16 -c 256 -H 28 -W 28 -k 512 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 4" + nhwc,
-           "conv -n 16 -c 256 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
+           "convbfp16 -n 128 -c 136 -H 28 -W 28 -k 128 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
+           "convbfp16 -n 16 -c 200 -H 28 -W 28 -k 200 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
+           "convbfp16 -n 16 -c 136 -H 28 -W 28 -k 136 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
+           "convfp16 -n 16 -c 72 -H 28 -W 28 -k 512 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 4" + nhwc,
+           "conv -n 16 -c 200 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
        }) {
     SCOPED_TRACE(command);
     Result<ParsedCommand> p = parse_command(std::string_view(command));
@@ -956,9 +957,11 @@ TEST(NvrtcTest, HopperTmaModulesCompile) {
     std::vector<ops::TensorMapSlot> maps;
     for (const ops::LaunchStep& step : plan->steps)
       maps.insert(maps.end(), step.tensor_maps.begin(), step.tensor_maps.end());
-    // Where x is a TMA operand too (C a multiple of 64: an im2col A) the kernel is HopperFullyTmaModulesCompile's
-    // kind; here the filter's (or dy's) map beside cp.async copies.
+    // Where x is a TMA operand too (C a multiple of 64: an im2col map) the kernel is HopperFullyTmaModulesCompile's
+    // kind (HopperWeightFullyTmaModulesCompile's on the weight face); here the filter's (or dy's) map beside
+    // cp.async copies.
     if ((*config)->text().find(", x by TMA") != std::string::npos) {
+      EXPECT_FALSE(weight);
       EXPECT_EQ(maps.size(), 2u);
       continue;
     }
@@ -996,8 +999,8 @@ TEST(NvrtcTest, HopperTmaModulesCompile) {
   ::unsetenv("BOO_UNVERIFIED_KERNELS");
 }
 
-// The fully-TMA forward kernels (gated; kTmaA: A a plain matrix, 1x1 convs and GEMMs, or an im2col map,
-// kIm2colA, where C is a multiple of 64): one producer
+// The fully-TMA forward kernels (gated; kTmaX: A a plain matrix, 1x1 convs and GEMMs, or an im2col map,
+// kIm2colX, where C is a multiple of 64): one producer
 // thread issues the A and B boxes of a k-block, arriving once on the stage's barrier (initialized to one
 // arrival) with both boxes' bytes; the producer warpgroup keeps 40 registers, the consumers 232; no
 // cp.async and no proxy fence. Lines: a 256-wide 1x1 conv, fp16 with bias and relu where M (6300) is not a
@@ -1005,6 +1008,58 @@ TEST(NvrtcTest, HopperTmaModulesCompile) {
 // transposed, fp32 sums (--alpha: the GEMM's epilogue), the B gradient (A^T staged); im2col: the 3x3
 // profiled line, padding 0 with M not a multiple of 128, stride 2 (fp16, bias), dilation 2, a 1-D conv, a
 // 1x1 conv with padding 1.
+// What a fully-TMA kernel's PTX copies (expect_fully_tma_kernel): TMA copies of tiled and of im2col maps,
+// arrivals with expect_tx, and the bytes the first of them expects (0 where not a constant).
+struct FullyTmaCopies {
+  size_t tiled = 0, gathered = 0, arrivals = 0;
+  unsigned long long expected_bytes = 0;
+};
+
+// The checks every fully-TMA kernel of the wgmma tier passes (one producer thread issues every box of a
+// k-block, arriving once on the stage's barrier, initialized to one arrival, with the boxes' bytes): no
+// spills, the producer warpgroup at 40 registers and the consumers at 232, the maps in the parameter space
+// and both prefetched, and nothing but TMA fills the stages (no cp.async, no proxy fence, no second
+// expect_tx); the full barriers expect one arrival, the empty ones the 8 consumer warps'.
+FullyTmaCopies expect_fully_tma_kernel(const jit::CompiledKernel& k) {
+  EXPECT_EQ(k.spill_bytes, 0) << k.log;
+  EXPECT_EQ(k.stack_bytes, 0) << k.log;
+  EXPECT_EQ(k.log.find("C7508"), std::string::npos) << "setmaxnreg ignored:\n" << k.log;
+  EXPECT_GT(k.registers, 0) << k.log;
+  EXPECT_LE(k.registers, 168) << k.log;
+  const std::string& ptx = k.ptx;
+  EXPECT_NE(ptx.find("setmaxnreg.dec.sync.aligned.u32 40;"), std::string::npos);
+  EXPECT_NE(ptx.find("setmaxnreg.inc.sync.aligned.u32 232;"), std::string::npos);
+  EXPECT_NE(ptx.find(".param .align 64 .b8 boo_wgmma_"), std::string::npos);
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = ptx.find(what); at != std::string::npos; at = ptx.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("prefetch.tensormap"), 2u);
+  EXPECT_EQ(count("cp.async.cg.shared.global"), 0u);
+  EXPECT_EQ(count("cp.async.mbarrier.arrive"), 0u);
+  EXPECT_EQ(count("fence.proxy.async"), 0u);
+  EXPECT_EQ(count("mbarrier.expect_tx"), 0u);
+  FullyTmaCopies copies;
+  copies.tiled = count("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes");
+  copies.gathered = count("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes");
+  copies.arrivals = count("mbarrier.arrive.expect_tx");
+  std::smatch expect, bytes;
+  if (std::regex_search(ptx, expect,
+                        std::regex(R"(mbarrier\.arrive\.expect_tx\.release\.cta\.shared::cta\.b64 _, \[%r\d+\], (%r\d+);)")) &&
+      std::regex_search(ptx, bytes, std::regex("mov\\.u32\\s+" + expect[1].str() + ", (\\d+);")))
+    copies.expected_bytes = std::stoull(bytes[1].str());
+  std::set<std::string> counts;
+  const std::regex init(R"(mbarrier\.init\.shared::cta\.b64 \[%r\d+\], (%r\d+);)");
+  for (auto it = std::sregex_iterator(ptx.begin(), ptx.end(), init); it != std::sregex_iterator(); ++it) {
+    std::smatch value;
+    if (std::regex_search(ptx, value, std::regex("mov\\.u32\\s+" + (*it)[1].str() + ", (\\d+);")))
+      counts.insert(value[1].str());
+  }
+  EXPECT_EQ(counts, (std::set<std::string>{"1", "8"}));
+  return copies;
+}
+
 TEST(NvrtcTest, HopperFullyTmaModulesCompile) {
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
   const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
@@ -1043,51 +1098,68 @@ TEST(NvrtcTest, HopperFullyTmaModulesCompile) {
     ASSERT_EQ(maps.size(), 2u);
     Result<jit::CompiledKernel> k = jit::compile_kernel(plan->source, kArch, true);
     ASSERT_TRUE(k.ok()) << k.status().to_string();
-    EXPECT_EQ(k->spill_bytes, 0) << k->log;
-    EXPECT_EQ(k->stack_bytes, 0) << k->log;
-    EXPECT_EQ(k->log.find("C7508"), std::string::npos) << "setmaxnreg ignored:\n" << k->log;
-    EXPECT_GT(k->registers, 0) << k->log;
-    EXPECT_LE(k->registers, 168) << k->log;
-    EXPECT_NE(k->ptx.find("setmaxnreg.dec.sync.aligned.u32 40;"), std::string::npos);
-    EXPECT_NE(k->ptx.find("setmaxnreg.inc.sync.aligned.u32 232;"), std::string::npos);
-    EXPECT_NE(k->ptx.find(".param .align 64 .b8 boo_wgmma_"), std::string::npos);
-    // Both maps prefetched, the boxes copied in pairs (A and B, an im2col A by its own instruction; ptxas
-    // unrolls short k-block loops), and nothing else fills the stages.
-    auto count = [&](const std::string& what) {
-      size_t n = 0;
-      for (size_t at = k->ptx.find(what); at != std::string::npos; at = k->ptx.find(what, at + 1)) ++n;
-      return n;
-    };
-    EXPECT_EQ(count("prefetch.tensormap"), 2u);
-    const size_t tiled = count("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes");
-    const size_t gathered =
-        count("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes");
-    EXPECT_GT(tiled, 0u);
-    EXPECT_EQ(gathered, im2col ? tiled : 0u);
-    EXPECT_EQ(im2col ? 0u : tiled % 2, 0u);
-    EXPECT_EQ(count("mbarrier.arrive.expect_tx"), im2col ? tiled : tiled / 2);
-    EXPECT_EQ(count("cp.async.cg.shared.global"), 0u);
-    EXPECT_EQ(count("cp.async.mbarrier.arrive"), 0u);
-    EXPECT_EQ(count("fence.proxy.async"), 0u);
-    EXPECT_EQ(count("mbarrier.expect_tx"), 0u);
+    const FullyTmaCopies copies = expect_fully_tma_kernel(*k);
+    EXPECT_GT(copies.tiled, 0u);
+    // The boxes copied in pairs (A and B, an im2col A by its own instruction; ptxas unrolls short k-block
+    // loops), one arrival a pair.
+    EXPECT_EQ(copies.gathered, im2col ? copies.tiled : 0u);
+    EXPECT_EQ(im2col ? 0u : copies.tiled % 2, 0u);
+    EXPECT_EQ(copies.arrivals, im2col ? copies.tiled : copies.tiled / 2);
     // The one arrival a stage expects carries the two boxes' bytes (a mismatch would hang the GPU).
-    std::smatch expect;
-    ASSERT_TRUE(std::regex_search(
-        k->ptx, expect,
-        std::regex(R"(mbarrier\.arrive\.expect_tx\.release\.cta\.shared::cta\.b64 _, \[%r\d+\], (%r\d+);)")));
-    std::smatch bytes;
-    ASSERT_TRUE(std::regex_search(k->ptx, bytes, std::regex("mov\\.u32\\s+" + expect[1].str() + ", (\\d+);")));
-    EXPECT_EQ(std::stoull(bytes[1].str()), maps[0].box_bytes() + maps[1].box_bytes());
-    // The full barriers expect that one arrival, the empty ones the 8 consumer warps'.
-    const std::string& ptx = k->ptx;
-    std::set<std::string> counts;
-    const std::regex init(R"(mbarrier\.init\.shared::cta\.b64 \[%r\d+\], (%r\d+);)");
-    for (auto it = std::sregex_iterator(ptx.begin(), ptx.end(), init); it != std::sregex_iterator(); ++it) {
-      std::smatch value;
-      ASSERT_TRUE(std::regex_search(ptx, value, std::regex("mov\\.u32\\s+" + (*it)[1].str() + ", (\\d+);")));
-      counts.insert(value[1].str());
-    }
-    EXPECT_EQ(counts, (std::set<std::string>{"1", "8"}));
+    EXPECT_EQ(copies.expected_bytes, maps[0].box_bytes() + maps[1].box_bytes());
+  }
+  ::unsetenv("BOO_UNVERIFIED_KERNELS");
+}
+
+// The weight face's fully-TMA kernels (C a multiple of 64: x as an im2col map, a box per 64 columns of a
+// k-block beside dy's two): expect_fully_tma_kernel's checks, and a stage's one arrival expects dy's two boxes
+// and the tile's x boxes (a constant where the columns are a multiple of the tile's width; the last column
+// tile copies only its boxes within the columns otherwise). Lines: 128 channels, K = 64 (the consumers split
+// the columns), K = 200 (a last row tile partly past K), stride 2, dilation 2, a strided 1x1, C = 320 (2880
+// columns: a last tile of fewer boxes), fp32 sums (gpu:conv:fp32_bf16x6's promoted sums).
+TEST(NvrtcTest, HopperWeightFullyTmaModulesCompile) {
+  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
+  const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
+  ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1);
+  for (const std::string& command : {
+           "convbfp16 -n 128 -c 128 -H 28 -W 28 -k 128 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
+           "convbfp16 -n 128 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
+           "convbfp16 -n 16 -c 256 -H 28 -W 28 -k 200 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
+           "convfp16 -n 16 -c 256 -H 28 -W 28 -k 512 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 4" + nhwc,
+           "convbfp16 -n 32 -c 256 -H 28 -W 28 -k 256 -y 3 -x 3 -p 2 -q 2 -l 2 -j 2 -F 4" + nhwc,
+           "convbfp16 -n 32 -c 256 -H 56 -W 56 -k 512 -y 1 -x 1 -u 2 -v 2 -F 4" + nhwc,
+           "convbfp16 -n 32 -c 320 -H 14 -W 14 -k 320 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
+           std::string("conv -n 16 -c 512 -H 28 -W 28 -k 512 -y 3 -x 3 -p 1 -q 1 -F 4"),
+       }) {
+    SCOPED_TRACE(command);
+    Result<ParsedCommand> p = parse_command(std::string_view(command));
+    ASSERT_TRUE(p.ok()) << p.status().to_string();
+    Result<runtime::Dispatch> d = runtime::choose_gpu_implementation(*p->signature, device);
+    ASSERT_TRUE(d.ok() && d->chosen) << (d.ok() ? d->failure() : d.status()).to_string();
+    Result<std::unique_ptr<const ops::Config>> config = d->chosen->configure(*d->problem, ops::ArchSpec::of(device));
+    ASSERT_TRUE(config.ok()) << config.status().to_string();
+    Result<ops::Plan> plan = d->chosen->plan(*d->problem, **config, ops::ArchSpec::of(device));
+    ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+    SCOPED_TRACE((*config)->text());
+    EXPECT_NE((*config)->text().find(", dy by TMA, x by TMA (im2col): one producer thread"), std::string::npos);
+    std::vector<ops::TensorMapSlot> maps;
+    for (const ops::LaunchStep& step : plan->steps)
+      maps.insert(maps.end(), step.tensor_maps.begin(), step.tensor_maps.end());
+    ASSERT_EQ(maps.size(), 2u);
+    EXPECT_EQ(maps[1].mode, ops::TensorMapSlot::Mode::kIm2col);
+    EXPECT_EQ(maps[1].pixels_per_column, 64u);
+    Result<jit::CompiledKernel> k = jit::compile_kernel(plan->source, kArch, true);
+    ASSERT_TRUE(k.ok()) << k.status().to_string();
+    const FullyTmaCopies copies = expect_fully_tma_kernel(*k);
+    EXPECT_GT(copies.gathered, 0u);
+    EXPECT_EQ(copies.tiled % 2, 0u);  // dy's two boxes
+    EXPECT_EQ(copies.arrivals, copies.tiled / 2);
+    std::smatch bn;
+    ASSERT_TRUE(std::regex_search(plan->source.text, bn, std::regex(R"(BN = (\d+);)")));
+    std::smatch columns;
+    ASSERT_TRUE(std::regex_search(plan->source.text, columns, std::regex(R"(kN = (\d+);)")));
+    if (std::stoll(columns[1].str()) % std::stoll(bn[1].str()) == 0)
+      EXPECT_EQ(copies.expected_bytes, 2 * maps[0].box_bytes() + std::stoull(bn[1].str()) / 64 * maps[1].box_bytes());
   }
   ::unsetenv("BOO_UNVERIFIED_KERNELS");
 }

@@ -157,7 +157,7 @@ TEST(ConvWgmmaPlanTest, BackwardWeightSplitsThePixelsAcrossTheSms) {
   ASSERT_EQ(p.launches.size(), 2u);
   EXPECT_EQ(p.config,
             "tile 128x256x64 stages 4 warpgroups 1 producer + 2 consumers, persistent; dw: face 2 as weight "
-            "gradient, M/N-major tiles, splits 3, dy by TMA");
+            "gradient, M/N-major tiles, splits 3, dy by TMA, x by TMA (im2col): one producer thread");
   EXPECT_EQ(p.launches[0].entry, "boo_wgmma_dw");
   EXPECT_EQ(p.launches[0].grid.x, 132u);
   EXPECT_EQ(p.launches[0].block.x, 384u);
@@ -188,7 +188,7 @@ TEST(ConvWgmmaPlanTest, BackwardWeightWithEnoughTilesRunsUnsplit) {
   ASSERT_EQ(p.launches.size(), 1u);
   EXPECT_EQ(p.config,
             "tile 128x192x64 stages 5 warpgroups 1 producer + 2 consumers, persistent; dw: face 2 as weight "
-            "gradient, M/N-major tiles, splits 1, dy by TMA");
+            "gradient, M/N-major tiles, splits 1, dy by TMA, x by TMA (im2col): one producer thread");
   EXPECT_EQ(p.launches[0].grid.x, 96u);
   EXPECT_EQ(p.workspace_bytes, 0u);
   EXPECT_EQ(p.source.text.find("_reduce"), std::string::npos);
@@ -208,10 +208,10 @@ TEST(ConvWgmmaPlanTest, BackwardWeightSplitsFollowTheSmCount) {
     return text.substr(text.find("splits ") + 7);
   };
   // 2 tiles of 128 x 256 over 1568 k-blocks: 66 splits fill 132 SMs, 33 fill 66.
-  EXPECT_EQ(splits(arch), "66, dy by TMA");
+  EXPECT_EQ(splits(arch), "66, dy by TMA, x by TMA (im2col): one producer thread");
   arch.sm_count = 66;
   arch.wgmma_macs_per_s /= 2;
-  EXPECT_EQ(splits(arch), "33, dy by TMA");
+  EXPECT_EQ(splits(arch), "33, dy by TMA, x by TMA (im2col): one producer thread");
 }
 
 TEST(ConvWgmmaPlanTest, BackwardWeightOfSixtyFourChannelsSplitsTheColumnsBetweenConsumers) {

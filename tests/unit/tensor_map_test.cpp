@@ -151,9 +151,11 @@ TEST(TensorMapTest, StagedFilterIsMappedInTheWorkspace) {
 
 TEST(TensorMapTest, WeightFaceDyIsTwoBoxesPerKBlock) {
   // dy [128, 28, 28, 128] dense: {128 channels, 128 x 28 x 28 pixels}, pixels 128 x 2 bytes apart; box {64, 64},
-  // two a k-block (the A tile's two atom columns, 16 KiB together).
-  const Planned p = plan("convbfp16 -n 128 -c 128 -H 28 -W 28 -k 128 -y 3 -x 3 -p 1 -q 1 -F 4" + kNhwc);
-  EXPECT_NE(p.config.find(", dy by TMA"), std::string::npos) << p.config;
+  // two a k-block (the A tile's two atom columns, 16 KiB together). C = 136: x by cp.async beside it.
+  const Planned p = plan("convbfp16 -n 128 -c 136 -H 28 -W 28 -k 128 -y 3 -x 3 -p 1 -q 1 -F 4" + kNhwc);
+  EXPECT_NE(p.config.find(", dy by TMA; x by cp.async: an im2col x needs input channels that are a multiple of 64"),
+            std::string::npos)
+      << p.config;
   const LaunchStep& step = p.plan.steps[0];
   ASSERT_EQ(step.tensor_maps.size(), 1u);
   const TensorMapSlot& m = step.tensor_maps[0];
@@ -166,6 +168,7 @@ TEST(TensorMapTest, WeightFaceDyIsTwoBoxesPerKBlock) {
   EXPECT_EQ(m.box[1], 64u);
   EXPECT_EQ(2 * m.box_bytes(), 128u * 128);  // the A tile
   EXPECT_NE(p.plan.source.text.find("conv_wgmma_weight<Cfg>(p.p, &p.tma_a)"), std::string::npos);
+  EXPECT_EQ(p.plan.source.text.find("kTmaX"), std::string::npos);
   // Split K: the reduce reads only the implicit GEMM's block, and has no maps.
   if (p.plan.steps.size() > 1) {
     EXPECT_EQ(p.plan.steps[1].entry, "boo_wgmma_dw_reduce");
@@ -175,9 +178,43 @@ TEST(TensorMapTest, WeightFaceDyIsTwoBoxesPerKBlock) {
   }
 }
 
+TEST(TensorMapTest, WeightFaceXIsAnIm2colBoxPerAtomColumn) {
+  // C = 128, a multiple of 64: beside dy's two boxes, x [128, 28, 28, 128] as the im2col map {128, 28, 28, 128}
+  // with the forward face's corners {-1, -1} {-1, -1}, 64 channels x 64 pixels a box (one B atom column: a
+  // k-block's 64 pixels, 64 columns of one tap), in the B slot; one producer thread (kTmaX, kIm2colX).
+  const Planned p = plan("convbfp16 -n 128 -c 128 -H 28 -W 28 -k 128 -y 3 -x 3 -p 1 -q 1 -F 4" + kNhwc);
+  EXPECT_NE(p.config.find(", dy by TMA, x by TMA (im2col): one producer thread"), std::string::npos) << p.config;
+  const LaunchStep& step = p.plan.steps[0];
+  ASSERT_EQ(step.tensor_maps.size(), 2u);
+  EXPECT_EQ(step.tensor_maps[0].params_offset, offsetof(ConvWgmmaParams, tma_a));
+  EXPECT_TRUE(step.tensor_maps[0].tensor == argument(p, "dy"));
+  const TensorMapSlot& x = step.tensor_maps[1];
+  EXPECT_EQ(x.params_offset, offsetof(ConvWgmmaParams, tma_b));
+  EXPECT_TRUE(x.tensor == argument(p, "x"));
+  EXPECT_EQ(x.mode, TensorMapSlot::Mode::kIm2col);
+  EXPECT_EQ(x.rank, 4);
+  EXPECT_EQ(x.dims[0], 128u);
+  EXPECT_EQ(x.dims[1], 28u);
+  EXPECT_EQ(x.dims[2], 28u);
+  EXPECT_EQ(x.dims[3], 128u);
+  EXPECT_EQ(x.strides[0], 128u * 2);
+  EXPECT_EQ(x.strides[1], 28u * 128 * 2);
+  EXPECT_EQ(x.strides[2], 28u * 28 * 128 * 2);
+  EXPECT_EQ(x.lower_corner[0], -1);
+  EXPECT_EQ(x.lower_corner[1], -1);
+  EXPECT_EQ(x.upper_corner[0], -1);
+  EXPECT_EQ(x.upper_corner[1], -1);
+  EXPECT_EQ(x.channels_per_pixel, 64u);
+  EXPECT_EQ(x.pixels_per_column, 64u);
+  EXPECT_EQ(x.box_bytes(), 64u * 128);  // an atom column
+  EXPECT_NE(p.plan.source.text.find("  static constexpr bool kTmaX = true;\n  static constexpr bool kIm2colX = true;\n};"),
+            std::string::npos);
+  EXPECT_NE(p.plan.source.text.find("conv_wgmma_weight<Cfg>(p.p, &p.tma_a, &p.tma_b)"), std::string::npos);
+}
+
 TEST(TensorMapTest, PlainForwardAIsOneBoxPerKBlockWithTheFilter) {
   // Where x is a plain matrix {C channels, N x H x W pixels} (1x1 filter, stride 1, no padding, pixels evenly
-  // spaced), A is a second map, box {64, 128} (an A tile), and one producer thread issues both boxes (kTmaA).
+  // spaced), A is a second map, box {64, 128} (an A tile), and one producer thread issues both boxes (kTmaX).
   struct Case {
     std::string command;
     uint64_t channels, pixels, pixel_bytes, k;
@@ -236,7 +273,7 @@ TEST(TensorMapTest, PlainForwardAIsOneBoxPerKBlockWithTheFilter) {
     EXPECT_EQ(b.dims[0], c.channels);
     EXPECT_EQ(b.dims[1], c.k);
     EXPECT_EQ(b.box[0], 64u);
-    EXPECT_NE(p.plan.source.text.find("  static constexpr bool kTmaA = true;\n};"), std::string::npos);
+    EXPECT_NE(p.plan.source.text.find("  static constexpr bool kTmaX = true;\n};"), std::string::npos);
     EXPECT_NE(p.plan.source.text.find("conv_wgmma<Cfg>(p.p, &p.tma_b, &p.tma_a); }"), std::string::npos)
         << p.plan.source.text;
     // boo explain prints both maps.
@@ -303,7 +340,7 @@ TEST(TensorMapTest, ForwardIm2colAIsOneCopyPerKBlock) {
     EXPECT_EQ(a.channels_per_pixel, 64u);
     EXPECT_EQ(a.pixels_per_column, 128u);
     EXPECT_EQ(a.box_bytes(), 128u * 128);  // the A tile: what the stage's barrier expects with B's box
-    EXPECT_NE(p.plan.source.text.find("  static constexpr bool kTmaA = true;\n  static constexpr bool kIm2colA = true;\n};"),
+    EXPECT_NE(p.plan.source.text.find("  static constexpr bool kTmaX = true;\n  static constexpr bool kIm2colX = true;\n};"),
               std::string::npos);
     EXPECT_EQ(a.text().rfind("im2col map at byte " + std::to_string(offsetof(ConvWgmmaParams, tma_a)) + ": dims ", 0),
               0u)
@@ -318,25 +355,25 @@ TEST(TensorMapTest, ForwardIm2colAIsOneCopyPerKBlock) {
 }
 
 TEST(TensorMapTest, ForwardAThatTmaCannotLoadSaysWhy) {
-  // x by cp.async, the filter alone by TMA, and the generated Cfg without kTmaA (as before).
+  // x by cp.async, the filter alone by TMA, and the generated Cfg without kTmaX (as before).
   struct Case {
     std::string command, why;
   } cases[] = {
       // C = 72: a k-block ends one tap and starts the next.
       {"convbfp16 -n 32 -c 72 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1" + kNhwc,
-       "; x by cp.async: an im2col A needs input channels that are a multiple of 64 (one tap a k-block), not 72"},
+       "; x by cp.async: an im2col x needs input channels that are a multiple of 64 (one tap a copy), not 72"},
       // x of 64 x 30 x 30 bf16 = 112.5 KiB (many tiles: K = 8448).
       {"convbfp16 -n 1 -c 64 -H 30 -W 30 -k 8448 -y 3 -x 3 -p 1 -q 1 -F 1" + kNhwc,
        "; x by cp.async: x below 128 KiB (a driver issue's workaround is not built)"},
       // Padding past the rank-4 corners' range.
       {"convbfp16 -n 1 -c 64 -H 100 -W 100 -k 256 -y 3 -x 3 -p 130 -q 1 -F 1" + kNhwc,
-       "; x by cp.async: an im2col A along H needs padding up to 128"},
+       "; x by cp.async: an im2col x along H needs padding up to 128"},
   };
-  {  // Turned off: no maps, and no kTmaA line in the source.
+  {  // Turned off: no maps, and no kTmaX line in the source.
     const CpAsyncProducers cp_async;
     const Planned off = plan("convbfp16 -n 64 -c 256 -H 28 -W 28 -k 512 -y 1 -x 1 -F 1" + kNhwc);
     EXPECT_NE(off.config.find("; no TMA: BOO_WGMMA_TMA=0"), std::string::npos) << off.config;
-    EXPECT_EQ(off.plan.source.text.find("kTmaA"), std::string::npos);
+    EXPECT_EQ(off.plan.source.text.find("kTmaX"), std::string::npos);
     ASSERT_NE(wgmma_step(off.plan), nullptr);
     EXPECT_TRUE(wgmma_step(off.plan)->tensor_maps.empty());
   }
@@ -352,8 +389,8 @@ TEST(TensorMapTest, ForwardAThatTmaCannotLoadSaysWhy) {
     const LaunchStep* step = wgmma_step(p.plan);
     ASSERT_NE(step, nullptr);
     EXPECT_EQ(step->tensor_maps.size(), 1u);
-    EXPECT_EQ(p.plan.source.text.find("kTmaA"), std::string::npos);
-    EXPECT_EQ(p.plan.source.text.find("kIm2colA"), std::string::npos);
+    EXPECT_EQ(p.plan.source.text.find("kTmaX"), std::string::npos);
+    EXPECT_EQ(p.plan.source.text.find("kIm2colX"), std::string::npos);
   }
 }
 

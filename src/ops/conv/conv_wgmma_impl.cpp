@@ -271,11 +271,12 @@ struct WgmmaConfig final : Config {
   // `tma_off`: why the run's shape does not qualify (tma_blocker, or BOO_WGMMA_TMA=0), shown in the text.
   bool tma = false;
   std::string tma_off;
-  // With `tma` on the forward face, A (x) by TMA too: a plain matrix (plain_a_blocker) for pointwise convs,
-  // else an im2col map (`im2col`, im2col_blocker); one producer thread issues both boxes
-  // (conv_wgmma.cuh's produce_tma; Cfg kTmaA, kIm2colA). `tma_a_off`: why not.
-  bool tma_a = false, im2col = false;
-  std::string tma_a_off;
+  // With `tma`, x by TMA too, and one producer thread issuing every box of a k-block (Cfg kTmaX, kIm2colX):
+  // the forward face's A as a plain matrix (plain_a_blocker) for pointwise convs, else as an im2col map
+  // (`im2col`, im2col_blocker; conv_wgmma.cuh's produce_tma); the weight face's B as an im2col map, a box
+  // per 64 columns of one tap (conv_wgmma_weight.cuh's produce_weight_tma). `tma_x_off`: why not.
+  bool tma_x = false, im2col = false;
+  std::string tma_x_off;
   Run run;
   size_t partial_bytes = 0;  // the splits' partials, at the workspace's start
   size_t workspace_bytes = 0;
@@ -318,9 +319,9 @@ struct WgmmaConfig final : Config {
     }
     if (promote) record += ", sums promoted per k-block";
     if (tma) record += run.weight() ? ", dy by TMA" : ", filter by TMA";
-    if (tma_a) record += im2col ? ", x by TMA (im2col): one producer thread" : ", x by TMA (a plain matrix): one producer thread";
+    if (tma_x) record += im2col ? ", x by TMA (im2col): one producer thread" : ", x by TMA (a plain matrix): one producer thread";
     if (!tma_off.empty()) record += "; no TMA: " + tma_off;
-    if (!tma_a_off.empty()) record += "; x by cp.async: " + tma_a_off;
+    if (!tma_x_off.empty()) record += "; x by cp.async: " + tma_x_off;
     if (!run.staged_why.empty()) {
       record += "; staged: ";
       record += run.staged_why;
@@ -554,21 +555,22 @@ std::array<long long, 3> im2col_strides(const Relation& r) {
 // driver issue (docs/wgmma-tma-design.md §2) that boo does not reproduce; those run on cp.async.
 constexpr long long kMinIm2colBytes = 128 * 1024;
 
-// Why the forward face's A (x) cannot be one TMA im2col copy per k-block (empty: it can): every k-block
-// must be one tap's 64 channels (C a multiple of 64), the bounding box of the corners {-P, -P} ..
+// Why x cannot be TMA im2col copies (empty: it can), the forward face's A (a copy per k-block) or the
+// weight face's B (a copy per 64 columns of a k-block): every copy must be one tap's 64 channels (C a
+// multiple of 64), the bounding box of the corners {-P, -P} ..
 // {P - (taps - 1) x dilation} walked at the conv's stride must hold exactly the output's P x Q pixels, and
 // the corners, strides and offsets within the driver's ranges (rank 4: corners in [-128, 128), element
 // strides up to 8; tap offsets below 255: CUTLASS's limit). docs/wgmma-tma-design.md §2.
 std::string im2col_blocker(const Run& run, long long elem_bytes) {
   const Relation& r = run.rel;
   if (r.ag() % kBlockK != 0)
-    return "an im2col A needs input channels that are a multiple of " + std::to_string(kBlockK) +
-           " (one tap a k-block), not " + std::to_string(r.ag());
+    return "an im2col x needs input channels that are a multiple of " + std::to_string(kBlockK) +
+           " (one tap a copy), not " + std::to_string(r.ag());
   for (int d = 1; d < 3; ++d) {
     const char* dim = d == 1 ? "H" : "W";
     const long long reach = r.dil[d] * (r.f_size[d] - 1), upper = r.pad[d] - reach;
     if (r.pad[d] > 128 || upper < -128 || upper > 127 || reach >= 255 || r.stride[d] > 8)
-      return std::string("an im2col A along ") + dim +
+      return std::string("an im2col x along ") + dim +
              " needs padding up to 128, padding - dilation x (taps - 1) in [-128, 127], dilation x (taps - 1) "
              "below 255 and a stride up to 8";
     const long long span = r.a_size[d] + r.pad[d] + upper;  // the bounding box's positions along the dim
@@ -623,9 +625,10 @@ TensorMapSlot plain_a_slot(const Run& run, DType dtype, TensorBinding tensor) {
   return m;
 }
 
-// The forward face's im2col A (im2col_blocker): x as {C, W, H, N}, 64 channels x 128 pixels a copy
-// (an A tile; conv_wgmma.cuh's produce_tma).
-TensorMapSlot im2col_slot(const Run& run, DType dtype, TensorBinding tensor) {
+// x as an im2col map {C, W, H, N} (im2col_blocker), 64 channels of `pixels` output pixels' receptive fields a
+// copy: the forward face's A tile (128 pixels: conv_wgmma.cuh's produce_tma) or one of the weight face's B
+// atom columns (64 pixels, a k-block: conv_wgmma_weight.cuh's produce_weight_tma).
+TensorMapSlot im2col_slot(const Run& run, DType dtype, TensorBinding tensor, long long pixels) {
   const Relation& r = run.rel;
   const uint64_t element = dtype_size_bytes(dtype);
   const std::array<long long, 3> s = im2col_strides(r);
@@ -646,7 +649,7 @@ TensorMapSlot im2col_slot(const Run& run, DType dtype, TensorBinding tensor) {
   }
   m.element_strides = {1, static_cast<uint32_t>(r.stride[2]), static_cast<uint32_t>(r.stride[1]), 1, 1};
   m.channels_per_pixel = static_cast<uint32_t>(kBlockK);
-  m.pixels_per_column = static_cast<uint32_t>(kTileRows);
+  m.pixels_per_column = static_cast<uint32_t>(pixels);
   return m;
 }
 
@@ -740,12 +743,17 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     config.promote = problem.fp32_result && problem.promote_sums;
     config.tma_off = tma_loads_enabled() ? tma_blocker(config.run) : kTmaOffVariable + std::string("=0");
     config.tma = config.tma_off.empty();
-    if (config.tma && config.run.task.face == kForwardFace) {
+    if (config.tma && config.run.weight()) {
+      // One producer thread issues the k-block's dy and x boxes (the weight face's producer was its
+      // bottleneck: docs/perf/2026-11-26-session6.md, call 10).
+      config.tma_x_off = im2col_blocker(config.run, problem.elem_bytes);
+      config.tma_x = config.im2col = config.tma_x_off.empty();
+    } else if (config.tma && config.run.task.face == kForwardFace) {
       config.im2col = !config.run.rel.pointwise();
-      config.tma_a_off = config.im2col ? im2col_blocker(config.run, problem.elem_bytes) : plain_a_blocker(config.run);
-      config.tma_a = config.tma_a_off.empty();
-      config.im2col = config.im2col && config.tma_a;
-      if (!config.tma_a) {
+      config.tma_x_off = config.im2col ? im2col_blocker(config.run, problem.elem_bytes) : plain_a_blocker(config.run);
+      config.tma_x = config.tma_x_off.empty();
+      config.im2col = config.im2col && config.tma_x;
+      if (!config.tma_x) {
         // The filter by TMA beside x by cp.async ran 1.05x the cp.async producer's time (BOO's 413, forward
         // faces of C % 64 != 0 with filters above 1x1, H100 2026-11-26): TMA where x goes by TMA too, the
         // other as boo tune's second candidate (alternatives).
@@ -807,6 +815,13 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       WgmmaConfig c = out.front();
       c.tma = true;
       c.tma_off.clear();
+      out.insert(out.begin() + 1, c);
+    }
+    // The weight face's x by cp.async beside dy by TMA (its producer before the im2col B) second.
+    if (!out.empty() && chosen.run.weight() && chosen.tma_x) {
+      WgmmaConfig c = out.front();
+      c.tma_x = c.im2col = false;
+      c.tma_x_off = "boo tune's candidate";
       out.insert(out.begin() + 1, c);
     }
     return out;
@@ -875,8 +890,8 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     cfg += "  static constexpr bool kTma = " + std::string(config.tma ? "true" : "false") + ";\n";
     // (Only where set: conv_wgmma.cuh's FullyTma reads its absence as false, and every other kernel's
     // generated source stays as it was.)
-    if (config.tma_a) cfg += "  static constexpr bool kTmaA = true;\n";
-    if (config.im2col) cfg += "  static constexpr bool kIm2colA = true;\n";
+    if (config.tma_x) cfg += "  static constexpr bool kTmaX = true;\n";
+    if (config.im2col) cfg += "  static constexpr bool kIm2colX = true;\n";
     cfg += "};\n";
 
     Plan plan;
@@ -902,7 +917,9 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
                         ", 1) " + entry +
                         (config.tma ? "(const __grid_constant__ boo::ConvWgmmaParams p) { boo::wgmma_conv::" + body +
                                           "<Cfg>(p.p, " +
-                                          (run.weight() ? "&p.tma_a" : config.tma_a ? "&p.tma_b, &p.tma_a" : "&p.tma_b") +
+                                          (run.weight() ? (config.tma_x ? "&p.tma_a, &p.tma_b" : "&p.tma_a")
+                                           : config.tma_x ? "&p.tma_b, &p.tma_a"
+                                                          : "&p.tma_b") +
                                           "); }\n"
                                     : "(const boo::ConvIgemmParams p) { boo::wgmma_conv::" + body + "<Cfg>(p); }\n");
     plan.source.entries.push_back(entry);
@@ -955,10 +972,12 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       BOO_ASSIGN_OR_RETURN(TensorBinding tensor, run.weight() ? bind(run.b, run.b_copy, false)
                                                               : bind(run.w, run.w_copy, false));
       step.map(run.weight() ? step.params.tma_a : step.params.tma_b, tma_slot(run, config.bn, sig.dtype, tensor));
-      if (config.tma_a) {  // the forward face's x (or its copy), as a plain matrix or by im2col
+      if (config.tma_x) {  // x (or its copy): the forward face's A, as a plain matrix or by im2col; the weight face's B
         BOO_ASSIGN_OR_RETURN(TensorBinding x, bind(run.a, run.a_copy, false));
-        step.map(step.params.tma_a,
-                 config.im2col ? im2col_slot(run, sig.dtype, x) : plain_a_slot(run, sig.dtype, x));
+        step.map(run.weight() ? step.params.tma_b : step.params.tma_a,
+                 !config.im2col  ? plain_a_slot(run, sig.dtype, x)
+                 : run.weight() ? im2col_slot(run, sig.dtype, x, kBlockK)
+                                : im2col_slot(run, sig.dtype, x, kTileRows));
       }
       launch = std::move(step).finish();
     } else {

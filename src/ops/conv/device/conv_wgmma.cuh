@@ -22,7 +22,7 @@
 //     128-byte swizzled K-major layout wgmma reads, and signals each stage's
 //     `full` barrier once its copies have landed (with C::kTma, gated: B, the
 //     filter, is one TMA copy a k-block instead, the same bytes in the same
-//     layout; produce; with C::kTmaA, gated, A too, as a plain matrix or
+//     layout; produce; with C::kTmaX, gated, A too, as a plain matrix or
 //     by an im2col map: then one thread issues both boxes, produce_tma);
 //   warpgroups 1 and 2 (consumers): rows 0-63 and 64-127 of the tile; each
 //     waits for a stage, issues four m64nBNk16 wgmma on it (fp32 accumulators
@@ -57,27 +57,30 @@ constexpr int kBM = 128;               ///< rows (output pixels) of a CTA tile
 constexpr int kBK = 64;                ///< GEMM k per stage: 64 reduction columns, 128 bytes a row
 constexpr int kConsumerWarps = 8;      ///< arrivals that release a stage (one per consumer warp)
 
-/// Whether the Cfg loads A by TMA as well as B (C::kTmaA, emitted only where
-/// it is set, so that the generated source of every other kernel stays as it
-/// was): the producer is then one thread issuing both boxes (produce_tma).
+/// Whether the Cfg loads x by TMA as well as the plain operand (C::kTmaX,
+/// emitted only where it is set, so that the generated source of every other
+/// kernel stays as it was): the producer is then one thread issuing every box
+/// of a k-block (the forward face's produce_tma, the weight face's
+/// produce_weight_tma).
 template <class C, class = void>
 struct FullyTma {
   static constexpr bool value = false;
 };
 template <class C>
-struct FullyTma<C, decltype(void(C::kTmaA))> {
-  static constexpr bool value = C::kTmaA;
+struct FullyTma<C, decltype(void(C::kTmaX))> {
+  static constexpr bool value = C::kTmaX;
 };
 
-/// Whether the fully-TMA producer's A map is an im2col one (C::kIm2colA, set
-/// only with kTmaA): see produce_tma.
+/// Whether the fully-TMA forward producer's A map (x) is an im2col one
+/// (C::kIm2colX, set only with kTmaX): see produce_tma. (The weight face's x
+/// is always one.)
 template <class C, class = void>
-struct Im2colA {
+struct Im2colX {
   static constexpr bool value = false;
 };
 template <class C>
-struct Im2colA<C, decltype(void(C::kIm2colA))> {
-  static constexpr bool value = C::kIm2colA;
+struct Im2colX<C, decltype(void(C::kIm2colX))> {
+  static constexpr bool value = C::kIm2colX;
 };
 
 /// Registers per thread after the frame's reallocation (setmaxnreg): the
@@ -319,14 +322,14 @@ __device__ void produce(const ConvIgemmParams& p, const TmaMap* tma_b, unsigned 
   finish_copies();
 }
 
-/// The fully-TMA producer (C::kTmaA, gated; groups 1, no stride phases: the
+/// The fully-TMA producer (C::kTmaX, gated; groups 1, no stride phases: the
 /// host's rule). A k-block is two boxes:
 ///   A (128 x 64, K-major), from `tma_a`, either
 ///     plain (a 1x1 filter at stride 1 without padding over pixels evenly
 ///     spaced in memory): x as the 2-D matrix {C channels, N x P x Q pixels},
 ///     box {64, 128} at (kb * 64, m0): the tile's 128 output pixels' (their
 ///     input pixels') 64 channels; or
-///     im2col (C::kIm2colA: C a multiple of 64, so that k-block kb is
+///     im2col (C::kIm2colX: C a multiple of 64, so that k-block kb is
 ///     channels c0 ... c0 + 63 of one tap (r, s)): x as {C, W, H, N} with
 ///     corners {-PW, -PH} and {PW - (S-1) DW, PH - (R-1) DH} and element
 ///     strides {1, SW, SH, 1}, so that its bounding box's positions are the
@@ -348,7 +351,7 @@ template <class C>
 __device__ void produce_tma(const TmaMap* tma_a, const TmaMap* tma_b, unsigned char* smem, unsigned long long* full,
                             unsigned long long* empty) {
   static_assert(C::kGroups == 1 && C::kPhases == 1, "one group's A and filter, without stride phases");
-  static_assert(Im2colA<C>::value ? C::kC % kBK == 0 : C::R == 1 && C::S == 1,
+  static_assert(Im2colX<C>::value ? C::kC % kBK == 0 : C::R == 1 && C::S == 1,
                 "an im2col A's k-blocks are one tap's channels; a plain A is a 1x1 filter's");
   static_assert(Layout<C>::kTileA == kBM * kBK * sizeof(typename C::T) &&
                     Layout<C>::kTileB == C::BN * kBK * sizeof(typename C::T),
@@ -369,7 +372,7 @@ __device__ void produce_tma(const TmaMap* tma_a, const TmaMap* tma_b, unsigned c
       const unsigned a_tile = sm90::shared_address(smem) + stage * Layout<C>::kTileA;
       const unsigned b_tile = sm90::shared_address(smem) + Layout<C>::kB + stage * Layout<C>::kTileB;
       sm90::mbarrier_arrive_expect_tx(&full[stage], Layout<C>::kTileA + Layout<C>::kTileB);
-      if constexpr (Im2colA<C>::value) {
+      if constexpr (Im2colX<C>::value) {
         const int tap = kb * kBK / C::kC, c0 = kb * kBK % C::kC;
         const int r = tap / C::S, s = tap % C::S;
         sm90::tma_load_im2col_4d(a_tile, tma_a, c0, w0, h0, n, static_cast<unsigned short>(s * C::DW),
@@ -621,7 +624,7 @@ __device__ __forceinline__ void warp_specialized(Produce produce, Consume consum
 
 /// The forward kernel body. Grid: at most one CTA per SM, each taking the units of Tiles<C>.
 /// `tma_b`: with C::kTma, the filter's map (ConvWgmmaParams::tma_b), else unused;
-/// `tma_a`: with C::kTmaA, x's (ConvWgmmaParams::tma_a), else unused.
+/// `tma_a`: with C::kTmaX, x's (ConvWgmmaParams::tma_a), else unused.
 template <class C>
 __device__ void conv_wgmma(const ConvIgemmParams& p, const TmaMap* tma_b = nullptr, const TmaMap* tma_a = nullptr) {
   using T = typename C::T;

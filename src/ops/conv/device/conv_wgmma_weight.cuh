@@ -146,6 +146,54 @@ __device__ void produce_weight(const ConvIgemmParams& p, const TmaMap* tma_a, un
   finish_copies();
 }
 
+/// The fully-TMA producer of the weight face (C::kTmaX: C a multiple of 64, x as an im2col map; the host's
+/// rule, im2col_blocker). A k-block is pixels l0 = kb * 64 ... + 63 of the reduction:
+///   A (128 x 64, M-major): dy's two boxes, as produce_weight's;
+///   B (BN x 64, N-major): a box per atom column j, columns col = n0 + 64 j ... + 63, one tap's channels
+///     c0 = col % C ... + 63 (C a multiple of 64): `tma_b`, x as {C, W, H, N} with the forward face's
+///     corners and element strides (produce_tma's im2col A), 64 pixels from l0's (n, p, q) receptive
+///     field's first input pixel (c0, q SW - PW, p SH - PH, n), read at the tap's offsets (s DW, r DH):
+///     64 rows of 128 bytes, row i pixel l0 + i's 64 channels, which is the M/N-major atom column that
+///     produce_weight's cp.async copies build (pixels past N x P x Q run into images past N: zeros).
+/// Atom columns past kN (the last column tile's) are not copied: they hold a previous k-block's bytes,
+/// which reach only the accumulators of columns that are never stored. One thread issues the stage: it
+/// arrives on `full` (one arrival, warp_specialized) expecting the copies' bytes, then issues them.
+template <class C>
+__device__ void produce_weight_tma(const TmaMap* tma_a, const TmaMap* tma_b, unsigned char* smem,
+                                   unsigned long long* full, unsigned long long* empty) {
+  using U = WeightUnits<C>;
+  static_assert(C::kC % 64 == 0, "an im2col box is 64 channels of one tap");
+  static_assert(Layout<C>::kTileA == 2 * Layout<C>::kAtomColumn && C::BN % 64 == 0, "tiles of whole boxes");
+  if (threadIdx.x != 0) return;
+  sm90::prefetch_tensor_map(tma_a);
+  sm90::prefetch_tensor_map(tma_b);
+  int it = 0;  // k-blocks issued so far, over all units
+  for (int unit = blockIdx.x; unit < U::kCount; unit += gridDim.x) {
+    const int m0 = U::m0(unit), n0 = U::n0(unit);
+    // The tile's atom columns within kN (a multiple of 64: C is).
+    const int boxes = C::kN % C::BN == 0 ? C::BN / 64 : min(C::BN, C::kN - n0) / 64;
+    for (int kb = U::kb_begin(unit); kb < U::kb_end(unit); ++kb, ++it) {
+      const int stage = it % C::STAGES;
+      // Wait until both consumers released what the stage held STAGES k-blocks ago.
+      sm90::mbarrier_wait(&empty[stage], ((it / C::STAGES) & 1) ^ 1);
+      const unsigned a_tile = sm90::shared_address(smem) + stage * Layout<C>::kTileA;
+      const unsigned b_tile = sm90::shared_address(smem) + Layout<C>::kB + stage * Layout<C>::kTileB;
+      sm90::mbarrier_arrive_expect_tx(&full[stage], Layout<C>::kTileA + boxes * Layout<C>::kAtomColumn);
+      sm90::tma_load_2d(a_tile, tma_a, m0, kb * kBK, &full[stage]);
+      sm90::tma_load_2d(a_tile + Layout<C>::kAtomColumn, tma_a, m0 + 64, kb * kBK, &full[stage]);
+      // The k-block's first pixel's receptive field's first input pixel (may lie in the padding).
+      const int l0 = kb * kBK, n = l0 / (C::P * C::Q), pq = l0 % (C::P * C::Q);
+      const int h0 = (pq / C::Q) * C::SH - C::PH, w0 = (pq % C::Q) * C::SW - C::PW;
+      for (int j = 0; j < boxes; ++j) {
+        const int col = n0 + 64 * j, tap = col / C::kC, r = tap / C::S, s = tap % C::S;
+        sm90::tma_load_im2col_4d(b_tile + j * Layout<C>::kAtomColumn, tma_b, col % C::kC, w0, h0, n,
+                                 static_cast<unsigned short>(s * C::DW), static_cast<unsigned short>(r * C::DH),
+                                 &full[stage]);
+      }
+    }
+  }
+}
+
 /// dw's element offset of GEMM element (m, col): output channel m, tap col / C, channel col % C.
 template <class C>
 __device__ __forceinline__ int weight_offset(int m, int col) {
@@ -176,7 +224,7 @@ __device__ __forceinline__ void issue_half_columns(float (&acc)[C::BN / 4], unsi
   using L = Layout<C>;
   const int stage = it % C::STAGES;
   sm90::mbarrier_wait(&full[stage], (it / C::STAGES) & 1);
-  sm90::fence_proxy_async_shared();  // as issue_kblock: the producer's copies are unfenced
+  if constexpr (!FullyTma<C>::value) sm90::fence_proxy_async_shared();  // as issue_kblock: cp.async copies are unfenced
   const unsigned a = sm90::shared_address(smem) + stage * L::kTileA;
   const unsigned b = sm90::shared_address(smem) + L::kB + stage * L::kTileB +
                      consumer * (kMnMajor ? (C::BN / 128) * L::kAtomColumn : (C::BN / 2) * 128);
@@ -259,12 +307,17 @@ __device__ __forceinline__ void consume_weight_units(const ConvIgemmParams& p, u
 }
 
 /// The weight-face kernel body. Grid: at most one CTA per SM, each taking the units of WeightUnits<C>.
-/// `tma_a`: with C::kTma, dy's map (ConvWgmmaParams::tma_a), else unused.
+/// `tma_a`: with C::kTma, dy's map (ConvWgmmaParams::tma_a), else unused; `tma_b`: with C::kTmaX, x's
+/// im2col map (ConvWgmmaParams::tma_b), else unused.
 template <class C>
-__device__ void conv_wgmma_weight(const ConvIgemmParams& p, const TmaMap* tma_a = nullptr) {
+__device__ void conv_wgmma_weight(const ConvIgemmParams& p, const TmaMap* tma_a = nullptr,
+                                  const TmaMap* tma_b = nullptr) {
   warp_specialized<C>(
       [&](unsigned char* smem, unsigned long long* full, unsigned long long* empty) {
-        produce_weight<C>(p, tma_a, smem, full, empty);
+        if constexpr (FullyTma<C>::value)
+          produce_weight_tma<C>(tma_a, tma_b, smem, full, empty);
+        else
+          produce_weight<C>(p, tma_a, smem, full, empty);
       },
       [&](unsigned char* smem, unsigned long long* full, unsigned long long* empty, int consumer) {
         consume_weight_units<C, true>(p, smem, full, empty, consumer);
