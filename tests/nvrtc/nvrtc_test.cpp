@@ -1362,6 +1362,17 @@ TEST(NvrtcTest, ClusteredRowBackwardsExchangeSumsAcrossTheCluster) {
                                     "barrier.cluster.wait.acquire"})
       EXPECT_NE(k->ptx.find(instruction), std::string::npos) << instruction;
   }
+  // Before sm_90 the same rows stay on one block, and the header's cluster
+  // functions (sm90.cuh, included) are not emitted.
+  const DeviceInfo sm80 = *DeviceInfo::for_arch("sm_80");
+  Result<ParsedCommand> p = parse_command(std::string_view("layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 14"));
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  Result<Planned> planned = plan_for(*ops::find_op("layernorm")->gpu_implementations()[0], *p->signature, sm80);
+  ASSERT_TRUE(planned.ok()) << planned.status().to_string();
+  EXPECT_EQ(planned->plan.steps.at(0).cluster.x, 1u);
+  Result<jit::CompiledKernel> k = jit::compile_kernel(planned->plan.source, "sm_80", true);
+  ASSERT_TRUE(k.ok()) << k.status().to_string();
+  EXPECT_EQ(k->ptx.find("cluster"), std::string::npos);
 }
 
 // A generated source that does not compile is boo's bug: kInternal (Python's

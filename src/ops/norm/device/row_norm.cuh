@@ -49,9 +49,10 @@ struct RowSplit {
 /// A thread's share of one row as loaded: its kPerThread vectors (vector
 /// lane + i * kThreadsPerRow of the part of kPartVectors vectors that starts
 /// at vector `first` of the row: the whole row but for a cluster's blocks),
-/// zeros outside the part or past the last row. With kPrefetch (chosen by norm_rows_impl.cpp) a thread loads its
-/// share of the row it visits next before reducing the current one, so the
-/// loads overlap the reductions and stores. A per-column parameter (weight,
+/// zeros outside the part or past the last row. With kPrefetch (chosen by
+/// norm_rows_impl.cpp) a thread loads its share of the row it visits next
+/// before reducing the current one, so the loads overlap the reductions and
+/// stores. A per-column parameter (weight,
 /// bias) is the share of row 0, loaded once and kept packed in registers.
 template <typename T, int kVec, int kPerThread, int kThreadsPerRow, int kVectors, int kPartVectors = kVectors>
 struct RowShare {
