@@ -155,15 +155,6 @@ Status Plan::validate(size_t arguments, size_t results) const {
         step.grid.x > 0x7fffffffu)
       return internal_error(where + "grid " + std::to_string(step.grid.x) + "x" + std::to_string(step.grid.y) + "x" +
                             std::to_string(step.grid.z) + " is outside the hardware's limits");
-    // 8 blocks: the portable cluster size (more needs the kernel's opt-in).
-    const uint64_t cluster_blocks = uint64_t{step.cluster.x} * step.cluster.y * step.cluster.z;
-    if (cluster_blocks < 1 || cluster_blocks > 8 || step.grid.x % step.cluster.x != 0 ||
-        step.grid.y % step.cluster.y != 0 || step.grid.z % step.cluster.z != 0)
-      return internal_error(where + "cluster " + std::to_string(step.cluster.x) + "x" +
-                            std::to_string(step.cluster.y) + "x" + std::to_string(step.cluster.z) +
-                            " is not 1 to 8 blocks dividing the grid");
-    if (cluster_blocks > 1 && step.cooperative)
-      return internal_error(where + "a cooperative launch of clusters");
     if (step.cleared_workspace_bytes > workspace_bytes)
       return internal_error(where + "clears " + std::to_string(step.cleared_workspace_bytes) +
                             " bytes of a workspace of " + std::to_string(workspace_bytes));

@@ -111,12 +111,6 @@ struct LaunchStep {
   /// block at once or refuses the launch, so blocks may wait on each other (a
   /// grid barrier) without hanging where the grid would not fit.
   bool cooperative = false;
-  /// Thread-block clusters (sm_90+): the grid is launched in clusters of
-  /// cluster.x x y x z blocks that run at once, on one GPC, and may read each
-  /// other's shared memory (cuLaunchKernelEx with
-  /// CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION). The grid is a whole number of
-  /// clusters. {1, 1, 1}: no cluster, a plain launch. Not with `cooperative`.
-  Dim3 cluster;
   /// Bytes at the workspace's start set to 0 on the stream before this launch
   /// (a grid barrier's arrival counter).
   uint32_t cleared_workspace_bytes = 0;

@@ -79,7 +79,6 @@ struct ResolvedStep {
   ops::Dim3 grid, block;
   uint32_t shared_bytes = 0;
   bool cooperative = false;
-  ops::Dim3 cluster;
   uint32_t cleared_workspace_bytes = 0;
   std::vector<std::byte> params;
   std::vector<ops::LaunchStep::AddressSlot> addresses;
@@ -410,7 +409,7 @@ class RuntimeImpl final : public Runtime {
         BOO_CU_RETURN_IF_ERROR(api_, cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                                         static_cast<int>(step.shared_bytes)));
       steps.push_back(ResolvedStep{fn, step.grid, step.block, step.shared_bytes, step.cooperative,
-                                   step.cluster, step.cleared_workspace_bytes, std::move(step.params), std::move(step.addresses),
+                                   step.cleared_workspace_bytes, std::move(step.params), std::move(step.addresses),
                                    runtime::StepTensorMaps(std::move(step.tensor_maps))});
     }
     return std::make_shared<LaunchableImpl>(*this, sig.clone(), implementation, request.source.entries,
@@ -479,25 +478,7 @@ Status LaunchableImpl::launch(std::span<const TensorRef> args, std::span<const T
     void* params[] = {step.params.data()};
     if (step.cleared_workspace_bytes > 0)
       BOO_CU_RETURN_IF_ERROR(api, cuMemsetD8Async(static_cast<CUdeviceptr>(workspace), 0, step.cleared_workspace_bytes, s));
-    if (step.cluster.x * step.cluster.y * step.cluster.z > 1) {
-      CUlaunchAttribute cluster{};
-      cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-      cluster.value.clusterDim.x = step.cluster.x;
-      cluster.value.clusterDim.y = step.cluster.y;
-      cluster.value.clusterDim.z = step.cluster.z;
-      CUlaunchConfig config{};
-      config.gridDimX = step.grid.x;
-      config.gridDimY = step.grid.y;
-      config.gridDimZ = step.grid.z;
-      config.blockDimX = step.block.x;
-      config.blockDimY = step.block.y;
-      config.blockDimZ = step.block.z;
-      config.sharedMemBytes = step.shared_bytes;
-      config.hStream = s;
-      config.attrs = &cluster;
-      config.numAttrs = 1;
-      BOO_CU_RETURN_IF_ERROR(api, cuLaunchKernelEx(&config, step.function, params, nullptr));
-    } else if (step.cooperative)
+    if (step.cooperative)
       BOO_CU_RETURN_IF_ERROR(api, cuLaunchCooperativeKernel(step.function, step.grid.x, step.grid.y, step.grid.z,
                                                             step.block.x, step.block.y, step.block.z,
                                                             step.shared_bytes, s, params));

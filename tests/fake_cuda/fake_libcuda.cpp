@@ -92,20 +92,6 @@ CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsig
   if (threads > 0 && gx * gy * gz > 132u * (2048u / threads)) return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
   return cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, s, params, nullptr);
 }
-CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** params, void** extra) {
-  // What a real cluster launch also rejects: a cluster of more than the portable 8 blocks, or one that does not
-  // divide the grid.
-  if (!config) return CUDA_ERROR_INVALID_VALUE;
-  for (unsigned i = 0; i < config->numAttrs; ++i) {
-    if (config->attrs[i].id != CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) continue;
-    const auto& c = config->attrs[i].value.clusterDim;
-    if (c.x * c.y * c.z == 0 || c.x * c.y * c.z > 8 || config->gridDimX % c.x != 0 || config->gridDimY % c.y != 0 ||
-        config->gridDimZ % c.z != 0)
-      return CUDA_ERROR_INVALID_CLUSTER_SIZE;
-  }
-  return cuLaunchKernel(f, config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX,
-                        config->blockDimY, config->blockDimZ, config->sharedMemBytes, config->hStream, params, extra);
-}
 CUresult cuStreamCreate(CUstream* s, unsigned) { *s = reinterpret_cast<CUstream>(&token); return ok(); }
 CUresult cuStreamDestroy_v2(CUstream) { return ok(); }
 CUresult cuStreamSynchronize(CUstream) { return ok(); }

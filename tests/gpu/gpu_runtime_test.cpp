@@ -106,16 +106,6 @@ TEST_F(GpuRuntimeTest, EveryDirectionAndLayerNormMode) {
   }
 }
 
-// Layer norm's backward on few wide rows runs on thread-block clusters
-// (LaunchStep::cluster, cuLaunchKernelEx; norm_rows_impl.cpp's clustered, sm_90+):
-// rows the two blocks' parts divide, and ones they do not (10244: 2561 vectors
-// of 4; 12296 in bf16: 1537 of 8), the full backward and dx alone.
-TEST_F(GpuRuntimeTest, ClusteredLayerNormBackwardsMatchTheReference) {
-  for (const char* command : {"layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 14", "layernorm -X 64x10244 -o 1 -m 1 -F 14",
-                              "layernormbfp16 -X 48x12296 -o 1 -m 1 -F 14", "layernormbfp16 -X 48x12296 -o 1 -m 0 -F 2"})
-    run_and_check(*rt_, command);
-}
-
 TEST_F(GpuRuntimeTest, LaunchRejectsMismatchedTensors) {
   Result<ParsedCommand> parsed = parse_command(std::string_view("conv -n 1 -c 2 -H 4 -W 4 -k 2 -y 1 -x 1 -F 1"));
   ASSERT_TRUE(parsed.ok());

@@ -20,8 +20,7 @@ norm's full backward on rows of 12288 (a 1024-thread block's 8-byte vectors in
 bf16, issue 19), the forwards of rows of 12288 (two 512-thread blocks an SM
 in the 16-bit types), add-layernorm's full backward on rows of 8192 (the
 cp.async ring with x2) and the dx-only backward's ring (12288 without weight,
-RMS norm at 16384), issue 19; few rows of 10244 (backwards split across
-clusters, parts that do not divide the row), issue 19.
+RMS norm at 16384), issue 19.
 Run: python3 tests/gpu/make_norm_matrix.py > tests/gpu/norm_matrix.txt
 """
 
@@ -70,12 +69,6 @@ def main():
             # The dx-only backward's ring: two vectors a thread of a 1024-thread block.
             print(f"layernorm{dtype} -X {rows}x12288 -o 1 -m 0 -F 2")
             print(f"t5layernorm{dtype} -X {rows}x16384 -m 5 -F 2")
-        # Few rows of 12288 and 8192 (under 32 an SM) split their backward across clusters of two blocks
-        # (norm_rows_impl.cpp's clustered): the two blocks' parts do not divide rows of 10244 (2561 vectors
-        # of 4: the second part overlaps the first by one), in the full backward, the dx-only one and RMS norm's.
-        print(f"layernorm{dtype} -X 1024x10244 -o 1 -m 1 -F 14")
-        print(f"layernorm{dtype} -X 1024x10244 -o 1 -m 0 -F 2")
-        print(f"t5layernorm{dtype} -X 1024x10244 -m 5 -F 2")
     # MIOpen's current layernorm syntax: forward and backward in one command,
     # every layout (normalized_dim counted in NC(D)HW order), -F 1 and 2.
     for dtype in DTYPES:

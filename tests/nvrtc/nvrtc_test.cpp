@@ -155,30 +155,17 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
   // Layer norm's full backward on rows about a 1024-thread block (norm_rows_impl.cpp's WideRows):
   // filling it exactly (register sums and the cp.async ring at 8192, 8-byte vectors with the early
   // load in bf16 at 12288),
-  // or not (6144, 10240: the shared-memory sums and no early load), in both 16-bit types; on
-  // one block (8192 rows) and, with fewer than 32 rows an SM (64 rows), split across a cluster of
-  // two 512-thread blocks (norm_rows_impl.cpp's clustered).
-  for (const char* rows : {"64", "8192"}) {
-    for (const char* length : {"6144", "8192", "10240", "12288"}) {
-      commands.push_back(std::string("layernormbfp16 -X ") + rows + "x" + length + " -o 1 -m 1 -F 14");
-      commands.push_back(std::string("layernormfp16 -X ") + rows + "x" + length + " -o 1 -m 1 -F 14");
-    }
+  // or not (6144, 10240: the shared-memory sums and no early load), in both 16-bit types.
+  for (const char* length : {"6144", "8192", "10240", "12288"}) {
+    commands.push_back(std::string("layernormbfp16 -X 64x") + length + " -o 1 -m 1 -F 14");
+    commands.push_back(std::string("layernormfp16 -X 64x") + length + " -o 1 -m 1 -F 14");
   }
-  // Clusters on rows whose vectors the two blocks' parts do not divide (bf16 12296: 1537 vectors of 8;
-  // 10244: 2561 of 4), fp32 rows of 12288, RMS norm's.
-  for (const char* line : {"layernormbfp16 -X 1024x12296 -o 1 -m 1 -F 14", "layernorm -X 1024x10244 -o 1 -m 1 -F 14",
-                           "layernormbfp16 -X 1024x10244 -o 1 -m 1 -F 14", "layernorm -X 1024x12288 -o 1 -m 1 -F 14", "layernormbfp16 -X 1024x12296 -o 1 -m 1 -F 2",
-                           "t5layernormbfp16 -X 1024x12288 -m 5 -F 2", "t5layernorm -X 1024x10244 -m 5 -F 2"})
-    commands.push_back(line);
   commands.push_back("addlayernormbfp16 -X 64x8192 -o 1 -m 3 -F 14");  // the ring with x2: 3 tensors a stage
   commands.push_back("addlayernormbfp16 -X 64x12288 -o 1 -m 3 -F 14");  // 16-byte vectors (x2 spilled on 8-byte ones)
-  // The dx-only backward's ring (two vectors a thread): without weight at 12288, with it at 16384;
-  // on one block and across clusters.
+  // The dx-only backward's ring (two vectors a thread): without weight at 12288, with it at 16384.
   for (const char* dtype : {"layernormbfp16", "layernormfp16"}) {
-    for (const char* rows : {" -X 64x", " -X 8192x"}) {
-      commands.push_back(std::string(dtype) + rows + "12288 -o 1 -m 0 -F 2");
-      commands.push_back(std::string(dtype) + rows + "16384 -o 1 -m 1 -F 2");
-    }
+    commands.push_back(std::string(dtype) + " -X 64x12288 -o 1 -m 0 -F 2");
+    commands.push_back(std::string(dtype) + " -X 64x16384 -o 1 -m 1 -F 2");
   }
   // The ring on blocks of 128 to 512 threads (shared sums; 768: a quarter of the threads idle), fp16 too.
   for (const char* length : {"768", "1024", "2048", "4096"}) {
@@ -189,15 +176,12 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
   for (const char* line : {"layernormfp16 -X 64x12288 -o 1 -m 1 -F 1", "layernormbfp16 -X 64x12288 -o 1 -m 0 -F 1",
                            "t5layernormbfp16 -X 64x12288 -m 5 -F 1", "addlayernormbfp16 -X 64x12288 -o 1 -m 3 -F 1"})
     commands.push_back(line);
-  // Rows too wide for the fused backward: dx alone plus the column-parallel dweight/dbias kernel
-  // (dx on one block with 8192 rows, across clusters with 64).
-  for (const char* rows : {" -X 64x", " -X 8192x"}) {
-    for (const char* length : {"12288", "16384", "24576", "65536"}) {
-      commands.push_back(std::string("layernormbfp16") + rows + length + " -o 1 -m 1 -F 14");
-      commands.push_back(std::string("layernormbfp16") + rows + length + " -o 1 -F 8");
-      commands.push_back(std::string("t5layernormbfp16") + rows + length + " -m 5 -F 2");
-      commands.push_back(std::string("t5layernorm") + rows + length + " -m 5 -F 0");
-    }
+  // Rows too wide for the fused backward: dx alone plus the column-parallel dweight/dbias kernel.
+  for (const char* length : {"12288", "16384", "24576", "65536"}) {
+    commands.push_back(std::string("layernormbfp16 -X 64x") + length + " -o 1 -m 1 -F 14");
+    commands.push_back(std::string("layernormbfp16 -X 64x") + length + " -o 1 -F 8");
+    commands.push_back(std::string("t5layernormbfp16 -X 64x") + length + " -m 5 -F 2");
+    commands.push_back(std::string("t5layernorm -X 64x") + length + " -m 5 -F 0");
   }
   // ATen replay: argmax/argmin in every dtype (gpu:aten:arg_reduce), strided, over a dim and over everything.
   for (const char* op : {"aten::argmax", "aten::argmin"}) {
@@ -1355,9 +1339,7 @@ TEST(NvrtcTest, WideRowBackwardsStayOnTheRowKernels) {
 // registers, on sm_80 the early load: 163 KiB a block), fp16 ones in 16-byte
 // vectors; rows of
 // 12288 fused where the device has the shared memory per block, split where
-// it has not. With fewer than 32 rows an SM on sm_90 (1024x12288, 4096x8192)
-// the rows that take a 1024-thread block split across clusters of two
-// 512-thread blocks, each with the share a thread had.
+// it has not.
 TEST(NvrtcTest, LayerNormBackwardPartialsFollowTheRowAndTheDevice) {
   struct Case {
     const char* arch;
@@ -1372,23 +1354,19 @@ TEST(NvrtcTest, LayerNormBackwardPartialsFollowTheRowAndTheDevice) {
                 "row_norm_backward<boo::bf16, 4096, 8, 512, 512, true, true, 0, ", false},
            Case{"sm_90a", "layernormbfp16 -X 13440x32 -o 1 -m 1 -F 14",
                 "row_norm_backward<boo::bf16, 32, 8, 4, 128, false, false, ", false},
-           Case{"sm_90a", "layernormbfp16 -X 8192x8192 -o 1 -m 1 -F 14",
-                "row_norm_backward<boo::bf16, 8192, 8, 1024, 1024, false, false, 4, ", false},
            Case{"sm_90a", "layernormbfp16 -X 4096x8192 -o 1 -m 1 -F 14",
-                "row_norm_backward<boo::bf16, 8192, 8, 512, 512, false, false, 4, ", false},
+                "row_norm_backward<boo::bf16, 8192, 8, 1024, 1024, false, false, 4, ", false},
            Case{"sm_70", "layernormbfp16 -X 4096x8192 -o 1 -m 1 -F 14",
                 "row_norm_backward<boo::bf16, 8192, 8, 1024, 1024, true, false, 0, ", false},
-           Case{"sm_90a", "layernormbfp16 -X 8192x6144 -o 1 -m 1 -F 14",
+           Case{"sm_90a", "layernormbfp16 -X 4096x6144 -o 1 -m 1 -F 14",
                 "row_norm_backward<boo::bf16, 6144, 8, 1024, 1024, false, true, 4, ", false},
            Case{"sm_90a", "layernormbfp16 -X 65536x1024 -o 1 -m 1 -F 14",
                 "row_norm_backward<boo::bf16, 1024, 8, 128, 128, false, true, 4, ", false},
-           Case{"sm_90a", "layernormbfp16 -X 8192x12288 -o 1 -m 1 -F 14",
-                "row_norm_backward<boo::bf16, 12288, 4, 1024, 1024, false, true, 3, true, ", false},
            Case{"sm_90a", "layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 14",
-                "row_norm_backward<boo::bf16, 12288, 4, 512, 512, false, true, 3, true, ", false},
+                "row_norm_backward<boo::bf16, 12288, 4, 1024, 1024, false, true, 3, true, ", false},
            Case{"sm_80", "layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 14",
                 "row_norm_backward<boo::bf16, 12288, 4, 1024, 1024, true, true, 0, false, ", false},
-           Case{"sm_90a", "layernormfp16 -X 8192x12288 -o 1 -m 1 -F 14",
+           Case{"sm_90a", "layernormfp16 -X 1024x12288 -o 1 -m 1 -F 14",
                 "row_norm_backward<boo::f16, 12288, 8, 1024, 1024, false, true, ", false},
            Case{"sm_70", "layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 14", "row_norm_param_grads<", true},
            Case{"sm_90a", "t5layernormbfp16 -X 16384x4096 -m 5 -F 2",
@@ -1405,46 +1383,6 @@ TEST(NvrtcTest, LayerNormBackwardPartialsFollowTheRowAndTheDevice) {
     EXPECT_NE(params.find(c.expected), std::string::npos) << params;
     EXPECT_EQ(params.find("param_grads") != std::string::npos, c.split) << params;
   }
-}
-
-// Layer norm's backward on few wide rows, split across clusters of two blocks
-// (norm_rows_impl.cpp's clustered): the sums of each row cross the cluster
-// through distributed shared memory (mapa, st.shared::cluster) and the
-// cluster barrier, bounded to two 512-thread blocks an SM without spills;
-// rows the blocks' parts divide, and ones whose last part is short.
-TEST(NvrtcTest, ClusteredRowBackwardsExchangeSumsAcrossTheCluster) {
-  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
-  for (const char* command : {"layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 14", "layernormbfp16 -X 1024x12296 -o 1 -m 1 -F 14",
-                              "layernorm -X 1024x12288 -o 1 -m 1 -F 14", "layernorm -X 1024x10244 -o 1 -m 1 -F 14",
-                              "layernormbfp16 -X 4096x8192 -o 1 -m 1 -F 14"}) {
-    SCOPED_TRACE(command);
-    Result<ParsedCommand> p = parse_command(std::string_view(command));
-    ASSERT_TRUE(p.ok()) << p.status().to_string();
-    const ops::GpuImplementation* rows = ops::find_op(p->signature->op_name())->gpu_implementations()[0];
-    Result<Planned> planned = plan_for(*rows, *p->signature, device);
-    ASSERT_TRUE(planned.ok()) << planned.status().to_string();
-    ASSERT_FALSE(planned->plan.steps.empty());
-    EXPECT_EQ(planned->plan.steps[0].cluster.x, 2u);
-    EXPECT_NE(planned->plan.source.text.find("__launch_bounds__(512, 2)"), std::string::npos);
-    Result<jit::CompiledKernel> k = jit::compile_kernel(planned->plan.source, kArch, true);
-    ASSERT_TRUE(k.ok()) << k.status().to_string();
-    EXPECT_EQ(k->spill_bytes, 0) << k->log;
-    EXPECT_EQ(k->stack_bytes, 0) << k->log;
-    for (const char* instruction : {"mapa.shared::cluster.u32", "st.shared::cluster.v2.f32", "barrier.cluster.arrive.release",
-                                    "barrier.cluster.wait.acquire"})
-      EXPECT_NE(k->ptx.find(instruction), std::string::npos) << instruction;
-  }
-  // Before sm_90 the same rows stay on one block, and the header's cluster
-  // functions (sm90.cuh, included) are not emitted.
-  const DeviceInfo sm80 = *DeviceInfo::for_arch("sm_80");
-  Result<ParsedCommand> p = parse_command(std::string_view("layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 14"));
-  ASSERT_TRUE(p.ok()) << p.status().to_string();
-  Result<Planned> planned = plan_for(*ops::find_op("layernorm")->gpu_implementations()[0], *p->signature, sm80);
-  ASSERT_TRUE(planned.ok()) << planned.status().to_string();
-  EXPECT_EQ(planned->plan.steps.at(0).cluster.x, 1u);
-  Result<jit::CompiledKernel> k = jit::compile_kernel(planned->plan.source, "sm_80", true);
-  ASSERT_TRUE(k.ok()) << k.status().to_string();
-  EXPECT_EQ(k->ptx.find("cluster"), std::string::npos);
 }
 
 // A generated source that does not compile is boo's bug: kInternal (Python's

@@ -92,9 +92,7 @@ TEST(NormPlanTest, TiersDeclineTheOtherKind) {
 // shared sums as before but (sm_80+) through a ring of 3 stages of 48 KiB with dbias's sums
 // in registers and dweight's alone in shared memory. The earlier choice is
 // boo tune's first alternative. fp16 and add-layernorm at 12288 and fp32 at
-// 1024 (two vectors a thread) run as before. With 32 rows an SM or more:
-// fewer split the rows that take a 1024-thread block across a cluster
-// (FewWideRowsOfTheBackwardSplitAcrossClusters).
+// 1024 (two vectors a thread) run as before.
 TEST(NormPlanTest, FullBlockRowsOfTheFullBackwardKeepTheEarlierChoiceAsAnAlternative) {
   struct Case {
     const char* command;
@@ -103,11 +101,11 @@ TEST(NormPlanTest, FullBlockRowsOfTheFullBackwardKeepTheEarlierChoiceAsAnAlterna
     const char* earlier;  // in the first alternative's call; nullptr: the choice is as before
   };
   for (const Case& c : {
-           Case{"layernormbfp16 -X 8192x8192 -o 1 -m 1 -F 14", "<boo::bf16, 8192, 8, 1024, 1024, false, false, 4, ",
+           Case{"layernormbfp16 -X 4096x8192 -o 1 -m 1 -F 14", "<boo::bf16, 8192, 8, 1024, 1024, false, false, 4, ",
                 4 * 2 * 8 * 2 * 1024, "<boo::bf16, 8192, 8, 1024, 1024, true, true, 0, "},
            Case{"addlayernormfp16 -X 4096x8192 -o 1 -m 3 -F 14", "<boo::f16, 8192, 8, 1024, 1024, false, false, 4, ",
                 4 * 3 * 8 * 2 * 1024, nullptr},
-           Case{"layernormbfp16 -X 8192x12288 -o 1 -m 1 -F 14", "<boo::bf16, 12288, 4, 1024, 1024, false, true, 3, true, ",
+           Case{"layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 14", "<boo::bf16, 12288, 4, 1024, 1024, false, true, 3, true, ",
                 12 * 1024 * 4 + 3 * 2 * 12 * 2 * 1024, "<boo::bf16, 12288, 8, 1024, 1024, false, true, 0, false, "},
            Case{"addlayernormbfp16 -X 1024x12288 -o 1 -m 3 -F 14",
                 "<boo::bf16, 12288, 8, 1024, 1024, false, true, 0, false, ", 2 * 16 * 1024 * 4, nullptr},
@@ -115,11 +113,11 @@ TEST(NormPlanTest, FullBlockRowsOfTheFullBackwardKeepTheEarlierChoiceAsAnAlterna
                 2 * 8 * 512 * 4 + 4 * 2 * 8 * 2 * 512, "<boo::bf16, 4096, 8, 512, 512, true, true, 0, "},
            Case{"layernormbfp16 -X 65536x1024 -o 1 -m 1 -F 14", "<boo::bf16, 1024, 8, 128, 128, false, true, 4, ",
                 2 * 8 * 128 * 4 + 4 * 2 * 8 * 2 * 128, "<boo::bf16, 1024, 8, 128, 128, true, true, 0, "},
-           Case{"layernormbfp16 -X 8192x6144 -o 1 -m 1 -F 14", "<boo::bf16, 6144, 8, 1024, 1024, false, true, 4, ",
+           Case{"layernormbfp16 -X 4096x6144 -o 1 -m 1 -F 14", "<boo::bf16, 6144, 8, 1024, 1024, false, true, 4, ",
                 2 * 8 * 1024 * 4 + 4 * 2 * 8 * 2 * 1024, "<boo::bf16, 6144, 8, 1024, 1024, true, true, 0, "},
            Case{"layernorm -X 4096x1024 -o 1 -m 1 -F 14", "<float, 1024, 4, 128, 128, false, true, 0, ", 2 * 8 * 128 * 4,
                 nullptr},
-           Case{"layernormfp16 -X 8192x12288 -o 1 -m 1 -F 14", "<boo::f16, 12288, 8, 1024, 1024, false, true, ",
+           Case{"layernormfp16 -X 1024x12288 -o 1 -m 1 -F 14", "<boo::f16, 12288, 8, 1024, 1024, false, true, ",
                 2 * 16 * 1024 * 4, nullptr},
        }) {
     SCOPED_TRACE(c.command);
@@ -188,8 +186,7 @@ TEST(NormPlanTest, WideRowForwardsWithIdleThreadsRunTwoBlocksAnSm) {
 // block takes the cp.async ring (3 stages of x and dy, 64 KiB each): layer norm
 // without weight at 12288, and RMS norm's split backward (dx, then dweight
 // column-parallel) at 16384, whose rows fill the block; with a weight at
-// 12288 (threads idle on their last vector) it keeps the plain loads. With
-// 32 rows an SM or more: fewer take clusters.
+// 12288 (threads idle on their last vector) it keeps the plain loads.
 TEST(NormPlanTest, DxOnlyBackwardsOfTwoVectorsAThreadTakeTheRing) {
   struct Case {
     const char* command;
@@ -197,10 +194,10 @@ TEST(NormPlanTest, DxOnlyBackwardsOfTwoVectorsAThreadTakeTheRing) {
     uint32_t shared;
   };
   for (const Case& c : {
-           Case{"layernormbfp16 -X 8192x12288 -o 1 -m 0 -F 2", "<boo::bf16, 12288, 8, 1024, 1024, false, false, 3, ",
+           Case{"layernormbfp16 -X 1024x12288 -o 1 -m 0 -F 2", "<boo::bf16, 12288, 8, 1024, 1024, false, false, 3, ",
                 3 * 2 * 2 * 16 * 1024},
-           Case{"layernormbfp16 -X 8192x12288 -o 1 -m 1 -F 2", "<boo::bf16, 12288, 8, 1024, 1024, false, false, 0, ", 0},
-           Case{"t5layernormbfp16 -X 8192x16384 -m 5 -F 2", "<boo::bf16, 16384, 8, 1024, 1024, false, false, 3, ",
+           Case{"layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 2", "<boo::bf16, 12288, 8, 1024, 1024, false, false, 0, ", 0},
+           Case{"t5layernormbfp16 -X 1024x16384 -m 5 -F 2", "<boo::bf16, 16384, 8, 1024, 1024, false, false, 3, ",
                 3 * 2 * 2 * 16 * 1024},
        }) {
     SCOPED_TRACE(c.command);
@@ -212,92 +209,6 @@ TEST(NormPlanTest, DxOnlyBackwardsOfTwoVectorsAThreadTakeTheRing) {
     EXPECT_EQ(p.entries[0], "boo_row_norm_backward");
     EXPECT_EQ(p.launches[0].shared_bytes, c.shared);
   }
-}
-
-// The backward of rows that take a 1024-thread block, where the rows give the
-// GPU fewer than 32 an SM (norm_rows_impl.cpp's clustered; 4224 rows on the
-// 132 SMs of sm_90a): each row split across a cluster of two 512-thread
-// blocks, the thread's share as before (or less), a ring re-sized to the half
-// SM each block gets, one partial row per cluster, as many clusters as the GPU
-// holds at once. bf16 and fp32, rows the two parts do not divide (1537
-// vectors of 8, 2561 of 4: the last part overlaps the first by one), RMS
-// norm's split backward (dx on clusters). The rows on one block and on
-// clusters of 4 are boo tune's alternatives.
-TEST(NormPlanTest, FewWideRowsOfTheBackwardSplitAcrossClusters) {
-  struct Case {
-    const char* command;
-    const char* chosen;  // in the backward's call
-    uint32_t shared;     // the backward's dynamic shared memory
-    int64_t rows;
-  };
-  const uint32_t sms = static_cast<uint32_t>(test::sm90().sm_count);
-  for (const Case& c : {
-           Case{"layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 14", "<boo::bf16, 12288, 4, 512, 512, false, true, 3, true, ",
-                12 * 512 * 4 + 3 * 2 * 12 * 2 * 512, 1024},
-           Case{"layernormbfp16 -X 4096x8192 -o 1 -m 1 -F 14", "<boo::bf16, 8192, 8, 512, 512, false, false, 4, ",
-                4 * 2 * 8 * 2 * 512, 4096},
-           Case{"layernorm -X 1024x12288 -o 1 -m 1 -F 14", "<float, 12288, 4, 512, 512, false, true, 0, ",
-                2 * 12 * 512 * 4, 1024},
-           Case{"layernormbfp16 -X 1024x12296 -o 1 -m 1 -F 14", "<boo::bf16, 12296, 8, 512, 512, false, true, 0, ",
-                2 * 16 * 512 * 4, 1024},
-           Case{"layernorm -X 1024x10244 -o 1 -m 1 -F 14", "<float, 10244, 4, 512, 512, false, true, 0, ",
-                2 * 12 * 512 * 4, 1024},
-           Case{"layernormbfp16 -X 64x12288 -o 1 -m 1 -F 14", "<boo::bf16, 12288, 4, 512, 512, false, true, 3, true, ",
-                12 * 512 * 4 + 3 * 2 * 12 * 2 * 512, 64},
-       }) {
-    SCOPED_TRACE(c.command);
-    Result<ParsedCommand> parsed = parse_command(std::string_view(c.command));
-    ASSERT_TRUE(parsed.ok());
-    const GpuImplementation& impl = *find_op(parsed->signature->op_name())->gpu_implementations()[0];
-    const Planned p = plan_of(impl, c.command);
-    ASSERT_EQ(p.entries, (std::vector<std::string>{"boo_row_norm_backward", "boo_row_norm_finalize"}));
-    EXPECT_NE(p.config.find(std::string("row_norm_backward") + c.chosen), std::string::npos) << p.config;
-    EXPECT_NE(p.config.find(", 2>(p);"), std::string::npos) << p.config;
-    EXPECT_NE(p.config.find("backward_cluster=2x1x1;"), std::string::npos) << p.config;
-    EXPECT_NE(p.source.text.find("__launch_bounds__(512, 2)"), std::string::npos) << p.source.text;
-    const test::ResolvedLaunch& bwd = p.launches.at(0);
-    EXPECT_EQ(bwd.shared_bytes, c.shared);
-    EXPECT_EQ(bwd.block.x, 512u);
-    EXPECT_EQ(bwd.cluster.x, 2u);
-    EXPECT_EQ(bwd.cluster.y * bwd.cluster.z, 1u);
-    const uint32_t clusters = static_cast<uint32_t>(std::min<int64_t>(c.rows, sms));
-    EXPECT_EQ(bwd.grid.x, 2 * clusters);
-    EXPECT_EQ(params_of<RowNormParams>(bwd).slots, clusters);  // a partial row per cluster
-    EXPECT_EQ(p.launches.at(1).cluster.x, 1u);                 // the finalize is a plain launch
-    std::unique_ptr<OpProblem> problem = test::problem_of(c.command);
-    ASSERT_TRUE(problem);
-    Result<ConfigList> list = impl.candidates(*problem, test::sm90());
-    ASSERT_TRUE(list.ok()) << list.status().to_string();
-    bool one_block = false, four = false;
-    for (const auto& config : *list) {
-      const std::string text = config->text();
-      one_block |= text.find(", 1024, 1024, ") != std::string::npos && text.find(", 1>(p);boo_row_norm_finalize") != std::string::npos;
-      four |= text.find(", 256, 256, ") != std::string::npos && text.find(", 4>(p);") != std::string::npos;
-    }
-    EXPECT_TRUE(one_block);
-    EXPECT_TRUE(four);
-  }
-  // RMS norm's split backward: dx on clusters, dweight column-parallel (no clusters).
-  const Planned rms = plan_of(rms_rows(), "t5layernormbfp16 -X 1024x16384 -m 5 -F 2");
-  ASSERT_EQ(rms.entries, (std::vector<std::string>{"boo_row_norm_backward", "boo_row_norm_param_grads",
-                                                    "boo_row_norm_finalize"}));
-  EXPECT_EQ(rms.launches.at(0).cluster.x, 2u);
-  EXPECT_EQ(rms.launches.at(0).block.x, 512u);
-  EXPECT_EQ(rms.launches.at(1).cluster.x, 1u);
-  // Not: 32 rows an SM or more, rows of 512-thread blocks or narrower, add-layernorm, the forward, and
-  // fp32 rows of 12292 (16 elements of x, dy and weight a thread: more registers than a cluster's block has).
-  for (const char* command : {"layernormbfp16 -X 4224x12288 -o 1 -m 1 -F 14", "layernormbfp16 -X 65536x1024 -o 1 -m 1 -F 14",
-                              "layernormbfp16 -X 1024x4096 -o 1 -m 1 -F 14", "layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 1",
-                              "layernorm -X 1024x12292 -o 1 -m 1 -F 14"}) {
-    SCOPED_TRACE(command);
-    const Planned p = plan_of(layer_rows(), command);
-    ASSERT_FALSE(p.launches.empty());
-    for (const test::ResolvedLaunch& l : p.launches) EXPECT_EQ(l.cluster.x, 1u) << l.entry;
-    EXPECT_EQ(p.config.find("cluster"), std::string::npos) << p.config;
-  }
-  const Planned add = plan_of(tier("addlayernorm", 0), "addlayernormbfp16 -X 1024x12288 -o 1 -m 3 -F 14");
-  ASSERT_FALSE(add.launches.empty());
-  EXPECT_EQ(add.launches.at(0).cluster.x, 1u);
 }
 
 }  // namespace

@@ -62,30 +62,6 @@ TEST(PlanTest, ValidateRejectsInconsistentPlans) {
   EXPECT_EQ(big_grid.validate(2, 1).code(), StatusCode::kInternal);
 }
 
-TEST(PlanTest, ValidateChecksClusters) {
-  Plan pairs = one_step_plan();  // grid 4x1x1
-  pairs.steps[0].cluster = {2, 1, 1};
-  EXPECT_TRUE(pairs.validate(2, 1).ok());
-
-  Plan uneven = one_step_plan();
-  uneven.steps[0].cluster = {3, 1, 1};  // 4 blocks are not whole clusters of 3
-  EXPECT_EQ(uneven.validate(2, 1).code(), StatusCode::kInternal);
-
-  Plan too_big = one_step_plan();
-  too_big.steps[0].grid.y = 4;
-  too_big.steps[0].cluster = {4, 4, 1};  // 16 blocks: beyond the portable 8
-  EXPECT_EQ(too_big.validate(2, 1).code(), StatusCode::kInternal);
-
-  Plan empty = one_step_plan();
-  empty.steps[0].cluster = {0, 1, 1};
-  EXPECT_EQ(empty.validate(2, 1).code(), StatusCode::kInternal);
-
-  Plan cooperative = one_step_plan();
-  cooperative.steps[0].cluster = {2, 1, 1};
-  cooperative.steps[0].cooperative = true;
-  EXPECT_EQ(cooperative.validate(2, 1).code(), StatusCode::kInternal);
-}
-
 TEST(PlanTest, UnknownRoleNamesAreInternalErrorsNamingWhatExists) {
   std::unique_ptr<OpProblem> problem = test::problem_of("convbfp16 -n 2 -c 8 -H 4 -W 4 -k 8 -y 1 -x 1 -F 1");
   ASSERT_TRUE(problem);

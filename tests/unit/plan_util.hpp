@@ -37,7 +37,6 @@ struct ResolvedLaunch {
   std::vector<std::byte> params;  ///< with the fake addresses written in
   bool cooperative = false;
   uint32_t cleared_workspace_bytes = 0;
-  Dim3 cluster;
 };
 
 struct Planned {
@@ -100,7 +99,7 @@ inline Planned plan_of(const GpuImplementation& impl, const std::string& command
   out.workspace_bytes = plan->workspace_bytes;
   for (const LaunchStep& step : plan->steps) {
     ResolvedLaunch l{step.entry, step.grid, step.block, step.shared_bytes, step.params, step.cooperative,
-                     step.cleared_workspace_bytes, step.cluster};
+                     step.cleared_workspace_bytes};
     for (const LaunchStep::AddressSlot& slot : step.addresses) {
       const TensorBinding& t = slot.tensor;
       const uint64_t address = t.source == TensorBinding::Source::kArgument ? args.at(t.index)

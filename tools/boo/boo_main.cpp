@@ -450,10 +450,7 @@ int cmd_explain(const Options& o) {
             << "\ncost model: " << d.arch.cost_model->origin() << "\nworkspace: " << plan->workspace_bytes << " bytes\nlaunches:\n";
   for (const ops::LaunchStep& step : plan->steps) {
     std::cout << "  " << step.entry << " grid " << step.grid.x << "x" << step.grid.y << "x" << step.grid.z << " block "
-              << step.block.x << " shared " << step.shared_bytes;
-    if (step.cluster.x * step.cluster.y * step.cluster.z > 1)
-      std::cout << " cluster " << step.cluster.x << "x" << step.cluster.y << "x" << step.cluster.z;
-    std::cout << "\n";
+              << step.block.x << " shared " << step.shared_bytes << "\n";
     for (const ops::TensorMapSlot& map : step.tensor_maps) std::cout << "    " << map.text() << "\n";
   }
   Result<runtime::ModuleRequest> request =

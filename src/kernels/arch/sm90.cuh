@@ -1,7 +1,7 @@
 // boo device code: Hopper (sm_90a) primitives as PTX — warpgroup tensor-core
 // GEMMs (wgmma), their shared-memory matrix descriptors, mbarriers, TMA
-// copies, the async proxy fence, named barriers, register reallocation
-// between warpgroups and cluster barriers and stores.
+// copies, the async proxy fence, named barriers and register reallocation
+// between warpgroups.
 // NVRTC-clean: includes nothing. Every function here needs the sm_90a target
 // (wgmma and setmaxnreg do not exist on plain sm_90).
 #pragma once
@@ -471,30 +471,6 @@ __device__ __forceinline__ void raise_registers() {
 template <int kRegisters>
 __device__ __forceinline__ void lower_registers() {
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegisters));
-}
-
-// ---------------------------------------------------------------------------
-// Thread-block clusters: the blocks of a cluster run at once and address each
-// other's shared memory (distributed shared memory) by rank.
-// ---------------------------------------------------------------------------
-
-/// Every thread of every block of the cluster arrives, then waits for all of
-/// them: writes before the arrival (to any block's shared memory) are visible
-/// to every thread after the wait. Not the .aligned forms: a warp need not be
-/// converged here.
-__device__ __forceinline__ void cluster_sync() {
-  asm volatile(
-      "barrier.cluster.arrive.release;\n"
-      "barrier.cluster.wait.acquire;\n" ::: "memory");
-}
-
-/// Stores (a, b) at the shared-memory address `address` (of this block's
-/// shared memory) in the block of rank `rank` of the cluster: the same
-/// variable there.
-__device__ __forceinline__ void cluster_store_f32x2(unsigned address, unsigned rank, float a, float b) {
-  unsigned remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(address), "r"(rank));
-  asm volatile("st.shared::cluster.v2.f32 [%0], {%1, %2};\n" ::"r"(remote), "f"(a), "f"(b) : "memory");
 }
 
 }  // namespace sm90

@@ -25,7 +25,6 @@ struct RowTiling {
   int stages = 0;           ///< the backward's rows through a cp.async ring of this many stages (StagedRows)
   int tensors = 0;          ///< row tensors in each stage (x, x2, dy as the problem reads them)
   int dtype_bytes = 0;      ///< bytes of an element (the ring's size)
-  int cluster = 1;          ///< the backward's rows split across a cluster of this many blocks (clustered)
   int rows_per_block() const { return block / threads_per_row; }
 };
 
@@ -47,7 +46,7 @@ constexpr int kThreadsPerSm = 2048;
 constexpr int kThreadsPerSmAt64Registers = 1024;
 // Backward rows per row group at least, when there are that many (fewer partial
 // rows for the finalize step to add); one-row blocks go below it where that
-// gives every SM a block (backward_units).
+// gives every SM a block (backward_blocks).
 constexpr int64_t kBackwardRowsPerGroup = 16;
 // The column-parallel dweight/dbias kernel of a split backward: threads per
 // block, rows per partial row at least, and blocks to aim for per SM.
@@ -290,77 +289,7 @@ std::optional<RowTiling> staged_narrowed(const NormProblem& p, const ArchSpec& a
   return n;
 }
 
-// The backward of rows that take a whole 1024-thread block, split across a
-// thread-block cluster of `size` blocks of 1024 / size threads (sm_90+;
-// kCluster in row_norm.cuh), each block taking a part of every row its
-// cluster visits with the share a thread held before (or less); the blocks
-// add their sums of the row through distributed shared memory. A
-// 1024-thread block is alone on its SM (64 registers a thread), so an SM
-// works through its rows one at a time, each row a serial chain: wait for
-// its loads, reduce it (two block barriers), store dx, refill the ring. With
-// many rows a block's loads of the rows ahead (the ring, the early load)
-// keep that chain fed and its start and end are a small part of the time;
-// with few (1024x12288: under 8 rows an SM, 52% of copy bandwidth; 4096x8192:
-// 31 an SM, 69%; H100, layer norm's full backward) each SM's chain is
-// latency-bound. A cluster's blocks are `size` times smaller: `size` of them
-// share an SM, each on its part of a different row, so one block's waits
-// and barriers overlap the others' work, with the same threads an SM and no
-// more registers a thread. The cost: a cluster barrier a row. Rule: sm_90+,
-// a backward with dx (the sums are dx's), rows that take a 1024-thread
-// block, and fewer rows than kClusterRowsPerSm an SM, where the row count
-// alone cannot fill the SMs' pipelines; with more, the plain block's measured
-// plans stay (16384x4096's 512-thread rows are not clustered at all). The
-// threshold is the smallest power of two above the two shapes measured
-// short of 75% (unmeasured in between). Not add-layernorm's (x2's share
-// besides: untested on a GPU); where the parts' shared memory leaves the
-// ring fewer than kMinRingStages stages, the row stays on one block; so it
-// does where a thread holds more than kClusterHeldRegisters registers of row
-// data (x's and dy's shares in float32, the weight's packed, the dweight/dbias
-// sums kept in registers): the cluster's part offset and sums take a few
-// more, and ptxas spilled 48 bytes on fp32 rows of 12292 (16 elements of x,
-// dy and weight: 48) where one 1024-thread block fit; bf16 rows of 12288
-// (42), 12296 and fp16 ones of 12288 (40) fit. The nvrtc tests compile these.
-constexpr int kClusterSize = 2;
-constexpr int64_t kClusterRowsPerSm = 32;
-constexpr int64_t kClusterHeldRegisters = 44;
-constexpr size_t kClusterSlotsBytes = 2 * 8 * 2 * sizeof(float);  // row_norm.cuh's cluster_slots, 8 blocks at most
-
-// `partials`: the backward sums dweight/dbias (fused), besides dx.
-std::optional<RowTiling> clustered(const NormProblem& p, const ArchSpec& arch, const RowTiling& t, int size,
-                                   bool partials) {
-  if (size < 2 || arch.cc_major < 9 || !p.dx || p.fused_add || t.threads_per_row != 1024 ||
-      p.rows >= kClusterRowsPerSm * arch.sm_count)
-    return std::nullopt;
-  const int64_t elements = int64_t{t.per_thread} * t.vec;
-  const int64_t packed = elements * static_cast<int64_t>(dtype_size_bytes(p.dtype)) / 4;
-  const int64_t sums = !partials ? 0
-                       : t.shared_partials ? (t.db_registers && p.dbias ? elements : 0)
-                                           : (int64_t{p.dweight} + int64_t{p.dbias}) * elements;
-  if (2 * elements + (p.weight ? packed : 0) + sums > kClusterHeldRegisters) return std::nullopt;
-  RowTiling n = t;
-  n.cluster = size;
-  n.threads_per_row = n.block = t.block / size;
-  const int64_t vectors = p.cols / t.vec;
-  const int64_t part = (vectors + size - 1) / size;  // vectors of a block's part
-  // Every part but the last lies in the row (the last ends with it: row_norm.cuh's kOverlap).
-  if ((size - 1) * part > vectors) return std::nullopt;
-  n.per_thread = static_cast<int>((part + n.block - 1) / n.block);
-  // The blocks an SM holds at 64 registers a thread share its shared memory.
-  const size_t blocks_per_sm = static_cast<size_t>(kThreadsPerSmAt64Registers / n.block);
-  const size_t budget =
-      std::min(static_cast<size_t>(arch.max_shared_bytes_per_block),
-               static_cast<size_t>(arch.max_shared_bytes_per_sm) / blocks_per_sm - kSharedReservedPerBlock);
-  const size_t fixed = partial_bytes(n) + kReductionScratchBytes + kClusterSlotsBytes;
-  if (budget < fixed) return std::nullopt;
-  if (n.stages > 0) {
-    n.stages = static_cast<int>(std::min<size_t>(kRingStages, (budget - fixed) / stage_bytes(n)));
-    if (n.stages < kMinRingStages) return std::nullopt;
-  }
-  return n;
-}
-
-// `cluster_size`: the blocks of a cluster where clustered's rule applies (1: none).
-Result<Layout> layout(const NormProblem& p, const ArchSpec& arch, double scale, WideRows wide, int cluster_size) {
+Result<Layout> layout(const NormProblem& p, const ArchSpec& arch, double scale, WideRows wide) {
   Layout l;
   if (p.forward) {
     BOO_ASSIGN_OR_RETURN(l.fwd, choose_tiling(p, Pass::kForward, scale));
@@ -384,7 +313,6 @@ Result<Layout> layout(const NormProblem& p, const ArchSpec& arch, double scale, 
       if (std::optional<RowTiling> n = staged_rows(p, arch, t)) t = *n;
     if (shared_bytes(t) + kReductionScratchBytes <= static_cast<size_t>(arch.max_shared_bytes_per_block)) {
       l.bwd = t;
-      if (wide == WideRows::kFullBlock) l.bwd = clustered(p, arch, t, cluster_size, p.param_grads()).value_or(t);
       return l;
     }
   }
@@ -393,10 +321,8 @@ Result<Layout> layout(const NormProblem& p, const ArchSpec& arch, double scale, 
   if (p.dx) {
     BOO_ASSIGN_OR_RETURN(l.bwd, choose_tiling(p, Pass::kBackwardDx, scale));
     l.bwd.prefetch = l.bwd.per_thread == 1;
-    if (wide == WideRows::kFullBlock) {
+    if (wide == WideRows::kFullBlock)
       if (std::optional<RowTiling> n = staged_dx(p, arch, l.bwd)) l.bwd = *n;
-      if (std::optional<RowTiling> n = clustered(p, arch, l.bwd, cluster_size, false)) l.bwd = *n;
-    }
   }
   return l;
 }
@@ -426,8 +352,7 @@ std::vector<Entry> entries(const NormProblem& p, const Layout& l) {
                    "boo::row_norm_backward<" + t + ", " + split(l.bwd) + ", " + flag(l.bwd.shared_partials) + ", " +
                        std::to_string(l.bwd.stages) + ", " + flag(l.bwd.db_registers) + ", " + flag(p.rms()) + ", " + flag(p.weight) +
                        ", " + flag(p.dx) + ", " + flag(p.dweight && fused_partials) + ", " +
-                       flag(p.dbias && fused_partials) + ", " + flag(p.fused_add) + ", " +
-                       std::to_string(l.bwd.cluster) + ">(p)",
+                       flag(p.dbias && fused_partials) + ", " + flag(p.fused_add) + ">(p)",
                    Entry::kBackward});
   if (l.split)
     out.push_back({"boo_row_norm_param_grads",
@@ -462,12 +387,11 @@ uint32_t shared_bytes_of(Entry::Kind kind, const Layout& l) {
 // threads or more, a few registers over 64 would halve the threads resident
 // per SM, so those kernels are bounded to 1024 resident threads (64 registers
 // each); so are the two-blocks-an-SM forwards (two_per_sm_forward) and the
-// backwards whose ring took the early load's place (staged_rows) and the
-// blocks of a cluster (clustered: several an SM). The nvrtc tests fail on any
-// spill this bound causes.
+// backwards whose ring took the early load's place (staged_rows). The nvrtc
+// tests fail on any spill this bound causes.
 int min_blocks_per_sm(Entry::Kind kind, const Layout& l) {
   const RowTiling* t = kind == Entry::kForward ? &l.fwd : kind == Entry::kBackward ? &l.bwd : nullptr;
-  if (t == nullptr || !(t->prefetch || t->two_per_sm || t->stages > 0 || t->cluster > 1) || t->block < 256) return 0;
+  if (t == nullptr || !(t->prefetch || t->two_per_sm || t->stages > 0) || t->block < 256) return 0;
   return kThreadsPerSmAt64Registers / t->block;
 }
 
@@ -489,14 +413,7 @@ uint32_t forward_blocks(const NormProblem& p, const RowTiling& t, const ArchSpec
 // every SM a block: few wide rows (1024x12288) otherwise left half of them
 // idle. Narrower rows keep their rows per group: the finalize adds a narrow
 // row's partial rows in few blocks.
-// Rows split across clusters (clustered: few rows) have as many clusters as
-// the GPU holds at once, or one a row; the backward's grid is these units
-// (blocks, or clusters) times the cluster's blocks.
-uint32_t backward_units(const NormProblem& p, const RowTiling& t, const ArchSpec& arch) {
-  if (t.cluster > 1) {
-    const int64_t resident = int64_t{arch.sm_count} * (kThreadsPerSmAt64Registers / t.block) / t.cluster;
-    return static_cast<uint32_t>(std::clamp<int64_t>(p.rows, 1, resident));
-  }
+uint32_t backward_blocks(const NormProblem& p, const RowTiling& t, const ArchSpec& arch) {
   const int64_t per_block = t.rows_per_block() * kBackwardRowsPerGroup;
   int64_t needed = (p.rows + per_block - 1) / per_block;
   if (t.rows_per_block() == 1) needed = std::max<int64_t>(needed, std::min<int64_t>(p.rows, arch.sm_count));
@@ -525,8 +442,6 @@ struct RowNormConfig final : Config {
   std::string text() const override {
     std::string record;
     for (const Entry& e : entries) record += e.name + "=" + e.call + ";";
-    // The backward's rows split across clusters (its call's last parameter), spelled out.
-    if (layout.bwd.cluster > 1) record += "backward_cluster=" + std::to_string(layout.bwd.cluster) + "x1x1;";
     return record;
   }
 };
@@ -544,24 +459,20 @@ class RowNorm final : public NormTier<RowNormConfig> {
   }
 
   Result<RowNormConfig> configure_problem(const NormProblem& p, const ArchSpec& arch) const override {
-    return with_layout(p, arch, 1.0, WideRows::kFullBlock, kClusterSize);
+    return with_layout(p, arch, 1.0, WideRows::kFullBlock);
   }
 
   // The earlier choice for rows filling a 1024-thread block (WideRows; where
-  // it is the same, candidates() drops it as a repeat); the backward's rows
-  // on one block and on clusters of 4 where clustered's rule splits them
-  // across 2; then rows spread over fewer or more threads: each thread aiming
-  // at twice, half or a quarter of the heuristic's elements (no cost model:
-  // the nearest first).
+  // it is the same, candidates() drops it as a repeat); then rows spread over
+  // fewer or more threads: each thread aiming at twice, half or a quarter of
+  // the heuristic's elements (no cost model: the nearest first).
   std::vector<RowNormConfig> alternatives(const NormProblem& p, const ArchSpec& arch,
                                           const RowNormConfig&) const override {
     std::vector<RowNormConfig> out;
-    auto add = [&](Result<RowNormConfig> c) {
-      if (c.ok()) out.push_back(std::move(*c));
-    };
-    add(with_layout(p, arch, 1.0, WideRows::kAsBefore, 1));
-    for (int cluster_size : {1, 4}) add(with_layout(p, arch, 1.0, WideRows::kFullBlock, cluster_size));
-    for (double scale : {2.0, 0.5, 0.25}) add(with_layout(p, arch, scale, WideRows::kFullBlock, kClusterSize));
+    if (Result<RowNormConfig> c = with_layout(p, arch, 1.0, WideRows::kAsBefore); c.ok()) out.push_back(std::move(*c));
+    for (double scale : {2.0, 0.5, 0.25})
+      if (Result<RowNormConfig> c = with_layout(p, arch, scale, WideRows::kFullBlock); c.ok())
+        out.push_back(std::move(*c));
     return out;
   }
 
@@ -585,18 +496,15 @@ class RowNorm final : public NormTier<RowNormConfig> {
       step.params.rows = p.rows;
       step.params.slots = p.backward() ? static_cast<long long>(slots(p, lay, arch)) : 0;
       step.params.eps = static_cast<float>(p.eps);
-      LaunchStep launch = std::move(step).finish();
-      if (e.kind == Entry::kBackward) launch.cluster = {static_cast<uint32_t>(lay.bwd.cluster), 1, 1};
-      plan.steps.push_back(std::move(launch));
+      plan.steps.push_back(std::move(step).finish());
     }
     return plan;
   }
 
  private:
-  static Result<RowNormConfig> with_layout(const NormProblem& p, const ArchSpec& arch, double scale, WideRows wide,
-                                           int cluster_size) {
+  static Result<RowNormConfig> with_layout(const NormProblem& p, const ArchSpec& arch, double scale, WideRows wide) {
     RowNormConfig config;
-    BOO_ASSIGN_OR_RETURN(config.layout, layout(p, arch, scale, wide, cluster_size));
+    BOO_ASSIGN_OR_RETURN(config.layout, layout(p, arch, scale, wide));
     config.entries = entries(p, config.layout);
     return config;
   }
@@ -604,19 +512,18 @@ class RowNorm final : public NormTier<RowNormConfig> {
   static Dim3 grid_of(Entry::Kind kind, const NormProblem& p, const Layout& lay, const ArchSpec& arch) {
     switch (kind) {
       case Entry::kForward: return {forward_blocks(p, lay.fwd, arch), 1, 1};
-      case Entry::kBackward:
-        return {backward_units(p, lay.bwd, arch) * static_cast<uint32_t>(lay.bwd.cluster), 1, 1};
+      case Entry::kBackward: return {backward_blocks(p, lay.bwd, arch), 1, 1};
       case Entry::kParamGrads: return {param_column_blocks(p, lay), param_slots(p, lay, arch), 1};
       case Entry::kFinalize: break;
     }
     return {static_cast<uint32_t>((p.cols + 31) / 32), 1, 1};  // 32 columns per block
   }
 
-  // Partial rows of dweight/dbias: one per row group (a cluster's blocks share
-  // one) of the fused backward, or the split backward's gridDim.y.
+  // Partial rows of dweight/dbias: one per row group of the fused backward, or
+  // the split backward's gridDim.y.
   static size_t slots(const NormProblem& p, const Layout& l, const ArchSpec& arch) {
     if (l.split) return param_slots(p, l, arch);
-    return static_cast<size_t>(backward_units(p, l.bwd, arch)) * static_cast<size_t>(l.bwd.rows_per_block());
+    return static_cast<size_t>(backward_blocks(p, l.bwd, arch)) * static_cast<size_t>(l.bwd.rows_per_block());
   }
 };
 

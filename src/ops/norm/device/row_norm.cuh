@@ -13,17 +13,9 @@
 // the same run to run. Rows too wide to hold x, dy and both partials in
 // registers split the backward: row_norm_backward computes dx alone and
 // row_norm_param_grads the partial rows, column-parallel.
-//
-// Backward, kCluster > 1 (sm_90): a row is split across the kCluster blocks of
-// a thread-block cluster, each block taking a part of kPartVectors vectors
-// (where the row's vectors do not divide, the last part ends with the row and
-// overlaps the one before); the blocks exchange their sums of the row through
-// distributed shared memory (cluster_sum2), and each writes its part of dx
-// and of the partial rows.
 #pragma once
 
 #include "boo/kernels/arch/sm80.cuh"
-#include "boo/kernels/arch/sm90.cuh"
 #include "boo/kernels/reduce/group_sum.cuh"
 #include "boo/kernels/reduce/row_stats.cuh"
 #include "boo/kernels/reduce/vectors.cuh"
@@ -32,39 +24,33 @@
 
 namespace boo {
 
-/// The compile-time split of a row over a row group, or (kCluster > 1) over
-/// the blocks of a cluster, each a row group taking a part of the row.
-template <int kCols, int kVec, int kThreadsPerRow, int kBlock, int kCluster = 1>
+/// The compile-time split of a row over a row group.
+template <int kCols, int kVec, int kThreadsPerRow, int kBlock>
 struct RowSplit {
   static_assert(kCols % kVec == 0, "a row is a whole number of vectors");
   static_assert((kThreadsPerRow & (kThreadsPerRow - 1)) == 0, "row groups are a power of two of threads");
   static_assert(kThreadsPerRow <= 32 || kThreadsPerRow == kBlock, "a row wider than a warp takes the whole block");
-  static_assert(kCluster == 1 || kThreadsPerRow == kBlock, "a row split across a cluster takes each block whole");
   static constexpr int kVectors = kCols / kVec;                                             // vectors per row
-  static constexpr int kPartVectors = (kVectors + kCluster - 1) / kCluster;                 // vectors per block's part
-  static constexpr int kPerThread = (kPartVectors + kThreadsPerRow - 1) / kThreadsPerRow;   // vectors per thread
+  static constexpr int kPerThread = (kVectors + kThreadsPerRow - 1) / kThreadsPerRow;       // vectors per thread
   static constexpr int kRowsPerBlock = kBlock / kThreadsPerRow;                              // row groups per block
 };
 
 /// A thread's share of one row as loaded: its kPerThread vectors (vector
-/// lane + i * kThreadsPerRow of the part of kPartVectors vectors that starts
-/// at vector `first` of the row: the whole row but for a cluster's blocks),
-/// zeros outside the part or past the last row. With kPrefetch (chosen by
-/// norm_rows_impl.cpp) a thread loads its share of the row it visits next
-/// before reducing the current one, so the loads overlap the reductions and
-/// stores. A per-column parameter (weight,
+/// lane + i * kThreadsPerRow of the row), zeros outside the row or past the
+/// last row. With kPrefetch (chosen by norm_rows_impl.cpp) a thread loads its
+/// share of the row it visits next before reducing the current one, so the
+/// loads overlap the reductions and stores. A per-column parameter (weight,
 /// bias) is the share of row 0, loaded once and kept packed in registers.
-template <typename T, int kVec, int kPerThread, int kThreadsPerRow, int kVectors, int kPartVectors = kVectors>
+template <typename T, int kVec, int kPerThread, int kThreadsPerRow, int kVectors>
 struct RowShare {
   Vec<T, kVec> v[kPerThread];  // [vectors of this thread]
 
-  __device__ __forceinline__ void load(unsigned long long base, long long row, bool active, int lane, int first = 0) {
+  __device__ __forceinline__ void load(unsigned long long base, long long row, bool active, int lane) {
 #pragma unroll
     for (int i = 0; i < kPerThread; ++i) {
-      const int vec = lane + i * kThreadsPerRow;  // in the part
-      v[i] = active && vec < kPartVectors
-                 ? reinterpret_cast<const Vec<T, kVec>*>(base)[row * kVectors + first + vec]
-                 : Vec<T, kVec>{};
+      const int vec = lane + i * kThreadsPerRow;
+      v[i] = active && vec < kVectors ? reinterpret_cast<const Vec<T, kVec>*>(base)[row * kVectors + vec]
+                                      : Vec<T, kVec>{};
     }
   }
 
@@ -120,8 +106,8 @@ struct PartialSums {
 /// registers. Each thread reads only the slots it filled itself, so no barrier:
 /// cp.async.wait_group makes its copies visible to it. Chosen by
 /// norm_rows_impl.cpp (StagedRows there).
-template <typename T, int kVec, int kPerThread, int kThreadsPerRow, int kVectors, int kPartVectors, int kBlock,
-          int kTensors, int kStages>
+template <typename T, int kVec, int kPerThread, int kThreadsPerRow, int kVectors, int kBlock, int kTensors,
+          int kStages>
 struct StagedRows {
   using V = Vec<T, kVec>;
   V* ring;  // [kStages][kTensors][kPerThread][kBlock]
@@ -130,16 +116,15 @@ struct StagedRows {
     return ring + ((stage * kTensors + tensor) * kPerThread + i) * kBlock + threadIdx.x;
   }
 
-  /// Starts copying this thread's share of `row` of one tensor (zeros past the
-  /// last row), in the part from vector `first` (RowShare::load).
+  /// Starts copying this thread's share of `row` of one tensor (zeros past the last row).
   __device__ __forceinline__ void issue(int stage, int tensor, unsigned long long base, long long row, bool active,
-                                        int lane, int first) const {
+                                        int lane) const {
     static_assert(sizeof(V) == 16 || sizeof(V) == 8 || sizeof(V) == 4, "cp.async moves 4, 8 or 16 bytes");
 #pragma unroll
     for (int i = 0; i < kPerThread; ++i) {
-      const int vec = lane + i * kThreadsPerRow;  // in the part
-      const bool valid = active && vec < kPartVectors;
-      const V* src = reinterpret_cast<const V*>(base) + (valid ? row * kVectors + first + vec : 0);
+      const int vec = lane + i * kThreadsPerRow;
+      const bool valid = active && vec < kVectors;
+      const V* src = reinterpret_cast<const V*>(base) + (valid ? row * kVectors + vec : 0);
       cp_async_vector<sizeof(V)>(slot(stage, tensor, i), src, valid);
     }
   }
@@ -157,32 +142,6 @@ struct StagedRows {
 template <int kPending>
 __device__ __forceinline__ void staged_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
-}
-
-/// The sums (a, b) of a block, added over the kCluster blocks of its cluster
-/// in rank order, so that every block gets the same floats. Thread 0 stores
-/// its block's sums in slot `rank` of `slots` ([kCluster], in shared memory)
-/// in every block of the cluster, then the cluster barrier makes them visible.
-/// A block stores into a set of slots only after every block has passed the
-/// barrier of the call before (which each reached after reading its slots of
-/// the call before that): callers alternate between two sets, one barrier a
-/// call. @pre every thread of the cluster calls it; the cluster's blocks have
-/// all started (a cluster_sync before the first call).
-template <int kCluster>
-__device__ __forceinline__ Sum2 cluster_sum2(Sum2 v, Sum2* slots, int rank) {
-  if (threadIdx.x == 0) {
-    const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(slots + rank));
-#pragma unroll
-    for (int r = 0; r < kCluster; ++r) sm90::cluster_store_f32x2(address, r, v.a, v.b);
-  }
-  sm90::cluster_sync();
-  Sum2 total{0.f, 0.f};
-#pragma unroll
-  for (int r = 0; r < kCluster; ++r) {
-    total.a += slots[r].a;
-    total.b += slots[r].b;
-  }
-  return total;
 }
 
 /// Forward: y = (x - mean) * rstd * weight + bias, rstd = 1/sqrt(var + eps)
@@ -247,45 +206,26 @@ __device__ void row_norm_forward(const RowNormParams& p) {
 ///   dx = rstd * (g - mean(g) - xhat * mean(g * xhat))   (layer norm)
 ///   dx = rstd * (g - xhat * mean(g * xhat))             (kRms)
 /// and the row group's partial sums of dweight (dy * xhat) and dbias (dy) over
-/// its rows, in partial row (blockIdx.x / kCluster) * kRowsPerBlock + group
-/// (kSharedPartials: kept in shared memory meanwhile, dbias in registers with
-/// kDbInRegisters, see PartialSums). kAdd: x is x + x2.
+/// its rows, in partial row blockIdx.x * kRowsPerBlock + group (kSharedPartials:
+/// kept in shared memory meanwhile, dbias in registers with kDbInRegisters, see
+/// PartialSums). kAdd: x is x + x2.
 /// kStages > 0: the rows' shares come through a ring of kStages stages in
 /// shared memory (StagedRows), and mean and rstd one row ahead in registers.
-/// kCluster > 1 (sm_90, launched in clusters of kCluster x 1 x 1 blocks): the
-/// cluster of blocks blockIdx.x / kCluster visits the rows one block would,
-/// block rank blockIdx.x % kCluster taking part `rank` of each row (RowSplit).
 template <typename T, int kCols, int kVec, int kThreadsPerRow, int kBlock, bool kPrefetch, bool kSharedPartials,
-          int kStages, bool kDbInRegisters, bool kRms, bool kWeight, bool kDx, bool kDw, bool kDb, bool kAdd,
-          int kCluster>
+          int kStages, bool kDbInRegisters, bool kRms, bool kWeight, bool kDx, bool kDw, bool kDb, bool kAdd>
 __device__ void row_norm_backward(const RowNormParams& p) {
-  using Split = RowSplit<kCols, kVec, kThreadsPerRow, kBlock, kCluster>;
+  using Split = RowSplit<kCols, kVec, kThreadsPerRow, kBlock>;
   constexpr bool kStaged = kStages > 0;
   static_assert(!(kStaged && kPrefetch), "the ring is the early load");
   static_assert(!kStaged || kStages >= 2, "a ring of one stage would wait for every row");
-  static_assert(kCluster == 1 || kDx, "a cluster shares the sums of dx");
   // dbias alone needs only dy (its signature has no x, mean or rstd).
   constexpr bool kNeedX = kDx || kDw;
   __shared__ Sum2 scratch[32];
-  __shared__ Sum2 cluster_slots[2][kCluster];  // [call parity][block rank]: cluster_sum2's, kCluster > 1
   const int lane = threadIdx.x % kThreadsPerRow;
   const int group = threadIdx.x / kThreadsPerRow;
-  // This block's part of each row: kPartVectors vectors from first_vec. Where
-  // kCluster does not divide the row, the last block's part ends with the row
-  // and so begins kOverlap vectors inside the part before it: both blocks
-  // load, store and sum into partial rows those vectors' identical values
-  // (the same inputs, row sums and order of operations), and the last block
-  // leaves them out of its sums of the row (in_sums).
-  const int rank = static_cast<int>(blockIdx.x % kCluster);
-  constexpr int kOverlap = kCluster * Split::kPartVectors - Split::kVectors;
-  static_assert((kCluster - 1) * Split::kPartVectors <= Split::kVectors, "every part but the last lies in the row");
-  const bool last = rank == kCluster - 1;
-  const int first_vec = last ? Split::kVectors - Split::kPartVectors : rank * Split::kPartVectors;
-  auto in_sums = [&](int vec) { return kOverlap == 0 || !last || vec >= kOverlap; };
-  auto in_row = [](int vec) { return vec < Split::kPartVectors; };
-  using Share = RowShare<T, kVec, Split::kPerThread, kThreadsPerRow, Split::kVectors, Split::kPartVectors>;
+  using Share = RowShare<T, kVec, Split::kPerThread, kThreadsPerRow, Split::kVectors>;
   Share weight;  // this thread's columns of the weight
-  if (kWeight && kDx) weight.load(p.weight, 0, true, lane, first_vec);
+  if (kWeight && kDx) weight.load(p.weight, 0, true, lane);
   // Element i * kVec + k: partial dweight and dbias of this thread's column
   // (vector i, element k); left unused, and so removed by the compiler, when
   // not asked for.
@@ -307,20 +247,19 @@ __device__ void row_norm_backward(const RowNormParams& p) {
   };
   auto load_row = [&](long long row) {
     const bool active = row < p.rows;
-    if (kNeedX) x_share.load(p.x, row, active, lane, first_vec);
-    if (kNeedX && kAdd) x2_share.load(p.x2, row, active, lane, first_vec);
-    dy_share.load(p.dy, row, active, lane, first_vec);
+    if (kNeedX) x_share.load(p.x, row, active, lane);
+    if (kNeedX && kAdd) x2_share.load(p.x2, row, active, lane);
+    dy_share.load(p.dy, row, active, lane);
     load_stats(row);
   };
-  // Rows between visits, and the first row of this block (of its cluster).
-  const long long stride = static_cast<long long>(gridDim.x / kCluster) * Split::kRowsPerBlock;
-  long long first = static_cast<long long>(blockIdx.x / kCluster) * Split::kRowsPerBlock;
+  const long long stride = static_cast<long long>(gridDim.x) * Split::kRowsPerBlock;  // rows between visits
+  long long first = static_cast<long long>(blockIdx.x) * Split::kRowsPerBlock;
   // The ring: tensors x, x2 (kAdd), dy in that order, after the partial sums.
   constexpr int kX = 0, kX2 = 1, kDy = kNeedX ? (kAdd ? 2 : 1) : 0;
   constexpr int kTensors = kDy + 1;
   extern __shared__ float dynamic_shared[];  // [partial sums (kSharedPartials)][ring (kStaged)]
-  using Ring = StagedRows<T, kVec, Split::kPerThread, kThreadsPerRow, Split::kVectors, Split::kPartVectors, kBlock,
-                          kTensors, (kStaged ? kStages : 1)>;
+  using Ring = StagedRows<T, kVec, Split::kPerThread, kThreadsPerRow, Split::kVectors, kBlock, kTensors,
+                          (kStaged ? kStages : 1)>;
   const Ring ring{reinterpret_cast<typename Ring::V*>(
       dynamic_shared + Partials::kInShared * Split::kPerThread * kVec * kBlock)};
   auto issue_row = [&](long long row, int stage) {
@@ -328,9 +267,9 @@ __device__ void row_norm_backward(const RowNormParams& p) {
       const bool active = row < p.rows;
       // No shared-memory read of a stage moves below the copies that refill it.
       asm volatile("" ::: "memory");
-      if (kNeedX) ring.issue(stage, kX, p.x, row, active, lane, first_vec);
-      if (kNeedX && kAdd) ring.issue(stage, kX2, p.x2, row, active, lane, first_vec);
-      ring.issue(stage, kDy, p.dy, row, active, lane, first_vec);
+      if (kNeedX) ring.issue(stage, kX, p.x, row, active, lane);
+      if (kNeedX && kAdd) ring.issue(stage, kX2, p.x2, row, active, lane);
+      ring.issue(stage, kDy, p.dy, row, active, lane);
       cp_async_commit();
     }
   };
@@ -341,11 +280,6 @@ __device__ void row_norm_backward(const RowNormParams& p) {
     load_stats(first + group);
   }
   if (kPrefetch) load_row(first + group);
-  // The cluster's blocks have all started (their shared memory exists) before
-  // any stores into another's (cluster_sum2).
-  if constexpr (kCluster > 1) sm90::cluster_sync();
-  int parity = 0;  // the set of cluster_slots this row's cluster_sum2 uses
-  // Every block of a cluster has the same trip count: each reaches every cluster barrier.
   for (; first < p.rows; first += stride) {
     const long long row = first + group;
     const bool active = row < p.rows;
@@ -371,57 +305,51 @@ __device__ void row_norm_backward(const RowNormParams& p) {
     float sum_g = 0.f, sum_gx = 0.f;
 #pragma unroll
     for (int i = 0; i < Split::kPerThread; ++i) {
-      const int vec = lane + i * kThreadsPerRow;  // in the part
-      const bool valid = active && in_row(vec);
-      const bool summed = in_sums(vec);
+      const bool valid = active && lane + i * kThreadsPerRow < Split::kVectors;
 #pragma unroll
       for (int k = 0; k < kVec; ++k) {
         xhat[i][k] = kNeedX && valid ? (xhat[i][k] - mean) * rstd : 0.f;
         if (kDx) {
           const float g = kWeight ? dy[i][k] * to_float(weight.v[i].v[k]) : dy[i][k];
-          sum_g += summed ? g : 0.f;
-          sum_gx += summed ? g * xhat[i][k] : 0.f;
+          sum_g += g;
+          sum_gx += g * xhat[i][k];
         }
         if (kDw) partial.dw(i * kVec + k) += dy[i][k] * xhat[i][k];
         if (kDb) partial.db(i * kVec + k) += dy[i][k];
       }
     }
     if (!kDx) continue;
-    Sum2 sums = group_sum2<kThreadsPerRow>(Sum2{sum_g, sum_gx}, scratch);
-    if constexpr (kCluster > 1) {
-      sums = cluster_sum2<kCluster>(sums, cluster_slots[parity], rank);
-      parity ^= 1;
-    }
+    const Sum2 sums = group_sum2<kThreadsPerRow>(Sum2{sum_g, sum_gx}, scratch);
     const float mean_g = kRms ? 0.f : sums.a / static_cast<float>(kCols);
     const float mean_gx = sums.b / static_cast<float>(kCols);
     if (!active) continue;
 #pragma unroll
     for (int i = 0; i < Split::kPerThread; ++i) {
-      const int vec = lane + i * kThreadsPerRow;  // in the part
-      if (!in_row(vec)) continue;
+      const int vec = lane + i * kThreadsPerRow;
+      if (vec >= Split::kVectors) continue;
       float out[kVec];
 #pragma unroll
       for (int k = 0; k < kVec; ++k) {
         const float g = kWeight ? dy[i][k] * to_float(weight.v[i].v[k]) : dy[i][k];
         out[k] = rstd * (g - mean_g - xhat[i][k] * mean_gx);
       }
-      store_vector<T, kVec>(p.dx, row * Split::kVectors + first_vec + vec, out);
+      store_vector<T, kVec>(p.dx, row * Split::kVectors + vec, out);
     }
   }
   // The ring's last copies (of rows past the end, zeros) land before the block leaves its shared memory.
   if constexpr (kStaged) staged_wait<0>();
   if (!kDw && !kDb) return;
-  const long long slot = static_cast<long long>(blockIdx.x / kCluster) * Split::kRowsPerBlock + group;
+  const long long slot = static_cast<long long>(blockIdx.x) * Split::kRowsPerBlock + group;
   float* partial_dw = reinterpret_cast<float*>(p.partials) + slot * kCols;                  // [kCols] of slot
   float* partial_db = reinterpret_cast<float*>(p.partials) + (p.slots + slot) * kCols;      // [kCols] of slot
 #pragma unroll
   for (int i = 0; i < Split::kPerThread; ++i) {
-    const int vec = lane + i * kThreadsPerRow;  // in the part
-    if (!in_row(vec)) continue;
+    const int vec = lane + i * kThreadsPerRow;
+    if (vec >= Split::kVectors) continue;
 #pragma unroll
     for (int k = 0; k < kVec; ++k) {
-      if (kDw) partial_dw[(first_vec + vec) * kVec + k] = partial.dw(i * kVec + k);
-      if (kDb) partial_db[(first_vec + vec) * kVec + k] = partial.db(i * kVec + k);
+      if (kDw) partial_dw[vec * kVec + k] = partial.dw(i * kVec + k);
+      if (kDb) partial_db[vec * kVec + k] = partial.db(i * kVec + k);
     }
   }
 }
