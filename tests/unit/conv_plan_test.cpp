@@ -165,6 +165,29 @@ TEST(ConvPlanTest, NchwOperandsRunOnChannelsLastCopies) {
   EXPECT_EQ(params_of<ConvIgemmParams>(mixed.launches.back()).out, mixed.address.at("y"));
 }
 
+// A 1x1 conv at stride 1 without padding reads its planar (NCHW) x in place, 16-byte vectors along the pixels
+// (an image's dense pixels, a multiple of the vector: rows of 14 are read across), and writes y through its
+// strides: no copies. 7x7 images (49 pixels) and strided 1x1 convs still run on channels-last copies.
+TEST(ConvPlanTest, PlanarPointwiseForwardReadsXInPlace) {
+  for (const char* command : {"conv -n 4 -c 256 -H 56 -W 56 -k 128 -y 1 -x 1 -F 1",
+                              "conv -n 4 -c 192 -H 14 -W 14 -k 64 -y 1 -x 1 -F 1",
+                              "conv -n 4 -c 192 -H 14 -W 14 -k 64 -y 1 -x 1 -F 1 --out_layout NHWC"}) {
+    SCOPED_TRACE(command);
+    const Planned p = plan_of(command);
+    ASSERT_EQ(p.entries, (std::vector<std::string>{"boo_igemm_y"})) << p.config;
+    EXPECT_NE(p.config.find("A vecMN4 B vecK4"), std::string::npos) << p.config;
+    const auto gemm = params_of<ConvIgemmParams>(p.launches[0]);
+    EXPECT_EQ(gemm.a, p.address.at("x"));
+    EXPECT_EQ(gemm.out, p.address.at("y"));
+    EXPECT_EQ(p.workspace_bytes, 0u);
+  }
+  for (const char* command : {"conv -n 4 -c 960 -H 7 -W 7 -k 160 -y 1 -x 1 -F 1",
+                              "conv -n 4 -c 256 -H 56 -W 56 -k 512 -y 1 -x 1 -u 2 -v 2 -F 1"}) {
+    SCOPED_TRACE(command);
+    EXPECT_EQ(plan_of(command).entries.front(), "boo_conv_stage_x");
+  }
+}
+
 // Full-precision fp32 sums at most 4096 terms per split-K slice, on tiles 32
 // columns wide (warp tiles of 32x32, whose FFMA threads keep two-level sums:
 // mainloop_ffma.cuh); TF32 keeps every tile width, and short reductions too.
