@@ -566,10 +566,13 @@ std::vector<Work> works_of(const ConvProblem& problem, const ChannelPads& pads, 
       rel.ca = pads.a.count();
       rel.cb = pads.b.count();
     }
-    // A pointwise forward face of planar (NCHW) x reads x as vectors along its pixels and writes y through its
-    // strides (by element where y is planar too): one GEMM without the copies, which cost more than its own
-    // traffic (fp32 1x1 convs of nchw-models ran 1.5-1.75x cuDNN's time staged).
+    // A pointwise forward face of planar (NCHW) x and y reads x as vectors along its pixels and writes y by
+    // element through its strides: one GEMM without the two copies. The copies' traffic against the GEMM's
+    // work goes as 1/C + 1/K: in place was 1.10-1.58x the staged plan's speed down to 1/C + 1/K = 1/128 and
+    // 0.88-1.01x below (fp32 nchw-models lines, H100, docs/perf/2026-11-26-session7.md); with y channels-last
+    // (MIOpen's mixed layout) only x is copied, and in place was 0.94x.
     const bool planar_pointwise = task.face == kForwardFace && a < 0 && !problem.fp32_result &&
+                                  r.b_strides[1] != 1 && r.ca * r.cb <= 128 * (r.ca + r.cb) &&
                                   planar_pixel_vector(r, problem.elem_bytes) > 0;
     if (planar_pointwise) {
       if (w < 0 && !channels_contiguous(r.w_strides, r.ag()))
