@@ -1008,6 +1008,24 @@ TEST(NvrtcTest, HopperTmaModulesCompile) {
 // transposed, fp32 sums (--alpha: the GEMM's epilogue), the B gradient (A^T staged); im2col: the 3x3
 // profiled line, padding 0 with M not a multiple of 128, stride 2 (fp16, bias), dilation 2, a 1-D conv, a
 // 1x1 conv with padding 1.
+// The heuristic's config and plan of a command on `device`, and the plan's tensor maps in step order.
+struct HeuristicPlan {
+  std::unique_ptr<const ops::Config> config;
+  ops::Plan plan;
+  std::vector<ops::TensorMapSlot> maps;
+};
+Result<HeuristicPlan> heuristic_plan(const std::string& command, const DeviceInfo& device) {
+  BOO_ASSIGN_OR_RETURN(ParsedCommand p, parse_command(std::string_view(command)));
+  BOO_ASSIGN_OR_RETURN(runtime::Dispatch d, runtime::choose_gpu_implementation(*p.signature, device));
+  if (!d.chosen) return d.failure();
+  HeuristicPlan out;
+  BOO_ASSIGN_OR_RETURN(out.config, d.chosen->configure(*d.problem, ops::ArchSpec::of(device)));
+  BOO_ASSIGN_OR_RETURN(out.plan, d.chosen->plan(*d.problem, *out.config, ops::ArchSpec::of(device)));
+  for (const ops::LaunchStep& step : out.plan.steps)
+    out.maps.insert(out.maps.end(), step.tensor_maps.begin(), step.tensor_maps.end());
+  return out;
+}
+
 // What a fully-TMA kernel's PTX copies (expect_fully_tma_kernel): TMA copies of tiled and of im2col maps,
 // arrivals with expect_tx, and the bytes the first of them expects (0 where not a constant).
 struct FullyTmaCopies {
@@ -1081,22 +1099,15 @@ TEST(NvrtcTest, HopperFullyTmaModulesCompile) {
            "convbfp16 -n 64 -c 256 -H 28 -W 28 -k 512 -y 1 -x 1 -p 1 -q 1 -F 1" + nhwc,
        }) {
     SCOPED_TRACE(command);
-    Result<ParsedCommand> p = parse_command(std::string_view(command));
-    ASSERT_TRUE(p.ok()) << p.status().to_string();
-    Result<runtime::Dispatch> d = runtime::choose_gpu_implementation(*p->signature, device);
-    ASSERT_TRUE(d.ok() && d->chosen) << (d.ok() ? d->failure() : d.status()).to_string();
-    Result<std::unique_ptr<const ops::Config>> config = d->chosen->configure(*d->problem, ops::ArchSpec::of(device));
-    ASSERT_TRUE(config.ok()) << config.status().to_string();
-    Result<ops::Plan> plan = d->chosen->plan(*d->problem, **config, ops::ArchSpec::of(device));
-    ASSERT_TRUE(plan.ok()) << plan.status().to_string();
-    SCOPED_TRACE((*config)->text());
-    const bool im2col = (*config)->text().find(", filter by TMA, x by TMA (im2col)") != std::string::npos;
-    EXPECT_TRUE(im2col || (*config)->text().find(", filter by TMA, x by TMA (a plain matrix)") != std::string::npos);
-    std::vector<ops::TensorMapSlot> maps;
-    for (const ops::LaunchStep& step : plan->steps)
-      maps.insert(maps.end(), step.tensor_maps.begin(), step.tensor_maps.end());
+    Result<HeuristicPlan> h = heuristic_plan(command, device);
+    ASSERT_TRUE(h.ok()) << h.status().to_string();
+    const std::string text = h->config->text();
+    SCOPED_TRACE(text);
+    const bool im2col = text.find(", filter by TMA, x by TMA (im2col)") != std::string::npos;
+    EXPECT_TRUE(im2col || text.find(", filter by TMA, x by TMA (a plain matrix)") != std::string::npos);
+    const std::vector<ops::TensorMapSlot>& maps = h->maps;
     ASSERT_EQ(maps.size(), 2u);
-    Result<jit::CompiledKernel> k = jit::compile_kernel(plan->source, kArch, true);
+    Result<jit::CompiledKernel> k = jit::compile_kernel(h->plan.source, kArch, true);
     ASSERT_TRUE(k.ok()) << k.status().to_string();
     const FullyTmaCopies copies = expect_fully_tma_kernel(*k);
     EXPECT_GT(copies.tiled, 0u);
@@ -1132,19 +1143,12 @@ TEST(NvrtcTest, HopperWeightFullyTmaModulesCompile) {
            std::string("conv -n 16 -c 512 -H 28 -W 28 -k 512 -y 3 -x 3 -p 1 -q 1 -F 4"),
        }) {
     SCOPED_TRACE(command);
-    Result<ParsedCommand> p = parse_command(std::string_view(command));
-    ASSERT_TRUE(p.ok()) << p.status().to_string();
-    Result<runtime::Dispatch> d = runtime::choose_gpu_implementation(*p->signature, device);
-    ASSERT_TRUE(d.ok() && d->chosen) << (d.ok() ? d->failure() : d.status()).to_string();
-    Result<std::unique_ptr<const ops::Config>> config = d->chosen->configure(*d->problem, ops::ArchSpec::of(device));
-    ASSERT_TRUE(config.ok()) << config.status().to_string();
-    Result<ops::Plan> plan = d->chosen->plan(*d->problem, **config, ops::ArchSpec::of(device));
-    ASSERT_TRUE(plan.ok()) << plan.status().to_string();
-    SCOPED_TRACE((*config)->text());
-    EXPECT_NE((*config)->text().find(", dy by TMA, x by TMA (im2col): one producer thread"), std::string::npos);
-    std::vector<ops::TensorMapSlot> maps;
-    for (const ops::LaunchStep& step : plan->steps)
-      maps.insert(maps.end(), step.tensor_maps.begin(), step.tensor_maps.end());
+    Result<HeuristicPlan> h = heuristic_plan(command, device);
+    ASSERT_TRUE(h.ok()) << h.status().to_string();
+    SCOPED_TRACE(h->config->text());
+    EXPECT_NE(h->config->text().find(", dy by TMA, x by TMA (im2col): one producer thread"), std::string::npos);
+    const std::vector<ops::TensorMapSlot>& maps = h->maps;
+    const ops::Plan* plan = &h->plan;
     ASSERT_EQ(maps.size(), 2u);
     EXPECT_EQ(maps[1].mode, ops::TensorMapSlot::Mode::kIm2col);
     EXPECT_EQ(maps[1].pixels_per_column, 64u);
