@@ -368,12 +368,7 @@ Status plan_sliced_weight(Plan& plan, const ConvProblem& problem, const FaceTask
   };
   add_entry(l.entry, "ConvDepthwiseParams", l.call, l.bounds);
   StepBuilder<ConvDepthwiseParams> step(l.entry, {l.blocks, 1, 1}, {l.threads, 1, 1}, l.shared_bytes);
-  BOO_ASSIGN_OR_RETURN(TensorBinding a, roles.tensor(task.a));
-  BOO_ASSIGN_OR_RETURN(TensorBinding b, roles.tensor(task.b));
-  BOO_ASSIGN_OR_RETURN(TensorBinding w, roles.tensor(task.w));
-  step.bind(step.params.a, a);
-  step.bind(step.params.b, b);
-  step.bind(step.params.w, w);
+  BOO_RETURN_IF_ERROR(bind_task_tensors(step, roles, task));
   if (l.slices > 1) {
     step.bind(step.params.partials, TensorBinding::workspace(0));
     plan.workspace_bytes = static_cast<size_t>(l.slices * r.cb * r.taps()) * sizeof(float);

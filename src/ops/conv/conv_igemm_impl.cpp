@@ -368,8 +368,7 @@ Gemm plan_gemm(const std::string& entry, Face face, const Relation& r, DType dty
       g.n = r.bg();
       g.k = r.taps() * r.ag();
       // A: im2col of A along (r, c): vectors of channels; a pointwise conv's planar x (NCHW), vectors along
-      // its pixels (output pixel m reads input pixel m: consecutive m are consecutive w within a row, so a
-      // vector of them is one run where W is a multiple of its width). B: filter along c (KRSC) or kb.
+      // an image's dense pixels (planar_pixel_vector). B: filter along c (KRSC) or kb.
       if (const long long v = planar_pixel_vector(r, es); v > 0) {
         g.a_mode = kVectorMN;
         g.a_vec = static_cast<int>(v);
@@ -574,20 +573,11 @@ std::vector<Work> works_of(const ConvProblem& problem, const ChannelPads& pads, 
     const bool planar_pointwise = task.face == kForwardFace && a < 0 && !problem.fp32_result &&
                                   r.b_strides[1] != 1 && r.ca * r.cb <= 128 * (r.ca + r.cb) &&
                                   planar_pixel_vector(r, problem.elem_bytes) > 0;
-    if (planar_pointwise) {
-      if (w < 0 && !channels_contiguous(r.w_strides, r.ag()))
-        w = request(task.w, r.cb, r.cb, r.f_size, r.ag(), r.ag(), false);
-      if (w >= 0) rel.w_strides = channels_last(r.f_size, copies[w].padded);
-      out.push_back({plan_gemm("boo_igemm_" + task.result, task.face, rel, problem.dtype, problem.conv().fp32_tf32,
-                               arch, whole(rel), false),
-                     rel, task, -1, -1, w, -1});
-      continue;
-    }
     // Layout: any other operand whose channels are not contiguous.
-    if (a < 0 && !channels_contiguous(r.a_strides, r.ca))
+    if (a < 0 && !planar_pointwise && !channels_contiguous(r.a_strides, r.ca))
       a = request(task.a, r.batch, r.batch, r.a_size, r.ca, r.ca, false);
     // (An fp32 result leaves B, the forward face's output, unwritten: it needs no copy.)
-    if (b < 0 && !channels_contiguous(r.b_strides, r.cb) && !problem.fp32_result)
+    if (b < 0 && !planar_pointwise && !channels_contiguous(r.b_strides, r.cb) && !problem.fp32_result)
       b = request(task.b, r.batch, r.batch, r.b_size, r.cb, r.cb, false);
     if (w < 0 && !channels_contiguous(r.w_strides, r.ag()))
       w = request(task.w, r.cb, r.cb, r.f_size, r.ag(), r.ag(), false);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "boo/conv.hpp"
+#include "ops/plan.hpp"
 #include "ops/problem.hpp"
 
 namespace boo::ops::conv {
@@ -75,6 +76,19 @@ struct FaceTask {
   std::string a, b, w;  ///< signature tensor names ("x", "y", "dy", "dx", "w", "dw")
   bool epilogue = false;  ///< bias, residual and activation apply to this result
 };
+
+/// Binds a face task's three tensors, where they live in the signature, to the `a`, `b` and `w` members of a
+/// kernel's parameter block (the direct-style tiers' blocks, which name them as the task does).
+template <class Params>
+Status bind_task_tensors(StepBuilder<Params>& step, const TensorRoles& roles, const FaceTask& task) {
+  BOO_ASSIGN_OR_RETURN(TensorBinding a, roles.tensor(task.a));
+  BOO_ASSIGN_OR_RETURN(TensorBinding b, roles.tensor(task.b));
+  BOO_ASSIGN_OR_RETURN(TensorBinding w, roles.tensor(task.w));
+  step.bind(step.params.a, a);
+  step.bind(step.params.b, b);
+  step.bind(step.params.w, w);
+  return ok_status();
+}
 
 class ConvProblem final : public OpProblem {
  public:

@@ -156,12 +156,7 @@ Status finish_small_c_plan(Plan& plan, const ConvProblem& problem, const std::st
   step.params.act_alpha = static_cast<float>(conv.activation.alpha);
   step.params.act_lo = static_cast<float>(conv.activation.lo);
   step.params.act_hi = static_cast<float>(conv.activation.hi);
-  BOO_ASSIGN_OR_RETURN(TensorBinding a, roles.tensor(task.a));
-  BOO_ASSIGN_OR_RETURN(TensorBinding b, roles.tensor(task.b));
-  BOO_ASSIGN_OR_RETURN(TensorBinding w, roles.tensor(task.w));
-  step.bind(step.params.a, a);
-  step.bind(step.params.b, b);
-  step.bind(step.params.w, w);
+  BOO_RETURN_IF_ERROR(bind_task_tensors(step, roles, task));
   if (task.epilogue && conv.bias) {
     BOO_ASSIGN_OR_RETURN(TensorBinding bias, roles.argument("b"));
     step.bind(step.params.bias, bias);

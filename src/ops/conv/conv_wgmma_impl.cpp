@@ -917,9 +917,8 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
                         ", 1) " + entry +
                         (config.tma ? "(const __grid_constant__ boo::ConvWgmmaParams p) { boo::wgmma_conv::" + body +
                                           "<Cfg>(p.p, " +
-                                          (run.weight() ? (config.tma_x ? "&p.tma_a, &p.tma_b" : "&p.tma_a")
-                                           : config.tma_x ? "&p.tma_b, &p.tma_a"
-                                                          : "&p.tma_b") +
+                                          (run.weight() ? std::string("&p.tma_a") + (config.tma_x ? ", &p.tma_b" : "")
+                                                        : std::string("&p.tma_b") + (config.tma_x ? ", &p.tma_a" : "")) +
                                           "); }\n"
                                     : "(const boo::ConvIgemmParams p) { boo::wgmma_conv::" + body + "<Cfg>(p); }\n");
     plan.source.entries.push_back(entry);
@@ -975,9 +974,8 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       if (config.tma_x) {  // x (or its copy): the forward face's A, as a plain matrix or by im2col; the weight face's B
         BOO_ASSIGN_OR_RETURN(TensorBinding x, bind(run.a, run.a_copy, false));
         step.map(run.weight() ? step.params.tma_b : step.params.tma_a,
-                 !config.im2col  ? plain_a_slot(run, sig.dtype, x)
-                 : run.weight() ? im2col_slot(run, sig.dtype, x, kBlockK)
-                                : im2col_slot(run, sig.dtype, x, kTileRows));
+                 config.im2col ? im2col_slot(run, sig.dtype, x, run.weight() ? kBlockK : kTileRows)
+                               : plain_a_slot(run, sig.dtype, x));
       }
       launch = std::move(step).finish();
     } else {
