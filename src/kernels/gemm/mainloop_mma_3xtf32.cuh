@@ -57,7 +57,7 @@ __device__ void mainloop_mma_3xtf32(unsigned char* smem, const typename C::T* a_
     const T* tB = pipe.tile_b(stage);  // (BN, BK)
     Accumulators<C> tile_acc = {};     // this k tile's products
     // One k8 step at a time: unrolled, the steps' split fragments were all live at once and
-    // spilled beside the scalar loaders' precomputed rows (NvrtcTest.ThreeTf32VariantsCompileWithoutSpills).
+    // spilled beside the scalar loaders' precomputed rows (NvrtcTest.FullPrecisionFp32VariantsCompileWithoutSpills).
 #pragma unroll 1
     for (int kk = 0; kk < C::BK; kk += 8) {
       // The m16n8k8 fragments: lane 4 * gid + tid holds rows gid and gid + 8, k tid and tid + 4.

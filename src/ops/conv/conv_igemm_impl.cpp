@@ -162,6 +162,12 @@ long long pixel_stride(long long batch, const Dims3& size, const Strides5& s) {
 int warps_n_of(int bn) { return bn / 32; }
 int warps_m_of(int bm, int bn) { return bm == 128 ? (warps_n_of(bn) == 1 ? 4 : 2) : (warps_n_of(bn) == 1 ? 2 : 1); }
 
+// The CTAs per SM a tiling's kernel has registers for (its __launch_bounds__): two, except FFMA tiles of
+// 256 threads, whose 64 accumulators per thread with the loaders' state need more than the 128
+// registers two such CTAs leave (they spilled 50-700 bytes, NvrtcTest.FullPrecisionFp32VariantsCompileWithoutSpills):
+// one CTA of 8 warps, as many warps as two CTAs of 128 threads.
+int ctas_per_sm(Math math, int bm, int bn) { return math == kMathFfma && warps_m_of(bm, bn) * warps_n_of(bn) == 8 ? 1 : 2; }
+
 // Tile shape and split-K by a small cost model: padded MACs per CTA over a
 // tile-efficiency factor and an occupancy factor, times the waves of two CTAs
 // per SM, plus the split-K reduction's memory traffic. Larger tiles reuse each
@@ -197,12 +203,13 @@ const char* compute_term(Math math) {
 // the waves' padded multiply-adds, and with splits the fp32 partials' bytes and the reduce's launch.
 CostTerms tiling_terms(const Gemm& g, long long groups, int bm, int bn, long long splits, const ArchSpec& arch,
                        double macs_per_s) {
-  const long long slots = 2LL * arch.sm_count;
+  const int ctas = ctas_per_sm(g.math, bm, bn);
+  const long long slots = ctas * arch.sm_count;
   const double mac_per_s_per_slot = macs_per_s / static_cast<double>(slots);
   const long long k_tiles = ceil_div(g.k, g.bk);
   const long long tiles = ceil_div(g.m, bm) * ceil_div(g.n, bn) * groups;
   const double reuse = static_cast<double>(bm) * bn / (bm + bn) / 64.0;  // 1 for 128x128
-  const double occupancy = std::min(1.0, 2.0 * warps_m_of(bm, bn) * warps_n_of(bn) / 8.0);
+  const double occupancy = std::min(1.0, ctas * warps_m_of(bm, bn) * warps_n_of(bn) / 8.0);
   const double efficiency = (0.5 + 0.5 * reuse) * occupancy;
   const long long waves = ceil_div(tiles * splits, slots);
   const double macs = static_cast<double>(bm) * bn * ceil_div(k_tiles, splits) * g.bk;
@@ -304,7 +311,7 @@ constexpr long long kMaxPartialBytes = 512LL << 20;  // split-K partials of one 
 // FFMA where the reduction is long (plan_gemm says why), 3xTF32 always, since its tensor cores
 // truncate as they accumulate (mainloop_mma_3xtf32.cuh). 3xTF32 with one-element A loads gets 64-row
 // tiles: at 128 rows the scalar loader's precomputed rows and the split fragments spilled past 255
-// registers (NvrtcTest.ThreeTf32VariantsCompileWithoutSpills).
+// registers (NvrtcTest.FullPrecisionFp32VariantsCompileWithoutSpills).
 void tile_for(Gemm& g, Math math, long long groups, long long es, const ArchSpec& arch) {
   g.math = math;
   g.max_bn = math == kMath3xTf32 || (math == kMathFfma && g.k > kFp32TermsPerSlice) ? 32 : 128;
@@ -629,8 +636,8 @@ class PlanWriter {
     const ConvSignature& conv = problem_.conv();
     const std::string cfg = "Cfg_" + g.entry.substr(std::string("boo_igemm_").size());
     plan_.source.text += "\n" + cfg_source(cfg, g, w.rel, conv, w.task.epilogue);
-    plan_.source.text += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(g.threads()) + ", 2) " +
-                         g.entry + "(const boo::ConvIgemmParams p) { boo::igemm::conv_igemm<" + cfg + ">(p); }\n";
+    plan_.source.text += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(g.threads()) + ", " +
+                         std::to_string(ctas_per_sm(g.math, g.bm, g.bn)) + ") " + g.entry + "(const boo::ConvIgemmParams p) { boo::igemm::conv_igemm<" + cfg + ">(p); }\n";
     plan_.source.entries.push_back(g.entry);
     BOO_ASSIGN_OR_RETURN(uint32_t tiles, grid_extent(ceil_div(g.m, g.bm) * ceil_div(g.n, g.bn), 0x7fffffff, "x"));
     BOO_ASSIGN_OR_RETURN(uint32_t groups, grid_extent(problem_.relation.groups, 65535, "y (groups)"));
