@@ -573,13 +573,13 @@ std::vector<Work> works_of(const ConvProblem& problem, const ChannelPads& pads, 
       rel.cb = pads.b.count();
     }
     // A pointwise forward face of planar (NCHW) x and y reads x as vectors along its pixels and writes y by
-    // element through its strides: one GEMM without the two copies. The copies' traffic against the GEMM's
-    // work goes as 1/C + 1/K: in place was 1.10-1.58x the staged plan's speed down to 1/C + 1/K = 1/128 and
-    // 0.88-1.01x below (fp32 nchw-models lines, H100, docs/perf/2026-11-26-session7.md); with y channels-last
-    // (MIOpen's mixed layout) only x is copied, and in place was 0.94x.
+    // element through its strides: one GEMM without the two copies. Measured on the fp32 nchw-models lines
+    // (H100): 1.10-1.58x the staged plan's speed where 1/C + 1/K >= 1/128 (the copies' traffic against the
+    // GEMM's work), and since FFMA's MN-major tiles load 16-byte vectors also below: 1.16-1.26x or a tie
+    // (docs/perf/2026-11-26-session8.md). With y channels-last (MIOpen's mixed layout) only x is copied, and
+    // in place was 0.94x.
     const bool planar_pointwise = task.face == kForwardFace && a < 0 && !problem.fp32_result &&
-                                  r.b_strides[1] != 1 && r.ca * r.cb <= 128 * (r.ca + r.cb) &&
-                                  planar_pixel_vector(r, problem.elem_bytes) > 0;
+                                  r.b_strides[1] != 1 && planar_pixel_vector(r, problem.elem_bytes) > 0;
     // Layout: any other operand whose channels are not contiguous.
     if (a < 0 && !planar_pointwise && !channels_contiguous(r.a_strides, r.ca))
       a = request(task.a, r.batch, r.batch, r.a_size, r.ca, r.ca, false);
