@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "base/strings.hpp"
+#include "boo/batchnorm.hpp"
 #include "boo/conv.hpp"
 #include "boo/norm.hpp"
 #include "ops/aten/aten_gemm.hpp"
@@ -281,6 +282,45 @@ TEST(AtenMappingTest, NativeLayerNormIsTheLayerNormSignature) {
   expect_error(
       R"(aten::native_layer_norm "[[4, 6, 32], [], [], [], []]" "['float', 'ScalarList', '', '', 'Scalar']" "[[192, 32, 1], [], [], [], []]" "['', '[6]', 'None', 'None', '1e-05']")",
       StatusCode::kInvalidArgument, "normalized_shape [6] must be the trailing dims of input [4, 6, 32]");
+}
+
+// native_batch_norm is MIOpen's spatial batch norm: training saves the statistics and updates the running ones
+// by momentum; evaluation normalizes by the running ones; [N, C, L] runs as [N, C, 1, L]; the strides pick the layout.
+TEST(AtenMappingTest, NativeBatchNormIsTheBatchNormSignature) {
+  ParsedCommand p = parse_ok(
+      R"(aten::native_batch_norm "[[8, 16, 10, 12], [16], [16], [16], [16], [], [], []]" "['c10::BFloat16', 'float', 'float', 'float', 'float', 'Scalar', 'Scalar', 'Scalar']" "[[1920, 1, 192, 16], [1], [1], [1], [1], [], [], []]" "['', '', '', '', '', 'True', '0.1', '1e-05']")");
+  ParsedCommand miopen = parse_ok("bnormbfp16 -n 8 -c 16 -H 10 -W 12 -m 1 --forw 1 -b 0 -s 1 -r 1 --layout NHWC --eps 1e-05 --momentum 0.1");
+  EXPECT_TRUE(p.signature->equals(*miopen.signature)) << p.signature->command();
+  EXPECT_EQ(p.signature->arguments().at(0).strides, (std::vector<int64_t>{1920, 1, 192, 16}));
+  // Evaluation of a contiguous [N, C, L] fp32 input, by the running statistics.
+  ParsedCommand eval = parse_ok(
+      R"(aten::native_batch_norm "[[4, 6, 50], [6], [6], [6], [6], [], [], []]" "['float', 'float', 'float', 'float', 'float', 'Scalar', 'Scalar', 'Scalar']" "[[300, 50, 1], [1], [1], [1], [1], [], [], []]" "['', '', '', '', '', 'False', '0.1', '0.001']")");
+  const auto& bn = dynamic_cast<const BatchNormSignature&>(*eval.signature);
+  EXPECT_EQ(bn.input_shape, (std::vector<int64_t>{4, 6, 1, 50}));
+  EXPECT_EQ(bn.layout, "NCHW");
+  EXPECT_EQ(bn.pass, BatchNormPass::kInference);
+  EXPECT_TRUE(bn.running);
+  EXPECT_EQ(bn.mode, BatchNormMode::kSpatial);
+  // Half data with half parameters is MIOpen's bnormfp16fp32.
+  ParsedCommand half = parse_ok(
+      R"(aten::native_batch_norm "[[2, 8, 4, 4, 4], [8], [8], [], [], [], [], []]" "['c10::Half', 'c10::Half', 'c10::Half', '', '', 'Scalar', 'Scalar', 'Scalar']" "[[512, 64, 16, 4, 1], [1], [1], [], [], [], [], []]" "['', '', '', 'None', 'None', 'True', '0.1', '1e-05']")");
+  EXPECT_NE(half.signature->command().find("bnormfp16fp32"), std::string::npos) << half.signature->command();
+  EXPECT_NE(half.signature->command().find("NCDHW"), std::string::npos) << half.signature->command();
+  expect_error(
+      R"(aten::native_batch_norm "[[4, 6, 50], [], [], [6], [6], [], [], []]" "['float', '', '', 'float', 'float', 'Scalar', 'Scalar', 'Scalar']" "[[300, 50, 1], [], [], [1], [1], [], [], []]" "['', 'None', 'None', '', '', 'True', '0.1', '1e-05']")",
+      StatusCode::kUnimplemented, "without a weight (affine=False)");
+  expect_error(
+      R"(aten::native_batch_norm "[[4, 6, 50], [6], [6], [], [], [], [], []]" "['float', 'float', 'float', '', '', 'Scalar', 'Scalar', 'Scalar']" "[[300, 50, 1], [1], [1], [], [], [], [], []]" "['', '', '', 'None', 'None', 'False', '0.1', '1e-05']")",
+      StatusCode::kInvalidArgument, "running_mean and running_var are None");
+  expect_error(
+      R"(aten::native_batch_norm "[[4, 6, 50], [5], [6], [6], [6], [], [], []]" "['float', 'float', 'float', 'float', 'float', 'Scalar', 'Scalar', 'Scalar']" "[[300, 50, 1], [1], [1], [1], [1], [], [], []]" "['', '', '', '', '', 'True', '0.1', '1e-05']")",
+      StatusCode::kInvalidArgument, "weight [5] must be [6]");
+  expect_error(
+      R"(aten::native_batch_norm "[[4, 6, 5, 5], [6], [6], [6], [6], [], [], []]" "['float', 'float', 'float', 'float', 'float', 'Scalar', 'Scalar', 'Scalar']" "[[150, 1, 6, 30], [1], [1], [1], [1], [], [], []]" "['', '', '', '', '', 'True', '0.1', '1e-05']")",
+      StatusCode::kUnimplemented, "contiguous or channels-last inputs");
+  expect_error(
+      R"(aten::native_batch_norm "[[4, 6, 50], [6], [6], [6], [6], [], [], []]" "['double', 'double', 'double', 'double', 'double', 'Scalar', 'Scalar', 'Scalar']" "[[300, 50, 1], [1], [1], [1], [1], [], [], []]" "['', '', '', '', '', 'True', '0.1', '1e-05']")",
+      StatusCode::kUnimplemented, "native_batch_norm in double");
 }
 
 TEST(AtenArgReduceTest, ReferenceByHand) {

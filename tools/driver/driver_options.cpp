@@ -322,8 +322,9 @@ std::string driver_usage() {
   std::string out = R"(usage: boo-driver [driver options] <MIOpenDriver command>
        boo-driver [driver options] --commands-file FILE [words appended to every command]
 
-Runs MIOpenDriver-style commands (conv, convfp16, convbfp16, layernorm, layernormfp16,
-layernormbfp16) and prints BOO-style results and timings.
+Runs MIOpenDriver-style commands (conv*, layernorm*, addlayernorm*, t5layernorm*, bnorm*, groupnorm*,
+gemm*) and ATen ops from PyTorch profiler traces (aten::mm "[shapes]" "[dtypes]" "[strides]" "[args]"),
+and prints BOO-style results and timings. '<op> --help' prints an op's flags.
 
 driver options (--name VALUE or --name=VALUE):
 )";

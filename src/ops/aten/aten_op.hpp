@@ -31,7 +31,7 @@ struct AtenOp {
 extern const AtenOp kMm, kBmm, kAddmm, kLinear, kBaddbmm;
 extern const AtenOp kArgmax, kArgmin;
 extern const AtenOp kConvolution, kConvolutionUnderscore, kCudnnConvolution;
-extern const AtenOp kNativeLayerNorm;
+extern const AtenOp kNativeLayerNorm, kNativeBatchNorm;
 extern const AtenOp kScaledDotProductAttention, kSdpaFlash, kSdpaEfficient, kSdpaCudnn;
 extern const AtenOp kSdpaFlashBackward, kSdpaEfficientBackward, kSdpaCudnnBackward;
 

@@ -20,7 +20,7 @@ std::string replayed_list() {
 std::span<const AtenOp* const> aten_ops() {
   static const AtenOp* const kOps[] = {
       &kMm,          &kBmm,      &kAddmm,  &kLinear, &kBaddbmm, &kArgmax, &kArgmin, &kConvolution,
-      &kConvolutionUnderscore, &kCudnnConvolution, &kNativeLayerNorm,
+      &kConvolutionUnderscore, &kCudnnConvolution, &kNativeLayerNorm, &kNativeBatchNorm,
       &kScaledDotProductAttention, &kSdpaFlash, &kSdpaEfficient, &kSdpaCudnn,
       &kSdpaFlashBackward, &kSdpaEfficientBackward, &kSdpaCudnnBackward,
   };
