@@ -2,10 +2,11 @@
 """Writes tests/gpu/conv_matrix.txt: the convolution numerics matrix, one driver
 command per line, each shape with a comment naming the edge case it covers.
 
-Every shape runs in fp32, fp16 and bf16; in NCHW, NHWC and an odd permutation;
-forward (with bias and a rotating activation), backward data, backward weight,
-and once all directions with the bias gradient (-F 0 -b 1); fp32 in NHWC also
-with --fp32-math tf32 (TF32 tensor cores, the opt-in).
+Every shape runs in fp32, fp16 and bf16; in NCHW, NHWC and an odd permutation,
+2-D shapes also in MIOpen's mixed layout (NCHW x and w, NHWC y); forward (with
+bias and a rotating activation), backward data, backward weight, and once all
+directions with the bias gradient (-F 0 -b 1); fp32 in NCHW and NHWC also with
+--fp32-math tf32 (TF32 tensor cores, the opt-in).
 Run: python3 tests/gpu/make_conv_matrix.py > tests/gpu/conv_matrix.txt
 """
 
@@ -47,7 +48,8 @@ SHAPES = [
 LAYOUTS = {
     1: ["", "--in_layout NHC --fil_layout NHC --out_layout NHC", "--in_layout CHN --fil_layout HCN --out_layout HNC"],
     2: ["", "--in_layout NHWC --fil_layout NHWC --out_layout NHWC",
-        "--in_layout CHWN --fil_layout HWCN --out_layout WHNC"],
+        "--in_layout CHWN --fil_layout HWCN --out_layout WHNC",
+        "--out_layout NHWC"],  # MIOpen's mixed layout: NCHW x and w, an NHWC y (as its logs print it)
     3: ["", "--in_layout NDHWC --fil_layout NDHWC --out_layout NDHWC",
         "--in_layout CDHWN --fil_layout DHWCN --out_layout NCDHW"],
 }
@@ -70,7 +72,7 @@ def main():
                 print(f"{dtype} {flags} -F 4{tail}")
                 if li == 1:
                     print(f"{dtype} {flags} -F 0 -b 1{tail}")
-                if li == 1 and dtype == "conv":
+                if li <= 1 and dtype == "conv":
                     print(f"{dtype} {flags} -F 1 -b 1 --activation {act} --fp32-math tf32{tail}")
                     print(f"{dtype} {flags} -F 2 --fp32-math tf32{tail}")
                     print(f"{dtype} {flags} -F 4 --fp32-math tf32{tail}")
