@@ -4,7 +4,8 @@ Run by ctest as: python3 tests/python/test_tune.py <boo> <folder of the fake lib
 On the fake libcuda (tests/fake_cuda: host memory, every kernel "takes" the same time) boo tune runs its
 whole path: candidates, parallel compile, executor child, timing, the row; a rerun resumes; the rows go
 to JSON and back; boo explain says which config the database chose, and ignores damaged or foreign rows;
-the export, as a shipped tuning file (BOO_SHIPPED_TUNING), is used where the user's database has no row.
+the export, as a shipped tuning file (BOO_SHIPPED_TUNING), is used where the user's database has no row;
+a config that kills the tuner's child costs only itself.
 """
 import json
 import os
@@ -67,6 +68,21 @@ def main():
     check(r.returncode == 0 and "2 already tuned" in r.stdout, "resume over two GPUs", r)
     r = run([boo, "info", "--gpu-id", "-1"], gpu)
     check(r.returncode == 2 and "is for boo tune" in r.stderr, "--gpu-id -1 outside boo tune", r)
+
+    # A config whose kernel kills the executor child (BOO_TEST_TUNE_CRASH: the child aborts when it tries
+    # config 1) costs only itself: the signature is tuned again without it, and the next one runs.
+    db3 = str(tmp / "tuning-crash.sqlite")
+    crash = [boo, "tune", "--commands-file", str(cmds), "--tuning-db", db3, "--top", "3",
+             "--budget-per-signature", "1", "-j", "2"]
+    r = run(crash, {**gpu, "BOO_TEST_TUNE_CRASH": "1"})
+    check(r.returncode == 0 and "config 1 faulted" in r.stdout and "retrying without it" in r.stdout and
+          r.stdout.count("2 of 3 configs timed") == 2 and "0 failed" in r.stdout and "[2/2 " in r.stdout,
+          "a crashing config costs only itself", r)
+    # The heuristic's own config crashing fails that signature alone, said so.
+    db4 = str(tmp / "tuning-crash-heuristic.sqlite")
+    r = run(crash[:5] + [db4] + crash[6:], {**gpu, "BOO_TEST_TUNE_CRASH": "0"})
+    check(r.returncode == 1 and r.stdout.count("(the heuristic's config)") == 2 and "2 failed" in r.stdout,
+          "a crashing heuristic config", r)
 
     exported = str(tmp / "rows.json")
     r = run([boo, "tune", "--tuning-db", db, "--export", exported])

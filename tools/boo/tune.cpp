@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
@@ -50,6 +51,14 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 constexpr const char* kTryingConfig = "tuning config ";
 // Faulting configs a signature may lose before it is given up.
 constexpr int kMostFaults = 3;
+
+// Test hook (tests/python/test_tune.py): BOO_TEST_TUNE_CRASH=i makes the executor child die when it
+// tries config i, as a kernel that kills its process would, so that the parent's retry without that
+// config runs without a GPU fault. -1 (unset or not a number): never.
+int crash_config_for_test() {
+  const char* v = std::getenv("BOO_TEST_TUNE_CRASH");
+  return v && *v ? std::atoi(v) : -1;
+}
 
 std::string format_us(double us) {
   char buf[32];
@@ -172,6 +181,7 @@ class SignatureTuner {
         break;
       }
       std::cout << kTryingConfig << i << "\n" << std::flush;
+      if (static_cast<int>(i) == crash_config_) std::abort();
       Result<std::shared_ptr<Launchable>> launchable =
           runtime::load_plan(rt_, sig, d.chosen->name(), *list[i], *plans[i], sig.arguments(), sig.results());
       Result<bench::BackendRun> measured = launchable.status();
@@ -255,6 +265,7 @@ class SignatureTuner {
   Runtime& rt_;
   cache::TuningDb& db_;
   bench::Reference& reference_;
+  const int crash_config_ = crash_config_for_test();
 };
 
 Result<std::unique_ptr<cache::TuningDb>> open_for_writing(const std::string& path) {
