@@ -1,4 +1,4 @@
-"""boo's ops for PyTorch: convolution, layer, RMS, batch and group norm as torch.library custom
+"""boo's ops for PyTorch: convolution, layer, RMS, batch and group norm, matmul and linear as torch.library custom
 ops (traceable by torch.compile through their fake implementations) with
 autograd whose backward runs boo's backward kernels.
 
@@ -28,7 +28,7 @@ import torch.nn.functional as F
 from . import _C, _tensors
 from .launch import get_launchable
 
-__all__ = ["conv", "layer_norm", "rms_norm", "batch_norm", "group_norm", "conv_signature", "layer_norm_signature",
+__all__ = ["conv", "layer_norm", "rms_norm", "batch_norm", "group_norm", "matmul", "linear", "conv_signature", "layer_norm_signature",
            "rms_norm_signature", "batch_norm_signature", "group_norm_signature", "enable_backward", "disable_backward", "is_boo_backward_enabled"]
 
 _CONV_FNS = {3: F.conv1d, 4: F.conv2d, 5: F.conv3d}
@@ -1415,3 +1415,105 @@ def group_norm(x, num_groups: int, weight=None, bias=None, eps: float = 1e-5):
     else:
         y = _group_norm(*args)[0]
     return y if xg is x else y.reshape(x.shape)
+
+
+# ---------------------------------------------------------------------------
+# Matrix products: boo's GEMM op (MIOpenDriver's gemm, the conv tiers' mainloops as the identity face).
+
+_GEMM_TOKENS = {torch.float32: "gemm", torch.float16: "gemmfp16", torch.bfloat16: "gemmbfp16"}
+
+
+def _gemm_operand(t):
+    """(t, False) when its (batch, rows, cols) are stored row-major, (t^T, True) when its transpose is
+    (a transposed view: the GEMM's trans flag, no copy), else (a contiguous copy, False)."""
+    if t.is_contiguous():
+        return t, False
+    if t.transpose(-1, -2).is_contiguous():
+        return t.transpose(-1, -2), True
+    return t.contiguous(), False
+
+
+def _matmul_forward(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """a [..., M, K] @ b [..., K, N] (the same leading dims) on boo's GEMM."""
+    def boo():
+        lead, (m, k), n = list(a.shape[:-2]), a.shape[-2:], b.shape[-1]
+        batch = 1
+        for d in lead:
+            batch *= d
+        a3, trans_a = _gemm_operand(a.reshape(batch, m, k))
+        b3, trans_b = _gemm_operand(b.reshape(batch, k, n))
+        if a.dtype not in _GEMM_TOKENS:
+            raise NotImplementedError(f"boo's GEMM computes in float32, float16 and bfloat16, not {a.dtype}")
+        sig = _C.Signature.from_command(
+            f"{_GEMM_TOKENS[a.dtype]} --a_w {m} --a_h {k} --b_w {n} --transA {int(trans_a)} "
+            f"--transB {int(trans_b)} --batch_count {batch}")
+        launchable = get_launchable(sig)
+        # The signature's a and b: [batch,] stored rows x cols (a batch of one has no batch dim).
+        spec_a, spec_b = launchable.arguments
+        d = launchable(a3.reshape(spec_a.shape), b3.reshape(spec_b.shape))[0]
+        return d.reshape(lead + [m, n])
+
+    return _boo_or_torch(lambda: f"matmul {list(a.shape)} @ {list(b.shape)} {a.dtype}", boo,
+                         lambda: torch.matmul(a, b))
+
+
+_matmul = _op("matmul", _matmul_forward)
+
+
+@_fake("matmul")
+def _(a, b):
+    return a.new_empty(list(a.shape[:-1]) + [b.shape[-1]])
+
+
+def _matmul_setup_context(ctx, inputs, output):
+    ctx.save_for_backward(*inputs)
+
+
+def _matmul_backward_rule(ctx, dd):
+    """da = dd b^T and db = a^T dd, each a boo GEMM of transposed views (PyTorch's with backward off)."""
+    a, b = ctx.saved_tensors
+    product = _matmul if is_boo_backward_enabled() else torch.matmul
+    da = product(dd, b.transpose(-1, -2)) if ctx.needs_input_grad[0] else None
+    db = product(a.transpose(-1, -2), dd) if ctx.needs_input_grad[1] else None
+    return da, db
+
+
+if "matmul" not in _CPP_AUTOGRAD:
+    torch.library.register_autograd("boo::matmul", _matmul_backward_rule, setup_context=_matmul_setup_context)
+
+
+def matmul(a, b):
+    """a @ b as torch.matmul for operands of at least 2 dims with the same leading (batch) dims, in float32
+    (full precision), float16 or bfloat16; a transposed operand (a .t() or .mT view) is read in place.
+    Autograd's products are boo GEMMs too (disable_backward(): PyTorch's)."""
+    if a.dim() < 2 or b.dim() < 2:
+        raise ValueError(f"matmul: operands of at least 2 dims, got {list(a.shape)} and {list(b.shape)}")
+    if a.shape[:-2] != b.shape[:-2]:
+        raise ValueError(f"matmul: the leading (batch) dims differ: {list(a.shape[:-2])} and {list(b.shape[:-2])} "
+                         "(boo does not broadcast them)")
+    if a.shape[-1] != b.shape[-2]:
+        raise ValueError(f"matmul: {list(a.shape)} @ {list(b.shape)}: a's last dim must be b's second last")
+    if a.dtype != b.dtype:
+        raise ValueError(f"matmul: operands of one dtype, got {a.dtype} and {b.dtype}")
+    if torch.is_autocast_enabled(a.device.type):
+        target = torch.get_autocast_dtype(a.device.type)
+        if a.dtype == torch.float32 and target in _GEMM_TOKENS:
+            with torch.autocast(a.device.type, enabled=False):
+                return matmul(a.to(target), b.to(target))
+    _boo_dtype(a.dtype, "matmul")
+    return _matmul(a, b)
+
+
+def linear(x, weight, bias=None):
+    """As torch.nn.functional.linear: x [..., in] @ weight [out, in]^T (+ bias [out]), the product a boo
+    GEMM (weight read in place, transposed), with autograd."""
+    if weight.dim() != 2 or x.dim() < 1 or x.shape[-1] != weight.shape[1]:
+        raise ValueError(f"linear: x {list(x.shape)} and weight {list(weight.shape)}: weight is [out, in] with in "
+                         "x's last dim")
+    if bias is not None and tuple(bias.shape) != (weight.shape[0],):
+        raise ValueError(f"linear: bias {list(bias.shape)} must be [{weight.shape[0]}]")
+    rows = x.reshape(-1, x.shape[-1])
+    y = matmul(rows, weight.t())
+    if bias is not None:
+        y = y + bias.to(y.dtype)
+    return y.reshape(list(x.shape[:-1]) + [weight.shape[0]])

@@ -722,6 +722,7 @@ TORCH_LIBRARY(boo, m) {
   m.def("group_norm(Tensor x, SymInt num_groups, Tensor? weight, Tensor? bias, float eps) -> Tensor[]");
   m.def("group_norm_backward(Tensor dy, Tensor x, SymInt num_groups, Tensor? weight, bool affine, Tensor mean, "
         "Tensor rstd, float eps, bool[] output_mask) -> Tensor[]");
+  m.def("matmul(Tensor a, Tensor b) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(boo, CUDA, m) {

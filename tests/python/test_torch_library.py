@@ -31,7 +31,7 @@ torch.backends.cudnn.allow_tf32 = False
 # Whether this boo was built with the C++ registration (python/CMakeLists.txt writes boo/_torch_build.py).
 BUILT = importlib.util.find_spec("boo._torch_build") is not None
 OPS = ("conv", "conv_residual", "conv_backward", "layer_norm", "layer_norm_backward", "rms_norm", "rms_norm_backward", "batch_norm",
-       "batch_norm_backward", "group_norm", "group_norm_backward")
+       "batch_norm_backward", "group_norm", "group_norm_backward", "matmul")
 
 # What a process with boo's ops registered prints about them: the registration, each schema, which
 # source registered conv's CUDA kernel, and conv's whole dispatcher entry.

@@ -712,6 +712,79 @@ class GroupNormOpTest(unittest.TestCase):
 
 
 
+class MatmulOpTest(unittest.TestCase):
+    """boo.ops.matmul and linear against float64 products of the same (rounded) inputs, with the gradients:
+    boo-driver's gemm lines (e.g. gemmbfp16 --a_w 24 --a_h 40 --b_w 16 --transA 1 --batch_count 3)."""
+
+    def check(self, a, b, what):
+        dtype = a.dtype
+        a, b = a.detach().requires_grad_(), b.detach().requires_grad_()
+        d = ops.matmul(a, b)
+        ref = torch.matmul(a.double(), b.double())
+        self.assertEqual(d.dtype, dtype, what)
+        assert_close(self, d, ref, dtype, what)
+        dd = torch.randn_like(d)
+        for name, g, r in zip(("da", "db"), torch.autograd.grad(d, (a, b), dd),
+                              torch.autograd.grad(ref, (a, b), dd.double())):
+            self.assertEqual(g.shape, r.shape, f"{what} {name}")
+            assert_close(self, g, r, dtype, f"{what} {name}")
+
+    def operands(self, shape_a, shape_b, dtype, seed):
+        torch.manual_seed(seed)
+        return (torch.randn(shape_a, dtype=torch.float64).to(dtype).to(DEVICE),
+                torch.randn(shape_b, dtype=torch.float64).to(dtype).to(DEVICE))
+
+    def test_2d_every_transpose(self):
+        for dtype in (torch.float32, torch.bfloat16, torch.float16):
+            a, b = self.operands((24, 40), (40, 16), dtype, 1)
+            self.check(a, b, f"matmul {dtype}")
+            self.check(a.t().contiguous().t(), b, f"matmul {dtype}, a transposed in memory")
+            self.check(a, b.t().contiguous().t(), f"matmul {dtype}, b transposed in memory")
+
+    def test_batched_and_strided(self):
+        a, b = self.operands((2, 3, 24, 40), (2, 3, 40, 16), torch.bfloat16, 2)
+        self.check(a, b, "batched matmul")
+        self.check(a.mT.contiguous().mT, b.mT.contiguous().mT, "batched matmul, both transposed")
+        self.check(a[..., ::2, :], b, "batched matmul, every other row of a (copied)")
+
+    def test_linear(self):
+        torch.manual_seed(3)
+        x = torch.randn(2, 5, 32, device=DEVICE, requires_grad=True)
+        w = torch.randn(24, 32, device=DEVICE, requires_grad=True)
+        bias = torch.randn(24, device=DEVICE, requires_grad=True)
+        y = ops.linear(x, w, bias)
+        ref = F.linear(x.double(), w.double(), bias.double())
+        assert_close(self, y, ref, torch.float32, "linear")
+        dy = torch.randn_like(y)
+        for name, g, r in zip(("dx", "dw", "dbias"), torch.autograd.grad(y, (x, w, bias), dy),
+                              torch.autograd.grad(ref, (x, w, bias), dy.double())):
+            assert_close(self, g, r, torch.float32, f"linear {name}")
+
+    def test_pytorch_backward_switch(self):
+        disable_backward = ops.disable_backward
+        disable_backward()
+        try:
+            a, b = self.operands((8, 16), (16, 8), torch.float32, 4)
+            self.check(a, b, "matmul, PyTorch's backward")
+        finally:
+            ops._set_backward_kernels(None)
+
+    def test_bad_arguments(self):
+        a = torch.randn(4, 8, device=DEVICE)
+        with self.assertRaisesRegex(ValueError, "a's last dim must be b's second last"):
+            ops.matmul(a, torch.randn(4, 8, device=DEVICE))
+        with self.assertRaisesRegex(ValueError, "does not broadcast"):
+            ops.matmul(torch.randn(2, 4, 8, device=DEVICE), torch.randn(3, 8, 4, device=DEVICE))
+        with self.assertRaisesRegex(ValueError, "float64"):
+            ops.matmul(a.double(), a.t().double())
+        with self.assertRaisesRegex(ValueError, "weight is \\[out, in\\]"):
+            ops.linear(a, torch.randn(3, 4, device=DEVICE))
+
+    def test_opcheck(self):
+        a, b = self.operands((8, 16), (16, 12), torch.float32, 5)
+        torch.library.opcheck(torch.ops.boo.matmul.default, (a.requires_grad_(), b.requires_grad_()))
+
+
 class AutocastTest(unittest.TestCase):
     def test_ops_follow_pytorchs_autocast_policy(self):
         torch.manual_seed(5)
