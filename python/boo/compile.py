@@ -50,7 +50,9 @@ log = logging.getLogger("boo")
 # (folded into its weight and bias: "conv_batch_norm"), an add of a tensor of
 # its output's shape, dtype and device ("conv_residual": y = conv + bias + z in
 # the epilogue, z's gradient the sum's), then one of the activations named in
-# "conv_activations" (boo's names). The norms absorb nothing.
+# "conv_activations" (boo's names). The norms absorb nothing. Matrix products (torch.matmul, mm, bmm,
+# the @ operator, F.linear: "matmul") are off until boo's GEMM is faster than cuBLAS on the lists
+# measured (docs/perf/).
 DEFAULT_FUSION_SCHEMA = {
     "conv": True,
     "conv_activations": ("relu", "sigmoid", "tanh", "silu", "gelu", "gelu_tanh", "leaky_relu", "clamp"),
@@ -60,6 +62,7 @@ DEFAULT_FUSION_SCHEMA = {
     "rms_norm": True,
     "batch_norm": True,
     "group_norm": True,
+    "matmul": False,
 }
 
 # What "boo_inductor" changes in DEFAULT_FUSION_SCHEMA: batch norms stay in the graph for inductor,
@@ -444,6 +447,51 @@ def _rewrite_group_norms(graph, check):
     return count
 
 
+_MATMULS = (torch.matmul, torch.mm, torch.bmm, operator.matmul)
+
+
+def _rewrite_matmuls(graph, check):
+    """torch.matmul, mm, bmm and @ of operands boo.ops.matmul takes (at least 2 dims, the same batch dims,
+    one dtype) and F.linear, as boo.ops.matmul and boo.ops.linear."""
+    count = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node.target not in _MATMULS + (F.linear,):
+            continue
+        linear = node.target is F.linear
+        if linear:
+            x, w, b = _call_arguments(node, ("input", "weight", "bias"), (None, None, None))
+            xv, wv = _value(x), _value(w)
+            if not isinstance(xv, torch.Tensor) or not isinstance(wv, torch.Tensor) or wv.dim() != 2 \
+                    or xv.dim() < 1 or xv.dtype != wv.dtype:
+                continue
+            rows = 1
+            for d in xv.shape[:-1]:
+                rows *= d
+            shapes = (1, rows, xv.shape[-1], wv.shape[0])
+        else:
+            a, b = node.args[:2] if len(node.args) >= 2 else (None, None)
+            av, bv = _value(a), _value(b)
+            if not isinstance(av, torch.Tensor) or not isinstance(bv, torch.Tensor) or av.dim() < 2 \
+                    or bv.dim() < 2 or av.shape[:-2] != bv.shape[:-2] or av.dtype != bv.dtype:
+                continue
+            batch = 1
+            for d in av.shape[:-2]:
+                batch *= d
+            shapes = (batch, av.shape[-2], av.shape[-1], bv.shape[-1])
+            xv = av
+        tensors = [xv]
+
+        def signatures():
+            # The forward's product; the gradients' are the same GEMMs of transposed views, checked at run time.
+            return [ops.matmul_signature(*shapes, xv.dtype)]
+
+        if xv.dtype not in ops._GEMM_TOKENS or not check(signatures, tensors):
+            continue
+        _replace(graph, node, ops.linear if linear else ops.matmul, (x, w, b) if linear else (a, b))
+        count += 1
+    return count
+
+
 def _rewrite_graph(graph, schema, check):
     """Rewrites `graph` in place, taking the candidates that `check(signatures, tensors, warm_only=None)`
     accepts; returns {op: nodes replaced}."""
@@ -451,7 +499,8 @@ def _rewrite_graph(graph, schema, check):
             "layer_norm": _rewrite_layer_norms(graph, check) if schema["layer_norm"] else 0,
             "rms_norm": _rewrite_rms_norms(graph, check) if schema["rms_norm"] else 0,
             "batch_norm": _rewrite_batch_norms(graph, check) if schema["batch_norm"] else 0,
-            "group_norm": _rewrite_group_norms(graph, check) if schema["group_norm"] else 0}
+            "group_norm": _rewrite_group_norms(graph, check) if schema["group_norm"] else 0,
+            "matmul": _rewrite_matmuls(graph, check) if schema["matmul"] else 0}
 
 
 def _compile_threads():

@@ -28,7 +28,7 @@ import torch.nn.functional as F
 from . import _C, _tensors
 from .launch import get_launchable
 
-__all__ = ["conv", "layer_norm", "rms_norm", "batch_norm", "group_norm", "matmul", "linear", "conv_signature", "layer_norm_signature",
+__all__ = ["conv", "layer_norm", "rms_norm", "batch_norm", "group_norm", "matmul", "linear", "conv_signature", "matmul_signature", "layer_norm_signature",
            "rms_norm_signature", "batch_norm_signature", "group_norm_signature", "enable_backward", "disable_backward", "is_boo_backward_enabled"]
 
 _CONV_FNS = {3: F.conv1d, 4: F.conv2d, 5: F.conv3d}
@@ -1433,6 +1433,15 @@ def _gemm_operand(t):
     return t.contiguous(), False
 
 
+def matmul_signature(batch, m, k, n, dtype, trans_a=False, trans_b=False):
+    """The GEMM signature of `batch` products [m, k] @ [k, n] (MIOpenDriver's gemm line); trans_a: a stored
+    k x m, trans_b: b stored n x k."""
+    if dtype not in _GEMM_TOKENS:
+        raise NotImplementedError(f"boo's GEMM computes in float32, float16 and bfloat16, not {dtype}")
+    return _C.Signature.from_command(f"{_GEMM_TOKENS[dtype]} --a_w {m} --a_h {k} --b_w {n} --transA {int(trans_a)} "
+                                     f"--transB {int(trans_b)} --batch_count {batch}")
+
+
 def _matmul_forward(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """a [..., M, K] @ b [..., K, N] (the same leading dims) on boo's GEMM."""
     def boo():
@@ -1442,12 +1451,7 @@ def _matmul_forward(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
             batch *= d
         a3, trans_a = _gemm_operand(a.reshape(batch, m, k))
         b3, trans_b = _gemm_operand(b.reshape(batch, k, n))
-        if a.dtype not in _GEMM_TOKENS:
-            raise NotImplementedError(f"boo's GEMM computes in float32, float16 and bfloat16, not {a.dtype}")
-        sig = _C.Signature.from_command(
-            f"{_GEMM_TOKENS[a.dtype]} --a_w {m} --a_h {k} --b_w {n} --transA {int(trans_a)} "
-            f"--transB {int(trans_b)} --batch_count {batch}")
-        launchable = get_launchable(sig)
+        launchable = get_launchable(matmul_signature(batch, m, k, n, a.dtype, trans_a, trans_b))
         # The signature's a and b: [batch,] stored rows x cols (a batch of one has no batch dim).
         spec_a, spec_b = launchable.arguments
         d = launchable(a3.reshape(spec_a.shape), b3.reshape(spec_b.shape))[0]

@@ -1373,6 +1373,35 @@ class CompileTest(unittest.TestCase):
         self.assertEqual(counts, {"layer_norm": 1, "rms_norm": 1})
 
 
+    def test_matmuls_rewritten_where_the_schema_asks(self):
+        """torch.matmul, @ (batched) and F.linear become boo.ops.matmul and boo.ops.linear with
+        fusion_schema={"matmul": True}; the default schema leaves them to PyTorch."""
+        class Mlp(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = torch.nn.Linear(16, 8)
+
+            def forward(self, x, y):
+                return self.fc(torch.matmul(x, y.mT) @ y)
+
+        torch.manual_seed(9)
+        model = Mlp().to(DEVICE)
+        x, y = torch.randn(2, 5, 16, device=DEVICE), torch.randn(2, 7, 16, device=DEVICE)
+        for schema, want in ((None, {}), ({"matmul": True}, {"matmul": 2, "linear": 1})):
+            with self.subTest(fusion_schema=schema):
+                counts = {}
+
+                def recorder(gm, example_inputs):
+                    for n in gm.graph.nodes:
+                        if n.target in (ops.matmul, ops.linear):
+                            counts[n.target.__name__] = counts.get(n.target.__name__, 0) + 1
+                    return gm.forward
+
+                torch._dynamo.reset()
+                out = torch.compile(model, backend=boo.backend(recorder, fusion_schema=schema))(x, y)
+                self.assertEqual(counts, want)
+                assert_close(self, out, model(x, y), torch.float32, f"matmul rewrite {schema}")
+
     def test_boo_inductor_leaves_batch_norms_to_inductor(self):
         """boo_inductor's schema (INDUCTOR_FUSION_DEFAULTS): training batch norms stay for inductor to
         fuse, the convs are boo's; a fusion_schema naming batch_norm takes them back."""
