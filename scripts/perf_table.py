@@ -3,9 +3,11 @@
 table of docs/perf/: per command the time of each backend, boo's TFLOP/s and
 fraction of the roofline limit (tensor-core peak or memory bandwidth, whichever
 bounds the shape), and the boo/cudnn time ratio; geometric means per direction.
+With --gemm-tflops (a dense GEMM's measured rate on the device, e.g. 777 for bf16
+on the H100), cuDNN's TFLOP/s and each backend's share of that rate too.
 
 usage: perf_table.py OUT.csv [...] --device "NVIDIA H200" --peak-tflops 989.4 --bandwidth-tbs 4.8
-                    [--l2 rotated|flushed] [--title T]
+                    [--gemm-tflops 777] [--l2 rotated|flushed] [--title T]
 
 --l2 says how the run kept inputs out of L2 (the CSV does not record it): "rotated" for a run without
 --flush-l2, "flushed" for one with it; without --l2 the table says it is not recorded.
@@ -41,6 +43,7 @@ def main():
     ap.add_argument("--device", required=True)
     ap.add_argument("--peak-tflops", type=float, required=True, help="dense bf16 tensor-core peak")
     ap.add_argument("--bandwidth-tbs", type=float, required=True, help="HBM bandwidth")
+    ap.add_argument("--gemm-tflops", type=float, help="a dense GEMM's measured rate (TFLOP/s) on the device")
     ap.add_argument("--l2", choices=["rotated", "flushed"], help="how the run kept inputs out of L2")
     ap.add_argument("--title", default="boo vs cuDNN")
     args = ap.parse_args()
@@ -57,8 +60,12 @@ def main():
            "(spec sheet). Times are per-launch GPU means of boo-driver (CUPTI kernel times; "
            f"{L2_METHODS[args.l2]}), same process and inputs for both backends; cuDNN runs its fastest "
            "engine configuration for each signature.", "",
-           "| # | direction | boo µs | cuDNN µs | boo/cuDNN | boo TFLOP/s | bound | boo % of limit | command |",
-           "|---|---|---|---|---|---|---|---|---|"]
+           "| # | direction | boo µs | cuDNN µs | boo/cuDNN | boo TFLOP/s | bound | boo % of limit |"
+           + (" cuDNN TFLOP/s | boo % of GEMM rate | cuDNN % of GEMM rate |" if args.gemm_tflops else "")
+           + " command |",
+           "|---|---|---|---|---|---|---|---|" + ("---|---|---|" if args.gemm_tflops else "") + "---|"]
+    if args.gemm_tflops:
+        out[2] += f" The GEMM rate is {args.gemm_tflops} TFLOP/s, a dense GEMM measured on the device."
     ratios = defaultdict(list)
     failures = []
     worst = []
@@ -78,8 +85,11 @@ def main():
         d = direction(cmd)
         ratios[d].append(ratio)
         worst.append((ratio, i, cmd))
-        out.append(f"| {i} | {d} | {boo:.1f} | {cudnn:.1f} | {ratio:.2f} | {flops / (boo * 1e-6) / 1e12:.1f} | "
-                   f"{bound} | {100 * limit_fraction:.0f}% | `{cmd}` |")
+        rate = {name: flops / (t * 1e-6) / 1e12 for name, t in (("boo", boo), ("cudnn", cudnn))}
+        gemm = (f" {rate['cudnn']:.1f} | {100 * rate['boo'] / args.gemm_tflops:.0f}% | "
+                f"{100 * rate['cudnn'] / args.gemm_tflops:.0f}% |") if args.gemm_tflops else ""
+        out.append(f"| {i} | {d} | {boo:.1f} | {cudnn:.1f} | {ratio:.2f} | {rate['boo']:.1f} | "
+                   f"{bound} | {100 * limit_fraction:.0f}% |{gemm} `{cmd}` |")
     summary = ["| direction | commands | geomean boo/cuDNN | max | min |", "|---|---|---|---|---|"]
     for d, v in sorted(ratios.items()):
         summary.append(f"| {d} | {len(v)} | {geomean(v):.2f} | {max(v):.2f} | {min(v):.2f} |")

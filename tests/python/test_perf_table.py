@@ -49,6 +49,21 @@ def main():
     assert "| backward weight | 1 | 1.00 | 1.00 | 1.00 |" in lines, r.stdout
     assert f"| all | 3 | {0.5 ** (1 / 3):.2f} | 2.00 | 0.25 |" in lines, r.stdout
     assert "Commands without both timings: 1" in r.stdout and "line 4:" in r.stdout, r.stdout
+    # With the measured GEMM rate: cuDNN's TFLOP/s and both shares of that rate (line 1: 1e9 flop in 20 and
+    # 10 us: 50 and 100 TFLOP/s, 10% and 20% of 500).
+    with tempfile.TemporaryDirectory() as tmp:
+        path = pathlib.Path(tmp) / "run.csv"
+        with path.open("w", newline="") as f:
+            csv.writer(f).writerows([FIELDS] + ROWS)
+        g = subprocess.run(table[:2] + [str(path)] + table[3:] + ["--gemm-tflops", "500"], capture_output=True, text=True)
+    assert g.returncode == 0, g.stderr
+    glines = g.stdout.splitlines()
+    gheader = [i for i, l in enumerate(glines) if l.startswith("| # | direction")]
+    assert len(gheader) == 1 and "boo % of GEMM rate | cuDNN % of GEMM rate |" in glines[gheader[0]], g.stdout
+    assert glines[gheader[0] + 1] == "|---" * 12 + "|", g.stdout
+    assert any(l.startswith("| 1 | forward | 20.0 | 10.0 | 2.00 | 50.0 |") and "| 100.0 | 10% | 20% |" in l
+               for l in glines), g.stdout
+    assert "The GEMM rate is 500.0 TFLOP/s" in g.stdout, g.stdout
     print("perf_table: ok")
 
 
