@@ -142,7 +142,7 @@ class CompileWarmUp(unittest.TestCase):
     def test_rewrite_compiles_every_kernel_ahead_in_one_parallel_call(self):
         spy = Spy()
         counts = spy.rewrite(graph_module())
-        self.assertEqual(counts, {"conv": 2, "layer_norm": 0, "rms_norm": 0, "batch_norm": 1, "group_norm": 0})
+        self.assertEqual(counts, {"conv": 2, "layer_norm": 0, "rms_norm": 0, "batch_norm": 1, "group_norm": 0, "matmul": 0})
         self.assertEqual(len(spy.prepared), 1, spy.prepared)
         sigs, device, threads = spy.prepared[0]
         self.assertEqual((device, threads), (0, 2))
