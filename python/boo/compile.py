@@ -29,6 +29,7 @@ the first compiled step waits for the slowest compile, not for their sum.
 """
 import functools
 import logging
+import math
 import operator
 import os
 import time
@@ -464,28 +465,21 @@ def _rewrite_matmuls(graph, check):
             if not isinstance(xv, torch.Tensor) or not isinstance(wv, torch.Tensor) or wv.dim() != 2 \
                     or xv.dim() < 1 or xv.dtype != wv.dtype:
                 continue
-            rows = 1
-            for d in xv.shape[:-1]:
-                rows *= d
-            shapes = (1, rows, xv.shape[-1], wv.shape[0])
+            shapes = (1, math.prod(xv.shape[:-1]), xv.shape[-1], wv.shape[0])
         else:
             a, b = node.args[:2] if len(node.args) >= 2 else (None, None)
             av, bv = _value(a), _value(b)
             if not isinstance(av, torch.Tensor) or not isinstance(bv, torch.Tensor) or av.dim() < 2 \
                     or bv.dim() < 2 or av.shape[:-2] != bv.shape[:-2] or av.dtype != bv.dtype:
                 continue
-            batch = 1
-            for d in av.shape[:-2]:
-                batch *= d
-            shapes = (batch, av.shape[-2], av.shape[-1], bv.shape[-1])
+            shapes = (math.prod(av.shape[:-2]), av.shape[-2], av.shape[-1], bv.shape[-1])
             xv = av
-        tensors = [xv]
 
         def signatures():
             # The forward's product; the gradients' are the same GEMMs of transposed views, checked at run time.
             return [ops.matmul_signature(*shapes, xv.dtype)]
 
-        if xv.dtype not in ops._GEMM_TOKENS or not check(signatures, tensors):
+        if xv.dtype not in ops._GEMM_TOKENS or not check(signatures, [xv]):
             continue
         _replace(graph, node, ops.linear if linear else ops.matmul, (x, w, b) if linear else (a, b))
         count += 1

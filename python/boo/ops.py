@@ -18,6 +18,7 @@ says which).
 """
 import ctypes
 import functools
+import math
 import os
 import warnings
 from typing import List, Optional, Sequence, Union
@@ -1446,9 +1447,7 @@ def _matmul_forward(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """a [..., M, K] @ b [..., K, N] (the same leading dims) on boo's GEMM."""
     def boo():
         lead, (m, k), n = list(a.shape[:-2]), a.shape[-2:], b.shape[-1]
-        batch = 1
-        for d in lead:
-            batch *= d
+        batch = math.prod(lead)
         a3, trans_a = _gemm_operand(a.reshape(batch, m, k))
         b3, trans_b = _gemm_operand(b.reshape(batch, k, n))
         launchable = get_launchable(matmul_signature(batch, m, k, n, a.dtype, trans_a, trans_b))

@@ -147,6 +147,13 @@ constexpr const char* kListNames[4] = {"shapes", "dtypes", "strides", "concrete 
 
 }  // namespace
 
+bool stored_in_order(const TensorSpec& t, const std::vector<int>& order) {
+  const std::vector<int64_t> dense = permuted_strides(t.shape, order);
+  for (size_t d = 0; d < t.shape.size(); ++d)
+    if (t.shape[d] > 1 && dense[d] != t.strides[d]) return false;
+  return true;
+}
+
 std::optional<DType> float_dtype(std::string_view name) {
   if (name == "float") return DType::kF32;
   if (name == "double") return DType::kF64;

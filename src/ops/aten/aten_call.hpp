@@ -63,6 +63,10 @@ struct AtenCall {
   Result<std::vector<int64_t>> int_list(size_t i, size_t fill = 0) const;
 };
 
+/// Whether tensor `t` (a call's recorded shape and strides) is stored with the dense strides that
+/// `order` (its dims, outermost first) gives; a size-1 dim's stride is arbitrary.
+bool stored_in_order(const TensorSpec& t, const std::vector<int>& order);
+
 /// The element type of an ATen dtype name: float, double, c10::Half,
 /// c10::BFloat16 (nullopt for any other name).
 std::optional<DType> float_dtype(std::string_view name);

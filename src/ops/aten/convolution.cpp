@@ -13,13 +13,6 @@
 namespace boo::ops::aten {
 namespace {
 
-// Whether `spec` has `strides` wherever a dim is longer than 1 (a size-1 dim's stride is arbitrary).
-bool same_strides(const std::vector<int64_t>& shape, const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
-  for (size_t d = 0; d < shape.size(); ++d)
-    if (shape[d] > 1 && a[d] != b[d]) return false;
-  return true;
-}
-
 // The conv layout ("NCHW", "NHWC", ...) whose dense strides are `t`'s: the default first.
 Result<std::string> layout_of(const TensorSpec& t, int spatial_dims, const AtenCall& call) {
   const std::string def = default_conv_layout(spatial_dims);
@@ -30,7 +23,7 @@ Result<std::string> layout_of(const TensorSpec& t, int spatial_dims, const AtenC
     if (letters != def) candidates.push_back(letters);
   } while (std::next_permutation(letters.begin(), letters.end()));
   for (const std::string& layout : candidates) {
-    if (same_strides(t.shape, permuted_strides(t.shape, conv::layout_order(layout)), t.strides)) return layout;
+    if (stored_in_order(t, conv::layout_order(layout))) return layout;
   }
   return unimplemented(call.op + ": " + t.name + " " + format_dims(t.shape) + " has strides " + format_dims(t.strides) +
                        ", which are no dense layout (a permutation of " + def +

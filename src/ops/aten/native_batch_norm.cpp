@@ -34,10 +34,7 @@ Result<std::string> layout_of(const TensorSpec& t, const AtenCall& call) {
   const bool d5 = t.rank() == 5;
   for (const char* layout : {d5 ? "NCDHW" : "NCHW", d5 ? "NDHWC" : "NHWC"}) {
     BOO_ASSIGN_OR_RETURN(std::vector<int> order, norm::layout_order(layout, t.rank(), call.op));
-    const std::vector<int64_t> dense = permuted_strides(t.shape, order);
-    bool same = true;
-    for (size_t d = 0; d < t.shape.size(); ++d) same = same && (t.shape[d] == 1 || dense[d] == t.strides[d]);
-    if (same) return std::string(layout);
+    if (stored_in_order(t, order)) return std::string(layout);
   }
   return unimplemented(call.op + ": input " + format_dims(t.shape) + " has strides " + format_dims(t.strides) +
                        "; boo's batch norm takes contiguous or channels-last inputs");

@@ -23,12 +23,9 @@ Result<std::vector<int>> memory_order(const TensorSpec& t, const AtenCall& call)
     const int64_t sb = t.shape[static_cast<size_t>(b)] == 1 ? 0 : t.strides[static_cast<size_t>(b)];
     return sa > sb;
   });
-  const std::vector<int64_t> dense = permuted_strides(t.shape, order);
-  for (size_t d = 0; d < t.shape.size(); ++d) {
-    if (t.shape[d] > 1 && dense[d] != t.strides[d])
-      return unimplemented(call.op + ": input " + format_dims(t.shape) + " has strides " + format_dims(t.strides) +
-                           ", which are no dense order of its dims; boo's layer norm takes dense inputs only");
-  }
+  if (!stored_in_order(t, order))
+    return unimplemented(call.op + ": input " + format_dims(t.shape) + " has strides " + format_dims(t.strides) +
+                         ", which are no dense order of its dims; boo's layer norm takes dense inputs only");
   if (std::is_sorted(order.begin(), order.end())) return std::vector<int>{};
   return order;
 }
