@@ -33,7 +33,7 @@ struct TuningKey {
   std::string problem;         ///< the signature's canonical command
   std::string arch;            ///< "sm_90a"
   std::string device;          ///< "NVIDIA H100 80GB HBM3"
-  std::string version;         ///< jit::device_sources_version() when measured
+  std::string version;         ///< runtime::tuning_version when measured: the kernels' sources
 };
 
 struct TuningRow {

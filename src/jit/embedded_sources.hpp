@@ -24,9 +24,4 @@ const EmbeddedSource* find_embedded_source(std::string_view include_name);
 /// when a header the program uses changes (part of every cache key).
 std::string included_sources_digest(std::string_view text);
 
-/// "<library version>+<16 hex digits>": the digits a SHA-256 over every
-/// embedded source's name and hash. A tuning database row measured under
-/// another version is not trusted (its kernels may have changed).
-std::string device_sources_version();
-
 }  // namespace boo::jit

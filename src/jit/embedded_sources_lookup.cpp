@@ -3,7 +3,6 @@
 #include <vector>
 
 #include "base/sha256.hpp"
-#include "boo/version.hpp"
 #include "jit/embedded_sources.hpp"
 
 namespace boo::jit {
@@ -48,15 +47,6 @@ std::string included_sources_digest(std::string_view text) {
     record += name + "=" + (s ? std::string(s->sha256) : std::string("missing")) + "\n";
   }
   return base::sha256_hex(record);
-}
-
-std::string device_sources_version() {
-  std::set<std::string> records;  // sorted: independent of the table's order
-  for (const EmbeddedSource& s : embedded_sources())
-    records.insert(std::string(s.include_name) + "=" + std::string(s.sha256));
-  std::string record;
-  for (const std::string& r : records) record += r + "\n";
-  return std::string(library_version()) + "+" + base::sha256_hex(record).substr(0, 16);
 }
 
 }  // namespace boo::jit

@@ -8,6 +8,7 @@
 #include "base/file_util.hpp"
 #include "base/log.hpp"
 #include "base/strings.hpp"
+#include "boo/version.hpp"
 #include "jit/embedded_sources.hpp"
 #include "ops/op_registry.hpp"
 
@@ -21,8 +22,25 @@ Status Dispatch::failure() const {
   return unimplemented("no GPU implementation accepts this signature (" + reasons + ")");
 }
 
-cache::TuningKey tuning_key(std::string_view implementation, const OpSignature& sig, const DeviceInfo& device) {
-  return {std::string(implementation), sig.command(), device.arch(), device.name, jit::device_sources_version()};
+Result<std::string> tuning_version(const ops::GpuImplementation& implementation, const ops::OpProblem& problem,
+                                   const ops::ArchSpec& arch) {
+  BOO_ASSIGN_OR_RETURN(ops::ConfigList candidates, implementation.candidates(problem, arch));
+  std::string includes;  // every candidate's generated source: its #include lines name the device sources
+  for (const std::unique_ptr<const ops::Config>& config : candidates) {
+    Result<ops::Plan> plan = implementation.plan(problem, *config, arch);
+    if (!plan.ok())
+      return internal_error(std::string(implementation.name()) + " could not plan its candidate '" + config->text() +
+                            "': " + plan.status().message());
+    includes += plan->source.text;
+  }
+  return std::string(library_version()) + "+" + jit::included_sources_digest(includes).substr(0, 16);
+}
+
+Result<cache::TuningKey> tuning_key(const Dispatch& d, const DeviceInfo& device) {
+  if (!d.chosen) return internal_error("a tuning key needs a chosen implementation");
+  BOO_ASSIGN_OR_RETURN(std::string version, tuning_version(*d.chosen, *d.problem, d.arch));
+  return cache::TuningKey{std::string(d.chosen->name()), d.problem->signature().command(), device.arch(), device.name,
+                          std::move(version)};
 }
 
 std::unique_ptr<cache::TuningDb> open_tuning_db(const std::string& path) {
@@ -104,7 +122,13 @@ bool take_row(Dispatch& d, const OpSignature& sig, const cache::TuningKey& key, 
 // heuristic's; otherwise config_origin says what was looked at and why nothing was taken.
 void apply_tuning(Dispatch& d, const OpSignature& sig, const DeviceInfo& device, const cache::TuningDb* tuning,
                   const cache::ShippedTunings* shipped) {
-  const cache::TuningKey key = tuning_key(d.chosen->name(), sig, device);
+  Result<cache::TuningKey> found_key = tuning_key(d, device);
+  if (!found_key.ok()) {
+    base::log_warning("no tuning row is used for " + sig.command() + ": " + found_key.status().to_string());
+    d.config_origin = "heuristic (" + found_key.status().message() + ")";
+    return;
+  }
+  const cache::TuningKey& key = *found_key;
   std::string reasons;
   if (tuning && take_row(d, sig, key, "tuning database " + tuning->path(), "tuning database", tuning->find(key),
                          &base::log_warning, reasons))

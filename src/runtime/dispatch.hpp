@@ -38,7 +38,7 @@ struct Dispatch {
 /// configures it; an error only when the signature has no op or its problem
 /// cannot be built. `only` (from --impl) restricts the choice to one name.
 /// With `tuning`, the chosen implementation's config is the database row's
-/// for this problem, arch, device and device-sources version where there is
+/// for this problem, arch, device and tuning_version where there is
 /// one and it is one of the tier's candidates; a row that is not (or a
 /// database that cannot be read) is logged as a warning and the heuristic's
 /// config is used. `shipped` is consulted the same way where `tuning` has no
@@ -56,8 +56,19 @@ Result<Dispatch> choose_gpu_implementation(const OpSignature& sig, const DeviceI
 /// parse, is another device's or has a bad scale is logged once and ignored.
 std::shared_ptr<const ops::CostModel> cost_model_of(const cache::ShippedTunings* shipped, const DeviceInfo& device);
 
-/// The database key of a chosen implementation's problem on `device`.
-cache::TuningKey tuning_key(std::string_view implementation, const OpSignature& sig, const DeviceInfo& device);
+/// The version of the kernels a tuning row of `implementation` for `problem`
+/// stands for: the library's version, "+", and a digest of every embedded
+/// device source that any of the implementation's candidate configs for the
+/// problem includes (the configs `boo tune` compared). A row is trusted only
+/// while all of them are unchanged, so an edit to one tier's device code
+/// retires that tier's rows and leaves the others'. INTERNAL where a candidate
+/// cannot be planned.
+Result<std::string> tuning_version(const ops::GpuImplementation& implementation, const ops::OpProblem& problem,
+                                   const ops::ArchSpec& arch);
+
+/// The database key of a dispatch's chosen implementation and problem on
+/// `device` (tuning_version's version).
+Result<cache::TuningKey> tuning_key(const Dispatch& dispatch, const DeviceInfo& device);
 
 /// The tuning database at `path` (RuntimeOptions::tuning_db), opened
 /// read-only; nullptr where there is none (logged at debug level when the

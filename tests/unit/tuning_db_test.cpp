@@ -16,6 +16,7 @@
 #include "base/file_util.hpp"
 #include "base/json.hpp"
 #include "boo/runtime.hpp"
+#include "boo/version.hpp"
 #include "cache/shipped_tunings.hpp"
 #include "cache/tuning_db.hpp"
 #include "jit/embedded_sources.hpp"
@@ -307,6 +308,30 @@ DispatchFixture fixture(const std::string& command, const std::string& arch = "s
   return f;
 }
 
+// The database key of the fixture's problem on `implementation`, as dispatch and boo tune make it.
+cache::TuningKey key_of(const DispatchFixture& f, const std::string& implementation) {
+  Result<Dispatch> d = choose_gpu_implementation(*f.sig, f.device, implementation);
+  EXPECT_TRUE(d.ok() && d->chosen) << implementation;
+  Result<cache::TuningKey> key = tuning_key(*d, f.device);
+  EXPECT_TRUE(key.ok()) << key.status().to_string();
+  return *key;
+}
+
+TEST(TuningVersionTest, EachTierHasTheVersionOfTheDeviceSourcesItsCandidatesInclude) {
+  DispatchFixture f = fixture(kConv);
+  const cache::TuningKey igemm = key_of(f, "gpu:conv:implicit_gemm");
+  const cache::TuningKey wgmma = key_of(f, "gpu:conv:wgmma_sm90");
+  const std::string prefix = std::string(library_version()) + "+";
+  EXPECT_EQ(igemm.version.rfind(prefix, 0), 0u) << igemm.version;
+  EXPECT_EQ(igemm.version.size(), prefix.size() + 16) << igemm.version;
+  // The tiers' kernels include different headers: an edit to one's retires its rows only.
+  EXPECT_NE(igemm.version, wgmma.version);
+  // Another problem whose candidates include the same headers has the same version: it is the sources'.
+  EXPECT_EQ(key_of(fixture("convbfp16 -n 4 -c 32 -H 28 -W 28 -k 64 -y 3 -x 3 -p 1 -q 1 -F 1"), "gpu:conv:implicit_gemm").version,
+            igemm.version);
+  EXPECT_EQ(key_of(f, "gpu:conv:implicit_gemm").version, igemm.version);
+}
+
 TEST(TuningDispatchTest, DispatchTakesTheDatabasesCandidateAndSaysSo) {
   DispatchFixture f = fixture(kConv);
   Result<Dispatch> heuristic = choose_gpu_implementation(*f.sig, f.device, "gpu:conv:implicit_gemm");
@@ -324,8 +349,7 @@ TEST(TuningDispatchTest, DispatchTakesTheDatabasesCandidateAndSaysSo) {
     Result<std::unique_ptr<TuningDb>> db = TuningDb::open(path, true);
     ASSERT_TRUE(db.ok());
     TuningRow row;
-    row.key = tuning_key("gpu:conv:implicit_gemm", *f.sig, f.device);
-    EXPECT_EQ(row.key.version, jit::device_sources_version());
+    row.key = key_of(f, "gpu:conv:implicit_gemm");
     row.config = tuned;
     row.time_us = 10;
     row.heuristic_us = 20;
@@ -354,7 +378,7 @@ TEST(TuningDispatchTest, AnUnparsableOrForeignRowIsIgnoredWithALogLine) {
   Result<std::unique_ptr<TuningDb>> writer = TuningDb::open(path, true);
   ASSERT_TRUE(writer.ok());
   TuningRow row;
-  row.key = tuning_key("gpu:conv:wgmma_sm90", *f.sig, f.device);
+  row.key = key_of(f, "gpu:conv:wgmma_sm90");
   row.config = "tile 128x512x64 stages 9";  // no candidate of the tier has this text
   row.time_us = 1;
   row.heuristic_us = 2;
@@ -474,14 +498,15 @@ std::string shipped_dir(const std::string& name) {
   return dir;
 }
 
-// A database at `path` holding `config` for the implicit GEMM tier's row of the fixture's problem.
+// A database at `path` holding `config` for the implicit GEMM tier's row of the fixture's problem (under
+// `version`, else the tier's own).
 void put_config(const std::string& path, const DispatchFixture& f, const std::string& config,
-                const std::string& version = jit::device_sources_version()) {
+                const std::string& version = "") {
   Result<std::unique_ptr<TuningDb>> db = TuningDb::open(path, true);
   ASSERT_TRUE(db.ok()) << db.status().to_string();
   TuningRow row;
-  row.key = tuning_key("gpu:conv:implicit_gemm", *f.sig, f.device);
-  row.key.version = version;
+  row.key = key_of(f, "gpu:conv:implicit_gemm");
+  if (!version.empty()) row.key.version = version;
   row.config = config;
   row.time_us = 10;
   row.heuristic_us = 20;
@@ -490,7 +515,7 @@ void put_config(const std::string& path, const DispatchFixture& f, const std::st
 
 // The shipped file of the fixture's device, made as a release makes it: `boo tune --export` of a tuned database.
 std::string export_shipped(const std::string& dir, const DispatchFixture& f, const std::string& config,
-                           const std::string& version = jit::device_sources_version()) {
+                           const std::string& version = "") {
   const std::string tuned = dir + "/tuned.sqlite";
   std::remove(tuned.c_str());
   put_config(tuned, f, config, version);
@@ -904,7 +929,7 @@ TEST(CostModelTest, AShippedFileWithMeasurementsGivesItsRowsAndNoWarning) {
     Result<std::unique_ptr<TuningDb>> db = TuningDb::open(tuned, true);
     ASSERT_TRUE(db.ok());
     cache::MeasurementRow m;
-    m.key = tuning_key("gpu:conv:implicit_gemm", *f.sig, f.device);
+    m.key = key_of(f, "gpu:conv:implicit_gemm");
     m.config = configs[1];
     m.measured_us = 10;
     m.terms = {{"compute_mma_sync", 1e-5}};

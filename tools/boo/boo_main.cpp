@@ -417,8 +417,7 @@ int cmd_explain(const Options& o) {
   }
   const std::unique_ptr<cache::TuningDb> tuning = runtime::open_tuning_db(tuning_db_path(o));
   std::cout << "device:    " << device->name << " (" << device->arch() << ")\ntuning:    "
-            << (tuning ? tuning->path() : "no database (" + tuning_db_path(o) + ")") << ", device sources version "
-            << jit::device_sources_version() << "\n";
+            << (tuning ? tuning->path() : "no database (" + tuning_db_path(o) + ")") << "\n";
   const std::shared_ptr<const cache::ShippedTunings> shipped =
       cache::ShippedTunings::shared(RuntimeOptions::from_environment().shipped_tuning);
   std::cout << "shipped:   " << (shipped ? shipped->describe(device->name) : "none (BOO_SHIPPED_TUNING=0, or no tuning folder beside boo)")
@@ -446,7 +445,9 @@ int cmd_explain(const Options& o) {
     std::cout << plan.status().to_string() << "\n";
     return 1;
   }
-  std::cout << "config:    " << d.config->text() << "\nconfig from: " << d.config_origin
+  Result<std::string> version = runtime::tuning_version(*d.chosen, *d.problem, d.arch);
+  std::cout << "config:    " << d.config->text() << "\nconfig from: " << d.config_origin << "\ntuning version: "
+            << (version.ok() ? *version : version.status().to_string())
             << "\ncost model: " << d.arch.cost_model->origin() << "\nworkspace: " << plan->workspace_bytes << " bytes\nlaunches:\n";
   for (const ops::LaunchStep& step : plan->steps) {
     std::cout << "  " << step.entry << " grid " << step.grid.x << "x" << step.grid.y << "x" << step.grid.z << " block "

@@ -219,7 +219,9 @@ class SignatureTuner {
       notes += "; config " + std::to_string(best->index) + " within the margin";
     }
     // Every timed candidate, with the cost model's terms, for scripts/refit_cost_model.py.
-    const cache::TuningKey key = runtime::tuning_key(d.chosen->name(), sig, rt_.device());
+    Result<cache::TuningKey> found_key = runtime::tuning_key(d, rt_.device());
+    if (!found_key.ok()) return failed(found_key.status());
+    const cache::TuningKey& key = *found_key;
     const int64_t now = static_cast<int64_t>(std::time(nullptr));
     std::vector<cache::MeasurementRow> measured;
     for (const Timed& t : timed) {
@@ -424,7 +426,8 @@ int run_tune(const TuneOptions& o) {
         std::cout << command << ": skipped: " << (d.ok() ? d->failure() : d.status()).to_string() << "\n";
         continue;
       }
-      Result<cache::TuningLookup> found = (*db)->find(runtime::tuning_key(d->chosen->name(), *parsed->signature, device));
+      Result<cache::TuningKey> key = runtime::tuning_key(*d, device);
+      Result<cache::TuningLookup> found = key.ok() ? (*db)->find(*key) : Result<cache::TuningLookup>(key.status());
       if (found.ok() && found->row) {
         ++skipped;
         continue;
