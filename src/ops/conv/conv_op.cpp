@@ -10,6 +10,7 @@
 #include "ops/conv/conv_fp32_split_impl.hpp"
 #include "ops/conv/conv_igemm_impl.hpp"
 #include "ops/conv/conv_layout.hpp"
+#include "ops/conv/conv_planar_tf32_impl.hpp"
 #include "ops/conv/conv_pointwise_impl.hpp"
 #include "ops/conv/conv_small_c_impl.hpp"
 #include "ops/conv/conv_problem.hpp"
@@ -286,11 +287,13 @@ class ConvOp final : public OpDefinition {
   }
   std::span<const GpuImplementation* const> gpu_implementations() const override {
     // gpu:conv:pointwise first: it takes only memory-bound pointwise convs, which it runs at copy bandwidth;
+    // gpu:conv:planar_tf32 the other fp32 pointwise forwards of planar tensors, on TF32 tensor cores;
     // gpu:conv:fp32_bf16x6 before gpu:conv:implicit_gemm: it takes the strict fp32 convs its model puts
     // ahead of FFMA; gpu:conv:small_c_data too: it takes fp32 data faces of at most 4 channels, which
     // would be a GEMM's N; and gpu:conv:small_c_forward: fp32 forward faces from at most 4 channels, whose
     // GEMM's reduction would be their few taps, read once and written once in NCHW.
-    static const GpuImplementation* const kImpls[] = {&pointwise_implementation(), &wgmma_sm90_implementation(),
+    static const GpuImplementation* const kImpls[] = {&pointwise_implementation(), &planar_tf32_implementation(),
+                                                      &wgmma_sm90_implementation(),
                                                       &fp32_bf16x6_implementation(), &small_c_data_implementation(),
                                                       &small_c_forward_implementation(), &implicit_gemm_implementation(),
                                                       &depthwise_planes_implementation(),

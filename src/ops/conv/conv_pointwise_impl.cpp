@@ -70,10 +70,6 @@ struct PointwiseConfig final : Config {
   }
 };
 
-// Each channel's pixels one contiguous run: x stride 1, rows and planes dense (a dim of extent 1 is never stepped).
-bool pixels_contiguous(const Strides5& s, const Dims3& size) {
-  return s[4] == 1 && (size[1] == 1 || s[3] == size[2]) && (size[0] == 1 || s[2] == size[1] * size[2]);
-}
 
 // Elements per copy along the pixels: the widest of 16, 8, 4 or 2 bytes (or
 // one element) dividing the pixels per image and the strides that are stepped.

@@ -20,6 +20,16 @@ Strides5 channels_last(const Dims3& size, long long channels) {
   return {size[0] * size[1] * size[2] * channels, 1, size[1] * size[2] * channels, size[2] * channels, channels};
 }
 
+bool pixels_contiguous(const Strides5& strides, const Dims3& size) {
+  long long expected = 1;
+  for (int d = 2; d >= 0; --d) {
+    if (size[d] == 1) continue;
+    if (strides[2 + d] != expected) return false;
+    expected *= size[d];
+  }
+  return true;
+}
+
 bool Relation::pointwise() const {
   bool pointwise = a_size == b_size;
   for (int i = 0; i < 3; ++i) pointwise &= f_size[i] == 1 && stride[i] == 1 && pad[i] == 0;

@@ -49,6 +49,11 @@ struct Relation {
   bool pointwise() const;
 };
 
+/// Whether each channel's pixels (or a filter's taps) of a tensor of spatial
+/// `size` form one run of stride 1, as in NCHW, NCDHW and KCRS (a dim of
+/// extent 1 is never stepped, so its stride does not matter).
+bool pixels_contiguous(const Strides5& strides, const Dims3& size);
+
 /// The A pixels and filter taps one data-face GEMM covers: all of them, or one
 /// stride phase (pixels i = i0 + stride*t whose contributing taps are exactly
 /// r = t0 + stride*j), which strided backward-data is split into so that no

@@ -12,17 +12,6 @@
 namespace boo::ops::conv {
 namespace {
 
-// Whether the pixels (or taps) of a tensor form one run of stride 1, as in
-// NCHW, NCDHW and KCRS: then a copy to channels-last is a tiled transpose.
-bool pixels_contiguous(const Dims3& size, const Strides5& strides) {
-  long long expected = 1;
-  for (int d = 2; d >= 0; --d) {
-    if (size[d] == 1) continue;
-    if (strides[2 + d] != expected) return false;
-    expected *= size[d];
-  }
-  return true;
-}
 
 // Shared memory per conv_stage_tiles tile, and the pixels from which (with
 // 16-bit channels a multiple of 64) conv_transpose_channels is kept.
@@ -202,7 +191,7 @@ void plan_walk(StagedCopy& c, long long elem_bytes) {
   const long long pixels = c.size[0] * c.size[1] * c.size[2], moved = c.input ? c.padded : c.channels;
   // A flipped KCRS filter: its taps (the copy's outer index, reversed) and pixels (c) are one run.
   c.flip_runs = c.flip && c.outer > 1 && c.strides[0] == -1 && c.strides[4] == c.outer && c.strides[1] != 1;
-  if (!c.flip_runs && (c.strides[1] == 1 || !pixels_contiguous(c.size, c.strides))) {
+  if (!c.flip_runs && (c.strides[1] == 1 || !pixels_contiguous(c.strides, c.size))) {
     plan_pixels(c, elem_bytes);
   } else if (!c.flip_runs && pixels >= kTransposeMinPixels && moved % 64 == 0 && pairs_possible(c, elem_bytes)) {
     c.walk = CopyWalk::kTranspose;

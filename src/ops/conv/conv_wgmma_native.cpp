@@ -8,10 +8,6 @@
 namespace boo::ops::conv {
 namespace {
 
-// Each channel's pixels one contiguous run: x stride 1, rows and planes dense (a dim of extent 1 is never stepped).
-bool pixels_contiguous(const Strides5& s, const Dims3& size) {
-  return s[4] == 1 && (size[1] == 1 || s[3] == size[2]) && (size[0] == 1 || s[2] == size[1] * size[2]);
-}
 
 Status decline(const std::string& why) { return unimplemented("the native NCHW 1x1 path takes " + why); }
 
