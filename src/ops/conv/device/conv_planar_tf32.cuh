@@ -75,6 +75,12 @@ struct Tiles {
   __device__ static int n0(int tile) { return tile % kTilesN * C::BN; }
 };
 
+/// Stores four 32-bit words at the shared-memory address `at` (16-byte aligned).
+__device__ __forceinline__ void st_shared_v4(unsigned at, const unsigned (&v)[4]) {
+  asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(at), "r"(v[0]), "r"(v[1]), "r"(v[2]), "r"(v[3])
+               : "memory");
+}
+
 /// x's element offset of pixel m (over all images) in channel 0.
 template <class C>
 __device__ __forceinline__ long long pixel_offset(int m) {
@@ -110,23 +116,7 @@ __device__ void produce(const ConvIgemmParams& p, unsigned char* smem, unsigned 
       sm90::mbarrier_wait(&empty[stage], ((it / C::STAGES) & 1) ^ 1);
       unsigned char* s = smem + stage * L::kStage;
       const int k0 = kb * kBK;
-#pragma unroll
-      for (int j = 0; j < C::BN / 16; ++j) {
-        const int n = n0 + row0 + 16 * j, k = k0 + 4 * chunk;  // kK is a multiple of 4: a chunk is in or out
-        float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-        if (n < C::kN && k < C::kK) v = __ldg(reinterpret_cast<const float4*>(w + static_cast<long long>(n) * C::WK + k));
-        const unsigned at = sm90::swizzle128_offset(row0 + 16 * j, chunk);
-        const float in[4] = {v.x, v.y, v.z, v.w};
-        unsigned big[4], small[4];
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          big[e] = to_tf32(in[e]);
-          small[e] = to_tf32(in[e] - __uint_as_float(big[e]));
-        }
-        *reinterpret_cast<uint4*>(s + at) = make_uint4(big[0], big[1], big[2], big[3]);
-        if constexpr (C::kSplit)
-          *reinterpret_cast<uint4*>(s + L::kTileB + at) = make_uint4(small[0], small[1], small[2], small[3]);
-      }
+      // A first: its copies land while w's block is loaded and split below.
       const unsigned a_tile = sm90::shared_address(s + L::kA);
       if constexpr (C::kVecX) {
 #pragma unroll
@@ -142,6 +132,28 @@ __device__ void produce(const ConvIgemmParams& p, unsigned char* smem, unsigned 
           const bool ok = pixel_in && (C::kK % kBK == 0 || k < C::kK);
           cp_async_vector_at<4>(a_tile + (row * kAPitch + col) * 4, ok ? pixels + static_cast<long long>(k) * C::XC : x, ok);
         }
+      }
+      // Every load of w's block is issued before the first store, so that their latencies overlap.
+      float4 v[C::BN / 16];
+#pragma unroll
+      for (int j = 0; j < C::BN / 16; ++j) {
+        const int n = n0 + row0 + 16 * j, k = k0 + 4 * chunk;  // kK is a multiple of 4: a chunk is in or out
+        v[j] = n < C::kN && k < C::kK ? __ldg(reinterpret_cast<const float4*>(w + static_cast<long long>(n) * C::WK + k))
+                                      : make_float4(0.f, 0.f, 0.f, 0.f);
+      }
+      const unsigned b_tile = sm90::shared_address(s);
+#pragma unroll
+      for (int j = 0; j < C::BN / 16; ++j) {
+        const unsigned at = b_tile + sm90::swizzle128_offset(row0 + 16 * j, chunk);
+        const float in[4] = {v[j].x, v[j].y, v[j].z, v[j].w};
+        unsigned big[4], small[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          big[e] = to_tf32(in[e]);
+          small[e] = to_tf32(in[e] - __uint_as_float(big[e]));
+        }
+        st_shared_v4(at, big);
+        if constexpr (C::kSplit) st_shared_v4(at + L::kTileB, small);
       }
       // The B stores reach the wgmma (the async proxy) and the consumers after this arrival; the A copies
       // arrive on their own as they land.
