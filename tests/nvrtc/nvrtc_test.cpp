@@ -862,6 +862,55 @@ TEST(NvrtcTest, HopperNchwPointwiseModulesCompile) {
   EXPECT_GE(compiled.size(), 17u);  // 3 widths x 3-6 stages of the first line, then one each
 }
 
+// gpu:conv:planar_tf32 compiles for sm_90a without spills or stack, the
+// register reallocation honoured, its TF32 wgmma taking A from registers:
+// every width of the first line (3xTF32), then tf32 math, elements copied
+// and stored one at a time (49 pixels an image), bias, residual and
+// activations, a 3-D conv and partial channel tiles.
+TEST(NvrtcTest, PlanarTf32ModulesCompile) {
+  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
+  const ops::ArchSpec arch = ops::ArchSpec::of(device);
+  const ops::GpuImplementation* planar = conv_tier("gpu:conv:planar_tf32");
+  ASSERT_NE(planar, nullptr);
+  std::set<std::string> compiled;
+  for (const std::string& command : {
+           std::string("conv -n 32 -c 1024 -H 14 -W 14 -k 256 -y 1 -x 1 -F 1"),
+           std::string("conv -n 32 -c 1024 -H 14 -W 14 -k 256 -y 1 -x 1 -F 1 --fp32-math tf32"),
+           std::string("conv -n 3 -c 44 -H 7 -W 7 -k 72 -y 1 -x 1 -F 1 -b 1 --activation gelu --residual 1"),
+           std::string("conv -n 4 -c 96 -H 12 -W 12 -k 64 -y 1 -x 1 -F 1 -b 1 --activation relu --residual 1"),
+           std::string("conv -n 2 -c 32 --in_d 6 -H 10 -W 10 -k 48 --fil_d 1 -y 1 -x 1 --spatial_dim 3 -F 1 -b 1"),
+           std::string("conv -n 64 -c 576 -H 7 -W 7 -k 160 -y 1 -x 1 -F 1"),
+       }) {
+    SCOPED_TRACE(command);
+    Result<ParsedCommand> p = parse_command(std::string_view(command));
+    ASSERT_TRUE(p.ok()) << p.status().to_string();
+    Result<std::unique_ptr<ops::OpProblem>> made = ops::find_op("conv")->make_problem(*p->signature);
+    ASSERT_TRUE(made.ok()) << made.status().to_string();
+    const ops::OpProblem& problem = **made;
+    ASSERT_TRUE(planar->accepts(problem, arch).ok());
+    Result<ops::ConfigList> list = planar->candidates(problem, arch);
+    ASSERT_TRUE(list.ok()) << list.status().to_string();
+    const size_t last = compiled.empty() ? list->size() : 1;
+    for (size_t i = 0; i < last; ++i) {
+      const std::string config = (*list)[i]->text();
+      SCOPED_TRACE(config);
+      Result<ops::Plan> plan = planar->plan(problem, *(*list)[i], arch);
+      ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+      if (!compiled.insert(plan->source.text).second) continue;
+      Result<jit::CompiledKernel> k = jit::compile_kernel(plan->source, kArch, true);
+      ASSERT_TRUE(k.ok()) << k.status().to_string();
+      EXPECT_EQ(k->spill_bytes, 0) << k->log;
+      EXPECT_EQ(k->stack_bytes, 0) << k->log;
+      EXPECT_EQ(k->log.find("C7508"), std::string::npos) << "setmaxnreg ignored:\n" << k->log;
+      const size_t x1 = config.find("tile 128x") + 9;
+      const std::string wgmma = "wgmma.mma_async.sync.aligned.m64n" + config.substr(x1, config.find('x', x1) - x1) +
+                                "k8.f32.tf32.tf32";
+      EXPECT_NE(k->ptx.find(wgmma), std::string::npos) << wgmma;
+    }
+  }
+  EXPECT_GE(compiled.size(), 9u);  // 4 widths of the first line, then one each
+}
+
 // gpu:conv:wgmma_sm90's split K of the forward and data faces (the kernel's
 // Units, conv_wgmma_split.cuh's reduce) compiles for sm_90a without spills or
 // stack, the register reallocation honoured: every candidate of the first line

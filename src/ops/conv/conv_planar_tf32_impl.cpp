@@ -3,6 +3,7 @@
 #include "ops/conv/conv_planar_tf32_impl.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 #include "boo/conv.hpp"
 #include "ops/conv/conv_problem.hpp"
@@ -16,9 +17,10 @@ constexpr long long kTileM = 128, kBlockK = 32, kAPitch = kTileM + 8;
 // Output channels per tile, widest first (the WgmmaTf32 shapes): BN / 2 running and BN / 2 k-block sums per
 // consumer thread fit its registers up to 128.
 constexpr long long kWidths[] = {128, 96, 64, 32};
-// The work of a channel tile beside its BN columns of multiply-adds, in columns: loading and splitting the
-// A fragments and re-reading the pixel tile, which every channel tile does again (the choice's model).
-constexpr long long kTileOverheadColumns = 32;
+// Microseconds a CTA spends on one k-block of a tile at each width (kWidths' order), 3xTF32, measured on an
+// H100 (2026-11-27, docs/perf/2026-11-27-session9.md): a consumer's k-block is a chain of 12 dependent
+// wgmma, so narrow tiles cost nearly what wide ones do and pay only where they give idle SMs tiles.
+constexpr double kKBlockUs[] = {1.7, 2.6, 2.2, 1.5};
 constexpr int kMaxStages = 4;
 constexpr long long kInt32Max = (1LL << 31) - 1;
 
@@ -49,12 +51,14 @@ Result<PlanarTf32Config> tiled(const ConvProblem& problem, const ArchSpec& arch,
   c.n = r.cb;
   c.k = r.ca;
   if (bn == 0) {
-    long long best = 0;
-    for (long long w : kWidths) {
-      const long long cost = ceil_div(c.n, w) * (w + kTileOverheadColumns);
-      if (bn == 0 || cost < best) {
-        bn = w;
-        best = cost;
+    // The width whose busiest SM finishes first: its tiles (ceil over the SMs) x k-blocks x a k-block's time.
+    double best = 0;
+    for (size_t i = 0; i < std::size(kWidths); ++i) {
+      const long long tiles = ceil_div(c.m, kTileM) * ceil_div(c.n, kWidths[i]);
+      const double us = static_cast<double>(ceil_div(tiles, arch.sm_count) * ceil_div(c.k, kBlockK)) * kKBlockUs[i];
+      if (bn == 0 || us < best) {
+        bn = kWidths[i];
+        best = us;
       }
     }
   }
