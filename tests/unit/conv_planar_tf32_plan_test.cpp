@@ -49,15 +49,15 @@ TEST(ConvPlanarTf32PlanTest, ForwardIsOneGemmOverEveryImagesPixelsWithTheEpilogu
   EXPECT_EQ(params.residual, p.address.at("z"));
   EXPECT_NE(p.source.text.find("#include \"boo/conv/conv_planar_tf32.cuh\""), std::string::npos);
   expect_constants(p, {"kM = 12544;", "kN = 64;", "kK = 384;", "kHW = 196;", "XN = 75264;", "XC = 196;", "YN = 12544;",
-                       "YC = 196;", "WK = 384;", "BN = 128;", "kSplit = true;", "kVecX = true;", "kPairs = true;",
+                       "YC = 196;", "WK = 384;", "BN = 128;", "kVecX = true;", "kPairs = true;",
                        "kBias = true;", "kResidual = true;", "kAct = 1;"});
 }
 
-TEST(ConvPlanarTf32PlanTest, OddImagesCopyAndStoreElementsAndTf32MathIsOneProduct) {
+TEST(ConvPlanarTf32PlanTest, OddImagesCopyAndStoreElementsOneAtATime) {
   // 49 pixels an image: neither 16-byte copies of x nor pixel pairs of y stay within a channel.
-  const Planned p = test::plan_of(tier(), "conv -n 3 -c 44 -H 7 -W 7 -k 72 -y 1 -x 1 -F 1 --fp32-math tf32");
-  EXPECT_EQ(p.config.rfind("y: planar tf32 gemm 147x72x44 ", 0), 0u) << p.config;
-  expect_constants(p, {"kSplit = false;", "kVecX = false;", "kPairs = false;", "kBias = false;", "kResidual = false;"});
+  const Planned p = test::plan_of(tier(), "conv -n 3 -c 44 -H 7 -W 7 -k 72 -y 1 -x 1 -F 1");
+  EXPECT_EQ(p.config.rfind("y: planar 3xtf32 gemm 147x72x44 ", 0), 0u) << p.config;
+  expect_constants(p, {"kVecX = false;", "kPairs = false;", "kBias = false;", "kResidual = false;"});
 }
 
 TEST(ConvPlanarTf32PlanTest, NarrowTilesWhereWideOnesLeaveSmsIdle) {
@@ -79,6 +79,9 @@ TEST(ConvPlanarTf32PlanTest, DeclinesWhatItCannotReadInPlaceWithTheReason) {
   EXPECT_NE(decline_of("conv -n 4 -c 64 -H 8 -W 8 -k 64 -y 1 -x 1 -u 2 -v 2 -F 1").find("pointwise convs"),
             std::string::npos);
   EXPECT_NE(decline_of("conv -n 4 -c 64 -H 8 -W 8 -k 64 -y 1 -x 1 -g 2 -F 1").find("groups 1"), std::string::npos);
+  EXPECT_EQ(decline_of("conv -n 4 -c 64 -H 8 -W 8 -k 64 -y 1 -x 1 -F 1 --fp32-math tf32"),
+            "gpu:conv:planar_tf32 takes full-precision fp32 only; --fp32-math tf32 runs on gpu:conv:implicit_gemm's "
+            "TF32 mma.sync");
   EXPECT_EQ(decline_of("conv -n 4 -c 30 -H 8 -W 8 -k 64 -y 1 -x 1 -F 1"),
             "gpu:conv:planar_tf32 takes input channels that are a multiple of 4, not 30");
   EXPECT_NE(decline_of("conv -n 4 -c 64 -H 8 -W 8 -k 64 -y 1 -x 1 -F 1 --in_layout NHWC --fil_layout NHWC "

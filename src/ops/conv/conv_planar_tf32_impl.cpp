@@ -29,14 +29,13 @@ Status decline(const std::string& why) { return unimplemented("gpu:conv:planar_t
 struct PlanarTf32Config final : Config {
   long long bn = 128;
   int stages = kMaxStages;
-  bool split = true;  // 3xTF32; false: one TF32 product (--fp32-math tf32)
   long long m = 0, n = 0, k = 0;
 
-  long long stage_bytes() const { return (split ? 2 : 1) * bn * 128 + kBlockK * kAPitch * 4; }
+  long long stage_bytes() const { return 2 * bn * 128 + kBlockK * kAPitch * 4; }
   // The stages, their barriers and 1 KiB to align the dynamic shared memory's start.
   long long shared_bytes() const { return stages * stage_bytes() + 2 * stages * 8 + 1024; }
   std::string text() const override {
-    return "y: planar " + std::string(split ? "3xtf32" : "tf32") + " gemm " + std::to_string(m) + "x" +
+    return "y: planar 3xtf32 gemm " + std::to_string(m) + "x" +
            std::to_string(n) + "x" + std::to_string(k) + " tile 128x" + std::to_string(bn) + "x32 stages " +
            std::to_string(stages);
   }
@@ -46,7 +45,6 @@ struct PlanarTf32Config final : Config {
 Result<PlanarTf32Config> tiled(const ConvProblem& problem, const ArchSpec& arch, long long bn) {
   const Relation& r = problem.relation;
   PlanarTf32Config c;
-  c.split = !problem.conv().fp32_tf32;
   c.m = r.batch * r.pix_b();
   c.n = r.cb;
   c.k = r.ca;
@@ -79,6 +77,10 @@ class PlanarTf32Conv final : public Tier<ConvProblem, PlanarTf32Config> {
     const Relation& r = problem.relation;
     if (arch.target != "sm_90a") return decline("sm_90a only (TF32 wgmma), the device is " + arch.target);
     if (problem.dtype != DType::kF32) return decline("fp32 only, not " + std::string(dtype_name(problem.dtype)));
+    // One TF32 product per k8 step leaves this kernel's fixed costs per k-block exposed: gpu:conv:implicit_gemm's
+    // mma.sync TF32 ran these convs 0.8-0.9x its time on an H100 (docs/perf/2026-11-27-session9.md).
+    if (problem.conv().fp32_tf32)
+      return decline("full-precision fp32 only; --fp32-math tf32 runs on gpu:conv:implicit_gemm's TF32 mma.sync");
     if (problem.tasks.size() != 1 || problem.tasks[0].face != kForwardFace || problem.bias_gradient)
       return decline("the forward face alone (-F 1 of a regular conv), without a bias gradient");
     if (!r.pointwise() || r.groups != 1)
@@ -132,8 +134,7 @@ class PlanarTf32Conv final : public Tier<ConvProblem, PlanarTf32Config> {
     cfg += constant("kM", config.m) + constant("kN", config.n) + constant("kK", config.k) + constant("kHW", hw);
     cfg += constant("XN", xs[0]) + constant("XC", xs[1]) + constant("YN", ys[0]) + constant("YC", ys[1]) +
            constant("WK", r.w_strides[0]);
-    cfg += constant("BN", config.bn) + constant("STAGES", config.stages) + flag("kSplit", config.split) +
-           flag("kVecX", vec_x) + flag("kPairs", pairs);
+    cfg += constant("BN", config.bn) + constant("STAGES", config.stages) + flag("kVecX", vec_x) + flag("kPairs", pairs);
     cfg += flag("kBias", task.epilogue && sig.bias) + flag("kResidual", task.epilogue && sig.residual) +
            constant("kAct", task.epilogue ? static_cast<int>(sig.activation.kind) : 0);
     cfg += "};\n";

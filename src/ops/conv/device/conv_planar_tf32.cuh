@@ -1,7 +1,7 @@
 // boo device code: gpu:conv:planar_tf32 — the forward face of fp32 pointwise
 // convs (1x1, stride 1, no padding, groups 1) of planar activations (NCHW,
-// NCDHW) on the TF32 tensor cores, read and written where they lie: full
-// precision by 3xTF32 (C::kSplit), plain TF32 under --fp32-math tf32.
+// NCDHW) on the TF32 tensor cores at full precision (3xTF32), read and
+// written where they lie.
 //
 // Over the pixels of every image, m = (n, hw):
 //   y[n][k][hw] = sum_c x[n][c][hw] * w[k][c]
@@ -31,7 +31,7 @@
 // The generated source defines `struct Cfg`: kM, kN, kK (the GEMM), kHW
 // (pixels per image), XN, XC (x's image and channel strides), YN, YC (y's),
 // WK (w's output-channel stride; its input channels are contiguous), BN
-// (32, 64, 96 or 128), STAGES, kSplit, kVecX (HW, XN and XC multiples of 4:
+// (32, 64, 96 or 128), STAGES, kVecX (HW, XN and XC multiples of 4:
 // 16-byte copies of x, else 4-byte ones), kPairs (HW, YN and YC even: 8-byte
 // stores of pixel pairs, else 4-byte ones), kBias, kResidual (z laid out as
 // y), kAct.
@@ -52,13 +52,13 @@ constexpr int kAPitch = kBM + 8;  ///< floats between A's channel rows: a warp's
 constexpr int kConsumerWarps = 8;
 
 /// Shared memory, from its 1024-byte aligned start: per stage the B tiles
-/// (high, then low with kSplit; BN rows of 128 bytes, 128-byte swizzled, as
+/// (high, then low; BN rows of 128 bytes, 128-byte swizzled, as
 /// wgmma reads them) and the A tile (32 channel rows x kAPitch floats), then
 /// the barriers.
 template <class C>
 struct Layout {
   static constexpr unsigned kTileB = C::BN * 128;
-  static constexpr unsigned kA = (C::kSplit ? 2 : 1) * kTileB;
+  static constexpr unsigned kA = 2 * kTileB;
   static constexpr unsigned kStage = kA + kBK * kAPitch * 4;
   static_assert(kStage % 1024 == 0, "every stage's B tiles start 1024-byte aligned (the swizzle's period)");
   static constexpr unsigned kBarriers = C::STAGES * kStage;
@@ -153,7 +153,7 @@ __device__ void produce(const ConvIgemmParams& p, unsigned char* smem, unsigned 
           small[e] = to_tf32(in[e] - __uint_as_float(big[e]));
         }
         st_shared_v4(at, big);
-        if constexpr (C::kSplit) st_shared_v4(at + L::kTileB, small);
+        st_shared_v4(at + L::kTileB, small);
       }
       // The B stores reach the wgmma (the async proxy) and the consumers after this arrival; the A copies
       // arrive on their own as they land.
@@ -201,17 +201,14 @@ __device__ void consume_tile(const ConvIgemmParams& p, unsigned char* smem, unsi
     const unsigned b_big = sm90::shared_address(s), b_small = b_big + L::kTileB;
     float part[C::BN / 2];  // the k-block's sums
     sm90::wgmma_fence();
-    if constexpr (C::kSplit) {
 #pragma unroll
-      for (int step = 0; step < kBK / 8; ++step) {
-        sm90::WgmmaTf32<C::BN>::mma(part, small[step], sm90::swizzle128_descriptor(b_big + 32 * step), step > 0);
-        sm90::WgmmaTf32<C::BN>::mma(part, big[step], sm90::swizzle128_descriptor(b_small + 32 * step), 1);
-      }
+    for (int step = 0; step < kBK / 8; ++step) {
+      sm90::WgmmaTf32<C::BN>::mma(part, small[step], sm90::swizzle128_descriptor(b_big + 32 * step), step > 0);
+      sm90::WgmmaTf32<C::BN>::mma(part, big[step], sm90::swizzle128_descriptor(b_small + 32 * step), 1);
     }
 #pragma unroll
     for (int step = 0; step < kBK / 8; ++step)
-      sm90::WgmmaTf32<C::BN>::mma(part, big[step], sm90::swizzle128_descriptor(b_big + 32 * step),
-                                  C::kSplit || step > 0);
+      sm90::WgmmaTf32<C::BN>::mma(part, big[step], sm90::swizzle128_descriptor(b_big + 32 * step), 1);
     sm90::wgmma_commit_group();
     sm90::wgmma_wait_group<0>();
     __syncwarp();
