@@ -86,7 +86,7 @@ class PlanarTf32Conv final : public Tier<ConvProblem, PlanarTf32Config> {
     if (!r.pointwise() || r.groups != 1)
       return decline("pointwise convs (1x1, stride 1, no padding) of groups 1 only");
     if (problem.fp32_result) return decline("no GEMM epilogue's fp32 sums");
-    if (!pixels_contiguous(r.a_strides, r.a_size) || !pixels_contiguous(r.b_strides, r.b_size))
+    if (!planar_pixels(r.a_strides, r.a_size) || !planar_pixels(r.b_strides, r.b_size))
       return decline("activations whose channels' pixels are contiguous (NCHW, NCDHW) only; channels-last ones are "
                      "the GEMM tiers'");
     // w's rows of input channels read as 16-byte vectors.

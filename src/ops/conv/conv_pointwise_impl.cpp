@@ -332,7 +332,7 @@ class PointwiseConv final : public Tier<ConvProblem, PointwiseConfig> {
     if (problem.conv().residual)
       return unimplemented("gpu:conv:pointwise has no residual epilogue (--residual 1); gpu:conv:implicit_gemm and "
                            "gpu:conv:direct run it");
-    if (!pixels_contiguous(r.a_strides, r.a_size) || !pixels_contiguous(r.b_strides, r.b_size))
+    if (!planar_pixels(r.a_strides, r.a_size) || !planar_pixels(r.b_strides, r.b_size))
       return unimplemented("gpu:conv:pointwise takes activations whose channels' pixels are contiguous (NCHW, NCDHW; "
                            "channels-last ones are the GEMM tiers')");
     if (r.batch * r.pix_a() > kInt32Max)

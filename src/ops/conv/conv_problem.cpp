@@ -30,6 +30,10 @@ bool pixels_contiguous(const Strides5& strides, const Dims3& size) {
   return true;
 }
 
+bool planar_pixels(const Strides5& strides, const Dims3& size) {
+  return strides[4] == 1 && pixels_contiguous(strides, size);
+}
+
 bool Relation::pointwise() const {
   bool pointwise = a_size == b_size;
   for (int i = 0; i < 3; ++i) pointwise &= f_size[i] == 1 && stride[i] == 1 && pad[i] == 0;

@@ -51,8 +51,14 @@ struct Relation {
 
 /// Whether each channel's pixels (or a filter's taps) of a tensor of spatial
 /// `size` form one run of stride 1, as in NCHW, NCDHW and KCRS (a dim of
-/// extent 1 is never stepped, so its stride does not matter).
+/// extent 1 is never stepped, so its stride does not matter): what a staged
+/// copy reads as a tiled transpose.
 bool pixels_contiguous(const Strides5& strides, const Dims3& size);
+
+/// pixels_contiguous with the x stride 1 as well: a planar (NCHW-like) tensor
+/// for the tiers that read pixel runs in place. A channels-last tensor of
+/// 1x1 images (x stride C) is not one: the channels-last tiers run it faster.
+bool planar_pixels(const Strides5& strides, const Dims3& size);
 
 /// The A pixels and filter taps one data-face GEMM covers: all of them, or one
 /// stride phase (pixels i = i0 + stride*t whose contributing taps are exactly

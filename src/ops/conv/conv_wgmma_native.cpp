@@ -28,7 +28,7 @@ Status native_nchw_pointwise(const ConvProblem& problem) {
   // The signature tensors playing A and B (named in the reasons).
   const FaceTask& t = problem.tasks[0];
   for (const auto& [name, s] : {std::pair<std::string, Strides5>{t.a, r.a_strides}, {t.b, r.b_strides}}) {
-    if (!pixels_contiguous(s, r.a_size))
+    if (!planar_pixels(s, r.a_size))
       return decline("activations whose pixels are contiguous (NCHW, NCDHW) only, not " + name + "'s");
     if (s[1] % 8 != 0 || (r.batch > 1 && s[0] % 8 != 0))
       return decline("activations whose channel and image strides are multiples of 8 elements (16-byte aligned "
