@@ -12,7 +12,7 @@ namespace gemm {
 /// rows or columns over kLanes lanes, kCount = kExtent / kLanes each. Placed so that the thread's
 /// operand loads are vectors that fill the shared-memory banks:
 ///  - MN-major tile (a k line holds the rows contiguously): runs of 4 rows, so one 16-byte load
-///    per run and k; the lanes' runs are consecutive, in distinct banks.
+///    per run and k; the 8 lanes of a quarter warp read 8 consecutive runs, 128 bytes.
 ///  - K-major tile (a row holds its k contiguously): rows l + kLanes * e, each read kFfmaChunk k
 ///    at a time (one 8-byte load); the tile's padded pitch puts the lanes' rows in distinct banks.
 template <int kExtent, int kLanes, bool kMnMajor>
@@ -53,8 +53,9 @@ __device__ void load_ffma_operand(float (&frag)[Side::kCount][kFfmaChunk], const
 }
 
 /// Accumulates the CTA's k tiles, then calls epilogue(acc) (warp_tile.cuh says why the
-/// accumulators stay here). The lanes form an 8 x 4 grid over the warp's tile (lane_m along rows,
-/// lane_n along columns), each thread computing kWarpM / 8 x 8 outputs (FfmaSide places them). Each output's products are added in k order, one FMA each. Before the epilogue the
+/// accumulators stay here). The lanes form an 8 x 4 grid over the warp's tile (lane % 8 along
+/// rows, lane / 8 along columns), each thread computing kWarpM / 8 x 8 outputs (FfmaSide places
+/// them). Each output's products are added in k order, one FMA each. Before the epilogue the
 /// outputs pass through shared memory into mma.sync's accumulator layout, which every epilogue
 /// reads (one round trip per tile, against an FMA chain of the tile's whole k).
 ///
@@ -90,10 +91,7 @@ __device__ void mainloop_ffma(unsigned char* smem, const typename C::T* a_src, c
   constexpr int kPitchC = C::BN + 4;  // the output tile in shared memory, padded as store_tile_vectorized's
   static_assert(C::BM * kPitchC <= C::STAGES * (TileA::kElems + TileB::kElems), "the tile fits the stages");
 
-  // Lane bits 1, 3, 4 index rows and bits 0, 2 columns: lanes n and n ^ 1 load the same A vectors and
-  // lanes n and n ^ 2 the same B vectors, which shared memory returns packed, two lanes' registers
-  // per cycle (NVIDIA's forums: such pairs double a load's return rate).
-  const int lane_m = (lane >> 1 & 1) | (lane >> 3) << 1, lane_n = (lane & 1) | (lane >> 2 & 1) << 1;
+  const int lane_m = lane % 8, lane_n = lane / 8;
   const int row0 = warp_m * kWarpM, col0 = warp_n * kWarpN;  // the warp's tile in the CTA's
   float acc[kRows][kCols] = {};
   LoaderA a_loader;

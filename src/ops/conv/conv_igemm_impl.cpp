@@ -163,10 +163,11 @@ int warps_n_of(int bn) { return bn / 32; }
 int warps_m_of(int bm, int bn) { return bm == 128 ? (warps_n_of(bn) == 1 ? 4 : 2) : (warps_n_of(bn) == 1 ? 2 : 1); }
 
 // The CTAs per SM a tiling's kernel has registers for (its __launch_bounds__): two, except FFMA tiles of
-// 6 and 8 warps, whose 64 accumulators per thread with the loaders' state need more than the 170 and 128
-// registers two such CTAs leave (they spilled 20-700 bytes, NvrtcTest.FullPrecisionFp32VariantsCompileWithoutSpills):
-// one CTA (8 warps: as many as two CTAs of 4).
-int ctas_per_sm(Math math, int bm, int bn) { return math == kMathFfma && warps_m_of(bm, bn) * warps_n_of(bn) >= 6 ? 1 : 2; }
+// 256 threads, whose 64 accumulators per thread with the loaders' state need more than the 128
+// registers two such CTAs leave (they spilled 50-700 bytes, NvrtcTest.FullPrecisionFp32VariantsCompileWithoutSpills):
+// one CTA of 8 warps, as many warps as two CTAs of 128 threads. (One CTA for 6-warp tiles too measured 0.977x
+// on the FFMA lines of nchw-models.txt, H100, docs/perf/2026-11-26-session8.md.)
+int ctas_per_sm(Math math, int bm, int bn) { return math == kMathFfma && warps_m_of(bm, bn) * warps_n_of(bn) == 8 ? 1 : 2; }
 
 // Tile shape and split-K by a small cost model: padded MACs per CTA over a
 // tile-efficiency factor and an occupancy factor, times the waves of two CTAs
