@@ -35,17 +35,18 @@ Status why_declined(const std::string& command) {
 
 TEST(ConvDepthwisePlanTest, SitsBetweenTheImplicitGemmAndTheDirectTier) {
   const auto impls = find_op("conv")->gpu_implementations();
-  ASSERT_EQ(impls.size(), 10u);
+  ASSERT_EQ(impls.size(), 11u);
   EXPECT_EQ(impls[0]->name(), "gpu:conv:pointwise");
-  EXPECT_EQ(impls[1]->name(), "gpu:conv:wgmma_sm90");
-  EXPECT_EQ(impls[2]->name(), "gpu:conv:fp32_bf16x6");
-  EXPECT_EQ(impls[3]->name(), "gpu:conv:small_c_data");
-  EXPECT_EQ(impls[4]->name(), "gpu:conv:small_c_forward");
-  EXPECT_EQ(impls[5]->name(), "gpu:conv:implicit_gemm");
-  EXPECT_EQ(impls[6]->name(), "gpu:conv:depthwise_planes");
-  EXPECT_EQ(impls[7]->name(), "gpu:conv:depthwise_channels");
-  EXPECT_EQ(impls[8]->name(), "gpu:conv:depthwise");
-  EXPECT_EQ(impls[9]->name(), "gpu:conv:direct");
+  EXPECT_EQ(impls[1]->name(), "gpu:conv:planar_tf32");
+  EXPECT_EQ(impls[2]->name(), "gpu:conv:wgmma_sm90");
+  EXPECT_EQ(impls[3]->name(), "gpu:conv:fp32_bf16x6");
+  EXPECT_EQ(impls[4]->name(), "gpu:conv:small_c_data");
+  EXPECT_EQ(impls[5]->name(), "gpu:conv:small_c_forward");
+  EXPECT_EQ(impls[6]->name(), "gpu:conv:implicit_gemm");
+  EXPECT_EQ(impls[7]->name(), "gpu:conv:depthwise_planes");
+  EXPECT_EQ(impls[8]->name(), "gpu:conv:depthwise_channels");
+  EXPECT_EQ(impls[9]->name(), "gpu:conv:depthwise");
+  EXPECT_EQ(impls[10]->name(), "gpu:conv:direct");
   // The implicit GEMM declines what this tier takes: it runs where gpu:conv:direct used to.
   for (const std::string& command : {kMobileNet + " -F 2", kMobileNet + " -F 4" + kNhwc,
                                      std::string("convbfp16 -n 8 -c 96 -H 56 -W 56 -k 96 -y 3 -x 3 -p 1 -q 1 "

@@ -29,9 +29,9 @@ const GpuImplementation& small_c() { return conv::small_c_data_implementation();
 TEST(ConvSmallCPlanTest, TakesResNetsFirstBackwardDataAheadOfTheImplicitGemm) {
   const std::string line = "conv -n 32 -c 3 -H 224 -W 224 -k 64 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 -g 1 -F 2";
   const auto impls = find_op("conv")->gpu_implementations();
-  ASSERT_EQ(impls[3]->name(), "gpu:conv:small_c_data");
-  ASSERT_EQ(impls[4]->name(), "gpu:conv:small_c_forward");
-  ASSERT_EQ(impls[5]->name(), "gpu:conv:implicit_gemm");
+  ASSERT_EQ(impls[4]->name(), "gpu:conv:small_c_data");
+  ASSERT_EQ(impls[5]->name(), "gpu:conv:small_c_forward");
+  ASSERT_EQ(impls[6]->name(), "gpu:conv:implicit_gemm");
   EXPECT_TRUE(test::accepts(conv::implicit_gemm_implementation(), line));
   const Planned p = test::plan_of(small_c(), line);
   EXPECT_EQ(p.config,
@@ -229,7 +229,7 @@ TEST(ConvSmallCPlanTest, TakesTheStemsAheadOfTheImplicitGemm) {
   EXPECT_LE(r7.launches[0].shared_bytes * 3, test::sm90().max_shared_bytes_per_sm);
   // Dispatch's order: the data tier, then this one, then the implicit GEMM.
   const auto impls = find_op("conv")->gpu_implementations();
-  ASSERT_EQ(impls[4]->name(), "gpu:conv:small_c_forward");
+  ASSERT_EQ(impls[5]->name(), "gpu:conv:small_c_forward");
 }
 
 // Bias and activation ride on the forward; odd widths take 4-byte stores; a transposed conv's backward-data is the

@@ -42,8 +42,8 @@ TEST(ConvWgmmaPlanTest, RunsFirstForTheConvsItTakes) {
   ASSERT_TRUE(problem);
   const auto impls = find_op("conv")->gpu_implementations();
   ASSERT_FALSE(impls.empty());
-  // After gpu:conv:pointwise, which takes only memory-bound pointwise convs.
-  EXPECT_EQ(impls[1]->name(), "gpu:conv:wgmma_sm90");
+  // After gpu:conv:pointwise, which takes only memory-bound pointwise convs, and gpu:conv:planar_tf32, only fp32 ones.
+  EXPECT_EQ(impls[2]->name(), "gpu:conv:wgmma_sm90");
   EXPECT_EQ(declined(command), "");
 }
 
