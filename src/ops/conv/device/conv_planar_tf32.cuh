@@ -165,71 +165,13 @@ __device__ void produce(const ConvIgemmParams& p, unsigned char* smem, unsigned 
   sm90::cp_async_wait_all();
 }
 
-/// A consumer's k-block in flight: the A fragments its wgmma read until they are done, and its sums.
-template <class C>
-struct KBlock {
-  unsigned big[kBK / 8][4], small[kBK / 8][4];  // (k8 step, fragment)
-  float part[C::BN / 2];
-  int stage;
-};
-
-/// Issues k-block `it` (counted over the consumer's tiles) as one commit group: waits for its stage, loads
-/// and splits this thread's A fragments (channels 8 step + q4 for a[0], a[1] and + 4 for a[2], a[3]; the
-/// tile pixels `pixel`, `pixel` + 1), then the 12 wgmma into `f.part`, from zero.
-template <class C>
-__device__ __forceinline__ void issue(KBlock<C>& f, const unsigned char* smem, unsigned long long* full, int it,
-                                      int pixel, int q4) {
-  using L = Layout<C>;
-  f.stage = it % C::STAGES;
-  sm90::mbarrier_wait(&full[f.stage], (it / C::STAGES) & 1);
-  const unsigned char* s = smem + f.stage * L::kStage;
-  const float* a = reinterpret_cast<const float*>(s + L::kA);  // (32 channels, kAPitch pixels)
-#pragma unroll
-  for (int step = 0; step < kBK / 8; ++step) {
-    const float2 lo = *reinterpret_cast<const float2*>(a + (8 * step + q4) * kAPitch + pixel);
-    const float2 hi = *reinterpret_cast<const float2*>(a + (8 * step + q4 + 4) * kAPitch + pixel);
-    const float v[4] = {lo.x, lo.y, hi.x, hi.y};
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      f.big[step][e] = to_tf32(v[e]);
-      f.small[step][e] = to_tf32(v[e] - __uint_as_float(f.big[step][e]));
-    }
-  }
-  const unsigned b_big = sm90::shared_address(s), b_small = b_big + L::kTileB;
-  sm90::wgmma_fence();
-#pragma unroll
-  for (int step = 0; step < kBK / 8; ++step) {
-    sm90::WgmmaTf32<C::BN>::mma(f.part, f.small[step], sm90::swizzle128_descriptor(b_big + 32 * step), step > 0);
-    sm90::WgmmaTf32<C::BN>::mma(f.part, f.big[step], sm90::swizzle128_descriptor(b_small + 32 * step), 1);
-  }
-#pragma unroll
-  for (int step = 0; step < kBK / 8; ++step)
-    sm90::WgmmaTf32<C::BN>::mma(f.part, f.big[step], sm90::swizzle128_descriptor(b_big + 32 * step), 1);
-  sm90::wgmma_commit_group();
-}
-
-/// Retires `f` once at most kPending later groups are still running: releases its stage and adds its sums
-/// into `acc` (FADD, rounded to nearest).
-template <class C, int kPending>
-__device__ __forceinline__ void retire(KBlock<C>& f, float (&acc)[C::BN / 2], unsigned long long* empty, int lane) {
-  sm90::wgmma_wait_group<kPending>();
-  __syncwarp();
-  if (lane == 0) sm90::mbarrier_arrive(&empty[f.stage]);
-#pragma unroll
-  for (int i = 0; i < C::BN / 2; ++i) {
-    sm90::pin_register(f.part[i]);
-    acc[i] += f.part[i];
-  }
-}
-
 /// One consumer's tile: 64 pixel rows x BN channels, summed over the k-blocks
 /// (`it` counting them over the consumer's tiles), then the bias, residual and
-/// activation, stored. A k-block's 12 wgmma are one dependent chain, so up to
-/// 64 channels wide (where the registers allow) two k-blocks are in flight: the
-/// next is issued before the previous one is waited for.
+/// activation, stored.
 template <class C>
 __device__ void consume_tile(const ConvIgemmParams& p, unsigned char* smem, unsigned long long* full,
                              unsigned long long* empty, int& it, int m0, int n0, int consumer) {
+  using L = Layout<C>;
   constexpr int kKBlocks = (C::kK + kBK - 1) / kBK;
   const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) % 128 / 32;
   const int g = lane / 4, q4 = lane % 4;
@@ -238,28 +180,43 @@ __device__ void consume_tile(const ConvIgemmParams& p, unsigned char* smem, unsi
   float acc[C::BN / 2];
 #pragma unroll
   for (int i = 0; i < C::BN / 2; ++i) acc[i] = 0.f;
-  if constexpr (C::BN <= 64) {
-    KBlock<C> f0, f1;
-    issue(f0, smem, full, it++, pixel, q4);
-    int kb = 1;
-    for (; kb + 1 < kKBlocks; kb += 2) {
-      issue(f1, smem, full, it++, pixel, q4);
-      retire<C, 1>(f0, acc, empty, lane);
-      issue(f0, smem, full, it++, pixel, q4);
-      retire<C, 1>(f1, acc, empty, lane);
+  for (int kb = 0; kb < kKBlocks; ++kb, ++it) {
+    const int stage = it % C::STAGES;
+    sm90::mbarrier_wait(&full[stage], (it / C::STAGES) & 1);
+    const unsigned char* s = smem + stage * L::kStage;
+    const float* a = reinterpret_cast<const float*>(s + L::kA);  // (32 channels, kAPitch pixels)
+    // The A fragments of the k-block's four k8 steps: channels 8 step + q4 (a[0], a[1]) and + 4 (a[2], a[3]).
+    unsigned big[kBK / 8][4], small[kBK / 8][4];
+#pragma unroll
+    for (int step = 0; step < kBK / 8; ++step) {
+      const float2 lo = *reinterpret_cast<const float2*>(a + (8 * step + q4) * kAPitch + pixel);
+      const float2 hi = *reinterpret_cast<const float2*>(a + (8 * step + q4 + 4) * kAPitch + pixel);
+      const float v[4] = {lo.x, lo.y, hi.x, hi.y};
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        big[step][e] = to_tf32(v[e]);
+        small[step][e] = to_tf32(v[e] - __uint_as_float(big[step][e]));
+      }
     }
-    if (kb < kKBlocks) {
-      issue(f1, smem, full, it++, pixel, q4);
-      retire<C, 1>(f0, acc, empty, lane);
-      retire<C, 0>(f1, acc, empty, lane);
-    } else {
-      retire<C, 0>(f0, acc, empty, lane);
+    const unsigned b_big = sm90::shared_address(s), b_small = b_big + L::kTileB;
+    float part[C::BN / 2];  // the k-block's sums
+    sm90::wgmma_fence();
+#pragma unroll
+    for (int step = 0; step < kBK / 8; ++step) {
+      sm90::WgmmaTf32<C::BN>::mma(part, small[step], sm90::swizzle128_descriptor(b_big + 32 * step), step > 0);
+      sm90::WgmmaTf32<C::BN>::mma(part, big[step], sm90::swizzle128_descriptor(b_small + 32 * step), 1);
     }
-  } else {
-    for (int kb = 0; kb < kKBlocks; ++kb) {
-      KBlock<C> f;
-      issue(f, smem, full, it++, pixel, q4);
-      retire<C, 0>(f, acc, empty, lane);
+#pragma unroll
+    for (int step = 0; step < kBK / 8; ++step)
+      sm90::WgmmaTf32<C::BN>::mma(part, big[step], sm90::swizzle128_descriptor(b_big + 32 * step), 1);
+    sm90::wgmma_commit_group();
+    sm90::wgmma_wait_group<0>();
+    __syncwarp();
+    if (lane == 0) sm90::mbarrier_arrive(&empty[stage]);
+#pragma unroll
+    for (int i = 0; i < C::BN / 2; ++i) {
+      sm90::pin_register(part[i]);
+      acc[i] += part[i];
     }
   }
 
