@@ -867,7 +867,7 @@ TEST(NvrtcTest, HopperNchwPointwiseModulesCompile) {
 // register reallocation honoured, its TF32 wgmma taking A from registers:
 // every width of the first line, then elements copied and stored one at a
 // time (49 pixels an image), bias, residual and
-// activations, a 3-D conv and partial channel tiles.
+// activations, a 3-D conv, partial channel tiles and a stride of 2.
 TEST(NvrtcTest, PlanarTf32ModulesCompile) {
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
   const ops::ArchSpec arch = ops::ArchSpec::of(device);
@@ -880,6 +880,7 @@ TEST(NvrtcTest, PlanarTf32ModulesCompile) {
            std::string("conv -n 4 -c 96 -H 12 -W 12 -k 64 -y 1 -x 1 -F 1 -b 1 --activation relu --residual 1"),
            std::string("conv -n 2 -c 32 --in_d 6 -H 10 -W 10 -k 48 --fil_d 1 -y 1 -x 1 --spatial_dim 3 -F 1 -b 1"),
            std::string("conv -n 64 -c 576 -H 7 -W 7 -k 160 -y 1 -x 1 -F 1"),
+           std::string("conv -n 32 -c 256 -H 56 -W 56 -k 512 -y 1 -x 1 -u 2 -v 2 -F 1 -b 1 --activation relu"),
        }) {
     SCOPED_TRACE(command);
     Result<ParsedCommand> p = parse_command(std::string_view(command));

@@ -60,6 +60,14 @@ TEST(ConvPlanarTf32PlanTest, OddImagesCopyAndStoreElementsOneAtATime) {
   expect_constants(p, {"kVecX = false;", "kPairs = false;", "kBias = false;", "kResidual = false;"});
 }
 
+TEST(ConvPlanarTf32PlanTest, StridedConvsReadTheirInputPixelsOneAtATime) {
+  // ResNet-50's downsampling 1x1 (stride 2): output pixel (h, w) reads x's (2h, 2w); 32 x 28 x 28 = 25088 pixels.
+  const Planned p = test::plan_of(tier(), "conv -n 32 -c 256 -H 56 -W 56 -k 512 -y 1 -x 1 -u 2 -v 2 -F 1");
+  EXPECT_EQ(p.config.rfind("y: planar 3xtf32 gemm 25088x512x256 ", 0), 0u) << p.config;
+  expect_constants(p, {"kHW = 784;", "kOHW = 784;", "kOW = 28;", "XN = 802816;", "XC = 3136;",
+                       "XH = 112;", "XW = 2;", "YN = 401408;", "YC = 784;", "kVecX = false;", "kPairs = true;"});
+}
+
 TEST(ConvPlanarTf32PlanTest, NarrowTilesWhereWideOnesLeaveSmsIdle) {
   // 3136 pixels x 160 channels: 25 pixel tiles; 50 tiles of 96 would leave 82 SMs idle, 125 of 32 fill them.
   EXPECT_EQ(test::plan_of(tier(), "conv -n 64 -c 576 -H 7 -W 7 -k 160 -y 1 -x 1 -F 1").config,
@@ -74,9 +82,9 @@ TEST(ConvPlanarTf32PlanTest, DeclinesWhatItCannotReadInPlaceWithTheReason) {
             "gpu:conv:planar_tf32 takes fp32 only, not bfloat16");
   EXPECT_NE(decline_of("conv -n 4 -c 64 -H 8 -W 8 -k 64 -y 1 -x 1 -F 2").find("the forward face alone"),
             std::string::npos);
-  EXPECT_NE(decline_of("conv -n 4 -c 64 -H 8 -W 8 -k 64 -y 3 -x 3 -p 1 -q 1 -F 1").find("pointwise convs"),
+  EXPECT_NE(decline_of("conv -n 4 -c 64 -H 8 -W 8 -k 64 -y 3 -x 3 -p 1 -q 1 -F 1").find("1x1 convs"),
             std::string::npos);
-  EXPECT_NE(decline_of("conv -n 4 -c 64 -H 8 -W 8 -k 64 -y 1 -x 1 -u 2 -v 2 -F 1").find("pointwise convs"),
+  EXPECT_NE(decline_of("conv -n 4 -c 64 -H 8 -W 8 -k 64 -y 1 -x 1 -p 1 -q 1 -F 1").find("without padding"),
             std::string::npos);
   EXPECT_NE(decline_of("conv -n 4 -c 64 -H 8 -W 8 -k 64 -y 1 -x 1 -g 2 -F 1").find("groups 1"), std::string::npos);
   EXPECT_EQ(decline_of("conv -n 4 -c 64 -H 8 -W 8 -k 64 -y 1 -x 1 -F 1 --fp32-math tf32"),

@@ -287,7 +287,7 @@ class ConvOp final : public OpDefinition {
   }
   std::span<const GpuImplementation* const> gpu_implementations() const override {
     // gpu:conv:pointwise first: it takes only memory-bound pointwise convs, which it runs at copy bandwidth;
-    // gpu:conv:planar_tf32 the other fp32 pointwise forwards of planar tensors, on TF32 tensor cores;
+    // gpu:conv:planar_tf32 the other fp32 1x1 forwards of planar tensors (any stride), on TF32 tensor cores;
     // gpu:conv:fp32_bf16x6 before gpu:conv:implicit_gemm: it takes the strict fp32 convs its model puts
     // ahead of FFMA; gpu:conv:small_c_data too: it takes fp32 data faces of at most 4 channels, which
     // would be a GEMM's N; and gpu:conv:small_c_forward: fp32 forward faces from at most 4 channels, whose

@@ -83,8 +83,9 @@ class PlanarTf32Conv final : public Tier<ConvProblem, PlanarTf32Config> {
       return decline("full-precision fp32 only; --fp32-math tf32 runs on gpu:conv:implicit_gemm's TF32 mma.sync");
     if (problem.tasks.size() != 1 || problem.tasks[0].face != kForwardFace || problem.bias_gradient)
       return decline("the forward face alone (-F 1 of a regular conv), without a bias gradient");
-    if (!r.pointwise() || r.groups != 1)
-      return decline("pointwise convs (1x1, stride 1, no padding) of groups 1 only");
+    bool one_by_one = r.groups == 1;
+    for (int d = 0; d < 3; ++d) one_by_one &= r.f_size[d] == 1 && r.pad[d] == 0;
+    if (!one_by_one) return decline("1x1 convs without padding, of groups 1, only (any stride)");
     if (problem.fp32_result) return decline("no GEMM epilogue's fp32 sums");
     if (!planar_pixels(r.a_strides, r.a_size) || !planar_pixels(r.b_strides, r.b_size))
       return decline("activations whose channels' pixels are contiguous (NCHW, NCDHW) only; channels-last ones are "
@@ -119,9 +120,9 @@ class PlanarTf32Conv final : public Tier<ConvProblem, PlanarTf32Config> {
     const long long hw = r.pix_b();
     const Strides5& xs = r.a_strides;
     const Strides5& ys = r.b_strides;
-    // 16-byte copies of 4 pixels where no vector straddles a channel; 8-byte stores of pixel pairs where y's
-    // (and z's, laid out as y) pairs are 8-byte aligned.
-    const bool vec_x = hw % 4 == 0 && xs[1] % 4 == 0 && (r.batch == 1 || xs[0] % 4 == 0);
+    // 16-byte copies of 4 pixels where they are consecutive in x (stride 1) and no vector straddles a channel;
+    // 8-byte stores of pixel pairs where y's (and z's, laid out as y) pairs are 8-byte aligned.
+    const bool vec_x = r.pointwise() && hw % 4 == 0 && xs[1] % 4 == 0 && (r.batch == 1 || xs[0] % 4 == 0);
     const bool pairs = hw % 2 == 0 && ys[1] % 2 == 0 && (r.batch == 1 || ys[0] % 2 == 0);
     auto constant = [](const char* name, long long v) {
       return "  static constexpr " + std::string(v > kInt32Max ? "long long " : "int ") + name + " = " +
@@ -131,9 +132,11 @@ class PlanarTf32Conv final : public Tier<ConvProblem, PlanarTf32Config> {
       return "  static constexpr bool " + std::string(name) + " = " + (v ? "true" : "false") + ";\n";
     };
     std::string cfg = "struct Cfg {\n";
-    cfg += constant("kM", config.m) + constant("kN", config.n) + constant("kK", config.k) + constant("kHW", hw);
-    cfg += constant("XN", xs[0]) + constant("XC", xs[1]) + constant("YN", ys[0]) + constant("YC", ys[1]) +
-           constant("WK", r.w_strides[0]);
+    cfg += constant("kM", config.m) + constant("kN", config.n) + constant("kK", config.k) + constant("kHW", hw) +
+           constant("kOHW", r.b_size[1] * r.b_size[2]) + constant("kOW", r.b_size[2]);
+    cfg += constant("XN", xs[0]) + constant("XC", xs[1]) + constant("XD", xs[2] * r.stride[0]) +
+           constant("XH", xs[3] * r.stride[1]) + constant("XW", xs[4] * r.stride[2]) + constant("YN", ys[0]) +
+           constant("YC", ys[1]) + constant("WK", r.w_strides[0]);
     cfg += constant("BN", config.bn) + constant("STAGES", config.stages) + flag("kVecX", vec_x) + flag("kPairs", pairs);
     cfg += flag("kBias", task.epilogue && sig.bias) + flag("kResidual", task.epilogue && sig.residual) +
            constant("kAct", task.epilogue ? static_cast<int>(sig.activation.kind) : 0);

@@ -1,10 +1,10 @@
-// boo device code: gpu:conv:planar_tf32 — the forward face of fp32 pointwise
-// convs (1x1, stride 1, no padding, groups 1) of planar activations (NCHW,
-// NCDHW) on the TF32 tensor cores at full precision (3xTF32), read and
-// written where they lie.
+// boo device code: gpu:conv:planar_tf32 — the forward face of fp32 1x1 convs
+// (any stride, no padding, groups 1) of planar activations (NCHW, NCDHW) on
+// the TF32 tensor cores at full precision (3xTF32), read and written where
+// they lie.
 //
-// Over the pixels of every image, m = (n, hw):
-//   y[n][k][hw] = sum_c x[n][c][hw] * w[k][c]
+// Over the output pixels of every image, m = (n, hw), hw = (d, h, w):
+//   y[n][k][hw] = sum_c x[n][c][d * sd, h * sh, w * sw] * w[k][c]
 // is the GEMM D[m][k] = sum_c A[m][c] * B[k][c], M = N * HW (C::kM),
 // N = the output channels (C::kN), K = the input channels (C::kK):
 //   A = x: wgmma takes a TF32 A from registers, so its shared-memory tile may
@@ -29,10 +29,13 @@
 // one 8-byte store (where HW is even) with no staging.
 //
 // The generated source defines `struct Cfg`: kM, kN, kK (the GEMM), kHW
-// (pixels per image), XN, XC (x's image and channel strides), YN, YC (y's),
+// (output pixels per image), kOHW and kOW (output pixels per plane and per
+// row), XN, XC (x's image and channel strides), XD, XH, XW (x's steps between
+// the input pixels of adjacent output pixels: its strides times the conv's),
+// YN, YC (y's),
 // WK (w's output-channel stride; its input channels are contiguous), BN
-// (32, 64, 96 or 128), STAGES, kVecX (HW, XN and XC multiples of 4:
-// 16-byte copies of x, else 4-byte ones), kPairs (HW, YN and YC even: 8-byte
+// (32, 64, 96 or 128), STAGES, kVecX (stride 1 and HW, XN and XC multiples
+// of 4: 16-byte copies of x, else 4-byte ones), kPairs (HW, YN and YC even: 8-byte
 // stores of pixel pairs, else 4-byte ones), kBias, kResidual (z laid out as
 // y), kAct.
 #pragma once
@@ -81,10 +84,12 @@ __device__ __forceinline__ void st_shared_v4(unsigned at, const unsigned (&v)[4]
                : "memory");
 }
 
-/// x's element offset of pixel m (over all images) in channel 0.
+/// x's element offset, in channel 0, of the input pixel that output pixel m (over all images) reads.
 template <class C>
 __device__ __forceinline__ long long pixel_offset(int m) {
-  return static_cast<long long>(m / C::kHW) * C::XN + m % C::kHW;
+  const int hw = m % C::kHW;
+  return static_cast<long long>(m / C::kHW) * C::XN + static_cast<long long>(hw / C::kOHW) * C::XD +
+         static_cast<long long>(hw % C::kOHW / C::kOW) * C::XH + static_cast<long long>(hw % C::kOW) * C::XW;
 }
 
 /// The producer: per k-block (input channels k0 ... k0 + 31), x's 32 channel
@@ -105,8 +110,8 @@ __device__ void produce(const ConvIgemmParams& p, unsigned char* smem, unsigned 
   int it = 0;  // k-blocks issued so far, over all tiles
   for (int tile = blockIdx.x; tile < Tiles<C>::kCount; tile += gridDim.x) {
     const int m0 = Tiles<C>::m0(tile), n0 = Tiles<C>::n0(tile);
-    // This thread's pixel column of the A tile: 4 pixels (16-byte copies) of channel rows t / 32 + 4 j,
-    // or 1 pixel of every channel row.
+    // This thread's pixel column of the A tile: 4 pixels (16-byte copies, consecutive in x) of channel rows
+    // t / 32 + 4 j, or 1 pixel of every channel row.
     const int col = C::kVecX ? 4 * (t % 32) : t;
     const int m = m0 + col;
     const bool pixel_in = m < C::kM;
