@@ -32,12 +32,11 @@
 // (output pixels per image), kOHW and kOW (output pixels per plane and per
 // row), XN, XC (x's image and channel strides), XD, XH, XW (x's steps between
 // the input pixels of adjacent output pixels: its strides times the conv's),
-// YN, YC (y's),
-// WK (w's output-channel stride; its input channels are contiguous), BN
-// (32, 64, 96 or 128), STAGES, kVecX (stride 1 and HW, XN and XC multiples
-// of 4: 16-byte copies of x, else 4-byte ones), kPairs (HW, YN and YC even: 8-byte
-// stores of pixel pairs, else 4-byte ones), kBias, kResidual (z laid out as
-// y), kAct.
+// YN, YC (y's), WK (w's output-channel stride; its input channels are
+// contiguous), BN (32, 64, 96 or 128), STAGES, kVecX (stride 1 and HW, XN and
+// XC multiples of 4: 16-byte copies of x, else 4-byte ones), kPairs (HW, YN
+// and YC even: 8-byte stores of pixel pairs, else 4-byte ones), kBias,
+// kResidual (z laid out as y), kAct.
 #pragma once
 
 #include "boo/kernels/arch/sm80.cuh"
@@ -64,8 +63,7 @@ struct Layout {
   static constexpr unsigned kA = 2 * kTileB;
   static constexpr unsigned kStage = kA + kBK * kAPitch * 4;
   static_assert(kStage % 1024 == 0, "every stage's B tiles start 1024-byte aligned (the swizzle's period)");
-  static constexpr unsigned kBarriers = C::STAGES * kStage;
-  static constexpr unsigned kBytes = kBarriers + 2 * C::STAGES * 8;
+  static constexpr unsigned kBarriers = C::STAGES * kStage;  ///< full[STAGES], then empty[STAGES]
 };
 
 /// Tiles (pixel tile, channel tile), channel tiles fastest: the CTAs running
@@ -139,7 +137,7 @@ __device__ void produce(const ConvIgemmParams& p, unsigned char* smem, unsigned 
         }
       }
       // Every load of w's block is issued before the first store, so that their latencies overlap.
-      float4 v[C::BN / 16];
+      float4 v[C::BN / 16];  // (B row row0 + 16 j): w's input channels k0 + 4 chunk ... + 3
 #pragma unroll
       for (int j = 0; j < C::BN / 16; ++j) {
         const int n = n0 + row0 + 16 * j, k = k0 + 4 * chunk;  // kK is a multiple of 4: a chunk is in or out
