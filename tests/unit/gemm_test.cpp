@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
+#include <optional>
 
 #include "boo/gemm.hpp"
 #include "ops/conv/conv_direct_impl.hpp"
@@ -109,11 +111,16 @@ int64_t at(const MatrixView& v, int64_t b, int64_t r, int64_t c) {
 // mapped conv's reference, the result read through its view -- or, where the conv does not fuse
 // the epilogue, its sums laid out as ConvProblem::fp32_result's (groups, M, N) read through
 // m.sums and given the epilogue; it must equal the GEMM's reference.
-void expect_mapping_matches(const ops::OpDefinition& op, const OpSignature& sig, bool channels_last) {
+// `mapping` maps the problem's description; `label` names it in failures.
+void expect_mapping_matches(const ops::OpDefinition& op, const OpSignature& sig,
+                            const std::function<std::optional<ConvMapping>(const GemmDesc&)>& mapping,
+                            const std::string& label) {
   Result<std::unique_ptr<ops::OpProblem>> problem = op.make_problem(sig);
   ASSERT_TRUE(problem.ok()) << problem.status().to_string();
   const GemmDesc& d = dynamic_cast<const GemmProblem&>(**problem).desc;
-  const ConvMapping m = ops::gemm::map_to_conv(d, channels_last);
+  const std::optional<ConvMapping> mapped = mapping(d);
+  if (!mapped) return;
+  const ConvMapping& m = *mapped;
   ASSERT_TRUE(m.conv.validate().ok()) << m.conv.command();
   Result<std::vector<base::HostTensor>> args = op.make_arguments(sig, {});
   ASSERT_TRUE(args.ok());
@@ -132,8 +139,14 @@ void expect_mapping_matches(const ops::OpDefinition& op, const OpSignature& sig,
         for (int64_t c = 0; c < o.cols; ++c) t.store(at(dst, b, r, c), arg(o.view.tensor).load(at(o.view, b, r, c)));
     return t;
   };
-  std::vector<base::HostTensor> conv_args{fill(m.x, m.conv.x_spec()), fill(m.w, m.conv.w_spec())};
-  if (m.conv.bias) {
+  // The conv's arguments in its signature's order: x and w (and the bias) forward, dy and x for dw.
+  std::vector<base::HostTensor> conv_args;
+  for (const TensorSpec& t : m.conv.arguments()) {
+    if (const ConvMapping::Operand* o = m.argument(t.name)) {
+      conv_args.push_back(fill(*o, t));
+      continue;
+    }
+    ASSERT_TRUE(m.conv.bias) << "conv argument " << t.name << " is no operand";
     base::HostTensor b(m.conv.bias_spec());
     const MatrixView v = *d.fused_bias();  // a copy: fused_bias() returns an optional by value
     for (int64_t j = 0; j < d.n; ++j) b.store(j, arg(v.tensor).load(at(v, 0, 0, j)));
@@ -143,12 +156,12 @@ void expect_mapping_matches(const ops::OpDefinition& op, const OpSignature& sig,
   ASSERT_TRUE(y.ok()) << y.status().to_string();
   Result<std::vector<base::HostTensor>> expected = op.reference(sig, *args);
   ASSERT_TRUE(expected.ok());
-  const MatrixView& y_view = m.y.staged ? m.y.staged_view : m.y.view;
-  // The conv's y [n, k, h] as the dense fp32 sums (group, n x h, a group's channel).
+  const MatrixView& y_view = m.result().staged ? m.result().staged_view : m.result().view;
+  // With the epilogue, the forward's y [n, k, h] as the dense fp32 sums (group, n x h, a group's channel).
   const TensorSpec ys = m.conv.y_spec();
   const int64_t groups = m.conv.groups, per_group = m.conv.k / groups, pixels = ys.shape[2];
-  std::vector<double> sums(static_cast<size_t>(ys.numel()));
-  for (int64_t n = 0; n < ys.shape[0]; ++n)
+  std::vector<double> sums(m.epilogue ? static_cast<size_t>(ys.numel()) : 0);
+  for (int64_t n = 0; m.epilogue && n < ys.shape[0]; ++n)
     for (int64_t k = 0; k < ys.shape[1]; ++k)
       for (int64_t h = 0; h < pixels; ++h)
         sums[static_cast<size_t>(((k / per_group) * ys.shape[0] * pixels + n * pixels + h) * per_group +
@@ -170,7 +183,11 @@ void expect_mapping_matches(const ops::OpDefinition& op, const OpSignature& sig,
         }
         worst = std::max(worst, std::abs(v - expected->at(0).load(at(d.out, b, i, j))));
       }
-  EXPECT_LT(worst, 1e-9) << sig.command() << (channels_last ? " (channels last)" : "") << ": " << m.conv.command();
+  EXPECT_LT(worst, 1e-9) << sig.command() << " (" << label << "): " << m.conv.command();
+}
+
+std::optional<ConvMapping> forward_mapping(const GemmDesc& d, bool channels_last) {
+  return ops::gemm::map_to_conv(d, channels_last);
 }
 
 TEST(GemmMappingTest, TheMappedConvComputesTheGemm) {
@@ -184,10 +201,56 @@ TEST(GemmMappingTest, TheMappedConvComputesTheGemm) {
     ASSERT_TRUE(p.ok()) << line << ": " << p.status().to_string();
     const GemmSignature& g = gemm_of(*p);
     if (g.batch * g.m * g.n * g.k > (int64_t{1} << 27)) continue;  // small ones: the conv reference is float64 on the CPU
-    for (bool channels_last : {false, true}) expect_mapping_matches(ops::gemm::definition(), *p->signature, channels_last);
+    for (bool channels_last : {false, true})
+      expect_mapping_matches(
+          ops::gemm::definition(), *p->signature, [&](const GemmDesc& d) { return forward_mapping(d, channels_last); },
+          channels_last ? "channels last" : "any layout");
+    expect_mapping_matches(ops::gemm::definition(), *p->signature, ops::gemm::map_in_place, "in place");
     ++lines;
   }
   EXPECT_GT(lines, 20);
+}
+
+// The faces that read a transposed GEMM in place: no copies, and the conv's result is the GEMM's
+// (the reference check above runs them over the matrix).
+TEST(GemmMappingTest, InPlaceFaces) {
+  auto in_place = [](const std::string& line) {
+    std::unique_ptr<ops::OpProblem> problem = ops::test::problem_of(line);
+    return ops::gemm::map_in_place(dynamic_cast<const GemmProblem&>(*problem).desc);
+  };
+  // A stored k x m: the weight gradient of k one-pixel images, dy = A, x = B, dw = out.
+  std::optional<ConvMapping> w = in_place("gemmbfp16 --a_w 96 --a_h 40 --b_w 72 --transA 1");
+  ASSERT_TRUE(w.has_value());
+  EXPECT_TRUE(w->weight_gradient());
+  EXPECT_EQ(w->conv.n, 40);
+  EXPECT_EQ(w->conv.c, 72);
+  EXPECT_EQ(w->conv.k, 96);
+  EXPECT_EQ(w->result().view.tensor, "d");
+  EXPECT_EQ(w->argument("dy")->view.tensor, "a");
+  EXPECT_EQ(w->argument("x")->view.tensor, "b");
+  // No transpose: the forward of one image whose pixels are B's columns, w = A.
+  std::optional<ConvMapping> f = in_place("gemmbfp16 --a_w 96 --a_h 40 --b_w 72");
+  ASSERT_TRUE(f.has_value());
+  EXPECT_FALSE(f->weight_gradient());
+  EXPECT_EQ(f->conv.n, 1);
+  EXPECT_EQ(f->conv.input_size, (std::vector<int64_t>{72}));
+  EXPECT_EQ(f->conv.input_layout, "NCH");
+  EXPECT_EQ(f->argument("w")->view.tensor, "a");
+  EXPECT_FALSE(f->x.staged || f->w.staged || f->y.staged || f->epilogue);
+  // B stored n x k, a batch, or an epilogue: none (the forward reads B^T in place, or stages).
+  EXPECT_FALSE(in_place("gemmbfp16 --a_w 96 --a_h 40 --b_w 72 --transB 1").has_value());
+  EXPECT_FALSE(in_place("gemmbfp16 --a_w 96 --a_h 40 --b_w 72 --batch_count 2").has_value());
+  EXPECT_FALSE(in_place("gemmbfp16 --a_w 96 --a_h 40 --b_w 72 --bias 1").has_value());
+  EXPECT_FALSE(in_place("gemmbfp16 --a_w 96 --a_h 40 --b_w 72 --alpha 2").has_value());
+  // The Hopper GEMM takes them where its forward would stage: nothing copied. (-F 3, dB = A^T dD, is
+  // the transA product.)
+  for (const char* t : {"", " --transA 1", " -F 3"}) {
+    ops::test::Planned p = ops::test::plan_of(ops::gemm::gemm_via_conv_wgmma(),
+                                              std::string("gemmbfp16 --a_w 4096 --a_h 4096 --b_w 4096") + t);
+    ASSERT_EQ(p.entries.size(), 1u) << t;
+    EXPECT_EQ(p.entries[0], *t ? "boo_wgmma_dw" : "boo_wgmma_y") << t;
+    EXPECT_NE(p.config.find(*t ? "dy by TMA, x by TMA" : "native NCHW 1x1"), std::string::npos) << p.config;
+  }
 }
 
 TEST(GemmMappingTest, LayoutsInPlaceOfCopies) {
@@ -246,8 +309,9 @@ TEST(GemmPlanTest, TiersAndBindings) {
   // tokens: 16 x 288 tiles of 128): the Hopper tier (it ran on the mma.sync tier at 2.6x cuBLASLt's time).
   EXPECT_TRUE(ops::test::accepts(*impls[0], "gemmbfp16 --a_w 2048 --a_h 12288 --b_w 36864 --transB 1"));
   EXPECT_FALSE(ops::test::accepts(*impls[0], "gemmbfp16 --a_w 512 --a_h 256 --b_w 512 --transB 1"));
-  // The Hopper tier takes a large bf16 GEMM with B staged channels-last (n x k).
-  ops::test::Planned big = ops::test::plan_of(*impls[0], "gemmbfp16 --a_w 4096 --a_h 4096 --b_w 4096");
+  // The Hopper tier takes a large bf16 GEMM with a bias (which only the channels-last forward fuses) with B
+  // staged channels-last (n x k).
+  ops::test::Planned big = ops::test::plan_of(*impls[0], "gemmbfp16 --a_w 4096 --a_h 4096 --b_w 4096 --bias 1");
   ASSERT_EQ(big.entries, (std::vector<std::string>{"boo_gemm_stage_w", "boo_wgmma_y"}));
   // Staging B (k x n) as n x k transposes: the tiled copy, its index space ordered (batch, j, p) so
   // that b is fastest along the kernel's rows and the copy along its columns.
@@ -436,7 +500,8 @@ TEST(GemmCopyPlanTest, ReorderedLaunchAddressesTheSameElements) {
 // epilogue (sums stored column-major per batch entry) is tiled, an ungrouped one element-wise.
 TEST(GemmPlanTest, TransposingCopiesAreTiled) {
   const ops::GpuImplementation& hopper = *ops::gemm::gemm_implementations()[0];
-  ops::test::Planned nn = ops::test::plan_of(hopper, "gemmbfp16 --a_w 8192 --a_h 8192 --b_w 8192 --transA 1");
+  // With a bias the channels-last forward runs them (without, map_in_place reads transA in place).
+  ops::test::Planned nn = ops::test::plan_of(hopper, "gemmbfp16 --a_w 8192 --a_h 8192 --b_w 8192 --transA 1 --bias 1");
   ASSERT_EQ(nn.entries, (std::vector<std::string>{"boo_gemm_stage_x", "boo_gemm_stage_w", "boo_wgmma_y"}));
   for (const char* entry : {"boo_gemm_stage_x(const boo::GemmCopyParams p) { boo::gemm_copy_tiled<boo::bf16, boo::bf16",
                             "boo_gemm_stage_w(const boo::GemmCopyParams p) { boo::gemm_copy_tiled<boo::bf16, boo::bf16"})
@@ -444,7 +509,7 @@ TEST(GemmPlanTest, TransposingCopiesAreTiled) {
   EXPECT_EQ(nn.launches[0].grid.x, 128u * 128u);
   ops::test::Planned tn = ops::test::plan_of(hopper, "gemmbfp16 --a_w 8192 --a_h 8192 --b_w 8192 --transB 1");
   EXPECT_EQ(tn.entries, (std::vector<std::string>{"boo_wgmma_y"}));
-  ops::test::Planned rect = ops::test::plan_of(hopper, "gemmbfp16 --a_w 4096 --a_h 8192 --b_w 12288 --transA 1");
+  ops::test::Planned rect = ops::test::plan_of(hopper, "gemmbfp16 --a_w 4096 --a_h 8192 --b_w 12288 --transA 1 --bias 1");
   ASSERT_EQ(rect.entries, (std::vector<std::string>{"boo_gemm_stage_x", "boo_gemm_stage_w", "boo_wgmma_y"}));
   EXPECT_EQ(rect.launches[0].grid.x, 64u * 128u);   // A (k x m = 8192 x 4096) into m x k
   EXPECT_EQ(rect.launches[1].grid.x, 128u * 192u);  // B (k x n = 8192 x 12288) into n x k

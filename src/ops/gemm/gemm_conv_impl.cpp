@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "ops/conv/conv_direct_impl.hpp"
 #include "ops/conv/conv_fp32_split_impl.hpp"
@@ -116,6 +117,43 @@ ConvMapping map_to_conv(const GemmDesc& d, bool channels_last) {
   return c;
 }
 
+std::optional<ConvMapping> map_in_place(const GemmDesc& d) {
+  if (d.batch != 1 || d.alpha != 1.0 || d.c || d.bias || d.activation.kind != Activation::Kind::kNone)
+    return std::nullopt;
+  // Unit batch: only the row and column strides matter (same_view skips extents of 1).
+  auto dense = [](const MatrixView& v, int64_t rows, int64_t cols, bool row_major) {
+    const Strides3 s = row_major ? Strides3{0, cols, 1} : Strides3{0, 1, rows};
+    return same_view(v.strides, s, {1, rows, cols});
+  };
+  if (!dense(d.b, d.k, d.n, true) || !dense(d.out, d.m, d.n, true)) return std::nullopt;
+  const bool a_transposed = dense(d.a, d.m, d.k, false);
+  if (!a_transposed && !dense(d.a, d.m, d.k, true)) return std::nullopt;
+  ConvMapping c;
+  ConvSignature& conv = c.conv;
+  conv.spatial_dims = 1;
+  conv.dtype = d.dtype;
+  conv.fp32_tf32 = d.fp32_tf32;
+  conv.filter_size = {1};
+  conv.stride = {1};
+  conv.padding = {0};
+  conv.dilation = {1};
+  conv.output_padding = {0};
+  conv.filter_layout = "NCH";  // KCRS: w[output channel, input channel]
+  if (a_transposed) {  // dw[m, n] = sum over k pixels of dy[p, m] * x[p, n]
+    conv.directions = kConvBackwardWeight;
+    conv.n = d.k, conv.c = d.n, conv.input_size = {1}, conv.k = d.m;
+    conv.input_layout = conv.output_layout = "NHC";
+  } else {  // y[m, n] = sum over k channels of w[m, c] * x[c, n]
+    conv.directions = kConvForward;
+    conv.n = 1, conv.c = d.k, conv.input_size = {d.n}, conv.k = d.m;
+    conv.input_layout = conv.output_layout = "NCH";
+  }
+  c.x = {d.b, d.k, d.n};
+  c.w = a_transposed ? ConvMapping::Operand{d.out, d.m, d.n} : ConvMapping::Operand{d.a, d.m, d.k};
+  c.y = a_transposed ? ConvMapping::Operand{d.a, d.m, d.k} : ConvMapping::Operand{d.out, d.m, d.n};
+  return c;
+}
+
 namespace {
 
 // The index space of operand `op`'s copy: a batch-broadcast buffer is written once.
@@ -156,10 +194,25 @@ class GemmViaConv final : public Tier<GemmProblem, GemmViaConvConfig> {
 
   std::string_view name() const override { return name_; }
 
+  // The conv that runs `d`. On the channels-last tier, where the forward
+  // would stage an operand, the face that reads every operand in place, if the
+  // conv tier takes both: a GEMM the forward's size gate sends elsewhere stays
+  // there (the in-place faces were measured only where the forward runs).
+  ConvMapping mapping_of(const GemmDesc& d, const ArchSpec& arch) const {
+    ConvMapping forward = map_to_conv(d, channels_last_);
+    if (!channels_last_ || !(forward.x.staged || forward.w.staged || forward.y.staged)) return forward;
+    const std::optional<ConvMapping> in_place = map_in_place(d);
+    auto taken = [&](const ConvMapping& m) {
+      return m.conv.validate().ok() && conv_tier_.accepts(conv::ConvProblem(m.conv, m.epilogue), arch).ok();
+    };
+    if (in_place && taken(*in_place) && taken(forward)) return *in_place;
+    return forward;
+  }
+
   Status accepts_problem(const GemmProblem& problem, const ArchSpec& arch) const override {
     if (problem.desc.dtype == DType::kF64)
       return unimplemented("float64 runs on the CPU reference only (--backend cpu)");
-    const ConvMapping mapping = map_to_conv(problem.desc, channels_last_);
+    const ConvMapping mapping = mapping_of(problem.desc, arch);
     if (Status s = mapping.conv.validate(); !s.ok())
       return internal_error("the GEMM's conv (" + mapping.conv.command() + ") is invalid: " + s.message());
     const conv::ConvProblem conv(mapping.conv, mapping.epilogue);  // fp32 sums for the epilogue kernel
@@ -170,7 +223,7 @@ class GemmViaConv final : public Tier<GemmProblem, GemmViaConvConfig> {
 
   Result<GemmViaConvConfig> configure_problem(const GemmProblem& problem, const ArchSpec& arch) const override {
     GemmViaConvConfig config;
-    config.mapping = map_to_conv(problem.desc, channels_last_);
+    config.mapping = mapping_of(problem.desc, arch);
     config.batch = problem.desc.batch;
     const conv::ConvProblem conv(config.mapping.conv, config.mapping.epilogue);
     BOO_ASSIGN_OR_RETURN(std::unique_ptr<const Config> inner, conv_tier_.configure(conv, arch));
@@ -219,14 +272,13 @@ class GemmViaConv final : public Tier<GemmProblem, GemmViaConvConfig> {
     // The conv plan's tensors, by its signature's positions, as the GEMM's.
     std::vector<TensorBinding> conv_args, conv_results;
     for (const TensorSpec& t : m.conv.arguments()) {
-      Result<TensorBinding> binding = t.name == "x"   ? operand(m.x, false)
-                                      : t.name == "w" ? operand(m.w, false)
-                                                      : roles.argument(d.fused_bias()->tensor);
+      const ConvMapping::Operand* op = m.argument(t.name);
+      Result<TensorBinding> binding = op ? operand(*op, false) : roles.argument(d.fused_bias()->tensor);
       if (!binding.ok()) return binding.status();
       conv_args.push_back(*binding);
     }
-    BOO_ASSIGN_OR_RETURN(TensorBinding y, operand(m.y, true));
-    conv_results.push_back(y);
+    BOO_ASSIGN_OR_RETURN(TensorBinding result, operand(m.result(), true));
+    conv_results.push_back(result);
 
     Plan plan;
     plan.source = inner.source;

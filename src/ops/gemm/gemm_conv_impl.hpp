@@ -1,6 +1,7 @@
 // boo: gpu:gemm:* — GEMMs on the conv tiers' kernels.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "ops/conv/conv_problem.hpp"
@@ -33,18 +34,46 @@ struct ConvMapping {
     MatrixView staged_view;  ///< the buffer's view (tensor name empty), when staged
     size_t offset = 0;       ///< the buffer's byte offset in the workspace
   };
-  ConvSignature conv;     ///< forward, 1-D, 1x1; bias and activation when fused
+  ConvSignature conv;     ///< 1-D, 1x1, forward (or, map_in_place, weight gradient); bias and activation when fused
   bool grouped = false;   ///< B batched: one group per batch entry
-  Operand x, w, y;       ///< y is never staged with the epilogue kernel, which writes out itself
+  /// The operands by the conv tensor whose shape each takes: x, w and y of the
+  /// forward, x, dw and dy of the weight gradient. y is never staged with the
+  /// epilogue kernel, which writes out itself.
+  Operand x, w, y;
   bool epilogue = false;  ///< the GEMM's epilogue runs after the conv (gemm_copy.cuh) on its fp32 sums
   /// With the epilogue: the [batch, m, n] view of the conv's fp32 sums, the
   /// dense (groups, M, N) floats at its workspace's start (ConvProblem::fp32_result).
   std::array<int64_t, 3> sums{};
+
+  /// Whether the conv is the weight gradient (map_in_place): it reads x and
+  /// dy (the operand y) and writes dw (the operand w).
+  bool weight_gradient() const { return conv.directions == kConvBackwardWeight; }
+  /// The operand the conv writes.
+  const Operand& result() const { return weight_gradient() ? w : y; }
+  /// The operand bound to the conv's argument `name` (x, w or dy); nullptr for its bias.
+  const Operand* argument(const std::string& name) const {
+    if (name == "x") return &x;
+    if (name == "w") return &w;
+    if (name == "dy") return &y;
+    return nullptr;
+  }
 };
 
 /// The mapping of `desc`. `channels_last`: operands are staged unless already
 /// in the conv's channels-last layouts (NHC), as gpu:conv:wgmma_sm90 needs.
 ConvMapping map_to_conv(const GemmDesc& desc, bool channels_last);
+
+/// A plain GEMM (one batch entry; no alpha, C, bias or activation) whose
+/// operands a channels-last forward would stage, read where they lie by
+/// another face of gpu:conv:wgmma_sm90's (on the H100 the staging copies cost
+/// 5-35% of such a GEMM's time; docs/perf/2026-11-27-session10.md):
+/// - A stored k x m (--transA), B and out row-major: the weight gradient of
+///   k one-pixel images, dy = A (NHC, [k, m]), x = B (NHC, [k, n]),
+///   dw = out (KCRS, [m, n]);
+/// - A, B and out row-major (no transpose): the forward of one image of n
+///   pixels in NCH, w = A (KCRS, [m, k]), x = B ([k, n]), y = out ([m, n]).
+/// Nothing is staged and the conv has no epilogue. std::nullopt otherwise.
+std::optional<ConvMapping> map_in_place(const GemmDesc& desc);
 
 /// GEMMs on one conv tier's kernels, declining what that tier declines for
 /// the mapped conv: gpu:gemm:wgmma_sm90 (gpu:conv:wgmma_sm90, operands staged
