@@ -67,6 +67,50 @@ TEST(GemmParseTest, BooFlagsAndRoundTrips) {
   EXPECT_EQ(grad->signature->results().at(0).shape, (std::vector<int64_t>{7, 5}));  // da stored as a is
 }
 
+// MIOpenDriver's --isColMajor: the same logical shapes, each matrix stored column-major. A column-major
+// d = op(a) @ op(b) holds the bytes of the row-major d^T = op(b)^T @ op(a)^T, whose operands are the
+// column-major b and a read as row-major (a stored transposed exactly when the other was not).
+TEST(GemmReferenceTest, ColumnMajorIsTheTransposedRowMajorProduct) {
+  for (const char* t : {"", " --transA 1", " --transB 1", " --transA 1 --transB 1"}) {
+    for (const char* batch : {"", " --batch_count 2"}) {
+      const std::string flags = std::string(t) + batch;
+      Result<ParsedCommand> col = parse_command("gemm --a_w 5 --a_h 4 --b_w 3 --isColMajor 1" + flags);
+      ASSERT_TRUE(col.ok()) << col.status().to_string();
+      const GemmSignature& c = gemm_of(*col);
+      EXPECT_TRUE(c.col_major);
+      Result<ParsedCommand> again = parse_command(c.command());
+      ASSERT_TRUE(again.ok() && again->signature->equals(c)) << c.command();
+      const std::string row_line = std::string("gemm --a_w 3 --a_h 4 --b_w 5") + (c.trans_b ? " --transA 1" : "") +
+                                   (c.trans_a ? " --transB 1" : "") + batch;
+      Result<ParsedCommand> row = parse_command(row_line);
+      ASSERT_TRUE(row.ok()) << row_line;
+      const ops::OpDefinition& op = ops::gemm::definition();
+      Result<std::vector<base::HostTensor>> col_args = op.make_arguments(c, {});
+      ASSERT_TRUE(col_args.ok());
+      // The row-major product's a is the column-major b's storage, its b the column-major a's.
+      const std::vector<TensorSpec> row_specs = row->signature->arguments();
+      std::vector<base::HostTensor> row_args;
+      for (int i : {1, 0}) {
+        const base::HostTensor& from = (*col_args)[static_cast<size_t>(i)];
+        base::HostTensor to(row_specs.at(row_args.size()));
+        ASSERT_EQ(to.size_bytes(), from.size_bytes()) << flags;
+        std::memcpy(to.data(), from.data(), from.size_bytes());
+        row_args.push_back(std::move(to));
+      }
+      Result<std::vector<base::HostTensor>> d_col = op.reference(c, *col_args);
+      Result<std::vector<base::HostTensor>> d_row = op.reference(*row->signature, row_args);
+      ASSERT_TRUE(d_col.ok() && d_row.ok());
+      const base::HostTensor &x = d_col->at(0), &y = d_row->at(0);
+      ASSERT_EQ(x.spec().storage_elems(), y.spec().storage_elems());
+      for (int64_t e = 0; e < x.spec().storage_elems(); ++e) EXPECT_NEAR(x.load(e), y.load(e), 1e-12) << flags << " @" << e;
+      // Column-major strides: a column's rows adjacent.
+      const TensorSpec a = c.arguments().at(0);
+      EXPECT_EQ(a.strides.back(), a.shape[a.shape.size() - 2]) << flags;
+      EXPECT_EQ(a.strides[a.shape.size() - 2], 1) << flags;
+    }
+  }
+}
+
 // d = act(alpha * op(a) @ op(b) + beta * c + bias) by hand.
 TEST(GemmReferenceTest, HandComputed) {
   Result<ParsedCommand> p =
@@ -111,13 +155,15 @@ int64_t at(const MatrixView& v, int64_t b, int64_t r, int64_t c) {
 // mapped conv's reference, the result read through its view -- or, where the conv does not fuse
 // the epilogue, its sums laid out as ConvProblem::fp32_result's (groups, M, N) read through
 // m.sums and given the epilogue; it must equal the GEMM's reference.
-// `mapping` maps the problem's description; `label` names it in failures.
+// `mapping` maps the problem's description, or (`transpose`) its transposed one; `label` names it in
+// failures.
 void expect_mapping_matches(const ops::OpDefinition& op, const OpSignature& sig,
                             const std::function<std::optional<ConvMapping>(const GemmDesc&)>& mapping,
-                            const std::string& label) {
+                            const std::string& label, bool transpose = false) {
   Result<std::unique_ptr<ops::OpProblem>> problem = op.make_problem(sig);
   ASSERT_TRUE(problem.ok()) << problem.status().to_string();
-  const GemmDesc& d = dynamic_cast<const GemmProblem&>(**problem).desc;
+  const GemmDesc& given = dynamic_cast<const GemmProblem&>(**problem).desc;
+  const GemmDesc d = transpose ? ops::gemm::transposed(given) : given;
   const std::optional<ConvMapping> mapped = mapping(d);
   if (!mapped) return;
   const ConvMapping& m = *mapped;
@@ -206,6 +252,9 @@ TEST(GemmMappingTest, TheMappedConvComputesTheGemm) {
           ops::gemm::definition(), *p->signature, [&](const GemmDesc& d) { return forward_mapping(d, channels_last); },
           channels_last ? "channels last" : "any layout");
     expect_mapping_matches(ops::gemm::definition(), *p->signature, ops::gemm::map_in_place, "in place");
+    expect_mapping_matches(
+        ops::gemm::definition(), *p->signature, [](const GemmDesc& d) { return forward_mapping(d, true); },
+        "transposed, channels last", true);
     ++lines;
   }
   EXPECT_GT(lines, 20);

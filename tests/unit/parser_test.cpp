@@ -267,7 +267,7 @@ TEST(ValidationTest, BadCommandsGetSpecificMessages) {
       {"conv -d input.bin -F 1", "loading tensors from files is not supported", StatusCode::kUnimplemented},
       {"conv -U fp8 -F 1", "fp8 casts are not supported", StatusCode::kUnimplemented},
       {"convint8 -n 1", "unsupported op 'convint8'", StatusCode::kUnimplemented},
-      {"gemm --a_w 3 --isColMajor 1", "stores matrices row-major", StatusCode::kUnimplemented},
+      {"gemm --a_w 3 --isColMajor 2", "--isColMajor/-C must be 0 or 1", StatusCode::kInvalidArgument},
       {"gemm -F 4", "not a gemm direction", StatusCode::kInvalidArgument},
       {"gemmfp16 --a_h 0", "--a_h/-m (the reduction, k) must be positive", StatusCode::kInvalidArgument},
       {"gemm -F 2 --bias 1", "apply to the forward", StatusCode::kInvalidArgument},

@@ -161,7 +161,16 @@ Extents3 copy_sizes(const ConvMapping::Operand& op, int64_t batch) {
   return {op.staged_view.strides[0] == 0 ? 1 : batch, op.rows, op.cols};
 }
 
+// The orientation the conv tiers run `d` in: as it is, or transposed where
+// out is stored column-major (the tiers write an out row's elements
+// contiguous; a column-major out is the row-major out^T).
+GemmDesc oriented(const GemmDesc& d) {
+  const bool column_major_out = d.out.strides[1] == 1 && d.out.strides[2] != 1 && d.m > 1 && d.n > 1;
+  return column_major_out ? transposed(d) : d;
+}
+
 struct GemmViaConvConfig final : Config {
+  GemmDesc desc;  ///< the problem's, oriented()
   ConvMapping mapping;
   std::shared_ptr<const Config> conv;  // the conv tier's configuration of mapping.conv
   size_t staged_bytes = 0;             // the buffers, after the conv's workspace
@@ -212,7 +221,7 @@ class GemmViaConv final : public Tier<GemmProblem, GemmViaConvConfig> {
   Status accepts_problem(const GemmProblem& problem, const ArchSpec& arch) const override {
     if (problem.desc.dtype == DType::kF64)
       return unimplemented("float64 runs on the CPU reference only (--backend cpu)");
-    const ConvMapping mapping = mapping_of(problem.desc, arch);
+    const ConvMapping mapping = mapping_of(oriented(problem.desc), arch);
     if (Status s = mapping.conv.validate(); !s.ok())
       return internal_error("the GEMM's conv (" + mapping.conv.command() + ") is invalid: " + s.message());
     const conv::ConvProblem conv(mapping.conv, mapping.epilogue);  // fp32 sums for the epilogue kernel
@@ -223,7 +232,8 @@ class GemmViaConv final : public Tier<GemmProblem, GemmViaConvConfig> {
 
   Result<GemmViaConvConfig> configure_problem(const GemmProblem& problem, const ArchSpec& arch) const override {
     GemmViaConvConfig config;
-    config.mapping = mapping_of(problem.desc, arch);
+    config.desc = oriented(problem.desc);
+    config.mapping = mapping_of(config.desc, arch);
     config.batch = problem.desc.batch;
     const conv::ConvProblem conv(config.mapping.conv, config.mapping.epilogue);
     BOO_ASSIGN_OR_RETURN(std::unique_ptr<const Config> inner, conv_tier_.configure(conv, arch));
@@ -258,7 +268,7 @@ class GemmViaConv final : public Tier<GemmProblem, GemmViaConvConfig> {
 
   Result<Plan> plan_problem(const GemmProblem& problem, const GemmViaConvConfig& config,
                             const ArchSpec& arch) const override {
-    const GemmDesc& d = problem.desc;
+    const GemmDesc& d = config.desc;
     const ConvMapping& m = config.mapping;
     const conv::ConvProblem conv(m.conv, m.epilogue);
     BOO_ASSIGN_OR_RETURN(Plan inner, conv_tier_.plan(conv, *config.conv, arch));

@@ -26,7 +26,7 @@ constexpr FlagSpec kGemmFlags[] = {
     {"batch_count", 'b', "1", "MIOpenDriver: independent products, every matrix batch-major"},
     {"alpha", 'A', "1.0", "MIOpenDriver: scales the product"},
     {"beta", 'B', "0.0", "MIOpenDriver: scales the addend c (an input when not 0)"},
-    {"isColMajor", 'C', "0", "MIOpenDriver: column-major matrices (boo: row-major only)"},
+    {"isColMajor", 'C', "0", "MIOpenDriver: 1 stores every matrix column-major (the same logical shapes)"},
     {"bias", 0, "0", "boo: 1 adds a per-column bias of length n"},
     {"activation", 0, "none",
      "boo: activation applied last: none|relu|sigmoid|tanh|silu|gelu|gelu_tanh|leaky_relu[:alpha]|clamp:lo:hi"},
@@ -60,10 +60,7 @@ class GemmOp final : public OpDefinition {
     BOO_ASSIGN_OR_RETURN(sig->batch, flags.integer("batch_count"));
     BOO_ASSIGN_OR_RETURN(sig->trans_a, read_bool(flags, "transA"));
     BOO_ASSIGN_OR_RETURN(sig->trans_b, read_bool(flags, "transB"));
-    BOO_ASSIGN_OR_RETURN(const bool col_major, read_bool(flags, "isColMajor"));
-    if (col_major)
-      return unimplemented("--isColMajor/-C 1: boo's gemm stores matrices row-major; column-major A and B are "
-                           "--transA 1 --transB 1 of the transposed product");
+    BOO_ASSIGN_OR_RETURN(sig->col_major, read_bool(flags, "isColMajor"));
     BOO_ASSIGN_OR_RETURN(int64_t forw, flags.integer("forw"));
     if (forw < 1 || forw > 3)
       return invalid_argument("--forw/-F " + std::to_string(forw) +

@@ -8,8 +8,10 @@
 namespace boo::ops::gemm {
 namespace {
 
-// Row-major [rows, cols] matrices, batch-major: the view of element (b, row, col).
-std::array<int64_t, 3> row_major(int64_t rows, int64_t cols) { return {rows * cols, cols, 1}; }
+// A stored [rows, cols] matrix of `sig`, batch-major: the view of element (b, row, col).
+std::array<int64_t, 3> stored(const GemmSignature& sig, int64_t rows, int64_t cols) {
+  return sig.col_major ? std::array<int64_t, 3>{rows * cols, 1, rows} : std::array<int64_t, 3>{rows * cols, cols, 1};
+}
 // The view of a stored matrix read transposed: (b, row, col) is stored (b, col, row).
 std::array<int64_t, 3> swapped(const std::array<int64_t, 3>& s) { return {s[0], s[2], s[1]}; }
 
@@ -99,9 +101,9 @@ GemmDesc desc_of(const GemmSignature& sig) {
   d.fp32_tf32 = sig.fp32_tf32;
   d.batch = sig.batch;
   d.alpha = sig.alpha;
-  const std::array<int64_t, 3> a = sig.trans_a ? swapped(row_major(sig.k, sig.m)) : row_major(sig.m, sig.k);
-  const std::array<int64_t, 3> b = sig.trans_b ? swapped(row_major(sig.n, sig.k)) : row_major(sig.k, sig.n);
-  const std::array<int64_t, 3> dd = row_major(sig.m, sig.n);
+  const std::array<int64_t, 3> a = sig.trans_a ? swapped(stored(sig, sig.k, sig.m)) : stored(sig, sig.m, sig.k);
+  const std::array<int64_t, 3> b = sig.trans_b ? swapped(stored(sig, sig.n, sig.k)) : stored(sig, sig.k, sig.n);
+  const std::array<int64_t, 3> dd = stored(sig, sig.m, sig.n);
   switch (sig.direction) {
     case GemmDirection::kForward:
       d.m = sig.m, d.n = sig.n, d.k = sig.k;
@@ -129,6 +131,17 @@ GemmDesc desc_of(const GemmSignature& sig) {
       break;
   }
   return d;
+}
+
+GemmDesc transposed(const GemmDesc& d) {
+  GemmDesc t = d;
+  std::swap(t.m, t.n);
+  t.a = {d.b.tensor, swapped(d.b.strides)};
+  t.b = {d.a.tensor, swapped(d.a.strides)};
+  t.out.strides = swapped(d.out.strides);
+  if (t.c) t.c->strides = swapped(d.c->strides);
+  if (t.bias) t.bias->strides = swapped(d.bias->strides);
+  return t;
 }
 
 Status check_views(const GemmDesc& d, const OpSignature& sig) {

@@ -53,6 +53,11 @@ struct GemmDesc {
 /// The description of a `gemm` command.
 GemmDesc desc_of(const GemmSignature& sig);
 
+/// `d` computed as its transpose, out^T = op(B)^T @ op(A)^T: m and n swap, A's
+/// view becomes B's and B's A's, and out, C and the bias are read transposed
+/// (a per-column bias becomes a per-row one). The same elements, the same sums.
+GemmDesc transposed(const GemmDesc& d);
+
 /// Checks that every view stays inside its tensor (shape and strides of the
 /// signature's spec): INVALID_ARGUMENT naming the view otherwise.
 Status check_views(const GemmDesc& desc, const OpSignature& sig);

@@ -5,9 +5,13 @@
 namespace boo {
 namespace {
 
-TensorSpec matrix(std::string name, int64_t batch, int64_t rows, int64_t cols, DType dtype) {
+TensorSpec matrix(std::string name, int64_t batch, int64_t rows, int64_t cols, DType dtype, bool col_major) {
   std::vector<int64_t> shape = batch > 1 ? std::vector<int64_t>{batch, rows, cols} : std::vector<int64_t>{rows, cols};
   std::vector<int64_t> strides = contiguous_strides(shape);
+  if (col_major) {  // the last two dims swap strides: a column's rows are adjacent
+    strides[shape.size() - 1] = rows;
+    strides[shape.size() - 2] = 1;
+  }
   return TensorSpec{std::move(name), std::move(shape), std::move(strides), dtype, ""};
 }
 
@@ -22,14 +26,18 @@ std::string op_token(DType dtype) {
 }  // namespace
 
 TensorSpec GemmSignature::a_spec(std::string name) const {
-  return trans_a ? matrix(std::move(name), batch, k, m, dtype) : matrix(std::move(name), batch, m, k, dtype);
+  return trans_a ? matrix(std::move(name), batch, k, m, dtype, col_major)
+                 : matrix(std::move(name), batch, m, k, dtype, col_major);
 }
 
 TensorSpec GemmSignature::b_spec(std::string name) const {
-  return trans_b ? matrix(std::move(name), batch, n, k, dtype) : matrix(std::move(name), batch, k, n, dtype);
+  return trans_b ? matrix(std::move(name), batch, n, k, dtype, col_major)
+                 : matrix(std::move(name), batch, k, n, dtype, col_major);
 }
 
-TensorSpec GemmSignature::d_spec(std::string name) const { return matrix(std::move(name), batch, m, n, dtype); }
+TensorSpec GemmSignature::d_spec(std::string name) const {
+  return matrix(std::move(name), batch, m, n, dtype, col_major);
+}
 
 TensorSpec GemmSignature::bias_spec(std::string name) const { return TensorSpec{std::move(name), {n}, {1}, dtype, ""}; }
 
@@ -96,6 +104,7 @@ std::string GemmSignature::command() const {
   add("--b_w", std::to_string(n));
   if (trans_a) add("--transA", "1");
   if (trans_b) add("--transB", "1");
+  if (col_major) add("--isColMajor", "1");
   if (direction != GemmDirection::kForward) add("-F", std::to_string(static_cast<int>(direction)));
   if (batch != 1) add("--batch_count", std::to_string(batch));
   if (alpha != 1.0) add("--alpha", base::format_double(alpha));
@@ -116,6 +125,7 @@ std::string GemmSignature::func_name() const {
                      std::to_string(k) + "x" + std::to_string(n);
   if (trans_a) name += "_transA";
   if (trans_b) name += "_transB";
+  if (col_major) name += "_colmajor";
   if (batch != 1) name += "_batch" + std::to_string(batch);
   if (alpha != 1.0) name += "_alpha" + base::format_double(alpha);
   if (beta != 0.0) name += "_beta" + base::format_double(beta);
@@ -134,8 +144,8 @@ std::unique_ptr<OpSignature> GemmSignature::clone() const { return std::make_uni
 
 bool GemmSignature::operator==(const GemmSignature& o) const {
   return dtype == o.dtype && batch == o.batch && m == o.m && n == o.n && k == o.k && trans_a == o.trans_a &&
-         trans_b == o.trans_b && direction == o.direction && alpha == o.alpha && beta == o.beta && bias == o.bias &&
-         activation == o.activation && fp32_tf32 == o.fp32_tf32;
+         trans_b == o.trans_b && col_major == o.col_major && direction == o.direction && alpha == o.alpha &&
+         beta == o.beta && bias == o.bias && activation == o.activation && fp32_tf32 == o.fp32_tf32;
 }
 
 bool GemmSignature::equals(const OpSignature& other) const {
