@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "ops/conv/conv_direct_impl.hpp"
 #include "ops/conv/conv_fp32_split_impl.hpp"
@@ -161,16 +164,14 @@ Extents3 copy_sizes(const ConvMapping::Operand& op, int64_t batch) {
   return {op.staged_view.strides[0] == 0 ? 1 : batch, op.rows, op.cols};
 }
 
-// The orientation the conv tiers run `d` in: as it is, or transposed where
-// out is stored column-major (the tiers write an out row's elements
-// contiguous; a column-major out is the row-major out^T).
-GemmDesc oriented(const GemmDesc& d) {
-  const bool column_major_out = d.out.strides[1] == 1 && d.out.strides[2] != 1 && d.m > 1 && d.n > 1;
-  return column_major_out ? transposed(d) : d;
+// Whether out is stored column-major: the conv tiers write an out row's
+// elements contiguous, so such a product runs as its row-major transpose.
+bool column_major_out(const GemmDesc& d) {
+  return d.out.strides[1] == 1 && d.out.strides[2] != 1 && d.m > 1 && d.n > 1;
 }
 
 struct GemmViaConvConfig final : Config {
-  GemmDesc desc;  ///< the problem's, oriented()
+  GemmDesc desc;  ///< the problem's, or its transpose (orient)
   ConvMapping mapping;
   std::shared_ptr<const Config> conv;  // the conv tier's configuration of mapping.conv
   size_t staged_bytes = 0;             // the buffers, after the conv's workspace
@@ -218,22 +219,41 @@ class GemmViaConv final : public Tier<GemmProblem, GemmViaConvConfig> {
     return forward;
   }
 
+  // Whether the conv tier takes `m`'s conv: the reason if not.
+  Status verdict(const ConvMapping& m, const ArchSpec& arch) const {
+    if (Status s = m.conv.validate(); !s.ok())
+      return internal_error("the GEMM's conv (" + m.conv.command() + ") is invalid: " + s.message());
+    const conv::ConvProblem conv(m.conv, m.epilogue);  // fp32 sums for the epilogue kernel
+    if (Status s = conv_tier_.accepts(conv, arch); !s.ok())
+      return unimplemented("as the conv " + m.conv.command() + ": " + s.message());
+    return ok_status();
+  }
+
+  // The orientation `d` runs in and its mapping: a column-major out as the
+  // row-major transpose, unless the tier declines that and takes `d` as it is
+  // (out staged); a row-major out as it is. The first one's reason if neither.
+  Result<std::pair<GemmDesc, ConvMapping>> orient(const GemmDesc& d, const ArchSpec& arch) const {
+    std::vector<GemmDesc> orders{d};
+    if (column_major_out(d)) orders.insert(orders.begin(), transposed(d));
+    Status first = ok_status();
+    for (const GemmDesc& o : orders) {
+      ConvMapping m = mapping_of(o, arch);
+      Status s = verdict(m, arch);
+      if (s.ok()) return std::pair{o, std::move(m)};
+      if (first.ok()) first = s;
+    }
+    return first;
+  }
+
   Status accepts_problem(const GemmProblem& problem, const ArchSpec& arch) const override {
     if (problem.desc.dtype == DType::kF64)
       return unimplemented("float64 runs on the CPU reference only (--backend cpu)");
-    const ConvMapping mapping = mapping_of(oriented(problem.desc), arch);
-    if (Status s = mapping.conv.validate(); !s.ok())
-      return internal_error("the GEMM's conv (" + mapping.conv.command() + ") is invalid: " + s.message());
-    const conv::ConvProblem conv(mapping.conv, mapping.epilogue);  // fp32 sums for the epilogue kernel
-    if (Status s = conv_tier_.accepts(conv, arch); !s.ok())
-      return unimplemented("as the conv " + mapping.conv.command() + ": " + s.message());
-    return ok_status();
+    return orient(problem.desc, arch).status();
   }
 
   Result<GemmViaConvConfig> configure_problem(const GemmProblem& problem, const ArchSpec& arch) const override {
     GemmViaConvConfig config;
-    config.desc = oriented(problem.desc);
-    config.mapping = mapping_of(config.desc, arch);
+    BOO_ASSIGN_OR_RETURN(std::tie(config.desc, config.mapping), orient(problem.desc, arch));
     config.batch = problem.desc.batch;
     const conv::ConvProblem conv(config.mapping.conv, config.mapping.epilogue);
     BOO_ASSIGN_OR_RETURN(std::unique_ptr<const Config> inner, conv_tier_.configure(conv, arch));
