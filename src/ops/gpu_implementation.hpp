@@ -33,7 +33,8 @@ class Config {
 };
 
 /// Candidate configs per problem at most: what `boo tune` compiles and times.
-inline constexpr size_t kMaxCandidates = 16;
+/// (gpu:conv:wgmma_sm90's forward face lists its 16 tilings with either epilogue.)
+inline constexpr size_t kMaxCandidates = 24;
 
 using ConfigList = std::vector<std::unique_ptr<const Config>>;
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdlib>
 #include <fstream>
 #include <regex>
@@ -13,6 +14,7 @@
 #include "jit/embedded_sources.hpp"
 #include "jit/nvrtc_compiler.hpp"
 #include "ops/conv/conv_staging.hpp"
+#include "ops/conv/device/conv_wgmma_params.cuh"
 #include "ops/op_registry.hpp"
 #include "runtime/dispatch.hpp"
 #include "runtime/kernel_builder.hpp"
@@ -974,6 +976,7 @@ TEST(NvrtcTest, HopperTmaModulesCompile) {
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
   const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
   ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1);
+  ::setenv("BOO_WGMMA_TMA_STORE", "0", 1);  // the loads' kernels alone: HopperTmaStoreModulesCompile stores
   for (const std::string& command : {
            "convbfp16 -n 128 -c 256 -H 14 -W 14 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1" + nhwc,
            "convbfp16 -n 128 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 1" + nhwc,
@@ -1052,6 +1055,7 @@ TEST(NvrtcTest, HopperTmaModulesCompile) {
       ++copies;
     EXPECT_EQ(copies, weight ? 2u : 1u);
   }
+  ::unsetenv("BOO_WGMMA_TMA_STORE");
   ::unsetenv("BOO_UNVERIFIED_KERNELS");
 }
 
@@ -1138,6 +1142,7 @@ TEST(NvrtcTest, HopperFullyTmaModulesCompile) {
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
   const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
   ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1);
+  ::setenv("BOO_WGMMA_TMA_STORE", "0", 1);  // the loads' kernels alone: HopperTmaStoreModulesCompile stores
   for (const std::string& command : {
            "convbfp16 -n 64 -c 256 -H 28 -W 28 -k 512 -y 1 -x 1 -F 1" + nhwc,
            "convfp16 -n 7 -c 72 -H 30 -W 30 -k 256 -y 1 -x 1 -F 1 -b 1 --activation relu" + nhwc,
@@ -1145,7 +1150,7 @@ TEST(NvrtcTest, HopperFullyTmaModulesCompile) {
                        "--fil_layout NHC --out_layout NHC"),
            std::string("gemmbfp16 --a_w 2000 --a_h 2048 --b_w 8192 --transA 1 --transB 1"),
            std::string("gemmbfp16 --a_w 1024 --a_h 8192 --b_w 512 --alpha 0.5"),
-           std::string("gemmbfp16 --a_w 4096 --a_h 2048 --b_w 1024 -F 3"),
+           std::string("gemmbfp16 --a_w 4096 --a_h 2048 --b_w 1024 -F 2"),
            "convbfp16 -n 128 -c 256 -H 14 -W 14 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1" + nhwc,
            "convbfp16 -n 7 -c 128 -H 28 -W 28 -k 256 -y 3 -x 3 -F 1" + nhwc,
            "convfp16 -n 64 -c 256 -H 56 -W 56 -k 512 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 1 -b 1 --activation relu" + nhwc,
@@ -1174,6 +1179,48 @@ TEST(NvrtcTest, HopperFullyTmaModulesCompile) {
     EXPECT_EQ(copies.arrivals, im2col ? copies.tiled : copies.tiled / 2);
     // The one arrival a stage expects carries the two boxes' bytes (a mismatch would hang the GPU).
     EXPECT_EQ(copies.expected_bytes, maps[0].box_bytes() + maps[1].box_bytes());
+  }
+  ::unsetenv("BOO_WGMMA_TMA_STORE");
+  ::unsetenv("BOO_UNVERIFIED_KERNELS");
+}
+
+// The forward kernels that store y by TMA (store_tile_tma): without spills within the launch's registers,
+// y's map third with store_tile_tma's box (64 channels x 32 pixels), and in the PTX the box stores (one per
+// 64 columns of a pass, ptxas may unroll), their groups committed, the staging reused only once they have
+// read it, and the writes fenced before the copy engine reads them. Lines: the plain-matrix x (a GEMM, a
+// partial last row and column tile), the im2col x, bias with activation, fp16, 1-D.
+TEST(NvrtcTest, HopperTmaStoreModulesCompile) {
+  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
+  const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
+  ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1);
+  for (const std::string& command : {
+           std::string("gemmfp16 --a_w 8192 --a_h 1024 --b_w 3072 --transB 1"),
+           std::string("gemmbfp16 --a_w 6000 --a_h 1000 --b_w 2056 --transB 1"),
+           "convbfp16 -n 128 -c 256 -H 14 -W 14 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1" + nhwc,
+           "convfp16 -n 7 -c 72 -H 30 -W 30 -k 200 -y 1 -x 1 -F 1 -b 1 --activation relu" + nhwc,
+           std::string("convbfp16 --spatial_dim 1 -n 8 -c 512 -H 1000 -k 256 -y 5 -p 2 -F 1 --in_layout NHC "
+                       "--fil_layout NHC --out_layout NHC"),
+       }) {
+    SCOPED_TRACE(command);
+    Result<HeuristicPlan> h = heuristic_plan(command, device);
+    ASSERT_TRUE(h.ok()) << h.status().to_string();
+    SCOPED_TRACE(h->config->text());
+    EXPECT_NE(h->config->text().find(", y by TMA"), std::string::npos);
+    ASSERT_EQ(h->maps.size(), 3u);
+    EXPECT_EQ(h->maps[2].params_offset, offsetof(ConvWgmmaStoreParams, tma_y));
+    EXPECT_EQ(h->maps[2].box[0], 64u);
+    EXPECT_EQ(h->maps[2].box[1], 32u);
+    Result<jit::CompiledKernel> k = jit::compile_kernel(h->plan.source, kArch, true);
+    ASSERT_TRUE(k.ok()) << k.status().to_string();
+    EXPECT_EQ(k->spill_bytes, 0) << k->log;
+    EXPECT_GT(k->registers, 0) << k->log;
+    EXPECT_LE(k->registers, 168) << k->log;
+    const std::string& ptx = k->ptx;
+    EXPECT_NE(ptx.find("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"), std::string::npos);
+    EXPECT_NE(ptx.find("cp.async.bulk.commit_group"), std::string::npos);
+    EXPECT_NE(ptx.find("cp.async.bulk.wait_group.read 0"), std::string::npos);
+    EXPECT_NE(ptx.find("cp.async.bulk.wait_group 0"), std::string::npos);
+    EXPECT_NE(ptx.find("fence.proxy.async.shared::cta"), std::string::npos);
   }
   ::unsetenv("BOO_UNVERIFIED_KERNELS");
 }

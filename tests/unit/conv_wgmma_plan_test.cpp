@@ -53,7 +53,7 @@ TEST(ConvWgmmaPlanTest, PlansOneWarpSpecializedLaunch) {
       tier(), "convbfp16 -n 16 -c 768 -H 48 -W 32 -k 2048 -y 3 -x 3 -p 1 -q 1 -F 1 -b 1 --activation relu" + kNhwc);
   ASSERT_EQ(p.launches.size(), 1u);
   EXPECT_EQ(p.config, "tile 128x256x64 stages 4 warpgroups 1 producer + 2 consumers, persistent; y: face 0 as forward, "
-                      "filter by TMA, x by TMA (im2col): one producer thread");
+                      "filter by TMA, x by TMA (im2col): one producer thread, y by TMA");
   const test::ResolvedLaunch& l = p.launches[0];
   EXPECT_EQ(l.entry, "boo_wgmma_y");
   EXPECT_EQ(l.grid.x, 132u);  // 192 x 8 tiles over the SMs
@@ -79,7 +79,7 @@ TEST(ConvWgmmaPlanTest, NarrowOutputsTakeTheNarrowTileAndDeeperRing) {
   const Planned p = test::plan_of(tier(), "convfp16 -n 8 -c 128 -H 32 -W 32 -k 128 -y 3 -x 3 -p 1 -q 1 -F 1" + kNhwc);
   ASSERT_EQ(p.launches.size(), 1u);
   EXPECT_EQ(p.config, "tile 128x128x64 stages 6 warpgroups 1 producer + 2 consumers, persistent; y: face 0 as forward, "
-                      "filter by TMA, x by TMA (im2col): one producer thread");
+                      "filter by TMA, x by TMA (im2col): one producer thread, y by TMA");
   EXPECT_EQ(p.launches[0].grid.x, 8u * 32 * 32 / 128);  // fewer tiles than SMs: one CTA each
   EXPECT_NE(p.source.text.find("kType = 1;"), std::string::npos);
   EXPECT_EQ(params_of<ConvIgemmParams>(p.launches[0]).bias, 0u);
@@ -103,7 +103,7 @@ TEST(ConvWgmmaPlanTest, OutputChannelsTheWideTileWouldWastePickTheMiddleOne) {
   const Planned p = test::plan_of(tier(), "convbfp16 -n 16 -c 576 -H 48 -W 32 -k 576 -y 3 -x 3 -F 1" + kNhwc);
   ASSERT_EQ(p.launches.size(), 1u);
   EXPECT_EQ(p.config, "tile 128x192x64 stages 5 warpgroups 1 producer + 2 consumers, persistent; y: face 0 as forward, "
-                      "filter by TMA, x by TMA (im2col): one producer thread");
+                      "filter by TMA, x by TMA (im2col): one producer thread, y by TMA");
   EXPECT_EQ(p.launches[0].grid.x, 132u);  // 16 * 46 * 30 = 22080 pixels: 173 x 3 tiles
 }
 

@@ -114,13 +114,15 @@ inline Planned plan_of(const GpuImplementation& impl, const std::string& command
 }
 
 // The launch's parameter block as Params. A Hopper launch that loads by TMA takes ConvWgmmaParams, whose
-// first member is its ConvIgemmParams: params_of<ConvIgemmParams> reads that.
+// first member is its ConvIgemmParams, and one that also stores y by TMA ConvWgmmaStoreParams, whose first
+// member is a ConvWgmmaParams: params_of<ConvIgemmParams> reads that.
 template <typename Params>
 Params params_of(const ResolvedLaunch& l) {
   Params p;
   if constexpr (std::is_same_v<Params, ConvIgemmParams>) {
-    if (l.params.size() == sizeof(ConvWgmmaParams)) {
-      std::memcpy(&p, l.params.data() + offsetof(ConvWgmmaParams, p), sizeof(Params));
+    if (l.params.size() == sizeof(ConvWgmmaParams) || l.params.size() == sizeof(ConvWgmmaStoreParams)) {
+      static_assert(offsetof(ConvWgmmaStoreParams, base) == 0 && offsetof(ConvWgmmaParams, p) == 0);
+      std::memcpy(&p, l.params.data(), sizeof(Params));
       return p;
     }
   }

@@ -79,6 +79,16 @@ class CpAsyncProducers {
   CpAsyncProducers& operator=(const CpAsyncProducers&) = delete;
 };
 
+// BOO_WGMMA_TMA_STORE=0 for a scope: y by plain stores, so that a load test sees the loads' maps alone
+// (y's map is ForwardYIsStoredByTma's).
+class PlainStores {
+ public:
+  PlainStores() { ::setenv("BOO_WGMMA_TMA_STORE", "0", 1); }
+  ~PlainStores() { ::unsetenv("BOO_WGMMA_TMA_STORE"); }
+  PlainStores(const PlainStores&) = delete;
+  PlainStores& operator=(const PlainStores&) = delete;
+};
+
 TensorBinding argument(const Planned& p, const char* name) {
   return *TensorRoles(p.problem->signature()).argument(name);
 }
@@ -88,6 +98,7 @@ bool operator==(const TensorBinding& a, const TensorBinding& b) {
 }
 
 TEST(TensorMapTest, ForwardFilterIsOneBoxPerKBlockUnlessTurnedOff) {
+  const PlainStores plain_stores;
   // The 3x3, 256-channel forward line of docs/wgmma-tma-design.md §5: B is the KRSC filter as the 2-D matrix
   // {3 x 3 x 256 = 2304 packed (r, s, c) columns, 256 rows}, rows 2304 x 2 bytes apart; box {64, BN}.
   const std::string command = "convbfp16 -n 128 -c 256 -H 14 -W 14 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1" + kNhwc;
@@ -213,6 +224,7 @@ TEST(TensorMapTest, WeightFaceXIsAnIm2colBoxPerAtomColumn) {
 }
 
 TEST(TensorMapTest, PlainForwardAIsOneBoxPerKBlockWithTheFilter) {
+  const PlainStores plain_stores;
   // Where x is a plain matrix {C channels, N x H x W pixels} (1x1 filter, stride 1, no padding, pixels evenly
   // spaced), A is a second map, box {64, 128} (an A tile), and one producer thread issues both boxes (kTmaX).
   struct Case {
@@ -282,6 +294,7 @@ TEST(TensorMapTest, PlainForwardAIsOneBoxPerKBlockWithTheFilter) {
 }
 
 TEST(TensorMapTest, ForwardIm2colAIsOneCopyPerKBlock) {
+  const PlainStores plain_stores;
   // Where every k-block is one tap's 64 channels (C a multiple of 64), A is an im2col map of x {C, W, H, N}:
   // corners {-PW, -PH} and {PW - (S-1) DW, PH - (R-1) DH}, element strides {1, SW, SH, 1}, 64 channels x 128
   // pixels a copy (an A tile); the filter is the tiled map as before.
@@ -412,7 +425,58 @@ TEST(TensorMapTest, ShapesThatDoNotQualifySayWhy) {
   }
 }
 
+// The forward face's y stored by TMA (the default where the epilogue is the plain one): y as the matrix
+// {K channels, N x P x Q pixels}, a box per 32 pixels x 64 channels (store_tile_tma's), its map after the
+// loads' in the kernel's own block; not with split K, groups, a residual or plain stores asked for, and
+// boo tune weighs the plain stores (every tiling with them first, then with TMA stores).
+TEST(TensorMapTest, ForwardYIsStoredByTma) {
+  const std::string command = "convbfp16 -n 128 -c 256 -H 14 -W 14 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1" + kNhwc;
+  const Planned p = plan(command);
+  EXPECT_NE(p.config.find(", y by TMA"), std::string::npos) << p.config;
+  ASSERT_EQ(p.plan.steps.size(), 1u);
+  const LaunchStep& step = p.plan.steps[0];
+  EXPECT_EQ(step.params.size(), sizeof(ConvWgmmaStoreParams));
+  ASSERT_EQ(step.tensor_maps.size(), 3u);
+  EXPECT_EQ(step.tensor_maps[0].params_offset, offsetof(ConvWgmmaParams, tma_b));  // the base block first
+  const TensorMapSlot& y = step.tensor_maps[2];
+  EXPECT_EQ(y.params_offset, offsetof(ConvWgmmaStoreParams, tma_y));
+  EXPECT_TRUE(y.tensor == *TensorRoles(p.problem->signature()).result("y"));
+  EXPECT_EQ(y.rank, 2u);
+  EXPECT_EQ(y.dims[0], 256u);
+  EXPECT_EQ(y.dims[1], 128u * 14 * 14);
+  EXPECT_EQ(y.strides[0], 256u * 2);
+  EXPECT_EQ(y.box[0], 64u);
+  EXPECT_EQ(y.box[1], 32u);
+  EXPECT_EQ(y.swizzle, TensorMapSlot::Swizzle::k128B);
+  EXPECT_NE(p.plan.source.text.find("  static constexpr bool kTmaY = true;\n"), std::string::npos);
+  EXPECT_NE(p.plan.source.text.find("(const __grid_constant__ boo::ConvWgmmaStoreParams s) { const "
+                                    "boo::ConvWgmmaParams& p = s.base; boo::wgmma_conv::conv_wgmma<Cfg>(p.p, "
+                                    "&p.tma_b, &p.tma_a, &s.tma_y); }"),
+            std::string::npos)
+      << p.plan.source.text;
+  const size_t arguments = p.problem->signature().arguments().size(), results = p.problem->signature().results().size();
+  EXPECT_TRUE(p.plan.validate(arguments, results).ok());
+  // The candidates: the 16 tilings' with plain stores first (a tuning row's config is one of them), the
+  // heuristic's with TMA stores first of all.
+  Result<ConfigList> list = tier().candidates(*p.problem, test::sm90());
+  ASSERT_TRUE(list.ok());
+  EXPECT_EQ((*list)[0]->text(), p.config);
+  EXPECT_EQ((*list)[1]->text() + ", y by TMA", p.config);
+  // Not stored by TMA: asked not to, a residual, groups.
+  {
+    const PlainStores plain_stores;
+    const Planned off = plan(command);
+    EXPECT_EQ(off.config.find("y by TMA"), std::string::npos) << off.config;
+    EXPECT_EQ(off.plan.steps[0].params.size(), sizeof(ConvWgmmaParams));
+  }
+  for (const char* other : {" --residual 1", " -g 2"}) {
+    const Planned q = plan(command + other);
+    EXPECT_EQ(q.config.find("y by TMA"), std::string::npos) << other << ": " << q.config;
+  }
+}
+
 TEST(TensorMapTest, ValidateChecksTheSlot) {
+  const PlainStores plain_stores;
   const Planned p = plan("convbfp16 -n 128 -c 256 -H 14 -W 14 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1" + kNhwc);
   ASSERT_EQ(p.plan.steps.size(), 1u);
   const size_t arguments = p.problem->signature().arguments().size(), results = p.problem->signature().results().size();
@@ -514,6 +578,7 @@ TEST(TensorMapTest, LaunchEncodesAMapOnlyWhenItsTensorMoved) {
 }
 
 TEST(TensorMapTest, Im2colMapIsValidatedAndEncoded) {
+  const PlainStores plain_stores;
   // The profiled 3x3 line's im2col A: x [128, 14, 14, 256] as {256, 14, 14, 128}, corners {-1,-1} {-1,-1}.
   const Planned p = plan("convbfp16 -n 128 -c 256 -H 14 -W 14 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1" + kNhwc);
   ASSERT_EQ(p.plan.steps.size(), 1u);

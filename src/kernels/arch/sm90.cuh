@@ -451,6 +451,34 @@ __device__ __forceinline__ void tma_load_im2col_4d(unsigned dst, const void* map
       : "memory");
 }
 
+/// Copies the 2-D box at `src` (shared memory, laid out and aligned as for
+/// tma_load_2d) to coordinates (c0, c1) of the map's tensor, skipping the
+/// elements outside it, as one bulk async-group of this thread's (commit it
+/// with bulk_commit_group). The writes that filled `src` must be ordered
+/// before it through the async proxy (fence_proxy_async_shared, then a barrier).
+__device__ __forceinline__ void tma_store_2d(const void* map, unsigned src, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
+                   reinterpret_cast<unsigned long long>(map)),
+               "r"(c0), "r"(c1), "r"(src)
+               : "memory");
+}
+
+/// Closes this thread's bulk copies issued since the last commit into one bulk async-group.
+__device__ __forceinline__ void bulk_commit_group() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+
+/// Waits until at most kPending of this thread's bulk async-groups still read
+/// their shared-memory source (which may then be overwritten).
+template <int kPending>
+__device__ __forceinline__ void bulk_wait_group_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(kPending) : "memory");
+}
+
+/// Waits until at most kPending of this thread's bulk async-groups are incomplete (their writes done).
+template <int kPending>
+__device__ __forceinline__ void bulk_wait_group() {
+  asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+
 /// Synchronizes kThreads threads (a multiple of 32) on hardware barrier kId
 /// (1-15; 0 is __syncthreads's). Constant ids let the compiler count the
 /// barriers a kernel uses.

@@ -277,6 +277,9 @@ struct WgmmaConfig final : Config {
   // per 64 columns of one tap (conv_wgmma_weight.cuh's produce_weight_tma). `tma_x_off`: why not.
   bool tma_x = false, im2col = false;
   std::string tma_x_off;
+  // With `tma`, y stored by TMA too (Cfg kTmaY; conv_wgmma.cuh's store_tile_tma): the forward face's
+  // epilogue no longer waits for its stores (tma_store_blocker says where it applies).
+  bool tma_y = false;
   Run run;
   size_t partial_bytes = 0;  // the splits' partials, at the workspace's start
   size_t workspace_bytes = 0;
@@ -320,6 +323,7 @@ struct WgmmaConfig final : Config {
     if (promote) record += ", sums promoted per k-block";
     if (tma) record += run.weight() ? ", dy by TMA" : ", filter by TMA";
     if (tma_x) record += im2col ? ", x by TMA (im2col): one producer thread" : ", x by TMA (a plain matrix): one producer thread";
+    if (tma_y) record += ", y by TMA";
     if (!tma_off.empty()) record += "; no TMA: " + tma_off;
     if (!tma_x_off.empty()) record += "; x by cp.async: " + tma_x_off;
     if (!run.staged_why.empty()) {
@@ -497,6 +501,13 @@ bool tma_loads_enabled() {
   return v == nullptr || std::string_view(v) != "0";
 }
 
+// TMA stores of the forward face's y (tma_store_blocker) are the default; BOO_WGMMA_TMA_STORE=0 plans
+// the plain stores instead, for A/B runs.
+bool tma_stores_enabled() {
+  const char* v = std::getenv("BOO_WGMMA_TMA_STORE");
+  return v == nullptr || std::string_view(v) != "0";
+}
+
 // Why the run's plain operand cannot be loaded by TMA boxes (empty: it can): the forward face's filter
 // where its (r, s, c) columns are one run of memory per output channel (a 2-D map, any C: the packed
 // k-blocks are 64 consecutive columns), groups 1; the weight face's dy where its pixels are evenly
@@ -520,14 +531,35 @@ std::string tma_blocker(const Run& run) {
   return dense ? "" : "the filter's (tap, channel) columns are not one run of memory per output channel";
 }
 
-// The elements between consecutive pixels of the forward face's A (x) where its N x H x W pixels are
-// evenly spaced in memory (a dim of extent 1 is never stepped), else 0.
-long long uniform_pixel_stride(const Relation& r) {
-  const Strides5& x = r.a_strides;  // (n, c, d, h, w)
-  const long long step = r.a_size[2] > 1 ? x[4] : r.a_size[1] > 1 ? x[3] : x[0];
-  const bool uniform = (r.a_size[2] == 1 || x[4] == step) && (r.a_size[1] == 1 || x[3] == r.a_size[2] * step) &&
-                       (r.batch == 1 || x[0] == r.a_size[1] * r.a_size[2] * step);
+// The elements between consecutive pixels of a tensor with strides `s` (n, c, d, h, w) where its
+// batch x H x W pixels (`size`: d, h, w) are evenly spaced in memory (a dim of extent 1 is never
+// stepped), else 0.
+long long uniform_stride(const Strides5& s, long long batch, const Dims3& size) {
+  const long long step = size[2] > 1 ? s[4] : size[1] > 1 ? s[3] : s[0];
+  const bool uniform = (size[2] == 1 || s[4] == step) && (size[1] == 1 || s[3] == size[2] * step) &&
+                       (batch == 1 || s[0] == size[1] * size[2] * step);
   return uniform ? step : 0;
+}
+
+// The forward face's A (x) pixels' uniform_stride.
+long long uniform_pixel_stride(const Relation& r) { return uniform_stride(r.a_strides, r.batch, r.a_size); }
+
+// Why the forward face's y cannot be stored by TMA (empty: it can; conv_wgmma.cuh's store_tile_tma):
+// its epilogue must be the plain one (one group, no stride phases, split K, fp32 sums or residual), the
+// parameter block the TMA one (`tma`), and y a plain matrix {K channels, pixels}: its pixels evenly
+// spaced, 16-byte aligned rows.
+std::string tma_store_blocker(const WgmmaConfig& c, const ConvProblem& problem) {
+  const Run& run = c.run;
+  const Relation& r = run.rel;
+  if (!c.tma) return "the TMA parameter block only";
+  if (run.task.face != kForwardFace || run.native || run.weight() || run.phased)
+    return "the channels-last forward face without stride phases only";
+  if (r.groups != 1 || c.splits != 1 || c.fp32_out || problem.conv().residual)
+    return "one group, unsplit, with the plain epilogue only";
+  const long long step = uniform_stride(r.b_strides, r.batch, r.b_size);
+  if (step == 0 || r.b_strides[1] != 1 || step % 8 != 0 || step < r.cb)
+    return "y's pixels are not evenly spaced 16-byte aligned rows";
+  return "";
 }
 
 // Why a pointwise conv's A (x; output pixel m reads input pixel m: Relation::pointwise) is not a plain
@@ -622,6 +654,22 @@ TensorMapSlot plain_a_slot(const Run& run, DType dtype, TensorBinding tensor) {
   m.dims = {static_cast<uint64_t>(r.ca), static_cast<uint64_t>(r.batch * r.pix_a()), 1, 1, 1};
   m.strides = {static_cast<uint64_t>(uniform_pixel_stride(r)) * dtype_size_bytes(dtype), 0, 0, 0};
   m.box = {static_cast<uint32_t>(kBlockK), static_cast<uint32_t>(kTileRows), 1, 1, 1};
+  return m;
+}
+
+// The forward face's y stored by TMA (tma_store_blocker): {K channels, N x P x Q pixels}, pixels evenly
+// spaced; box {64, 32}: one of store_tile_tma's boxes (32 rows of a consumer's pass, 64 columns).
+TensorMapSlot y_store_slot(const Run& run, DType dtype, TensorBinding tensor) {
+  const Relation& r = run.rel;
+  const long long step = uniform_stride(r.b_strides, r.batch, r.b_size);
+  TensorMapSlot m;
+  m.tensor = tensor;
+  m.dtype = dtype;
+  m.rank = 2;
+  m.swizzle = TensorMapSlot::Swizzle::k128B;
+  m.dims = {static_cast<uint64_t>(r.cb), static_cast<uint64_t>(r.batch * r.pix_b()), 1, 1, 1};
+  m.strides = {static_cast<uint64_t>(step) * dtype_size_bytes(dtype), 0, 0, 0};
+  m.box = {64, 32, 1, 1, 1};
   return m;
 }
 
@@ -770,6 +818,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     }
     BOO_ASSIGN_OR_RETURN(const int deepest, deepest_ring(config, arch));
     config.stages = deepest;
+    config.tma_y = tma_stores_enabled() && tma_store_blocker(config, problem).empty();
     place_workspace(config, problem.elem_bytes);
     return config;
   }
@@ -795,19 +844,28 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     } else {
       tilings = ranked_tilings(chosen.run, chosen.run.may_split(), chosen.promote, arch);
     }
-    std::vector<WgmmaConfig> out;
+    // Every tiling with y by plain stores first (the list before TMA stores, whose order a tuning row's
+    // config was chosen from, so that it still finds its config), then with y by TMA where the chosen
+    // config stores so (store_tile_tma).
+    std::vector<WgmmaConfig> out, tma_stores;
     for (const Tiling& t : tilings) {
       WgmmaConfig c = chosen;
       c.bn = t.bn;
       c.splits = t.splits;
+      c.tma_y = false;
       Result<int> deepest = deepest_ring(c, arch);
       if (!deepest.ok()) continue;
       for (int stages = *deepest; stages >= 3; --stages) {
         c.stages = stages;
         place_workspace(c, problem.elem_bytes);
         out.push_back(c);
+        if (chosen.tma_y && tma_store_blocker(c, problem).empty()) {
+          tma_stores.push_back(c);
+          tma_stores.back().tma_y = true;
+        }
       }
     }
+    out.insert(out.end(), tma_stores.begin(), tma_stores.end());
     // Where the heuristic keeps the forward face's filter off TMA because x goes by cp.async, the same
     // tiling with the filter by TMA second (slower on average, faster on some lines).
     if (!out.empty() && chosen.run.task.face == kForwardFace && !chosen.tma && tma_loads_enabled() &&
@@ -892,6 +950,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     // generated source stays as it was.)
     if (config.tma_x) cfg += "  static constexpr bool kTmaX = true;\n";
     if (config.im2col) cfg += "  static constexpr bool kIm2colX = true;\n";
+    if (config.tma_y) cfg += "  static constexpr bool kTmaY = true;\n";
     cfg += "};\n";
 
     Plan plan;
@@ -913,14 +972,15 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
                              : run.weight() ? "conv_wgmma_weight" : "conv_wgmma";
     // With TMA the block carries the tensor maps, which the copy engine reads in the parameter space
     // (__grid_constant__: the kernel never copies them).
-    plan.source.text += "\n" + cfg + "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kThreads) +
-                        ", 1) " + entry +
-                        (config.tma ? "(const __grid_constant__ boo::ConvWgmmaParams p) { boo::wgmma_conv::" + body +
-                                          "<Cfg>(p.p, " +
-                                          (run.weight() ? std::string("&p.tma_a") + (config.tma_x ? ", &p.tma_b" : "")
-                                                        : std::string("&p.tma_b") + (config.tma_x ? ", &p.tma_a" : "")) +
-                                          "); }\n"
-                                    : "(const boo::ConvIgemmParams p) { boo::wgmma_conv::" + body + "<Cfg>(p); }\n");
+    const std::string maps = run.weight() ? std::string("&p.tma_a") + (config.tma_x ? ", &p.tma_b" : "")
+                                          : std::string("&p.tma_b") + (config.tma_x || config.tma_y ? ", &p.tma_a" : "");
+    plan.source.text +=
+        "\n" + cfg + "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kThreads) + ", 1) " + entry +
+        (config.tma_y  ? "(const __grid_constant__ boo::ConvWgmmaStoreParams s) { const boo::ConvWgmmaParams& p = "
+                         "s.base; boo::wgmma_conv::" + body + "<Cfg>(p.p, " + maps + ", &s.tma_y); }\n"
+         : config.tma ? "(const __grid_constant__ boo::ConvWgmmaParams p) { boo::wgmma_conv::" + body + "<Cfg>(p.p, " +
+                            maps + "); }\n"
+                      : "(const boo::ConvIgemmParams p) { boo::wgmma_conv::" + body + "<Cfg>(p); }\n");
     plan.source.entries.push_back(entry);
 
     // A signature tensor, or the workspace copy it is staged in.
@@ -964,19 +1024,30 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     const Dim3 grid{ctas, 1, 1}, block{kThreads, 1, 1};
     const auto shared = static_cast<uint32_t>(config.shared_bytes());
     LaunchStep launch;
-    if (config.tma) {
-      StepBuilder<ConvWgmmaParams> step(entry, grid, block, shared);
-      BOO_RETURN_IF_ERROR(bind_params(step, step.params.p));
+    // The TMA block `params` (within `step`'s): the implicit GEMM's block and the operands' maps.
+    auto bind_tma = [&](auto& step, ConvWgmmaParams& params) -> Status {
+      BOO_RETURN_IF_ERROR(bind_params(step, params.p));
       // The TMA operand: the weight face's dy (the GEMM's A), the forward face's filter (its B).
       BOO_ASSIGN_OR_RETURN(TensorBinding tensor, run.weight() ? bind(run.b, run.b_copy, false)
                                                               : bind(run.w, run.w_copy, false));
-      step.map(run.weight() ? step.params.tma_a : step.params.tma_b, tma_slot(run, config.bn, sig.dtype, tensor));
+      step.map(run.weight() ? params.tma_a : params.tma_b, tma_slot(run, config.bn, sig.dtype, tensor));
       if (config.tma_x) {  // x (or its copy): the forward face's A, as a plain matrix or by im2col; the weight face's B
         BOO_ASSIGN_OR_RETURN(TensorBinding x, bind(run.a, run.a_copy, false));
-        step.map(run.weight() ? step.params.tma_b : step.params.tma_a,
+        step.map(run.weight() ? params.tma_b : params.tma_a,
                  config.im2col ? im2col_slot(run, sig.dtype, x, run.weight() ? kBlockK : kTileRows)
                                : plain_a_slot(run, sig.dtype, x));
       }
+      return ok_status();
+    };
+    if (config.tma_y) {
+      StepBuilder<ConvWgmmaStoreParams> step(entry, grid, block, shared);
+      BOO_RETURN_IF_ERROR(bind_tma(step, step.params.base));
+      BOO_ASSIGN_OR_RETURN(TensorBinding y, bind(run.task.result, run.out_copy, true));
+      step.map(step.params.tma_y, y_store_slot(run, sig.dtype, y));
+      launch = std::move(step).finish();
+    } else if (config.tma) {
+      StepBuilder<ConvWgmmaParams> step(entry, grid, block, shared);
+      BOO_RETURN_IF_ERROR(bind_tma(step, step.params));
       launch = std::move(step).finish();
     } else {
       StepBuilder<ConvIgemmParams> step(entry, grid, block, shared);

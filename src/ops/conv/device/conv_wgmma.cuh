@@ -83,6 +83,18 @@ struct Im2colX<C, decltype(void(C::kIm2colX))> {
   static constexpr bool value = C::kIm2colX;
 };
 
+/// Whether the Cfg stores y by TMA (C::kTmaY, emitted only where set, as
+/// kTmaX): the forward face of one group without stride phases, split K, fp32
+/// sums or residual, y a plain matrix {K channels, pixels} (store_tile_tma).
+template <class C, class = void>
+struct TmaStore {
+  static constexpr bool value = false;
+};
+template <class C>
+struct TmaStore<C, decltype(void(C::kTmaY))> {
+  static constexpr bool value = C::kTmaY;
+};
+
 /// Registers per thread after the frame's reallocation (setmaxnreg): the
 /// producer gives its share of the launch's 384 x 168 to the consumers'
 /// accumulators. Tiles of 192 and 256 columns keep BN / 2 accumulators per
@@ -493,6 +505,66 @@ __device__ __forceinline__ void store_partials(const float (&acc)[C::BN / 2], co
   }
 }
 
+/// store_tile's epilogue with y stored by TMA (TmaStore): the consumer's 64
+/// rows in two passes of 32, each staged as BN / 64 boxes of 32 rows x 64
+/// columns (4 KiB, the 128-byte swizzle of `tma_y`'s map: a row's 16-byte
+/// chunk c at c ^ (row % 8)), which one thread then stores with the copy
+/// engine and does not wait for: the consumer goes on to its next tile while
+/// the copies drain, and only the next pass that refills the staging waits
+/// until they have read it. (With plain stores the threads wait for the
+/// tile's 64 KiB to leave the SM: a fifth of a 128 x 256 tile's time at K =
+/// 1024.) Rows past C::kM and columns past C::kN are outside the map: the copy
+/// skips them. `staged`: the consumer's 32 x BN staging, 1024-byte aligned.
+template <class C>
+__device__ __forceinline__ void store_tile_tma(const float (&acc)[C::BN / 2], const ConvIgemmParams& p,
+                                               unsigned char* staged, const TmaMap* tma_y, int consumer, int m0,
+                                               int n0) {
+  using T = typename C::T;
+  static_assert(sizeof(T) == 2 && C::BN % 64 == 0, "boxes of 64 two-byte columns: one 128-byte swizzled row each");
+  const int thread = static_cast<int>(threadIdx.x) % 128, lane = thread % 32, warp = thread / 32;
+#pragma unroll
+  for (int pass = 0; pass < 2; ++pass) {
+    // The previous pass's (or tile's) copies have read the staging.
+    if (thread == 0) sm90::bulk_wait_group_read<0>();
+    consumer_sync(consumer);
+    if (warp / 2 == pass) {
+#pragma unroll
+      for (int j = 0; j < C::BN / 8; ++j) {
+        const int col = j * 8 + (lane % 4) * 2;
+        float bias[2] = {0.f, 0.f};
+        if constexpr (C::kBias) {
+          if (n0 + col < C::kN) {  // K is a multiple of 8: so is col + 1
+            bias[0] = load_as_float<T>(p.bias, n0 + col);
+            bias[1] = load_as_float<T>(p.bias, n0 + col + 1);
+          }
+        }
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int row = (warp % 2) * 16 + lane / 4 + half * 8;  // of the pass's 32
+          // Box col / 64, its row `row`, chunk (col % 64) / 8 swizzled, the pair's 4 bytes in it.
+          const unsigned offset = (col / 64) * 4096u + row * 128u + ((((col % 64) / 8) ^ (row % 8)) * 16u) +
+                                  (col % 8) * 2u;
+          T pair[2];
+#pragma unroll
+          for (int q = 0; q < 2; ++q)
+            pair[q] = from_float<T>(activate<C::kAct>(acc[4 * j + 2 * half + q] + bias[q], p.act_alpha, p.act_lo,
+                                                      p.act_hi));
+          *reinterpret_cast<unsigned*>(staged + offset) = *reinterpret_cast<const unsigned*>(pair);
+        }
+      }
+    }
+    sm90::fence_proxy_async_shared();  // the staging's writes, before the copy engine reads them
+    consumer_sync(consumer);
+    if (thread == 0) {
+#pragma unroll
+      for (int box = 0; box < C::BN / 64; ++box)
+        sm90::tma_store_2d(tma_y, sm90::shared_address(staged) + box * 4096u, n0 + box * 64,
+                           m0 + consumer * 64 + pass * 32);
+      sm90::bulk_commit_group();
+    }
+  }
+}
+
 /// Waits for k-block `it`'s stage (`it` counted over all of the consumer's tiles)
 /// and issues the four m64nBNk16 wgmma on it into `acc` as one commit group (K-major
 /// tiles for the forward faces; M- and N-major ones, kAMnMajor and kBMnMajor, for the
@@ -624,9 +696,11 @@ __device__ __forceinline__ void warp_specialized(Produce produce, Consume consum
 
 /// The forward kernel body. Grid: at most one CTA per SM, each taking the units of Tiles<C>.
 /// `tma_b`: with C::kTma, the filter's map (ConvWgmmaParams::tma_b), else unused;
-/// `tma_a`: with C::kTmaX, x's (ConvWgmmaParams::tma_a), else unused.
+/// `tma_a`: with C::kTmaX, x's (ConvWgmmaParams::tma_a), else unused;
+/// `tma_y`: with C::kTmaY, y's (ConvWgmmaStoreParams::tma_y), else unused.
 template <class C>
-__device__ void conv_wgmma(const ConvIgemmParams& p, const TmaMap* tma_b = nullptr, const TmaMap* tma_a = nullptr) {
+__device__ void conv_wgmma(const ConvIgemmParams& p, const TmaMap* tma_b = nullptr, const TmaMap* tma_a = nullptr,
+                           const TmaMap* tma_y = nullptr) {
   using T = typename C::T;
   using L = Layout<C>;
   using U = Tiles<C>;
@@ -654,6 +728,9 @@ __device__ void conv_wgmma(const ConvIgemmParams& p, const TmaMap* tma_b = nullp
           // unit's fp32 partials; conv_wgmma_split.cuh's reduce adds them and applies the epilogue.
           if constexpr (C::kFp32Out || C::kSplits > 1)
             store_partials<C>(acc, p, U::split(unit), consumer, m0, n0);
+          else if constexpr (TmaStore<C>::value)
+            store_tile_tma<C>(acc, p, smem + L::kStaging + consumer * L::kStagingRows * C::BN * sizeof(T), tma_y,
+                              consumer, m0, n0);
           else
             store_tile<C>(acc, p, staged, consumer, m0, n0, [&sl](int m, int k) {
               const int n = m / (C::P * C::Q), pq = m % (C::P * C::Q), ph = pq / C::Q, pw = pq % C::Q;
@@ -661,6 +738,9 @@ __device__ void conv_wgmma(const ConvIgemmParams& p, const TmaMap* tma_b = nullp
               return n * C::YN + ph * C::YH + pw * C::YW + k + sl.out;
             }, sl.bias);
         }
+        // The last tile's copies read the staging until they are done: shared memory outlives them.
+        if constexpr (TmaStore<C>::value)
+          if (threadIdx.x % 128 == 0) sm90::bulk_wait_group<0>();
       });
 }
 

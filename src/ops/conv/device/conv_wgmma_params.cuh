@@ -28,4 +28,11 @@ struct ConvWgmmaParams {
   TmaMap tma_b;       ///< the GEMM's B tile: the forward face's filter, else unused
 };
 
+/// The block of a forward kernel that also stores y by TMA (Cfg kTmaY; a
+/// block of its own, so that every other kernel's stays as it was).
+struct ConvWgmmaStoreParams {
+  ConvWgmmaParams base;
+  TmaMap tma_y;  ///< y as {K channels, pixels}: boxes of 32 pixels x 64 channels
+};
+
 }  // namespace boo
