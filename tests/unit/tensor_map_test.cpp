@@ -144,6 +144,7 @@ TEST(TensorMapTest, ForwardFilterIsOneBoxPerKBlockUnlessTurnedOff) {
 }
 
 TEST(TensorMapTest, StagedFilterIsMappedInTheWorkspace) {
+  const PlainStores plain_stores;
   // KCRS is staged into a dense KRSC copy: the map reads the copy. C = 72: the packed columns (3 x 3 x 72 = 648)
   // end inside the eleventh k-block, whose box reads zeros past them.
   const Planned p = plan_filter_alone_by_tma("convbfp16 -n 32 -c 72 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1");
@@ -368,6 +369,7 @@ TEST(TensorMapTest, ForwardIm2colAIsOneCopyPerKBlock) {
 }
 
 TEST(TensorMapTest, ForwardAThatTmaCannotLoadSaysWhy) {
+  const PlainStores plain_stores;
   // x by cp.async, the filter alone by TMA, and the generated Cfg without kTmaX (as before).
   struct Case {
     std::string command, why;
@@ -408,6 +410,7 @@ TEST(TensorMapTest, ForwardAThatTmaCannotLoadSaysWhy) {
 }
 
 TEST(TensorMapTest, ShapesThatDoNotQualifySayWhy) {
+  const PlainStores plain_stores;
   struct Case {
     std::string command, why;
   } cases[] = {
@@ -473,6 +476,18 @@ TEST(TensorMapTest, ForwardYIsStoredByTma) {
     const Planned q = plan(command + other);
     EXPECT_EQ(q.config.find("y by TMA"), std::string::npos) << other << ": " << q.config;
   }
+  // Whatever loads the operands: the data face (cp.async beside the flipped filter's copy) stores dx so,
+  // from the same block, its maps' slots unused but y's.
+  const Planned dx = plan("convbfp16 -n 16 -c 144 -H 24 -W 16 -k 144 -y 3 -x 3 -p 1 -q 1 -F 2" + kNhwc);
+  EXPECT_NE(dx.config.find(", dx by TMA; no TMA: "), std::string::npos) << dx.config;
+  const LaunchStep* step_dx = wgmma_step(dx.plan);
+  ASSERT_NE(step_dx, nullptr);
+  EXPECT_EQ(step_dx->params.size(), sizeof(ConvWgmmaStoreParams));
+  ASSERT_EQ(step_dx->tensor_maps.size(), 1u);
+  EXPECT_EQ(step_dx->tensor_maps[0].params_offset, offsetof(ConvWgmmaStoreParams, tma_y));
+  EXPECT_TRUE(step_dx->tensor_maps[0].tensor == *TensorRoles(dx.problem->signature()).result("dx"));
+  EXPECT_EQ(step_dx->tensor_maps[0].dims[0], 144u);
+  EXPECT_EQ(step_dx->tensor_maps[0].dims[1], 16u * 24 * 16);
 }
 
 TEST(TensorMapTest, ValidateChecksTheSlot) {
@@ -518,6 +533,7 @@ runtime::TensorMapEncoders fake_encode() {
 }
 
 TEST(TensorMapTest, LaunchEncodesAMapOnlyWhenItsTensorMoved) {
+  const PlainStores plain_stores;
   // C = 72: x by cp.async (not a multiple of 64), the filter {648 packed columns, 256 rows} the one map.
   const Planned p = plan_filter_alone_by_tma("convbfp16 -n 32 -c 72 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1" + kNhwc);
   ASSERT_EQ(p.plan.steps.size(), 1u);

@@ -277,8 +277,8 @@ struct WgmmaConfig final : Config {
   // per 64 columns of one tap (conv_wgmma_weight.cuh's produce_weight_tma). `tma_x_off`: why not.
   bool tma_x = false, im2col = false;
   std::string tma_x_off;
-  // With `tma`, y stored by TMA too (Cfg kTmaY; conv_wgmma.cuh's store_tile_tma): the forward face's
-  // epilogue no longer waits for its stores (tma_store_blocker says where it applies).
+  // The result (the forward face's y, the data face's dx) stored by TMA (Cfg kTmaY; conv_wgmma.cuh's
+  // store_tile_tma): the epilogue no longer waits for its stores (tma_store_blocker says where it applies).
   bool tma_y = false;
   Run run;
   size_t partial_bytes = 0;  // the splits' partials, at the workspace's start
@@ -323,7 +323,7 @@ struct WgmmaConfig final : Config {
     if (promote) record += ", sums promoted per k-block";
     if (tma) record += run.weight() ? ", dy by TMA" : ", filter by TMA";
     if (tma_x) record += im2col ? ", x by TMA (im2col): one producer thread" : ", x by TMA (a plain matrix): one producer thread";
-    if (tma_y) record += ", y by TMA";
+    if (tma_y) record += ", " + run.task.result + " by TMA";
     if (!tma_off.empty()) record += "; no TMA: " + tma_off;
     if (!tma_x_off.empty()) record += "; x by cp.async: " + tma_x_off;
     if (!run.staged_why.empty()) {
@@ -501,8 +501,8 @@ bool tma_loads_enabled() {
   return v == nullptr || std::string_view(v) != "0";
 }
 
-// TMA stores of the forward face's y (tma_store_blocker) are the default; BOO_WGMMA_TMA_STORE=0 plans
-// the plain stores instead, for A/B runs.
+// TMA stores of the result (tma_store_blocker) are the default; BOO_WGMMA_TMA_STORE=0 plans the plain
+// stores instead, for A/B runs.
 bool tma_stores_enabled() {
   const char* v = std::getenv("BOO_WGMMA_TMA_STORE");
   return v == nullptr || std::string_view(v) != "0";
@@ -544,18 +544,20 @@ long long uniform_stride(const Strides5& s, long long batch, const Dims3& size) 
 // The forward face's A (x) pixels' uniform_stride.
 long long uniform_pixel_stride(const Relation& r) { return uniform_stride(r.a_strides, r.batch, r.a_size); }
 
-// Why the forward face's y cannot be stored by TMA (empty: it can; conv_wgmma.cuh's store_tile_tma):
-// its epilogue must be the plain one (one group, no stride phases, split K, fp32 sums or residual), the
-// parameter block the TMA one (`tma`), and y a plain matrix {K channels, pixels}: its pixels evenly
-// spaced, 16-byte aligned rows.
+// Why the forward face's y (or the data face's dx) cannot be stored by TMA (empty: it can; conv_wgmma.cuh's
+// store_tile_tma): its epilogue must be the plain one (one group, no stride phases, split K, fp32 sums or
+// residual), and y a plain matrix {K channels, pixels}: its pixels evenly spaced, 16-byte aligned rows.
+// (Whatever loads the operands: the kernel's block is ConvWgmmaStoreParams either way.)
 std::string tma_store_blocker(const WgmmaConfig& c, const ConvProblem& problem) {
   const Run& run = c.run;
   const Relation& r = run.rel;
-  if (!c.tma) return "the TMA parameter block only";
-  if (run.task.face != kForwardFace || run.native || run.weight() || run.phased)
-    return "the channels-last forward face without stride phases only";
+  if (run.native || run.weight() || run.phased)
+    return "the channels-last forward and data faces without stride phases only";
   if (r.groups != 1 || c.splits != 1 || c.fp32_out || problem.conv().residual)
     return "one group, unsplit, with the plain epilogue only";
+  // (conv_wgmma.cuh's Registers: beside a producer that is not fully TMA, tiles over 128 columns leave
+  // the consumers 224 registers, and the TMA epilogue then spills.)
+  if (!c.tma_x && c.bn > 128) return "tiles over 128 columns where x goes by cp.async only";
   const long long step = uniform_stride(r.b_strides, r.batch, r.b_size);
   if (step == 0 || r.b_strides[1] != 1 || step % 8 != 0 || step < r.cb)
     return "y's pixels are not evenly spaced 16-byte aligned rows";
@@ -1041,7 +1043,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     };
     if (config.tma_y) {
       StepBuilder<ConvWgmmaStoreParams> step(entry, grid, block, shared);
-      BOO_RETURN_IF_ERROR(bind_tma(step, step.params.base));
+      BOO_RETURN_IF_ERROR(config.tma ? bind_tma(step, step.params.base) : bind_params(step, step.params.base.p));
       BOO_ASSIGN_OR_RETURN(TensorBinding y, bind(run.task.result, run.out_copy, true));
       step.map(step.params.tma_y, y_store_slot(run, sig.dtype, y));
       launch = std::move(step).finish();
