@@ -144,7 +144,6 @@ TEST(TensorMapTest, ForwardFilterIsOneBoxPerKBlockUnlessTurnedOff) {
 }
 
 TEST(TensorMapTest, StagedFilterIsMappedInTheWorkspace) {
-  const PlainStores plain_stores;
   // KCRS is staged into a dense KRSC copy: the map reads the copy. C = 72: the packed columns (3 x 3 x 72 = 648)
   // end inside the eleventh k-block, whose box reads zeros past them.
   const Planned p = plan_filter_alone_by_tma("convbfp16 -n 32 -c 72 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1");
@@ -369,7 +368,6 @@ TEST(TensorMapTest, ForwardIm2colAIsOneCopyPerKBlock) {
 }
 
 TEST(TensorMapTest, ForwardAThatTmaCannotLoadSaysWhy) {
-  const PlainStores plain_stores;
   // x by cp.async, the filter alone by TMA, and the generated Cfg without kTmaX (as before).
   struct Case {
     std::string command, why;
@@ -410,7 +408,6 @@ TEST(TensorMapTest, ForwardAThatTmaCannotLoadSaysWhy) {
 }
 
 TEST(TensorMapTest, ShapesThatDoNotQualifySayWhy) {
-  const PlainStores plain_stores;
   struct Case {
     std::string command, why;
   } cases[] = {
@@ -430,7 +427,8 @@ TEST(TensorMapTest, ShapesThatDoNotQualifySayWhy) {
 
 // The forward face's y stored by TMA (the default where the epilogue is the plain one): y as the matrix
 // {K channels, N x P x Q pixels}, a box per 32 pixels x 64 channels (store_tile_tma's), its map after the
-// loads' in the kernel's own block; not with split K, groups, a residual or plain stores asked for, and
+// loads' in the kernel's own block; not with split K, groups, a residual, cp.async producers or plain
+// stores asked for, and
 // boo tune weighs the plain stores (every tiling with them first, then with TMA stores).
 TEST(TensorMapTest, ForwardYIsStoredByTma) {
   const std::string command = "convbfp16 -n 128 -c 256 -H 14 -W 14 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1" + kNhwc;
@@ -476,18 +474,13 @@ TEST(TensorMapTest, ForwardYIsStoredByTma) {
     const Planned q = plan(command + other);
     EXPECT_EQ(q.config.find("y by TMA"), std::string::npos) << other << ": " << q.config;
   }
-  // Whatever loads the operands: the data face (cp.async beside the flipped filter's copy) stores dx so,
-  // from the same block, its maps' slots unused but y's.
-  const Planned dx = plan("convbfp16 -n 16 -c 144 -H 24 -W 16 -k 144 -y 3 -x 3 -p 1 -q 1 -F 2" + kNhwc);
-  EXPECT_NE(dx.config.find(", dx by TMA; no TMA: "), std::string::npos) << dx.config;
-  const LaunchStep* step_dx = wgmma_step(dx.plan);
-  ASSERT_NE(step_dx, nullptr);
-  EXPECT_EQ(step_dx->params.size(), sizeof(ConvWgmmaStoreParams));
-  ASSERT_EQ(step_dx->tensor_maps.size(), 1u);
-  EXPECT_EQ(step_dx->tensor_maps[0].params_offset, offsetof(ConvWgmmaStoreParams, tma_y));
-  EXPECT_TRUE(step_dx->tensor_maps[0].tensor == *TensorRoles(dx.problem->signature()).result("dx"));
-  EXPECT_EQ(step_dx->tensor_maps[0].dims[0], 144u);
-  EXPECT_EQ(step_dx->tensor_maps[0].dims[1], 16u * 24 * 16);
+  // Nor beside cp.async producers (x of 200 channels; the data face's flipped filter): measured slower.
+  for (const char* other : {"convbfp16 -n 16 -c 200 -H 28 -W 28 -k 128 -y 3 -x 3 -p 1 -q 1 -F 1",
+                            "convbfp16 -n 16 -c 144 -H 24 -W 16 -k 144 -y 3 -x 3 -p 1 -q 1 -F 2"}) {
+    const Planned q = plan(other + kNhwc);
+    EXPECT_EQ(q.config.find(" by TMA;"), std::string::npos) << q.config;
+    EXPECT_EQ(q.config.find("y by TMA"), std::string::npos) << q.config;
+  }
 }
 
 TEST(TensorMapTest, ValidateChecksTheSlot) {
@@ -533,7 +526,6 @@ runtime::TensorMapEncoders fake_encode() {
 }
 
 TEST(TensorMapTest, LaunchEncodesAMapOnlyWhenItsTensorMoved) {
-  const PlainStores plain_stores;
   // C = 72: x by cp.async (not a multiple of 64), the filter {648 packed columns, 256 rows} the one map.
   const Planned p = plan_filter_alone_by_tma("convbfp16 -n 32 -c 72 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1" + kNhwc);
   ASSERT_EQ(p.plan.steps.size(), 1u);

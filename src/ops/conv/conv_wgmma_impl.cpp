@@ -277,8 +277,8 @@ struct WgmmaConfig final : Config {
   // per 64 columns of one tap (conv_wgmma_weight.cuh's produce_weight_tma). `tma_x_off`: why not.
   bool tma_x = false, im2col = false;
   std::string tma_x_off;
-  // The result (the forward face's y, the data face's dx) stored by TMA (Cfg kTmaY; conv_wgmma.cuh's
-  // store_tile_tma): the epilogue no longer waits for its stores (tma_store_blocker says where it applies).
+  // With `tma_x`, the forward face's y stored by TMA too (Cfg kTmaY; conv_wgmma.cuh's store_tile_tma):
+  // the epilogue no longer waits for its stores (tma_store_blocker says where it applies).
   bool tma_y = false;
   Run run;
   size_t partial_bytes = 0;  // the splits' partials, at the workspace's start
@@ -323,7 +323,7 @@ struct WgmmaConfig final : Config {
     if (promote) record += ", sums promoted per k-block";
     if (tma) record += run.weight() ? ", dy by TMA" : ", filter by TMA";
     if (tma_x) record += im2col ? ", x by TMA (im2col): one producer thread" : ", x by TMA (a plain matrix): one producer thread";
-    if (tma_y) record += ", " + run.task.result + " by TMA";
+    if (tma_y) record += ", y by TMA";
     if (!tma_off.empty()) record += "; no TMA: " + tma_off;
     if (!tma_x_off.empty()) record += "; x by cp.async: " + tma_x_off;
     if (!run.staged_why.empty()) {
@@ -501,8 +501,8 @@ bool tma_loads_enabled() {
   return v == nullptr || std::string_view(v) != "0";
 }
 
-// TMA stores of the result (tma_store_blocker) are the default; BOO_WGMMA_TMA_STORE=0 plans the plain
-// stores instead, for A/B runs.
+// TMA stores of the forward face's y (tma_store_blocker) are the default; BOO_WGMMA_TMA_STORE=0 plans
+// the plain stores instead, for A/B runs.
 bool tma_stores_enabled() {
   const char* v = std::getenv("BOO_WGMMA_TMA_STORE");
   return v == nullptr || std::string_view(v) != "0";
@@ -544,20 +544,19 @@ long long uniform_stride(const Strides5& s, long long batch, const Dims3& size) 
 // The forward face's A (x) pixels' uniform_stride.
 long long uniform_pixel_stride(const Relation& r) { return uniform_stride(r.a_strides, r.batch, r.a_size); }
 
-// Why the forward face's y (or the data face's dx) cannot be stored by TMA (empty: it can; conv_wgmma.cuh's
-// store_tile_tma): its epilogue must be the plain one (one group, no stride phases, split K, fp32 sums or
-// residual), and y a plain matrix {K channels, pixels}: its pixels evenly spaced, 16-byte aligned rows.
-// (Whatever loads the operands: the kernel's block is ConvWgmmaStoreParams either way.)
+// Why the forward face's y cannot be stored by TMA (empty: it can; conv_wgmma.cuh's store_tile_tma): the
+// producer must load x and the filter by TMA (`tma_x`), the epilogue must be the plain one (one group, no
+// stride phases, split K, fp32 sums or residual), and y a plain matrix {K channels, pixels}: its pixels
+// evenly spaced, 16-byte aligned rows.
 std::string tma_store_blocker(const WgmmaConfig& c, const ConvProblem& problem) {
   const Run& run = c.run;
   const Relation& r = run.rel;
-  if (run.native || run.weight() || run.phased)
-    return "the channels-last forward and data faces without stride phases only";
+  // Beside cp.async producers it measured 1.04x the plain stores' time on the 413's forward faces, and
+  // 1.00x on its data faces (H100, 2026-11-27, docs/perf/2026-11-27-session10.md).
+  if (!c.tma_x || run.weight()) return "the forward face whose operands all load by TMA only";
+  if (run.phased) return "convs without stride phases only";
   if (r.groups != 1 || c.splits != 1 || c.fp32_out || problem.conv().residual)
     return "one group, unsplit, with the plain epilogue only";
-  // (conv_wgmma.cuh's Registers: beside a producer that is not fully TMA, tiles over 128 columns leave
-  // the consumers 224 registers, and the TMA epilogue then spills.)
-  if (!c.tma_x && c.bn > 128) return "tiles over 128 columns where x goes by cp.async only";
   const long long step = uniform_stride(r.b_strides, r.batch, r.b_size);
   if (step == 0 || r.b_strides[1] != 1 || step % 8 != 0 || step < r.cb)
     return "y's pixels are not evenly spaced 16-byte aligned rows";
@@ -975,7 +974,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     // With TMA the block carries the tensor maps, which the copy engine reads in the parameter space
     // (__grid_constant__: the kernel never copies them).
     const std::string maps = run.weight() ? std::string("&p.tma_a") + (config.tma_x ? ", &p.tma_b" : "")
-                                          : std::string("&p.tma_b") + (config.tma_x || config.tma_y ? ", &p.tma_a" : "");
+                                          : std::string("&p.tma_b") + (config.tma_x ? ", &p.tma_a" : "");
     plan.source.text +=
         "\n" + cfg + "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kThreads) + ", 1) " + entry +
         (config.tma_y  ? "(const __grid_constant__ boo::ConvWgmmaStoreParams s) { const boo::ConvWgmmaParams& p = "
@@ -1043,7 +1042,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     };
     if (config.tma_y) {
       StepBuilder<ConvWgmmaStoreParams> step(entry, grid, block, shared);
-      BOO_RETURN_IF_ERROR(config.tma ? bind_tma(step, step.params.base) : bind_params(step, step.params.base.p));
+      BOO_RETURN_IF_ERROR(bind_tma(step, step.params.base));
       BOO_ASSIGN_OR_RETURN(TensorBinding y, bind(run.task.result, run.out_copy, true));
       step.map(step.params.tma_y, y_store_slot(run, sig.dtype, y));
       launch = std::move(step).finish();
