@@ -40,7 +40,7 @@ TEST(ConvWgmmaNchwPlanTest, ForwardIsOneGemmPerImageWithTheEpilogue) {
   ASSERT_EQ(p.launches.size(), 1u);
   EXPECT_EQ(p.config,
             "tile 128x192x64 stages 5 warpgroups 1 producer + 2 consumers, persistent; y: face 0 as a GEMM per image, "
-            "native NCHW 1x1: w K-major, pixels N-major; no TMA: the native NCHW path loads its tiles with cp.async");
+            "native NCHW 1x1: w K-major, pixels N-major, filter by TMA, x by TMA (a plain matrix): one producer thread");
   EXPECT_TRUE(stages_nothing(p));
   EXPECT_EQ(p.workspace_bytes, 0u);
   const test::ResolvedLaunch& l = p.launches[0];
@@ -52,10 +52,49 @@ TEST(ConvWgmmaNchwPlanTest, ForwardIsOneGemmPerImageWithTheEpilogue) {
   EXPECT_EQ(params.out, p.address.at("y"));
   EXPECT_EQ(params.bias, p.address.at("b"));
   EXPECT_NE(p.source.text.find("#include \"boo/conv/conv_wgmma_nchw.cuh\""), std::string::npos);
-  EXPECT_NE(p.source.text.find("conv_wgmma_nchw<Cfg>(p)"), std::string::npos);
+  EXPECT_NE(p.source.text.find("conv_wgmma_nchw<Cfg>(p.p, &p.tma_b, &p.tma_a)"), std::string::npos);
   expect_constants(p, {"kM = 128;", "kN = 3136;", "kK = 256;", "kImages = 32;", "kHW = 3136;", "XN = 802816;",
                        "XC = 3136;", "YN = 401408;", "YC = 3136;", "WK = 256;", "WC = 1;", "kAMnMajor = false;",
-                       "kBias = true;", "kAct = 1;", "kType = 1;"});
+                       "kBias = true;", "kAct = 1;", "kType = 1;", "kTmaX = true;"});
+}
+
+// The native forward's tiles by TMA (produce_planar_tma): w as {256 reduced channels, 128 output channels},
+// box {64, 128} (an A tile); x as {3136 pixels, 32 images x 256 channel rows}, box {64, 64} (one atom
+// column of a B tile). Not where a k-block's rows would cross into the next image (C = 200 in several
+// images); the cp.async producer is boo tune's second candidate.
+TEST(ConvWgmmaNchwPlanTest, ForwardLoadsItsTilesByTma) {
+  const std::string command = "convfp16 -n 32 -c 256 -H 56 -W 56 -k 128 -y 1 -x 1 -F 1 -b 1 --activation relu";
+  std::unique_ptr<OpProblem> problem = test::problem_of(command);
+  ASSERT_TRUE(problem);
+  const ArchSpec arch = test::sm90();
+  Result<ConfigList> list = tier().candidates(*problem, arch);
+  ASSERT_TRUE(list.ok() && list->size() > 1);
+  Result<Plan> plan = tier().plan(*problem, *(*list)[0], arch);
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  ASSERT_EQ(plan->steps.size(), 1u);
+  const std::vector<TensorMapSlot>& maps = plan->steps[0].tensor_maps;
+  ASSERT_EQ(maps.size(), 2u);
+  const TensorMapSlot& w = maps[0];
+  EXPECT_EQ(w.dims[0], 256u);
+  EXPECT_EQ(w.dims[1], 128u);
+  EXPECT_EQ(w.strides[0], 256u * 2);
+  EXPECT_EQ(w.box[0], 64u);
+  EXPECT_EQ(w.box[1], 128u);
+  const TensorMapSlot& x = maps[1];
+  EXPECT_EQ(x.dims[0], 3136u);
+  EXPECT_EQ(x.dims[1], 32u * 256);
+  EXPECT_EQ(x.strides[0], 3136u * 2);
+  EXPECT_EQ(x.box[0], 64u);
+  EXPECT_EQ(x.box[1], 64u);
+  EXPECT_EQ(w.box_bytes() + 3 * x.box_bytes(), 128u * 128 + 192u * 128);  // a stage's A and B tiles
+  EXPECT_NE((*list)[1]->text().find("native NCHW 1x1: w K-major, pixels N-major; no TMA: boo tune's candidate"),
+            std::string::npos)
+      << (*list)[1]->text();
+  const Planned several = test::plan_of(tier(), "convbfp16 -n 4 -c 200 -H 56 -W 56 -k 128 -y 1 -x 1 -F 1");
+  EXPECT_NE(several.config.find("no TMA: the native NCHW path maps x's images as one matrix"), std::string::npos)
+      << several.config;
+  const Planned one = test::plan_of(tier(), "convbfp16 -n 1 -c 200 -H 64 -W 64 -k 128 -y 1 -x 1 -F 1");
+  EXPECT_NE(one.config.find("x by TMA (a plain matrix)"), std::string::npos) << one.config;
 }
 
 TEST(ConvWgmmaNchwPlanTest, BackwardDataReadsTheFilterMMajor) {

@@ -514,7 +514,15 @@ bool tma_stores_enabled() {
 // spaced (a 2-D map of channels by pixels). docs/wgmma-tma-design.md §1.
 std::string tma_blocker(const Run& run) {
   const Relation& r = run.rel;
-  if (run.native) return "the native NCHW path loads its tiles with cp.async";
+  if (run.native) {
+    // The forward face's w (K-major) and x by TMA (produce_planar_tma): x as a 2-D map of channel rows
+    // by pixels, so a k-block's 64 rows may not run into the next image's.
+    if (run.task.face != kForwardFace) return "the native NCHW path loads its data and weight faces with cp.async";
+    if (r.batch > 1 && (r.ca % kBlockK != 0 || r.a_strides[0] != r.ca * r.a_strides[1]))
+      return "the native NCHW path maps x's images as one matrix: one image, or dense images of channels a "
+             "multiple of 64";
+    return "";
+  }
   if (run.task.face == kDataFace)
     return "the data face's flipped filter changes taps inside a k-block (a 3-D map, not built yet)";
   if (run.weight()) {
@@ -553,7 +561,7 @@ std::string tma_store_blocker(const WgmmaConfig& c, const ConvProblem& problem) 
   const Relation& r = run.rel;
   // Beside cp.async producers it measured 1.04x the plain stores' time on the 413's forward faces, and
   // 1.00x on its data faces (H100, 2026-11-27, docs/perf/2026-11-27-session10.md).
-  if (!c.tma_x || run.weight()) return "the forward face whose operands all load by TMA only";
+  if (!c.tma_x || run.weight() || run.native) return "the channels-last forward face whose operands all load by TMA only";
   if (run.phased) return "convs without stride phases only";
   if (r.groups != 1 || c.splits != 1 || c.fp32_out || problem.conv().residual)
     return "one group, unsplit, with the plain epilogue only";
@@ -640,6 +648,34 @@ TensorMapSlot tma_slot(const Run& run, int bn, DType dtype, TensorBinding tensor
     m.strides = {static_cast<uint64_t>(r.w_strides[0]) * element, 0, 0, 0};
     m.box = {static_cast<uint32_t>(kBlockK), static_cast<uint32_t>(bn), 1, 1, 1};
   }
+  return m;
+}
+
+// The native NCHW forward's maps (produce_planar_tma): w as {K reduced channels, M output channels},
+// rows WK apart, box {64, 128} (an A tile); x as {pixels, images x K channel rows}, rows XC apart (images
+// dense: tma_blocker), box {64, 64} (one of a B tile's atom columns).
+TensorMapSlot native_w_slot(const Run& run, DType dtype, TensorBinding tensor) {
+  const Relation& r = run.rel;
+  TensorMapSlot m;
+  m.tensor = tensor;
+  m.dtype = dtype;
+  m.rank = 2;
+  m.swizzle = TensorMapSlot::Swizzle::k128B;
+  m.dims = {static_cast<uint64_t>(r.ca), static_cast<uint64_t>(r.cb), 1, 1, 1};
+  m.strides = {static_cast<uint64_t>(r.w_strides[0]) * dtype_size_bytes(dtype), 0, 0, 0};
+  m.box = {static_cast<uint32_t>(kBlockK), static_cast<uint32_t>(kTileRows), 1, 1, 1};
+  return m;
+}
+TensorMapSlot native_x_slot(const Run& run, DType dtype, TensorBinding tensor) {
+  const Relation& r = run.rel;
+  TensorMapSlot m;
+  m.tensor = tensor;
+  m.dtype = dtype;
+  m.rank = 2;
+  m.swizzle = TensorMapSlot::Swizzle::k128B;
+  m.dims = {static_cast<uint64_t>(r.pix_a()), static_cast<uint64_t>(r.batch * r.ca), 1, 1, 1};
+  m.strides = {static_cast<uint64_t>(r.a_strides[1]) * dtype_size_bytes(dtype), 0, 0, 0};
+  m.box = {static_cast<uint32_t>(kBlockK), static_cast<uint32_t>(kBlockK), 1, 1, 1};
   return m;
 }
 
@@ -792,7 +828,9 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     config.promote = problem.fp32_result && problem.promote_sums;
     config.tma_off = tma_loads_enabled() ? tma_blocker(config.run) : kTmaOffVariable + std::string("=0");
     config.tma = config.tma_off.empty();
-    if (config.tma && config.run.weight()) {
+    if (config.tma && config.run.native) {
+      config.tma_x = true;  // the native forward's w and x: one producer thread (produce_planar_tma)
+    } else if (config.tma && config.run.weight()) {
       // One producer thread issues the k-block's dy and x boxes (the weight face's producer was its
       // bottleneck: docs/perf/2026-11-26-session6.md, call 10).
       config.tma_x_off = im2col_blocker(config.run, problem.elem_bytes);
@@ -881,6 +919,13 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       WgmmaConfig c = out.front();
       c.tma_x = c.im2col = false;
       c.tma_x_off = "boo tune's candidate";
+      out.insert(out.begin() + 1, c);
+    }
+    // The native forward's cp.async producer (produce_planar) second.
+    if (!out.empty() && chosen.run.native && chosen.tma) {
+      WgmmaConfig c = out.front();
+      c.tma = c.tma_x = false;
+      c.tma_off = "boo tune's candidate";
       out.insert(out.begin() + 1, c);
     }
     return out;
@@ -1031,11 +1076,14 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       // The TMA operand: the weight face's dy (the GEMM's A), the forward face's filter (its B).
       BOO_ASSIGN_OR_RETURN(TensorBinding tensor, run.weight() ? bind(run.b, run.b_copy, false)
                                                               : bind(run.w, run.w_copy, false));
-      step.map(run.weight() ? params.tma_a : params.tma_b, tma_slot(run, config.bn, sig.dtype, tensor));
-      if (config.tma_x) {  // x (or its copy): the forward face's A, as a plain matrix or by im2col; the weight face's B
+      step.map(run.weight() ? params.tma_a : params.tma_b,
+               run.native ? native_w_slot(run, sig.dtype, tensor) : tma_slot(run, config.bn, sig.dtype, tensor));
+      if (config.tma_x) {  // x (or its copy): the forward face's A, as a plain matrix or by im2col (the native
+                           // path's B); the weight face's B
         BOO_ASSIGN_OR_RETURN(TensorBinding x, bind(run.a, run.a_copy, false));
         step.map(run.weight() ? params.tma_b : params.tma_a,
                  config.im2col ? im2col_slot(run, sig.dtype, x, run.weight() ? kBlockK : kTileRows)
+                 : run.native  ? native_x_slot(run, sig.dtype, x)
                                : plain_a_slot(run, sig.dtype, x));
       }
       return ok_status();

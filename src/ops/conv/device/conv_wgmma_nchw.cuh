@@ -124,15 +124,53 @@ __device__ void produce_planar(const ConvIgemmParams& p, unsigned char* smem, un
   finish_copies();
 }
 
-/// The forward and data faces' kernel body. Grid: at most one CTA per SM, each taking the tiles of PlanarTiles<C>.
+/// produce_planar by TMA (FullyTma: the forward face, w K-major), one thread issuing a k-block's boxes:
+/// the A tile as one box {64 reduced channels, 128 output channels} of `tma_w` (w as {K, M}, rows WK apart),
+/// the B tile as BN / 64 boxes {64 pixels, 64 channel rows} of `tma_x`, one per atom column (x as
+/// {kHW pixels, kImages x kK channel rows}, rows XC apart: the host maps it so only where a k-block's
+/// rows stay in one image, one image or kK a multiple of 64). Rows, channels and pixels past the
+/// tensors are the copy engine's zeros; a stage expects its boxes' whole bytes.
 template <class C>
-__device__ void conv_wgmma_nchw(const ConvIgemmParams& p) {
+__device__ void produce_planar_tma(const TmaMap* tma_w, const TmaMap* tma_x, unsigned char* smem,
+                                   unsigned long long* full, unsigned long long* empty) {
+  using L = Layout<C>;
+  static_assert(!C::kAMnMajor && C::BN % 64 == 0, "K-major A, B tiles of whole atom columns");
+  constexpr int kKBlocks = (C::kK + kBK - 1) / kBK;
+  if (threadIdx.x != 0) return;
+  sm90::prefetch_tensor_map(tma_w);
+  sm90::prefetch_tensor_map(tma_x);
+  int it = 0;  // k-blocks issued so far, over all tiles
+  for (int tile = blockIdx.x; tile < PlanarTiles<C>::kCount; tile += gridDim.x) {
+    const int m0 = PlanarTiles<C>::m0(tile), n0 = PlanarTiles<C>::n0(tile);
+    const int row0 = PlanarTiles<C>::image(tile) * C::kK;  // the image's first channel row of x's map
+    for (int kb = 0; kb < kKBlocks; ++kb, ++it) {
+      const int stage = it % C::STAGES;
+      // Wait until both consumers released what the stage held STAGES k-blocks ago.
+      sm90::mbarrier_wait(&empty[stage], ((it / C::STAGES) & 1) ^ 1);
+      const unsigned a_tile = sm90::shared_address(smem) + stage * L::kTileA;
+      const unsigned b_tile = sm90::shared_address(smem) + L::kB + stage * L::kTileB;
+      sm90::mbarrier_arrive_expect_tx(&full[stage], L::kTileA + L::kTileB);
+      sm90::tma_load_2d(a_tile, tma_w, kb * kBK, m0, &full[stage]);
+#pragma unroll
+      for (int j = 0; j < C::BN / 64; ++j)
+        sm90::tma_load_2d(b_tile + j * L::kAtomColumn, tma_x, n0 + 64 * j, row0 + kb * kBK, &full[stage]);
+    }
+  }
+}
+
+/// The forward and data faces' kernel body. Grid: at most one CTA per SM, each taking the tiles of PlanarTiles<C>.
+/// `tma_w`, `tma_x`: with FullyTma<C> (the forward face by TMA), w's and x's maps (produce_planar_tma), else unused.
+template <class C>
+__device__ void conv_wgmma_nchw(const ConvIgemmParams& p, const TmaMap* tma_w = nullptr, const TmaMap* tma_x = nullptr) {
   using T = typename C::T;
   using L = Layout<C>;
   constexpr int kKBlocks = (C::kK + kBK - 1) / kBK;
   warp_specialized<C>(
       [&](unsigned char* smem, unsigned long long* full, unsigned long long* empty) {
-        produce_planar<C>(p, smem, full, empty);
+        if constexpr (FullyTma<C>::value)
+          produce_planar_tma<C>(tma_w, tma_x, smem, full, empty);
+        else
+          produce_planar<C>(p, smem, full, empty);
       },
       [&](unsigned char* smem, unsigned long long* full, unsigned long long* empty, int consumer) {
         // consumer: output channels m0 + 64 * consumer ...
