@@ -626,6 +626,21 @@ std::string im2col_blocker(const Run& run, long long elem_bytes) {
   return "";
 }
 
+// A 2-D map of `tensor` with the 128-byte swizzle: {columns, rows} elements, rows `row_stride` elements
+// apart, box {box_columns, box_rows}. Every tiled map of the tier is one.
+TensorMapSlot matrix_slot(TensorBinding tensor, DType dtype, long long columns, long long rows, long long row_stride,
+                          uint32_t box_columns, uint32_t box_rows) {
+  TensorMapSlot m;
+  m.tensor = tensor;
+  m.dtype = dtype;
+  m.rank = 2;
+  m.swizzle = TensorMapSlot::Swizzle::k128B;
+  m.dims = {static_cast<uint64_t>(columns), static_cast<uint64_t>(rows), 1, 1, 1};
+  m.strides = {static_cast<uint64_t>(row_stride) * dtype_size_bytes(dtype), 0, 0, 0};
+  m.box = {box_columns, box_rows, 1, 1, 1};
+  return m;
+}
+
 // The map of the run's TMA operand (run.rel's strides, a multiple of 8 elements: vector_aligned),
 // one box a tile's k-block (conv_wgmma.cuh's produce, conv_wgmma_weight.cuh's produce_weight):
 //   forward: the filter as {R x S x C columns, K rows}, rows WK apart; box {64, BN}: a B tile;
@@ -633,22 +648,8 @@ std::string im2col_blocker(const Run& run, long long elem_bytes) {
 //     atom columns.
 TensorMapSlot tma_slot(const Run& run, int bn, DType dtype, TensorBinding tensor) {
   const Relation& r = run.rel;
-  const uint64_t element = dtype_size_bytes(dtype);
-  TensorMapSlot m;
-  m.tensor = tensor;
-  m.dtype = dtype;
-  m.rank = 2;
-  m.swizzle = TensorMapSlot::Swizzle::k128B;
-  if (run.weight()) {
-    m.dims = {static_cast<uint64_t>(r.bg()), static_cast<uint64_t>(r.batch * r.pix_b()), 1, 1, 1};
-    m.strides = {static_cast<uint64_t>(r.b_strides[4]) * element, 0, 0, 0};
-    m.box = {static_cast<uint32_t>(kBlockK), 64, 1, 1, 1};
-  } else {
-    m.dims = {static_cast<uint64_t>(r.taps() * r.ag()), static_cast<uint64_t>(r.cb), 1, 1, 1};
-    m.strides = {static_cast<uint64_t>(r.w_strides[0]) * element, 0, 0, 0};
-    m.box = {static_cast<uint32_t>(kBlockK), static_cast<uint32_t>(bn), 1, 1, 1};
-  }
-  return m;
+  if (run.weight()) return matrix_slot(tensor, dtype, r.bg(), r.batch * r.pix_b(), r.b_strides[4], kBlockK, 64);
+  return matrix_slot(tensor, dtype, r.taps() * r.ag(), r.cb, r.w_strides[0], kBlockK, static_cast<uint32_t>(bn));
 }
 
 // The native NCHW forward's maps (produce_planar_tma): w as {K reduced channels, M output channels},
@@ -656,58 +657,26 @@ TensorMapSlot tma_slot(const Run& run, int bn, DType dtype, TensorBinding tensor
 // dense: tma_blocker), box {64, 64} (one of a B tile's atom columns).
 TensorMapSlot native_w_slot(const Run& run, DType dtype, TensorBinding tensor) {
   const Relation& r = run.rel;
-  TensorMapSlot m;
-  m.tensor = tensor;
-  m.dtype = dtype;
-  m.rank = 2;
-  m.swizzle = TensorMapSlot::Swizzle::k128B;
-  m.dims = {static_cast<uint64_t>(r.ca), static_cast<uint64_t>(r.cb), 1, 1, 1};
-  m.strides = {static_cast<uint64_t>(r.w_strides[0]) * dtype_size_bytes(dtype), 0, 0, 0};
-  m.box = {static_cast<uint32_t>(kBlockK), static_cast<uint32_t>(kTileRows), 1, 1, 1};
-  return m;
+  return matrix_slot(tensor, dtype, r.ca, r.cb, r.w_strides[0], kBlockK, kTileRows);
 }
 TensorMapSlot native_x_slot(const Run& run, DType dtype, TensorBinding tensor) {
   const Relation& r = run.rel;
-  TensorMapSlot m;
-  m.tensor = tensor;
-  m.dtype = dtype;
-  m.rank = 2;
-  m.swizzle = TensorMapSlot::Swizzle::k128B;
-  m.dims = {static_cast<uint64_t>(r.pix_a()), static_cast<uint64_t>(r.batch * r.ca), 1, 1, 1};
-  m.strides = {static_cast<uint64_t>(r.a_strides[1]) * dtype_size_bytes(dtype), 0, 0, 0};
-  m.box = {static_cast<uint32_t>(kBlockK), static_cast<uint32_t>(kBlockK), 1, 1, 1};
-  return m;
+  return matrix_slot(tensor, dtype, r.pix_a(), r.batch * r.ca, r.a_strides[1], kBlockK, kBlockK);
 }
 
 // The forward face's plain A (plain_a_blocker): x as {C channels, N x H x W pixels}, pixels
 // uniform_pixel_stride apart; box {64, 128}: an A tile (conv_wgmma.cuh's produce_tma).
 TensorMapSlot plain_a_slot(const Run& run, DType dtype, TensorBinding tensor) {
   const Relation& r = run.rel;
-  TensorMapSlot m;
-  m.tensor = tensor;
-  m.dtype = dtype;
-  m.rank = 2;
-  m.swizzle = TensorMapSlot::Swizzle::k128B;
-  m.dims = {static_cast<uint64_t>(r.ca), static_cast<uint64_t>(r.batch * r.pix_a()), 1, 1, 1};
-  m.strides = {static_cast<uint64_t>(uniform_pixel_stride(r)) * dtype_size_bytes(dtype), 0, 0, 0};
-  m.box = {static_cast<uint32_t>(kBlockK), static_cast<uint32_t>(kTileRows), 1, 1, 1};
-  return m;
+  return matrix_slot(tensor, dtype, r.ca, r.batch * r.pix_a(), uniform_pixel_stride(r), kBlockK, kTileRows);
 }
 
 // The forward face's y stored by TMA (tma_store_blocker): {K channels, N x P x Q pixels}, pixels evenly
 // spaced; box {64, 32}: one of store_tile_tma's boxes (32 rows of a consumer's pass, 64 columns).
 TensorMapSlot y_store_slot(const Run& run, DType dtype, TensorBinding tensor) {
   const Relation& r = run.rel;
-  const long long step = uniform_stride(r.b_strides, r.batch, r.b_size);
-  TensorMapSlot m;
-  m.tensor = tensor;
-  m.dtype = dtype;
-  m.rank = 2;
-  m.swizzle = TensorMapSlot::Swizzle::k128B;
-  m.dims = {static_cast<uint64_t>(r.cb), static_cast<uint64_t>(r.batch * r.pix_b()), 1, 1, 1};
-  m.strides = {static_cast<uint64_t>(step) * dtype_size_bytes(dtype), 0, 0, 0};
-  m.box = {64, 32, 1, 1, 1};
-  return m;
+  return matrix_slot(tensor, dtype, r.cb, r.batch * r.pix_b(), uniform_stride(r.b_strides, r.batch, r.b_size), 64,
+                     32);
 }
 
 // x as an im2col map {C, W, H, N} (im2col_blocker), 64 channels of `pixels` output pixels' receptive fields a

@@ -52,12 +52,9 @@ bool same_view(const Strides3& a, const Strides3& b, const std::array<int64_t, 3
 // Conv layouts, channels-last (what every conv tier loads best) first.
 constexpr const char* kLayouts[] = {"NHC", "NCH", "HNC", "HCN", "CNH", "CHN"};
 
-}  // namespace
-
-ConvMapping map_to_conv(const GemmDesc& d, bool channels_last) {
-  ConvMapping c;
-  c.grouped = d.batch > 1 && d.b.strides[0] != 0;
-  ConvSignature& conv = c.conv;
+// A 1-D 1x1 conv of `d`'s dtype and math, stride 1, no padding: every mapping's conv before its shapes.
+ConvSignature pointwise_1d(const GemmDesc& d) {
+  ConvSignature conv;
   conv.spatial_dims = 1;
   conv.dtype = d.dtype;
   conv.fp32_tf32 = d.fp32_tf32;
@@ -66,6 +63,16 @@ ConvMapping map_to_conv(const GemmDesc& d, bool channels_last) {
   conv.padding = {0};
   conv.dilation = {1};
   conv.output_padding = {0};
+  return conv;
+}
+
+}  // namespace
+
+ConvMapping map_to_conv(const GemmDesc& d, bool channels_last) {
+  ConvMapping c;
+  c.grouped = d.batch > 1 && d.b.strides[0] != 0;
+  ConvSignature& conv = c.conv;
+  conv = pointwise_1d(d);
   conv.directions = kConvForward;
   // Conv shapes [outer, channel, h] of x, w and y.
   std::array<int64_t, 3> xs, ws, ys;
@@ -133,14 +140,7 @@ std::optional<ConvMapping> map_in_place(const GemmDesc& d) {
   if (!a_transposed && !dense(d.a, d.m, d.k, true)) return std::nullopt;
   ConvMapping c;
   ConvSignature& conv = c.conv;
-  conv.spatial_dims = 1;
-  conv.dtype = d.dtype;
-  conv.fp32_tf32 = d.fp32_tf32;
-  conv.filter_size = {1};
-  conv.stride = {1};
-  conv.padding = {0};
-  conv.dilation = {1};
-  conv.output_padding = {0};
+  conv = pointwise_1d(d);
   conv.filter_layout = "NCH";  // KCRS: w[output channel, input channel]
   if (a_transposed) {  // dw[m, n] = sum over k pixels of dy[p, m] * x[p, n]
     conv.directions = kConvBackwardWeight;
