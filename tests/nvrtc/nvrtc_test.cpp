@@ -362,6 +362,33 @@ TEST(NvrtcTest, BatchNormSlabModulesCompile) {
     EXPECT_EQ(k->spill_bytes, 0) << k->log;
   }
   EXPECT_EQ(widths, (std::set<std::string>{";slab=4", ";slab=16", ";slab=32", ";slab=64", ";slab=128", ";slab=256"}));
+  // boo tune's alternatives (twice the rows in flight, half or twice the blocks, ...) on ResNet-50's lines.
+  const ops::ArchSpec arch = ops::ArchSpec::of(device);
+  for (const char* shape : {"-n 128 -c 64 -H 112 -W 112", "-n 128 -c 256 -H 14 -W 14", "-n 128 -c 2048 -H 7 -W 7"})
+    for (const char* pass : {"-F 1 -s 1 -r 1 --momentum 0.1", "-F 0 -b 1 -s 1"}) {
+      const std::string command = std::string("bnormbfp16 ") + shape + " -m 1 --layout NHWC " + pass;
+      SCOPED_TRACE(command);
+      Result<ParsedCommand> p = parse_command(std::string_view(command));
+      ASSERT_TRUE(p.ok()) << p.status().to_string();
+      Result<std::unique_ptr<ops::OpProblem>> problem = ops::find_op("batchnorm")->make_problem(*p->signature);
+      ASSERT_TRUE(problem.ok()) << problem.status().to_string();
+      Result<ops::ConfigList> list = slabs->candidates(**problem, arch);
+      ASSERT_TRUE(list.ok()) << list.status().to_string();
+      EXPECT_GE(list->size(), 4u) << "boo tune's alternatives";
+      if (command.find("-F 1") != std::string::npos)
+        EXPECT_TRUE(std::any_of(list->begin(), list->end(), [](const auto& config) {
+          return config->text().find(", 8, false>(p);boo_batch_norm_slab_y") != std::string::npos;
+        })) << "an alternative with eight rows in flight";
+      for (const auto& config : *list) {
+        SCOPED_TRACE(config->text());
+        Result<ops::Plan> plan = slabs->plan(**problem, *config, arch);
+        ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+        if (!compiled.insert(plan->source.text).second) continue;
+        Result<jit::CompiledKernel> k = jit::compile_kernel(plan->source, kArch, false);
+        ASSERT_TRUE(k.ok()) << k.status().to_string();
+        EXPECT_EQ(k->spill_bytes, 0) << k->log;
+      }
+    }
   for (const char* kernel : {"batch_norm_slab_apply<boo::bf16, boo::bf16, float, 8, 2, 128, 4, false, true, true>",
                              "batch_norm_slab_apply<boo::bf16, boo::bf16, float, 8, 8, 32, 4, true, false, false>",
                              "batch_norm_slab_apply<boo::f16, float, boo::f16, 4, 8, 32, 4, true, false, false>",

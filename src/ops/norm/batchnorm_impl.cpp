@@ -251,6 +251,7 @@ constexpr int64_t kSlabPartialBytes = 24 * 1024;
 // grid of slabs x slices of the rows.
 struct BatchNormSlabsConfig final : Config {
   int vec = 1, threads_x = 1, threads_y = kBlock;
+  int unroll = kSlabUnroll;  ///< rows' loads in flight per thread
   int64_t slabs = 1, slices = 1, rows_per_slice = 1;
   std::vector<KernelEntry> kernels;  ///< sums, then apply
 
@@ -285,26 +286,37 @@ class BatchNormSlabs final : public Tier<NormProblem, BatchNormSlabsConfig> {
   }
 
   Result<BatchNormSlabsConfig> configure_problem(const NormProblem& p, const ArchSpec& arch) const override {
-    return slabbed(p, arch, kSlabBlocksPerSm, 32);
+    return slabbed(p, arch, kSlabBlocksPerSm, 32, kSlabUnroll);
   }
 
-  // boo tune's alternatives: half or twice the blocks per SM in the grid, and slabs half as wide.
+  // boo tune's alternatives: half or twice the blocks per SM in the grid, slabs half as wide, and (x
+  // alone: the backward's x and dy of eight rows spill at two blocks per SM) twice the rows in flight,
+  // which measured 0.95-0.97x the heuristic's time on ResNet-50's forwards of 512 to 2048 channels
+  // (H100) and within boo tune's margin elsewhere.
   std::vector<BatchNormSlabsConfig> alternatives(const NormProblem& p, const ArchSpec& arch,
                                                  const BatchNormSlabsConfig& chosen) const override {
+    struct Variant {
+      int blocks, widest, unroll;
+    };
+    std::vector<Variant> variants = {Variant{kSlabBlocksPerSm / 2, 32, kSlabUnroll},
+                                     Variant{kSlabBlocksPerSm * 2, 32, kSlabUnroll},
+                                     Variant{kSlabBlocksPerSm, chosen.threads_x / 2, kSlabUnroll}};
+    if (p.pass != BatchNormPass::kBackward) variants.push_back(Variant{kSlabBlocksPerSm, 32, kSlabUnroll * 2});
     std::vector<BatchNormSlabsConfig> out;
-    for (const auto& [blocks, widest] : {std::pair{kSlabBlocksPerSm / 2, 32}, std::pair{kSlabBlocksPerSm * 2, 32},
-                                         std::pair{kSlabBlocksPerSm, chosen.threads_x / 2}})
-      if (widest >= 1)
-        if (Result<BatchNormSlabsConfig> c = slabbed(p, arch, blocks, widest); c.ok()) out.push_back(std::move(*c));
+    for (const Variant& v : variants)
+      if (v.widest >= 1)
+        if (Result<BatchNormSlabsConfig> c = slabbed(p, arch, v.blocks, v.widest, v.unroll); c.ok())
+          out.push_back(std::move(*c));
     return out;
   }
 
-  // A grid of about `blocks_per_sm` blocks per SM, slabs at most `widest_threads_x` vectors wide
-  // (kSlabBlocksPerSm and 32 but for boo tune's alternatives).
+  // A grid of about `blocks_per_sm` blocks per SM, slabs at most `widest_threads_x` vectors wide, `unroll`
+  // rows' loads in flight per thread (kSlabBlocksPerSm, 32 and kSlabUnroll but for boo tune's alternatives).
   Result<BatchNormSlabsConfig> slabbed(const NormProblem& p, const ArchSpec& arch, int blocks_per_sm,
-                                       int widest_threads_x) const {
+                                       int widest_threads_x, int unroll) const {
     BatchNormSlabsConfig c;
     c.vec = vector_width(p);
+    c.unroll = unroll;
     const int64_t vectors = p.channels / c.vec;
     const int64_t target = static_cast<int64_t>(arch.sm_count) * blocks_per_sm;
     // The widest slab (whole 128-byte lines of a row where channels allow)
@@ -327,7 +339,7 @@ class BatchNormSlabs final : public Tier<NormProblem, BatchNormSlabsConfig> {
                            " blocks exceeds the device's limits");
     const std::string t = device_type(p.dtype), g = device_type(p.grad_dtype), pt = device_type(p.param_dtype);
     const std::string tiling = std::to_string(c.vec) + ", " + std::to_string(c.threads_x) + ", " +
-                               std::to_string(c.threads_y) + ", " + std::to_string(kSlabUnroll) + ", ";
+                               std::to_string(c.threads_y) + ", " + std::to_string(c.unroll) + ", ";
     const bool backward = p.pass == BatchNormPass::kBackward;
     const bool training = p.pass == BatchNormPass::kTraining;
     c.kernels = {
