@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <optional>
 
 #include "ops/common/generated_source.hpp"
 #include "ops/common/unverified_kernels.hpp"
@@ -48,7 +47,6 @@ struct GroupNormConfig final : Config {
   int64_t blocks_x = 1, blocks_y = 1;
   int64_t pieces = 1;                                 ///< planes: runs per plane
   int64_t slices_per_sample = 1, rows_per_slice = 1;  ///< channels last
-  int threads() const { return threads_x * threads_y; }  ///< of the sums' and apply's blocks
   /// A kernel in launch order: on the (blocks_x, blocks_y) grid, or one thread per group or channel.
   struct Kernel {
     KernelEntry entry;
@@ -63,15 +61,6 @@ struct GroupNormConfig final : Config {
     return record;
   }
 };
-
-// Channels last: the most rows of `vectors` vectors a block of at most kBlock
-// threads holds in whole warps (the fused tier's per-warp phases count warps
-// across blocks), if any.
-std::optional<int> whole_rows(int64_t vectors) {
-  for (int64_t rows = kBlock / vectors; rows >= 1; --rows)
-    if (vectors * rows % 32 == 0) return static_cast<int>(rows);
-  return std::nullopt;
-}
 
 // The widest vector (up to 16 bytes) dividing what is contiguous per
 // (sample, channel) run: the channels (channels last) or a plane.
@@ -138,13 +127,8 @@ class GroupNormGroups final : public Tier<NormProblem, GroupNormConfig> {
     const int64_t target_blocks = int64_t{arch.sm_count} * blocks_per_sm;
     if (p.channels_last) {
       const int64_t vectors = p.channels / c.vec;
-      // Whole rows where kBlock threads hold one in whole warps (every thread busy, each block's rows
-      // one contiguous run): SD-UNet's 320 channels are 40 vectors, which 32-vector slabs covered with
-      // two blocks of 32 and 8 busy lanes. Otherwise slabs of up to 32 vectors of a row.
-      const std::optional<int> rows = whole_rows(vectors);
-      c.threads_x = rows ? static_cast<int>(vectors)
-                         : static_cast<int>(std::min<uint64_t>(32, std::bit_ceil(static_cast<uint64_t>(vectors))));
-      c.threads_y = rows ? *rows : kBlock / c.threads_x;
+      c.threads_x = static_cast<int>(std::min<uint64_t>(32, std::bit_ceil(static_cast<uint64_t>(vectors))));
+      c.threads_y = kBlock / c.threads_x;
       c.blocks_x = (vectors + c.threads_x - 1) / c.threads_x;
       // Slices of a sample's spatial rows: a divisor of them, so no slice crosses samples.
       const int64_t min_rows = std::max<int64_t>(1, vectors_per_thread * c.threads_y);
@@ -222,11 +206,11 @@ class GroupNormGroups final : public Tier<NormProblem, GroupNormConfig> {
     using Kernel = GroupNormConfig::Kernel;
     auto sums = [&](bool gradients) {
       return Kernel{KernelEntry{gradients ? "boo_group_norm_gradient_sums" : "boo_group_norm_moment_sums",
-                                "boo::group_norm_sums<" + grid_args + flag(gradients) + ">(p)", c.threads()}};
+                                "boo::group_norm_sums<" + grid_args + flag(gradients) + ">(p)", kBlock}};
     };
     auto apply = [&](bool backward) {
       return Kernel{KernelEntry{backward ? "boo_group_norm_dx" : "boo_group_norm_y",
-                                "boo::group_norm_apply<" + grid_args + flag(backward) + ">(p)", c.threads()}};
+                                "boo::group_norm_apply<" + grid_args + flag(backward) + ">(p)", kBlock}};
     };
     auto statistics = [&](const char* source, bool forward) {
       return Kernel{KernelEntry{"boo_group_norm_statistics",
@@ -324,7 +308,7 @@ class GroupNormFused final : public Tier<NormProblem, GroupNormFusedConfig> {
             ", " + std::to_string(c.tiling.threads_y) + ", " + flag(p.channels_last) + ", " + std::to_string(piece) +
             "LL, " + flag(forward) + ", " + flag(dx) + ", " + flag(p.weight) + ", " + flag(p.param_grads()) + ">(p, " +
             std::to_string(c.tiling.blocks_y) + "LL)",
-        c.tiling.threads(), resident_per_sm};
+        kBlock, resident_per_sm};
     return c;
   }
 
@@ -335,7 +319,7 @@ class GroupNormFused final : public Tier<NormProblem, GroupNormFusedConfig> {
     plan.tensor_alignment = static_cast<uint32_t>(c.tiling.vec * dtype_size_bytes(p.dtype));
     plan.workspace_bytes = GroupNormGroups::workspace_bytes(p, c.tiling, kFusedWorkspaceBase);
     StepBuilder<GroupNormParams> step(c.kernel.name, Dim3{static_cast<uint32_t>(c.grid), 1, 1},
-                                      {static_cast<uint32_t>(c.tiling.threads()), 1, 1});
+                                      {static_cast<uint32_t>(kBlock), 1, 1});
     GroupNormGroups::bind_step(step, TensorRoles(p.signature()), p, c.tiling, kFusedWorkspaceBase);
     step.params.blocks_x = c.tiling.blocks_x;
     step.bind(step.params.barrier, TensorBinding::workspace(0));
