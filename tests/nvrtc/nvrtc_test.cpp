@@ -474,10 +474,11 @@ TEST(NvrtcTest, GroupNormFusedModulesCompile) {
                                  "-n 1 -c 32 -D 0 -H 128 -W 128 -g 8"})
       for (const char* mode : {"-m 1 -F 0", "-m 1 -F 1", "-m 1 -F 2", "-m 0 -F 2"})
         commands.push_back(std::string(dtype) + " " + geometry + " " + mode);
-  for (const char* shape : {"-c 320 -D 0 -H 64 -W 64", "-c 1280 -D 0 -H 8 -W 8"})
-    for (const char* layout : {"NCHW", "NHWC"})
-      for (const char* mode : {"-F 1", "-F 2"})
-        commands.push_back(std::string("groupnormbfp16 -n 2 ") + shape + " -g 32 -m 1 " + mode + " --layout " + layout);
+  for (const char* dtype : {"groupnormfp16", "groupnormbfp16"})
+    for (const char* shape : {"-c 320 -D 0 -H 64 -W 64", "-c 1280 -D 0 -H 8 -W 8"})
+      for (const char* layout : {"NCHW", "NHWC"})
+        for (const char* mode : {"-F 1", "-F 2"})
+          commands.push_back(std::string(dtype) + " -n 2 " + shape + " -g 32 -m 1 " + mode + " --layout " + layout);
   const ops::GpuImplementation* fused = ops::find_op("groupnorm")->gpu_implementations()[0];
   ASSERT_EQ(fused->name(), "gpu:groupnorm:fused");
   std::set<std::string> compiled;

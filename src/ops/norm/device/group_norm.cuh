@@ -118,11 +118,11 @@ __device__ __forceinline__ double warp_sum(double v) {
 }
 
 /// The warp's (a, b) sums over the partials of sample n's channels [c0, c0 + count), each partial's a and b
-/// scaled by `scale(c)` (float64), in a fixed order: lane l adds items l, l + 32, ... of the channels' parts,
+/// scaled by `scale(c)` (a float's value, as float64: kept as a float until it multiplies), in a fixed order: lane l adds items l, l + 32, ... of the channels' parts,
 /// ordered as the partials lie in memory (channels last: part-major; planes: channel-major) so that a warp's
-/// loads are contiguous, then the lanes' sums are added by warp_sum. A lane loads kBatch items before it adds
-/// them (in the same order): one load at a time left it waiting on L2 for each of the 40 items of an SD-UNet
-/// group at 64x64 channels last (24 us of the forward's 45, H100).
+/// loads are contiguous, then the lanes' sums are added by warp_sum. A lane loads kBatch items (and their
+/// scales) before it adds them (in the same order): one load at a time left it waiting on L2 for each of the 40
+/// items of an SD-UNet group at 64x64 channels last (24 us of the forward's 45, H100).
 template <bool kChannelsLast, class Scale>
 __device__ __forceinline__ void warp_partial_sums(const GroupNormParams& p, long long n, long long c0, long long count,
                                                   int lane, Scale scale, double& a, double& b) {
@@ -136,15 +136,15 @@ __device__ __forceinline__ void warp_partial_sums(const GroupNormParams& p, long
   a = 0;
   b = 0;
   while (q < slow) {
-    Sum2 s[kBatch];          // [item of the batch]
-    long long c[kBatch];     // [item of the batch]: its channel
-    bool valid[kBatch];      // [item of the batch]
+    Sum2 s[kBatch];      // [item of the batch]
+    float w[kBatch];     // [item of the batch]: its channel's scale
+    bool valid[kBatch];  // [item of the batch]
 #pragma unroll
     for (int i = 0; i < kBatch; ++i) {
       valid[i] = q < slow;
-      c[i] = c0 + (kChannelsLast ? f : q);
-      const long long k = kChannelsLast ? q : f;
-      s[i] = valid[i] ? partial<kChannelsLast>(p, n, c[i], k) : Sum2{0.f, 0.f};
+      const long long c = c0 + (kChannelsLast ? f : q), k = kChannelsLast ? q : f;
+      s[i] = valid[i] ? partial<kChannelsLast>(p, n, c, k) : Sum2{0.f, 0.f};
+      w[i] = valid[i] ? static_cast<float>(scale(c)) : 0.f;
       q += step_slow;
       f += step_fast;
       if (f >= fast) {
@@ -155,9 +155,8 @@ __device__ __forceinline__ void warp_partial_sums(const GroupNormParams& p, long
 #pragma unroll
     for (int i = 0; i < kBatch; ++i) {
       if (!valid[i]) break;
-      const double w = scale(c[i]);
-      a += w * static_cast<double>(s[i].a);
-      b += w * static_cast<double>(s[i].b);
+      a += static_cast<double>(w[i]) * static_cast<double>(s[i].a);
+      b += static_cast<double>(w[i]) * static_cast<double>(s[i].b);
     }
   }
   a = warp_sum(a);
