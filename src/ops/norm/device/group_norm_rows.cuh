@@ -47,9 +47,14 @@ struct GroupView {
   }
 };
 
+/// Rows a channels-last thread loads before it adds or writes them (in row order): one row at a time,
+/// a block streamed an SD-UNet group of 40 KB at about 10 GB/s (H100).
+constexpr int kRowsInFlight = 4;
+
 /// Per-channel sums of the group's terms into `sums` ([cpg][2] doubles, shared): the moments about
 /// `centre` (kGradients false) or the gradient terms about the mean high + low (kGradients true).
-/// Channels last: each thread keeps a channel vector (x < cols / kVec: the host's rule) over its rows;
+/// Channels last: each thread keeps a channel vector (x < cols / kVec: the host's rule) over its rows,
+/// kRowsInFlight rows' loads at once;
 /// `scratch` ([kThreadsY][cols] Sum2) collects the threads' sums, added over y in order. Planes: each
 /// row (a channel) is summed by its kThreadsX lanes and their shuffles. Ends with a barrier.
 template <typename T, int kVec, int kThreadsX, int kThreadsY, bool kChannelsLast, bool kGradients>
@@ -67,8 +72,21 @@ __device__ __forceinline__ void channel_sums(const GroupNormParams& p, const Gro
       lows[k] = low;
     }
     if (tx < col_vectors)
-      for (long long r = ty; r < view.rows; r += kThreadsY)
-        add_shifted_vector<T, T, kVec, kGradients>(p.x, p.dy, view.template vector<kVec>(r, tx), centres, lows, acc);
+      for (long long r0 = ty; r0 < view.rows; r0 += kThreadsY * kRowsInFlight) {
+        float x[kRowsInFlight][kVec], dy[kRowsInFlight][kVec];  // [row of the step][channel of the vector]
+#pragma unroll
+        for (int u = 0; u < kRowsInFlight; ++u) {
+          const long long r = r0 + u * kThreadsY;
+          load_vector<T, kVec>(p.x, view.template vector<kVec>(r, tx), r < view.rows, x[u]);
+          if (kGradients) load_vector<T, kVec>(p.dy, view.template vector<kVec>(r, tx), r < view.rows, dy[u]);
+        }
+#pragma unroll
+        for (int u = 0; u < kRowsInFlight; ++u) {
+          if (r0 + u * kThreadsY >= view.rows) break;
+#pragma unroll
+          for (int k = 0; k < kVec; ++k) add_shifted_terms<kGradients>(x[u][k], dy[u][k], centres[k], lows[k], acc[k]);
+        }
+      }
     if (tx < col_vectors)
 #pragma unroll
       for (int k = 0; k < kVec; ++k) scratch[ty * view.cols + tx * kVec + k] = acc[k];
@@ -115,12 +133,15 @@ __device__ __forceinline__ void apply(const GroupNormParams& p, const GroupView<
                                       double rstd, float high, float low, float b, float c0) {
   const int tx = static_cast<int>(threadIdx.x) % kThreadsX, ty = static_cast<int>(threadIdx.x) / kThreadsX;
   const long long col_vectors = view.cols / kVec;
-  auto one = [&](long long index, const float (&a)[kVec], const float (&bias)[kVec]) {
-    float x[kVec], out[kVec];  // [element of the vector]
-    load_vector<T, kVec>(p.x, index, true, x);
+  // Loads vector `index` of x (and dy); then writes y (dx) there.
+  auto load = [&](long long index, bool valid, float (&x)[kVec], float (&dy)[kVec]) {
+    load_vector<T, kVec>(p.x, index, valid, x);
+    if (kBackward) load_vector<T, kVec>(p.dy, index, valid, dy);
+  };
+  auto finish = [&](long long index, const float (&x)[kVec], const float (&dy)[kVec], const float (&a)[kVec],
+                    const float (&bias)[kVec]) {
+    float out[kVec];  // [element of the vector]
     if (kBackward) {
-      float dy[kVec];
-      load_vector<T, kVec>(p.dy, index, true, dy);
 #pragma unroll
       for (int k = 0; k < kVec; ++k) out[k] = a[k] * dy[k] + b * ((x[k] - high) - low) + c0;
       store_vector<T, kVec>(p.dx, index, out);
@@ -138,7 +159,20 @@ __device__ __forceinline__ void apply(const GroupNormParams& p, const GroupView<
       a[k] = scale<T, kAffine>(p, rstd, c_first + tx * kVec + k);
       bias[k] = !kBackward && kAffine ? load_as_float<T>(p.bias, c_first + tx * kVec + k) : 0.f;
     }
-    for (long long r = ty; r < view.rows; r += kThreadsY) one(view.template vector<kVec>(r, tx), a, bias);
+    for (long long r0 = ty; r0 < view.rows; r0 += kThreadsY * kRowsInFlight) {
+      float x[kRowsInFlight][kVec], dy[kRowsInFlight][kVec];  // [row of the step][element of the vector]
+#pragma unroll
+      for (int u = 0; u < kRowsInFlight; ++u) {
+        const long long r = r0 + u * kThreadsY;
+        load(view.template vector<kVec>(r, tx), r < view.rows, x[u], dy[u]);
+      }
+#pragma unroll
+      for (int u = 0; u < kRowsInFlight; ++u) {
+        const long long r = r0 + u * kThreadsY;
+        if (r >= view.rows) break;
+        finish(view.template vector<kVec>(r, tx), x[u], dy[u], a, bias);
+      }
+    }
   } else {
     for (long long r = ty; r < view.rows; r += kThreadsY) {
       const float ar = scale<T, kAffine>(p, rstd, c_first + r);
@@ -148,7 +182,11 @@ __device__ __forceinline__ void apply(const GroupNormParams& p, const GroupView<
         a[k] = ar;
         bias[k] = br;
       }
-      for (long long v = tx; v < col_vectors; v += kThreadsX) one(view.template vector<kVec>(r, v), a, bias);
+      for (long long v = tx; v < col_vectors; v += kThreadsX) {
+        float x[kVec], dy[kVec];  // [element of the vector]
+        load(view.template vector<kVec>(r, v), true, x, dy);
+        finish(view.template vector<kVec>(r, v), x, dy, a, bias);
+      }
     }
   }
 }
