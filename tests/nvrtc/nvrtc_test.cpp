@@ -1521,8 +1521,9 @@ constexpr size_t kBulkArgument = 9;  // row_norm_backward's kBulk
 // 16384 with a weight, 64 registers); each
 // compiles for sm_90a without spills. An sm_80 device plans no bulk copies,
 // and its plan compiles for sm_80 (the row kernels include sm90.cuh, whose
-// instructions it must not reach); nor does BOO_NORM_BULK=0 (a different
-// kernel).
+// instructions it must not reach: its PTX has no bulk copy); nor does
+// BOO_NORM_BULK=0 (a different kernel). The sm_90a kernels' PTX has bulk
+// copies and no cp.async.
 TEST(NvrtcTest, BulkRowRingsCompileWithoutSpills) {
   struct Case {
     const char* command;
@@ -1557,9 +1558,14 @@ TEST(NvrtcTest, BulkRowRingsCompileWithoutSpills) {
       const std::vector<std::string> arguments = row_norm_backward_arguments(planned->config);
       ASSERT_GT(arguments.size(), kBulkArgument) << planned->config;
       EXPECT_EQ(arguments[kBulkArgument], bulk ? "true" : "false") << planned->config;
-      Result<jit::CompiledKernel> k = jit::compile_kernel(planned->plan.source, arch, false);
+      Result<jit::CompiledKernel> k = jit::compile_kernel(planned->plan.source, arch, true);
       ASSERT_TRUE(k.ok()) << k.status().to_string();
       EXPECT_EQ(k->spill_bytes, 0) << k->log;
+      // On sm_90a the rows arrive by bulk copies alone; sm_80 has none.
+      EXPECT_EQ(k->ptx.find("cp.async.bulk.shared::cluster.global.mbarrier") != std::string::npos, bulk);
+      if (bulk) {
+        EXPECT_EQ(k->ptx.find("cp.async.cg.shared.global"), std::string::npos);
+      }
     }
   }
   // The toggle: the same line plans the cp.async ring on sm_90a.
