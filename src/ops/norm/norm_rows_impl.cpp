@@ -527,14 +527,16 @@ class RowNorm final : public NormTier<RowNormConfig> {
   // The earlier choice for rows filling a 1024-thread block, then the bulk
   // ring's rows without widened_for_bulk (WideRows; where either is the same,
   // candidates() drops it as a repeat); then rows spread over fewer or more
-  // threads: each thread aiming at twice, half or a quarter of the
+  // threads: each thread aiming at twice, three times, half or a quarter of the
   // heuristic's elements (no cost model: the nearest first).
   std::vector<RowNormConfig> alternatives(const NormProblem& p, const ArchSpec& arch,
                                           const RowNormConfig&) const override {
     std::vector<RowNormConfig> out;
     for (WideRows wide : {WideRows::kAsBefore, WideRows::kNarrowBulk})
       if (Result<RowNormConfig> c = with_layout(p, arch, 1.0, wide); c.ok()) out.push_back(std::move(*c));
-    for (double scale : {2.0, 0.5, 0.25})
+    // 3x: rows of 96 16-byte vectors (768 bf16 columns) as a warp of three vectors a thread, where the
+    // heuristic's power-of-two row groups leave a quarter of 128 threads idle.
+    for (double scale : {2.0, 3.0, 0.5, 0.25})
       if (Result<RowNormConfig> c = with_layout(p, arch, scale, WideRows::kFullBlock); c.ok())
         out.push_back(std::move(*c));
     return out;
