@@ -16,7 +16,7 @@
 #pragma once
 
 #include "boo/kernels/arch/sm80.cuh"
-#include "boo/kernels/arch/sm90_bulk.cuh"
+#include "boo/kernels/arch/sm90.cuh"
 #include "boo/kernels/reduce/group_sum.cuh"
 #include "boo/kernels/reduce/row_stats.cuh"
 #include "boo/kernels/reduce/vectors.cuh"
