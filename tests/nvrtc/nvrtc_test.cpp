@@ -155,8 +155,8 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
     commands.push_back(std::string("t5layernormfp16 -X 64x") + length + " -m 5 -F 0");
   }
   // Layer norm's full backward on rows about a 1024-thread block (norm_rows_impl.cpp's WideRows):
-  // filling it exactly (register sums and the ring at 8192, in bf16 at 12288 the ring with 16-byte
-  // vectors on 768 threads: on sm_90a both rings of bulk copies),
+  // filling it exactly (register sums and the cp.async ring at 8192, 8-byte vectors with the early
+  // load in bf16 at 12288),
   // or not (6144, 10240: the shared-memory sums and no early load), in both 16-bit types.
   for (const char* length : {"6144", "8192", "10240", "12288"}) {
     commands.push_back(std::string("layernormbfp16 -X 64x") + length + " -o 1 -m 1 -F 14");
@@ -559,8 +559,7 @@ TEST(NvrtcTest, TuningCandidatesCompile) {
            std::string("convbfp16 -n 8 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -g 64 -F 1"),
            std::string("convbfp16 -n 8 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -g 64 -F 4") + nhwc,
            std::string("layernormbfp16 -X 4096x1024 -o 1 -F 14"),
-           // The earlier wide-row choices (WideRows::kAsBefore) first among the alternatives, then at
-           // 12288 the bulk ring's 8-byte vectors on 1024 threads (kNarrowBulk).
+           // The earlier wide-row choices (WideRows::kAsBefore) first among the alternatives.
            std::string("layernormbfp16 -X 4096x8192 -o 1 -F 14"),
            std::string("layernormbfp16 -X 1024x12288 -o 1 -F 14"),
            std::string("t5layernormbfp16 -X 2048x8192 -F 0"),
@@ -1472,9 +1471,8 @@ TEST(NvrtcTest, WideRowBackwardsStayOnTheRowKernels) {
 // load on sm_70, where a thread holds one vector), registers for narrower ones and for rows of one vector a
 // thread that fill a 1024-thread block (8192: the rows through the cp.async
 // ring on sm_80+, the early load on sm_70); bf16 rows of 12288 in 8-byte
-// vectors (3 a thread; on sm_80 the early load: 163 KiB a block), on sm_90
-// a 3-stage ring of bulk copies with dbias's sums in registers and 16-byte
-// vectors again (2 a thread, 768 threads), fp16 ones in 16-byte
+// vectors (3 a thread; on sm_90 a 3-stage ring with dbias's sums in
+// registers, on sm_80 the early load: 163 KiB a block), fp16 ones in 16-byte
 // vectors; rows of
 // 12288 fused where the device has the shared memory per block, split where
 // it has not.
@@ -1501,7 +1499,7 @@ TEST(NvrtcTest, LayerNormBackwardPartialsFollowTheRowAndTheDevice) {
            Case{"sm_90a", "layernormbfp16 -X 65536x1024 -o 1 -m 1 -F 14",
                 "row_norm_backward<boo::bf16, 1024, 8, 128, 128, false, true, 4, ", false},
            Case{"sm_90a", "layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 14",
-                "row_norm_backward<boo::bf16, 12288, 8, 768, 768, false, true, 3, true, ", false},
+                "row_norm_backward<boo::bf16, 12288, 4, 1024, 1024, false, true, 3, true, ", false},
            Case{"sm_80", "layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 14",
                 "row_norm_backward<boo::bf16, 12288, 4, 1024, 1024, true, true, 0, false, ", false},
            Case{"sm_90a", "layernormfp16 -X 1024x12288 -o 1 -m 1 -F 14",
@@ -1521,94 +1519,6 @@ TEST(NvrtcTest, LayerNormBackwardPartialsFollowTheRowAndTheDevice) {
     EXPECT_NE(params.find(c.expected), std::string::npos) << params;
     EXPECT_EQ(params.find("param_grads") != std::string::npos, c.split) << params;
   }
-}
-
-// The template arguments of row_norm_backward's call in a row norm config's text (empty if none).
-std::vector<std::string> row_norm_backward_arguments(const std::string& config) {
-  const std::string call = "row_norm_backward<";
-  const size_t from = config.find(call);
-  if (from == std::string::npos) return {};
-  const size_t begin = from + call.size(), end = config.find(">(p)", begin);
-  std::vector<std::string> out;
-  std::string arguments = config.substr(begin, end - begin);
-  for (size_t at = 0; at != std::string::npos;) {
-    const size_t comma = arguments.find(", ", at);
-    out.push_back(arguments.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
-    at = comma == std::string::npos ? comma : comma + 2;
-  }
-  return out;
-}
-constexpr size_t kBulkArgument = 9;  // row_norm_backward's kBulk
-
-// The row norm backward's ring filled by bulk copies (BulkRows, sm_90+) in
-// place of cp.async: layer norm's full backward at 12288 (16-byte vectors,
-// two a thread on 768 threads, 80 registers, dweight's sums in shared memory)
-// and 8192 (sums in registers), add-layernorm's three tensors a stage, blocks of 128 to 1024
-// threads (rows of 768 to 6144), fp16, the dx-only backwards (four stages at
-// 12288, where cp.async's slots of idle threads left room for three; fp16 at
-// 16384 with a weight, 64 registers); each
-// compiles for sm_90a without spills. An sm_80 device plans no bulk copies,
-// and its plan compiles for sm_80 (the row kernels include sm90.cuh, whose
-// instructions it must not reach: its PTX has no bulk copy); nor does
-// BOO_NORM_BULK=0 (a different kernel). The sm_90a kernels' PTX has bulk
-// copies and no cp.async.
-TEST(NvrtcTest, BulkRowRingsCompileWithoutSpills) {
-  struct Case {
-    const char* command;
-    const char* expected;  // in the backward's call on sm_90a: its tiling, stages, dbias's sums, kBulk
-  };
-  for (const Case& c : {
-           Case{"layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 14", "<boo::bf16, 12288, 8, 768, 768, false, true, 3, true, true, "},
-           Case{"layernormbfp16 -X 4096x8192 -o 1 -m 1 -F 14", "<boo::bf16, 8192, 8, 1024, 1024, false, false, 4, false, true, "},
-           Case{"layernormfp16 -X 4096x8192 -o 1 -m 1 -F 14", "<boo::f16, 8192, 8, 1024, 1024, false, false, 4, false, true, "},
-           Case{"addlayernormbfp16 -X 4096x8192 -o 1 -m 3 -F 14", "<boo::bf16, 8192, 8, 1024, 1024, false, false, 4, false, true, "},
-           Case{"layernormbfp16 -X 4096x6144 -o 1 -m 1 -F 14", "<boo::bf16, 6144, 8, 1024, 1024, false, true, 4, false, true, "},
-           Case{"layernormbfp16 -X 16384x4096 -o 1 -m 1 -F 14", "<boo::bf16, 4096, 8, 512, 512, false, true, 4, false, true, "},
-           Case{"layernormfp16 -X 4096x768 -o 1 -m 1 -F 14", "<boo::f16, 768, 8, 128, 128, false, true, 4, false, true, "},
-           Case{"layernormbfp16 -X 1024x12288 -o 1 -m 0 -F 2", "<boo::bf16, 12288, 8, 1024, 1024, false, false, 4, false, true, "},
-           Case{"t5layernormbfp16 -X 1024x16384 -m 5 -F 2", "<boo::bf16, 16384, 8, 1024, 1024, false, false, 3, false, true, "},
-           Case{"layernormfp16 -X 64x16384 -o 1 -m 1 -F 2", "<boo::f16, 16384, 8, 1024, 1024, false, false, 3, false, true, "},
-           Case{"t5layernormfp16 -X 64x16384 -m 5 -F 0", "<boo::f16, 16384, 8, 1024, 1024, false, false, 3, false, true, "},
-       }) {
-    SCOPED_TRACE(c.command);
-    Result<ParsedCommand> p = parse_command(std::string_view(c.command));
-    ASSERT_TRUE(p.ok()) << p.status().to_string();
-    const ops::GpuImplementation* rows = ops::find_op(p->signature->op_name())->gpu_implementations()[0];
-    for (const char* arch : {kArch, "sm_80"}) {
-      SCOPED_TRACE(arch);
-      const bool bulk = arch == std::string_view(kArch);
-      Result<Planned> planned = plan_for(*rows, *p->signature, *DeviceInfo::for_arch(arch));
-      ASSERT_TRUE(planned.ok()) << planned.status().to_string();
-      if (bulk) {
-        EXPECT_NE(planned->config.find(std::string("row_norm_backward") + c.expected), std::string::npos)
-            << planned->config;
-      }
-      const std::vector<std::string> arguments = row_norm_backward_arguments(planned->config);
-      ASSERT_GT(arguments.size(), kBulkArgument) << planned->config;
-      EXPECT_EQ(arguments[kBulkArgument], bulk ? "true" : "false") << planned->config;
-      Result<jit::CompiledKernel> k = jit::compile_kernel(planned->plan.source, arch, true);
-      ASSERT_TRUE(k.ok()) << k.status().to_string();
-      EXPECT_EQ(k->spill_bytes, 0) << k->log;
-      // On sm_90a the rows arrive by bulk copies alone; sm_80 has none.
-      EXPECT_EQ(k->ptx.find("cp.async.bulk.shared::cluster.global.mbarrier") != std::string::npos, bulk);
-      if (bulk) {
-        EXPECT_EQ(k->ptx.find("cp.async.cg.shared.global"), std::string::npos);
-      }
-    }
-  }
-  // The toggle: the same line plans the cp.async ring on sm_90a.
-  ::setenv("BOO_NORM_BULK", "0", 1);
-  Result<ParsedCommand> p = parse_command(std::string_view("layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 14"));
-  ASSERT_TRUE(p.ok());
-  Result<Planned> planned = plan_for(*ops::find_op(p->signature->op_name())->gpu_implementations()[0], *p->signature,
-                                     *DeviceInfo::for_arch(kArch));
-  ::unsetenv("BOO_NORM_BULK");
-  ASSERT_TRUE(planned.ok()) << planned.status().to_string();
-  EXPECT_NE(planned->config.find("<boo::bf16, 12288, 4, 1024, 1024, false, true, 3, true, false, "), std::string::npos)
-      << planned->config;
-  Result<jit::CompiledKernel> k = jit::compile_kernel(planned->plan.source, kArch, false);
-  ASSERT_TRUE(k.ok()) << k.status().to_string();
-  EXPECT_EQ(k->spill_bytes, 0) << k->log;
 }
 
 // A generated source that does not compile is boo's bug: kInternal (Python's

@@ -3,8 +3,6 @@
 // the backward of the same command, permuted inputs on the simple tier only.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-
 #include "ops/norm/device/norm_simple_params.cuh"
 #include "ops/norm/device/row_norm_params.cuh"
 #include "plan_util.hpp"
@@ -94,11 +92,7 @@ TEST(NormPlanTest, TiersDeclineTheOtherKind) {
 // shared sums as before but (sm_80+) through a ring of 3 stages of 48 KiB with dbias's sums
 // in registers and dweight's alone in shared memory. The earlier choice is
 // boo tune's first alternative. fp16 and add-layernorm at 12288 and fp32 at
-// 1024 (two vectors a thread) run as before. On sm_90a the ring holds the
-// block's rows as bulk copies put them (BulkRows), not the threads' slots:
-// rows of 6144 on 1024 threads take 24 KiB a tensor and stage, where the
-// idle threads' slots made it 32; and bf16 at 12288 takes 16-byte vectors
-// again, two a thread on 768 threads (WideRowRingsTakeBulkCopiesOnHopper).
+// 1024 (two vectors a thread) run as before.
 TEST(NormPlanTest, FullBlockRowsOfTheFullBackwardKeepTheEarlierChoiceAsAnAlternative) {
   struct Case {
     const char* command;
@@ -111,8 +105,8 @@ TEST(NormPlanTest, FullBlockRowsOfTheFullBackwardKeepTheEarlierChoiceAsAnAlterna
                 4 * 2 * 8 * 2 * 1024, "<boo::bf16, 8192, 8, 1024, 1024, true, true, 0, "},
            Case{"addlayernormfp16 -X 4096x8192 -o 1 -m 3 -F 14", "<boo::f16, 8192, 8, 1024, 1024, false, false, 4, ",
                 4 * 3 * 8 * 2 * 1024, nullptr},
-           Case{"layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 14", "<boo::bf16, 12288, 8, 768, 768, false, true, 3, true, ",
-                16 * 768 * 4 + 3 * 2 * 12288 * 2, "<boo::bf16, 12288, 8, 1024, 1024, false, true, 0, false, "},
+           Case{"layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 14", "<boo::bf16, 12288, 4, 1024, 1024, false, true, 3, true, ",
+                12 * 1024 * 4 + 3 * 2 * 12 * 2 * 1024, "<boo::bf16, 12288, 8, 1024, 1024, false, true, 0, false, "},
            Case{"addlayernormbfp16 -X 1024x12288 -o 1 -m 3 -F 14",
                 "<boo::bf16, 12288, 8, 1024, 1024, false, true, 0, false, ", 2 * 16 * 1024 * 4, nullptr},
            Case{"layernormbfp16 -X 16384x4096 -o 1 -m 1 -F 14", "<boo::bf16, 4096, 8, 512, 512, false, true, 4, ",
@@ -120,7 +114,7 @@ TEST(NormPlanTest, FullBlockRowsOfTheFullBackwardKeepTheEarlierChoiceAsAnAlterna
            Case{"layernormbfp16 -X 65536x1024 -o 1 -m 1 -F 14", "<boo::bf16, 1024, 8, 128, 128, false, true, 4, ",
                 2 * 8 * 128 * 4 + 4 * 2 * 8 * 2 * 128, "<boo::bf16, 1024, 8, 128, 128, true, true, 0, "},
            Case{"layernormbfp16 -X 4096x6144 -o 1 -m 1 -F 14", "<boo::bf16, 6144, 8, 1024, 1024, false, true, 4, ",
-                2 * 8 * 1024 * 4 + 4 * 2 * 6144 * 2, "<boo::bf16, 6144, 8, 1024, 1024, true, true, 0, "},
+                2 * 8 * 1024 * 4 + 4 * 2 * 8 * 2 * 1024, "<boo::bf16, 6144, 8, 1024, 1024, true, true, 0, "},
            Case{"layernorm -X 4096x1024 -o 1 -m 1 -F 14", "<float, 1024, 4, 128, 128, false, true, 0, ", 2 * 8 * 128 * 4,
                 nullptr},
            Case{"layernormfp16 -X 1024x12288 -o 1 -m 1 -F 14", "<boo::f16, 12288, 8, 1024, 1024, false, true, ",
@@ -189,11 +183,10 @@ TEST(NormPlanTest, WideRowForwardsWithIdleThreadsRunTwoBlocksAnSm) {
 }
 
 // The dx-only backward of rows of two 16-byte vectors a thread on a 1024-thread
-// block takes the ring: layer norm without weight at 12288 (on sm_90a bulk
-// copies of its rows, 48 KiB a stage of x and dy, so 4 stages), and RMS
-// norm's split backward (dx, then dweight column-parallel) at 16384, whose
-// rows fill the block (3 stages of 64 KiB); with a weight at 12288 (threads
-// idle on their last vector) it keeps the plain loads.
+// block takes the cp.async ring (3 stages of x and dy, 64 KiB each): layer norm
+// without weight at 12288, and RMS norm's split backward (dx, then dweight
+// column-parallel) at 16384, whose rows fill the block; with a weight at
+// 12288 (threads idle on their last vector) it keeps the plain loads.
 TEST(NormPlanTest, DxOnlyBackwardsOfTwoVectorsAThreadTakeTheRing) {
   struct Case {
     const char* command;
@@ -201,8 +194,8 @@ TEST(NormPlanTest, DxOnlyBackwardsOfTwoVectorsAThreadTakeTheRing) {
     uint32_t shared;
   };
   for (const Case& c : {
-           Case{"layernormbfp16 -X 1024x12288 -o 1 -m 0 -F 2", "<boo::bf16, 12288, 8, 1024, 1024, false, false, 4, ",
-                4 * 2 * 12288 * 2},
+           Case{"layernormbfp16 -X 1024x12288 -o 1 -m 0 -F 2", "<boo::bf16, 12288, 8, 1024, 1024, false, false, 3, ",
+                3 * 2 * 2 * 16 * 1024},
            Case{"layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 2", "<boo::bf16, 12288, 8, 1024, 1024, false, false, 0, ", 0},
            Case{"t5layernormbfp16 -X 1024x16384 -m 5 -F 2", "<boo::bf16, 16384, 8, 1024, 1024, false, false, 3, ",
                 3 * 2 * 2 * 16 * 1024},
@@ -216,71 +209,6 @@ TEST(NormPlanTest, DxOnlyBackwardsOfTwoVectorsAThreadTakeTheRing) {
     EXPECT_EQ(p.entries[0], "boo_row_norm_backward");
     EXPECT_EQ(p.launches[0].shared_bytes, c.shared);
   }
-}
-
-// On sm_90+ the backward's ring is filled by bulk copies of the block's rows
-// (kBulk, BulkRows in row_norm.cuh): layer norm's full backward at 4096x8192
-// (16-byte vectors, one a thread, the cp.async ring's tiling and stages) and
-// at 1024x12288, where the rows take 16-byte vectors again (widened_for_bulk:
-// two a thread on 768 threads, one block an SM, where the cp.async ring has
-// 8-byte vectors, three a thread on 1024; that tiling with bulk copies is boo
-// tune's second alternative). Not on sm_80 (cp.async; at 12288 the early
-// load there, its 163 KiB a block too few for the ring), nor with
-// BOO_NORM_BULK=0 (the A/B toggle: the cp.async ring, a different kernel and
-// so a different cache key), nor on rows that are not whole 16-byte units
-// (12290 bf16: 4-byte vectors and no ring).
-TEST(NormPlanTest, WideRowRingsTakeBulkCopiesOnHopper) {
-  struct Case {
-    const char* command;
-    const char* sm90;       // in the backward's call, through kBulk
-    const char* sm80;       // the same on sm_80
-    const char* bulk_off;   // the same on sm_90a with BOO_NORM_BULK=0
-  };
-  const ArchSpec sm80 = ArchSpec::of(*DeviceInfo::for_arch("sm_80"));
-  for (const Case& c : {
-           Case{"layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 14",
-                "<boo::bf16, 12288, 8, 768, 768, false, true, 3, true, true, ",
-                "<boo::bf16, 12288, 4, 1024, 1024, true, true, 0, false, false, ",
-                "<boo::bf16, 12288, 4, 1024, 1024, false, true, 3, true, false, "},
-           Case{"layernormbfp16 -X 4096x8192 -o 1 -m 1 -F 14",
-                "<boo::bf16, 8192, 8, 1024, 1024, false, false, 4, false, true, ",
-                "<boo::bf16, 8192, 8, 1024, 1024, false, false, 4, false, false, ",
-                "<boo::bf16, 8192, 8, 1024, 1024, false, false, 4, false, false, "},
-           Case{"layernormbfp16 -X 1000x12290 -o 1 -m 1 -F 14",
-                "<boo::bf16, 12290, 2, 1024, 1024, false, true, 0, false, false, ",
-                "<boo::bf16, 12290, 2, 1024, 1024, false, true, 0, false, false, ",
-                "<boo::bf16, 12290, 2, 1024, 1024, false, true, 0, false, false, "},
-       }) {
-    SCOPED_TRACE(c.command);
-    std::unique_ptr<OpProblem> problem = test::problem_of(c.command);
-    ASSERT_TRUE(problem);
-    auto config_on = [&](const ArchSpec& arch) {
-      Result<std::unique_ptr<const Config>> config = layer_rows().configure(*problem, arch);
-      EXPECT_TRUE(config.ok()) << config.status().to_string();
-      return config.ok() ? (*config)->text() : std::string();
-    };
-    const std::string on_sm90 = config_on(test::sm90()), on_sm80 = config_on(sm80);
-    ::setenv("BOO_NORM_BULK", "0", 1);
-    const std::string off = config_on(test::sm90());
-    ::unsetenv("BOO_NORM_BULK");
-    EXPECT_NE(on_sm90.find(std::string("row_norm_backward") + c.sm90), std::string::npos) << on_sm90;
-    EXPECT_NE(on_sm80.find(std::string("row_norm_backward") + c.sm80), std::string::npos) << on_sm80;
-    EXPECT_NE(off.find(std::string("row_norm_backward") + c.bulk_off), std::string::npos) << off;
-  }
-  const Planned p = plan_of(layer_rows(), "layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 14");
-  ASSERT_FALSE(p.launches.empty());
-  EXPECT_EQ(p.launches[0].block.x, 768u);
-  // One row a block visit, a block an SM: the 1024-thread tiling's grid, so the same partial rows.
-  EXPECT_EQ(p.launches[0].grid.x, static_cast<uint32_t>(test::sm90().sm_count));
-  EXPECT_NE(p.source.text.find("__launch_bounds__(768, 1)"), std::string::npos) << p.source.text;
-  std::unique_ptr<OpProblem> problem = test::problem_of("layernormbfp16 -X 1024x12288 -o 1 -m 1 -F 14");
-  ASSERT_TRUE(problem);
-  Result<ConfigList> list = layer_rows().candidates(*problem, test::sm90());
-  ASSERT_TRUE(list.ok()) << list.status().to_string();
-  ASSERT_GE(list->size(), 3u);
-  EXPECT_NE((*list)[2]->text().find("row_norm_backward<boo::bf16, 12288, 4, 1024, 1024, false, true, 3, true, true, "),
-            std::string::npos)
-      << (*list)[2]->text();
 }
 
 }  // namespace

@@ -434,16 +434,6 @@ __device__ __forceinline__ void tma_load_2d(unsigned dst, const void* map, int c
       : "memory");
 }
 
-/// Copies `bytes` (a multiple of 16) of global memory at `src` to the
-/// shared-memory address `dst` (both 16-byte aligned) as one bulk copy of the
-/// copy engine (no tensor map: a run of contiguous bytes), its bytes
-/// signalled on `bar`.
-__device__ __forceinline__ void bulk_load(unsigned dst, const void* src, unsigned bytes, unsigned long long* bar) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
-               "l"(reinterpret_cast<unsigned long long>(src)), "r"(bytes), "r"(shared_address(bar))
-               : "memory");
-}
-
 /// Copies pixels_per_column pixels x channels_per_pixel channels through a
 /// 4-D im2col map {C, W, H, N} (cuTensorMapEncodeIm2col) to `dst`: channels
 /// c ... of the pixels that start at (w, h) of image n and walk W, then H,

@@ -23,10 +23,10 @@ __device__ __forceinline__ Sum2 lane_group_sum2(Sum2 v) {
   return v;
 }
 
-/// Sums (a, b) over groups of kThreads consecutive threads (a power of two up
-/// to 32, or the whole block: blockDim.x == kThreads, whole warps); every
-/// thread of a group gets the sums. Groups of up to 32 threads reduce with
-/// shuffles; the block reduces through `scratch` (32 Sum2) as well.
+/// Sums (a, b) over groups of kThreads consecutive threads (a power of two);
+/// every thread of a group gets the sums. Groups of up to 32 threads reduce
+/// with shuffles; wider groups are the whole block (blockDim.x == kThreads)
+/// and reduce through `scratch` (32 Sum2) as well.
 /// @pre every thread of the block calls it (the shuffles name the whole warp).
 template <int kThreads>
 __device__ __forceinline__ Sum2 group_sum2(Sum2 v, Sum2* scratch) {

@@ -3,9 +3,7 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstdlib>
 #include <optional>
-#include <string_view>
 
 #include "ops/common/generated_source.hpp"
 #include "ops/norm/device/row_norm_params.cuh"
@@ -17,18 +15,16 @@ namespace {
 // How a row is spread over threads (see RowSplit in row_norm.cuh).
 struct RowTiling {
   int vec = 1;              ///< elements per vector (16 bytes when the row length allows)
-  int threads_per_row = 1;  ///< a power of two, <= 1024, or the block (widened_for_bulk)
+  int threads_per_row = 1;  ///< a power of two, <= 1024
   int per_thread = 1;       ///< vectors per thread
   int block = 128;          ///< threads per block
   bool prefetch = false;    ///< load the next row's share early (RowShare in row_norm.cuh)
   bool shared_partials = false;  ///< the backward's dweight/dbias sums in shared memory (PartialSums)
   bool two_per_sm = false;  ///< 512-thread rows bounded to 64 registers: two blocks (rows) in flight per SM
   bool db_registers = false;  ///< with shared_partials: dbias's sums stay in registers (PartialSums)
-  int stages = 0;           ///< the backward's rows through a ring of this many stages (StagedRows, BulkRows)
-  bool bulk = false;        ///< the ring filled by bulk copies of whole rows (sm_90+, BulkRows), not cp.async
+  int stages = 0;           ///< the backward's rows through a cp.async ring of this many stages (StagedRows)
   int tensors = 0;          ///< row tensors in each stage (x, x2, dy as the problem reads them)
   int dtype_bytes = 0;      ///< bytes of an element (the ring's size)
-  int64_t cols = 0;         ///< elements of a row (the bulk ring's size)
   int rows_per_block() const { return block / threads_per_row; }
 };
 
@@ -106,19 +102,12 @@ size_t partial_bytes(const RowTiling& t) {
   const size_t sums = t.shared_partials ? (t.db_registers ? 1 : 2) : 0;
   return sums * static_cast<size_t>(t.per_thread * t.vec * t.block) * sizeof(float);
 }
-// One stage of the ring: each thread's share of each row tensor (cp.async),
-// or the block's rows of each tensor (bulk copies).
+// One stage of the ring: each thread's share of each row tensor.
 size_t stage_bytes(const RowTiling& t) {
-  if (t.bulk) return static_cast<size_t>(t.tensors) * t.rows_per_block() * t.cols * t.dtype_bytes;
   return static_cast<size_t>(t.tensors) * t.per_thread * t.vec * t.dtype_bytes * t.block;
 }
 // [partial sums][ring]
 size_t shared_bytes(const RowTiling& t) { return partial_bytes(t) + t.stages * stage_bytes(t); }
-// The static shared memory beside it: the reduction's scratch, and the bulk
-// ring's mbarriers (one a stage).
-size_t static_shared_bytes(const RowTiling& t) {
-  return kReductionScratchBytes + (t.bulk ? t.stages * sizeof(uint64_t) : 0);
-}
 
 // How a problem runs: the forward's and the backward's tilings (defaults for
 // passes the problem lacks), and whether the backward is split (rows too wide
@@ -161,8 +150,7 @@ struct Layout {
 // Only where the row fills the block exactly: without the per-vector bounds
 // checks the kernel fits 64 registers; ptxas spills with them (6144, 10240), and
 // for fp16 data at 12288 (its conversions). The nvrtc tests compile both.
-// kNarrowBulk: the heuristic but for widened_for_bulk (boo tune's A/B of it).
-enum class WideRows { kFullBlock, kNarrowBulk, kAsBefore };
+enum class WideRows { kFullBlock, kAsBefore };
 constexpr int kEarlyLoadElements = 12;  // a thread's share of a 1024-thread row, at most, for the early load
 
 bool fills_full_block(const NormProblem& p, const RowTiling& t) {
@@ -241,51 +229,22 @@ constexpr int kRingStages = 4;
 constexpr int kMinRingStages = 3;
 constexpr size_t kSharedReservedPerBlock = 1024;  // the driver's reserve per resident block (sm_80+)
 
-// On sm_90+ the ring is filled by the copy engine (BulkRows in row_norm.cuh):
-// one bulk copy a stage and tensor, issued by one thread, where cp.async took
-// one per vector and thread. Measured with cp.async (H100, ncu): 52% of copy
-// bandwidth at 1024x12288 (8-byte vectors, 31% of the stall cycles on a full
-// load/store queue), 69% at 4096x8192. A bulk copy moves whole 16-byte units
-// between 16-byte-aligned addresses: rows of a multiple of 16 bytes (the
-// tensors' bases are 16-byte aligned: the plan's tensor_alignment).
-// BOO_NORM_BULK=0 plans the cp.async ring instead, for A/B runs (a different
-// kernel: kBulk in its call, and so in the cache key).
-constexpr const char* kBulkVariable = "BOO_NORM_BULK";
-bool bulk_copies_enabled() {
-  const char* v = std::getenv(kBulkVariable);
-  return v == nullptr || std::string_view(v) != "0";
-}
-
-bool takes_bulk_copies(const NormProblem& p, const ArchSpec& arch) {
-  const int64_t row_bytes = p.cols * static_cast<int64_t>(dtype_size_bytes(p.dtype));
-  return arch.cc_major >= 9 && bulk_copies_enabled() && row_bytes % 16 == 0;
-}
-
-// `n` with its ring (bulk copies where takes_bulk_copies) of as many stages as
-// fit `budget` bytes of shared memory a block, at most kRingStages, if at
-// least kMinRingStages do.
-std::optional<RowTiling> fill_ring(const NormProblem& p, const ArchSpec& arch, RowTiling n, size_t budget) {
+std::optional<RowTiling> with_ring(const NormProblem& p, const ArchSpec& arch, const RowTiling& t) {
+  if (arch.cc_major < 8 || t.threads_per_row != t.block) return std::nullopt;
+  RowTiling n = t;
   n.prefetch = false;
   n.tensors = 1 + ((p.dx || p.dweight) ? 1 + (p.fused_add ? 1 : 0) : 0);
   n.dtype_bytes = static_cast<int>(dtype_size_bytes(p.dtype));
-  n.cols = p.cols;
-  n.bulk = takes_bulk_copies(p, arch);
-  n.stages = kRingStages;  // the mbarriers' bytes at most
-  const size_t fixed = partial_bytes(n) + static_shared_bytes(n);
-  if (budget < fixed) return std::nullopt;
-  n.stages = static_cast<int>(std::min<size_t>(kRingStages, (budget - fixed) / stage_bytes(n)));
-  if (n.stages < kMinRingStages) return std::nullopt;
-  return n;
-}
-
-std::optional<RowTiling> with_ring(const NormProblem& p, const ArchSpec& arch, const RowTiling& t) {
-  if (arch.cc_major < 8 || t.threads_per_row != t.block) return std::nullopt;
-  if (t.vec * static_cast<int>(dtype_size_bytes(p.dtype)) != 16) return std::nullopt;
+  if (n.vec * n.dtype_bytes != 16) return std::nullopt;
   const size_t blocks_per_sm = static_cast<size_t>(std::max(1, kThreadsPerSmAt64Registers / t.block));
   const size_t budget =
       std::min(static_cast<size_t>(arch.max_shared_bytes_per_block),
                static_cast<size_t>(arch.max_shared_bytes_per_sm) / blocks_per_sm - kSharedReservedPerBlock);
-  return fill_ring(p, arch, t, budget);
+  const size_t fixed = partial_bytes(n) + kReductionScratchBytes;
+  if (budget < fixed) return std::nullopt;
+  n.stages = static_cast<int>(std::min<size_t>(kRingStages, (budget - fixed) / stage_bytes(n)));
+  if (n.stages < kMinRingStages) return std::nullopt;
+  return n;
 }
 
 std::optional<RowTiling> staged_rows(const NormProblem& p, const ArchSpec& arch, const RowTiling& t) {
@@ -318,40 +277,23 @@ std::optional<RowTiling> staged_narrowed(const NormProblem& p, const ArchSpec& a
   if (arch.cc_major < 8 || !t.prefetch || !t.shared_partials || t.threads_per_row != t.block || t.per_thread == 1)
     return std::nullopt;
   RowTiling n = t;
+  n.prefetch = false;
   n.db_registers = true;
-  return fill_ring(p, arch, n, static_cast<size_t>(arch.max_shared_bytes_per_block));
-}
-
-// With the bulk ring a thread's vectors come from shared memory, so their
-// width no longer sets how many global-memory instructions a row takes: the
-// narrowed rows (staged_narrowed: bf16 rows of 12288, 8-byte vectors, three a
-// thread on 1024 threads) take 16-byte vectors again, two a thread, on the
-// block of whole warps they fill exactly (768 threads at 12288: no thread
-// idle, no bounds checks), bounded to one block an SM (min_blocks_per_sm), so
-// 80 registers a thread, where the 1024-thread block's 64 left no room for
-// 16 elements a thread beside dbias's sums (the dx-only backward with a
-// weight spilled, staged_dx). Half the stores of the 8-byte vectors (dx),
-// the partial rows the same bits (each column's sum over the same rows in the
-// same order; dx's row sums are added in another order). The same stages:
-// dweight's sums in shared memory (48 KiB), three stages of 48 KiB.
-std::optional<RowTiling> widened_for_bulk(const NormProblem& p, const ArchSpec& arch, const RowTiling& t) {
-  if (!t.bulk || t.vec * t.dtype_bytes == 16) return std::nullopt;
-  RowTiling n = t;
-  n.vec = 16 / n.dtype_bytes;
-  if (p.cols % n.vec != 0) return std::nullopt;
-  const int64_t vectors = p.cols / n.vec;
-  constexpr int kPerThread = 2;
-  if (vectors % (32 * kPerThread) != 0 || vectors / kPerThread > 1024) return std::nullopt;
-  n.threads_per_row = n.block = static_cast<int>(vectors / kPerThread);
-  n.per_thread = kPerThread;
-  return fill_ring(p, arch, n, static_cast<size_t>(arch.max_shared_bytes_per_block));
+  n.tensors = 1 + ((p.dx || p.dweight) ? 1 + (p.fused_add ? 1 : 0) : 0);
+  n.dtype_bytes = static_cast<int>(dtype_size_bytes(p.dtype));
+  const size_t budget = static_cast<size_t>(arch.max_shared_bytes_per_block);
+  const size_t fixed = partial_bytes(n) + kReductionScratchBytes;
+  if (budget < fixed) return std::nullopt;
+  n.stages = static_cast<int>(std::min<size_t>(kRingStages, (budget - fixed) / stage_bytes(n)));
+  if (n.stages < kMinRingStages) return std::nullopt;
+  return n;
 }
 
 Result<Layout> layout(const NormProblem& p, const ArchSpec& arch, double scale, WideRows wide) {
   Layout l;
   if (p.forward) {
     BOO_ASSIGN_OR_RETURN(l.fwd, choose_tiling(p, Pass::kForward, scale));
-    if (wide != WideRows::kAsBefore)
+    if (wide == WideRows::kFullBlock)
       if (std::optional<RowTiling> n = two_per_sm_forward(p, l.fwd)) l.fwd = *n;
     l.fwd.prefetch = l.fwd.per_thread == 1;
   }
@@ -360,18 +302,16 @@ Result<Layout> layout(const NormProblem& p, const ArchSpec& arch, double scale, 
   const Pass fused_pass = p.dx && both_partials ? Pass::kBackwardSharedPartials : Pass::kBackward;
   if (Result<RowTiling> fused = choose_tiling(p, fused_pass, scale); fused.ok()) {
     RowTiling t = *fused;
-    const bool registers = wide != WideRows::kAsBefore && fused_pass == Pass::kBackwardSharedPartials &&
+    const bool registers = wide == WideRows::kFullBlock && fused_pass == Pass::kBackwardSharedPartials &&
                            fills_full_block(p, t) && t.per_thread == 1;
     t.shared_partials = fused_pass == Pass::kBackwardSharedPartials && t.threads_per_row >= 32 && !registers;
     t.prefetch = t.per_thread == 1 && (!both_partials || t.shared_partials || registers);
-    if (wide != WideRows::kAsBefore)
+    if (wide == WideRows::kFullBlock)
       if (std::optional<RowTiling> n = narrowed_for_early_load(p, t))
         t = staged_narrowed(p, arch, *n).value_or(*n);
-    if (wide == WideRows::kFullBlock)
-      if (std::optional<RowTiling> n = widened_for_bulk(p, arch, t)) t = *n;
-    if (wide != WideRows::kAsBefore && fused_pass == Pass::kBackwardSharedPartials)
+    if (wide == WideRows::kFullBlock && fused_pass == Pass::kBackwardSharedPartials)
       if (std::optional<RowTiling> n = staged_rows(p, arch, t)) t = *n;
-    if (shared_bytes(t) + static_shared_bytes(t) <= static_cast<size_t>(arch.max_shared_bytes_per_block)) {
+    if (shared_bytes(t) + kReductionScratchBytes <= static_cast<size_t>(arch.max_shared_bytes_per_block)) {
       l.bwd = t;
       return l;
     }
@@ -381,7 +321,7 @@ Result<Layout> layout(const NormProblem& p, const ArchSpec& arch, double scale, 
   if (p.dx) {
     BOO_ASSIGN_OR_RETURN(l.bwd, choose_tiling(p, Pass::kBackwardDx, scale));
     l.bwd.prefetch = l.bwd.per_thread == 1;
-    if (wide != WideRows::kAsBefore)
+    if (wide == WideRows::kFullBlock)
       if (std::optional<RowTiling> n = staged_dx(p, arch, l.bwd)) l.bwd = *n;
   }
   return l;
@@ -410,8 +350,7 @@ std::vector<Entry> entries(const NormProblem& p, const Layout& l) {
   if (p.dx || fused_partials)
     out.push_back({"boo_row_norm_backward",
                    "boo::row_norm_backward<" + t + ", " + split(l.bwd) + ", " + flag(l.bwd.shared_partials) + ", " +
-                       std::to_string(l.bwd.stages) + ", " + flag(l.bwd.db_registers) + ", " + flag(l.bwd.bulk) + ", " +
-                       flag(p.rms()) + ", " + flag(p.weight) +
+                       std::to_string(l.bwd.stages) + ", " + flag(l.bwd.db_registers) + ", " + flag(p.rms()) + ", " + flag(p.weight) +
                        ", " + flag(p.dx) + ", " + flag(p.dweight && fused_partials) + ", " +
                        flag(p.dbias && fused_partials) + ", " + flag(p.fused_add) + ">(p)",
                    Entry::kBackward});
@@ -448,8 +387,7 @@ uint32_t shared_bytes_of(Entry::Kind kind, const Layout& l) {
 // threads or more, a few registers over 64 would halve the threads resident
 // per SM, so those kernels are bounded to 1024 resident threads (64 registers
 // each); so are the two-blocks-an-SM forwards (two_per_sm_forward) and the
-// backwards whose ring took the early load's place (staged_rows): one block of
-// 768 threads an SM (widened_for_bulk) has 80 registers a thread. The nvrtc
+// backwards whose ring took the early load's place (staged_rows). The nvrtc
 // tests fail on any spill this bound causes.
 int min_blocks_per_sm(Entry::Kind kind, const Layout& l) {
   const RowTiling* t = kind == Entry::kForward ? &l.fwd : kind == Entry::kBackward ? &l.bwd : nullptr;
@@ -524,16 +462,14 @@ class RowNorm final : public NormTier<RowNormConfig> {
     return with_layout(p, arch, 1.0, WideRows::kFullBlock);
   }
 
-  // The earlier choice for rows filling a 1024-thread block, then the bulk
-  // ring's rows without widened_for_bulk (WideRows; where either is the same,
-  // candidates() drops it as a repeat); then rows spread over fewer or more
-  // threads: each thread aiming at twice, three times, half or a quarter of the
-  // heuristic's elements (no cost model: the nearest first).
+  // The earlier choice for rows filling a 1024-thread block (WideRows; where
+  // it is the same, candidates() drops it as a repeat); then rows spread over
+  // fewer or more threads: each thread aiming at twice, three times, half or a quarter of
+  // the heuristic's elements (no cost model: the nearest first).
   std::vector<RowNormConfig> alternatives(const NormProblem& p, const ArchSpec& arch,
                                           const RowNormConfig&) const override {
     std::vector<RowNormConfig> out;
-    for (WideRows wide : {WideRows::kAsBefore, WideRows::kNarrowBulk})
-      if (Result<RowNormConfig> c = with_layout(p, arch, 1.0, wide); c.ok()) out.push_back(std::move(*c));
+    if (Result<RowNormConfig> c = with_layout(p, arch, 1.0, WideRows::kAsBefore); c.ok()) out.push_back(std::move(*c));
     // 3x: rows of 96 16-byte vectors (768 bf16 columns) as a warp of three vectors a thread, where the
     // heuristic's power-of-two row groups leave a quarter of 128 threads idle.
     for (double scale : {2.0, 3.0, 0.5, 0.25})

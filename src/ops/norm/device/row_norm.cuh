@@ -16,7 +16,6 @@
 #pragma once
 
 #include "boo/kernels/arch/sm80.cuh"
-#include "boo/kernels/arch/sm90.cuh"
 #include "boo/kernels/reduce/group_sum.cuh"
 #include "boo/kernels/reduce/row_stats.cuh"
 #include "boo/kernels/reduce/vectors.cuh"
@@ -25,31 +24,15 @@
 
 namespace boo {
 
-/// The compile-time split of a row over a row group: a power of two of
-/// threads, or a whole block of whole warps (768 threads: 16-byte vectors of
-/// bf16 rows of 12288, two a thread; widened_for_bulk in norm_rows_impl.cpp).
+/// The compile-time split of a row over a row group.
 template <int kCols, int kVec, int kThreadsPerRow, int kBlock>
 struct RowSplit {
   static_assert(kCols % kVec == 0, "a row is a whole number of vectors");
-  static_assert((kThreadsPerRow & (kThreadsPerRow - 1)) == 0 || (kThreadsPerRow == kBlock && kBlock % 32 == 0),
-                "row groups are a power of two of threads or a block of whole warps");
+  static_assert((kThreadsPerRow & (kThreadsPerRow - 1)) == 0, "row groups are a power of two of threads");
   static_assert(kThreadsPerRow <= 32 || kThreadsPerRow == kBlock, "a row wider than a warp takes the whole block");
   static constexpr int kVectors = kCols / kVec;                                             // vectors per row
   static constexpr int kPerThread = (kVectors + kThreadsPerRow - 1) / kThreadsPerRow;       // vectors per thread
   static constexpr int kRowsPerBlock = kBlock / kThreadsPerRow;                              // row groups per block
-  // A thread's position in its row group and its group in the block, for the
-  // backward. A row that takes the block is group 0, known to the compiler
-  // (the dx-only backward of fp16 rows of 16384 with the bulk ring spilled 12
-  // bytes without it; the forward of 16-bit rows of 12288 on 512 threads
-  // spilled 28-32 with it, so it keeps the division); a group of whole warps
-  // that is not a power of two is the block, so no division by 768.
-  __device__ __forceinline__ static int lane() {
-    constexpr bool kPowerOfTwo = (kThreadsPerRow & (kThreadsPerRow - 1)) == 0;
-    return static_cast<int>(kPowerOfTwo ? threadIdx.x % kThreadsPerRow : threadIdx.x);
-  }
-  __device__ __forceinline__ static int group() {
-    return kThreadsPerRow == kBlock ? 0 : static_cast<int>(threadIdx.x / kThreadsPerRow);
-  }
 };
 
 /// A thread's share of one row as loaded: its kPerThread vectors (vector
@@ -105,7 +88,7 @@ struct PartialSums {
 
   __device__ __forceinline__ float& at(int which, int e) {
     if (kShared && which < kInShared) {
-      extern __shared__ __align__(128) float dynamic_shared[];  // [kInShared][kElems][kBlock]
+      extern __shared__ float dynamic_shared[];  // [kInShared][kElems][kBlock]
       return dynamic_shared[(which * kElems + e) * kBlock + threadIdx.x];
     } else {
       return held[kShared ? 0 : which][e];
@@ -151,66 +134,6 @@ struct StagedRows {
 #pragma unroll
     for (int i = 0; i < kPerThread; ++i) share.v[i] = *slot(stage, tensor, i);
   }
-};
-
-/// The rows a block visits next, in a ring of kStages stages in the block's
-/// dynamic shared memory after the partial sums (if there),
-/// [kStages][kTensors][kRowsPerBlock][kCols] elements, filled by the copy
-/// engine (sm_90+) in place of StagedRows's per-thread cp.async: a block's
-/// rows at one visit are consecutive, so one stage of one tensor is one run
-/// of memory and one bulk copy, issued by thread 0, where cp.async took a
-/// narrow copy per vector and thread and filled the load/store unit's queue
-/// (31% of the stall cycles at 1024x12288, 8-byte vectors, H100 ncu). Each
-/// stage completes on its mbarrier (`full`), which expects the stage's bytes;
-/// rows past the last one are not copied, and their row groups read zeros.
-/// A thread reads vector lane + i * kThreadsPerRow of its group's row:
-/// consecutive lanes, consecutive 16-byte vectors, no bank conflicts. Rows
-/// of a multiple of 16 bytes (bulk copies move multiples of 16 bytes between
-/// 16-byte-aligned addresses: the plan's tensor_alignment is 16). Chosen by
-/// norm_rows_impl.cpp (takes_bulk_copies there).
-template <typename T, int kCols, int kVec, int kPerThread, int kThreadsPerRow, int kRowsPerBlock, int kTensors,
-          int kStages>
-struct BulkRows {
-  using V = Vec<T, kVec>;
-  static constexpr int kVectors = kCols / kVec;
-  static constexpr unsigned kRowBytes = kCols * sizeof(T);
-  T* ring;                   // [kStages][kTensors][kRowsPerBlock][kCols]
-  unsigned long long* full;  // [kStages] mbarriers: the stage's copies have landed
-
-  __device__ __forceinline__ T* tensor_rows(int stage, int tensor) const {
-    return ring + (stage * kTensors + tensor) * kRowsPerBlock * kCols;
-  }
-
-  /// Thread 0: copies the block's rows from `first` on (those before `end`)
-  /// of each tensor (global addresses `bases`) into `stage`. @pre first < end,
-  /// and every thread has read the stage's previous rows (a barrier since).
-  __device__ __forceinline__ void issue(int stage, const unsigned long long (&bases)[kTensors], long long first,
-                                        long long end) const {
-    static_assert(kRowBytes % 16 == 0, "bulk copies move whole 16-byte units");
-    const long long valid = end - first < kRowsPerBlock ? end - first : kRowsPerBlock;
-    const unsigned bytes = static_cast<unsigned>(valid) * kRowBytes;
-    sm90::mbarrier_arrive_expect_tx(&full[stage], bytes * kTensors);
-#pragma unroll
-    for (int t = 0; t < kTensors; ++t)
-      sm90::bulk_load(sm90::shared_address(tensor_rows(stage, t)),
-                      reinterpret_cast<const char*>(bases[t]) + first * kRowBytes, bytes, &full[stage]);
-  }
-
-  /// This thread's share of its group's row of one tensor in `stage` (zeros
-  /// past the row's end or past the last row: !active). @pre the stage's
-  /// phase has completed (wait).
-  template <typename Share>
-  __device__ __forceinline__ void read(int stage, int tensor, int group, int lane, bool active, Share& share) const {
-    const V* row = reinterpret_cast<const V*>(tensor_rows(stage, tensor) + group * kCols);  // [kVectors]
-#pragma unroll
-    for (int i = 0; i < kPerThread; ++i) {
-      const int vec = lane + i * kThreadsPerRow;
-      share.v[i] = active && vec < kVectors ? row[vec] : V{};
-    }
-  }
-
-  /// Every thread: waits for the stage's copies of its use of parity `phase`.
-  __device__ __forceinline__ void wait(int stage, unsigned phase) const { sm90::mbarrier_wait(&full[stage], phase); }
 };
 
 /// Waits until at most kPending of this thread's cp.async groups are in
@@ -287,23 +210,19 @@ __device__ void row_norm_forward(const RowNormParams& p) {
 /// kept in shared memory meanwhile, dbias in registers with kDbInRegisters, see
 /// PartialSums). kAdd: x is x + x2.
 /// kStages > 0: the rows' shares come through a ring of kStages stages in
-/// shared memory (StagedRows, or BulkRows with kBulk), and mean and rstd one
-/// row ahead in registers. Both rings give each thread the same values, so the
-/// results are the same bits.
+/// shared memory (StagedRows), and mean and rstd one row ahead in registers.
 template <typename T, int kCols, int kVec, int kThreadsPerRow, int kBlock, bool kPrefetch, bool kSharedPartials,
-          int kStages, bool kDbInRegisters, bool kBulk, bool kRms, bool kWeight, bool kDx, bool kDw, bool kDb,
-          bool kAdd>
+          int kStages, bool kDbInRegisters, bool kRms, bool kWeight, bool kDx, bool kDw, bool kDb, bool kAdd>
 __device__ void row_norm_backward(const RowNormParams& p) {
   using Split = RowSplit<kCols, kVec, kThreadsPerRow, kBlock>;
   constexpr bool kStaged = kStages > 0;
   static_assert(!(kStaged && kPrefetch), "the ring is the early load");
   static_assert(!kStaged || kStages >= 2, "a ring of one stage would wait for every row");
-  static_assert(!kBulk || kStaged, "the bulk copies fill a ring");
   // dbias alone needs only dy (its signature has no x, mean or rstd).
   constexpr bool kNeedX = kDx || kDw;
   __shared__ Sum2 scratch[32];
-  const int lane = Split::lane();
-  const int group = Split::group();
+  const int lane = threadIdx.x % kThreadsPerRow;
+  const int group = threadIdx.x / kThreadsPerRow;
   using Share = RowShare<T, kVec, Split::kPerThread, kThreadsPerRow, Split::kVectors>;
   Share weight;  // this thread's columns of the weight
   if (kWeight && kDx) weight.load(p.weight, 0, true, lane);
@@ -338,27 +257,13 @@ __device__ void row_norm_backward(const RowNormParams& p) {
   // The ring: tensors x, x2 (kAdd), dy in that order, after the partial sums.
   constexpr int kX = 0, kX2 = 1, kDy = kNeedX ? (kAdd ? 2 : 1) : 0;
   constexpr int kTensors = kDy + 1;
-  extern __shared__ __align__(128) float dynamic_shared[];  // [partial sums (kSharedPartials)][ring (kStaged)]
-  float* const ring_start = dynamic_shared + Partials::kInShared * Split::kPerThread * kVec * kBlock;
+  extern __shared__ float dynamic_shared[];  // [partial sums (kSharedPartials)][ring (kStaged)]
   using Ring = StagedRows<T, kVec, Split::kPerThread, kThreadsPerRow, Split::kVectors, kBlock, kTensors,
                           (kStaged ? kStages : 1)>;
-  const Ring ring{reinterpret_cast<typename Ring::V*>(ring_start)};
-  __shared__ unsigned long long full[kBulk ? kStages : 1];  // BulkRows's mbarriers
-  using Bulk = BulkRows<T, kCols, kVec, Split::kPerThread, kThreadsPerRow, Split::kRowsPerBlock, kTensors,
-                        (kStaged ? kStages : 1)>;
-  const Bulk bulk{reinterpret_cast<T*>(ring_start), full};
-  // Global addresses of the ring's tensors, in ring order.
-  unsigned long long bases[kTensors];
-  if constexpr (kNeedX) bases[kX] = p.x;
-  if constexpr (kNeedX && kAdd) bases[kX2] = p.x2;
-  bases[kDy] = p.dy;
-  // Thread 0 copies the block's rows of visit `first` into `stage`, if there are any.
-  auto issue_bulk = [&](long long first, int stage) {
-    if constexpr (kBulk)
-      if (threadIdx.x == 0 && first < p.rows) bulk.issue(stage, bases, first, p.rows);
-  };
+  const Ring ring{reinterpret_cast<typename Ring::V*>(
+      dynamic_shared + Partials::kInShared * Split::kPerThread * kVec * kBlock)};
   auto issue_row = [&](long long row, int stage) {
-    if constexpr (kStaged && !kBulk) {
+    if constexpr (kStaged) {
       const bool active = row < p.rows;
       // No shared-memory read of a stage moves below the copies that refill it.
       asm volatile("" ::: "memory");
@@ -368,20 +273,8 @@ __device__ void row_norm_backward(const RowNormParams& p) {
       cp_async_commit();
     }
   };
-  int stage = 0;       // the ring's stage of the row reduced (kStaged)
-  unsigned phase = 0;  // the parity of this use of the stage's mbarrier (kBulk)
-  if constexpr (kBulk) {
-    // Every stage filled at once: kStages rows in flight.
-    if (threadIdx.x == 0) {
-#pragma unroll
-      for (int s = 0; s < kStages; ++s) sm90::mbarrier_init(&full[s], 1);
-      sm90::fence_barrier_init();
-    }
-    __syncthreads();
-#pragma unroll
-    for (int s = 0; s < kStages; ++s) issue_bulk(first + s * stride, s);
-    load_stats(first + group);
-  } else if constexpr (kStaged) {
+  int stage = 0;  // the ring's stage of the row reduced (kStaged)
+  if constexpr (kStaged) {
 #pragma unroll
     for (int s = 0; s + 1 < kStages; ++s) issue_row(first + group + s * stride, s);
     load_stats(first + group);
@@ -392,22 +285,7 @@ __device__ void row_norm_backward(const RowNormParams& p) {
     const bool active = row < p.rows;
     if (!kPrefetch && !kStaged) load_row(row);
     const float mean = row_mean, rstd = row_rstd;
-    if constexpr (kBulk) {
-      load_stats(row + stride);
-      bulk.wait(stage, phase);
-      if (kNeedX) bulk.read(stage, kX, group, lane, active, x_share);
-      if (kNeedX && kAdd) bulk.read(stage, kX2, group, lane, active, x2_share);
-      bulk.read(stage, kDy, group, lane, active, dy_share);
-      // Every thread has its shares in registers: the stage takes the rows
-      // visited kStages visits later (none past the last row, so no copy is
-      // in flight when the block exits).
-      __syncthreads();
-      issue_bulk(first + kStages * stride, stage);
-      if (++stage == kStages) {
-        stage = 0;
-        phase ^= 1;
-      }
-    } else if constexpr (kStaged) {
+    if constexpr (kStaged) {
       // Refill the stage reduced last time (its values are in registers and
       // used), then wait for this row's: kStages - 1 rows stay in flight.
       issue_row(row + (kStages - 1) * stride, (stage + kStages - 1) % kStages);
@@ -459,7 +337,7 @@ __device__ void row_norm_backward(const RowNormParams& p) {
     }
   }
   // The ring's last copies (of rows past the end, zeros) land before the block leaves its shared memory.
-  if constexpr (kStaged && !kBulk) staged_wait<0>();
+  if constexpr (kStaged) staged_wait<0>();
   if (!kDw && !kDb) return;
   const long long slot = static_cast<long long>(blockIdx.x) * Split::kRowsPerBlock + group;
   float* partial_dw = reinterpret_cast<float*>(p.partials) + slot * kCols;                  // [kCols] of slot
