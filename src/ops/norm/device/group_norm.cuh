@@ -118,11 +118,12 @@ __device__ __forceinline__ double warp_sum(double v) {
 }
 
 /// The warp's (a, b) sums over the partials of sample n's channels [c0, c0 + count), each partial's a and b
-/// scaled by `scale(c)` (a float's value, as float64: kept as a float until it multiplies), in a fixed order: lane l adds items l, l + 32, ... of the channels' parts,
-/// ordered as the partials lie in memory (channels last: part-major; planes: channel-major) so that a warp's
-/// loads are contiguous, then the lanes' sums are added by warp_sum. A lane loads kBatch items (and their
-/// scales) before it adds them (in the same order): one load at a time left it waiting on L2 for each of the 40
-/// items of an SD-UNet group at 64x64 channels last (24 us of the forward's 45, H100).
+/// scaled by `scale(c)` (a float's value as float64, kept as a float until it multiplies), in a fixed order:
+/// lane l adds items l, l + 32, ... of the channels' parts, ordered as the partials lie in memory (channels
+/// last: part-major; planes: channel-major) so that a warp's loads are contiguous, then the lanes' sums are
+/// added by warp_sum. A lane loads kBatch items (and their scales) before it adds them (in the same order): one
+/// load at a time left it waiting on L2 for each of the 40 items of an SD-UNet group at 64x64 channels last (24
+/// us of the forward's 45, H100).
 template <bool kChannelsLast, class Scale>
 __device__ __forceinline__ void warp_partial_sums(const GroupNormParams& p, long long n, long long c0, long long count,
                                                   int lane, Scale scale, double& a, double& b) {

@@ -51,6 +51,28 @@ struct GroupView {
 /// a block streamed an SD-UNet group of 40 KB at about 10 GB/s (H100).
 constexpr int kRowsInFlight = 4;
 
+/// Channels last: calls visit(row, x, dy) for channel vector tx of rows ty, ty + kThreadsY, ... of the
+/// group in row order, kRowsInFlight rows' x (and, kWithDy, dy) loaded before the first of them is visited.
+template <typename T, int kVec, int kThreadsY, bool kWithDy, class Visit>
+__device__ __forceinline__ void visit_rows(const GroupNormParams& p, const GroupView<true>& view, int tx, int ty,
+                                           Visit visit) {
+  for (long long r0 = ty; r0 < view.rows; r0 += kThreadsY * kRowsInFlight) {
+    float x[kRowsInFlight][kVec], dy[kRowsInFlight][kVec];  // [row of the step][channel of the vector]
+#pragma unroll
+    for (int u = 0; u < kRowsInFlight; ++u) {
+      const long long r = r0 + u * kThreadsY;
+      load_vector<T, kVec>(p.x, view.template vector<kVec>(r, tx), r < view.rows, x[u]);
+      if (kWithDy) load_vector<T, kVec>(p.dy, view.template vector<kVec>(r, tx), r < view.rows, dy[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < kRowsInFlight; ++u) {
+      const long long r = r0 + u * kThreadsY;
+      if (r >= view.rows) break;
+      visit(r, x[u], dy[u]);
+    }
+  }
+}
+
 /// Per-channel sums of the group's terms into `sums` ([cpg][2] doubles, shared): the moments about
 /// `centre` (kGradients false) or the gradient terms about the mean high + low (kGradients true).
 /// Channels last: each thread keeps a channel vector (x < cols / kVec: the host's rule) over its rows,
@@ -72,21 +94,13 @@ __device__ __forceinline__ void channel_sums(const GroupNormParams& p, const Gro
       lows[k] = low;
     }
     if (tx < col_vectors)
-      for (long long r0 = ty; r0 < view.rows; r0 += kThreadsY * kRowsInFlight) {
-        float x[kRowsInFlight][kVec], dy[kRowsInFlight][kVec];  // [row of the step][channel of the vector]
+      visit_rows<T, kVec, kThreadsY, kGradients>(p, view, tx, ty,
+                                                 [&](long long, const float (&x)[kVec], const float (&dy)[kVec]) {
 #pragma unroll
-        for (int u = 0; u < kRowsInFlight; ++u) {
-          const long long r = r0 + u * kThreadsY;
-          load_vector<T, kVec>(p.x, view.template vector<kVec>(r, tx), r < view.rows, x[u]);
-          if (kGradients) load_vector<T, kVec>(p.dy, view.template vector<kVec>(r, tx), r < view.rows, dy[u]);
-        }
-#pragma unroll
-        for (int u = 0; u < kRowsInFlight; ++u) {
-          if (r0 + u * kThreadsY >= view.rows) break;
-#pragma unroll
-          for (int k = 0; k < kVec; ++k) add_shifted_terms<kGradients>(x[u][k], dy[u][k], centres[k], lows[k], acc[k]);
-        }
-      }
+                                                   for (int k = 0; k < kVec; ++k)
+                                                     add_shifted_terms<kGradients>(x[k], dy[k], centres[k], lows[k],
+                                                                                   acc[k]);
+                                                 });
     if (tx < col_vectors)
 #pragma unroll
       for (int k = 0; k < kVec; ++k) scratch[ty * view.cols + tx * kVec + k] = acc[k];
@@ -133,11 +147,7 @@ __device__ __forceinline__ void apply(const GroupNormParams& p, const GroupView<
                                       double rstd, float high, float low, float b, float c0) {
   const int tx = static_cast<int>(threadIdx.x) % kThreadsX, ty = static_cast<int>(threadIdx.x) / kThreadsX;
   const long long col_vectors = view.cols / kVec;
-  // Loads vector `index` of x (and dy); then writes y (dx) there.
-  auto load = [&](long long index, bool valid, float (&x)[kVec], float (&dy)[kVec]) {
-    load_vector<T, kVec>(p.x, index, valid, x);
-    if (kBackward) load_vector<T, kVec>(p.dy, index, valid, dy);
-  };
+  // Writes y (dx) of vector `index` from its x (and dy).
   auto finish = [&](long long index, const float (&x)[kVec], const float (&dy)[kVec], const float (&a)[kVec],
                     const float (&bias)[kVec]) {
     float out[kVec];  // [element of the vector]
@@ -159,20 +169,10 @@ __device__ __forceinline__ void apply(const GroupNormParams& p, const GroupView<
       a[k] = scale<T, kAffine>(p, rstd, c_first + tx * kVec + k);
       bias[k] = !kBackward && kAffine ? load_as_float<T>(p.bias, c_first + tx * kVec + k) : 0.f;
     }
-    for (long long r0 = ty; r0 < view.rows; r0 += kThreadsY * kRowsInFlight) {
-      float x[kRowsInFlight][kVec], dy[kRowsInFlight][kVec];  // [row of the step][element of the vector]
-#pragma unroll
-      for (int u = 0; u < kRowsInFlight; ++u) {
-        const long long r = r0 + u * kThreadsY;
-        load(view.template vector<kVec>(r, tx), r < view.rows, x[u], dy[u]);
-      }
-#pragma unroll
-      for (int u = 0; u < kRowsInFlight; ++u) {
-        const long long r = r0 + u * kThreadsY;
-        if (r >= view.rows) break;
-        finish(view.template vector<kVec>(r, tx), x[u], dy[u], a, bias);
-      }
-    }
+    visit_rows<T, kVec, kThreadsY, kBackward>(p, view, tx, ty,
+                                              [&](long long r, const float (&x)[kVec], const float (&dy)[kVec]) {
+                                                finish(view.template vector<kVec>(r, tx), x, dy, a, bias);
+                                              });
   } else {
     for (long long r = ty; r < view.rows; r += kThreadsY) {
       const float ar = scale<T, kAffine>(p, rstd, c_first + r);
@@ -184,7 +184,8 @@ __device__ __forceinline__ void apply(const GroupNormParams& p, const GroupView<
       }
       for (long long v = tx; v < col_vectors; v += kThreadsX) {
         float x[kVec], dy[kVec];  // [element of the vector]
-        load(view.template vector<kVec>(r, v), true, x, dy);
+        load_vector<T, kVec>(p.x, view.template vector<kVec>(r, v), true, x);
+        if (kBackward) load_vector<T, kVec>(p.dy, view.template vector<kVec>(r, v), true, dy);
         finish(view.template vector<kVec>(r, v), x, dy, a, bias);
       }
     }
