@@ -23,7 +23,8 @@ namespace boo::cuda {
   X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuFuncSetAttribute) \
   X(cuLaunchKernel) X(cuLaunchCooperativeKernel) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize) X(cuEventCreate)           \
   X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy) X(cuGetProcAddress)       \
-  X(cuStreamIsCapturing) X(cuTensorMapEncodeTiled) X(cuTensorMapEncodeIm2col)
+  X(cuStreamIsCapturing) X(cuTensorMapEncodeTiled) X(cuTensorMapEncodeIm2col)           \
+  X(cuOccupancyMaxActiveClusters)
 
 /// Pointers to the driver API functions boo uses.
 struct DriverApi {

@@ -155,6 +155,11 @@ Status Plan::validate(size_t arguments, size_t results) const {
         step.grid.x > 0x7fffffffu)
       return internal_error(where + "grid " + std::to_string(step.grid.x) + "x" + std::to_string(step.grid.y) + "x" +
                             std::to_string(step.grid.z) + " is outside the hardware's limits");
+    if (step.cluster_x < 1 || step.cluster_x > 8 || step.grid.x % step.cluster_x != 0 ||
+        (step.cluster_x > 1 && step.cooperative))
+      return internal_error(where + "clusters of " + std::to_string(step.cluster_x) + " CTAs along x need a grid.x of "
+                            "whole clusters (of at most 8) and an ordinary launch, not grid.x " +
+                            std::to_string(step.grid.x) + (step.cooperative ? " launched cooperatively" : ""));
     if (step.cleared_workspace_bytes > workspace_bytes)
       return internal_error(where + "clears " + std::to_string(step.cleared_workspace_bytes) +
                             " bytes of a workspace of " + std::to_string(workspace_bytes));

@@ -111,6 +111,12 @@ struct LaunchStep {
   /// block at once or refuses the launch, so blocks may wait on each other (a
   /// grid barrier) without hanging where the grid would not fit.
   bool cooperative = false;
+  /// CTAs per cluster along x (the kernel's __cluster_dims__), above 1 for a
+  /// persistent grid of clusters (each CTA striding its units by gridDim.x):
+  /// the runtime trims grid.x at load to the clusters that run at once
+  /// (cuOccupancyMaxActiveClusters), as the SMs' grouping into GPCs leaves
+  /// some SMs without a partner; a cluster started late would add a wave.
+  uint32_t cluster_x = 1;
   /// Bytes at the workspace's start set to 0 on the stream before this launch
   /// (a grid barrier's arrival counter).
   uint32_t cleared_workspace_bytes = 0;

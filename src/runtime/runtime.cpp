@@ -408,6 +408,7 @@ class RuntimeImpl final : public Runtime {
       if (step.shared_bytes > 48 * 1024)
         BOO_CU_RETURN_IF_ERROR(api_, cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                                         static_cast<int>(step.shared_bytes)));
+      if (step.cluster_x > 1) BOO_RETURN_IF_ERROR(trim_cluster_grid(fn, step));
       steps.push_back(ResolvedStep{fn, step.grid, step.block, step.shared_bytes, step.cooperative,
                                    step.cleared_workspace_bytes, std::move(step.params), std::move(step.addresses),
                                    runtime::StepTensorMaps(std::move(step.tensor_maps))});
@@ -418,6 +419,39 @@ class RuntimeImpl final : public Runtime {
   }
 
  private:
+  // A persistent grid of clusters (LaunchStep::cluster_x) trimmed to the clusters of `fn` that the device
+  // runs at once; the grid stays whole clusters, at least one.
+  Status trim_cluster_grid(CUfunction fn, ops::LaunchStep& step) const {
+    CUlaunchAttribute cluster{};
+    cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    cluster.value.clusterDim.x = step.cluster_x;
+    cluster.value.clusterDim.y = 1;
+    cluster.value.clusterDim.z = 1;
+    CUlaunchConfig config{};
+    config.gridDimX = step.grid.x;
+    config.gridDimY = step.grid.y;
+    config.gridDimZ = step.grid.z;
+    config.blockDimX = step.block.x;
+    config.blockDimY = step.block.y;
+    config.blockDimZ = step.block.z;
+    config.sharedMemBytes = step.shared_bytes;
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+    int clusters = 0;
+    BOO_CU_RETURN_IF_ERROR(api_, cuOccupancyMaxActiveClusters(&clusters, fn, &config));
+    if (clusters < 1)
+      return resource_exhausted("kernel " + step.entry + ": the device runs no cluster of " +
+                                std::to_string(step.cluster_x) + " CTAs with " + std::to_string(step.shared_bytes) +
+                                " bytes of shared memory each");
+    const uint64_t most = static_cast<uint64_t>(clusters) * step.cluster_x;
+    if (step.grid.x > most) {
+      base::log_debug("kernel " + step.entry + ": grid trimmed from " + std::to_string(step.grid.x) + " to " +
+                      std::to_string(most) + " CTAs, the " + std::to_string(clusters) + " clusters of " +
+                      std::to_string(step.cluster_x) + " that run at once");
+      step.grid.x = static_cast<uint32_t>(most);
+    }
+    return ok_status();
+  }
 
   std::map<std::string, LoadedModule> modules_;                         // by cache key
   std::map<std::string, std::shared_ptr<LaunchableImpl>> launchables_;  // by canonical command

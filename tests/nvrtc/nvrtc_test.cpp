@@ -1212,6 +1212,70 @@ TEST(NvrtcTest, HopperFullyTmaModulesCompile) {
   ::unsetenv("BOO_UNVERIFIED_KERNELS");
 }
 
+// The forward kernels in clusters of two sharing the filter tile (conv_wgmma.cuh's produce_tma, Cfg
+// kClusterM; boo tune's candidate, the heuristic's with BOO_WGMMA_CLUSTER=1): without spills within the
+// launch's registers, the cluster size declared, each CTA's half of the B tile multicast (one copy a
+// k-block beside A's) while the stage's one arrival still expects the whole tile, the barriers visible to
+// the cluster before the first copy and the shared memory kept until the other CTA's last arrival (two
+// cluster barriers), and the stage released to both CTAs' producers (each empty barrier expects the 8
+// consumer warps of both). Lines: a GEMM with partial tiles and an odd number of row tiles (the last
+// cluster's second CTA computes rows past M), the im2col x, fp16 with bias and activation, y by plain
+// stores.
+TEST(NvrtcTest, HopperClusterModulesCompile) {
+  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
+  const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
+  ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1);
+  ::setenv("BOO_WGMMA_CLUSTER", "1", 1);
+  for (const std::string& command : {
+           std::string("gemmbfp16 --a_w 8320 --a_h 1000 --b_w 2056 --transB 1"),
+           "convbfp16 -n 128 -c 256 -H 14 -W 14 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1" + nhwc,
+           "convfp16 -n 64 -c 256 -H 28 -W 28 -k 512 -y 1 -x 1 -F 1 -b 1 --activation relu" + nhwc,
+           "convbfp16 -n 64 -c 256 -H 28 -W 28 -k 512 -y 1 -x 1 -F 1 --residual 1" + nhwc,
+       }) {
+    SCOPED_TRACE(command);
+    Result<HeuristicPlan> h = heuristic_plan(command, device);
+    ASSERT_TRUE(h.ok()) << h.status().to_string();
+    SCOPED_TRACE(h->config->text());
+    EXPECT_NE(h->config->text().find(", clusters of 2 CTAs along the rows share the filter tile"), std::string::npos);
+    ASSERT_GE(h->maps.size(), 2u);
+    Result<jit::CompiledKernel> k = jit::compile_kernel(h->plan.source, kArch, true);
+    ASSERT_TRUE(k.ok()) << k.status().to_string();
+    EXPECT_EQ(k->spill_bytes, 0) << k->log;
+    EXPECT_EQ(k->stack_bytes, 0) << k->log;
+    EXPECT_LE(k->registers, 168) << k->log;
+    const std::string& ptx = k->ptx;
+    auto count = [&](const std::string& what) {
+      size_t n = 0;
+      for (size_t at = ptx.find(what); at != std::string::npos; at = ptx.find(what, at + 1)) ++n;
+      return n;
+    };
+    EXPECT_NE(ptx.find(".reqnctapercluster 2, 1, 1"), std::string::npos);
+    const size_t multicasts = count(".multicast::cluster");
+    EXPECT_GT(multicasts, 0u);
+    EXPECT_EQ(count("barrier.cluster.arrive"), 2u);
+    EXPECT_EQ(count("barrier.cluster.wait"), 2u);
+    EXPECT_GT(count("mapa.shared::cluster"), 0u);
+    EXPECT_EQ(count("mbarrier.arrive.shared::cluster.b64"), count("mapa.shared::cluster"));
+    // The B map's box is half the tile; a stage's one arrival expects A's box and both halves.
+    const unsigned long long half = h->maps[0].box_bytes(), a = 128ull * 128;
+    std::smatch expect, bytes;
+    ASSERT_TRUE(std::regex_search(
+        ptx, expect, std::regex(R"(mbarrier\.arrive\.expect_tx\.release\.cta\.shared::cta\.b64 _, \[%r\d+\], (%r\d+);)")));
+    ASSERT_TRUE(std::regex_search(ptx, bytes, std::regex("mov\\.u32\\s+" + expect[1].str() + ", (\\d+);")));
+    EXPECT_EQ(std::stoull(bytes[1].str()), a + 2 * half);
+    std::set<std::string> counts;
+    const std::regex init(R"(mbarrier\.init\.shared::cta\.b64 \[%r\d+\], (%r\d+);)");
+    for (auto it = std::sregex_iterator(ptx.begin(), ptx.end(), init); it != std::sregex_iterator(); ++it) {
+      std::smatch value;
+      if (std::regex_search(ptx, value, std::regex("mov\\.u32\\s+" + (*it)[1].str() + ", (\\d+);")))
+        counts.insert(value[1].str());
+    }
+    EXPECT_EQ(counts, (std::set<std::string>{"1", "16"}));
+  }
+  ::unsetenv("BOO_WGMMA_CLUSTER");
+  ::unsetenv("BOO_UNVERIFIED_KERNELS");
+}
+
 // The forward kernels that store y by TMA (store_tile_tma): without spills within the launch's registers,
 // y's map third with store_tile_tma's box (64 channels x 32 pixels), and in the PTX the box stores (one per
 // 64 columns of a pass, ptxas may unroll), their groups committed, the staging reused only once they have

@@ -89,6 +89,16 @@ class PlainStores {
   PlainStores& operator=(const PlainStores&) = delete;
 };
 
+// Clusters sharing the filter tile as the heuristic's choice (boo tune's candidate otherwise).
+class Clusters {
+ public:
+  Clusters() { ::setenv("BOO_WGMMA_CLUSTER", "1", 1); }
+  ~Clusters() { ::unsetenv("BOO_WGMMA_CLUSTER"); }
+  Clusters(const Clusters&) = delete;
+  Clusters& operator=(const Clusters&) = delete;
+};
+const std::string kClustered = ", clusters of 2 CTAs along the rows share the filter tile";
+
 TensorBinding argument(const Planned& p, const char* name) {
   return *TensorRoles(p.problem->signature()).argument(name);
 }
@@ -457,12 +467,14 @@ TEST(TensorMapTest, ForwardYIsStoredByTma) {
       << p.plan.source.text;
   const size_t arguments = p.problem->signature().arguments().size(), results = p.problem->signature().results().size();
   EXPECT_TRUE(p.plan.validate(arguments, results).ok());
-  // The candidates: the 16 tilings' with plain stores first (a tuning row's config is one of them), the
-  // heuristic's with TMA stores first of all.
+  // The candidates: the heuristic's with TMA stores first of all, then the same in clusters
+  // (ForwardClustersShareTheFilterTile), then the 16 tilings' with plain stores (a tuning row's config is
+  // one of them).
   Result<ConfigList> list = tier().candidates(*p.problem, test::sm90());
   ASSERT_TRUE(list.ok());
   EXPECT_EQ((*list)[0]->text(), p.config);
-  EXPECT_EQ((*list)[1]->text() + ", y by TMA", p.config);
+  EXPECT_EQ((*list)[1]->text(), p.config + kClustered);
+  EXPECT_EQ((*list)[2]->text() + ", y by TMA", p.config);
   // Not stored by TMA: asked not to, a residual, groups.
   {
     const PlainStores plain_stores;
@@ -639,6 +651,56 @@ TEST(TensorMapTest, Im2colMapIsValidatedAndEncoded) {
   EXPECT_EQ(map_word(11) >> 63, 1u);
   EXPECT_EQ(map_word(12), 0xFFFFu | 0xFFFFull << 32);
   EXPECT_EQ(map_word(13), 0x01010101u);
+}
+
+
+// Clusters of two CTAs on neighbouring row tiles of one column tile (conv_wgmma.cuh's produce_tma): each
+// loads half of the filter tile, the map's box half as high, and multicasts it to both; the kernel declares
+// its cluster size, the grid is whole clusters and says so to the runtime (LaunchStep::cluster_x), which
+// trims it to the clusters that run at once. boo tune's second candidate; the heuristic's choice with
+// BOO_WGMMA_CLUSTER=1.
+TEST(TensorMapTest, ForwardClustersShareTheFilterTile) {
+  const std::string command = "convbfp16 -n 128 -c 256 -H 14 -W 14 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1" + kNhwc;
+  const Planned single = plan(command);
+  EXPECT_EQ(single.config.find(kClustered), std::string::npos) << single.config;
+  EXPECT_EQ(single.plan.steps[0].cluster_x, 1u);
+  EXPECT_EQ(single.plan.source.text.find("kClusterM"), std::string::npos);
+  EXPECT_EQ(single.plan.source.text.find("__cluster_dims__"), std::string::npos);
+  const Clusters clusters;
+  const Planned p = plan(command);
+  ASSERT_NE(p.config.find(kClustered), std::string::npos) << p.config;
+  const int bn = p.config.find("tile 128x256x64") == 0 ? 256 : p.config.find("tile 128x128x64") == 0 ? 128 : 192;
+  ASSERT_EQ(p.plan.steps.size(), 1u);
+  const LaunchStep& step = p.plan.steps[0];
+  EXPECT_EQ(step.cluster_x, 2u);
+  EXPECT_EQ(step.grid.x % 2, 0u);
+  EXPECT_LE(step.grid.x, static_cast<uint32_t>(test::sm90().sm_count));
+  EXPECT_EQ(step.tensor_maps[0].params_offset, offsetof(ConvWgmmaParams, tma_b));
+  EXPECT_EQ(step.tensor_maps[0].box[1], static_cast<uint32_t>(bn / 2));  // this CTA's half of the B tile
+  EXPECT_NE(p.plan.source.text.find("  static constexpr int kClusterM = 2;\n"), std::string::npos);
+  EXPECT_NE(p.plan.source.text.find("__launch_bounds__(384, 1) __cluster_dims__(2, 1, 1) boo_wgmma_y("),
+            std::string::npos)
+      << p.plan.source.text;
+  const size_t arguments = p.problem->signature().arguments().size(), results = p.problem->signature().results().size();
+  EXPECT_TRUE(p.plan.validate(arguments, results).ok());
+  // A grid of part of a cluster is refused.
+  Plan odd = p.plan;
+  odd.steps[0].grid.x -= 1;
+  const Status bad = odd.validate(arguments, results);
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("whole clusters"), std::string::npos) << bad.message();
+  // The candidates: the heuristic's clustered config, then the same without clusters.
+  Result<ConfigList> list = tier().candidates(*p.problem, test::sm90());
+  ASSERT_TRUE(list.ok());
+  EXPECT_EQ((*list)[0]->text(), p.config);
+  EXPECT_EQ((*list)[1]->text() + kClustered, p.config);
+  // Not in clusters: a cp.async producer (x of 200 channels), the weight face.
+  for (const std::string& other : {"convbfp16 -n 16 -c 200 -H 28 -W 28 -k 128 -y 3 -x 3 -p 1 -q 1 -F 1" + kNhwc,
+                                   "convbfp16 -n 128 -c 256 -H 14 -W 14 -k 256 -y 3 -x 3 -p 1 -q 1 -F 4" + kNhwc}) {
+    const Planned q = plan(other);
+    EXPECT_EQ(q.config.find(kClustered), std::string::npos) << other << ": " << q.config;
+    for (const LaunchStep& s : q.plan.steps) EXPECT_EQ(s.cluster_x, 1u) << other;
+  }
 }
 
 }  // namespace

@@ -280,6 +280,10 @@ struct WgmmaConfig final : Config {
   // With `tma_x`, the forward face's y stored by TMA too (Cfg kTmaY; conv_wgmma.cuh's store_tile_tma):
   // the epilogue no longer waits for its stores (tma_store_blocker says where it applies).
   bool tma_y = false;
+  // With `tma_x` on the channels-last forward face, CTAs in clusters of `cluster` along the rows (Cfg
+  // kClusterM; conv_wgmma.cuh's produce_tma): each loads 1 / cluster of the filter tile they share and
+  // multicasts it to the others (cluster_blocker says where it applies).
+  int cluster = 1;
   Run run;
   size_t partial_bytes = 0;  // the splits' partials, at the workspace's start
   size_t workspace_bytes = 0;
@@ -324,6 +328,7 @@ struct WgmmaConfig final : Config {
     if (tma) record += run.weight() ? ", dy by TMA" : ", filter by TMA";
     if (tma_x) record += im2col ? ", x by TMA (im2col): one producer thread" : ", x by TMA (a plain matrix): one producer thread";
     if (tma_y) record += ", y by TMA";
+    if (cluster > 1) record += ", clusters of " + std::to_string(cluster) + " CTAs along the rows share the filter tile";
     if (!tma_off.empty()) record += "; no TMA: " + tma_off;
     if (!tma_x_off.empty()) record += "; x by cp.async: " + tma_x_off;
     if (!run.staged_why.empty()) {
@@ -571,6 +576,27 @@ std::string tma_store_blocker(const WgmmaConfig& c, const ConvProblem& problem) 
   return "";
 }
 
+// Clusters sharing the filter tile are boo tune's candidate, not the heuristic's choice: against single
+// CTAs they measured 1.00x over 17 GEMMs and 1.10x the time over the 413's 56 forward lines that may take
+// them (0.88-0.94x on a few large ones), H100 2026-11-27 (docs/perf/2026-11-27-session12.md): the mainloop
+// already keeps the tensor cores 94% busy at 8192^3. BOO_WGMMA_CLUSTER=1 makes them the heuristic's
+// choice where they apply, for A/B runs.
+bool clusters_by_default() {
+  const char* v = std::getenv("BOO_WGMMA_CLUSTER");
+  return v != nullptr && std::string_view(v) == "1";
+}
+
+// Why the config's CTAs do not run in clusters of two sharing the filter tile (empty: they may): the
+// channels-last forward face with both operands by TMA (one producer thread issues the boxes, the
+// filter's half multicast), unsplit, and at least two row tiles to pair.
+std::string cluster_blocker(const WgmmaConfig& c) {
+  const Run& run = c.run;
+  if (!c.tma_x || run.weight() || run.native) return "the channels-last forward face whose operands all load by TMA only";
+  if (c.splits != 1) return "unsplit reductions only";
+  if (ceil_div(gemm_shape(run).m, kTileRows) < 2) return "at least two row tiles";
+  return "";
+}
+
 // Why a pointwise conv's A (x; output pixel m reads input pixel m: Relation::pointwise) is not a plain
 // matrix that one TMA box per k-block loads (empty: it is): its pixels must be evenly spaced in memory,
 // 16-byte aligned (a 2-D map {C channels, N x H x W pixels}). (Groups 1 and B by TMA: `tma`'s rule; the
@@ -643,13 +669,14 @@ TensorMapSlot matrix_slot(TensorBinding tensor, DType dtype, long long columns, 
 
 // The map of the run's TMA operand (run.rel's strides, a multiple of 8 elements: vector_aligned),
 // one box a tile's k-block (conv_wgmma.cuh's produce, conv_wgmma_weight.cuh's produce_weight):
-//   forward: the filter as {R x S x C columns, K rows}, rows WK apart; box {64, BN}: a B tile;
+//   forward: the filter as {R x S x C columns, K rows}, rows WK apart; box {64, rows}: a B tile's BN
+//     rows, or in clusters a CTA's part of them;
 //   weight: dy as {K channels, N x P x Q pixels}, pixels YW apart; box {64, 64}: one of an A tile's two
 //     atom columns.
-TensorMapSlot tma_slot(const Run& run, int bn, DType dtype, TensorBinding tensor) {
+TensorMapSlot tma_slot(const Run& run, int rows, DType dtype, TensorBinding tensor) {
   const Relation& r = run.rel;
   if (run.weight()) return matrix_slot(tensor, dtype, r.bg(), r.batch * r.pix_b(), r.b_strides[4], kBlockK, 64);
-  return matrix_slot(tensor, dtype, r.taps() * r.ag(), r.cb, r.w_strides[0], kBlockK, static_cast<uint32_t>(bn));
+  return matrix_slot(tensor, dtype, r.taps() * r.ag(), r.cb, r.w_strides[0], kBlockK, static_cast<uint32_t>(rows));
 }
 
 // The native NCHW forward's maps (produce_planar_tma): w as {K reduced channels, M output channels},
@@ -827,6 +854,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     BOO_ASSIGN_OR_RETURN(const int deepest, deepest_ring(config, arch));
     config.stages = deepest;
     config.tma_y = tma_stores_enabled() && tma_store_blocker(config, problem).empty();
+    config.cluster = clusters_by_default() && cluster_blocker(config).empty() ? 2 : 1;
     place_workspace(config, problem.elem_bytes);
     return config;
   }
@@ -861,6 +889,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       c.bn = t.bn;
       c.splits = t.splits;
       c.tma_y = false;
+      c.cluster = chosen.cluster > 1 && cluster_blocker(c).empty() ? chosen.cluster : 1;
       Result<int> deepest = deepest_ring(c, arch);
       if (!deepest.ok()) continue;
       for (int stages = *deepest; stages >= 3; --stages) {
@@ -896,6 +925,13 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       c.tma = c.tma_x = false;
       c.tma_off = "boo tune's candidate";
       out.insert(out.begin() + 1, c);
+    }
+    // The chosen config with the other cluster size second, where clusters apply: in clusters of two
+    // (boo tune's candidate), or without them where the heuristic chose them (clusters_by_default).
+    if (cluster_blocker(chosen).empty()) {
+      WgmmaConfig c = chosen;
+      c.cluster = chosen.cluster > 1 ? 1 : 2;
+      out.insert(out.begin(), c);
     }
     return out;
   }
@@ -966,6 +1002,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     if (config.tma_x) cfg += "  static constexpr bool kTmaX = true;\n";
     if (config.im2col) cfg += "  static constexpr bool kIm2colX = true;\n";
     if (config.tma_y) cfg += "  static constexpr bool kTmaY = true;\n";
+    if (config.cluster > 1) cfg += constant("kClusterM", config.cluster);
     cfg += "};\n";
 
     Plan plan;
@@ -990,7 +1027,8 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     const std::string maps = run.weight() ? std::string("&p.tma_a") + (config.tma_x ? ", &p.tma_b" : "")
                                           : std::string("&p.tma_b") + (config.tma_x ? ", &p.tma_a" : "");
     plan.source.text +=
-        "\n" + cfg + "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kThreads) + ", 1) " + entry +
+        "\n" + cfg + "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kThreads) + ", 1) " +
+        (config.cluster > 1 ? "__cluster_dims__(" + std::to_string(config.cluster) + ", 1, 1) " : std::string()) + entry +
         (config.tma_y  ? "(const __grid_constant__ boo::ConvWgmmaStoreParams s) { const boo::ConvWgmmaParams& p = "
                          "s.base; boo::wgmma_conv::" + body + "<Cfg>(p.p, " + maps + ", &s.tma_y); }\n"
          : config.tma ? "(const __grid_constant__ boo::ConvWgmmaParams p) { boo::wgmma_conv::" + body + "<Cfg>(p.p, " +
@@ -1005,8 +1043,12 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     };
     // A persistent grid: one CTA per SM (its shared memory allows no second), each walking its units
     // (tiles x splits; per image on the native path, per slice with groups or stride phases).
-    const long long units = ceil_div(m, kTileRows) * ceil_div(n, config.bn) * config.splits * g.images;
-    BOO_ASSIGN_OR_RETURN(uint32_t ctas, grid_extent(std::min<long long>(units, arch.sm_count), 0x7fffffff, "x (CTAs)"));
+    // In clusters (conv_wgmma.cuh's Tiles), a unit is a cluster's `cluster` row tiles, and whole clusters
+    // fill the SMs.
+    const long long units = ceil_div(m, kTileRows * config.cluster) * ceil_div(n, config.bn) * config.splits * g.images;
+    BOO_ASSIGN_OR_RETURN(uint32_t ctas, grid_extent(std::min<long long>(units, arch.sm_count / config.cluster) *
+                                                        config.cluster,
+                                                    0x7fffffff, "x (CTAs)"));
     // The implicit GEMM's block `p` (within `step`'s parameters) with its addresses bound.
     auto bind_params = [&](auto& step, ConvIgemmParams& p) -> Status {
       p.act_alpha = static_cast<float>(sig.activation.alpha);
@@ -1046,7 +1088,8 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       BOO_ASSIGN_OR_RETURN(TensorBinding tensor, run.weight() ? bind(run.b, run.b_copy, false)
                                                               : bind(run.w, run.w_copy, false));
       step.map(run.weight() ? params.tma_a : params.tma_b,
-               run.native ? native_w_slot(run, sig.dtype, tensor) : tma_slot(run, config.bn, sig.dtype, tensor));
+               run.native ? native_w_slot(run, sig.dtype, tensor)
+                          : tma_slot(run, config.bn / config.cluster, sig.dtype, tensor));
       if (config.tma_x) {  // x (or its copy): the forward face's A, as a plain matrix or by im2col (the native
                            // path's B); the weight face's B
         BOO_ASSIGN_OR_RETURN(TensorBinding x, bind(run.a, run.a_copy, false));
@@ -1072,6 +1115,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       BOO_RETURN_IF_ERROR(bind_params(step, step.params));
       launch = std::move(step).finish();
     }
+    launch.cluster_x = static_cast<uint32_t>(config.cluster);
     plan.steps.push_back(launch);
     if (split) {
       // The sum of the splits' partials with the epilogue, written to the result (or its copy; the

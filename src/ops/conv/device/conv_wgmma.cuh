@@ -48,6 +48,7 @@
 #include "boo/conv/conv_igemm_params.cuh"
 #include "boo/conv/conv_wgmma_params.cuh"
 #include "boo/kernels/arch/sm90.cuh"
+#include "boo/kernels/arch/sm90_cluster.cuh"
 #include "boo/conv/conv_wgmma_slices.cuh"
 
 namespace boo {
@@ -95,6 +96,21 @@ struct TmaStore<C, decltype(void(C::kTmaY))> {
   static constexpr bool value = C::kTmaY;
 };
 
+/// CTAs per cluster (C::kClusterM, emitted only where above 1, as kTmaX): the
+/// fully-TMA forward face's clusters of CTAs on neighbouring row tiles of one
+/// column tile, each loading 1 / kClusterM of the B (filter) tile and
+/// multicasting it to all, so that L2 serves each B tile once per cluster
+/// (produce_tma). A CTA releases a stage to every producer of its cluster
+/// (release_stage): each one writes into every CTA's stage.
+template <class C, class = void>
+struct ClusterM {
+  static constexpr int value = 1;
+};
+template <class C>
+struct ClusterM<C, decltype(void(C::kClusterM))> {
+  static constexpr int value = C::kClusterM;
+};
+
 /// Registers per thread after the frame's reallocation (setmaxnreg): the
 /// producer gives its share of the launch's 384 x 168 to the consumers'
 /// accumulators. Tiles of 192 and 256 columns keep BN / 2 accumulators per
@@ -130,8 +146,9 @@ struct Layout {
 };
 
 /// The units of a persistent grid (at most one CTA per SM): CTA blockIdx.x
-/// takes unit blockIdx.x, then every gridDim.x-th. A unit is (row tile,
-/// column tile, split), split slowest: with C::kSplits > 1 (split K) each of a
+/// takes unit blockIdx.x, then every gridDim.x-th. A unit is (row tile of
+/// kUnitRows, column tile, split), split slowest (a cluster's unit: its CTAs'
+/// row tiles of kBM, ClusterM): with C::kSplits > 1 (split K) each of a
 /// tile's splits sums its own range of the kKBlocks k-blocks into fp32
 /// partials (the host makes every split non-empty); unsplit, a unit is a
 /// tile. Within a split, tiles go in bands of kBandRows row tiles, a band
@@ -139,10 +156,10 @@ struct Layout {
 /// together cover about kBandRows x 8 tiles and read each A row tile and each
 /// B column tile from L2 after the first. (Row by row, a wide B, e.g. a GEMM's
 /// 28672 columns, was streamed from device memory once per row tile.)
-template <class C, int KBlocks>
+template <class C, int KBlocks, int kUnitRows = kBM>
 struct Units {
   static constexpr int kTilesN = (C::kN + C::BN - 1) / C::BN;
-  static constexpr int kTilesM = (C::kM + kBM - 1) / kBM;
+  static constexpr int kTilesM = (C::kM + kUnitRows - 1) / kUnitRows;
   static constexpr int kTiles = kTilesM * kTilesN;
   static constexpr int kBandRows = 16;
   static constexpr int kCount = kTiles * C::kSplits;
@@ -167,7 +184,7 @@ struct Units {
     return left < kBandRows ? left : kBandRows;
   }
   __device__ __forceinline__ static int m0(int unit) {
-    return (band_first(unit) + (tile(unit) - band_first(unit) * kTilesN) % band_rows(unit)) * kBM;
+    return (band_first(unit) + (tile(unit) - band_first(unit) * kTilesN) % band_rows(unit)) * kUnitRows;
   }
   __device__ __forceinline__ static int n0(int unit) {
     return (tile(unit) - band_first(unit) * kTilesN) / band_rows(unit) * C::BN;
@@ -191,9 +208,12 @@ struct Units {
 /// Slice::reduced, at most this). With groups or stride phases each slice
 /// (conv_wgmma_slices.cuh) is a GEMM of kPerSlice tiles, the slices one after
 /// another; split K runs one slice only (groups 1, no phases: the host's rule).
+/// With clusters (ClusterM) a unit is the cluster's: CTA rank r of cluster c
+/// takes row tile r of units c, c + clusters, ... (first_unit, unit_stride).
 template <class C>
-struct Tiles : Units<C, (C::R * C::S * C::kC + kBK - 1) / kBK> {
-  using U = Units<C, (C::R * C::S * C::kC + kBK - 1) / kBK>;
+struct Tiles : Units<C, (C::R * C::S * C::kC + kBK - 1) / kBK, kBM * ClusterM<C>::value> {
+  using U = Units<C, (C::R * C::S * C::kC + kBK - 1) / kBK, kBM * ClusterM<C>::value>;
+  static constexpr int kCluster = ClusterM<C>::value;
   static constexpr int kReduced = C::R * C::S * C::kC;
   static constexpr int kPerSlice = U::kTiles;
   static constexpr int kSlices = C::kGroups * C::kPhases;
@@ -201,7 +221,13 @@ struct Tiles : Units<C, (C::R * C::S * C::kC + kBK - 1) / kBK> {
   static_assert(C::kSplits == 1 || kSlices == 1, "split K runs groups 1 without stride phases");
   __device__ __forceinline__ static int local(int unit) { return kSlices == 1 ? unit : unit % kPerSlice; }
   __device__ __forceinline__ static int slice(int unit) { return kSlices == 1 ? 0 : unit / kPerSlice; }
-  __device__ __forceinline__ static int m0(int unit) { return U::m0(local(unit)); }
+  // (A 1-D grid's clusters are kCluster consecutive CTAs, ranked in order.)
+  __device__ __forceinline__ static int first_unit() { return static_cast<int>(blockIdx.x) / kCluster; }
+  __device__ __forceinline__ static int unit_stride() { return static_cast<int>(gridDim.x) / kCluster; }
+  /// This CTA's first row (past kM for the last unit's surplus CTAs: zeros loaded, nothing stored).
+  __device__ __forceinline__ static int m0(int unit) {
+    return U::m0(local(unit)) + static_cast<int>(blockIdx.x) % kCluster * kBM;
+  }
   __device__ __forceinline__ static int n0(int unit) { return U::n0(local(unit)); }
   /// The unit's k-blocks end: its split's; a phase's own (none for a phase without taps).
   __device__ __forceinline__ static int kb_end(int unit, const Slice& s) {
@@ -251,6 +277,7 @@ template <class C>
 __device__ void produce(const ConvIgemmParams& p, const TmaMap* tma_b, unsigned char* smem,
                         unsigned long long* full, unsigned long long* empty) {
   using T = typename C::T;
+  static_assert(ClusterM<C>::value == 1, "clusters multicast TMA boxes: the fully-TMA producer's");
   constexpr int kReduced = Tiles<C>::kReduced;
   const int chunk = threadIdx.x % 8, row0 = threadIdx.x / 8;
   const T* x = reinterpret_cast<const T*>(p.a);
@@ -349,14 +376,16 @@ __device__ void produce(const ConvIgemmParams& p, const TmaMap* tma_b, unsigned 
 ///     the tile's first output pixel (n, p, q) of m0, at (c0, q SW - PW,
 ///     p SH - PH, n), read at the tap's offsets (s DW, r DH): rows past M run
 ///     into images past N, zeros;
-///   B (BN x 64, K-major): `tma_b` at (kb * 64, n0), as produce's.
+///   B (BN x 64, K-major): `tma_b` at (kb * 64, n0), as produce's; in a
+///     cluster (ClusterM), CTA rank r loads rows r BN / kClusterM ... of it
+///     (the map's box) and multicasts them to every CTA of the cluster.
 /// Channels past C and rows past M or K read as zeros (the cp.async path's
 /// zero chunks), each row 128 bytes, 128-byte swizzled as swizzle128_offset
 /// places them (the tiles are 1024-byte aligned): the stage is byte for byte
 /// the cp.async producer's. One thread issues both: it arrives on the stage's
 /// `full` barrier (initialized to one arrival, warp_specialized) expecting
-/// the two boxes' bytes, zeros included, then issues them; the phase
-/// completes once both have landed (their writes are async-proxy: the
+/// the two boxes' bytes, zeros included (the whole B tile, its cluster's
+/// parts too), then issues them; the phase completes once all have landed (their writes are async-proxy: the
 /// consumers need no fence). The other 127 threads of the warpgroup have
 /// nothing to do and leave (their registers already given to the consumers).
 template <class C>
@@ -368,18 +397,21 @@ __device__ void produce_tma(const TmaMap* tma_a, const TmaMap* tma_b, unsigned c
   static_assert(Layout<C>::kTileA == kBM * kBK * sizeof(typename C::T) &&
                     Layout<C>::kTileB == C::BN * kBK * sizeof(typename C::T),
                 "a tile is one box");
+  constexpr int kCluster = ClusterM<C>::value;
+  static_assert(C::BN % (8 * kCluster) == 0, "a CTA's part of the B tile is whole 1024-byte swizzle atoms");
   if (threadIdx.x != 0) return;
   sm90::prefetch_tensor_map(tma_a);
   sm90::prefetch_tensor_map(tma_b);
   int it = 0;  // k-blocks issued so far, over all units
-  for (int unit = blockIdx.x; unit < Tiles<C>::kCount; unit += gridDim.x) {
+  for (int unit = Tiles<C>::first_unit(); unit < Tiles<C>::kCount; unit += Tiles<C>::unit_stride()) {
     const int m0 = Tiles<C>::m0(unit), n0 = Tiles<C>::n0(unit);
     // (im2col) The tile's first output pixel's receptive field's first input pixel (may lie in the padding).
     const int n = m0 / (C::P * C::Q), pq = m0 % (C::P * C::Q);
     const int h0 = (pq / C::Q) * C::SH - C::PH, w0 = (pq % C::Q) * C::SW - C::PW;
     for (int kb = Tiles<C>::kb_begin(unit); kb < Tiles<C>::U::kb_end(unit); ++kb, ++it) {
       const int stage = it % C::STAGES;
-      // Wait until both consumers released what the stage held STAGES k-blocks ago.
+      // Wait until both consumers (of every CTA of the cluster) released what the stage held STAGES
+      // k-blocks ago.
       sm90::mbarrier_wait(&empty[stage], ((it / C::STAGES) & 1) ^ 1);
       const unsigned a_tile = sm90::shared_address(smem) + stage * Layout<C>::kTileA;
       const unsigned b_tile = sm90::shared_address(smem) + Layout<C>::kB + stage * Layout<C>::kTileB;
@@ -392,7 +424,13 @@ __device__ void produce_tma(const TmaMap* tma_a, const TmaMap* tma_b, unsigned c
       } else {
         sm90::tma_load_2d(a_tile, tma_a, kb * kBK, m0, &full[stage]);
       }
-      sm90::tma_load_2d(b_tile, tma_b, kb * kBK, n0, &full[stage]);
+      if constexpr (kCluster == 1) {
+        sm90::tma_load_2d(b_tile, tma_b, kb * kBK, n0, &full[stage]);
+      } else {
+        const int part = static_cast<int>(blockIdx.x) % kCluster;
+        sm90::tma_load_2d_multicast(b_tile + part * (Layout<C>::kTileB / kCluster), tma_b, kb * kBK,
+                                    n0 + part * (C::BN / kCluster), &full[stage], (1u << kCluster) - 1u);
+      }
     }
   }
 }
@@ -599,6 +637,19 @@ __device__ __forceinline__ int issue_kblock(float (&acc)[C::BN / 2], unsigned ch
   return stage;
 }
 
+/// A consumer warp's release of `stage` (by its lane 0): to this CTA's
+/// producer, and in a cluster (ClusterM) to every CTA's, each of which writes
+/// part of the stage's B tile into this CTA.
+template <class C>
+__device__ __forceinline__ void release_stage(unsigned long long* empty, int stage) {
+  if constexpr (ClusterM<C>::value == 1) {
+    sm90::mbarrier_arrive(&empty[stage]);
+  } else {
+#pragma unroll
+    for (int rank = 0; rank < ClusterM<C>::value; ++rank) sm90::mbarrier_arrive_cluster(&empty[stage], rank);
+  }
+}
+
 /// One consumer's k-block `it`: its wgmma into the tile's accumulators and,
 /// once the previous k-block's wgmma are done, the release of that one's stage,
 /// unless `first`: the previous k-block was the last of an earlier tile and
@@ -609,7 +660,7 @@ __device__ __forceinline__ void consume_kblock(float (&acc)[C::BN / 2], unsigned
   issue_kblock<C, kAMnMajor, kBMnMajor>(acc, smem, full, it, consumer, 1);
   // The previous k-block's wgmma are done: its stage may be refilled.
   sm90::wgmma_wait_group<1>();
-  if (!first && lane == 0) sm90::mbarrier_arrive(&empty[(it - 1) % C::STAGES]);
+  if (!first && lane == 0) release_stage<C>(empty, (it - 1) % C::STAGES);
 }
 
 /// consume_kblock with the sums promoted (C::kPromote, ConvProblem::promote_sums): the k-block's
@@ -624,7 +675,7 @@ __device__ __forceinline__ void consume_kblock_promoted(float (&acc)[C::BN / 2],
                                                         unsigned long long* empty, int it, int consumer, int lane) {
   const int stage = issue_kblock<C, kAMnMajor, kBMnMajor>(part, smem, full, it, consumer, 0);
   sm90::wgmma_wait_group<0>();
-  if (lane == 0) sm90::mbarrier_arrive(&empty[stage]);
+  if (lane == 0) release_stage<C>(empty, stage);
 #pragma unroll
   for (int i = 0; i < C::BN / 2; ++i) {
     sm90::pin_register(part[i]);
@@ -637,7 +688,7 @@ __device__ __forceinline__ void consume_kblock_promoted(float (&acc)[C::BN / 2],
 template <class C>
 __device__ __forceinline__ void finish_tile(float (&acc)[C::BN / 2], unsigned long long* empty, int it, int lane) {
   sm90::wgmma_wait_group<0>();
-  if (lane == 0) sm90::mbarrier_arrive(&empty[(it - 1) % C::STAGES]);  // the tile's last k-block
+  if (lane == 0) release_stage<C>(empty, (it - 1) % C::STAGES);  // the tile's last k-block
 #pragma unroll
   for (int i = 0; i < C::BN / 2; ++i) sm90::pin_register(acc[i]);
 }
@@ -664,7 +715,8 @@ __device__ __forceinline__ void consume_unit(float (&acc)[C::BN / 2], unsigned c
 /// The frame of the kernels: aligns the shared memory, initializes the ring's
 /// barriers, then runs produce(smem, full, empty) in warpgroup 0 and
 /// consume(smem, full, empty, consumer) in warpgroups 1 and 2 (consumer 0, 1),
-/// registers moved from the first to the others.
+/// registers moved from the first to the others. In a cluster (ClusterM) every
+/// CTA's barriers are initialized before any CTA copies into or arrives on them.
 template <class C, class Produce, class Consume>
 __device__ __forceinline__ void warp_specialized(Produce produce, Consume consume) {
   using L = Layout<C>;
@@ -678,11 +730,14 @@ __device__ __forceinline__ void warp_specialized(Produce produce, Consume consum
       // Every producer thread, once its copies landed; with C::kTma also the TMA box's bytes (expect_tx).
       // A fully-TMA producer's one thread, with both boxes' bytes (produce_tma).
       sm90::mbarrier_init(&full[s], FullyTma<C>::value ? 1 : 128);
-      sm90::mbarrier_init(&empty[s], kConsumerWarps);
+      sm90::mbarrier_init(&empty[s], kConsumerWarps * ClusterM<C>::value);
     }
     sm90::fence_barrier_init();
   }
-  __syncthreads();
+  if constexpr (ClusterM<C>::value == 1)
+    __syncthreads();
+  else
+    sm90::cluster_sync();
 
   const int warpgroup = static_cast<int>(threadIdx.x) / 128;
   if (warpgroup == 0) {
@@ -716,7 +771,7 @@ __device__ void conv_wgmma(const ConvIgemmParams& p, const TmaMap* tma_b = nullp
         const int lane = static_cast<int>(threadIdx.x) % 32;
         T* staged = reinterpret_cast<T*>(smem + L::kStaging) + consumer * L::kStagingRows * L::kOutPitch;
         int it = 0;  // k-blocks consumed so far, over all units
-        for (int unit = blockIdx.x; unit < U::kCount; unit += gridDim.x) {
+        for (int unit = U::first_unit(); unit < U::kCount; unit += U::unit_stride()) {
           const int m0 = U::m0(unit), n0 = U::n0(unit);
           const Slice sl = slice_of<C>(U::slice(unit));
           const int begin = U::kb_begin(unit), end = U::kb_end(unit, sl);
@@ -741,6 +796,9 @@ __device__ void conv_wgmma(const ConvIgemmParams& p, const TmaMap* tma_b = nullp
         // The last tile's copies read the staging until they are done: shared memory outlives them.
         if constexpr (TmaStore<C>::value)
           if (threadIdx.x % 128 == 0) sm90::bulk_wait_group<0>();
+        // The other CTAs of the cluster still arrive on this one's `empty` barriers until their last
+        // k-block: its shared memory outlives their arrivals.
+        if constexpr (ClusterM<C>::value > 1) sm90::cluster_sync();
       });
 }
 
