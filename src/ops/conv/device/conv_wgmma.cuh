@@ -145,23 +145,43 @@ struct Layout {
   static constexpr unsigned kBarriers = kStaging + 2 * kStagingRows * kOutPitch * sizeof(typename C::T);
 };
 
+/// The order of a GEMM's kTilesM x kTilesN tiles over a persistent grid: in
+/// bands of kBandRows row tiles, a band column by column with its row tiles
+/// fastest, so that the ~132 CTAs running together cover about kBandRows x 8
+/// tiles and read each A row tile and each B column tile from L2 after the
+/// first. (Row by row, a wide B, e.g. a GEMM's 28672 columns, was streamed
+/// from device memory once per row tile; column by column, a tall A, e.g. an
+/// 8192 x 8192 GEMM's, once per pair of columns: 1.8x the DRAM traffic.)
+template <int kTilesM, int kTilesN>
+struct Bands {
+  static constexpr int kBandRows = 16;
+  /// Tile `tile`'s band's first row tile, the band's row tiles (the last band may have fewer).
+  __device__ __forceinline__ static int band_first(int tile) { return tile / (kBandRows * kTilesN) * kBandRows; }
+  __device__ __forceinline__ static int band_rows(int tile) {
+    const int left = kTilesM - band_first(tile);
+    return left < kBandRows ? left : kBandRows;
+  }
+  /// Tile `tile`'s row tile and column tile.
+  __device__ __forceinline__ static int row(int tile) {
+    return band_first(tile) + (tile - band_first(tile) * kTilesN) % band_rows(tile);
+  }
+  __device__ __forceinline__ static int column(int tile) {
+    return (tile - band_first(tile) * kTilesN) / band_rows(tile);
+  }
+};
+
 /// The units of a persistent grid (at most one CTA per SM): CTA blockIdx.x
 /// takes unit blockIdx.x, then every gridDim.x-th. A unit is (row tile of
 /// kUnitRows, column tile, split), split slowest (a cluster's unit: its CTAs'
 /// row tiles of kBM, ClusterM): with C::kSplits > 1 (split K) each of a
 /// tile's splits sums its own range of the kKBlocks k-blocks into fp32
 /// partials (the host makes every split non-empty); unsplit, a unit is a
-/// tile. Within a split, tiles go in bands of kBandRows row tiles, a band
-/// column by column with its row tiles fastest, so that the ~132 CTAs running
-/// together cover about kBandRows x 8 tiles and read each A row tile and each
-/// B column tile from L2 after the first. (Row by row, a wide B, e.g. a GEMM's
-/// 28672 columns, was streamed from device memory once per row tile.)
+/// tile. Within a split, tiles go in Bands.
 template <class C, int KBlocks, int kUnitRows = kBM>
 struct Units {
   static constexpr int kTilesN = (C::kN + C::BN - 1) / C::BN;
   static constexpr int kTilesM = (C::kM + kUnitRows - 1) / kUnitRows;
   static constexpr int kTiles = kTilesM * kTilesN;
-  static constexpr int kBandRows = 16;
   static constexpr int kCount = kTiles * C::kSplits;
   static constexpr int kKBlocks = KBlocks;
   static constexpr int kPerSplit = (kKBlocks + C::kSplits - 1) / C::kSplits;
@@ -176,19 +196,8 @@ struct Units {
     if constexpr (C::kSplits == 1) return unit;
     else return unit % kTiles;
   }
-  /// The unit's tile's first row tile of its band, the band's row tiles (the last band may have fewer),
-  /// and the tile's place in the band.
-  __device__ __forceinline__ static int band_first(int unit) { return tile(unit) / (kBandRows * kTilesN) * kBandRows; }
-  __device__ __forceinline__ static int band_rows(int unit) {
-    const int left = kTilesM - band_first(unit);
-    return left < kBandRows ? left : kBandRows;
-  }
-  __device__ __forceinline__ static int m0(int unit) {
-    return (band_first(unit) + (tile(unit) - band_first(unit) * kTilesN) % band_rows(unit)) * kUnitRows;
-  }
-  __device__ __forceinline__ static int n0(int unit) {
-    return (tile(unit) - band_first(unit) * kTilesN) / band_rows(unit) * C::BN;
-  }
+  __device__ __forceinline__ static int m0(int unit) { return Bands<kTilesM, kTilesN>::row(tile(unit)) * kUnitRows; }
+  __device__ __forceinline__ static int n0(int unit) { return Bands<kTilesM, kTilesN>::column(tile(unit)) * C::BN; }
   __device__ __forceinline__ static int kb_begin(int unit) {
     if constexpr (C::kSplits == 1) return 0;
     else return split(unit) * kPerSplit;

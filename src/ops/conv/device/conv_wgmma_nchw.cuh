@@ -41,17 +41,19 @@
 namespace boo {
 namespace wgmma_conv {
 
-/// The forward and data faces' tiles: (image, row tile, pixel tile), row
-/// tiles fastest, so the CTAs running together share one image's pixel tile
-/// (the large operand; w is small and stays in L2).
+/// The forward and data faces' tiles: (image, row tile, pixel tile), an
+/// image's in Bands, so the CTAs running together share the pixel tiles of one
+/// image (a conv's large operand; its w is small, at most a band of row tiles,
+/// and stays in L2) and, where w is a tall GEMM operand, its band's row tiles.
 template <class C>
 struct PlanarTiles {
   static constexpr int kTilesM = (C::kM + kBM - 1) / kBM;
   static constexpr int kTilesN = (C::kN + C::BN - 1) / C::BN;
   static constexpr int kCount = C::kImages * kTilesM * kTilesN;
+  using Order = Bands<kTilesM, kTilesN>;
   __device__ static int image(int tile) { return tile / (kTilesM * kTilesN); }
-  __device__ static int m0(int tile) { return tile % kTilesM * kBM; }
-  __device__ static int n0(int tile) { return tile / kTilesM % kTilesN * C::BN; }
+  __device__ static int m0(int tile) { return Order::row(tile % (kTilesM * kTilesN)) * kBM; }
+  __device__ static int n0(int tile) { return Order::column(tile % (kTilesM * kTilesN)) * C::BN; }
 };
 
 /// C for store_tile when the bias is per row (added by the caller): no column bias.
