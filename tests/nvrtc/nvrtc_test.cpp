@@ -1212,6 +1212,36 @@ TEST(NvrtcTest, HopperFullyTmaModulesCompile) {
   ::unsetenv("BOO_UNVERIFIED_KERNELS");
 }
 
+// The native path's kernels whose input lies channels-last (conv_wgmma_nchw.cuh's kBKMajor: B tiles K-major,
+// one box a k-block) with w K-major (the forward face) or M-major (the data face: two boxes an A tile): the
+// fully-TMA kernels' checks, and a stage's one arrival expects the A tile's 16 KiB and the B box. Lines: a
+// GEMM of transposed A and B (partial tiles: m, n and k not multiples of the tile), the mixed-layout forward
+// with bias and activation in fp16, a data face of two images.
+TEST(NvrtcTest, HopperNativeChannelsLastModulesCompile) {
+  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
+  ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1);
+  for (const std::string& command : {
+           std::string("gemmbfp16 --a_w 2000 --a_h 1000 --b_w 4104 --transA 1 --transB 1"),
+           std::string("convfp16 -n 3 -c 520 -H 40 -W 40 -k 264 -y 1 -x 1 -F 1 -b 1 --activation relu --in_layout NHWC"),
+           std::string("convbfp16 -n 2 -c 512 -H 64 -W 64 -k 256 -y 1 -x 1 -F 2 --out_layout NHWC"),
+       }) {
+    SCOPED_TRACE(command);
+    Result<HeuristicPlan> h = heuristic_plan(command, device);
+    ASSERT_TRUE(h.ok()) << h.status().to_string();
+    SCOPED_TRACE(h->config->text());
+    EXPECT_NE(h->config->text().find("pixels K-major (channels-last)"), std::string::npos);
+    ASSERT_EQ(h->maps.size(), 2u);
+    EXPECT_NE(h->plan.source.text.find("kBKMajor = true;"), std::string::npos);
+    Result<jit::CompiledKernel> k = jit::compile_kernel(h->plan.source, kArch, true);
+    ASSERT_TRUE(k.ok()) << k.status().to_string();
+    const FullyTmaCopies copies = expect_fully_tma_kernel(*k);
+    EXPECT_GT(copies.tiled, 0u);
+    EXPECT_EQ(copies.gathered, 0u);
+    EXPECT_EQ(copies.expected_bytes, 128u * 128 + h->maps[1].box_bytes());
+  }
+  ::unsetenv("BOO_UNVERIFIED_KERNELS");
+}
+
 // The forward kernels in clusters of two sharing the filter tile (conv_wgmma.cuh's produce_tma, Cfg
 // kClusterM; boo tune's candidate, the heuristic's with BOO_WGMMA_CLUSTER=1): without spills within the
 // launch's registers, the cluster size declared, each CTA's half of the B tile multicast (one copy a

@@ -175,6 +175,45 @@ TEST(ConvWgmmaNchwPlanTest, TakesOneDimensionTransposedConvsAndSixtyFourChannels
   expect_constants(t, {"kM = 128;", "kK = 256;", "kAMnMajor = true;"});
 }
 
+// A channels-last input of the forward or data face (x, dy) with a planar result is read where it lies,
+// K-major, by TMA (conv_wgmma_nchw.cuh's kBKMajor): the GEMM of a transposed A by a transposed B. The data
+// face's M-major w loads by TMA as two boxes an A tile. Without TMA the operands are staged, saying why.
+TEST(ConvWgmmaNchwPlanTest, ChannelsLastInputsAreReadKMajorByTma) {
+  struct Case {
+    std::string command, config;
+    std::initializer_list<const char*> constants;
+  };
+  for (const Case& c : {
+           Case{"convbfp16 -n 2 -c 512 -H 64 -W 64 -k 256 -y 1 -x 1 -F 1 --in_layout NHWC",
+                "y: face 0 as a GEMM per image, native NCHW 1x1: w K-major, pixels K-major (channels-last), filter by "
+                "TMA, x by TMA (a plain matrix): one producer thread",
+                {"kM = 256;", "kK = 512;", "kImages = 2;", "kHW = 4096;", "kAMnMajor = false;", "kBKMajor = true;"}},
+           Case{"convbfp16 -n 1 -c 512 -H 64 -W 64 -k 256 -y 1 -x 1 -F 2 --out_layout NHWC",
+                "dx: face 1 as a GEMM per image, native NCHW 1x1: w M-major, pixels K-major (channels-last), filter "
+                "by TMA, x by TMA (a plain matrix): one producer thread",
+                {"kM = 512;", "kK = 256;", "kImages = 1;", "kAMnMajor = true;", "kBKMajor = true;"}},
+       }) {
+    SCOPED_TRACE(c.command);
+    const Planned p = test::plan_of(tier(), c.command);
+    EXPECT_NE(p.config.find(c.config), std::string::npos) << p.config;
+    EXPECT_TRUE(stages_nothing(p)) << p.config;
+    ASSERT_EQ(p.launches.size(), 1u);
+    expect_constants(p, c.constants);
+    ::setenv("BOO_WGMMA_TMA", "0", 1);
+    const Planned off = test::plan_of(tier(), c.command);
+    ::unsetenv("BOO_WGMMA_TMA");
+    EXPECT_NE(off.config.find("; staged: the native NCHW path reads a channels-last input by TMA only"),
+              std::string::npos)
+        << off.config;
+    EXPECT_EQ(off.source.text.find("kBKMajor"), std::string::npos);
+  }
+  // A planar data face keeps its cp.async producer (unmeasured by TMA).
+  const Planned planar = test::plan_of(tier(), "convbfp16 -n 1 -c 512 -H 64 -W 64 -k 256 -y 1 -x 1 -F 2");
+  EXPECT_NE(planar.config.find("no TMA: the native NCHW path loads its data and weight faces with cp.async"),
+            std::string::npos)
+      << planar.config;
+}
+
 TEST(ConvWgmmaNchwPlanTest, StagesWhatTheNativePathCannotReadAndSaysWhy) {
   struct Case {
     std::string command, reason;

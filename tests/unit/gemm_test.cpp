@@ -286,19 +286,38 @@ TEST(GemmMappingTest, InPlaceFaces) {
   EXPECT_EQ(f->conv.input_layout, "NCH");
   EXPECT_EQ(f->argument("w")->view.tensor, "a");
   EXPECT_FALSE(f->x.staged || f->w.staged || f->y.staged || f->epilogue);
-  // B stored n x k, a batch, or an epilogue: none (the forward reads B^T in place, or stages).
+  // A stored k x m and B stored n x k: the data gradient of one image whose pixels are out's columns,
+  // dx = out planar, dy = B channels-last, w = A (its K x C filter read transposed).
+  std::optional<ConvMapping> t = in_place("gemmbfp16 --a_w 96 --a_h 40 --b_w 72 --transA 1 --transB 1");
+  ASSERT_TRUE(t.has_value());
+  EXPECT_TRUE(t->data_gradient());
+  EXPECT_EQ(t->conv.n, 1);
+  EXPECT_EQ(t->conv.c, 96);
+  EXPECT_EQ(t->conv.k, 40);
+  EXPECT_EQ(t->conv.input_size, (std::vector<int64_t>{72}));
+  EXPECT_EQ(t->conv.input_layout, "NCH");
+  EXPECT_EQ(t->conv.output_layout, "NHC");
+  EXPECT_EQ(t->result().view.tensor, "d");
+  EXPECT_EQ(t->argument("dy")->view.tensor, "b");
+  EXPECT_EQ(t->argument("w")->view.tensor, "a");
+  // B stored n x k alone, a batch, or an epilogue: none (the forward reads B^T in place, or stages).
   EXPECT_FALSE(in_place("gemmbfp16 --a_w 96 --a_h 40 --b_w 72 --transB 1").has_value());
   EXPECT_FALSE(in_place("gemmbfp16 --a_w 96 --a_h 40 --b_w 72 --batch_count 2").has_value());
   EXPECT_FALSE(in_place("gemmbfp16 --a_w 96 --a_h 40 --b_w 72 --bias 1").has_value());
   EXPECT_FALSE(in_place("gemmbfp16 --a_w 96 --a_h 40 --b_w 72 --alpha 2").has_value());
   // The Hopper GEMM takes them where its forward would stage: nothing copied. (-F 3, dB = A^T dD, is
   // the transA product.)
-  for (const char* t : {"", " --transA 1", " -F 3"}) {
+  for (const auto& [t, entry, how] : {std::tuple{"", "boo_wgmma_y", "native NCHW 1x1: w K-major, pixels N-major"},
+                                      {" --transA 1", "boo_wgmma_dw", "dy by TMA, x by TMA"},
+                                      {" -F 3", "boo_wgmma_dw", "dy by TMA, x by TMA"},
+                                      {" --transA 1 --transB 1", "boo_wgmma_dx",
+                                       "native NCHW 1x1: w M-major, pixels K-major (channels-last), filter by "
+                                       "TMA, x by TMA"}}) {
     ops::test::Planned p = ops::test::plan_of(ops::gemm::gemm_via_conv_wgmma(),
                                               std::string("gemmbfp16 --a_w 4096 --a_h 4096 --b_w 4096") + t);
     ASSERT_EQ(p.entries.size(), 1u) << t;
-    EXPECT_EQ(p.entries[0], *t ? "boo_wgmma_dw" : "boo_wgmma_y") << t;
-    EXPECT_NE(p.config.find(*t ? "dy by TMA, x by TMA" : "native NCHW 1x1"), std::string::npos) << p.config;
+    EXPECT_EQ(p.entries[0], entry) << t;
+    EXPECT_NE(p.config.find(how), std::string::npos) << p.config;
   }
 }
 

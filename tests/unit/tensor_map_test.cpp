@@ -254,12 +254,12 @@ TEST(TensorMapTest, PlainForwardAIsOneBoxPerKBlockWithTheFilter) {
       // GEMMs (m = --a_w rows of A, k = --a_h, n = --b_w) as 1x1 convs of m one-pixel images: A (k x m when
       // transposed, then staged m x k in the workspace) is x, {k channels, m pixels}; B, staged or not, the
       // filter {k, n}. k = 1000: the last k-block's box reads zero channels past it; m = 6000 and 2000 are
-      // not multiples of 128. (With a bias: without, the plain and transA products are read in place by
-      // other faces, gemm::map_in_place.)
+      // not multiples of 128. (With a bias: without, the plain, transA and transA-transB products are read
+      // in place by other faces, gemm::map_in_place.)
       {"gemmbfp16 --a_w 4096 --a_h 4096 --b_w 4096 --bias 1", 4096, 4096, 8192, 4096, false, true},
       {"gemmbfp16 --a_w 4096 --a_h 4096 --b_w 4096 --transA 1 --bias 1", 4096, 4096, 8192, 4096, true, true},
       {"gemmbfp16 --a_w 6000 --a_h 1000 --b_w 2048 --transB 1", 1000, 6000, 2000, 2048, false, true},
-      {"gemmbfp16 --a_w 2000 --a_h 2048 --b_w 8192 --transA 1 --transB 1", 2048, 2000, 4096, 8192, true, true},
+      {"gemmbfp16 --a_w 2000 --a_h 2048 --b_w 8192 --transA 1 --transB 1 --bias 1", 2048, 2000, 4096, 8192, true, true},
       {"gemmbfp16 --a_w 1024 --a_h 8192 --b_w 512 --alpha 0.5", 8192, 1024, 16384, 512, false, true},
       // The gradient dA = dD B^T (x = dD, m x n as it is). (dB = A^T dD is the weight face's, in place.)
       {"gemmbfp16 --a_w 4096 --a_h 2048 --b_w 1024 -F 2", 1024, 4096, 2048, 2048, false, true},

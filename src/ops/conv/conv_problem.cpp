@@ -34,6 +34,13 @@ bool planar_pixels(const Strides5& strides, const Dims3& size) {
   return strides[4] == 1 && pixels_contiguous(strides, size);
 }
 
+long long uniform_stride(const Strides5& s, long long batch, const Dims3& size) {
+  const long long step = size[2] > 1 ? s[4] : size[1] > 1 ? s[3] : s[0];
+  const bool uniform = (size[2] == 1 || s[4] == step) && (size[1] == 1 || s[3] == size[2] * step) &&
+                       (batch == 1 || s[0] == size[1] * size[2] * step);
+  return uniform ? step : 0;
+}
+
 bool Relation::pointwise() const {
   bool pointwise = a_size == b_size;
   for (int i = 0; i < 3; ++i) pointwise &= f_size[i] == 1 && stride[i] == 1 && pad[i] == 0;

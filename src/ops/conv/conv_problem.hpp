@@ -60,6 +60,12 @@ bool pixels_contiguous(const Strides5& strides, const Dims3& size);
 /// 1x1 images (x stride C) is not one: the channels-last tiers run it faster.
 bool planar_pixels(const Strides5& strides, const Dims3& size);
 
+/// The elements between consecutive pixels of a tensor with strides `s` (n,
+/// c, d, h, w) where its batch x H x W pixels (`size`: d, h, w) are evenly
+/// spaced in memory (a dim of extent 1 is never stepped), else 0: a plain
+/// matrix of pixel rows for a TMA map.
+long long uniform_stride(const Strides5& s, long long batch, const Dims3& size);
+
 /// The A pixels and filter taps one data-face GEMM covers: all of them, or one
 /// stride phase (pixels i = i0 + stride*t whose contributing taps are exactly
 /// r = t0 + stride*j), which strided backward-data is split into so that no

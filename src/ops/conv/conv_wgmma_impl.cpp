@@ -152,6 +152,8 @@ std::string slice_constants(const Relation& data, const Run& run) {
   return out;
 }
 
+bool tma_loads_enabled();
+
 Result<Run> run_of(const ConvProblem& problem) {
   const Relation& r = problem.relation;
   Run run;
@@ -160,7 +162,9 @@ Result<Run> run_of(const ConvProblem& problem) {
   if (r.groups == 1 && planar_pointwise(r) && problem.conv().residual) {
     run.staged_why = "the native NCHW path has no residual epilogue (--residual 1)";
   } else if (r.groups == 1 && planar_pointwise(r)) {
-    const Status native = native_nchw_pointwise(problem);
+    Status native = native_nchw_pointwise(problem);
+    if (native.ok() && native_in_channels_last(native_relation(problem)) && !tma_loads_enabled())
+      native = unimplemented("the native NCHW path reads a channels-last input by TMA only (BOO_WGMMA_TMA=0)");
     if (native.ok()) {
       run.native = true;
       run.rel = native_relation(problem);
@@ -302,7 +306,7 @@ struct WgmmaConfig final : Config {
     } else if (run.native) {
       record += " as a GEMM per image, native NCHW 1x1: w ";
       record += run.rel.w_strides[1] != 1 ? "M-major" : "K-major";
-      record += ", pixels N-major";
+      record += native_in_channels_last(run.rel) ? ", pixels K-major (channels-last)" : ", pixels N-major";
     } else if (run.weight()) {
       record += " as weight gradient, M/N-major tiles, splits ";
       record += std::to_string(splits);
@@ -520,6 +524,8 @@ bool tma_stores_enabled() {
 std::string tma_blocker(const Run& run) {
   const Relation& r = run.rel;
   if (run.native) {
+    // A channels-last input by TMA only (its pixels evenly spaced: native_nchw_pointwise's rule).
+    if (native_in_channels_last(r)) return "";
     // The forward face's w (K-major) and x by TMA (produce_planar_tma): x as a 2-D map of channel rows
     // by pixels, so a k-block's 64 rows may not run into the next image's.
     if (run.task.face != kForwardFace) return "the native NCHW path loads its data and weight faces with cp.async";
@@ -542,16 +548,6 @@ std::string tma_blocker(const Run& run) {
   const bool dense = (r.f_size[2] == 1 || w[4] == r.ag()) && (r.f_size[1] == 1 || w[3] == r.f_size[2] * r.ag()) &&
                      w[0] >= row;
   return dense ? "" : "the filter's (tap, channel) columns are not one run of memory per output channel";
-}
-
-// The elements between consecutive pixels of a tensor with strides `s` (n, c, d, h, w) where its
-// batch x H x W pixels (`size`: d, h, w) are evenly spaced in memory (a dim of extent 1 is never
-// stepped), else 0.
-long long uniform_stride(const Strides5& s, long long batch, const Dims3& size) {
-  const long long step = size[2] > 1 ? s[4] : size[1] > 1 ? s[3] : s[0];
-  const bool uniform = (size[2] == 1 || s[4] == step) && (size[1] == 1 || s[3] == size[2] * step) &&
-                       (batch == 1 || s[0] == size[1] * size[2] * step);
-  return uniform ? step : 0;
 }
 
 // The forward face's A (x) pixels' uniform_stride.
@@ -679,15 +675,21 @@ TensorMapSlot tma_slot(const Run& run, int rows, DType dtype, TensorBinding tens
   return matrix_slot(tensor, dtype, r.taps() * r.ag(), r.cb, r.w_strides[0], kBlockK, static_cast<uint32_t>(rows));
 }
 
-// The native NCHW forward's maps (produce_planar_tma): w as {K reduced channels, M output channels},
-// rows WK apart, box {64, 128} (an A tile); x as {pixels, images x K channel rows}, rows XC apart (images
-// dense: tma_blocker), box {64, 64} (one of a B tile's atom columns).
+// The native path's maps (produce_planar_tma): w K-major as {K reduced channels, M output channels},
+// rows WK apart, box {64, 128} (an A tile), or M-major (the data face's view) as {M, K}, rows WC apart,
+// box {64, 64} (one of an A tile's two atom columns); x planar as {pixels, images x K channel rows}, rows
+// XC apart (images dense: tma_blocker), box {64, 64} (one of a B tile's atom columns), or channels-last
+// as {K channels, images x pixels}, pixels evenly spaced, box {64, BN} (a B tile).
 TensorMapSlot native_w_slot(const Run& run, DType dtype, TensorBinding tensor) {
   const Relation& r = run.rel;
+  if (r.w_strides[1] != 1) return matrix_slot(tensor, dtype, r.cb, r.ca, r.w_strides[1], 64, 64);
   return matrix_slot(tensor, dtype, r.ca, r.cb, r.w_strides[0], kBlockK, kTileRows);
 }
-TensorMapSlot native_x_slot(const Run& run, DType dtype, TensorBinding tensor) {
+TensorMapSlot native_x_slot(const Run& run, int bn, DType dtype, TensorBinding tensor) {
   const Relation& r = run.rel;
+  if (native_in_channels_last(r))
+    return matrix_slot(tensor, dtype, r.ca, r.batch * r.pix_a(), uniform_stride(r.a_strides, r.batch, r.a_size),
+                       kBlockK, static_cast<uint32_t>(bn));
   return matrix_slot(tensor, dtype, r.pix_a(), r.batch * r.ca, r.a_strides[1], kBlockK, kBlockK);
 }
 
@@ -919,8 +921,8 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       c.tma_x_off = "boo tune's candidate";
       out.insert(out.begin() + 1, c);
     }
-    // The native forward's cp.async producer (produce_planar) second.
-    if (!out.empty() && chosen.run.native && chosen.tma) {
+    // The native forward's cp.async producer (produce_planar) second (a channels-last input loads by TMA only).
+    if (!out.empty() && chosen.run.native && chosen.tma && !native_in_channels_last(chosen.run.rel)) {
       WgmmaConfig c = out.front();
       c.tma = c.tma_x = false;
       c.tma_off = "boo tune's candidate";
@@ -1095,7 +1097,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
         BOO_ASSIGN_OR_RETURN(TensorBinding x, bind(run.a, run.a_copy, false));
         step.map(run.weight() ? params.tma_b : params.tma_a,
                  config.im2col ? im2col_slot(run, sig.dtype, x, run.weight() ? kBlockK : kTileRows)
-                 : run.native  ? native_x_slot(run, sig.dtype, x)
+                 : run.native  ? native_x_slot(run, config.bn, sig.dtype, x)
                                : plain_a_slot(run, sig.dtype, x));
       }
       return ok_status();

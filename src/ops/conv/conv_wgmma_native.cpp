@@ -1,6 +1,7 @@
 // boo: gpu:conv:wgmma_sm90's native path for planar pointwise convs (see the header).
 #include "ops/conv/conv_wgmma_native.hpp"
 
+#include <tuple>
 #include <utility>
 
 #include "ops/conv/conv_staging.hpp"
@@ -12,6 +13,16 @@ namespace {
 Status decline(const std::string& why) { return unimplemented("the native NCHW 1x1 path takes " + why); }
 
 }  // namespace
+
+bool channels_last_pixels(const Strides5& s, long long batch, const Dims3& size, long long channels) {
+  const long long step = uniform_stride(s, batch, size);
+  return (s[1] == 1 || channels == 1) && step != 0 && step % 8 == 0 && step >= channels;
+}
+
+bool native_in_channels_last(const Relation& native) {
+  return !planar_pixels(native.a_strides, native.a_size) &&
+         channels_last_pixels(native.a_strides, native.batch, native.a_size, native.ca);
+}
 
 bool planar_pointwise(const Relation& r) {
   return r.pointwise() && (!channels_contiguous(r.a_strides, r.ca) || !channels_contiguous(r.b_strides, r.cb));
@@ -25,11 +36,18 @@ Status native_nchw_pointwise(const ConvProblem& problem) {
   if (r.pix_a() % 8 != 0)
     return decline("pixels per image that are a multiple of 8 (16-byte vectors) only, not " + std::to_string(r.pix_a()));
   if (problem.tasks.size() != 1) return decline("one face at a time (forward, data or weight)");
-  // The signature tensors playing A and B (named in the reasons).
+  // The signature tensors playing A and B (named in the reasons); the one the forward and data faces
+  // read (x, dy) may lie channels-last instead, read K-major by TMA (a GEMM's B stored n x k).
   const FaceTask& t = problem.tasks[0];
-  for (const auto& [name, s] : {std::pair<std::string, Strides5>{t.a, r.a_strides}, {t.b, r.b_strides}}) {
+  const bool reads_b = t.face == kDataFace;  // the GEMM's `in`: x forward, dy for the data face
+  for (const auto& [name, s, in, channels] :
+       {std::tuple<std::string, Strides5, bool, long long>{t.a, r.a_strides, t.face == kForwardFace, r.ca},
+        {t.b, r.b_strides, reads_b, r.cb}}) {
+    if (in && !planar_pixels(s, r.a_size) && channels_last_pixels(s, r.batch, r.a_size, channels)) continue;
     if (!planar_pixels(s, r.a_size))
-      return decline("activations whose pixels are contiguous (NCHW, NCDHW) only, not " + name + "'s");
+      return decline("activations whose pixels are contiguous (NCHW, NCDHW) only, not " + name + "'s (or an "
+                     "input of the forward or data face channels-last, its pixels evenly spaced 16-byte aligned "
+                     "rows)");
     if (s[1] % 8 != 0 || (r.batch > 1 && s[0] % 8 != 0))
       return decline("activations whose channel and image strides are multiples of 8 elements (16-byte aligned "
                      "vectors) only, not " + name + "'s " + std::to_string(s[1]) + " and " + std::to_string(s[0]));
@@ -66,6 +84,8 @@ std::string native_constants(const Relation& r) {
   // Channel strides of the relation's A (p.a), B and W (w(m, k) at m * WK + k * WC).
   out += constant("XC", r.a_strides[1]) + constant("YC", r.b_strides[1]) + constant("WC", r.w_strides[1]);
   out += "  static constexpr bool kAMnMajor = " + std::string(r.w_strides[1] != 1 ? "true" : "false") + ";\n";
+  // (Only where set: conv_wgmma_nchw.cuh's BKMajor reads its absence as false.)
+  if (native_in_channels_last(r)) out += "  static constexpr bool kBKMajor = true;\n";
   return out;
 }
 

@@ -11,6 +11,17 @@
 
 namespace boo::ops::conv {
 
+/// Whether a tensor of strides `s` (n, c, d, h, w) lies channels-last as a
+/// plain matrix of pixel rows: its `channels` contiguous, its batch x `size`
+/// pixels evenly spaced, rows 16-byte aligned and apart at least a row.
+bool channels_last_pixels(const Strides5& s, long long batch, const Dims3& size, long long channels);
+
+/// Whether the native GEMM's `in` (relation `native`'s A: the forward face's
+/// x, the data face's dy) lies channels-last: read K-major by TMA
+/// (conv_wgmma_nchw.cuh's kBKMajor), the GEMM of a transposed A by a
+/// transposed B.
+bool native_in_channels_last(const Relation& native);
+
 /// Whether the relation is pointwise (1x1, stride 1, no padding) with an
 /// activation whose channels are not contiguous (NCHW, NCDHW): the convs the
 /// native path is meant for.
@@ -19,7 +30,8 @@ bool planar_pointwise(const Relation& r);
 /// OK where the native path runs the problem's one task (a planar_pointwise
 /// relation); otherwise UNIMPLEMENTED with what it lacks (the tier then
 /// stages the operands): both activations planar (each channel's pixels
-/// contiguous, channel and image strides multiples of 8 elements), the pixels
+/// contiguous, channel and image strides multiples of 8 elements; the forward
+/// and data faces' input may be channels_last_pixels instead), the pixels
 /// a multiple of 8 (16-byte vectors along them), the filter's input channels
 /// contiguous and a multiple of 8, not a GEMM epilogue's fp32 result.
 Status native_nchw_pointwise(const ConvProblem& problem);
@@ -30,7 +42,8 @@ Status native_nchw_pointwise(const ConvProblem& problem);
 Relation native_relation(const ConvProblem& problem);
 
 /// conv_wgmma_nchw.cuh's Cfg members beyond the tier's: kImages, kHW, kK,
-/// XC, YC, WC and kAMnMajor (w's rows contiguous along M: the data face).
+/// XC, YC, WC and kAMnMajor (w's rows contiguous along M: the data face), and
+/// kBKMajor where `in` lies channels-last.
 std::string native_constants(const Relation& r);
 
 }  // namespace boo::ops::conv

@@ -135,13 +135,27 @@ std::optional<ConvMapping> map_in_place(const GemmDesc& d) {
     const Strides3 s = row_major ? Strides3{0, cols, 1} : Strides3{0, 1, rows};
     return same_view(v.strides, s, {1, rows, cols});
   };
-  if (!dense(d.b, d.k, d.n, true) || !dense(d.out, d.m, d.n, true)) return std::nullopt;
-  const bool a_transposed = dense(d.a, d.m, d.k, false);
+  if (!dense(d.out, d.m, d.n, true)) return std::nullopt;
+  const bool a_transposed = dense(d.a, d.m, d.k, false), b_transposed = dense(d.b, d.k, d.n, false);
   if (!a_transposed && !dense(d.a, d.m, d.k, true)) return std::nullopt;
+  if (!b_transposed && !dense(d.b, d.k, d.n, true)) return std::nullopt;
   ConvMapping c;
   ConvSignature& conv = c.conv;
   conv = pointwise_1d(d);
   conv.filter_layout = "NCH";  // KCRS: w[output channel, input channel]
+  if (a_transposed && b_transposed) {
+    // dx[m, n] = sum over k channels of w[k, m] * dy[n, k]: dx (out) planar, dy (B stored n x k)
+    // channels-last, w (A stored k x m) the filter read transposed.
+    conv.directions = kConvBackwardData;
+    conv.n = 1, conv.c = d.m, conv.input_size = {d.n}, conv.k = d.k;
+    conv.input_layout = "NCH";
+    conv.output_layout = "NHC";
+    c.x = {d.out, d.m, d.n};
+    c.w = {d.a, d.m, d.k};
+    c.y = {d.b, d.k, d.n};
+    return c;
+  }
+  if (b_transposed) return std::nullopt;  // the forward face reads it in place
   if (a_transposed) {  // dw[m, n] = sum over k pixels of dy[p, m] * x[p, n]
     conv.directions = kConvBackwardWeight;
     conv.n = d.k, conv.c = d.n, conv.input_size = {1}, conv.k = d.m;

@@ -34,11 +34,12 @@ struct ConvMapping {
     MatrixView staged_view;  ///< the buffer's view (tensor name empty), when staged
     size_t offset = 0;       ///< the buffer's byte offset in the workspace
   };
-  ConvSignature conv;     ///< 1-D, 1x1, forward (or, map_in_place, weight gradient); bias and activation when fused
+  ConvSignature conv;     ///< 1-D, 1x1, forward (or, map_in_place, weight or data gradient); bias and activation when fused
   bool grouped = false;   ///< B batched: one group per batch entry
   /// The operands by the conv tensor whose shape each takes: x, w and y of the
-  /// forward, x, dw and dy of the weight gradient. y is never staged with the
-  /// epilogue kernel, which writes out itself.
+  /// forward, x, dw and dy of the weight gradient, dx, w and dy of the data
+  /// gradient. y is never staged with the epilogue kernel, which writes out
+  /// itself.
   Operand x, w, y;
   bool epilogue = false;  ///< the GEMM's epilogue runs after the conv (gemm_copy.cuh) on its fp32 sums
   /// With the epilogue: the [batch, m, n] view of the conv's fp32 sums, the
@@ -48,8 +49,11 @@ struct ConvMapping {
   /// Whether the conv is the weight gradient (map_in_place): it reads x and
   /// dy (the operand y) and writes dw (the operand w).
   bool weight_gradient() const { return conv.directions == kConvBackwardWeight; }
+  /// Whether the conv is the data gradient (map_in_place): it reads w and dy
+  /// (the operand y) and writes dx (the operand x).
+  bool data_gradient() const { return conv.directions == kConvBackwardData; }
   /// The operand the conv writes.
-  const Operand& result() const { return weight_gradient() ? w : y; }
+  const Operand& result() const { return weight_gradient() ? w : data_gradient() ? x : y; }
   /// The operand bound to the conv's argument `name` (x, w or dy); nullptr for its bias.
   const Operand* argument(const std::string& name) const {
     if (name == "x") return &x;

@@ -15,6 +15,8 @@
 //         face's KCRS filter), M-major where WK = 1 (the data face's
 //         transposed view of it; C::kAMnMajor);
 //       B = in[n][k][hw] (p.a): N-major, each K row kHW contiguous pixels;
+//         or, with C::kBKMajor (in channels-last: a GEMM's B stored n x k),
+//         K-major, each pixel's kK channels contiguous, pixels XP apart;
 //       D = out[n][m][hw] (p.out) row-major: 16-byte vectors along the pixels.
 //   weight face (conv_wgmma_nchw_weight):
 //     dw[m][c] = sum_{n, hw} dy[n][m][hw] * x[n][c][hw]
@@ -56,6 +58,17 @@ struct PlanarTiles {
   __device__ static int n0(int tile) { return Order::column(tile % (kTilesM * kTilesN)) * C::BN; }
 };
 
+/// Whether the Cfg's `in` lies channels-last (C::kBKMajor, emitted only where
+/// set, as kTmaX): B tiles K-major, loaded by TMA only (produce_planar_tma).
+template <class C, class = void>
+struct BKMajor {
+  static constexpr bool value = false;
+};
+template <class C>
+struct BKMajor<C, decltype(void(C::kBKMajor))> {
+  static constexpr bool value = C::kBKMajor;
+};
+
 /// C for store_tile when the bias is per row (added by the caller): no column bias.
 template <class C>
 struct RowBias : C {
@@ -74,6 +87,7 @@ __device__ void produce_planar(const ConvIgemmParams& p, unsigned char* smem, un
                                unsigned long long* empty) {
   using T = typename C::T;
   using L = Layout<C>;
+  static_assert(!BKMajor<C>::value, "a channels-last `in` loads by TMA (produce_planar_tma)");
   constexpr int kKBlocks = (C::kK + kBK - 1) / kBK;
   const int chunk = threadIdx.x % 8, row0 = threadIdx.x / 8;
   const T* w = reinterpret_cast<const T*>(p.w);
@@ -126,17 +140,22 @@ __device__ void produce_planar(const ConvIgemmParams& p, unsigned char* smem, un
   finish_copies();
 }
 
-/// produce_planar by TMA (FullyTma: the forward face, w K-major), one thread issuing a k-block's boxes:
-/// the A tile as one box {64 reduced channels, 128 output channels} of `tma_w` (w as {K, M}, rows WK apart),
-/// the B tile as BN / 64 boxes {64 pixels, 64 channel rows} of `tma_x`, one per atom column (x as
-/// {kHW pixels, kImages x kK channel rows}, rows XC apart: the host maps it so only where a k-block's
-/// rows stay in one image, one image or kK a multiple of 64). Rows, channels and pixels past the
-/// tensors are the copy engine's zeros; a stage expects its boxes' whole bytes.
+/// produce_planar by TMA (FullyTma), one thread issuing a k-block's boxes:
+///   the A tile, w K-major: one box {64 reduced channels, 128 output channels} of `tma_w` (w as {K, M},
+///     rows WK apart); M-major (kAMnMajor, the data face's transposed view): two boxes {64 output
+///     channels, 64 reduced channels}, one per atom column (w as {M, K}, rows WC apart);
+///   the B tile, in planar: BN / 64 boxes {64 pixels, 64 channel rows} of `tma_x`, one per atom column
+///     (x as {kHW pixels, kImages x kK channel rows}, rows XC apart: the host maps it so only where a
+///     k-block's rows stay in one image, one image or kK a multiple of 64); in channels-last
+///     (BKMajor): one box {64 channels, BN pixels} (x as {kK channels, kImages x kHW pixels}, evenly
+///     spaced: the host's rule).
+/// Rows, channels and pixels past the tensors are the copy engine's zeros; a stage expects its boxes'
+/// whole bytes.
 template <class C>
 __device__ void produce_planar_tma(const TmaMap* tma_w, const TmaMap* tma_x, unsigned char* smem,
                                    unsigned long long* full, unsigned long long* empty) {
   using L = Layout<C>;
-  static_assert(!C::kAMnMajor && C::BN % 64 == 0, "K-major A, B tiles of whole atom columns");
+  static_assert(C::BN % 64 == 0, "B tiles of whole atom columns");
   constexpr int kKBlocks = (C::kK + kBK - 1) / kBK;
   if (threadIdx.x != 0) return;
   sm90::prefetch_tensor_map(tma_w);
@@ -144,7 +163,6 @@ __device__ void produce_planar_tma(const TmaMap* tma_w, const TmaMap* tma_x, uns
   int it = 0;  // k-blocks issued so far, over all tiles
   for (int tile = blockIdx.x; tile < PlanarTiles<C>::kCount; tile += gridDim.x) {
     const int m0 = PlanarTiles<C>::m0(tile), n0 = PlanarTiles<C>::n0(tile);
-    const int row0 = PlanarTiles<C>::image(tile) * C::kK;  // the image's first channel row of x's map
     for (int kb = 0; kb < kKBlocks; ++kb, ++it) {
       const int stage = it % C::STAGES;
       // Wait until both consumers released what the stage held STAGES k-blocks ago.
@@ -152,16 +170,27 @@ __device__ void produce_planar_tma(const TmaMap* tma_w, const TmaMap* tma_x, uns
       const unsigned a_tile = sm90::shared_address(smem) + stage * L::kTileA;
       const unsigned b_tile = sm90::shared_address(smem) + L::kB + stage * L::kTileB;
       sm90::mbarrier_arrive_expect_tx(&full[stage], L::kTileA + L::kTileB);
-      sm90::tma_load_2d(a_tile, tma_w, kb * kBK, m0, &full[stage]);
+      if constexpr (C::kAMnMajor) {
 #pragma unroll
-      for (int j = 0; j < C::BN / 64; ++j)
-        sm90::tma_load_2d(b_tile + j * L::kAtomColumn, tma_x, n0 + 64 * j, row0 + kb * kBK, &full[stage]);
+        for (int j = 0; j < kBM / 64; ++j)
+          sm90::tma_load_2d(a_tile + j * L::kAtomColumn, tma_w, m0 + 64 * j, kb * kBK, &full[stage]);
+      } else {
+        sm90::tma_load_2d(a_tile, tma_w, kb * kBK, m0, &full[stage]);
+      }
+      if constexpr (BKMajor<C>::value) {
+        sm90::tma_load_2d(b_tile, tma_x, kb * kBK, PlanarTiles<C>::image(tile) * C::kHW + n0, &full[stage]);
+      } else {
+        const int row0 = PlanarTiles<C>::image(tile) * C::kK;  // the image's first channel row of x's map
+#pragma unroll
+        for (int j = 0; j < C::BN / 64; ++j)
+          sm90::tma_load_2d(b_tile + j * L::kAtomColumn, tma_x, n0 + 64 * j, row0 + kb * kBK, &full[stage]);
+      }
     }
   }
 }
 
 /// The forward and data faces' kernel body. Grid: at most one CTA per SM, each taking the tiles of PlanarTiles<C>.
-/// `tma_w`, `tma_x`: with FullyTma<C> (the forward face by TMA), w's and x's maps (produce_planar_tma), else unused.
+/// `tma_w`, `tma_x`: with FullyTma<C>, w's and x's maps (produce_planar_tma), else unused.
 template <class C>
 __device__ void conv_wgmma_nchw(const ConvIgemmParams& p, const TmaMap* tma_w = nullptr, const TmaMap* tma_x = nullptr) {
   using T = typename C::T;
@@ -185,7 +214,7 @@ __device__ void conv_wgmma_nchw(const ConvIgemmParams& p, const TmaMap* tma_w = 
 #pragma unroll
           for (int i = 0; i < C::BN / 2; ++i) acc[i] = 0.f;
           for (int kb = 0; kb < kKBlocks; ++kb, ++it)
-            consume_kblock<C, C::kAMnMajor, true>(acc, smem, full, empty, it, consumer, lane, kb == 0);
+            consume_kblock<C, C::kAMnMajor, !BKMajor<C>::value>(acc, smem, full, empty, it, consumer, lane, kb == 0);
           finish_tile<C>(acc, empty, it, lane);
           if constexpr (C::kBias) {
             // The bias of each of this thread's two rows (Wgmma's layout: rows 16 warp + lane / 4 + 8 half).
