@@ -136,6 +136,18 @@ __device__ __forceinline__ void warp_partial_sums(const GroupNormParams& p, long
   long long f = lane % fast, q = lane / fast;
   a = 0;
   b = 0;
+  if (slow * fast <= 32) {
+    // At most one item a lane (a planar group of up to 32 channels, one partial each): one load, the
+    // same sum (the batch's first add into zeros), without the batch's seven idle loads.
+    if (q < slow) {
+      const long long c = c0 + (kChannelsLast ? f : q), k = kChannelsLast ? q : f;
+      const Sum2 s = partial<kChannelsLast>(p, n, c, k);
+      const double w = static_cast<double>(static_cast<float>(scale(c)));
+      a = w * static_cast<double>(s.a);
+      b = w * static_cast<double>(s.b);
+    }
+    q = slow;  // (skips the batched loop)
+  }
   while (q < slow) {
     Sum2 s[kBatch];      // [item of the batch]
     float w[kBatch];     // [item of the batch]: its channel's scale
