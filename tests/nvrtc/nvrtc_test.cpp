@@ -1114,6 +1114,28 @@ Result<HeuristicPlan> heuristic_plan(const std::string& command, const DeviceInf
   return out;
 }
 
+// The transaction bytes the PTX's first arrival with expect_tx announces (0 where not a constant).
+unsigned long long expected_tx_bytes(const std::string& ptx) {
+  std::smatch expect, bytes;
+  if (std::regex_search(ptx, expect,
+                        std::regex(R"(mbarrier\.arrive\.expect_tx\.release\.cta\.shared::cta\.b64 _, \[%r\d+\], (%r\d+);)")) &&
+      std::regex_search(ptx, bytes, std::regex("mov\\.u32\\s+" + expect[1].str() + ", (\\d+);")))
+    return std::stoull(bytes[1].str());
+  return 0;
+}
+
+// The arrival counts the PTX's mbarriers are initialized to (those set from constants).
+std::set<std::string> barrier_init_counts(const std::string& ptx) {
+  std::set<std::string> counts;
+  const std::regex init(R"(mbarrier\.init\.shared::cta\.b64 \[%r\d+\], (%r\d+);)");
+  for (auto it = std::sregex_iterator(ptx.begin(), ptx.end(), init); it != std::sregex_iterator(); ++it) {
+    std::smatch value;
+    if (std::regex_search(ptx, value, std::regex("mov\\.u32\\s+" + (*it)[1].str() + ", (\\d+);")))
+      counts.insert(value[1].str());
+  }
+  return counts;
+}
+
 // What a fully-TMA kernel's PTX copies (expect_fully_tma_kernel): TMA copies of tiled and of im2col maps,
 // arrivals with expect_tx, and the bytes the first of them expects (0 where not a constant).
 struct FullyTmaCopies {
@@ -1150,19 +1172,8 @@ FullyTmaCopies expect_fully_tma_kernel(const jit::CompiledKernel& k) {
   copies.tiled = count("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes");
   copies.gathered = count("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes");
   copies.arrivals = count("mbarrier.arrive.expect_tx");
-  std::smatch expect, bytes;
-  if (std::regex_search(ptx, expect,
-                        std::regex(R"(mbarrier\.arrive\.expect_tx\.release\.cta\.shared::cta\.b64 _, \[%r\d+\], (%r\d+);)")) &&
-      std::regex_search(ptx, bytes, std::regex("mov\\.u32\\s+" + expect[1].str() + ", (\\d+);")))
-    copies.expected_bytes = std::stoull(bytes[1].str());
-  std::set<std::string> counts;
-  const std::regex init(R"(mbarrier\.init\.shared::cta\.b64 \[%r\d+\], (%r\d+);)");
-  for (auto it = std::sregex_iterator(ptx.begin(), ptx.end(), init); it != std::sregex_iterator(); ++it) {
-    std::smatch value;
-    if (std::regex_search(ptx, value, std::regex("mov\\.u32\\s+" + (*it)[1].str() + ", (\\d+);")))
-      counts.insert(value[1].str());
-  }
-  EXPECT_EQ(counts, (std::set<std::string>{"1", "8"}));
+  copies.expected_bytes = expected_tx_bytes(ptx);
+  EXPECT_EQ(barrier_init_counts(ptx), (std::set<std::string>{"1", "8"}));
   return copies;
 }
 
@@ -1176,7 +1187,7 @@ TEST(NvrtcTest, HopperFullyTmaModulesCompile) {
            "convfp16 -n 7 -c 72 -H 30 -W 30 -k 256 -y 1 -x 1 -F 1 -b 1 --activation relu" + nhwc,
            std::string("convbfp16 --spatial_dim 1 -n 8 -c 512 -H 1000 -k 256 -y 1 -F 1 --in_layout NHC "
                        "--fil_layout NHC --out_layout NHC"),
-           std::string("gemmbfp16 --a_w 2000 --a_h 2048 --b_w 8192 --transA 1 --transB 1"),
+           std::string("gemmbfp16 --a_w 2000 --a_h 2048 --b_w 8192 --transA 1 --transB 1 --bias 1"),
            std::string("gemmbfp16 --a_w 1024 --a_h 8192 --b_w 512 --alpha 0.5"),
            std::string("gemmbfp16 --a_w 4096 --a_h 2048 --b_w 1024 -F 2"),
            "convbfp16 -n 128 -c 256 -H 14 -W 14 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1" + nhwc,
@@ -1287,20 +1298,8 @@ TEST(NvrtcTest, HopperClusterModulesCompile) {
     EXPECT_GT(count("mapa.shared::cluster"), 0u);
     EXPECT_EQ(count("mbarrier.arrive.shared::cluster.b64"), count("mapa.shared::cluster"));
     // The B map's box is half the tile; a stage's one arrival expects A's box and both halves.
-    const unsigned long long half = h->maps[0].box_bytes(), a = 128ull * 128;
-    std::smatch expect, bytes;
-    ASSERT_TRUE(std::regex_search(
-        ptx, expect, std::regex(R"(mbarrier\.arrive\.expect_tx\.release\.cta\.shared::cta\.b64 _, \[%r\d+\], (%r\d+);)")));
-    ASSERT_TRUE(std::regex_search(ptx, bytes, std::regex("mov\\.u32\\s+" + expect[1].str() + ", (\\d+);")));
-    EXPECT_EQ(std::stoull(bytes[1].str()), a + 2 * half);
-    std::set<std::string> counts;
-    const std::regex init(R"(mbarrier\.init\.shared::cta\.b64 \[%r\d+\], (%r\d+);)");
-    for (auto it = std::sregex_iterator(ptx.begin(), ptx.end(), init); it != std::sregex_iterator(); ++it) {
-      std::smatch value;
-      if (std::regex_search(ptx, value, std::regex("mov\\.u32\\s+" + (*it)[1].str() + ", (\\d+);")))
-        counts.insert(value[1].str());
-    }
-    EXPECT_EQ(counts, (std::set<std::string>{"1", "16"}));
+    EXPECT_EQ(expected_tx_bytes(ptx), 128ull * 128 + 2 * h->maps[0].box_bytes());
+    EXPECT_EQ(barrier_init_counts(ptx), (std::set<std::string>{"1", "16"}));
   }
   ::unsetenv("BOO_WGMMA_CLUSTER");
   ::unsetenv("BOO_UNVERIFIED_KERNELS");
