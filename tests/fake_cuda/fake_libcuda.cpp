@@ -92,6 +92,15 @@ CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsig
   if (threads > 0 && gx * gy * gz > 132u * (2048u / threads)) return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
   return cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, s, params, nullptr);
 }
+CUresult cuOccupancyMaxActiveClusters(int* clusters, CUfunction f, const CUlaunchConfig* config) {
+  // The 132 SMs of an H100 at one block each, in clusters of the config's size (1 without the attribute).
+  if (!clusters || !f || !config) return CUDA_ERROR_INVALID_VALUE;
+  unsigned size = 1;
+  for (unsigned i = 0; i < config->numAttrs; ++i)
+    if (config->attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) size = config->attrs[i].value.clusterDim.x;
+  *clusters = static_cast<int>(132 / (size ? size : 1));
+  return ok();
+}
 CUresult cuStreamCreate(CUstream* s, unsigned) { *s = reinterpret_cast<CUstream>(&token); return ok(); }
 CUresult cuStreamDestroy_v2(CUstream) { return ok(); }
 CUresult cuStreamSynchronize(CUstream) { return ok(); }
