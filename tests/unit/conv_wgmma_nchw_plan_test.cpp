@@ -199,9 +199,10 @@ TEST(ConvWgmmaNchwPlanTest, ChannelsLastInputsAreReadKMajorByTma) {
     EXPECT_TRUE(stages_nothing(p)) << p.config;
     ASSERT_EQ(p.launches.size(), 1u);
     expect_constants(p, c.constants);
-    ::setenv("BOO_WGMMA_TMA", "0", 1);
-    const Planned off = test::plan_of(tier(), c.command);
-    ::unsetenv("BOO_WGMMA_TMA");
+    const Planned off = [&] {
+      const test::ScopedEnv no_tma("BOO_WGMMA_TMA", "0");
+      return test::plan_of(tier(), c.command);
+    }();
     EXPECT_NE(off.config.find("; staged: the native NCHW path reads a channels-last input by TMA only"),
               std::string::npos)
         << off.config;

@@ -20,14 +20,23 @@
 
 namespace boo::ops::test {
 
+/// Environment variable `name` set to `value` while it lives (unset after):
+/// the planner's switches (BOO_WGMMA_TMA, ...) for one scope of a test.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) { ::setenv(name, value, 1); }
+  ~ScopedEnv() { ::unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+};
+
 /// BOO_UNVERIFIED_KERNELS=1 while it lives (ops/common/unverified_kernels.hpp):
 /// the tests that plan a kernel not yet run on a GPU turn it on.
-class UnverifiedKernelsEnabled {
- public:
-  UnverifiedKernelsEnabled() { ::setenv(kUnverifiedKernelsVariable, "1", 1); }
-  ~UnverifiedKernelsEnabled() { ::unsetenv(kUnverifiedKernelsVariable); }
-  UnverifiedKernelsEnabled(const UnverifiedKernelsEnabled&) = delete;
-  UnverifiedKernelsEnabled& operator=(const UnverifiedKernelsEnabled&) = delete;
+struct UnverifiedKernelsEnabled : ScopedEnv {
+  UnverifiedKernelsEnabled() : ScopedEnv(kUnverifiedKernelsVariable, "1") {}
 };
 
 struct ResolvedLaunch {

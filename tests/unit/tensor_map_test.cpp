@@ -71,31 +71,19 @@ const LaunchStep* wgmma_step(const Plan& plan) {
 }
 
 // BOO_WGMMA_TMA=0 for a scope: the Hopper tier's cp.async producers, as without TMA.
-class CpAsyncProducers {
- public:
-  CpAsyncProducers() { ::setenv("BOO_WGMMA_TMA", "0", 1); }
-  ~CpAsyncProducers() { ::unsetenv("BOO_WGMMA_TMA"); }
-  CpAsyncProducers(const CpAsyncProducers&) = delete;
-  CpAsyncProducers& operator=(const CpAsyncProducers&) = delete;
+struct CpAsyncProducers : test::ScopedEnv {
+  CpAsyncProducers() : ScopedEnv("BOO_WGMMA_TMA", "0") {}
 };
 
 // BOO_WGMMA_TMA_STORE=0 for a scope: y by plain stores, so that a load test sees the loads' maps alone
 // (y's map is ForwardYIsStoredByTma's).
-class PlainStores {
- public:
-  PlainStores() { ::setenv("BOO_WGMMA_TMA_STORE", "0", 1); }
-  ~PlainStores() { ::unsetenv("BOO_WGMMA_TMA_STORE"); }
-  PlainStores(const PlainStores&) = delete;
-  PlainStores& operator=(const PlainStores&) = delete;
+struct PlainStores : test::ScopedEnv {
+  PlainStores() : ScopedEnv("BOO_WGMMA_TMA_STORE", "0") {}
 };
 
 // Clusters sharing the filter tile as the heuristic's choice (boo tune's candidate otherwise).
-class Clusters {
- public:
-  Clusters() { ::setenv("BOO_WGMMA_CLUSTER", "1", 1); }
-  ~Clusters() { ::unsetenv("BOO_WGMMA_CLUSTER"); }
-  Clusters(const Clusters&) = delete;
-  Clusters& operator=(const Clusters&) = delete;
+struct Clusters : test::ScopedEnv {
+  Clusters() : ScopedEnv("BOO_WGMMA_CLUSTER", "1") {}
 };
 const std::string kClustered = ", clusters of 2 CTAs along the rows share the filter tile";
 

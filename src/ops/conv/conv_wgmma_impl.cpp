@@ -152,7 +152,14 @@ std::string slice_constants(const Relation& data, const Run& run) {
   return out;
 }
 
-bool tma_loads_enabled();
+// TMA loads are the default (numerics, racecheck and synccheck passed on an H100, 2026-11-26; 0.96-0.98x the
+// cp.async producers' time: docs/perf/2026-11-26-session6.md). BOO_WGMMA_TMA=0 plans the cp.async producers
+// instead, for A/B runs (different Cfg, so different cache keys).
+constexpr const char* kTmaOffVariable = "BOO_WGMMA_TMA";
+bool tma_loads_enabled() {
+  const char* v = std::getenv(kTmaOffVariable);
+  return v == nullptr || std::string_view(v) != "0";
+}
 
 Result<Run> run_of(const ConvProblem& problem) {
   const Relation& r = problem.relation;
@@ -163,11 +170,12 @@ Result<Run> run_of(const ConvProblem& problem) {
     run.staged_why = "the native NCHW path has no residual epilogue (--residual 1)";
   } else if (r.groups == 1 && planar_pointwise(r)) {
     Status native = native_nchw_pointwise(problem);
-    if (native.ok() && native_in_channels_last(native_relation(problem)) && !tma_loads_enabled())
+    const Relation native_rel = native.ok() ? native_relation(problem) : r;
+    if (native.ok() && native_in_channels_last(native_rel) && !tma_loads_enabled())
       native = unimplemented("the native NCHW path reads a channels-last input by TMA only (BOO_WGMMA_TMA=0)");
     if (native.ok()) {
       run.native = true;
-      run.rel = native_relation(problem);
+      run.rel = native_rel;
       run.a = run.task.face == kDataFace ? run.task.b : run.task.a;
       if (run.weight()) run.b = run.task.b;
       run.w = run.task.w;
@@ -499,15 +507,6 @@ bool vector_aligned(const Strides5& s, long long outer, const Dims3& size) {
   for (int d = 0; d < 3; ++d)
     if (size[d] > 1 && s[2 + d] % 8 != 0) return false;
   return true;
-}
-
-// TMA loads are the default (numerics, racecheck and synccheck passed on an H100, 2026-11-26; 0.96-0.98x the
-// cp.async producers' time: docs/perf/2026-11-26-session6.md). BOO_WGMMA_TMA=0 plans the cp.async producers
-// instead, for A/B runs (different Cfg, so different cache keys).
-constexpr const char* kTmaOffVariable = "BOO_WGMMA_TMA";
-bool tma_loads_enabled() {
-  const char* v = std::getenv(kTmaOffVariable);
-  return v == nullptr || std::string_view(v) != "0";
 }
 
 // TMA stores of the forward face's y (tma_store_blocker) are the default; BOO_WGMMA_TMA_STORE=0 plans
