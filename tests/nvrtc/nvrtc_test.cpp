@@ -748,6 +748,13 @@ TEST(NvrtcTest, HopperConvModulesCompile) {
            "convbfp16 -n 128 -c 64 -H 56 -W 56 -k 64 -y 1 -x 1 -F 4" + nhwc,
            "convbfp16 -n 16 -c 96 -H 48 -W 32 -k 96 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
            std::string("convfp16 -n 64 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 4"),
+           // Grouped weight faces: 64 channels a group (the consumers split the columns), 128 (NCHW, staged), a
+           // strided one with a partial last k-block.
+           "convbfp16 -n 128 -c 384 -H 48 -W 32 -k 384 -y 3 -x 3 -p 1 -q 1 -g 6 -F 4" + nhwc,
+           std::string("convfp16 -n 32 -c 256 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -g 2 -F 4"),
+           "convbfp16 -n 8 -c 256 -H 27 -W 27 -k 512 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -g 4 -F 4" + nhwc,
+           // A forward face split K (few pixels, a long reduction).
+           "convbfp16 -n 16 -c 2048 -H 1 -W 30 -k 576 -y 1 -x 1 -F 1" + nhwc,
        }) {
     SCOPED_TRACE(command);
     Result<ParsedCommand> p = parse_command(std::string_view(command));
@@ -762,6 +769,9 @@ TEST(NvrtcTest, HopperConvModulesCompile) {
     EXPECT_EQ(k->spill_bytes, 0) << k->log;
     EXPECT_EQ(k->stack_bytes, 0) << k->log;
     EXPECT_EQ(k->log.find("C7508"), std::string::npos) << "setmaxnreg ignored:\n" << k->log;
+    // ptxas serializes the wgmma where it sees the accumulators read while a wgmma may be in flight (every weight
+    // face and split forward did, until finish_tile ran on every path of a unit with k-blocks).
+    EXPECT_EQ(k->log.find("C7514"), std::string::npos) << "wgmma serialized:\n" << k->log;
     // The tile's wgmma (ptxas turns them into HGMMA: checked with cuobjdump, docs/perf/2026-11-24-wgmma-h100.md).
     const std::string& config = planned->config;  // "tile 128xNx64 ..."
     const size_t x1 = config.find('x'), x2 = config.find('x', x1 + 1);
@@ -1152,6 +1162,7 @@ FullyTmaCopies expect_fully_tma_kernel(const jit::CompiledKernel& k) {
   EXPECT_EQ(k.spill_bytes, 0) << k.log;
   EXPECT_EQ(k.stack_bytes, 0) << k.log;
   EXPECT_EQ(k.log.find("C7508"), std::string::npos) << "setmaxnreg ignored:\n" << k.log;
+  EXPECT_EQ(k.log.find("C7514"), std::string::npos) << "wgmma serialized:\n" << k.log;
   EXPECT_GT(k.registers, 0) << k.log;
   EXPECT_LE(k.registers, 168) << k.log;
   const std::string& ptx = k.ptx;

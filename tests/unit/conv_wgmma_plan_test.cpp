@@ -343,7 +343,8 @@ TEST(ConvWgmmaPlanTest, DeclinesWhatItDoesNotDoWell) {
            Case{"convbfp16 -n 16 -c 128 -H 48 -W 32 -k 260 -y 3 -x 3 -F 4" + kNhwc, "sm_90a", "multiple of 8"},
            Case{"convbfp16 -n 16 -c 128 -H 48 -W 32 -k 32 -y 3 -x 3 -F 4" + kNhwc, "sm_90a", "64 output channels"},
            Case{"convbfp16 -n 1 -c 128 -H 16 -W 16 -k 256 -y 3 -x 3 -F 4" + kNhwc, "sm_90a", "4096 output pixels"},
-           Case{"convbfp16" + geometry + " -g 2 -F 4" + kNhwc, "sm_90a", "the weight face of groups = 1 only"},
+           Case{"convbfp16 -n 16 -c 512 -H 48 -W 32 -k 1024 -y 3 -x 3 -p 1 -q 1 -g 32 -F 4" + kNhwc, "sm_90a",
+                "grouped weight faces with at least 64 output channels per group, not 32"},
            Case{"convfp16" + geometry + " -F 4" + kNhwc, "sm_80", "sm_90a only"},
            Case{"convbfp16" + geometry + " -u 2 -v 2 -l 2 -j 2 -F 2" + kNhwc, "sm_90a",
                 "strided data face (backward data) at dilation 1 only, not stride 2x2 with dilation 2x2"},
@@ -428,6 +429,34 @@ TEST(ConvWgmmaPlanTest, GroupsAreSlicesOfOneLaunch) {
   for (const char* constant : {"kN = 128;", "kC = 128;", "kGroups = 3;", "GA = 128;", "GW = 128;", "GY = 128;",
                                "WK = 384;", "WS = 49152;"})
     EXPECT_NE(d.source.text.find(constant), std::string::npos) << constant << " in\n" << d.source.text;
+}
+
+// The grouped weight face: group g's GEMM is group 0's with dy's channels, x's channels and dw's rows moved
+// (GW, GA, GY); its units are (tile, group, split), so the workspace holds every group's partials per split.
+TEST(ConvWgmmaPlanTest, GroupedWeightFacesAreUnitsOfOneLaunch) {
+  // 6 groups of 64 -> 64 channels: each group's GEMM 64 x (9 x 64) over 128 x 48 x 32 pixels.
+  const Planned w = test::plan_of(tier(), "convbfp16 -n 128 -c 384 -H 48 -W 32 -k 384 -y 3 -x 3 -p 1 -q 1 -g 6 -F 4" + kNhwc);
+  ASSERT_EQ(w.launches.size(), 2u);
+  EXPECT_NE(w.config.find("dw: face 2 as weight gradient"), std::string::npos) << w.config;
+  EXPECT_NE(w.config.find("consumers split the columns (K <= 64), 6 groups, dy by TMA, x by TMA (im2col)"),
+            std::string::npos)
+      << w.config;
+  const std::string splits = w.config.substr(w.config.find("splits ") + 7);
+  const long long split_count = std::stoll(splits);
+  EXPECT_GT(split_count, 1) << w.config;
+  EXPECT_EQ(w.workspace_bytes, static_cast<size_t>(split_count) * 6 * 64 * 576 * 4);
+  for (const char* constant : {"kM = 64;", "kN = 576;", "kC = 64;", "kL = 196608;", "kGroups = 6;", "GA = 64;",
+                               "GW = 64;", "GY = 36864;", "WK = 576;"})
+    EXPECT_NE(w.source.text.find(constant), std::string::npos) << constant << " in\n" << w.source.text;
+  // The reduce covers every group's elements.
+  EXPECT_EQ(w.launches[1].entry, "boo_wgmma_dw_reduce");
+  EXPECT_EQ(w.launches[1].grid.x, 6u * 64 * 576 / 256);
+  // NCHW: x and dy staged channels-last, dw unstaged from (k, r, s, c < 64) rows.
+  const Planned n = test::plan_of(tier(), "convfp16 -n 32 -c 256 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -g 2 -F 4");
+  EXPECT_NE(n.config.find("2 groups; copies boo_conv_stage_x(256->256"), std::string::npos) << n.config;
+  EXPECT_NE(n.config.find("boo_conv_unstage_dw(128->128"), std::string::npos) << n.config;
+  for (const char* constant : {"kM = 128;", "kC = 128;", "kGroups = 2;", "GA = 128;", "GW = 128;", "GY = 147456;"})
+    EXPECT_NE(n.source.text.find(constant), std::string::npos) << constant << " in\n" << n.source.text;
 }
 
 }  // namespace

@@ -187,6 +187,20 @@ TEST(TensorMapTest, WeightFaceDyIsTwoBoxesPerKBlock) {
   }
 }
 
+TEST(TensorMapTest, GroupedWeightFaceMapsEveryGroupsChannels) {
+  // 6 groups of 64: dy's map spans all 384 channels and x's im2col map all 384 (a group's boxes start at
+  // its own channels, conv_wgmma_weight.cuh's GW and GA), not a group's 64.
+  const Planned p = plan("convbfp16 -n 128 -c 384 -H 48 -W 32 -k 384 -y 3 -x 3 -p 1 -q 1 -g 6 -F 4" + kNhwc);
+  EXPECT_NE(p.config.find("6 groups, dy by TMA, x by TMA (im2col)"), std::string::npos) << p.config;
+  const LaunchStep& step = p.plan.steps[0];
+  ASSERT_EQ(step.tensor_maps.size(), 2u);
+  EXPECT_EQ(step.tensor_maps[0].dims[0], 384u);
+  EXPECT_EQ(step.tensor_maps[0].dims[1], 128u * 48 * 32);
+  EXPECT_EQ(step.tensor_maps[0].box[0], 64u);
+  EXPECT_EQ(step.tensor_maps[1].dims[0], 384u);
+  EXPECT_EQ(step.tensor_maps[1].channels_per_pixel, 64u);
+}
+
 TEST(TensorMapTest, WeightFaceXIsAnIm2colBoxPerAtomColumn) {
   // C = 128, a multiple of 64: beside dy's two boxes, x [128, 28, 28, 128] as the im2col map {128, 28, 28, 128}
   // with the forward face's corners {-1, -1} {-1, -1}, 64 channels x 64 pixels a box (one B atom column: a

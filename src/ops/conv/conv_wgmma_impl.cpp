@@ -54,6 +54,8 @@ constexpr long long kMinNarrowDataPixels = 65536;
 // 64 a group (-g 6: half of a 128-wide tile idle) 0.82-0.89x; a grouped data face of fewer than
 // kMinGroupedDataPixels output pixels (16 x 24 x 16) 0.73-0.94x.
 constexpr long long kMinGroupOutputChannels = 96, kMinGroupedDataPixels = 8192;
+// The grouped weight face's rows are a group's output channels: below 64 most of a consumer's idle.
+constexpr long long kMinGroupedWeightRows = 64;
 // The native NCHW 1x1 path's GEMM rows (output channels) at least fill one
 // consumer: its convs are bandwidth-bound, and the alternative stages copies
 // of them (an estimate, to be measured: -k 64 ResNet lines).
@@ -114,14 +116,14 @@ long long slices(const Run& run) {
 // The GEMM the kernel runs: m x n outputs over k-long sums, `images` times.
 //   forward and data faces: output pixels x a group's output channels over the packed (tap, channel)
 //     reduction, once per slice (group and stride phase; a phase's k is at most this);
-//   weight face: output channels x (taps, channels) over the pixels;
+//   weight face: a group's output channels x (taps, channels) over the pixels, once per group;
 //   native forward and data faces: output channels x an image's pixels over the channels, per image.
 struct GemmShape {
   long long m, n, k, images = 1;
 };
 GemmShape gemm_shape(const Run& run) {
   const Relation& r = run.rel;
-  if (run.weight()) return {r.bg(), r.taps() * r.ag(), r.batch * r.pix_b()};
+  if (run.weight()) return {r.bg(), r.taps() * r.ag(), r.batch * r.pix_b(), r.groups};
   if (run.native) return {r.cb, r.pix_b(), r.ca, r.batch};
   return {r.batch * r.pix_b(), r.bg(), r.taps() * r.ag(), slices(run)};
 }
@@ -248,9 +250,9 @@ Result<Run> run_of(const ConvProblem& problem) {
       run.a_copy = add_copy(run.copies, layout_copy(problem, run.a, r.batch, r.batch, r.a_size, r.ca, r.ca, false));
     if (!channels_contiguous(r.b_strides, r.cb))
       run.b_copy = add_copy(run.copies, layout_copy(problem, run.b, r.batch, r.batch, r.b_size, r.cb, r.cb, false));
-    if (!channels_contiguous(r.w_strides, r.ca) && !problem.fp32_result)
+    if (!channels_contiguous(r.w_strides, r.ag()) && !problem.fp32_result)
       run.out_copy =
-          add_copy(run.copies, layout_copy(problem, run.task.result, r.cb, r.cb, r.f_size, r.ca, r.ca, false));
+          add_copy(run.copies, layout_copy(problem, run.task.result, r.cb, r.cb, r.f_size, r.ag(), r.ag(), false));
   }
   Relation& f = run.rel;
   if (run.a_copy >= 0) f.a_strides = channels_last(f.a_size, f.ca);
@@ -670,7 +672,7 @@ TensorMapSlot matrix_slot(TensorBinding tensor, DType dtype, long long columns, 
 //     atom columns.
 TensorMapSlot tma_slot(const Run& run, int rows, DType dtype, TensorBinding tensor) {
   const Relation& r = run.rel;
-  if (run.weight()) return matrix_slot(tensor, dtype, r.bg(), r.batch * r.pix_b(), r.b_strides[4], kBlockK, 64);
+  if (run.weight()) return matrix_slot(tensor, dtype, r.cb, r.batch * r.pix_b(), r.b_strides[4], kBlockK, 64);
   return matrix_slot(tensor, dtype, r.taps() * r.ag(), r.cb, r.w_strides[0], kBlockK, static_cast<uint32_t>(rows));
 }
 
@@ -765,13 +767,13 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     // (The native path's rows and strides: conv_wgmma_native.cpp.)
     if (!run.native && r.bg() % 8 != 0)
       return decline("output channels" + per_group + " that are a multiple of 8, not " + std::to_string(r.bg()));
-    if (grouped && run.weight()) return decline("the weight face of groups = 1 only, not " + std::to_string(r.groups));
     const long long pixels = r.batch * r.pix_b() * run.phase_count[1] * run.phase_count[2];  // (all phases')
     if (grouped && run.task.face == kDataFace && pixels < kMinGroupedDataPixels)
       return decline("the grouped data face of at least " + std::to_string(kMinGroupedDataPixels) +
                      " output pixels, not " + std::to_string(pixels));
-    if (grouped && r.bg() < kMinGroupOutputChannels)
-      return decline("grouped convs with at least " + std::to_string(kMinGroupOutputChannels) +
+    if (grouped && r.bg() < (run.weight() ? kMinGroupedWeightRows : kMinGroupOutputChannels))
+      return decline(std::string(run.weight() ? "grouped weight faces" : "grouped forward and data faces") +
+                     " with at least " + std::to_string(run.weight() ? kMinGroupedWeightRows : kMinGroupOutputChannels) +
                      " output channels per group, not " + std::to_string(r.bg()));
     if (!run.native && (!vector_aligned(r.a_strides, r.batch, r.a_size) || !vector_aligned(r.w_strides, r.cb, r.f_size) ||
                         ((!problem.fp32_result || run.weight()) && !vector_aligned(r.b_strides, r.batch, r.b_size))))
@@ -955,7 +957,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
   static void place_workspace(WgmmaConfig& config, long long elem_bytes) {
     const GemmShape g = gemm_shape(config.run);
     const long long planes = config.splits > 1 ? config.splits : config.fp32_out ? 1 : 0;
-    config.partial_bytes = static_cast<size_t>(planes * g.m * g.n) * sizeof(float);
+    config.partial_bytes = static_cast<size_t>(planes * g.m * g.n * g.images) * sizeof(float);
     config.workspace_bytes = place_copies(config.run.copies, config.partial_bytes, elem_bytes);
   }
 
@@ -1132,7 +1134,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       launch.params.resize(sizeof(ConvIgemmParams));
       launch.tensor_maps.clear();
       BOO_ASSIGN_OR_RETURN(launch.grid.x,
-                           grid_extent(std::clamp<long long>(ceil_div(m * n, 256), 1, 16LL * arch.sm_count),
+                           grid_extent(std::clamp<long long>(ceil_div(m * n * g.images, 256), 1, 16LL * arch.sm_count),
                                        0x7fffffff, "x (reduce)"));
       launch.block = {256, 1, 1};
       launch.shared_bytes = 0;

@@ -528,15 +528,16 @@ __device__ __forceinline__ void store_tile(const float (&acc)[C::BN / 2], const 
 }
 
 /// Stores a consumer's 64 x BN fp32 sums (Wgmma's accumulator layout) in
-/// split `split`'s plane of the workspace, row-major (kM, kN): split-K
+/// split `split`'s plane of the workspace, row-major (kGroups, kM, kN) as
+/// split_k.cuh's reduce reads it, group `group`'s rows: split-K
 /// partials, or the forward face's unrounded sums for a caller's epilogue
 /// (C::kFp32Out). Each thread's two adjacent columns as one
 /// 8-byte store (a warp's stores fill 32-byte sectors).
 template <class C>
 __device__ __forceinline__ void store_partials(const float (&acc)[C::BN / 2], const ConvIgemmParams& p, int split,
-                                               int consumer, int m0, int n0) {
+                                               int consumer, int m0, int n0, int group = 0) {
   const int thread = static_cast<int>(threadIdx.x) % 128, lane = thread % 32, warp = thread / 32;
-  float* plane = reinterpret_cast<float*>(p.workspace) + split * (C::kM * C::kN);
+  float* plane = reinterpret_cast<float*>(p.workspace) + (split * C::kGroups + group) * (C::kM * C::kN);
 #pragma unroll
   for (int j = 0; j < C::BN / 8; ++j) {
     const int col = n0 + j * 8 + (lane % 4) * 2;  // kN is a multiple of 8: so col + 1 < kN
@@ -717,7 +718,7 @@ __device__ __forceinline__ void consume_unit(float (&acc)[C::BN / 2], unsigned c
     for (int kb = begin; kb < end; ++kb, ++it)
       consume_kblock<C, kAMnMajor, kBMnMajor>(acc, smem, full, empty, it, consumer, lane, kb == begin);
     // (A stride phase without taps consumed nothing: its zeros are stored as they are.)
-    if (end > begin) finish_tile<C>(acc, empty, it, lane);
+    if (C::kPhases == 1 || end > begin) finish_tile<C>(acc, empty, it, lane);
   }
 }
 

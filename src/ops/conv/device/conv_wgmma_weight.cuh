@@ -42,10 +42,30 @@ namespace boo {
 namespace wgmma_conv {
 
 /// The units of the weight face (conv_wgmma.cuh's Units): (row tile, column
-/// tile, split), split slowest, so the CTAs running together read the same
-/// pixels (one split's dy and x rows) from L2; k-blocks of 64 pixels.
+/// tile, group, split), split slowest, so the CTAs running together read the
+/// same pixels (one split's dy and x rows, every group's channels of them)
+/// from L2; k-blocks of 64 pixels. Group g's GEMM is group 0's with its
+/// operands and result moved (conv_wgmma_slices.cuh's GA, GW, GY: x's
+/// channels by g x C/groups, dy's by g x K/groups, dw's rows by g x K/groups).
 template <class C>
-using WeightUnits = Units<C, (C::kL + kBK - 1) / kBK>;
+struct WeightUnits {
+  using U = Units<C, (C::kL + kBK - 1) / kBK>;
+  static constexpr int kCount = U::kCount * C::kGroups;
+  // unit = (split x kGroups + group) x kTiles + tile; U's unit (split x kTiles + tile) without the group.
+  __device__ __forceinline__ static int group(int unit) {
+    if constexpr (C::kGroups == 1) return 0;
+    else return unit / U::kTiles % C::kGroups;
+  }
+  __device__ __forceinline__ static int local(int unit) {
+    if constexpr (C::kGroups == 1) return unit;
+    else return unit / (U::kTiles * C::kGroups) * U::kTiles + unit % U::kTiles;
+  }
+  __device__ __forceinline__ static int m0(int unit) { return U::m0(local(unit)); }
+  __device__ __forceinline__ static int n0(int unit) { return U::n0(local(unit)); }
+  __device__ __forceinline__ static int split(int unit) { return U::split(local(unit)); }
+  __device__ __forceinline__ static int kb_begin(int unit) { return U::kb_begin(local(unit)); }
+  __device__ __forceinline__ static int kb_end(int unit) { return U::kb_end(local(unit)); }
+};
 
 /// The producer of the weight face: copies the A (dy) and B (x at each
 /// column's tap) rows of every k-block of the CTA's units, one stream of
@@ -76,7 +96,7 @@ __device__ void produce_weight(const ConvIgemmParams& p, const TmaMap* tma_a, un
   const T* dy = reinterpret_cast<const T*>(p.b);
   int it = 0;  // k-blocks issued so far, over all units (announce_stage, conv_wgmma.cuh)
   for (int unit = blockIdx.x; unit < U::kCount; unit += gridDim.x) {
-    const int m0 = U::m0(unit), n0 = U::n0(unit);
+    const int m0 = U::m0(unit), n0 = U::n0(unit), group = U::group(unit);
     // A: output channels m0 + 8 chunk ... + 7 of every pixel (K is a multiple of 8).
     const bool a_cols = C::kM % kBM == 0 || m0 + chunk * 8 < C::kM;
     // B: per column chunk, its tap (r, s) as the offset of x's channels c ... c + 7
@@ -90,7 +110,7 @@ __device__ void produce_weight(const ConvIgemmParams& p, const TmaMap* tma_a, un
       const int tap = col / C::kC, c = col % C::kC, r = tap / C::S, s = tap % C::S;
       b_rh[i] = r * C::DH;
       b_sw[i] = s * C::DW;
-      b_shift[i] = b_rh[i] * C::XH + b_sw[i] * C::XW + c;
+      b_shift[i] = b_rh[i] * C::XH + b_sw[i] * C::XW + group * C::GA + c;
       b_cols |= (chunk + 16 * i < kColumnChunks && col < C::kN ? 1u : 0u) << i;
     }
     for (int kb = U::kb_begin(unit); kb < U::kb_end(unit); ++kb) {
@@ -111,8 +131,8 @@ __device__ void produce_weight(const ConvIgemmParams& p, const TmaMap* tma_a, un
         // for `empty`). The copies write through the async proxy: no fence before the wgmma read them.
         if (threadIdx.x == 0) {
           sm90::mbarrier_expect_tx(&full[stage], Layout<C>::kTileA);
-          sm90::tma_load_2d(a_tile, tma_a, m0, kb * kBK, &full[stage]);
-          sm90::tma_load_2d(a_tile + Layout<C>::kAtomColumn, tma_a, m0 + 64, kb * kBK, &full[stage]);
+          sm90::tma_load_2d(a_tile, tma_a, group * C::GW + m0, kb * kBK, &full[stage]);
+          sm90::tma_load_2d(a_tile + Layout<C>::kAtomColumn, tma_a, group * C::GW + m0 + 64, kb * kBK, &full[stage]);
         }
       }
 #pragma unroll
@@ -125,7 +145,7 @@ __device__ void produce_weight(const ConvIgemmParams& p, const TmaMap* tma_a, un
           const bool a_ok = in && a_cols;
           cp_async_vector_at<16>(
               a_tile + (chunk / 8) * Layout<C>::kAtomColumn + sm90::swizzle128_offset(row, chunk % 8),
-              dy + (a_ok ? n * C::YN + oh * C::YH + ow * C::YW + m0 + chunk * 8 : 0), a_ok);
+              dy + (a_ok ? n * C::YN + oh * C::YH + ow * C::YW + group * C::GW + m0 + chunk * 8 : 0), a_ok);
         }
         const int ih = oh * C::SH - C::PH, iw = ow * C::SW - C::PW;
         const int x_pixel = n * C::XN + ih * C::XH + iw * C::XW;
@@ -169,7 +189,7 @@ __device__ void produce_weight_tma(const TmaMap* tma_a, const TmaMap* tma_b, uns
   sm90::prefetch_tensor_map(tma_b);
   int it = 0;  // k-blocks issued so far, over all units
   for (int unit = blockIdx.x; unit < U::kCount; unit += gridDim.x) {
-    const int m0 = U::m0(unit), n0 = U::n0(unit);
+    const int m0 = U::m0(unit), n0 = U::n0(unit), group = U::group(unit);
     // The tile's atom columns within kN (a multiple of 64: C is).
     const int boxes = C::kN % C::BN == 0 ? C::BN / 64 : min(C::BN, C::kN - n0) / 64;
     for (int kb = U::kb_begin(unit); kb < U::kb_end(unit); ++kb, ++it) {
@@ -179,14 +199,14 @@ __device__ void produce_weight_tma(const TmaMap* tma_a, const TmaMap* tma_b, uns
       const unsigned a_tile = sm90::shared_address(smem) + stage * Layout<C>::kTileA;
       const unsigned b_tile = sm90::shared_address(smem) + Layout<C>::kB + stage * Layout<C>::kTileB;
       sm90::mbarrier_arrive_expect_tx(&full[stage], Layout<C>::kTileA + boxes * Layout<C>::kAtomColumn);
-      sm90::tma_load_2d(a_tile, tma_a, m0, kb * kBK, &full[stage]);
-      sm90::tma_load_2d(a_tile + Layout<C>::kAtomColumn, tma_a, m0 + 64, kb * kBK, &full[stage]);
+      sm90::tma_load_2d(a_tile, tma_a, group * C::GW + m0, kb * kBK, &full[stage]);
+      sm90::tma_load_2d(a_tile + Layout<C>::kAtomColumn, tma_a, group * C::GW + m0 + 64, kb * kBK, &full[stage]);
       // The k-block's first pixel's receptive field's first input pixel (may lie in the padding).
       const int l0 = kb * kBK, n = l0 / (C::P * C::Q), pq = l0 % (C::P * C::Q);
       const int h0 = (pq / C::Q) * C::SH - C::PH, w0 = (pq % C::Q) * C::SW - C::PW;
       for (int j = 0; j < boxes; ++j) {
         const int col = n0 + 64 * j, tap = col / C::kC, r = tap / C::S, s = tap % C::S;
-        sm90::tma_load_im2col_4d(b_tile + j * Layout<C>::kAtomColumn, tma_b, col % C::kC, w0, h0, n,
+        sm90::tma_load_im2col_4d(b_tile + j * Layout<C>::kAtomColumn, tma_b, group * C::GA + col % C::kC, w0, h0, n,
                                  static_cast<unsigned short>(s * C::DW), static_cast<unsigned short>(r * C::DH),
                                  &full[stage]);
       }
@@ -194,11 +214,12 @@ __device__ void produce_weight_tma(const TmaMap* tma_a, const TmaMap* tma_b, uns
   }
 }
 
-/// dw's element offset of GEMM element (m, col): output channel m, tap col / C, channel col % C.
+/// dw's element offset of group `group`'s GEMM element (m, col): output channel group x K/groups + m, tap
+/// col / C, channel col % C (of the group's C = C::kC).
 template <class C>
-__device__ __forceinline__ int weight_offset(int m, int col) {
+__device__ __forceinline__ int weight_offset(int m, int col, int group) {
   const int tap = col / C::kC;
-  return m * C::WK + (tap / C::S) * C::WR + (tap % C::S) * C::WS + col % C::kC;
+  return group * C::GY + m * C::WK + (tap / C::S) * C::WR + (tap % C::S) * C::WS + col % C::kC;
 }
 
 /// The tile as two consumers see it where they split its columns (HalfColumns): BN / 2 wide. Only the
@@ -248,7 +269,7 @@ __device__ __forceinline__ void consume_half_columns(const ConvIgemmParams& p, u
                                                      int unit, typename C::T* staged, int consumer, int lane) {
   using U = WeightUnits<C>;
   const int m0 = U::m0(unit), n0 = U::n0(unit) + consumer * (C::BN / 2), begin = U::kb_begin(unit),
-            end = U::kb_end(unit);
+            end = U::kb_end(unit), group = U::group(unit);
   float acc[C::BN / 4];
 #pragma unroll
   for (int i = 0; i < C::BN / 4; ++i) acc[i] = 0.f;
@@ -257,13 +278,13 @@ __device__ __forceinline__ void consume_half_columns(const ConvIgemmParams& p, u
     sm90::wgmma_wait_group<1>();
     if (kb != begin && lane == 0) sm90::mbarrier_arrive(&empty[(it - 1) % C::STAGES]);
   }
-  if (end > begin) finish_tile<HalfWidth<C>>(acc, empty, it, lane);
+  finish_tile<HalfWidth<C>>(acc, empty, it, lane);
   // store_tile and store_partials place consumer c's rows at m0 + 64 c: both consumers' rows are m0's.
   if constexpr (C::kSplits == 1 && !C::kFp32Out)
     store_tile<HalfWidth<C>>(acc, p, staged, consumer, m0 - 64 * consumer, n0,
-                             [](int m, int col) { return weight_offset<C>(m, col); });
+                             [group](int m, int col) { return weight_offset<C>(m, col, group); });
   else
-    store_partials<HalfWidth<C>>(acc, p, U::split(unit), consumer, m0 - 64 * consumer, n0);
+    store_partials<HalfWidth<C>>(acc, p, U::split(unit), consumer, m0 - 64 * consumer, n0, group);
 }
 
 /// The weight face's consumer warp groups: each unit's k-blocks into registers, then its tile (or, split,
@@ -300,9 +321,10 @@ __device__ __forceinline__ void consume_weight_units(const ConvIgemmParams& p, u
     for (int i = 0; i < C::BN / 2; ++i) acc[i] = 0.f;
     consume_unit<C, kMnMajor>(acc, smem, full, empty, it, begin, end, consumer, lane);
     if constexpr (C::kSplits == 1 && !C::kFp32Out)
-      store_tile<C>(acc, p, staged, consumer, m0, n0, [](int m, int col) { return weight_offset<C>(m, col); });
+      store_tile<C>(acc, p, staged, consumer, m0, n0,
+                    [group = U::group(unit)](int m, int col) { return weight_offset<C>(m, col, group); });
     else
-      store_partials<C>(acc, p, U::split(unit), consumer, m0, n0);
+      store_partials<C>(acc, p, U::split(unit), consumer, m0, n0, U::group(unit));
   }
 }
 
@@ -324,12 +346,12 @@ __device__ void conv_wgmma_weight(const ConvIgemmParams& p, const TmaMap* tma_a 
       });
 }
 
-/// dw's element offsets for split_k_reduce (epilogue.cuh's OutputMap): one group, no bias channel.
+/// dw's element offsets for split_k_reduce (epilogue.cuh's OutputMap): group g's element (m, col); no bias.
 template <class C>
 struct WeightOutput {
-  __device__ static int out_offset(int m, int col, int, int& channel) {
-    channel = m;
-    return weight_offset<C>(m, col);
+  __device__ static int out_offset(int m, int col, int g, int& channel) {
+    channel = g * C::kM + m;
+    return weight_offset<C>(m, col, g);
   }
 };
 
