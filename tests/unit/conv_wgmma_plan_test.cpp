@@ -344,14 +344,12 @@ TEST(ConvWgmmaPlanTest, DeclinesWhatItDoesNotDoWell) {
            Case{"convbfp16 -n 16 -c 128 -H 48 -W 32 -k 32 -y 3 -x 3 -F 4" + kNhwc, "sm_90a", "64 output channels"},
            Case{"convbfp16 -n 1 -c 128 -H 16 -W 16 -k 256 -y 3 -x 3 -F 4" + kNhwc, "sm_90a", "4096 output pixels"},
            Case{"convbfp16 -n 16 -c 512 -H 48 -W 32 -k 1024 -y 3 -x 3 -p 1 -q 1 -g 32 -F 4" + kNhwc, "sm_90a",
-                "grouped weight faces with at least 64 output channels per group, not 32"},
+                "grouped convs with at least 64 output channels per group, not 32"},
            Case{"convfp16" + geometry + " -F 4" + kNhwc, "sm_80", "sm_90a only"},
            Case{"convbfp16" + geometry + " -u 2 -v 2 -l 2 -j 2 -F 2" + kNhwc, "sm_90a",
                 "strided data face (backward data) at dilation 1 only, not stride 2x2 with dilation 2x2"},
            Case{"convbfp16 -n 16 -c 768 -H 48 -W 32 -k 768 -y 3 -x 3 -g 16 -F 1" + kNhwc, "sm_90a",
-                "at least 96 output channels per group, not 48"},
-           Case{"convbfp16 -n 128 -c 384 -H 48 -W 32 -k 384 -y 3 -x 3 -p 1 -q 1 -g 6 -F 1" + kNhwc, "sm_90a",
-                "at least 96 output channels per group, not 64"},
+                "at least 64 output channels per group, not 48"},
            Case{"convbfp16 -n 16 -c 288 -H 24 -W 16 -k 288 -y 1 -x 1 -g 3 -F 2" + kNhwc, "sm_90a",
                 "grouped data face of at least 8192 output pixels, not 6144"},
            Case{"convbfp16 -n 16 -c 768 -H 48 -W 32 -k 768 -y 3 -x 3 -g 64 -F 1" + kNhwc, "sm_90a",
@@ -413,6 +411,16 @@ TEST(ConvWgmmaPlanTest, StridedBackwardDataRunsItsStridePhasesInOneLaunch) {
 
 // A grouped conv's groups are slices of one launch: a group's GEMM (its channels) with the
 // group's offsets in x, w and y (the data face: dy, the flipped copy's columns and dx).
+TEST(ConvWgmmaPlanTest, SixtyFourChannelGroupsTakeTheSixtyFourWideTile) {
+  // -g 6 of 384: each group's GEMM is 64 channels wide, all of a 64-wide tile.
+  for (const char* face : {" -F 1", " -F 2"}) {
+    const Planned p = test::plan_of(tier(), "convbfp16 -n 128 -c 384 -H 48 -W 32 -k 384 -y 3 -x 3 -p 1 -q 1 -g 6" +
+                                                std::string(face) + kNhwc);
+    EXPECT_EQ(p.config.rfind("tile 128x64x64", 0), 0u) << p.config;
+    EXPECT_NE(p.config.find("6 groups"), std::string::npos) << p.config;
+  }
+}
+
 TEST(ConvWgmmaPlanTest, GroupsAreSlicesOfOneLaunch) {
   const Planned f = test::plan_of(tier(), "convbfp16 -n 128 -c 384 -H 48 -W 32 -k 384 -y 3 -x 3 -p 1 -q 1 -g 3 -F 1 -b 1" + kNhwc);
   ASSERT_EQ(f.launches.size(), 1u);

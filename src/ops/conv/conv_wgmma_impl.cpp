@@ -50,12 +50,12 @@ constexpr long long kMinSmallDataPixels = 1568, kMinSmallDataChannels = 128;
 // fewer pixels 1.13-1.73x, 1x1 forward faces of 40 reduced channels 1.27-1.40x).
 constexpr long long kMinNarrowDataPixels = 65536;
 // Grouped convs where the tier beat gpu:conv:implicit_gemm on BOO's 413 (H200, 2026-11-26,
-// docs/perf/2026-11-26-session2-h200x2.md): 96 or 128 output channels a group ran 1.07-1.49x faster,
-// 64 a group (-g 6: half of a 128-wide tile idle) 0.82-0.89x; a grouped data face of fewer than
-// kMinGroupedDataPixels output pixels (16 x 24 x 16) 0.73-0.94x.
-constexpr long long kMinGroupOutputChannels = 96, kMinGroupedDataPixels = 8192;
-// The grouped weight face's rows are a group's output channels: below 64 most of a consumer's idle.
-constexpr long long kMinGroupedWeightRows = 64;
+// docs/perf/2026-11-26-session2-h200x2.md): 96 or 128 output channels a group ran 1.07-1.49x faster;
+// 64 a group, once they took 64-wide tiles, 1.60-1.69x (H100, 2026-11-27,
+// docs/perf/2026-11-27-session13.md); a grouped data face of fewer than kMinGroupedDataPixels output
+// pixels (16 x 24 x 16) 0.73-0.94x.
+constexpr long long kMinGroupOutputChannels = 64, kMinGroupedDataPixels = 8192;
+
 // The native NCHW 1x1 path's GEMM rows (output channels) at least fill one
 // consumer: its convs are bandwidth-bound, and the alternative stages copies
 // of them (an estimate, to be measured: -k 64 ResNet lines).
@@ -771,9 +771,9 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     if (grouped && run.task.face == kDataFace && pixels < kMinGroupedDataPixels)
       return decline("the grouped data face of at least " + std::to_string(kMinGroupedDataPixels) +
                      " output pixels, not " + std::to_string(pixels));
-    if (grouped && r.bg() < (run.weight() ? kMinGroupedWeightRows : kMinGroupOutputChannels))
-      return decline(std::string(run.weight() ? "grouped weight faces" : "grouped forward and data faces") +
-                     " with at least " + std::to_string(run.weight() ? kMinGroupedWeightRows : kMinGroupOutputChannels) +
+    // (Below 64, most of a 64-wide tile or of a weight face consumer's 64 rows would idle.)
+    if (grouped && r.bg() < kMinGroupOutputChannels)
+      return decline("grouped convs with at least " + std::to_string(kMinGroupOutputChannels) +
                      " output channels per group, not " + std::to_string(r.bg()));
     if (!run.native && (!vector_aligned(r.a_strides, r.batch, r.a_size) || !vector_aligned(r.w_strides, r.cb, r.f_size) ||
                         ((!problem.fp32_result || run.weight()) && !vector_aligned(r.b_strides, r.batch, r.b_size))))
