@@ -755,6 +755,13 @@ TEST(NvrtcTest, HopperConvModulesCompile) {
            "convbfp16 -n 8 -c 256 -H 27 -W 27 -k 512 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -g 4 -F 4" + nhwc,
            // A forward face split K (few pixels, a long reduction).
            "convbfp16 -n 16 -c 2048 -H 1 -W 30 -k 576 -y 1 -x 1 -F 1" + nhwc,
+           // Channels that are not a multiple of 8, on padded copies: the forward's reduction, the data face's
+           // 419 result channels (an odd tile width), the weight face's x, y's 194 channels with a bias.
+           "convbfp16 -n 16 -c 419 -H 24 -W 16 -k 384 -y 3 -x 3 -p 1 -q 1 -F 1" + nhwc,
+           "convbfp16 -n 128 -c 419 -H 48 -W 32 -k 384 -y 1 -x 1 -F 2" + nhwc,
+           "convbfp16 -n 128 -c 419 -H 48 -W 32 -k 384 -y 1 -x 1 -F 4" + nhwc,
+           "convbfp16 -n 16 -c 192 -H 24 -W 16 -k 194 -y 3 -x 3 -p 1 -q 1 -F 1 -b 1 --activation relu" + nhwc,
+           "convbfp16 -n 16 -c 192 -H 24 -W 16 -k 194 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
        }) {
     SCOPED_TRACE(command);
     Result<ParsedCommand> p = parse_command(std::string_view(command));

@@ -338,9 +338,12 @@ TEST(ConvWgmmaPlanTest, DeclinesWhatItDoesNotDoWell) {
            Case{"convbfp16" + geometry + " -F 0" + kNhwc, "sm_90a", "one direction at a time"},
            Case{"convbfp16" + geometry + " -F 5" + kNhwc, "sm_90a", "one direction at a time"},
            Case{"convbfp16" + geometry + " -F 4 -b 1" + kNhwc, "sm_90a", "without a bias gradient"},
-           Case{"convbfp16 -n 16 -c 100 -H 48 -W 32 -k 256 -y 3 -x 3 -F 4" + kNhwc, "sm_90a",
-                "input channels are a multiple of 8, not 100"},
-           Case{"convbfp16 -n 16 -c 128 -H 48 -W 32 -k 260 -y 3 -x 3 -F 4" + kNhwc, "sm_90a", "multiple of 8"},
+           Case{"convbfp16 -n 16 -c 36 -H 48 -W 32 -k 256 -y 3 -x 3 -F 4" + kNhwc, "sm_90a",
+                "input channels are a multiple of 8, not 36 (channels from 64 are padded, groups 1)"},
+           Case{"convbfp16 -n 16 -c 128 -H 48 -W 32 -k 36 -y 3 -x 3 -F 4" + kNhwc, "sm_90a", "multiple of 8, not 36"},
+           // (Groups are not padded.)
+           Case{"convbfp16 -n 16 -c 256 -H 48 -W 32 -k 260 -y 3 -x 3 -g 2 -F 4" + kNhwc, "sm_90a",
+                "output channels per group that are a multiple of 8, not 130"},
            Case{"convbfp16 -n 16 -c 128 -H 48 -W 32 -k 32 -y 3 -x 3 -F 4" + kNhwc, "sm_90a", "64 output channels"},
            Case{"convbfp16 -n 1 -c 128 -H 16 -W 16 -k 256 -y 3 -x 3 -F 4" + kNhwc, "sm_90a", "4096 output pixels"},
            Case{"convbfp16 -n 16 -c 512 -H 48 -W 32 -k 1024 -y 3 -x 3 -p 1 -q 1 -g 32 -F 4" + kNhwc, "sm_90a",
@@ -356,11 +359,12 @@ TEST(ConvWgmmaPlanTest, DeclinesWhatItDoesNotDoWell) {
                 "reduced channels per group that are a multiple of 8, not 12"},
            Case{"convbfp16 -n 16 -c 768 -H 48 -W 32 -k 2048 -y 1 -x 1 -p 1 -q 1 -F 2" + kNhwc, "sm_90a",
                 "padding <= dilation"},
-           Case{"convbfp16 -n 16 -c 100 -H 48 -W 32 -k 2048 -y 3 -x 3 -F 1" + kNhwc, "sm_90a",
-                "reduced channels that are a multiple of 8, not 100"},
+           Case{"convbfp16 -n 16 -c 36 -H 48 -W 32 -k 2048 -y 3 -x 3 -F 1" + kNhwc, "sm_90a",
+                "reduced channels that are a multiple of 8, not 36"},
            Case{"convbfp16 -n 16 -c 2048 -H 48 -W 32 -k 100 -y 3 -x 3 -p 1 -q 1 -F 2" + kNhwc, "sm_90a",
-                "reduced channels that are a multiple of 8, not 100"},
-           Case{"convbfp16 -n 16 -c 128 -H 48 -W 32 -k 260 -y 3 -x 3 -F 1" + kNhwc, "sm_90a", "multiple of 8"},
+                "reduced channels that are a multiple of 8, not 100 (channels from 64 are padded, groups 1, the data "
+                "face's result channels only)"},
+           Case{"convbfp16 -n 16 -c 128 -H 48 -W 32 -k 36 -y 3 -x 3 -F 1" + kNhwc, "sm_90a", "multiple of 8, not 36"},
            // (Below the floor a forward conv runs here split where the model says that wins: conv_wgmma_split_test.cpp.)
            Case{"convbfp16 -n 1 -c 64 -H 16 -W 16 -k 256 -y 3 -x 3 -F 1" + kNhwc, "sm_90a", "4096 output pixels"},
            // Fewer than 128 output channels: the data face from 65536 pixels, a reduction of a k-block at least.
@@ -411,6 +415,45 @@ TEST(ConvWgmmaPlanTest, StridedBackwardDataRunsItsStridePhasesInOneLaunch) {
 
 // A grouped conv's groups are slices of one launch: a group's GEMM (its channels) with the
 // group's offsets in x, w and y (the data face: dy, the flipped copy's columns and dx).
+// Channels from 64 that are not a multiple of 8 (BOO's 413: a 1x1 conv of 419 input channels) run on copies
+// padded with zeros to one: the forward face's x and filter along the reduction, its y's channels; the data
+// face's dx (the GEMM's 419 columns, the last chunk stored whole into the padded copy); the weight face's x and
+// dw. The kernel's GEMM keeps the real output channels (kN), so the bias of the padding is never read.
+TEST(ConvWgmmaPlanTest, ChannelsThatAreNotAMultipleOf8RunOnPaddedCopies) {
+  const std::string shape = " -n 128 -c 419 -H 48 -W 32 -k 384 -y 1 -x 1";
+  // (The forward face pads its reduction for filters above 1x1: a 1x1 conv's copy would cost as much as it.)
+  EXPECT_NE(declined("convbfp16" + shape + " -F 1" + kNhwc).find("for filters above 1x1"), std::string::npos);
+  const Planned f = test::plan_of(tier(), "convbfp16 -n 128 -c 419 -H 48 -W 32 -k 384 -y 3 -x 3 -p 1 -q 1 -F 1" + kNhwc);
+  EXPECT_NE(f.config.find("copies boo_conv_pad_x(419->424 pixels v8 rows 1 i32) boo_conv_pad_w(419->424"),
+            std::string::npos)
+      << f.config;
+  for (const char* constant : {"kC = 424;", "kN = 384;", "XW = 424;", "WK = 3816;", "WS = 424;", "YW = 384;"})
+    EXPECT_NE(f.source.text.find(constant), std::string::npos) << constant << " in\n" << f.source.text;
+  const Planned d = test::plan_of(tier(), "convbfp16" + shape + " -F 2" + kNhwc);
+  EXPECT_NE(d.config.find("boo_conv_unpad_dx(419->424"), std::string::npos) << d.config;
+  ASSERT_EQ(d.launches.size(), 3u);
+  EXPECT_EQ(d.launches[2].entry, "boo_conv_unpad_dx");
+  for (const char* constant : {"kC = 384;", "kN = 419;", "YW = 424;"})
+    EXPECT_NE(d.source.text.find(constant), std::string::npos) << constant << " in\n" << d.source.text;
+  const Planned w = test::plan_of(tier(), "convbfp16" + shape + " -F 4" + kNhwc);
+  EXPECT_NE(w.config.find("copies boo_conv_pad_x(419->424 pixels v8 rows 1 i32) boo_conv_unpad_dw(419->424"),
+            std::string::npos)
+      << w.config;
+  for (const char* constant : {"kM = 384;", "kN = 424;", "kC = 424;", "WK = 424;"})
+    EXPECT_NE(w.source.text.find(constant), std::string::npos) << constant << " in\n" << w.source.text;
+  // Output channels too (the forward's y in a padded copy, the weight face's dy padded and dw's rows), and a
+  // bias over the real ones; NCHW operands copy and pad in one pass.
+  const Planned k = test::plan_of(tier(), "convbfp16 -n 16 -c 192 -H 24 -W 16 -k 194 -y 3 -x 3 -p 1 -q 1 -F 1 -b 1" + kNhwc);
+  EXPECT_NE(k.config.find("copies boo_conv_unpad_y(194->200"), std::string::npos) << k.config;
+  EXPECT_NE(k.source.text.find("kN = 194;"), std::string::npos) << k.source.text;
+  const Planned kw = test::plan_of(tier(), "convbfp16 -n 16 -c 192 -H 24 -W 16 -k 194 -y 3 -x 3 -p 1 -q 1 -F 4" + kNhwc);
+  EXPECT_NE(kw.config.find("boo_conv_pad_dy(194->200"), std::string::npos) << kw.config;
+  EXPECT_NE(kw.source.text.find("kM = 200;"), std::string::npos) << kw.source.text;
+  const Planned n = test::plan_of(tier(), "convfp16 -n 16 -c 194 -H 24 -W 16 -k 192 -y 3 -x 3 -p 1 -q 1 -F 1");
+  EXPECT_NE(n.config.find("boo_conv_pad_x(194->200"), std::string::npos) << n.config;
+  EXPECT_NE(n.source.text.find("kC = 200;"), std::string::npos) << n.source.text;
+}
+
 TEST(ConvWgmmaPlanTest, SixtyFourChannelGroupsTakeTheSixtyFourWideTile) {
   // -g 6 of 384: each group's GEMM is 64 channels wide, all of a 64-wide tile.
   for (const char* face : {" -F 1", " -F 2"}) {

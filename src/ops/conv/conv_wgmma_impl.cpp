@@ -103,6 +103,9 @@ struct Run {
   std::vector<StagedCopy> copies;
   int a_copy = -1, b_copy = -1, w_copy = -1, out_copy = -1;  // the copy each operand lives in, or -1: the tensor itself
   int z_copy = -1;  // the residual's copy, laid out as out_copy (the epilogue reads it at y's offsets), or -1
+  // The output's channels are not a multiple of 8: written into out_copy, its channels padded to one (the tiles'
+  // last 8-channel chunk stored whole), and copied out without the padding.
+  bool padded_out = false;
   bool weight() const { return task.face == kWeightFace; }
   // Split K: the weight face, and the channels-last forward and data faces (conv_wgmma_split.cuh).
   bool may_split() const { return weight() || !native; }
@@ -163,6 +166,31 @@ bool tma_loads_enabled() {
   return v == nullptr || std::string_view(v) != "0";
 }
 
+// Channels that are not a multiple of 8 (16-byte vectors of one tap) are staged in copies padded with zeros to
+// the next multiple: from 64 channels, where the tier's tiles are filled (BOO's 413: 419 input channels of a 1x1
+// conv, 194 of a 3x3 one, ran 1.8-2.3x cuDNN's time on gpu:conv:implicit_gemm's scalar loads; padded, 1.28-2.45x
+// faster, H100 2026-11-27, docs/perf/2026-11-27-session13.md); fewer stay with the tiers made for them (small_c,
+// implicit_gemm's own channel padding). Groups 1, and not for a caller's fp32 sums (dense (M, N) planes).
+constexpr long long kMinPaddedChannels = 64;
+long long padded_channels(long long channels) { return ceil_div(channels, 8) * 8; }
+bool pads(const ConvProblem& problem, long long channels) {
+  return channels % 8 != 0 && channels >= kMinPaddedChannels && problem.relation.groups == 1 && !problem.fp32_result;
+}
+// The forward face pads its reduced channels (x and the filter) only for filters of several taps: a 1x1 conv
+// reads x once, so its padded copy cost as much as the conv (67 -> 64 and 77 channels: 0.68-0.74x
+// gpu:conv:implicit_gemm's time; 419 -> 384: 1.04x).
+bool pads_forward_reduction(const ConvProblem& problem) {
+  return pads(problem, problem.relation.ca) && problem.relation.taps() > 1;
+}
+
+// What a decline for channels says of the padding (pads): which channels it pads.
+std::string padding_rule(const Run& run) {
+  return std::string(" (channels from ") + std::to_string(kMinPaddedChannels) + " are padded, groups 1" +
+         (run.task.face == kDataFace      ? ", the data face's result channels only)"
+          : run.task.face == kForwardFace ? ", the forward face's reduced ones for filters above 1x1)"
+                                          : ")");
+}
+
 Result<Run> run_of(const ConvProblem& problem) {
   const Relation& r = problem.relation;
   Run run;
@@ -188,16 +216,21 @@ Result<Run> run_of(const ConvProblem& problem) {
   if (run.task.face == kForwardFace) {
     run.a = run.task.a;
     run.w = run.task.w;
-    if (!channels_contiguous(r.a_strides, r.ca))
-      run.a_copy = add_copy(run.copies, layout_copy(problem, run.a, r.batch, r.batch, r.a_size, r.ca, r.ca, false));
-    if (!channels_contiguous(r.w_strides, r.ag()))
-      run.w_copy = add_copy(run.copies, layout_copy(problem, run.w, r.cb, r.cb, r.f_size, r.ag(), r.ag(), false));
+    // x and the filter padded alike along the reduced channels; y's channels in a padded copy.
+    const bool pad_c = pads_forward_reduction(problem), pad_k = pads(problem, r.cb);
+    const long long c = pad_c ? padded_channels(r.ca) : r.ca, k = pad_k ? padded_channels(r.cb) : r.cb;
+    if (pad_c || !channels_contiguous(r.a_strides, r.ca))
+      run.a_copy = add_copy(run.copies, layout_copy(problem, run.a, r.batch, r.batch, r.a_size, r.ca, c, pad_c));
+    if (pad_c || !channels_contiguous(r.w_strides, r.ag()))
+      run.w_copy = add_copy(run.copies, layout_copy(problem, run.w, r.cb, r.cb, r.f_size, r.ag(), pad_c ? c : r.ag(), pad_c));
+    run.rel.ca = c;
     // (An fp32 result leaves y unwritten: it needs no copy.)
-    if (!channels_contiguous(r.b_strides, r.cb) && !problem.fp32_result)
+    run.padded_out = pad_k;
+    if (pad_k || (!channels_contiguous(r.b_strides, r.cb) && !problem.fp32_result))
       run.out_copy =
-          add_copy(run.copies, layout_copy(problem, run.task.result, r.batch, r.batch, r.b_size, r.cb, r.cb, false));
+          add_copy(run.copies, layout_copy(problem, run.task.result, r.batch, r.batch, r.b_size, r.cb, k, pad_k));
     if (run.out_copy >= 0 && run.task.epilogue && problem.conv().residual)
-      run.z_copy = add_copy(run.copies, layout_copy(problem, "z", r.batch, r.batch, r.b_size, r.cb, r.cb, false));
+      run.z_copy = add_copy(run.copies, layout_copy(problem, "z", r.batch, r.batch, r.b_size, r.cb, k, pad_k));
   } else if (run.task.face == kDataFace) {
     Relation& f = run.rel;
     f.ca = r.cb;
@@ -238,21 +271,31 @@ Result<Run> run_of(const ConvProblem& problem) {
     f.w_strides = {r.cb, 1, 0, r.f_size[2] * r.ag() * r.cb, r.ag() * r.cb};
     if (!channels_contiguous(f.a_strides, f.ca))
       run.a_copy = add_copy(run.copies, layout_copy(problem, run.a, r.batch, r.batch, r.b_size, r.cb, r.cb, false));
-    if (!channels_contiguous(f.b_strides, f.cb) && !problem.fp32_result)
+    // dx's channels (the GEMM's columns) in a padded copy. (The reduced channels, dy's, are not padded: the
+    // flipped filter copy would need its columns padded too.)
+    const bool pad_c = pads(problem, r.ca);
+    const long long c = pad_c ? padded_channels(r.ca) : r.ca;
+    run.padded_out = pad_c;
+    if (pad_c || (!channels_contiguous(f.b_strides, f.cb) && !problem.fp32_result))
       run.out_copy =
-          add_copy(run.copies, layout_copy(problem, run.task.result, r.batch, r.batch, r.a_size, r.ca, r.ca, false));
+          add_copy(run.copies, layout_copy(problem, run.task.result, r.batch, r.batch, r.a_size, r.ca, c, pad_c));
     if (run.out_copy >= 0 && run.task.epilogue && problem.conv().residual)  // a transposed conv's forward
-      run.z_copy = add_copy(run.copies, layout_copy(problem, "z", r.batch, r.batch, r.a_size, r.ca, r.ca, false));
+      run.z_copy = add_copy(run.copies, layout_copy(problem, "z", r.batch, r.batch, r.a_size, r.ca, c, pad_c));
   } else {
     run.a = run.task.a;
     run.b = run.task.b;
-    if (!channels_contiguous(r.a_strides, r.ca))
-      run.a_copy = add_copy(run.copies, layout_copy(problem, run.a, r.batch, r.batch, r.a_size, r.ca, r.ca, false));
-    if (!channels_contiguous(r.b_strides, r.cb))
-      run.b_copy = add_copy(run.copies, layout_copy(problem, run.b, r.batch, r.batch, r.b_size, r.cb, r.cb, false));
-    if (!channels_contiguous(r.w_strides, r.ag()) && !problem.fp32_result)
-      run.out_copy =
-          add_copy(run.copies, layout_copy(problem, run.task.result, r.cb, r.cb, r.f_size, r.ag(), r.ag(), false));
+    // x's channels (dw's columns) and dy's (dw's rows) padded; dw computed padded in both and copied out.
+    const bool pad_c = pads(problem, r.ca), pad_k = pads(problem, r.cb);
+    const long long c = pad_c ? padded_channels(r.ca) : r.ca, k = pad_k ? padded_channels(r.cb) : r.cb;
+    if (pad_c || !channels_contiguous(r.a_strides, r.ca))
+      run.a_copy = add_copy(run.copies, layout_copy(problem, run.a, r.batch, r.batch, r.a_size, r.ca, c, pad_c));
+    if (pad_k || !channels_contiguous(r.b_strides, r.cb))
+      run.b_copy = add_copy(run.copies, layout_copy(problem, run.b, r.batch, r.batch, r.b_size, r.cb, k, pad_k));
+    run.rel.ca = c;
+    run.rel.cb = k;
+    if (pad_c || pad_k || (!channels_contiguous(r.w_strides, r.ag()) && !problem.fp32_result))
+      run.out_copy = add_copy(run.copies, layout_copy(problem, run.task.result, r.cb, k, r.f_size, r.ag(),
+                                                      pad_c ? c : r.ag(), pad_c || pad_k));
   }
   Relation& f = run.rel;
   if (run.a_copy >= 0) f.a_strides = channels_last(f.a_size, f.ca);
@@ -263,7 +306,7 @@ Result<Run> run_of(const ConvProblem& problem) {
     if (run.weight())
       f.w_strides = channels_last(f.f_size, f.ag());
     else
-      f.b_strides = channels_last(run.phased ? r.a_size : f.b_size, f.cb);
+      f.b_strides = channels_last(run.phased ? r.a_size : f.b_size, run.copies[static_cast<size_t>(run.out_copy)].padded);
   }
   if (run.phased)  // a phase's taps and pixels are a stride apart
     for (int d = 1; d < 3; ++d) {
@@ -760,13 +803,15 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     const std::string per_group = grouped ? " per group" : "";
     // 16-byte copies of 8 channels of one tap (the reduction's, or the weight face's columns), within a group.
     if (r.ag() % 8 != 0)
-      return decline(run.weight() ? "the weight face where the input channels" + per_group +
-                                        " are a multiple of 8, not " + std::to_string(r.ag())
-                                  : "reduced channels" + per_group + " that are a multiple of 8, not " +
-                                        std::to_string(r.ag()));
+      return decline((run.weight() ? "the weight face where the input channels" + per_group +
+                                         " are a multiple of 8, not " + std::to_string(r.ag())
+                                   : "reduced channels" + per_group + " that are a multiple of 8, not " +
+                                         std::to_string(r.ag())) +
+                     padding_rule(run));
     // (The native path's rows and strides: conv_wgmma_native.cpp.)
-    if (!run.native && r.bg() % 8 != 0)
-      return decline("output channels" + per_group + " that are a multiple of 8, not " + std::to_string(r.bg()));
+    if (!run.native && r.bg() % 8 != 0 && !run.padded_out)
+      return decline("output channels" + per_group + " that are a multiple of 8, not " + std::to_string(r.bg()) +
+                     padding_rule(run));
     const long long pixels = r.batch * r.pix_b() * run.phase_count[1] * run.phase_count[2];  // (all phases')
     if (grouped && run.task.face == kDataFace && pixels < kMinGroupedDataPixels)
       return decline("the grouped data face of at least " + std::to_string(kMinGroupedDataPixels) +

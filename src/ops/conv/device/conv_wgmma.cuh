@@ -457,9 +457,11 @@ __device__ __forceinline__ void consumer_sync(int consumer) {
 /// (C::kBias, C::kResidual: p.residual's elements at the output's offsets,
 /// C::kAct: epilogue.cuh's semantics), staged 32 rows at a time in its part
 /// of the staging and written as 16-byte vectors: columns col ... col + 7 of
-/// row m at element offset offset(m, col) of p.out (rows below C::kM, columns
-/// below C::kN, a multiple of 8; a stride phase's offset is negative for the
-/// rows past its extent, which are not stored). The bias of column col is
+/// row m at element offset offset(m, col) of p.out (rows below C::kM, chunks
+/// starting below C::kN: where kN is not a multiple of 8, the last chunk is
+/// stored whole into a copy whose channels are padded to one (the host's
+/// rule); a stride phase's offset is negative for the rows past its extent,
+/// which are not stored). The bias of column col is
 /// bias0 + col's (a group's first channel, conv_wgmma_slices.cuh).
 template <class C, class Offset>
 __device__ __forceinline__ void store_tile(const float (&acc)[C::BN / 2], const ConvIgemmParams& p,
@@ -494,10 +496,9 @@ __device__ __forceinline__ void store_tile(const float (&acc)[C::BN / 2], const 
         const int col = j * 8 + (lane % 4) * 2;
         float bias[2] = {0.f, 0.f};
         if constexpr (C::kBias) {
-          if (n0 + col < C::kN) {  // K is a multiple of 8: so is col + 1
-            bias[0] = load_as_float<T>(p.bias, bias0 + n0 + col);
-            bias[1] = load_as_float<T>(p.bias, bias0 + n0 + col + 1);
-          }
+#pragma unroll
+          for (int q = 0; q < 2; ++q)
+            if (n0 + col + q < C::kN) bias[q] = load_as_float<T>(p.bias, bias0 + n0 + col + q);
         }
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
@@ -540,15 +541,20 @@ __device__ __forceinline__ void store_partials(const float (&acc)[C::BN / 2], co
   float* plane = reinterpret_cast<float*>(p.workspace) + (split * C::kGroups + group) * (C::kM * C::kN);
 #pragma unroll
   for (int j = 0; j < C::BN / 8; ++j) {
-    const int col = n0 + j * 8 + (lane % 4) * 2;  // kN is a multiple of 8: so col + 1 < kN
+    const int col = n0 + j * 8 + (lane % 4) * 2;  // even: where kN is even too, col + 1 < kN
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int m = m0 + consumer * 64 + warp * 16 + lane / 4 + half * 8;
       if (m >= C::kM || col >= C::kN) continue;
-      float2 v;
-      v.x = acc[4 * j + 2 * half];
-      v.y = acc[4 * j + 2 * half + 1];
-      *reinterpret_cast<float2*>(plane + m * C::kN + col) = v;
+      if constexpr (C::kN % 2 == 0) {
+        float2 v;
+        v.x = acc[4 * j + 2 * half];
+        v.y = acc[4 * j + 2 * half + 1];
+        *reinterpret_cast<float2*>(plane + m * C::kN + col) = v;
+      } else {  // (an odd row pitch: the pair is not 8-byte aligned, and its second may lie past kN)
+        plane[m * C::kN + col] = acc[4 * j + 2 * half];
+        if (col + 1 < C::kN) plane[m * C::kN + col + 1] = acc[4 * j + 2 * half + 1];
+      }
     }
   }
 }
@@ -581,10 +587,9 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[C::BN / 2], co
         const int col = j * 8 + (lane % 4) * 2;
         float bias[2] = {0.f, 0.f};
         if constexpr (C::kBias) {
-          if (n0 + col < C::kN) {  // K is a multiple of 8: so is col + 1
-            bias[0] = load_as_float<T>(p.bias, n0 + col);
-            bias[1] = load_as_float<T>(p.bias, n0 + col + 1);
-          }
+#pragma unroll
+          for (int q = 0; q < 2; ++q)
+            if (n0 + col + q < C::kN) bias[q] = load_as_float<T>(p.bias, n0 + col + q);
         }
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
