@@ -762,6 +762,7 @@ TEST(NvrtcTest, HopperConvModulesCompile) {
            "convbfp16 -n 128 -c 419 -H 48 -W 32 -k 384 -y 1 -x 1 -F 4" + nhwc,
            "convbfp16 -n 16 -c 192 -H 24 -W 16 -k 194 -y 3 -x 3 -p 1 -q 1 -F 1 -b 1 --activation relu" + nhwc,
            "convbfp16 -n 16 -c 192 -H 24 -W 16 -k 194 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
+           "convbfp16 -n 16 -c 192 -H 24 -W 16 -k 194 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 2" + nhwc,
        }) {
     SCOPED_TRACE(command);
     Result<ParsedCommand> p = parse_command(std::string_view(command));

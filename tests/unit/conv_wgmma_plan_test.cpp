@@ -361,9 +361,8 @@ TEST(ConvWgmmaPlanTest, DeclinesWhatItDoesNotDoWell) {
                 "padding <= dilation"},
            Case{"convbfp16 -n 16 -c 36 -H 48 -W 32 -k 2048 -y 3 -x 3 -F 1" + kNhwc, "sm_90a",
                 "reduced channels that are a multiple of 8, not 36"},
-           Case{"convbfp16 -n 16 -c 2048 -H 48 -W 32 -k 100 -y 3 -x 3 -p 1 -q 1 -F 2" + kNhwc, "sm_90a",
-                "reduced channels that are a multiple of 8, not 100 (channels from 64 are padded, groups 1, the data "
-                "face's result channels only)"},
+           Case{"convbfp16 -n 16 -c 2048 -H 48 -W 32 -k 36 -y 3 -x 3 -p 1 -q 1 -F 2" + kNhwc, "sm_90a",
+                "reduced channels that are a multiple of 8, not 36 (channels from 64 are padded, groups 1)"},
            Case{"convbfp16 -n 16 -c 128 -H 48 -W 32 -k 36 -y 3 -x 3 -F 1" + kNhwc, "sm_90a", "multiple of 8, not 36"},
            // (Below the floor a forward conv runs here split where the model says that wins: conv_wgmma_split_test.cpp.)
            Case{"convbfp16 -n 1 -c 64 -H 16 -W 16 -k 256 -y 3 -x 3 -F 1" + kNhwc, "sm_90a", "4096 output pixels"},
@@ -449,6 +448,12 @@ TEST(ConvWgmmaPlanTest, ChannelsThatAreNotAMultipleOf8RunOnPaddedCopies) {
   const Planned kw = test::plan_of(tier(), "convbfp16 -n 16 -c 192 -H 24 -W 16 -k 194 -y 3 -x 3 -p 1 -q 1 -F 4" + kNhwc);
   EXPECT_NE(kw.config.find("boo_conv_pad_dy(194->200"), std::string::npos) << kw.config;
   EXPECT_NE(kw.source.text.find("kM = 200;"), std::string::npos) << kw.source.text;
+  // The data face's reduction (dy's 194 channels): dy and the flipped filter's kb padded alike, strided too.
+  const Planned kd = test::plan_of(tier(), "convbfp16 -n 16 -c 192 -H 24 -W 16 -k 194 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 2" + kNhwc);
+  EXPECT_NE(kd.config.find("copies boo_conv_flip_w(194->200"), std::string::npos) << kd.config;
+  EXPECT_NE(kd.config.find("boo_conv_pad_dy(194->200"), std::string::npos) << kd.config;
+  for (const char* constant : {"kC = 200;", "kN = 192;", "WK = 200;", "XW = 200;"})
+    EXPECT_NE(kd.source.text.find(constant), std::string::npos) << constant << " in\n" << kd.source.text;
   const Planned n = test::plan_of(tier(), "convfp16 -n 16 -c 194 -H 24 -W 16 -k 192 -y 3 -x 3 -p 1 -q 1 -F 1");
   EXPECT_NE(n.config.find("boo_conv_pad_x(194->200"), std::string::npos) << n.config;
   EXPECT_NE(n.source.text.find("kC = 200;"), std::string::npos) << n.source.text;

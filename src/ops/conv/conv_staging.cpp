@@ -168,7 +168,7 @@ StagedCopy layout_copy(const ConvProblem& problem, const std::string& tensor, lo
   return c;
 }
 
-std::optional<StagedCopy> flipped_filter_copy(const ConvProblem& problem, const std::string& tensor) {
+std::optional<StagedCopy> flipped_filter_copy(const ConvProblem& problem, const std::string& tensor, long long padded) {
   const Relation& r = problem.relation;
   const Strides5 w = signature_strides(problem, tensor);  // (kb, c, z, r, s)
   const long long taps = r.taps();
@@ -179,7 +179,9 @@ std::optional<StagedCopy> flipped_filter_copy(const ConvProblem& problem, const 
   c.flip = true;
   c.outer = c.outer_rows = taps;
   c.size = {1, 1, r.ag()};  // a group's input channels: w is [kb][c < C / groups][taps]
-  c.channels = c.padded = r.cb;
+  c.channels = r.cb;
+  c.padded = std::max(padded, r.cb);
+  c.padding = c.padded > c.channels;
   // Tap t' of the copy is tap taps-1-t' of the tensor: a negative stride from the last tap.
   c.strides = {-w[4], w[0], 0, 0, w[1]};
   c.origin = (taps - 1) * w[4];

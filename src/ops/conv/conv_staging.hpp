@@ -79,10 +79,11 @@ StagedCopy layout_copy(const ConvProblem& problem, const std::string& tensor, lo
 /// = W[kb, c, R-1-r', S-1-s']: the filter of the data face run as a forward
 /// conv (A from B: kb becomes the reduced channel, c the output channel),
 /// channels-last with kb contiguous. As a copy: outer = the R x S taps in
-/// reverse, "pixels" = the c channels, "channels" = kb. Nullopt where the
+/// reverse, "pixels" = the c channels, "channels" = kb, padded with zeros to
+/// `padded` (at least K) where K is not a multiple of 8. Nullopt where the
 /// tensor's taps are not one run (r's stride = S x s's stride), as in every
 /// dense layout.
-std::optional<StagedCopy> flipped_filter_copy(const ConvProblem& problem, const std::string& tensor);
+std::optional<StagedCopy> flipped_filter_copy(const ConvProblem& problem, const std::string& tensor, long long padded);
 
 /// Chooses `copy`'s walk for `elem_bytes`-byte elements: tiles where the
 /// tensor's pixels are contiguous and its channels are not (whole (channel,

@@ -186,9 +186,7 @@ bool pads_forward_reduction(const ConvProblem& problem) {
 // What a decline for channels says of the padding (pads): which channels it pads.
 std::string padding_rule(const Run& run) {
   return std::string(" (channels from ") + std::to_string(kMinPaddedChannels) + " are padded, groups 1" +
-         (run.task.face == kDataFace      ? ", the data face's result channels only)"
-          : run.task.face == kForwardFace ? ", the forward face's reduced ones for filters above 1x1)"
-                                          : ")");
+         (run.task.face == kForwardFace ? ", the forward face's reduced ones for filters above 1x1)" : ")");
 }
 
 Result<Run> run_of(const ConvProblem& problem) {
@@ -264,15 +262,18 @@ Result<Run> run_of(const ConvProblem& problem) {
     f.b_strides = r.a_strides;
     run.a = run.task.b;
     run.w = run.task.w;
-    std::optional<StagedCopy> flipped = flipped_filter_copy(problem, run.w);
+    // The reduction, dy's channels, padded in dy's copy and the flipped filter's kb alike.
+    const bool pad_k = pads(problem, r.cb);
+    const long long k = pad_k ? padded_channels(r.cb) : r.cb;
+    std::optional<StagedCopy> flipped = flipped_filter_copy(problem, run.w, k);
     if (!flipped) return decline("the data face of filters whose taps are one run of memory (any dense layout) only");
     run.w_copy = add_copy(run.copies, *flipped);
-    // The copy is [r'][s'][c][kb]: output channel c's row (c < C / groups) of kb channels per tap.
-    f.w_strides = {r.cb, 1, 0, r.f_size[2] * r.ag() * r.cb, r.ag() * r.cb};
-    if (!channels_contiguous(f.a_strides, f.ca))
-      run.a_copy = add_copy(run.copies, layout_copy(problem, run.a, r.batch, r.batch, r.b_size, r.cb, r.cb, false));
-    // dx's channels (the GEMM's columns) in a padded copy. (The reduced channels, dy's, are not padded: the
-    // flipped filter copy would need its columns padded too.)
+    // The copy is [r'][s'][c][kb]: output channel c's row (c < C / groups) of k (kb padded) channels per tap.
+    f.w_strides = {k, 1, 0, r.f_size[2] * r.ag() * k, r.ag() * k};
+    if (pad_k || !channels_contiguous(f.a_strides, r.cb))
+      run.a_copy = add_copy(run.copies, layout_copy(problem, run.a, r.batch, r.batch, r.b_size, r.cb, k, pad_k));
+    f.ca = k;
+    // dx's channels (the GEMM's columns) in a padded copy.
     const bool pad_c = pads(problem, r.ca);
     const long long c = pad_c ? padded_channels(r.ca) : r.ca;
     run.padded_out = pad_c;
