@@ -469,6 +469,16 @@ TEST(ConvWgmmaPlanTest, SixtyFourChannelGroupsTakeTheSixtyFourWideTile) {
   }
 }
 
+// A grouped NCHW forward stages its filter as [K][R][S][C / groups]: the kernel steps it by a group's channels
+// (it stepped by all of them, reading past each filter row: garbage on the GPU, 2026-11-27).
+TEST(ConvWgmmaPlanTest, GroupedNchwFilterCopyIsSteppedByAGroupsChannels) {
+  const Planned p = test::plan_of(tier(), "convfp16 -n 16 -c 384 -H 28 -W 28 -k 384 -y 3 -x 3 -p 1 -q 1 -g 6 -F 1");
+  EXPECT_NE(p.config.find("6 groups; copies boo_conv_stage_x(384->384"), std::string::npos) << p.config;
+  EXPECT_NE(p.config.find("boo_conv_stage_w(64->64"), std::string::npos) << p.config;
+  for (const char* constant : {"kC = 64;", "WK = 576;", "WR = 192;", "WS = 64;", "GW = 36864;", "XW = 384;"})
+    EXPECT_NE(p.source.text.find(constant), std::string::npos) << constant << " in\n" << p.source.text;
+}
+
 TEST(ConvWgmmaPlanTest, GroupsAreSlicesOfOneLaunch) {
   const Planned f = test::plan_of(tier(), "convbfp16 -n 128 -c 384 -H 48 -W 32 -k 384 -y 3 -x 3 -p 1 -q 1 -g 3 -F 1 -b 1" + kNhwc);
   ASSERT_EQ(f.launches.size(), 1u);

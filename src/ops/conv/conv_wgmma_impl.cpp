@@ -301,8 +301,9 @@ Result<Run> run_of(const ConvProblem& problem) {
   Relation& f = run.rel;
   if (run.a_copy >= 0) f.a_strides = channels_last(f.a_size, f.ca);
   if (run.b_copy >= 0) f.b_strides = channels_last(f.b_size, f.cb);
+  // (A filter copy holds a group's input channels per output channel: [K][R][S][C / groups].)
   if (run.w_copy >= 0 && !run.copies[static_cast<size_t>(run.w_copy)].flip)
-    f.w_strides = channels_last(f.f_size, f.ca);
+    f.w_strides = channels_last(f.f_size, f.ag());
   if (run.out_copy >= 0) {
     if (run.weight())
       f.w_strides = channels_last(f.f_size, f.ag());
