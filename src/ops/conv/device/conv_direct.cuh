@@ -131,29 +131,15 @@ __device__ void conv_weight_face(const ConvFaceParams& p) {
     unravel5<I>(linear, p.cb, ca_per_group, p.f_size, i);
     const I ch = (i[0] / cb_per_group) * ca_per_group + i[1];
     float acc = 0.f;
-    // kBatch pixels a thread per pass, all their loads issued before any is summed: a few weight
-    // elements over thousands of pixels (2 x 2 channels over 6144) were bound by one load's latency
-    // per pixel, one after the other.
-    constexpr int kBatch = 4;
-    const I pixels = p.n * positions;
-    for (I j0 = threadIdx.x; j0 < pixels; j0 += kBatch * blockDim.x) {
-      float xs[kBatch], dys[kBatch];
-#pragma unroll
-      for (int u = 0; u < kBatch; ++u) {
-        xs[u] = dys[u] = 0.f;
-        const I j = j0 + u * static_cast<I>(blockDim.x);
-        if (j >= pixels) continue;
-        const I n = j / positions, o = j % positions;
-        const I ox = o % wide, oy = (o / wide) % high, oz = o / (wide * high);
-        const I iz = oz * p.stride[0] - p.pad[0] + i[2] * p.dil[0];
-        const I iy = oy * p.stride[1] - p.pad[1] + i[3] * p.dil[1];
-        const I ix = ox * p.stride[2] - p.pad[2] + i[4] * p.dil[2];
-        if (iz < 0 || iz >= p.a_size[0] || iy < 0 || iy >= p.a_size[1] || ix < 0 || ix >= p.a_size[2]) continue;
-        xs[u] = load_as_float<T>(p.a, offset5(p.a_strides, n, ch, iz, iy, ix));
-        dys[u] = load_as_float<T>(p.b, offset5(p.b_strides, n, i[0], oz, oy, ox));
-      }
-#pragma unroll
-      for (int u = 0; u < kBatch; ++u) acc += xs[u] * dys[u];
+    for (I j = threadIdx.x; j < p.n * positions; j += blockDim.x) {
+      const I n = j / positions, o = j % positions;
+      const I ox = o % wide, oy = (o / wide) % high, oz = o / (wide * high);
+      const I iz = oz * p.stride[0] - p.pad[0] + i[2] * p.dil[0];
+      const I iy = oy * p.stride[1] - p.pad[1] + i[3] * p.dil[1];
+      const I ix = ox * p.stride[2] - p.pad[2] + i[4] * p.dil[2];
+      if (iz < 0 || iz >= p.a_size[0] || iy < 0 || iy >= p.a_size[1] || ix < 0 || ix >= p.a_size[2]) continue;
+      acc += load_as_float<T>(p.a, offset5(p.a_strides, n, ch, iz, iy, ix)) *
+             load_as_float<T>(p.b, offset5(p.b_strides, n, i[0], oz, oy, ox));
     }
     acc = block_sum(acc, scratch);
     if (threadIdx.x == 0) store_from_float<T>(p.w, offset5(p.w_strides, i[0], i[1], i[2], i[3], i[4]), acc);
