@@ -78,12 +78,7 @@ long long planar_pixel_vector(const Relation& r, long long elem_bytes) {
 // with the channels zero-padded (to 4, or a multiple of 8): A (x) for both
 // faces, W (w) for the forward and B (dy) for the weight face are copied in
 // before the GEMMs; the weight gradient is computed padded and copied out
-// after. The zeros add nothing to any sum; each copy costs one pass.
-struct ChannelPad {
-  bool on = false;
-  long long channels = 0, padded = 0;  // real and padded channel counts
-  long long count() const { return on ? padded : channels; }
-};
+// after. The zeros add nothing to any sum; each copy costs one pass (ChannelPad: conv_staging.hpp).
 
 // Copies pay where loads are scalar or 4-byte (odd C, C = 2 mod 4); 3 or 4
 // channels pad to 4 (8-byte vectors: a third more MACs, not 8/3 as many),

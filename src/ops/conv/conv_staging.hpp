@@ -62,6 +62,13 @@ struct StagedCopy {
   std::string text() const;
 };
 
+/// A channel count and, where a tier pads it with zeros in its staged copies (`on`), the padded one.
+struct ChannelPad {
+  bool on = false;
+  long long channels = 0, padded = 0;  // real and padded channel counts
+  long long count() const { return on ? padded : channels; }
+};
+
 /// The (outer, channel, z, y, x) strides of signature tensor `tensor` (an argument or a result).
 Strides5 signature_strides(const ConvProblem& problem, const std::string& tensor);
 

@@ -173,18 +173,21 @@ bool tma_loads_enabled() {
 // faster, H100 2026-11-27, docs/perf/2026-11-27-session13.md); fewer stay with the tiers made for them (small_c,
 // implicit_gemm's own channel padding). Groups 1, and not for a caller's fp32 sums (dense (M, N) planes).
 constexpr long long kMinPaddedChannels = 64;
-long long padded_channels(long long channels) { return ceil_div(channels, 8) * 8; }
-bool pads(const ConvProblem& problem, long long channels) {
-  return channels % 8 != 0 && channels >= kMinPaddedChannels && problem.relation.groups == 1 && !problem.fp32_result;
+ChannelPad pad_of(const ConvProblem& problem, long long channels) {
+  const bool on =
+      channels % 8 != 0 && channels >= kMinPaddedChannels && problem.relation.groups == 1 && !problem.fp32_result;
+  return {on, channels, ceil_div(channels, 8) * 8};
 }
 // The forward face pads its reduced channels (x and the filter) only for filters of several taps: a 1x1 conv
 // reads x once, so its padded copy cost as much as the conv (67 -> 64 and 77 channels: 0.68-0.74x
 // gpu:conv:implicit_gemm's time; 419 -> 384: 1.04x).
-bool pads_forward_reduction(const ConvProblem& problem) {
-  return pads(problem, problem.relation.ca) && problem.relation.taps() > 1;
+ChannelPad forward_reduction_pad(const ConvProblem& problem) {
+  ChannelPad pad = pad_of(problem, problem.relation.ca);
+  pad.on = pad.on && problem.relation.taps() > 1;
+  return pad;
 }
 
-// What a decline for channels says of the padding (pads): which channels it pads.
+// What a decline for channels says of the padding (pad_of): which channels it pads.
 std::string padding_rule(const Run& run) {
   return std::string(" (channels from ") + std::to_string(kMinPaddedChannels) + " are padded, groups 1" +
          (run.task.face == kForwardFace ? ", the forward face's reduced ones for filters above 1x1)" : ")");
@@ -216,20 +219,19 @@ Result<Run> run_of(const ConvProblem& problem) {
     run.a = run.task.a;
     run.w = run.task.w;
     // x and the filter padded alike along the reduced channels; y's channels in a padded copy.
-    const bool pad_c = pads_forward_reduction(problem), pad_k = pads(problem, r.cb);
-    const long long c = pad_c ? padded_channels(r.ca) : r.ca, k = pad_k ? padded_channels(r.cb) : r.cb;
-    if (pad_c || !channels_contiguous(r.a_strides, r.ca))
-      run.a_copy = add_copy(run.copies, layout_copy(problem, run.a, r.batch, r.batch, r.a_size, r.ca, c, pad_c));
-    if (pad_c || !channels_contiguous(r.w_strides, r.ag()))
-      run.w_copy = add_copy(run.copies, layout_copy(problem, run.w, r.cb, r.cb, r.f_size, r.ag(), pad_c ? c : r.ag(), pad_c));
-    run.rel.ca = c;
+    const ChannelPad c = forward_reduction_pad(problem), k = pad_of(problem, r.cb);
+    if (c.on || !channels_contiguous(r.a_strides, r.ca))
+      run.a_copy = add_copy(run.copies, layout_copy(problem, run.a, r.batch, r.batch, r.a_size, r.ca, c.count(), c.on));
+    if (c.on || !channels_contiguous(r.w_strides, r.ag()))
+      run.w_copy = add_copy(run.copies, layout_copy(problem, run.w, r.cb, r.cb, r.f_size, r.ag(), c.on ? c.padded : r.ag(), c.on));
+    run.rel.ca = c.count();
     // (An fp32 result leaves y unwritten: it needs no copy.)
-    run.padded_out = pad_k;
-    if (pad_k || (!channels_contiguous(r.b_strides, r.cb) && !problem.fp32_result))
-      run.out_copy =
-          add_copy(run.copies, layout_copy(problem, run.task.result, r.batch, r.batch, r.b_size, r.cb, k, pad_k));
+    run.padded_out = k.on;
+    if (k.on || (!channels_contiguous(r.b_strides, r.cb) && !problem.fp32_result))
+      run.out_copy = add_copy(
+          run.copies, layout_copy(problem, run.task.result, r.batch, r.batch, r.b_size, r.cb, k.count(), k.on));
     if (run.out_copy >= 0 && run.task.epilogue && problem.conv().residual)
-      run.z_copy = add_copy(run.copies, layout_copy(problem, "z", r.batch, r.batch, r.b_size, r.cb, k, pad_k));
+      run.z_copy = add_copy(run.copies, layout_copy(problem, "z", r.batch, r.batch, r.b_size, r.cb, k.count(), k.on));
   } else if (run.task.face == kDataFace) {
     Relation& f = run.rel;
     f.ca = r.cb;
@@ -264,40 +266,38 @@ Result<Run> run_of(const ConvProblem& problem) {
     run.a = run.task.b;
     run.w = run.task.w;
     // The reduction, dy's channels, padded in dy's copy and the flipped filter's kb alike.
-    const bool pad_k = pads(problem, r.cb);
-    const long long k = pad_k ? padded_channels(r.cb) : r.cb;
-    std::optional<StagedCopy> flipped = flipped_filter_copy(problem, run.w, k);
+    const ChannelPad k = pad_of(problem, r.cb);
+    std::optional<StagedCopy> flipped = flipped_filter_copy(problem, run.w, k.count());
     if (!flipped) return decline("the data face of filters whose taps are one run of memory (any dense layout) only");
     run.w_copy = add_copy(run.copies, *flipped);
     // The copy is [r'][s'][c][kb]: output channel c's row (c < C / groups) of k (kb padded) channels per tap.
-    f.w_strides = {k, 1, 0, r.f_size[2] * r.ag() * k, r.ag() * k};
-    if (pad_k || !channels_contiguous(f.a_strides, r.cb))
-      run.a_copy = add_copy(run.copies, layout_copy(problem, run.a, r.batch, r.batch, r.b_size, r.cb, k, pad_k));
-    f.ca = k;
+    f.w_strides = {k.count(), 1, 0, r.f_size[2] * r.ag() * k.count(), r.ag() * k.count()};
+    if (k.on || !channels_contiguous(f.a_strides, r.cb))
+      run.a_copy =
+          add_copy(run.copies, layout_copy(problem, run.a, r.batch, r.batch, r.b_size, r.cb, k.count(), k.on));
+    f.ca = k.count();
     // dx's channels (the GEMM's columns) in a padded copy.
-    const bool pad_c = pads(problem, r.ca);
-    const long long c = pad_c ? padded_channels(r.ca) : r.ca;
-    run.padded_out = pad_c;
-    if (pad_c || (!channels_contiguous(f.b_strides, f.cb) && !problem.fp32_result))
-      run.out_copy =
-          add_copy(run.copies, layout_copy(problem, run.task.result, r.batch, r.batch, r.a_size, r.ca, c, pad_c));
+    const ChannelPad c = pad_of(problem, r.ca);
+    run.padded_out = c.on;
+    if (c.on || (!channels_contiguous(f.b_strides, f.cb) && !problem.fp32_result))
+      run.out_copy = add_copy(
+          run.copies, layout_copy(problem, run.task.result, r.batch, r.batch, r.a_size, r.ca, c.count(), c.on));
     if (run.out_copy >= 0 && run.task.epilogue && problem.conv().residual)  // a transposed conv's forward
-      run.z_copy = add_copy(run.copies, layout_copy(problem, "z", r.batch, r.batch, r.a_size, r.ca, c, pad_c));
+      run.z_copy = add_copy(run.copies, layout_copy(problem, "z", r.batch, r.batch, r.a_size, r.ca, c.count(), c.on));
   } else {
     run.a = run.task.a;
     run.b = run.task.b;
     // x's channels (dw's columns) and dy's (dw's rows) padded; dw computed padded in both and copied out.
-    const bool pad_c = pads(problem, r.ca), pad_k = pads(problem, r.cb);
-    const long long c = pad_c ? padded_channels(r.ca) : r.ca, k = pad_k ? padded_channels(r.cb) : r.cb;
-    if (pad_c || !channels_contiguous(r.a_strides, r.ca))
-      run.a_copy = add_copy(run.copies, layout_copy(problem, run.a, r.batch, r.batch, r.a_size, r.ca, c, pad_c));
-    if (pad_k || !channels_contiguous(r.b_strides, r.cb))
-      run.b_copy = add_copy(run.copies, layout_copy(problem, run.b, r.batch, r.batch, r.b_size, r.cb, k, pad_k));
-    run.rel.ca = c;
-    run.rel.cb = k;
-    if (pad_c || pad_k || (!channels_contiguous(r.w_strides, r.ag()) && !problem.fp32_result))
-      run.out_copy = add_copy(run.copies, layout_copy(problem, run.task.result, r.cb, k, r.f_size, r.ag(),
-                                                      pad_c ? c : r.ag(), pad_c || pad_k));
+    const ChannelPad c = pad_of(problem, r.ca), k = pad_of(problem, r.cb);
+    if (c.on || !channels_contiguous(r.a_strides, r.ca))
+      run.a_copy = add_copy(run.copies, layout_copy(problem, run.a, r.batch, r.batch, r.a_size, r.ca, c.count(), c.on));
+    if (k.on || !channels_contiguous(r.b_strides, r.cb))
+      run.b_copy = add_copy(run.copies, layout_copy(problem, run.b, r.batch, r.batch, r.b_size, r.cb, k.count(), k.on));
+    run.rel.ca = c.count();
+    run.rel.cb = k.count();
+    if (c.on || k.on || (!channels_contiguous(r.w_strides, r.ag()) && !problem.fp32_result))
+      run.out_copy = add_copy(run.copies, layout_copy(problem, run.task.result, r.cb, k.count(), r.f_size, r.ag(),
+                                                      c.on ? c.padded : r.ag(), c.on || k.on));
   }
   Relation& f = run.rel;
   if (run.a_copy >= 0) f.a_strides = channels_last(f.a_size, f.ca);
