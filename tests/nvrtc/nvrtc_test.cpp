@@ -763,6 +763,8 @@ TEST(NvrtcTest, HopperConvModulesCompile) {
            "convbfp16 -n 16 -c 192 -H 24 -W 16 -k 194 -y 3 -x 3 -p 1 -q 1 -F 1 -b 1 --activation relu" + nhwc,
            "convbfp16 -n 16 -c 192 -H 24 -W 16 -k 194 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
            "convbfp16 -n 16 -c 192 -H 24 -W 16 -k 194 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 2" + nhwc,
+           // y's 194 channels stored element by element, with the residual read so.
+           "convbfp16 -n 16 -c 128 -H 20 -W 20 -k 194 -y 3 -x 3 -p 1 -q 1 -F 1 --residual 1" + nhwc,
        }) {
     SCOPED_TRACE(command);
     Result<ParsedCommand> p = parse_command(std::string_view(command));
@@ -1240,6 +1242,37 @@ TEST(NvrtcTest, HopperFullyTmaModulesCompile) {
   }
   ::unsetenv("BOO_WGMMA_TMA_STORE");
   ::unsetenv("BOO_UNVERIFIED_KERNELS");
+}
+
+// A 1x1 data face at stride 1 by TMA: the forward kernel on dy as
+// a plain matrix and the flipped filter's one tap (y by TMA too: HopperTmaStoreModulesCompile checks those
+// stores). The fully-TMA kernels' checks, the one arrival a stage expecting both boxes. Lines: 288 -> 384
+// channels, fp16 with partial tiles, dx padded (419 channels).
+TEST(NvrtcTest, HopperDataFaceTmaModulesCompile) {
+  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
+  const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
+  ::setenv("BOO_WGMMA_TMA_STORE", "0", 1);
+  for (const std::string& command : {
+           "convbfp16 -n 16 -c 288 -H 48 -W 32 -k 384 -y 1 -x 1 -F 2" + nhwc,
+           "convfp16 -n 7 -c 200 -H 30 -W 30 -k 136 -y 1 -x 1 -F 2" + nhwc,
+           "convbfp16 -n 16 -c 419 -H 48 -W 32 -k 384 -y 1 -x 1 -F 2" + nhwc,
+       }) {
+    SCOPED_TRACE(command);
+    Result<HeuristicPlan> h = heuristic_plan(command, device);
+    ASSERT_TRUE(h.ok()) << h.status().to_string();
+    const std::string text = h->config->text();
+    SCOPED_TRACE(text);
+    EXPECT_NE(text.find("dx: face 1 as forward"), std::string::npos);
+    EXPECT_NE(text.find(", filter by TMA, x by TMA (a plain matrix): one producer thread"), std::string::npos);
+    ASSERT_EQ(h->maps.size(), 2u);
+    Result<jit::CompiledKernel> k = jit::compile_kernel(h->plan.source, kArch, true);
+    ASSERT_TRUE(k.ok()) << k.status().to_string();
+    const FullyTmaCopies copies = expect_fully_tma_kernel(*k);
+    EXPECT_GT(copies.tiled, 0u);
+    EXPECT_EQ(copies.gathered, 0u);
+    EXPECT_EQ(copies.expected_bytes, h->maps[0].box_bytes() + h->maps[1].box_bytes());
+  }
+  ::unsetenv("BOO_WGMMA_TMA_STORE");
 }
 
 // The native path's kernels whose input lies channels-last (conv_wgmma_nchw.cuh's kBKMajor: B tiles K-major,

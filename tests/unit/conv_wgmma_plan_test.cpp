@@ -428,11 +428,13 @@ TEST(ConvWgmmaPlanTest, ChannelsThatAreNotAMultipleOf8RunOnPaddedCopies) {
       << f.config;
   for (const char* constant : {"kC = 424;", "kN = 384;", "XW = 424;", "WK = 3816;", "WS = 424;", "YW = 384;"})
     EXPECT_NE(f.source.text.find(constant), std::string::npos) << constant << " in\n" << f.source.text;
+  // dx's channels are contiguous: no copy, the epilogue stores its 419-channel rows element by element.
   const Planned d = test::plan_of(tier(), "convbfp16" + shape + " -F 2" + kNhwc);
-  EXPECT_NE(d.config.find("boo_conv_unpad_dx(419->424"), std::string::npos) << d.config;
-  ASSERT_EQ(d.launches.size(), 3u);
-  EXPECT_EQ(d.launches[2].entry, "boo_conv_unpad_dx");
-  for (const char* constant : {"kC = 384;", "kN = 419;", "YW = 424;"})
+  EXPECT_NE(d.config.find(", y stored element by element (unaligned rows)"), std::string::npos) << d.config;
+  ASSERT_EQ(d.launches.size(), 2u);  // the flipped filter, the GEMM
+  EXPECT_EQ(d.launches[1].entry, "boo_wgmma_dx");
+  EXPECT_EQ(params_of<ConvIgemmParams>(d.launches[1]).out, d.address.at("dx"));  // (no TMA: the plain block)
+  for (const char* constant : {"kC = 384;", "kN = 419;", "YW = 419;", "kElementStores = true;"})
     EXPECT_NE(d.source.text.find(constant), std::string::npos) << constant << " in\n" << d.source.text;
   const Planned w = test::plan_of(tier(), "convbfp16" + shape + " -F 4" + kNhwc);
   EXPECT_NE(w.config.find("copies boo_conv_pad_x(419->424 pixels v8 rows 1 i32) boo_conv_unpad_dw(419->424"),
@@ -443,8 +445,12 @@ TEST(ConvWgmmaPlanTest, ChannelsThatAreNotAMultipleOf8RunOnPaddedCopies) {
   // Output channels too (the forward's y in a padded copy, the weight face's dy padded and dw's rows), and a
   // bias over the real ones; NCHW operands copy and pad in one pass.
   const Planned k = test::plan_of(tier(), "convbfp16 -n 16 -c 192 -H 24 -W 16 -k 194 -y 3 -x 3 -p 1 -q 1 -F 1 -b 1" + kNhwc);
-  EXPECT_NE(k.config.find("copies boo_conv_unpad_y(194->200"), std::string::npos) << k.config;
+  EXPECT_NE(k.config.find("y stored element by element"), std::string::npos) << k.config;
   EXPECT_NE(k.source.text.find("kN = 194;"), std::string::npos) << k.source.text;
+  // An NCHW y is copied out anyway: its copy is padded, and the epilogue stores 16-byte vectors into it.
+  const Planned kn = test::plan_of(tier(), "convbfp16 -n 16 -c 192 -H 24 -W 16 -k 194 -y 3 -x 3 -p 1 -q 1 -F 1");
+  EXPECT_NE(kn.config.find("boo_conv_unpad_y(194->200"), std::string::npos) << kn.config;
+  EXPECT_EQ(kn.source.text.find("kElementStores"), std::string::npos) << kn.source.text;
   const Planned kw = test::plan_of(tier(), "convbfp16 -n 16 -c 192 -H 24 -W 16 -k 194 -y 3 -x 3 -p 1 -q 1 -F 4" + kNhwc);
   EXPECT_NE(kw.config.find("boo_conv_pad_dy(194->200"), std::string::npos) << kw.config;
   EXPECT_NE(kw.source.text.find("kM = 200;"), std::string::npos) << kw.source.text;
@@ -470,13 +476,9 @@ TEST(ConvWgmmaPlanTest, SixtyFourChannelGroupsTakeTheSixtyFourWideTile) {
 }
 
 // A grouped NCHW forward stages its filter as [K][R][S][C / groups]: the kernel steps it by a group's channels
-// (it stepped by all of them, reading past each filter row: garbage on the GPU, 2026-11-27).
-// Until that runs on a GPU, the plan is gated (BOO_UNVERIFIED_KERNELS=1): gpu:conv:implicit_gemm takes the line.
+// (it stepped by all of them, reading past each filter row: garbage on the GPU, 2026-11-27; the fix passed there).
 TEST(ConvWgmmaPlanTest, GroupedNchwFilterCopyIsSteppedByAGroupsChannels) {
   const std::string command = "convfp16 -n 16 -c 384 -H 28 -W 28 -k 384 -y 3 -x 3 -p 1 -q 1 -g 6 -F 1";
-  EXPECT_NE(declined(command).find("grouped forward face on a staged filter only with BOO_UNVERIFIED_KERNELS=1"),
-            std::string::npos);
-  test::ScopedEnv unverified("BOO_UNVERIFIED_KERNELS", "1");
   const Planned p = test::plan_of(tier(), command);
   EXPECT_NE(p.config.find("6 groups; copies boo_conv_stage_x(384->384"), std::string::npos) << p.config;
   EXPECT_NE(p.config.find("boo_conv_stage_w(64->64"), std::string::npos) << p.config;

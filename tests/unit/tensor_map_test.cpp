@@ -187,6 +187,34 @@ TEST(TensorMapTest, WeightFaceDyIsTwoBoxesPerKBlock) {
   }
 }
 
+// A 1x1 data face at stride 1 by TMA: the filter slot maps the flipped filter's copy in the workspace as
+// {K columns, C rows}, x's slot dy as {K channels, pixels}, y's dx.
+TEST(TensorMapTest, PointwiseDataFaceMapsTheFlippedFilterCopy) {
+  const std::string command = "convbfp16 -n 16 -c 288 -H 48 -W 32 -k 384 -y 1 -x 1 -F 2" + kNhwc;
+  const Planned p = plan(command);
+  EXPECT_NE(p.config.find(", filter by TMA, x by TMA (a plain matrix): one producer thread, y by TMA"),
+            std::string::npos)
+      << p.config;
+  const LaunchStep& step = p.plan.steps[1];  // after the flipped copy
+  ASSERT_EQ(step.tensor_maps.size(), 3u);
+  const TensorMapSlot& w = step.tensor_maps[0];
+  EXPECT_EQ(w.params_offset, offsetof(ConvWgmmaParams, tma_b));
+  EXPECT_EQ(w.dims[0], 384u);  // K: the reduction
+  EXPECT_EQ(w.dims[1], 288u);  // C: the GEMM's columns
+  EXPECT_EQ(w.strides[0], 384u * 2);
+  const TensorMapSlot& x = step.tensor_maps[1];
+  EXPECT_TRUE(x.tensor == argument(p, "dy"));
+  EXPECT_EQ(x.dims[0], 384u);
+  EXPECT_EQ(x.dims[1], 16u * 48 * 32);
+  EXPECT_EQ(step.tensor_maps[2].dims[0], 288u);  // dx's channels, stored by TMA
+  // Filters of several taps and strided data faces keep cp.async (their flipped filter changes taps inside a
+  // k-block, or per stride phase).
+  EXPECT_NE(plan("convbfp16 -n 16 -c 288 -H 48 -W 32 -k 384 -y 3 -x 3 -p 1 -q 1 -F 2" + kNhwc).config.find("no TMA"),
+            std::string::npos);
+  EXPECT_NE(plan("convbfp16 -n 16 -c 288 -H 48 -W 32 -k 384 -y 1 -x 1 -u 2 -v 2 -F 2" + kNhwc).config.find("no TMA"),
+            std::string::npos);
+}
+
 TEST(TensorMapTest, GroupedWeightFaceMapsEveryGroupsChannels) {
   // 6 groups of 64: dy's map spans all 384 channels and x's im2col map all 384 (a group's boxes start at
   // its own channels, conv_wgmma_weight.cuh's GW and GA), not a group's 64.

@@ -11,7 +11,6 @@
 
 #include "boo/conv.hpp"
 #include "ops/common/generated_source.hpp"
-#include "ops/common/unverified_kernels.hpp"
 #include "ops/conv/conv_igemm_impl.hpp"
 #include "ops/conv/conv_problem.hpp"
 #include "ops/conv/conv_staging.hpp"
@@ -107,6 +106,10 @@ struct Run {
   // The output's channels are not a multiple of 8: written into out_copy, its channels padded to one (the tiles'
   // last 8-channel chunk stored whole), and copied out without the padding.
   bool padded_out = false;
+  // With padded_out, where the output's channels are contiguous: no copy; the epilogue stores it element by element
+  // (conv_wgmma.cuh's ElementStores), 64 contiguous bytes a warp's store. (The copy-out of a padded copy wrote 8
+  // scalar elements a thread: 16 sectors a warp's store.)
+  bool element_stores = false;
   bool weight() const { return task.face == kWeightFace; }
   // Split K: the weight face, and the channels-last forward and data faces (conv_wgmma_split.cuh).
   bool may_split() const { return weight() || !native; }
@@ -227,7 +230,8 @@ Result<Run> run_of(const ConvProblem& problem) {
     run.rel.ca = c.count();
     // (An fp32 result leaves y unwritten: it needs no copy.)
     run.padded_out = k.on;
-    if (k.on || (!channels_contiguous(r.b_strides, r.cb) && !problem.fp32_result))
+    run.element_stores = k.on && channels_contiguous(r.b_strides, r.cb);
+    if ((k.on && !run.element_stores) || (!channels_contiguous(r.b_strides, r.cb) && !problem.fp32_result))
       run.out_copy = add_copy(
           run.copies, layout_copy(problem, run.task.result, r.batch, r.batch, r.b_size, r.cb, k.count(), k.on));
     if (run.out_copy >= 0 && run.task.epilogue && problem.conv().residual)
@@ -279,7 +283,8 @@ Result<Run> run_of(const ConvProblem& problem) {
     // dx's channels (the GEMM's columns) in a padded copy.
     const ChannelPad c = pad_of(problem, r.ca);
     run.padded_out = c.on;
-    if (c.on || (!channels_contiguous(f.b_strides, f.cb) && !problem.fp32_result))
+    run.element_stores = c.on && channels_contiguous(f.b_strides, f.cb);
+    if ((c.on && !run.element_stores) || (!channels_contiguous(f.b_strides, f.cb) && !problem.fp32_result))
       run.out_copy = add_copy(
           run.copies, layout_copy(problem, run.task.result, r.batch, r.batch, r.a_size, r.ca, c.count(), c.on));
     if (run.out_copy >= 0 && run.task.epilogue && problem.conv().residual)  // a transposed conv's forward
@@ -388,6 +393,7 @@ struct WgmmaConfig final : Config {
     if (tma) record += run.weight() ? ", dy by TMA" : ", filter by TMA";
     if (tma_x) record += im2col ? ", x by TMA (im2col): one producer thread" : ", x by TMA (a plain matrix): one producer thread";
     if (tma_y) record += ", y by TMA";
+    if (run.element_stores) record += ", y stored element by element (unaligned rows)";
     if (cluster > 1) record += ", clusters of " + std::to_string(cluster) + " CTAs along the rows share the filter tile";
     if (!tma_off.empty()) record += "; no TMA: " + tma_off;
     if (!tma_x_off.empty()) record += "; x by cp.async: " + tma_x_off;
@@ -566,8 +572,10 @@ bool tma_stores_enabled() {
 
 // Why the run's plain operand cannot be loaded by TMA boxes (empty: it can): the forward face's filter
 // where its (r, s, c) columns are one run of memory per output channel (a 2-D map, any C: the packed
-// k-blocks are 64 consecutive columns), groups 1; the weight face's dy where its pixels are evenly
-// spaced (a 2-D map of channels by pixels). docs/wgmma-tma-design.md §1.
+// k-blocks are 64 consecutive columns), groups 1, and so a 1x1 data face's flipped filter at stride 1 (that face
+// is the forward conv of dy, a plain matrix, with the flipped filter's one tap {K columns, C rows}: 1.047x the
+// cp.async producer's speed over the 413's 55 such lines, up to 1.22x, H100 2026-11-27); the weight face's dy where its pixels are evenly spaced (a 2-D map of channels by pixels).
+// docs/wgmma-tma-design.md §1.
 std::string tma_blocker(const Run& run) {
   const Relation& r = run.rel;
   if (run.native) {
@@ -581,7 +589,7 @@ std::string tma_blocker(const Run& run) {
              "multiple of 64";
     return "";
   }
-  if (run.task.face == kDataFace)
+  if (run.task.face == kDataFace && (run.phased || r.taps() > 1))
     return "the data face's flipped filter changes taps inside a k-block (a 3-D map, not built yet)";
   if (run.weight()) {
     const Strides5& y = r.b_strides;  // dy: (n, k, d, p, q)
@@ -800,10 +808,6 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     BOO_ASSIGN_OR_RETURN(Run run, run_of(problem));
     const Relation& r = run.rel;
     const bool grouped = r.groups > 1;
-    // A grouped forward on a staged filter copy (an NCHW or KCRS filter) read the copy with all C channels a
-    // filter row until 6ff3e78; the fixed plan has not run on a GPU yet (tests/gpu/focus.txt's session 13 block).
-    if (grouped && run.task.face == kForwardFace && run.w_copy >= 0 && !unverified_kernels_enabled())
-      return unimplemented(unverified_kernel_reason("gpu:conv:wgmma_sm90's grouped forward face on a staged filter"));
     // The fp32 sums are one dense (M, N) plane: one slice, as the unsplit channels-last GEMM stores it.
     if (problem.fp32_result && (grouped || run.phased))
       return decline("fp32 sums for a caller's epilogue of groups = 1 without stride phases only");
@@ -828,7 +832,8 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       return decline("grouped convs with at least " + std::to_string(kMinGroupOutputChannels) +
                      " output channels per group, not " + std::to_string(r.bg()));
     if (!run.native && (!vector_aligned(r.a_strides, r.batch, r.a_size) || !vector_aligned(r.w_strides, r.cb, r.f_size) ||
-                        ((!problem.fp32_result || run.weight()) && !vector_aligned(r.b_strides, r.batch, r.b_size))))
+                        ((!problem.fp32_result || run.weight()) && !run.element_stores &&
+                         !vector_aligned(r.b_strides, r.batch, r.b_size))))
       return decline("operands whose channels-last strides keep 16-byte vectors aligned only");
     const long long min_channels = run.native ? kMinNativeRows : run.weight() ? kMinWeightOutputChannels : kMinOutputChannels;
     // Few pixels but channels enough for kMinFullWaves waves of 128 x 128 tiles (a GEMM of 2048 rows
@@ -886,7 +891,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       // bottleneck: docs/perf/2026-11-26-session6.md, call 10).
       config.tma_x_off = im2col_blocker(config.run, problem.elem_bytes);
       config.tma_x = config.im2col = config.tma_x_off.empty();
-    } else if (config.tma && config.run.task.face == kForwardFace) {
+    } else if (config.tma && config.run.task.face != kWeightFace) {  // (the data face: 1x1, tma_blocker)
       config.im2col = !config.run.rel.pointwise();
       config.tma_x_off = config.im2col ? im2col_blocker(config.run, problem.elem_bytes) : plain_a_blocker(config.run);
       config.tma_x = config.tma_x_off.empty();
@@ -974,6 +979,14 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       c.tma_x_off = "boo tune's candidate";
       out.insert(out.begin() + 1, c);
     }
+    // The 1x1 data face's cp.async producer second (it was the only one until 2026-11-27; a few small lines ran
+    // it up to 4% faster).
+    if (!out.empty() && chosen.run.task.face == kDataFace && chosen.tma) {
+      WgmmaConfig c = out.front();
+      c.tma = c.tma_x = false;
+      c.tma_off = "boo tune's candidate";
+      out.insert(out.begin() + 1, c);
+    }
     // The native forward's cp.async producer (produce_planar) second (a channels-last input loads by TMA only).
     if (!out.empty() && chosen.run.native && chosen.tma && !native_in_channels_last(chosen.run.rel)) {
       WgmmaConfig c = out.front();
@@ -1058,6 +1071,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     if (config.im2col) cfg += "  static constexpr bool kIm2colX = true;\n";
     if (config.tma_y) cfg += "  static constexpr bool kTmaY = true;\n";
     if (config.cluster > 1) cfg += constant("kClusterM", config.cluster);
+    if (run.element_stores) cfg += "  static constexpr bool kElementStores = true;\n";
     cfg += "};\n";
 
     Plan plan;

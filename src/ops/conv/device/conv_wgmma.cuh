@@ -96,6 +96,21 @@ struct TmaStore<C, decltype(void(C::kTmaY))> {
   static constexpr bool value = C::kTmaY;
 };
 
+/// Whether the Cfg stores y element by element (C::kElementStores, emitted only
+/// where set, as kTmaX): output channels that are not a multiple of 8 (from 64,
+/// groups 1: the host's rule) leave y's rows unaligned to 16-byte vectors, so
+/// store_tile copies the staged rows out with consecutive threads on
+/// consecutive elements (a warp's store is 64 contiguous bytes) and reads the
+/// residual so too.
+template <class C, class = void>
+struct ElementStores {
+  static constexpr bool value = false;
+};
+template <class C>
+struct ElementStores<C, decltype(void(C::kElementStores))> {
+  static constexpr bool value = C::kElementStores;
+};
+
 /// CTAs per cluster (C::kClusterM, emitted only where above 1, as kTmaX): the
 /// fully-TMA forward face's clusters of CTAs on neighbouring row tiles of one
 /// column tile, each loading 1 / kClusterM of the B (filter) tile and
@@ -459,9 +474,10 @@ __device__ __forceinline__ void consumer_sync(int consumer) {
 /// of the staging and written as 16-byte vectors: columns col ... col + 7 of
 /// row m at element offset offset(m, col) of p.out (rows below C::kM, chunks
 /// starting below C::kN: where kN is not a multiple of 8, the last chunk is
-/// stored whole into a copy whose channels are padded to one (the host's
-/// rule); a stride phase's offset is negative for the rows past its extent,
-/// which are not stored). The bias of column col is
+/// stored whole into a copy whose channels are padded to one, or with
+/// ElementStores each element below kN alone (the host's rule); a stride
+/// phase's offset is negative for the rows past its extent, which are not
+/// stored). The bias of column col is
 /// bias0 + col's (a group's first channel, conv_wgmma_slices.cuh).
 template <class C, class Offset>
 __device__ __forceinline__ void store_tile(const float (&acc)[C::BN / 2], const ConvIgemmParams& p,
@@ -472,10 +488,23 @@ __device__ __forceinline__ void store_tile(const float (&acc)[C::BN / 2], const 
   const int thread = static_cast<int>(threadIdx.x) % 128, lane = thread % 32, warp = thread / 32;
   T* out = reinterpret_cast<T*>(p.out);
   constexpr int kVectorsPerRow = C::BN / 8;
+  // ElementStores: a pass's 32 rows x BN elements, element v of them at (v / BN, v % BN).
+  constexpr int kPassElements = static_cast<int>(L::kStagingRows) * C::BN;
 #pragma unroll
   for (int pass = 0; pass < 2; ++pass) {
     consumer_sync(consumer);  // the staging's previous rows are stored
-    if constexpr (C::kResidual) {
+    if constexpr (C::kResidual && ElementStores<C>::value) {
+#pragma unroll 4
+      for (int v = thread; v < kPassElements; v += 128) {
+        const int row = v / C::BN, col = v % C::BN;
+        const int m = m0 + consumer * 64 + pass * 32 + row, k = n0 + col;
+        if (m >= C::kM || k >= C::kN) continue;
+        if constexpr (C::kPhases > 1)
+          if (offset(m, k) < 0) continue;
+        staged[row * L::kOutPitch + col] = reinterpret_cast<const T*>(p.residual)[offset(m, k)];
+      }
+      consumer_sync(consumer);
+    } else if constexpr (C::kResidual) {
       // The pass's 32 x BN residuals (z laid out as the output) into the staging with the store loop's
       // coalesced 16-byte reads, so that each thread below adds its elements' from shared memory.
 #pragma unroll 4
@@ -516,14 +545,27 @@ __device__ __forceinline__ void store_tile(const float (&acc)[C::BN / 2], const 
       }
     }
     consumer_sync(consumer);  // the pass's rows are staged
+    if constexpr (ElementStores<C>::value) {
 #pragma unroll 4
-    for (int v = thread; v < static_cast<int>(L::kStagingRows) * kVectorsPerRow; v += 128) {
-      const int row = v / kVectorsPerRow, col = (v % kVectorsPerRow) * 8;
-      const int m = m0 + consumer * 64 + pass * 32 + row, k = n0 + col;
-      if (m >= C::kM || k >= C::kN) continue;
-      if constexpr (C::kPhases > 1)
-        if (offset(m, k) < 0) continue;  // a stride phase's row past its extent
-      *reinterpret_cast<uint4*>(out + offset(m, k)) = *reinterpret_cast<const uint4*>(staged + row * L::kOutPitch + col);
+      for (int v = thread; v < kPassElements; v += 128) {
+        const int row = v / C::BN, col = v % C::BN;
+        const int m = m0 + consumer * 64 + pass * 32 + row, k = n0 + col;
+        if (m >= C::kM || k >= C::kN) continue;
+        if constexpr (C::kPhases > 1)
+          if (offset(m, k) < 0) continue;  // a stride phase's row past its extent
+        out[offset(m, k)] = staged[row * L::kOutPitch + col];
+      }
+    } else {
+#pragma unroll 4
+      for (int v = thread; v < static_cast<int>(L::kStagingRows) * kVectorsPerRow; v += 128) {
+        const int row = v / kVectorsPerRow, col = (v % kVectorsPerRow) * 8;
+        const int m = m0 + consumer * 64 + pass * 32 + row, k = n0 + col;
+        if (m >= C::kM || k >= C::kN) continue;
+        if constexpr (C::kPhases > 1)
+          if (offset(m, k) < 0) continue;  // a stride phase's row past its extent
+        *reinterpret_cast<uint4*>(out + offset(m, k)) =
+            *reinterpret_cast<const uint4*>(staged + row * L::kOutPitch + col);
+      }
     }
   }
 }
