@@ -79,6 +79,11 @@ class OpDefinition {
   /// The problem every implementation plans from, read once from the signature.
   virtual Result<std::unique_ptr<OpProblem>> make_problem(const OpSignature& sig) const = 0;
 
+  /// A simpler signature of the same computation on the same memory, for dispatch to plan the GPU
+  /// implementations' problem from (a 3-D conv whose extra dim changes nothing, as the 2-D one), or null.
+  /// Only dispatch uses it: the references and vendor baselines plan the user's signature, so they check it.
+  virtual std::unique_ptr<OpSignature> simpler_signature(const OpSignature& /*sig*/) const { return nullptr; }
+
   /// GPU implementations, best first (dispatch takes the first that accepts).
   virtual std::span<const GpuImplementation* const> gpu_implementations() const = 0;
 

@@ -152,7 +152,8 @@ Result<Dispatch> choose_gpu_implementation(const OpSignature& sig, const DeviceI
   Dispatch d;
   d.arch = ops::ArchSpec::of(device);
   d.arch.cost_model = cost_model ? std::move(cost_model) : cost_model_of(shipped, device);
-  BOO_ASSIGN_OR_RETURN(std::unique_ptr<ops::OpProblem> problem, op->make_problem(sig));
+  const std::unique_ptr<OpSignature> simpler = op->simpler_signature(sig);
+  BOO_ASSIGN_OR_RETURN(std::unique_ptr<ops::OpProblem> problem, op->make_problem(simpler ? *simpler : sig));
   d.problem = std::move(problem);
   for (const ops::GpuImplementation* impl : op->gpu_implementations()) {
     Status verdict = !only.empty() && impl->name() != only

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "boo/conv.hpp"
+#include "ops/conv/conv_problem.hpp"
 #include "ops/conv/conv_ref.hpp"
 #include "test_util.hpp"
 
@@ -306,6 +307,76 @@ TEST(ConvReferenceTest, SampledElementsEqualTheWholeReference) {
             << command << ": result " << specs[r].name << " at logical index " << i;
     }
   }
+}
+
+// A 3-D conv whose extra dim changes nothing is planned as a 2-D conv of the same memory (fewer_spatial_dims):
+// the reference of that 2-D signature on the same bytes gives the same bytes, in every direction.
+TEST(ConvReferenceTest, FewerSpatialDimsComputeTheSameConv) {
+  struct Case {
+    std::string command, folded;
+  } cases[] = {
+      // Patchify along depth (BOO's 413): D x (H x W) rows, the filter's depth its height.
+      {"convbfp16 -n 2 -c 8 --in_d 4 -H 3 -W 5 -k 6 --fil_d 2 -y 1 -x 1 --pad_d 0 --conv_stride_d 2 --spatial_dim 3 "
+       "-F 1 -b 1 --in_layout NDHWC --out_layout NDHWC --fil_layout NDHWC",
+       "convbfp16 -n 2 -c 8 -H 4 -W 15 -k 6 -y 2 -x 1 -p 0 -q 0 -u 2 -v 1"},
+      {"conv -n 2 -c 3 --in_d 5 -H 2 -W 4 -k 4 --fil_d 3 -y 1 -x 1 --pad_d 1 --conv_stride_d 1 --spatial_dim 3 -F 1",
+       "conv -n 2 -c 3 -H 5 -W 8 -k 4 -y 3 -x 1 -p 1 -q 0"},
+      // Depth of one tap: the depths are images (channels-last only).
+      {"convbfp16 -n 2 -c 8 --in_d 3 -H 5 -W 4 -k 6 --fil_d 1 -y 3 -x 3 --pad_d 0 -p 1 -q 1 --spatial_dim 3 -g 2 -F 1 "
+       "--in_layout NDHWC --out_layout NDHWC --fil_layout NDHWC",
+       "convbfp16 -n 6 -c 8 -H 5 -W 4 -k 6 -y 3 -x 3 -p 1 -q 1 -g 2"},
+  };
+  for (const Case& c : cases) {
+    for (const char* direction : {" -F 1", " -F 2", " -F 4"}) {
+      std::string command = c.command;
+      command.replace(command.find(" -F 1"), 5, direction);
+      SCOPED_TRACE(command);
+      const ConvSignature sig = conv_of(command);
+      const std::optional<ConvSignature> folded = ops::conv::fewer_spatial_dims(sig);
+      ASSERT_TRUE(folded.has_value());
+      EXPECT_EQ(folded->spatial_dims, 2);
+      // Its shape is the expected 2-D conv's (the layouts' letters aside).
+      const ConvSignature expected = conv_of(c.folded + direction);
+      EXPECT_EQ(folded->n, expected.n);
+      EXPECT_EQ(folded->input_size, expected.input_size);
+      EXPECT_EQ(folded->filter_size, expected.filter_size);
+      EXPECT_EQ(folded->stride, expected.stride);
+      EXPECT_EQ(folded->padding, expected.padding);
+      EXPECT_EQ(folded->output_size(), std::vector<int64_t>(expected.output_size()));
+      // The same bytes in, the same bytes out.
+      std::vector<base::HostTensor> args, folded_args;
+      const std::vector<TensorSpec> specs = sig.arguments(), folded_specs = folded->arguments();
+      ASSERT_EQ(specs.size(), folded_specs.size());
+      for (size_t i = 0; i < specs.size(); ++i) {
+        base::HostTensor a(specs[i]), b(folded_specs[i]);
+        ASSERT_EQ(a.size_bytes(), b.size_bytes()) << specs[i].name;
+        for (int64_t e = 0; e < static_cast<int64_t>(a.size_bytes() / dtype_size_bytes(specs[i].dtype)); ++e) {
+          const double v = static_cast<double>((e * 5 + i * 3) % 7) - 3;
+          a.store(e, v);
+          b.store(e, v);
+        }
+        args.push_back(std::move(a));
+        folded_args.push_back(std::move(b));
+      }
+      Result<std::vector<base::HostTensor>> r = ops::conv::conv_reference(sig, args);
+      Result<std::vector<base::HostTensor>> f = ops::conv::conv_reference(*folded, folded_args);
+      ASSERT_TRUE(r.ok() && f.ok());
+      ASSERT_EQ(r->size(), f->size());
+      for (size_t i = 0; i < r->size(); ++i) {
+        ASSERT_EQ((*r)[i].size_bytes(), (*f)[i].size_bytes());
+        const int64_t n = static_cast<int64_t>((*r)[i].size_bytes() / dtype_size_bytes((*r)[i].spec().dtype));
+        for (int64_t e = 0; e < n; ++e) ASSERT_EQ((*r)[i].load(e), (*f)[i].load(e)) << "element " << e;
+      }
+    }
+  }
+  // Not folded: a depth of one tap where the depth is not next to the batch (NCDHW: more images would not be
+  // one stride apart), filters of several taps in every dim, and 2-D convs.
+  for (const std::string command : {
+           "conv -n 2 -c 3 --in_d 3 -H 5 -W 4 -k 4 --fil_d 1 -y 3 -x 3 -p 1 -q 1 --spatial_dim 3 -F 1",
+           "conv -n 2 -c 3 --in_d 3 -H 5 -W 4 -k 4 --fil_d 3 -y 3 -x 3 -p 1 -q 1 --spatial_dim 3 -F 1",
+           "conv -n 2 -c 3 -H 5 -W 4 -k 4 -y 1 -x 1 -F 1",
+       })
+    EXPECT_FALSE(ops::conv::fewer_spatial_dims(conv_of(command)).has_value()) << command;
 }
 
 }  // namespace

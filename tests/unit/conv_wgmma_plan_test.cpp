@@ -7,12 +7,14 @@
 
 #include <cstdlib>
 
+#include "boo/conv.hpp"
 #include "boo/registry.hpp"
 #include "ops/common/unverified_kernels.hpp"
 #include "ops/conv/conv_wgmma_impl.hpp"
 #include "ops/conv/device/conv_igemm_params.cuh"
 #include "ops/op_definition.hpp"
 #include "plan_util.hpp"
+#include "runtime/dispatch.hpp"
 
 namespace boo::ops {
 namespace {
@@ -530,6 +532,41 @@ TEST(ConvWgmmaPlanTest, GroupedWeightFacesAreUnitsOfOneLaunch) {
   EXPECT_NE(n.config.find("boo_conv_unstage_dw(128->128"), std::string::npos) << n.config;
   for (const char* constant : {"kM = 128;", "kC = 128;", "kGroups = 2;", "GA = 128;", "GW = 128;", "GY = 147456;"})
     EXPECT_NE(n.source.text.find(constant), std::string::npos) << constant << " in\n" << n.source.text;
+}
+
+// Dispatch plans a 3-D conv whose extra dim changes nothing as the 2-D conv of the same memory
+// (ConvOp::simpler_signature): BOO's patchify and one-tap-depth convs run on the Hopper tier, which takes 2-D
+// convs only; the problem it plans is the 2-D one. An NCDHW conv of a one-tap depth is not folded (its
+// depths are not one stride apart from its images) and stays on the tiers of 3-D convs.
+TEST(ConvWgmmaPlanTest, DispatchPlansFoldableThreeDConvsAsTwoD) {
+  const std::string ndhwc = " --in_layout NDHWC --out_layout NDHWC --fil_layout NDHWC";
+  struct Case {
+    std::string command, planned;
+  } cases[] = {
+      {"convbfp16 -n 16 -c 288 --in_d 8 -H 48 -W 32 -k 288 --fil_d 2 -y 1 -x 1 --conv_stride_d 2 --spatial_dim 3 -F 2" +
+           ndhwc,
+       "convbfp16 -n 16 -c 288 -H 8 -W 1536 -k 288 -y 2 -x 1 -p 0 -q 0 -u 2 -v 1"},
+      {"convbfp16 -n 16 -c 288 --in_d 4 -H 48 -W 32 -k 288 --fil_d 1 -y 3 -x 3 -p 1 -q 1 --spatial_dim 3 -g 3 -F 4" +
+           ndhwc,
+       "convbfp16 -n 64 -c 288 -H 48 -W 32 -k 288 -y 3 -x 3 -p 1 -q 1"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.command);
+    Result<ParsedCommand> parsed = parse_command(std::string_view(c.command));
+    ASSERT_TRUE(parsed.ok());
+    Result<runtime::Dispatch> d = runtime::choose_gpu_implementation(*parsed->signature, *DeviceInfo::for_arch("sm_90a"));
+    ASSERT_TRUE(d.ok() && d->chosen) << (d.ok() ? d->failure().to_string() : d.status().to_string());
+    EXPECT_EQ(d->chosen->name(), "gpu:conv:wgmma_sm90");
+    const std::string planned = d->problem->signature().command();
+    EXPECT_EQ(planned.rfind(c.planned, 0), 0u) << planned;
+  }
+  Result<ParsedCommand> ncdhw = parse_command(
+      std::string_view("convbfp16 -n 16 -c 288 --in_d 4 -H 48 -W 32 -k 288 --fil_d 1 -y 3 -x 3 -p 1 -q 1 "
+                       "--spatial_dim 3 -F 1"));
+  ASSERT_TRUE(ncdhw.ok());
+  Result<runtime::Dispatch> d = runtime::choose_gpu_implementation(*ncdhw->signature, *DeviceInfo::for_arch("sm_90a"));
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(dynamic_cast<const boo::ConvSignature&>(d->problem->signature()).spatial_dims, 3);
 }
 
 }  // namespace

@@ -285,6 +285,14 @@ class ConvOp final : public OpDefinition {
     if (!conv) return internal_error("conv was given another op's signature");
     return std::unique_ptr<OpProblem>(std::make_unique<ConvProblem>(*conv));
   }
+  // A 3-D conv whose extra dim changes nothing runs as the 2-D conv of the same memory (fewer_spatial_dims),
+  // on the tiers that take 2-D convs only (the 413's patchify and one-tap-depth convs: 1.35x, H100).
+  std::unique_ptr<OpSignature> simpler_signature(const OpSignature& sig) const override {
+    const auto* conv = dynamic_cast<const ConvSignature*>(&sig);
+    if (!conv) return nullptr;
+    std::optional<ConvSignature> folded = fewer_spatial_dims(*conv);
+    return folded ? folded->clone() : nullptr;
+  }
   std::span<const GpuImplementation* const> gpu_implementations() const override {
     // gpu:conv:pointwise first: it takes only memory-bound pointwise convs, which it runs at copy bandwidth;
     // gpu:conv:planar_tf32 the other fp32 1x1 forwards of planar tensors (any stride), on TF32 tensor cores;

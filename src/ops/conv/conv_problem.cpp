@@ -75,6 +75,72 @@ std::vector<Phase> phases(const Relation& r) {
   return out;
 }
 
+namespace {
+
+// Entry i of a spatial vector, 0 where it has none (output_padding of a regular conv).
+int64_t entry(const std::vector<int64_t>& v, size_t i) { return i < v.size() ? v[i] : 0; }
+
+// Dim i is one tap that maps pixel p of x to pixel p of y: filter 1, stride 1, no padding (nor output padding).
+bool identity_dim(const ConvSignature& sig, size_t i) {
+  return sig.filter_size[i] == 1 && sig.stride[i] == 1 && sig.padding[i] == 0 && entry(sig.output_padding, i) == 0;
+}
+
+std::string without(std::string layout, char letter) {
+  layout.erase(layout.find(letter), 1);
+  return layout;
+}
+
+std::string renamed(std::string layout, char from, char to) {
+  layout[layout.find(from)] = to;
+  return layout;
+}
+
+}  // namespace
+
+std::optional<ConvSignature> fewer_spatial_dims(const ConvSignature& sig) {
+  if (sig.spatial_dims != 3) return std::nullopt;
+  const bool activations_nd = sig.input_layout.find("ND") != std::string::npos &&
+                              sig.output_layout.find("ND") != std::string::npos;
+  const bool activations_hw = sig.input_layout.find("HW") != std::string::npos &&
+                              sig.output_layout.find("HW") != std::string::npos;
+  ConvSignature out = sig;
+  out.spatial_dims = 2;
+  if (identity_dim(sig, 0) && activations_nd) {
+    // Images of depth D are D images: the depth letter leaves every layout, the batch grows.
+    out.n = sig.n * sig.input_size[0];
+    auto tail = [](const std::vector<int64_t>& v) { return std::vector<int64_t>{v[1], v[2]}; };
+    out.input_size = tail(sig.input_size);
+    out.filter_size = tail(sig.filter_size);
+    out.stride = tail(sig.stride);
+    out.padding = tail(sig.padding);
+    out.dilation = tail(sig.dilation);
+    out.output_padding = {entry(sig.output_padding, 1), entry(sig.output_padding, 2)};
+    out.input_layout = without(sig.input_layout, 'D');
+    out.filter_layout = without(sig.filter_layout, 'D');
+    out.output_layout = without(sig.output_layout, 'D');
+  } else if (identity_dim(sig, 1) && identity_dim(sig, 2) && activations_hw) {
+    // A depth's H x W pixels are one row: D rows of H x W, the filter's depth its height (its 1x1 the width).
+    out.input_size = {sig.input_size[0], sig.input_size[1] * sig.input_size[2]};
+    out.filter_size = {sig.filter_size[0], 1};
+    out.stride = {sig.stride[0], 1};
+    out.padding = {sig.padding[0], 0};
+    out.dilation = {sig.dilation[0], 1};
+    out.output_padding = {entry(sig.output_padding, 0), 0};
+    auto merged = [](const std::string& layout) {
+      std::string l = layout;
+      l.erase(l.find("HW"), 1);  // "HW" -> "W"
+      return renamed(l, 'D', 'H');
+    };
+    out.input_layout = merged(sig.input_layout);
+    out.output_layout = merged(sig.output_layout);
+    out.filter_layout = renamed(without(sig.filter_layout, 'H'), 'D', 'H');
+  } else {
+    return std::nullopt;
+  }
+  if (!out.validate().ok()) return std::nullopt;
+  return out;
+}
+
 ConvProblem::ConvProblem(const ConvSignature& sig, bool fp32_result, bool promote_sums)
     : OpProblem(sig), fp32_result(fp32_result), promote_sums(promote_sums) {
   const bool tr = sig.transposed;

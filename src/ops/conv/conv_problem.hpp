@@ -15,6 +15,7 @@
 
 #include <array>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -106,6 +107,15 @@ Status bind_task_tensors(StepBuilder<Params>& step, const TensorRoles& roles, co
   step.bind(step.params.w, w);
   return ok_status();
 }
+
+/// The same convolution with fewer spatial dims, where a 3-D one's extra dim changes nothing a 2-D tier
+/// computes (the memory of every tensor is the same; only its description changes), else nullopt:
+/// - depth 1-tap (filter 1, stride 1, no padding) and each activation's depth right after its batch (NDHWC):
+///   the depths are more images, N x D of H x W ("NHWC");
+/// - height and width 1-tap (1x1, stride 1, no padding) and each activation's H right before its W: the
+///   pixels of a depth are one row of H x W, a 2-D conv of D x (H x W) with the filter's depth as its height
+///   (a patchify conv along depth, --fil_d 2 --conv_stride_d 2, runs on the 2-D tiers).
+std::optional<ConvSignature> fewer_spatial_dims(const ConvSignature& sig);
 
 class ConvProblem final : public OpProblem {
  public:
