@@ -1244,10 +1244,11 @@ TEST(NvrtcTest, HopperFullyTmaModulesCompile) {
   ::unsetenv("BOO_UNVERIFIED_KERNELS");
 }
 
-// A 1x1 data face at stride 1 by TMA: the forward kernel on dy as
-// a plain matrix and the flipped filter's one tap (y by TMA too: HopperTmaStoreModulesCompile checks those
-// stores). The fully-TMA kernels' checks, the one arrival a stage expecting both boxes. Lines: 288 -> 384
-// channels, fp16 with partial tiles, dx padded (419 channels).
+// A 1x1 data face at stride 1 by TMA: the forward kernel on dy as a plain matrix and the filter read in place
+// as an N-major B (BN / 64 boxes {64 channels, 64 k} a k-block), or, where its k rows are not 16-byte aligned
+// (419 channels), the flipped filter's one tap (y by TMA too: HopperTmaStoreModulesCompile checks those stores).
+// The fully-TMA kernels' checks, the one arrival a stage expecting every box. Lines: 288 -> 384 channels, fp16
+// with partial tiles, dx padded (419 channels).
 TEST(NvrtcTest, HopperDataFaceTmaModulesCompile) {
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
   const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
@@ -1262,15 +1263,19 @@ TEST(NvrtcTest, HopperDataFaceTmaModulesCompile) {
     ASSERT_TRUE(h.ok()) << h.status().to_string();
     const std::string text = h->config->text();
     SCOPED_TRACE(text);
+    const bool in_place = command.find("-c 419") == std::string::npos;
     EXPECT_NE(text.find("dx: face 1 as forward"), std::string::npos);
-    EXPECT_NE(text.find(", filter by TMA, x by TMA (a plain matrix): one producer thread"), std::string::npos);
+    EXPECT_NE(text.find(in_place ? ", filter in place by TMA (N-major), x by TMA (a plain matrix): one producer thread"
+                                 : ", filter by TMA, x by TMA (a plain matrix): one producer thread"),
+              std::string::npos);
     ASSERT_EQ(h->maps.size(), 2u);
     Result<jit::CompiledKernel> k = jit::compile_kernel(h->plan.source, kArch, true);
     ASSERT_TRUE(k.ok()) << k.status().to_string();
     const FullyTmaCopies copies = expect_fully_tma_kernel(*k);
     EXPECT_GT(copies.tiled, 0u);
     EXPECT_EQ(copies.gathered, 0u);
-    EXPECT_EQ(copies.expected_bytes, h->maps[0].box_bytes() + h->maps[1].box_bytes());
+    const size_t bn = std::stoul(text.substr(text.find("tile 128x") + 9));
+    EXPECT_EQ(copies.expected_bytes, (in_place ? bn / 64 : 1) * h->maps[0].box_bytes() + h->maps[1].box_bytes());
   }
   ::unsetenv("BOO_WGMMA_TMA_STORE");
 }

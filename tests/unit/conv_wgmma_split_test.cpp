@@ -124,7 +124,19 @@ TEST(ConvWgmmaSplitTest, BelowTheFloorWhereTheModelWins) {
 }
 
 TEST(ConvWgmmaSplitTest, TheDataFaceSplitsAfterItsFilterCopy) {
-  const Planned p = test::plan_of(tier(), "convfp16 -n 16 -c 576 -H 1 -W 30 -k 1728 -y 1 -x 1 -F 2" + kNhwc);
+  const std::string command = "convfp16 -n 16 -c 576 -H 1 -W 30 -k 1728 -y 1 -x 1 -F 2" + kNhwc;
+  {
+    // By TMA (the default) the 1x1 data face reads the filter in place: no copy, the partials alone.
+    const Planned p = test::plan_of(tier(), command);
+    EXPECT_NE(p.config.find("dx: face 1 as forward, splits 6, filter in place by TMA (N-major)"), std::string::npos)
+        << p.config;
+    ASSERT_EQ(p.entries, (std::vector<std::string>{"boo_wgmma_dx", "boo_wgmma_dx_reduce"}));
+    EXPECT_EQ(p.workspace_bytes, 6u * 480 * 576 * 4);
+    EXPECT_EQ(params_of<ConvIgemmParams>(p.launches[0]).w, p.address.at("w"));
+  }
+  // The cp.async producer reads the flipped copy.
+  test::ScopedEnv cp_async("BOO_WGMMA_TMA", "0");
+  const Planned p = test::plan_of(tier(), command);
   EXPECT_NE(p.config.find("dx: face 1 as forward, splits 6; copies boo_conv_flip_w"), std::string::npos) << p.config;
   ASSERT_EQ(p.entries, (std::vector<std::string>{"boo_conv_flip_w", "boo_wgmma_dx", "boo_wgmma_dx_reduce"}));
   // The partials first (6 planes of 480 x 576), then the flipped filter.

@@ -187,26 +187,40 @@ TEST(TensorMapTest, WeightFaceDyIsTwoBoxesPerKBlock) {
   }
 }
 
-// A 1x1 data face at stride 1 by TMA: the filter slot maps the flipped filter's copy in the workspace as
-// {K columns, C rows}, x's slot dy as {K channels, pixels}, y's dx.
-TEST(TensorMapTest, PointwiseDataFaceMapsTheFlippedFilterCopy) {
+// A 1x1 data face at stride 1 by TMA reads its filter in place: the filter slot maps w (KRSC: c contiguous) as
+// {C columns, K rows}, box {64, 64}: one of the B tile's BN / 64 N-major atom columns; x's slot dy as {K
+// channels, pixels}, y's dx. No flipped copy.
+TEST(TensorMapTest, PointwiseDataFaceMapsTheFilterInPlace) {
   const std::string command = "convbfp16 -n 16 -c 288 -H 48 -W 32 -k 384 -y 1 -x 1 -F 2" + kNhwc;
   const Planned p = plan(command);
-  EXPECT_NE(p.config.find(", filter by TMA, x by TMA (a plain matrix): one producer thread, y by TMA"),
+  EXPECT_NE(p.config.find(", filter in place by TMA (N-major), x by TMA (a plain matrix): one producer thread, y by TMA"),
             std::string::npos)
       << p.config;
-  const LaunchStep& step = p.plan.steps[1];  // after the flipped copy
+  ASSERT_EQ(p.plan.steps.size(), 1u);
+  const LaunchStep& step = p.plan.steps[0];
   ASSERT_EQ(step.tensor_maps.size(), 3u);
   const TensorMapSlot& w = step.tensor_maps[0];
   EXPECT_EQ(w.params_offset, offsetof(ConvWgmmaParams, tma_b));
-  EXPECT_EQ(w.dims[0], 384u);  // K: the reduction
-  EXPECT_EQ(w.dims[1], 288u);  // C: the GEMM's columns
-  EXPECT_EQ(w.strides[0], 384u * 2);
+  EXPECT_TRUE(w.tensor == argument(p, "w"));
+  EXPECT_EQ(w.dims[0], 288u);  // C: the GEMM's columns, contiguous
+  EXPECT_EQ(w.dims[1], 384u);  // K: the reduction
+  EXPECT_EQ(w.strides[0], 288u * 2);
+  EXPECT_EQ(w.box[0], 64u);
+  EXPECT_EQ(w.box[1], 64u);
   const TensorMapSlot& x = step.tensor_maps[1];
   EXPECT_TRUE(x.tensor == argument(p, "dy"));
   EXPECT_EQ(x.dims[0], 384u);
   EXPECT_EQ(x.dims[1], 16u * 48 * 32);
   EXPECT_EQ(step.tensor_maps[2].dims[0], 288u);  // dx's channels, stored by TMA
+  EXPECT_NE(p.plan.source.text.find("kBNMajor = true;"), std::string::npos);
+  // Without TMA (the cp.async producer) and where dy is staged (a filter of odd k), the flipped copy is read.
+  {
+    test::ScopedEnv off("BOO_WGMMA_TMA", "0");
+    EXPECT_NE(plan(command).config.find("copies boo_conv_flip_w"), std::string::npos);
+  }
+  const Planned odd = plan("convbfp16 -n 16 -c 288 -H 48 -W 32 -k 419 -y 1 -x 1 -F 2" + kNhwc);
+  EXPECT_NE(odd.config.find("boo_conv_flip_w"), std::string::npos) << odd.config;
+  EXPECT_EQ(odd.config.find("in place"), std::string::npos) << odd.config;
   // Filters of several taps and strided data faces keep cp.async (their flipped filter changes taps inside a
   // k-block, or per stride phase).
   EXPECT_NE(plan("convbfp16 -n 16 -c 288 -H 48 -W 32 -k 384 -y 3 -x 3 -p 1 -q 1 -F 2" + kNhwc).config.find("no TMA"),

@@ -110,6 +110,10 @@ struct Run {
   // (conv_wgmma.cuh's ElementStores), 64 contiguous bytes a warp's store. (The copy-out of a padded copy wrote 8
   // scalar elements a thread: 16 sectors a warp's store.)
   bool element_stores = false;
+  // The 1x1 data face at stride 1 whose operands load by TMA reads the filter where it lies: W[k][c] (c
+  // contiguous) is its GEMM's B N-major, BN / 64 boxes {64 channels, 64 k} a k-block (conv_wgmma.cuh's
+  // BNMajor), without the flipped copy, a kernel and the filter's bytes twice.
+  bool filter_in_place = false;
   bool weight() const { return task.face == kWeightFace; }
   // Split K: the weight face, and the channels-last forward and data faces (conv_wgmma_split.cuh).
   bool may_split() const { return weight() || !native; }
@@ -196,7 +200,9 @@ std::string padding_rule(const Run& run) {
          (run.task.face == kForwardFace ? ", the forward face's reduced ones for filters above 1x1)" : ")");
 }
 
-Result<Run> run_of(const ConvProblem& problem) {
+// `filter_in_place`: a 1x1 data face at stride 1 reads its filter where it lies where it can (Run's
+// filter_in_place); false: through the flipped copy, as the cp.async producer needs (boo tune's candidate).
+Result<Run> run_of(const ConvProblem& problem, bool filter_in_place = true) {
   const Relation& r = problem.relation;
   Run run;
   run.task = problem.tasks[0];
@@ -271,11 +277,22 @@ Result<Run> run_of(const ConvProblem& problem) {
     run.w = run.task.w;
     // The reduction, dy's channels, padded in dy's copy and the flipped filter's kb alike.
     const ChannelPad k = pad_of(problem, r.cb);
-    std::optional<StagedCopy> flipped = flipped_filter_copy(problem, run.w, k.count());
-    if (!flipped) return decline("the data face of filters whose taps are one run of memory (any dense layout) only");
-    run.w_copy = add_copy(run.copies, *flipped);
-    // The copy is [r'][s'][c][kb]: output channel c's row (c < C / groups) of k (kb padded) channels per tap.
-    f.w_strides = {k.count(), 1, 0, r.f_size[2] * r.ag() * k.count(), r.ag() * k.count()};
+    // In place (filter_in_place): dy a plain matrix by TMA (plain_a_blocker's rule, no copy) and the filter's
+    // channels contiguous, its k rows 16-byte aligned (a 2-D map {C, K}).
+    const long long dy_step = uniform_stride(f.a_strides, f.batch, f.a_size);
+    run.filter_in_place = filter_in_place && tma_loads_enabled() && !run.phased && r.taps() == 1 && r.groups == 1 &&
+                          !k.on && channels_contiguous(f.a_strides, r.cb) && dy_step != 0 && dy_step % 8 == 0 &&
+                          dy_step >= r.cb && r.w_strides[1] == 1 && r.w_strides[0] % 8 == 0;
+    if (run.filter_in_place) {
+      f.w_strides = {1, r.w_strides[0], 0, 0, 0};  // (c, k): N-major
+    } else {
+      std::optional<StagedCopy> flipped = flipped_filter_copy(problem, run.w, k.count());
+      if (!flipped)
+        return decline("the data face of filters whose taps are one run of memory (any dense layout) only");
+      run.w_copy = add_copy(run.copies, *flipped);
+      // The copy is [r'][s'][c][kb]: output channel c's row (c < C / groups) of k (kb padded) channels per tap.
+      f.w_strides = {k.count(), 1, 0, r.f_size[2] * r.ag() * k.count(), r.ag() * k.count()};
+    }
     if (k.on || !channels_contiguous(f.a_strides, r.cb))
       run.a_copy =
           add_copy(run.copies, layout_copy(problem, run.a, r.batch, r.batch, r.b_size, r.cb, k.count(), k.on));
@@ -390,7 +407,7 @@ struct WgmmaConfig final : Config {
       for (const StagedCopy& c : run.copies) record += " " + c.text();
     }
     if (promote) record += ", sums promoted per k-block";
-    if (tma) record += run.weight() ? ", dy by TMA" : ", filter by TMA";
+    if (tma) record += run.weight() ? ", dy by TMA" : run.filter_in_place ? ", filter in place by TMA (N-major)" : ", filter by TMA";
     if (tma_x) record += im2col ? ", x by TMA (im2col): one producer thread" : ", x by TMA (a plain matrix): one producer thread";
     if (tma_y) record += ", y by TMA";
     if (run.element_stores) record += ", y stored element by element (unaligned rows)";
@@ -598,6 +615,7 @@ std::string tma_blocker(const Run& run) {
     return dense ? "" : "dy's pixels are not evenly spaced in memory";
   }
   if (r.groups != 1) return "groups = 1 only, not " + std::to_string(r.groups);
+  if (run.filter_in_place) return "";  // (run_of's rule: c contiguous, k rows 16-byte aligned)
   const Strides5& w = r.w_strides;  // (k, c, d, r, s)
   const long long row = r.taps() * r.ag();
   const bool dense = (r.f_size[2] == 1 || w[4] == r.ag()) && (r.f_size[1] == 1 || w[3] == r.f_size[2] * r.ag()) &&
@@ -644,6 +662,7 @@ std::string cluster_blocker(const WgmmaConfig& c) {
   const Run& run = c.run;
   if (!c.tma_x || run.weight() || run.native) return "the channels-last forward face whose operands all load by TMA only";
   if (c.splits != 1) return "unsplit reductions only";
+  if (run.filter_in_place) return "a filter tile of one box (not the data face's filter in place)";
   if (ceil_div(gemm_shape(run).m, kTileRows) < 2) return "at least two row tiles";
   return "";
 }
@@ -727,6 +746,8 @@ TensorMapSlot matrix_slot(TensorBinding tensor, DType dtype, long long columns, 
 TensorMapSlot tma_slot(const Run& run, int rows, DType dtype, TensorBinding tensor) {
   const Relation& r = run.rel;
   if (run.weight()) return matrix_slot(tensor, dtype, r.cb, r.batch * r.pix_b(), r.b_strides[4], kBlockK, 64);
+  // The data face's filter in place: {C columns, K rows}, box {64, 64}: one of a B tile's BN / 64 atom columns.
+  if (run.filter_in_place) return matrix_slot(tensor, dtype, r.cb, r.ca, r.w_strides[1], 64, kBlockK);
   return matrix_slot(tensor, dtype, r.taps() * r.ag(), r.cb, r.w_strides[0], kBlockK, static_cast<uint32_t>(rows));
 }
 
@@ -831,7 +852,9 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     if (grouped && r.bg() < kMinGroupOutputChannels)
       return decline("grouped convs with at least " + std::to_string(kMinGroupOutputChannels) +
                      " output channels per group, not " + std::to_string(r.bg()));
-    if (!run.native && (!vector_aligned(r.a_strides, r.batch, r.a_size) || !vector_aligned(r.w_strides, r.cb, r.f_size) ||
+    // (The filter in place is a TMA map whose k rows run_of aligned.)
+    if (!run.native && (!vector_aligned(r.a_strides, r.batch, r.a_size) ||
+                        (!run.filter_in_place && !vector_aligned(r.w_strides, r.cb, r.f_size)) ||
                         ((!problem.fp32_result || run.weight()) && !run.element_stores &&
                          !vector_aligned(r.b_strides, r.batch, r.b_size))))
       return decline("operands whose channels-last strides keep 16-byte vectors aligned only");
@@ -904,6 +927,9 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
         config.tma_off = "the filter alone by TMA was slower";
       }
     }
+    if (config.run.filter_in_place && !config.tma_x)  // (run_of checks what tma_blocker and plain_a_blocker do)
+      return internal_error("the data face's filter in place needs both operands by TMA: " + config.tma_off +
+                            config.tma_x_off);
     if (config.run.weight()) {
       choose_weight_tiling(config, arch);
     } else {
@@ -979,13 +1005,18 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       c.tma_x_off = "boo tune's candidate";
       out.insert(out.begin() + 1, c);
     }
-    // The 1x1 data face's cp.async producer second (it was the only one until 2026-11-27; a few small lines ran
-    // it up to 4% faster).
+    // The 1x1 data face's cp.async producer second, on the flipped copy it reads (it was the only producer until
+    // 2026-11-27; a few small lines ran it up to 4% faster than TMA on that copy).
     if (!out.empty() && chosen.run.task.face == kDataFace && chosen.tma) {
       WgmmaConfig c = out.front();
-      c.tma = c.tma_x = false;
-      c.tma_off = "boo tune's candidate";
-      out.insert(out.begin() + 1, c);
+      Result<Run> flipped = run_of(problem, /*filter_in_place=*/false);
+      if (flipped.ok()) {
+        c.run = std::move(flipped).value();
+        c.tma = c.tma_x = false;
+        c.tma_off = "boo tune's candidate";
+        place_workspace(c, problem.elem_bytes);
+        out.insert(out.begin() + 1, c);
+      }
     }
     // The native forward's cp.async producer (produce_planar) second (a channels-last input loads by TMA only).
     if (!out.empty() && chosen.run.native && chosen.tma && !native_in_channels_last(chosen.run.rel)) {
@@ -1072,6 +1103,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     if (config.tma_y) cfg += "  static constexpr bool kTmaY = true;\n";
     if (config.cluster > 1) cfg += constant("kClusterM", config.cluster);
     if (run.element_stores) cfg += "  static constexpr bool kElementStores = true;\n";
+    if (run.filter_in_place) cfg += "  static constexpr bool kBNMajor = true;\n";
     cfg += "};\n";
 
     Plan plan;

@@ -111,6 +111,19 @@ struct ElementStores<C, decltype(void(C::kElementStores))> {
   static constexpr bool value = C::kElementStores;
 };
 
+/// Whether the fully-TMA producer's B tile is N-major (C::kBNMajor, emitted only
+/// where set, as kTmaX): the 1x1 data face at stride 1 reads the filter where it
+/// lies, W[k][c] with c contiguous (the host's rule), BN / 64 atom columns of 64
+/// k rows x 64 channels, each one box, issued to the wgmma as an N-major B.
+template <class C, class = void>
+struct BNMajor {
+  static constexpr bool value = false;
+};
+template <class C>
+struct BNMajor<C, decltype(void(C::kBNMajor))> {
+  static constexpr bool value = C::kBNMajor;
+};
+
 /// CTAs per cluster (C::kClusterM, emitted only where above 1, as kTmaX): the
 /// fully-TMA forward face's clusters of CTAs on neighbouring row tiles of one
 /// column tile, each loading 1 / kClusterM of the B (filter) tile and
@@ -402,7 +415,9 @@ __device__ void produce(const ConvIgemmParams& p, const TmaMap* tma_b, unsigned 
 ///     into images past N, zeros;
 ///   B (BN x 64, K-major): `tma_b` at (kb * 64, n0), as produce's; in a
 ///     cluster (ClusterM), CTA rank r loads rows r BN / kClusterM ... of it
-///     (the map's box) and multicasts them to every CTA of the cluster.
+///     (the map's box) and multicasts them to every CTA of the cluster; or
+///     (BNMajor: the data face's filter in place) N-major, BN / 64 boxes
+///     {64 channels, 64 k} of `tma_b` at (n0 + 64 j, kb * 64), one per atom column;
 /// Channels past C and rows past M or K read as zeros (the cp.async path's
 /// zero chunks), each row 128 bytes, 128-byte swizzled as swizzle128_offset
 /// places them (the tiles are 1024-byte aligned): the stage is byte for byte
@@ -448,7 +463,12 @@ __device__ void produce_tma(const TmaMap* tma_a, const TmaMap* tma_b, unsigned c
       } else {
         sm90::tma_load_2d(a_tile, tma_a, kb * kBK, m0, &full[stage]);
       }
-      if constexpr (kCluster == 1) {
+      if constexpr (BNMajor<C>::value) {
+        static_assert(kCluster == 1, "an N-major B tile is BN / 64 boxes, not a cluster's parts");
+#pragma unroll
+        for (int j = 0; j < C::BN / 64; ++j)  // atom column j: channels n0 + 64 j ..., k rows kb * 64 ...
+          sm90::tma_load_2d(b_tile + j * Layout<C>::kAtomColumn, tma_b, n0 + 64 * j, kb * kBK, &full[stage]);
+      } else if constexpr (kCluster == 1) {
         sm90::tma_load_2d(b_tile, tma_b, kb * kBK, n0, &full[stage]);
       } else {
         const int part = static_cast<int>(blockIdx.x) % kCluster;
@@ -835,7 +855,7 @@ __device__ void conv_wgmma(const ConvIgemmParams& p, const TmaMap* tma_b = nullp
           float acc[C::BN / 2];
 #pragma unroll
           for (int i = 0; i < C::BN / 2; ++i) acc[i] = 0.f;
-          consume_unit<C, false>(acc, smem, full, empty, it, begin, end, consumer, lane);
+          consume_unit<C, false, BNMajor<C>::value>(acc, smem, full, empty, it, begin, end, consumer, lane);
           // Epilogue, while the producer fills the stages for the next unit. Split K stores the
           // unit's fp32 partials; conv_wgmma_split.cuh's reduce adds them and applies the epilogue.
           if constexpr (C::kFp32Out || C::kSplits > 1)
