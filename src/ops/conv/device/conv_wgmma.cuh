@@ -58,86 +58,57 @@ constexpr int kBM = 128;               ///< rows (output pixels) of a CTA tile
 constexpr int kBK = 64;                ///< GEMM k per stage: 64 reduction columns, 128 bytes a row
 constexpr int kConsumerWarps = 8;      ///< arrivals that release a stage (one per consumer warp)
 
+/// A Cfg member that the host emits only where it differs from `fallback`, so
+/// that the generated source (and the cache key) of every kernel without it
+/// stays as it was: Name<C>::value is C::member where the Cfg has it, else
+/// `fallback`.
+#define BOO_CFG_OPTION(Name, member, type, fallback) \
+  template <class C, class = void>                   \
+  struct Name {                                      \
+    static constexpr type value = fallback;          \
+  };                                                 \
+  template <class C>                                 \
+  struct Name<C, decltype(void(C::member))> {        \
+    static constexpr type value = C::member;         \
+  }
+
 /// Whether the Cfg loads x by TMA as well as the plain operand (C::kTmaX,
-/// emitted only where it is set, so that the generated source of every other
-/// kernel stays as it was): the producer is then one thread issuing every box
+/// emitted only where set): the producer is then one thread issuing every box
 /// of a k-block (the forward face's produce_tma, the weight face's
 /// produce_weight_tma).
-template <class C, class = void>
-struct FullyTma {
-  static constexpr bool value = false;
-};
-template <class C>
-struct FullyTma<C, decltype(void(C::kTmaX))> {
-  static constexpr bool value = C::kTmaX;
-};
+BOO_CFG_OPTION(FullyTma, kTmaX, bool, false);
 
 /// Whether the fully-TMA forward producer's A map (x) is an im2col one
-/// (C::kIm2colX, set only with kTmaX): see produce_tma. (The weight face's x
+/// (C::kIm2colX, emitted only with kTmaX): see produce_tma. (The weight face's x
 /// is always one.)
-template <class C, class = void>
-struct Im2colX {
-  static constexpr bool value = false;
-};
-template <class C>
-struct Im2colX<C, decltype(void(C::kIm2colX))> {
-  static constexpr bool value = C::kIm2colX;
-};
+BOO_CFG_OPTION(Im2colX, kIm2colX, bool, false);
 
-/// Whether the Cfg stores y by TMA (C::kTmaY, emitted only where set, as
-/// kTmaX): the forward face of one group without stride phases, split K, fp32
-/// sums or residual, y a plain matrix {K channels, pixels} (store_tile_tma).
-template <class C, class = void>
-struct TmaStore {
-  static constexpr bool value = false;
-};
-template <class C>
-struct TmaStore<C, decltype(void(C::kTmaY))> {
-  static constexpr bool value = C::kTmaY;
-};
+/// Whether the Cfg stores y by TMA (C::kTmaY, emitted only where set): the
+/// forward face of one group without stride phases, split K, fp32 sums or
+/// residual, y a plain matrix {K channels, pixels} (store_tile_tma).
+BOO_CFG_OPTION(TmaStore, kTmaY, bool, false);
 
 /// Whether the Cfg stores y element by element (C::kElementStores, emitted only
-/// where set, as kTmaX): output channels that are not a multiple of 8 (from 64,
+/// where set): output channels that are not a multiple of 8 (from 64,
 /// groups 1: the host's rule) leave y's rows unaligned to 16-byte vectors, so
 /// store_tile copies the staged rows out with consecutive threads on
 /// consecutive elements (a warp's store is 64 contiguous bytes) and reads the
 /// residual so too.
-template <class C, class = void>
-struct ElementStores {
-  static constexpr bool value = false;
-};
-template <class C>
-struct ElementStores<C, decltype(void(C::kElementStores))> {
-  static constexpr bool value = C::kElementStores;
-};
+BOO_CFG_OPTION(ElementStores, kElementStores, bool, false);
 
 /// Whether the fully-TMA producer's B tile is N-major (C::kBNMajor, emitted only
-/// where set, as kTmaX): the 1x1 data face at stride 1 reads the filter where it
+/// where set): the 1x1 data face at stride 1 reads the filter where it
 /// lies, W[k][c] with c contiguous (the host's rule), BN / 64 atom columns of 64
 /// k rows x 64 channels, each one box, issued to the wgmma as an N-major B.
-template <class C, class = void>
-struct BNMajor {
-  static constexpr bool value = false;
-};
-template <class C>
-struct BNMajor<C, decltype(void(C::kBNMajor))> {
-  static constexpr bool value = C::kBNMajor;
-};
+BOO_CFG_OPTION(BNMajor, kBNMajor, bool, false);
 
-/// CTAs per cluster (C::kClusterM, emitted only where above 1, as kTmaX): the
+/// CTAs per cluster (C::kClusterM, emitted only where above 1): the
 /// fully-TMA forward face's clusters of CTAs on neighbouring row tiles of one
 /// column tile, each loading 1 / kClusterM of the B (filter) tile and
 /// multicasting it to all, so that L2 serves each B tile once per cluster
 /// (produce_tma). A CTA releases a stage to every producer of its cluster
 /// (release_stage): each one writes into every CTA's stage.
-template <class C, class = void>
-struct ClusterM {
-  static constexpr int value = 1;
-};
-template <class C>
-struct ClusterM<C, decltype(void(C::kClusterM))> {
-  static constexpr int value = C::kClusterM;
-};
+BOO_CFG_OPTION(ClusterM, kClusterM, int, 1);
 
 /// Registers per thread after the frame's reallocation (setmaxnreg): the
 /// producer gives its share of the launch's 384 x 168 to the consumers'

@@ -59,15 +59,8 @@ struct PlanarTiles {
 };
 
 /// Whether the Cfg's `in` lies channels-last (C::kBKMajor, emitted only where
-/// set, as kTmaX): B tiles K-major, loaded by TMA only (produce_planar_tma).
-template <class C, class = void>
-struct BKMajor {
-  static constexpr bool value = false;
-};
-template <class C>
-struct BKMajor<C, decltype(void(C::kBKMajor))> {
-  static constexpr bool value = C::kBKMajor;
-};
+/// set): B tiles K-major, loaded by TMA only (produce_planar_tma).
+BOO_CFG_OPTION(BKMajor, kBKMajor, bool, false);
 
 /// C for store_tile when the bias is per row (added by the caller): no column bias.
 template <class C>
