@@ -792,9 +792,13 @@ TEST(NvrtcTest, HopperConvModulesCompile) {
     const std::string wgmma = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(bn) + "k16.f32";
     EXPECT_NE(k->ptx.find(wgmma), std::string::npos) << wgmma << " in " << planned->config;
     EXPECT_NE(k->ptx.find("setmaxnreg.inc.sync.aligned.u32"), std::string::npos);
-    // The weight face reads M- and N-major tiles (imm-trans-a, imm-trans-b = 1), the others K-major ones.
+    // The weight face reads M- and N-major tiles (imm-trans-a, imm-trans-b = 1), the 1x1 data face's filter in
+    // place an N-major B, the others K-major ones.
     const bool weight = config.find("weight gradient") != std::string::npos;
-    EXPECT_NE(k->ptx.find(weight ? ", p, 1, 1, 1, 1;" : ", p, 1, 1, 0, 0;"), std::string::npos) << planned->config;
+    const bool in_place = config.find("filter in place") != std::string::npos;
+    EXPECT_NE(k->ptx.find(weight ? ", p, 1, 1, 1, 1;" : in_place ? ", p, 1, 1, 0, 1;" : ", p, 1, 1, 0, 0;"),
+              std::string::npos)
+        << planned->config;
     EXPECT_EQ(k->ptx.find(weight ? ", p, 1, 1, 0, 0;" : ", p, 1, 1, 1, 1;"), std::string::npos) << planned->config;
     // Split K sums its partials in a second kernel.
     const bool split = weight && std::stoi(config.substr(config.find("splits ") + 7)) > 1;
