@@ -200,6 +200,8 @@ std::string padding_rule(const Run& run) {
          (run.task.face == kForwardFace ? ", the forward face's reduced ones for filters above 1x1)" : ")");
 }
 
+std::string plain_a_blocker(const Run& run);
+
 // `filter_in_place`: a 1x1 data face at stride 1 reads its filter where it lies where it can (Run's
 // filter_in_place); false: through the flipped copy, as the cp.async producer needs (boo tune's candidate).
 Result<Run> run_of(const ConvProblem& problem, bool filter_in_place = true) {
@@ -277,12 +279,11 @@ Result<Run> run_of(const ConvProblem& problem, bool filter_in_place = true) {
     run.w = run.task.w;
     // The reduction, dy's channels, padded in dy's copy and the flipped filter's kb alike.
     const ChannelPad k = pad_of(problem, r.cb);
-    // In place (filter_in_place): dy a plain matrix by TMA (plain_a_blocker's rule, no copy) and the filter's
-    // channels contiguous, its k rows 16-byte aligned (a 2-D map {C, K}).
-    const long long dy_step = uniform_stride(f.a_strides, f.batch, f.a_size);
+    // In place (filter_in_place): dy read where it lies as a plain matrix by TMA (no copy: plain_a_blocker) and
+    // the filter's channels contiguous, its k rows 16-byte aligned (a 2-D map {C, K}).
     run.filter_in_place = filter_in_place && tma_loads_enabled() && !run.phased && r.taps() == 1 && r.groups == 1 &&
-                          !k.on && channels_contiguous(f.a_strides, r.cb) && dy_step != 0 && dy_step % 8 == 0 &&
-                          dy_step >= r.cb && r.w_strides[1] == 1 && r.w_strides[0] % 8 == 0;
+                          !k.on && channels_contiguous(f.a_strides, r.cb) && plain_a_blocker(run).empty() &&
+                          r.w_strides[1] == 1 && r.w_strides[0] % 8 == 0;
     if (run.filter_in_place) {
       f.w_strides = {1, r.w_strides[0], 0, 0, 0};  // (c, k): N-major
     } else {
@@ -589,10 +590,10 @@ bool tma_stores_enabled() {
 
 // Why the run's plain operand cannot be loaded by TMA boxes (empty: it can): the forward face's filter
 // where its (r, s, c) columns are one run of memory per output channel (a 2-D map, any C: the packed
-// k-blocks are 64 consecutive columns), groups 1, and so a 1x1 data face's flipped filter at stride 1 (that face
-// is the forward conv of dy, a plain matrix, with the flipped filter's one tap {K columns, C rows}: 1.047x the
-// cp.async producer's speed over the 413's 55 such lines, up to 1.22x, H100 2026-11-27); the weight face's dy where its pixels are evenly spaced (a 2-D map of channels by pixels).
-// docs/wgmma-tma-design.md §1.
+// k-blocks are 64 consecutive columns), groups 1, and so a 1x1 data face's filter at stride 1 (that face is the
+// forward conv of dy, a plain matrix, with the filter's one tap: its flipped copy {K columns, C rows}, or the
+// filter in place, filter_in_place); the weight face's dy where its pixels are evenly spaced (a 2-D map of
+// channels by pixels). docs/wgmma-tma-design.md §1.
 std::string tma_blocker(const Run& run) {
   const Relation& r = run.rel;
   if (run.native) {
