@@ -106,6 +106,9 @@ TEST(NvrtcTest, GeneratedModulesCompile) {
   commands.push_back("conv --spatial_dim 1 -n 2 -c 8 -H 33 -k 8 -y 7 -p 3 -u 2 -g 8 -F 0 --in_layout NHC "
                      "--fil_layout NHC --out_layout NHC");
   commands.push_back("convfp16 -n 2 -c 32 -H 15 -W 15 -k 32 -y 3 -x 3 -p 1 -q 1 -g 32 -F 0 --out_layout NHWC");
+  // gpu:conv:direct's weight face split over the positions (a filter of few weights) and its partials' sum.
+  commands.push_back("convbfp16 -n 16 -c 2 -H 24 -W 16 -k 2 -y 1 -x 1 -F 4" + nhwc);
+  commands.push_back("conv -n 16 -c 2 -H 24 -W 16 -k 2 -y 1 -x 1 -F 4");
   for (const char* dtype : {"layernorm", "layernormfp16", "layernormbfp16"}) {
     for (const char* mode : {"-m 0 -F 1", "-m 1 -F 1", "-m 1 --bias 0 -F 1", "-m 1 -F 14", "-m 0 -F 2", "-F 4",
                              "-F 8", "-m 1 -F 6"}) {

@@ -4,7 +4,9 @@
 // tensor is bound where it lives.
 #include <gtest/gtest.h>
 
+#include "ops/conv/conv_direct_impl.hpp"
 #include "ops/conv/conv_igemm_impl.hpp"
+#include "ops/conv/device/conv_direct_params.cuh"
 #include "ops/conv/device/conv_igemm_params.cuh"
 #include "plan_util.hpp"
 
@@ -233,4 +235,35 @@ TEST(ConvPlanTest, ThreeTf32OnTheWeightFaceAndTyped) {
 }
 
 }  // namespace
+// gpu:conv:direct's weight face of a filter of few weights splits the positions over blocks (grid y), each
+// block's sum an fp32 partial in the workspace, which a second kernel adds in split order into dw: the 413's
+// 2 -> 2-channel 1x1 weight gradient (4 weights, 6144 positions: 6 splits of 1024, 4 a thread). A filter of
+// many weights keeps one kernel, a block a weight.
+TEST(ConvPlanTest, DirectWeightFaceOfFewWeightsSplitsThePositions) {
+  const Planned p = test::plan_of(conv::direct_implementation(),
+                                  "convbfp16 -n 16 -c 2 -H 24 -W 16 -k 2 -y 1 -x 1 -F 4 --in_layout NHWC "
+                                  "--out_layout NHWC --fil_layout NHWC");
+  ASSERT_EQ(p.entries, (std::vector<std::string>{"boo_conv_direct_dw_partials", "boo_conv_direct_dw"}));
+  EXPECT_NE(p.config.find("conv_weight_partials_sum<int, boo::bf16, 6>"), std::string::npos) << p.config;
+  EXPECT_EQ(p.launches[0].grid.x, 4u);
+  EXPECT_EQ(p.launches[0].grid.y, 6u);
+  EXPECT_EQ(p.workspace_bytes, 6u * 4 * sizeof(float));
+  ConvFaceParams partials, sum;
+  ASSERT_EQ(p.launches[0].params.size(), sizeof partials);
+  std::memcpy(&partials, p.launches[0].params.data(), sizeof partials);
+  std::memcpy(&sum, p.launches[1].params.data(), sizeof sum);
+  EXPECT_EQ(partials.a, p.address.at("x"));
+  EXPECT_EQ(partials.b, p.address.at("dy"));
+  EXPECT_EQ(partials.w, p.workspace);
+  EXPECT_EQ(sum.a, p.workspace);
+  EXPECT_EQ(sum.w, p.address.at("dw"));
+  EXPECT_EQ(sum.w_strides[0], 2);  // dw's own strides (KRSC: k, then c contiguous)
+  EXPECT_EQ(sum.w_strides[1], 1);
+
+  const Planned many = test::plan_of(conv::direct_implementation(),
+                                     "convbfp16 -n 16 -c 64 -H 24 -W 16 -k 64 -y 3 -x 3 -p 1 -q 1 -g 64 -F 4");
+  EXPECT_EQ(many.entries, (std::vector<std::string>{"boo_conv_direct_dw"}));
+  EXPECT_EQ(many.launches[0].grid.y, 1u);
+}
+
 }  // namespace boo::ops

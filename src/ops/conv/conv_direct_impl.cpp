@@ -13,12 +13,24 @@ namespace {
 
 constexpr uint32_t kThreads = 256;
 
-// One kernel of the plan: the task it computes (none for db) and its device call.
+// One kernel of the plan: the task it computes (none for db and for the sum of the weight face's partials) and
+// its device call.
 struct DirectKernel {
   std::string entry;
   std::string call;
   std::optional<FaceTask> task;
+  bool sums_partials = false;  // conv_weight_partials_sum: dw from the workspace's partials
 };
+
+// The weight face of a filter of few weights splits the positions over this many blocks a weight (block y of
+// the grid), so that about two blocks run per SM, each thread keeping at least 4 positions: 4 blocks of 256
+// threads, one per weight of a 2 -> 2-channel 1x1 filter, walked 6144 positions each, 24 dependent load pairs a
+// thread (12.7 us against cuDNN's 6.2, H100). 1: no split.
+long long weight_splits(const Relation& r, const ArchSpec& arch) {
+  const long long weights = r.cb * r.ag() * r.taps(), positions = r.batch * r.pix_b();
+  const long long wanted = ceil_div(2LL * arch.sm_count, weights);
+  return std::clamp<long long>(std::min(wanted, positions / (4 * kThreads)), 1, 64);
+}
 
 // The configuration: the kernels, in launch order. Everything else is
 // passed at launch, so the text names each kernel's template instance.
@@ -44,7 +56,7 @@ class DirectConv final : public Tier<ConvProblem, DirectConfig> {
     return problem.fp32_result_supported(name());
   }
 
-  Result<DirectConfig> configure_problem(const ConvProblem& problem, const ArchSpec&) const override {
+  Result<DirectConfig> configure_problem(const ConvProblem& problem, const ArchSpec& arch) const override {
     const ConvSignature& sig = problem.conv();
     const std::string t = device_type(sig.dtype);
     DirectConfig config;
@@ -60,6 +72,15 @@ class DirectConv final : public Tier<ConvProblem, DirectConfig> {
       const std::string bias = task.epilogue && sig.bias ? "true" : "false";
       // The residual's template argument only where it is on: the other kernels' texts (and cache keys) stay.
       const std::string residual = task.epilogue && sig.residual ? ", true" : "";
+      const long long splits = task.face == kWeightFace && !problem.fp32_result ? weight_splits(problem.relation, arch) : 1;
+      if (splits > 1) {
+        // The partials, then their sum into dw.
+        config.kernels.push_back({"boo_conv_direct_dw_partials", "boo::conv_weight_face<" + tt + ", true>(p)", task});
+        config.kernels.push_back({"boo_conv_direct_dw",
+                                  "boo::conv_weight_partials_sum<" + tt + ", " + std::to_string(splits) + ">(p)",
+                                  task, true});
+        continue;
+      }
       std::string call = task.face == kWeightFace ? "boo::conv_weight_face<" + tt + ">(p)"
                          : task.face == kDataFace
                              ? "boo::conv_data_face<" + tt + ", " + act + ", " + bias + residual + ">(p)"
@@ -115,14 +136,25 @@ class DirectConv final : public Tier<ConvProblem, DirectConfig> {
       p.act_lo = static_cast<float>(conv.activation.lo);
       p.act_hi = static_cast<float>(conv.activation.hi);
       LaunchStep launch;
-      if (k.task) {
+      const long long weights = r.cb * r.ag() * r.taps();
+      if (k.sums_partials) {
+        // dw from the partials at the workspace's start (kSplits x weights fp32): a thread per weight.
+        step.bind(p.a, TensorBinding::workspace(0));
+        BOO_RETURN_IF_ERROR(bind(step, p.w, p.w_strides, k.task->w));
+        launch = std::move(step).finish();
+        launch.grid.x = grid_for(ceil_div(weights, kThreads));
+      } else if (k.task) {
         const FaceTask& task = *k.task;
+        const bool partials = k.entry == "boo_conv_direct_dw_partials";
         BOO_RETURN_IF_ERROR(bind(step, p.a, p.a_strides, task.a));
         if (problem.fp32_result)  // the sums, (groups, N x pixels, channels of a group) fp32, at the workspace's start
           step.bind(p.b, TensorBinding::workspace(0));
         else
           BOO_RETURN_IF_ERROR(bind(step, p.b, p.b_strides, task.b));
-        BOO_RETURN_IF_ERROR(bind(step, p.w, p.w_strides, task.w));
+        if (partials)  // the weights' partials, split-major, at the workspace's start
+          step.bind(p.w, TensorBinding::workspace(0));
+        else
+          BOO_RETURN_IF_ERROR(bind(step, p.w, p.w_strides, task.w));
         if (task.epilogue && conv.bias) {
           BOO_ASSIGN_OR_RETURN(TensorBinding bias, roles.argument("b"));
           step.bind(p.bias, bias);
@@ -133,10 +165,14 @@ class DirectConv final : public Tier<ConvProblem, DirectConfig> {
         }
         launch = std::move(step).finish();
         // A thread per output element; for the weight face a block per weight element (see conv_weight_face).
-        const long long blocks = task.face == kWeightFace ? r.cb * r.ag() * r.taps()
+        const long long blocks = task.face == kWeightFace ? weights
                                  : task.face == kForwardFace ? ceil_div(b_total, kThreads)
                                                              : ceil_div(a_total, kThreads);
         launch.grid.x = grid_for(blocks);
+        if (partials) {
+          launch.grid.y = static_cast<uint32_t>(weight_splits(r, arch));
+          plan.workspace_bytes = static_cast<size_t>(launch.grid.y) * static_cast<size_t>(weights) * sizeof(float);
+        }
       } else {
         // The bias gradient reduces dy, which has the y shape: bound as B with K channels.
         BOO_RETURN_IF_ERROR(bind(step, p.b, p.b_strides, "dy"));

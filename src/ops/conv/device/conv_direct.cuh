@@ -117,21 +117,28 @@ __device__ void conv_data_face(const ConvFaceParams& p) {
 /// One block per weight element: its threads split the (n, o) positions and
 /// the block sum adds them in a fixed order (deterministic). A thread per
 /// element would leave a small filter (depthwise, 2 channels) to a handful of
-/// threads, each walking every position.
-template <typename I, typename T>
+/// threads, each walking every position. With kPartials the positions are
+/// also split over gridDim.y blocks (a filter of a few weights would leave
+/// most SMs idle and each thread a long chain of loads): block y sums its
+/// share into the fp32 partials at p.w (gridDim.y x weights, split-major),
+/// which conv_weight_partials_sum adds in order.
+template <typename I, typename T, bool kPartials = false>
 __device__ void conv_weight_face(const ConvFaceParams& p) {
   __shared__ float scratch[32];
   const I ca_per_group = p.ca / p.groups, cb_per_group = p.cb / p.groups;
   const I total = p.cb * ca_per_group * p.f_size[0] * p.f_size[1] * p.f_size[2];
   const I positions = p.b_size[0] * p.b_size[1] * p.b_size[2];  // output pixels per image
   const I wide = p.b_size[2], high = p.b_size[1];
+  // This block's positions [begin, end): all, or (kPartials) split y's share.
+  const I all = p.n * positions, share = kPartials ? (all + gridDim.y - 1) / gridDim.y : all;
+  const I begin = kPartials ? blockIdx.y * share : 0, end = kPartials && begin + share < all ? begin + share : all;
   // The trip count depends on the block only: every thread reaches block_sum.
   for (I linear = blockIdx.x; linear < total; linear += gridDim.x) {
     I i[5];  // (kb, c, rz, ry, rx)
     unravel5<I>(linear, p.cb, ca_per_group, p.f_size, i);
     const I ch = (i[0] / cb_per_group) * ca_per_group + i[1];
     float acc = 0.f;
-    for (I j = threadIdx.x; j < p.n * positions; j += blockDim.x) {
+    for (I j = begin + threadIdx.x; j < end; j += blockDim.x) {
       const I n = j / positions, o = j % positions;
       const I ox = o % wide, oy = (o / wide) % high, oz = o / (wide * high);
       const I iz = oz * p.stride[0] - p.pad[0] + i[2] * p.dil[0];
@@ -142,7 +149,30 @@ __device__ void conv_weight_face(const ConvFaceParams& p) {
              load_as_float<T>(p.b, offset5(p.b_strides, n, i[0], oz, oy, ox));
     }
     acc = block_sum(acc, scratch);
-    if (threadIdx.x == 0) store_from_float<T>(p.w, offset5(p.w_strides, i[0], i[1], i[2], i[3], i[4]), acc);
+    if (threadIdx.x == 0) {
+      if constexpr (kPartials)
+        reinterpret_cast<float*>(p.w)[static_cast<long long>(blockIdx.y) * total + linear] = acc;
+      else
+        store_from_float<T>(p.w, offset5(p.w_strides, i[0], i[1], i[2], i[3], i[4]), acc);
+    }
+  }
+}
+
+/// W[kb, c, r] = the sum of conv_weight_face<..., true>'s kSplits partials of
+/// the weight (p.a: kSplits x weights fp32, split-major), added in split order
+/// (deterministic). A thread per weight.
+template <typename I, typename T, int kSplits>
+__device__ void conv_weight_partials_sum(const ConvFaceParams& p) {
+  const I ca_per_group = p.ca / p.groups;
+  const I total = p.cb * ca_per_group * p.f_size[0] * p.f_size[1] * p.f_size[2];
+  const float* partials = reinterpret_cast<const float*>(p.a);
+  for (I linear = blockIdx.x * blockDim.x + threadIdx.x; linear < total; linear += gridDim.x * blockDim.x) {
+    float acc = 0.f;
+#pragma unroll
+    for (int s = 0; s < kSplits; ++s) acc += partials[static_cast<long long>(s) * total + linear];
+    I i[5];  // (kb, c, rz, ry, rx)
+    unravel5<I>(linear, p.cb, ca_per_group, p.f_size, i);
+    store_from_float<T>(p.w, offset5(p.w_strides, i[0], i[1], i[2], i[3], i[4]), acc);
   }
 }
 
