@@ -10,6 +10,7 @@
 #   scripts/ab.sh benchmarks/norm_shapes.txt .deps/ab/base .
 # The table goes to stdout and $OUT/ab.md; each tree's CSV and log per round to $AB_WORK
 # (default /tmp/boo-ab: the device tool brings back at most 8 files from $OUT).
+# AB_ARGS: options given to every tree's boo preload and boo-driver (e.g. "--impl gpu:conv:direct").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,6 +25,7 @@ commands="$1"; shift
 OUT="${OUT:-$PWD/build-ab}"
 WORK="${AB_WORK:-/tmp/boo-ab}"
 ROUNDS="${ROUNDS:-2}"
+read -r -a extra <<< "${AB_ARGS:-}"
 mkdir -p "$OUT" "$WORK"
 drivers=()
 # An exported tree has no .deps: it uses this checkout's SQLite (the GPU machine has none installed).
@@ -44,14 +46,14 @@ done
 # Every tree's kernels compiled first on every core (`boo preload`), into its own cache: compiling
 # one kernel at a time inside the timed runs took most of an A/B's wall time (413 lines: over 7 minutes).
 for i in "${!drivers[@]}"; do
-  BOO_CACHE_DIR="/tmp/boo-ab-cache-$i" "$(dirname "${drivers[$i]}")/boo" preload --commands-file "$commands" \
+  BOO_CACHE_DIR="/tmp/boo-ab-cache-$i" "$(dirname "${drivers[$i]}")/boo" preload "${extra[@]}" --commands-file "$commands" \
     -j "$(nproc)" > "$WORK/preload-$((i + 1)).log" 2>&1 || echo "preload of tree $((i + 1)) reported failures (see $WORK/preload-$((i + 1)).log)"
 done
 
 for round in $(seq 1 "$ROUNDS"); do
   for i in "${!drivers[@]}"; do
     # Each tree its own kernel cache: the trees' kernels differ under the same signature.
-    BOO_CACHE_DIR="/tmp/boo-ab-cache-$i" "${drivers[$i]}" --backend boo --commands-file "$commands" --iter 100 \
+    BOO_CACHE_DIR="/tmp/boo-ab-cache-$i" "${drivers[$i]}" --backend boo "${extra[@]}" --commands-file "$commands" --iter 100 \
       --csv "$WORK/ab-$((i + 1))-$round.csv" > "$WORK/ab-$((i + 1))-$round.log" 2>&1
   done
 done

@@ -92,8 +92,10 @@ TEST(ConvDepthwisePlanTest, DeclinesWithTheReason) {
   }
 }
 
-// NCHW: one channel's 32x32 output tile per block (a 34x34 window of x), x
-// fastest; every direction bound where its tensors live, db last.
+// NCHW: one channel's 56x28 output tile per block (112 = 2 x 56 = 4 x 28), a
+// thread per run of 8 outputs down a column, x fastest; the 58x30 window of x
+// staged in rows of 4-element loads from a multiple of 4 (36 columns); every
+// direction bound where its tensors live, db last.
 TEST(ConvDepthwisePlanTest, PlanarTilesAndBindingsOfEveryDirection) {
   const Planned p = plan_of(kMobileNet + " -F 0 -b 1");
   ASSERT_EQ(p.entries.size(), 5u);
@@ -103,9 +105,14 @@ TEST(ConvDepthwisePlanTest, PlanarTilesAndBindingsOfEveryDirection) {
   EXPECT_EQ(p.entries[3], "boo_depthwise_dw_reduce");
   EXPECT_EQ(p.entries[4], "boo_conv_db");
   EXPECT_NE(p.config.find("tile [c][y][x]"), std::string::npos) << p.config;
-  EXPECT_NE(p.config.find("y: face 0 channels 1 tile 32x32 window 34x34 blocks 32768"), std::string::npos)
+  EXPECT_NE(p.config.find("y: face 0 channels 1 tile 56x28 window 58x36 blocks 16384 vec A 1 B 1 runs of 8 rows by 4"),
+            std::string::npos)
       << p.config;
-  EXPECT_EQ(p.launches[0].grid.x, 64u * 32 * 16);  // images x channels x 4x4 tiles
+  // The stride-1 data face runs the same tiles over dy; the weight face keeps a thread per pixel group.
+  EXPECT_NE(p.config.find("dx: face 1 channels 1 tile 56x28 window 58x36 blocks 16384 vec A 1 B 1 runs of 8 rows by 4"),
+            std::string::npos);
+  EXPECT_NE(p.config.find("dw: face 2 channels 1 tile 32x32 window 34x34"), std::string::npos);
+  EXPECT_EQ(p.launches[0].grid.x, 64u * 32 * 8);  // images x channels x 2x4 tiles
   for (const test::ResolvedLaunch& l : p.launches) {
     EXPECT_EQ(l.block.x, 256u);
     EXPECT_LE(l.shared_bytes, 48u * 1024);
@@ -137,14 +144,18 @@ TEST(ConvDepthwisePlanTest, PlanarTilesAndBindingsOfEveryDirection) {
   EXPECT_EQ(db.bias, p.address.at("db"));
 }
 
-// NHWC: tiles of 32 channels x 4x8 pixels, stored [y][x][c]; sizes and strides compiled in.
+// NHWC: tiles of 32 channels x 8x8 pixels (runs of 8 rows), stored [y][x][c]; sizes and strides compiled in.
 TEST(ConvDepthwisePlanTest, ChannelsLastTilesCompileTheLayoutIn) {
   const Planned p = plan_of("convbfp16 -n 8 -c 96 -H 56 -W 56 -k 96 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -g 96 -F 1 -b 1 "
                             "--activation silu" + kNhwc);
   ASSERT_EQ(p.entries.size(), 1u);
   EXPECT_NE(p.config.find("tile [y][x][c]"), std::string::npos) << p.config;
-  // 28x28 outputs in 4x8 tiles (7 x 4), three channel blocks, 8 images; a 9x17 window at stride 2.
-  EXPECT_NE(p.config.find("channels 32 tile 4x8 window 9x17 blocks 672"), std::string::npos) << p.config;
+  // 28x28 outputs in 8x8 tiles (4 x 4; 28 = 4 x 7 rows, rounded up to a run of 8), three channel blocks,
+  // 8 images; a 17x17 window at stride 2.
+  EXPECT_NE(p.config.find("channels 32 tile 8x8 window 17x17 blocks 384 vec A 8 B 8 runs of 8"), std::string::npos)
+      << p.config;
+  EXPECT_NE(p.source.text.find("kRunY = 8;"), std::string::npos);
+  EXPECT_NE(p.source.text.find("kStageVecX = 1;"), std::string::npos);  // channels-last windows load along c
   const std::string& src = p.source.text;
   EXPECT_NE(src.find("kTileChannelsLast = true"), std::string::npos);
   EXPECT_NE(src.find("using T = boo::bf16"), std::string::npos);
@@ -166,6 +177,7 @@ TEST(ConvDepthwisePlanTest, StridedBackwardDataGathers) {
   EXPECT_NE(p.config.find("dx: face 1 channels 1 tile 32x32 window 18x18"), std::string::npos) << p.config;
   EXPECT_NE(p.source.text.find("boo::depthwise::data_face<Cfg_dx>(p)"), std::string::npos);
   EXPECT_NE(p.source.text.find("kShiftH = 2"), std::string::npos);
+  EXPECT_EQ(p.config.find("runs of"), std::string::npos) << p.config;  // a thread per gathered pixel
 }
 
 // A transposed depthwise conv's forward is the relation's data face, with the epilogue.

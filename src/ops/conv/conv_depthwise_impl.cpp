@@ -3,6 +3,7 @@
 #include "ops/conv/conv_depthwise_impl.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <optional>
 
 #include "boo/conv.hpp"
@@ -26,6 +27,8 @@ constexpr long long kSharedBudget = 48 * 1024;
 // Filter taps a weight-gradient thread keeps in registers (7x7).
 constexpr long long kMaxTaps = 49;
 constexpr long long kMaxMultiplier = 8;
+// The longest run of outputs down a column a forward or data face thread computes.
+constexpr long long kMaxRun = 8;
 // Weight-face taps reduced across the block per round (shared floats: kThreads each).
 constexpr int kTapChunk = 8;
 constexpr long long kInt32Max = (1LL << 31) - 1;
@@ -37,6 +40,8 @@ struct FaceTiling {
   FaceTask task;
   long long block_channels = 1, tile_h = 1, tile_w = 1, window_h = 1, window_w = 1;
   long long slices = 1;  // weight face: blocks per channel block over the N x tiles units
+  long long run_y = 1;   // forward and stride-1 data faces: outputs a thread computes down a column
+  int stage_vec_x = 1;   // run faces, planar: elements per load of the window's rows (stage_rows), else 1
   int a_vec = 1, b_vec = 1;  // elements per load of A and B where their channels are contiguous
   long long window_at = 0, tile_b_at = 0, reduce_at = 0, shared_floats = 0;
   long long blocks = 0;  // grid size (the weight face's first pass)
@@ -59,6 +64,8 @@ struct DepthwiseConfig final : Config {
                 " blocks " + std::to_string(f.blocks) + " vec A " + std::to_string(f.a_vec) + " B " +
                 std::to_string(f.b_vec);
       if (f.task.face == kWeightFace) record += " slices " + std::to_string(f.slices);
+      if (f.run_y > 1) record += " runs of " + std::to_string(f.run_y);
+      if (f.stage_vec_x > 1) record += " rows by " + std::to_string(f.stage_vec_x);
     }
     return record;
   }
@@ -87,12 +94,26 @@ int vector_width(const Strides5& s, long long channels, long long block_channels
   return 1;
 }
 
+// Elements per load of a planar window's rows (stage_rows): 4 (16 bytes of fp32, 8 of 16-bit elements,
+// one 16-byte shared store each, conflict-free) where the rows are contiguous and the width and every
+// other stride are multiples of 4; 1 otherwise.
+int row_vector_width(const Strides5& s, long long width) {
+  constexpr long long v = 4;
+  return s[4] == 1 && width % v == 0 && s[0] % v == 0 && s[1] % v == 0 && s[3] % v == 0 ? static_cast<int>(v) : 1;
+}
+
 // The face's staged window and its shared-memory layout, in floats.
 void lay_out_shared(FaceTiling& f, const Relation& r) {
   const long long m = r.bg(), taps = r.taps(), window_channels = f.block_channels * (f.task.face == kDataFace ? m : 1);
   f.window_h = window_extent(f.task.face, f.tile_h, r.f_size[1], r.stride[1], r.dil[1]);
   f.window_w = window_extent(f.task.face, f.tile_w, r.f_size[2], r.stride[2], r.dil[2]);
   f.window_at = f.task.face == kWeightFace ? 0 : f.block_channels * m * taps;  // the filter taps first
+  if (f.stage_vec_x > 1) {
+    // Rows of whole vectors from the window's first column moved down to a multiple (up to a vector
+    // more), the window 16-byte aligned for the 4-float shared stores.
+    f.window_w = ceil_div(f.window_w + f.stage_vec_x - 1, f.stage_vec_x) * f.stage_vec_x;
+    f.window_at = ceil_div(f.window_at, 4) * 4;
+  }
   f.tile_b_at = f.window_at + window_channels * f.window_h * f.window_w;
   f.reduce_at = f.tile_b_at + (f.task.face == kWeightFace ? f.block_channels * m * f.tile_h * f.tile_w : 0);
   f.shared_floats = f.reduce_at + (f.task.face == kWeightFace ? kThreads * kTapChunk : 0);
@@ -113,15 +134,33 @@ std::optional<FaceTiling> tile_face(const FaceTask& task, const ConvProblem& pro
   const long long per_channel = task.face == kDataFace ? 1 : m;
   // A thread of the weight face owns one B channel: at most kThreads of them per block.
   const long long max_channels = std::min(r.ca, kThreads / m);
+  // The forward face and the data face at stride 1 give a thread a run of up to kMaxRun outputs down a
+  // column, so that each window row is read from shared memory once for the run, not once per output:
+  // a 3x3 at stride 1 reads 10 rows of 3 for 8 outputs instead of 9 values (and 9 taps) for each.
+  const bool runs = task.face == kForwardFace || (task.face == kDataFace && r.stride[1] == 1 && r.stride[2] == 1);
+  const long long outputs = runs ? outputs_per_block / 4 * kMaxRun : outputs_per_block;
   if (channels_last) {
     f.block_channels = std::min(max_channels, kChannelsLastTile);
-    const long long pixels = std::max(1LL, outputs_per_block / (f.block_channels * per_channel));
+    const long long pixels = std::max(1LL, outputs / (f.block_channels * per_channel));
     f.tile_w = std::min(out_w, 8LL);
     f.tile_h = std::clamp(pixels / f.tile_w, 1LL, out_h);
   } else {
     f.tile_w = out_w <= 8 ? 8 : out_w <= 16 ? 16 : 32;
-    f.tile_h = std::clamp(outputs_per_block / f.tile_w, 1LL, out_h);
-    f.block_channels = std::clamp(outputs_per_block / (f.tile_h * f.tile_w * per_channel), 1LL, max_channels);
+    if (runs) f.tile_w = ceil_div(out_w, ceil_div(out_w, f.tile_w));  // tiles of equal width: 112 = 4 x 28
+    f.tile_h = std::clamp(outputs / f.tile_w, 1LL, out_h);
+  }
+  if (runs) {
+    // Tiles of equal height (112 = 2 x 56, not 64 + 48), a whole number of runs each: a run is kMaxRun
+    // rows, or the power of two that covers a lower tile; rows past the plane are skipped.
+    f.tile_h = ceil_div(out_h, ceil_div(out_h, f.tile_h));
+    f.run_y = std::min(kMaxRun, static_cast<long long>(std::bit_ceil(static_cast<unsigned long long>(f.tile_h))));
+    f.tile_h = ceil_div(f.tile_h, f.run_y) * f.run_y;
+  }
+  if (!channels_last)
+    f.block_channels = std::clamp(outputs / (f.tile_h * f.tile_w * per_channel), 1LL, max_channels);
+  if (runs && !channels_last) {
+    const bool dy_window = task.face == kDataFace;  // the data face stages B, the forward face A
+    f.stage_vec_x = row_vector_width(dy_window ? r.b_strides : r.a_strides, dy_window ? r.b_size[2] : r.a_size[2]);
   }
   const long long budget = std::min<long long>(kSharedBudget, arch.max_shared_bytes_per_block);
   for (lay_out_shared(f, r); f.shared_bytes() > budget; lay_out_shared(f, r)) {
@@ -129,6 +168,7 @@ std::optional<FaceTiling> tile_face(const FaceTask& task, const ConvProblem& pro
     else if (f.tile_w > 1) f.tile_w = (f.tile_w + 1) / 2;
     else if (f.block_channels > 1) f.block_channels = (f.block_channels + 1) / 2;
     else return std::nullopt;
+    if (f.tile_h % f.run_y != 0) f.run_y = 1;
   }
   f.a_vec = vector_width(r.a_strides, r.ca, f.block_channels, problem.elem_bytes);
   f.b_vec = vector_width(r.b_strides, r.cb, f.block_channels * m, problem.elem_bytes);
@@ -170,7 +210,7 @@ std::string cfg_source(const std::string& name, const FaceTiling& f, const Depth
   s += "  static constexpr long long kBatch = " + std::to_string(r.batch) + ", kCA = " + std::to_string(r.ca) +
        ", kCB = " + std::to_string(r.cb) + ";\n";
   s += constant("kThreads", kThreads) + constant("kMult", r.bg()) + constant("kBlockChannels", f.block_channels) +
-       constant("kTileH", f.tile_h) + constant("kTileW", f.tile_w) + constant("kWinH", f.window_h) +
+       constant("kTileH", f.tile_h) + constant("kTileW", f.tile_w) + constant("kRunY", f.run_y) + constant("kStageVecX", f.stage_vec_x) + constant("kWinH", f.window_h) +
        constant("kWinW", f.window_w) + constant("kWindowAt", f.window_at) + constant("kTileBAt", f.tile_b_at) +
        constant("kReduceAt", f.reduce_at) + constant("kTapChunk", kTapChunk) + constant("kSlices", f.slices) +
        constant("kAVec", f.a_vec) + constant("kBVec", f.b_vec);
@@ -317,7 +357,7 @@ class DepthwiseConv final : public Tier<ConvProblem, DepthwiseConfig> {
     }
     plan.workspace_bytes = workspace;
     for (const FaceTiling& f : config.faces) {
-      const auto vector_bytes = static_cast<uint32_t>(std::max(f.a_vec, f.b_vec) * problem.elem_bytes);
+      const auto vector_bytes = static_cast<uint32_t>(std::max({f.a_vec, f.b_vec, f.stage_vec_x}) * problem.elem_bytes);
       plan.tensor_alignment = std::max(plan.tensor_alignment, vector_bytes);
     }
     return plan;

@@ -13,9 +13,14 @@
 // contiguous dimension. Every size, stride and tile is a constant of the
 // generated Cfg (see conv_depthwise_impl.cpp).
 //
-//   forward face (B from A):  a thread per output, taps from the staged A window.
-//   data face (A from B):     the same with the filter flipped; stride is a
-//                             gather (only taps with (i + pad - r*dil) % stride
+//   forward face (B from A):  a thread per run of kRunY outputs down a column
+//                             (consecutive threads along the tensor's
+//                             contiguous dimension), taps from the staged A
+//                             window: each window row a run reads is loaded once
+//                             for the kRunY outputs, not once per output.
+//   data face (A from B):     at stride 1 the same with the filter turned 180
+//                             degrees; at a larger stride a thread per output
+//                             gathers (only taps with (i + pad - r*dil) % stride
 //                             == 0 reach pixel i), so no output is padded.
 //   weight face (W from A, B): each block reduces a slice of the (n, pixel)
 //                             tiles of its channels into fp32 partials
@@ -113,6 +118,64 @@ __device__ __forceinline__ void stage(float* tile, unsigned long long base, int 
   }
 }
 
+/// stage() for a planar window of the run faces whose rows load kVecX
+/// elements at a time (the plan checks that the tensor's width and every
+/// stride but x's are multiples of kVecX). The window's first column
+/// x0 moves down to a multiple of kVecX, so that vectors never straddle the
+/// plane's edge; the tile's rows are kW floats from there and hold the window
+/// from column `skip`, which this returns. Each vector lands as kVecX floats by
+/// 16-byte shared stores (the tile starts 16-byte aligned).
+template <class C, int kRole, int kCh, int kH, int kW, int kVecX>
+__device__ __forceinline__ int stage_rows(float* tile, unsigned long long base, int n, int c0, int y0, int x0) {
+  using X = Tensor<C, kRole>;
+  using T = typename C::T;
+  static_assert(kW % kVecX == 0 && kVecX % 4 == 0, "rows of whole vectors, stored 4 floats at a time");
+  const int first = x0 >= 0 ? x0 / kVecX * kVecX : -((kVecX - 1 - x0) / kVecX * kVecX);  // floor to a multiple
+  constexpr int kRowVectors = kW / kVecX, kCount = kCh * kH * kRowVectors;
+  constexpr int kIters = (kCount + C::kThreads - 1) / C::kThreads, kBatch = 8;
+#pragma unroll
+  for (int i0 = 0; i0 < kIters; i0 += kBatch) {
+    Vector<T, kVecX> values[kBatch];
+#pragma unroll
+    for (int i = 0; i < kBatch; ++i) {
+      const int l = threadIdx.x + (i0 + i) * C::kThreads;
+      const int gc = c0 + l / (kRowVectors * kH), gy = y0 + l / kRowVectors % kH, gx = first + l % kRowVectors * kVecX;
+      if (i0 + i < kIters && l < kCount && gc < X::kChannels && gy >= 0 && gy < X::kH && gx >= 0 && gx < X::kW) {
+        values[i] = *reinterpret_cast<const Vector<T, kVecX>*>(base + sizeof(T) * X::offset(n, gc, gy, gx));
+      } else {
+#pragma unroll
+        for (int v = 0; v < kVecX; ++v) values[i].v[v] = from_float<T>(0.f);
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < kBatch; ++i) {
+      const int l = threadIdx.x + (i0 + i) * C::kThreads;
+      if (i0 + i >= kIters || l >= kCount) continue;
+      // [c][y][x] rows of kW floats: vector l starts at float 4-aligned l * kVecX.
+#pragma unroll
+      for (int v = 0; v < kVecX; v += 4) {
+        Vector<float, 4> four;
+#pragma unroll
+        for (int k = 0; k < 4; ++k) four.v[k] = to_float(values[i].v[v + k]);
+        *reinterpret_cast<Vector<float, 4>*>(tile + l * kVecX + v) = four;
+      }
+    }
+  }
+  return x0 - first;
+}
+
+/// The run faces' window: by stage_rows where C::kStageVecX > 1 (the window's
+/// columns then start at the returned skip), else by stage (skip 0).
+template <class C, int kRole, int kCh>
+__device__ __forceinline__ int stage_window(float* tile, unsigned long long base, int n, int c0, int y0, int x0) {
+  if constexpr (C::kStageVecX > 1) {
+    return stage_rows<C, kRole, kCh, C::kWinH, C::kWinW, C::kStageVecX>(tile, base, n, c0, y0, x0);
+  } else {
+    stage<C, kRole, kCh, C::kWinH, C::kWinW>(tile, base, n, c0, y0, x0);
+    return 0;
+  }
+}
+
 /// The sum of f(0) ... f(kCount - 1) in blocks of about sqrt(kCount) terms:
 /// rounding error grows like 2 sqrt(kCount) additions instead of kCount, in a
 /// fixed order (deterministic).
@@ -179,11 +242,74 @@ __device__ __forceinline__ float epilogue(float acc, const ConvDepthwiseParams& 
   return activate<C::kAct>(acc, p.act_alpha, p.act_lo, p.act_hi);
 }
 
+/// Run `e` of a tile of kCh channels x kTileH x kTileW outputs, a run being
+/// kRunY outputs down one column: its channel and first row and column in the
+/// tile. Consecutive e walk the output tensor's contiguous dimension.
+template <class C, bool kChannelsFastest, int kCh>
+__device__ __forceinline__ void split_run(int e, int& channel, int& ly0, int& lx) {
+  constexpr int kStrips = C::kTileH / C::kRunY;
+  int run;
+  if (kChannelsFastest) {
+    channel = e % kCh;
+    run = e / kCh;
+  } else {
+    channel = e / (kStrips * C::kTileW);
+    run = e % (kStrips * C::kTileW);
+  }
+  ly0 = run / C::kTileW * C::kRunY;
+  lx = run % C::kTileW;
+}
+
+/// Adds to acc[y] (y < kRunY) the taps of the run whose first output reads
+/// window row wy0 and column wx0: output y takes tap (ry, rx) from window
+/// (wy0 + y * kStepY + ry * kDH, wx0 + rx * kDW) of window channel `ch`,
+/// weighted by w[tap] ([kFH][kFW] floats in registers). kFlip: the filter
+/// turned 180 degrees (the data face at stride 1). Each of the run's window
+/// rows is loaded once and used by every output it reaches, taps in order.
+template <class C, int kWinCh, int kStepY, int kStepX, bool kFlip>
+__device__ __forceinline__ void accumulate_run(float (&acc)[C::kRunY], const float* window, const float* w, int ch,
+                                               int wy0, int wx0) {
+  constexpr int kRows = (C::kRunY - 1) * kStepY + (C::kFH - 1) * C::kDH + 1;
+#pragma unroll
+  for (int iy = 0; iy < kRows; ++iy) {
+    float row[C::kFW];  // the run's window row iy: [kFW] taps kDW apart
+#pragma unroll
+    for (int rx = 0; rx < C::kFW; ++rx)
+      row[rx] = window[tile_index<C, kWinCh, C::kWinH, C::kWinW>(ch, wy0 + iy, wx0 + rx * C::kDW)];
+#pragma unroll
+    for (int y = 0; y < C::kRunY; ++y) {
+      const int reach = iy - y * kStepY;  // ry * kDH where output y reads this row
+      if (reach < 0 || reach % C::kDH != 0 || reach / C::kDH >= C::kFH) continue;
+      const int ry = reach / C::kDH;
+#pragma unroll
+      for (int rx = 0; rx < C::kFW; ++rx)
+        acc[y] += row[rx] * w[kFlip ? (C::kFH - 1 - ry) * C::kFW + (C::kFW - 1 - rx) : ry * C::kFW + rx];
+    }
+  }
+}
+
+/// The filter taps of weight row `row` ([kFH][kFW] of the staged w_s) in registers.
+template <class C>
+__device__ __forceinline__ void load_taps(float (&w)[kTaps(C::kFH, C::kFW)], const float* w_s, int row) {
+#pragma unroll
+  for (int t = 0; t < kTaps(C::kFH, C::kFW); ++t) w[t] = w_s[row * kTaps(C::kFH, C::kFW) + t];
+}
+
+/// Stores a run's outputs (their epilogue applied) to tensor kRole at image n, channel ch, rows oy0 + y, column ox.
+template <class C, int kRole>
+__device__ __forceinline__ void store_run(const ConvDepthwiseParams& p, unsigned long long out, const float (&acc)[C::kRunY],
+                                          int n, int ch, int oy0, int ox) {
+  using X = Tensor<C, kRole>;
+#pragma unroll
+  for (int y = 0; y < C::kRunY; ++y)
+    if (oy0 + y < X::kH) store_from_float<typename C::T>(out, X::offset(n, ch, oy0 + y, ox), epilogue<C>(acc[y], p, ch));
+}
+
 /// B from A and W: regular forward, transposed backward-data.
 template <class C>
 __device__ void forward_face(const ConvDepthwiseParams& p) {
   constexpr int taps = kTaps(C::kFH, C::kFW), kInCh = C::kBlockChannels, kOutCh = kInCh * C::kMult;
-  constexpr int kPix = C::kTileH * C::kTileW;
+  constexpr int kRuns = kOutCh * (C::kTileH / C::kRunY) * C::kTileW;
   extern __shared__ float smem[];
   float* w_s = smem;                   // [kOutCh][taps]
   float* in_s = smem + C::kWindowAt;  // the A window [kInCh][kWinH][kWinW]
@@ -191,33 +317,63 @@ __device__ void forward_face(const ConvDepthwiseParams& p) {
   const int c0 = at.channel_block * kInCh, kb0 = c0 * C::kMult;
   const int oy0 = at.tile_y * C::kTileH, ox0 = at.tile_x * C::kTileW;
   stage_weights<C>(w_s, p.w, kb0);
-  stage<C, kA, kInCh, C::kWinH, C::kWinW>(in_s, p.a, at.n, c0, oy0 * C::kSH - C::kPH, ox0 * C::kSW - C::kPW);
+  const int skip = stage_window<C, kA, kInCh>(in_s, p.a, at.n, c0, oy0 * C::kSH - C::kPH, ox0 * C::kSW - C::kPW);
   __syncthreads();
-  for (int e = threadIdx.x; e < kOutCh * kPix; e += C::kThreads) {
-    int j, pix;
-    split_output<Tensor<C, kB>::kChannelsFastest, kOutCh, kPix>(e, j, pix);
-    const int ly = pix / C::kTileW, lx = pix % C::kTileW;
-    const int kb = kb0 + j, oy = oy0 + ly, ox = ox0 + lx;
-    if (kb >= C::kCB || oy >= C::kBH || ox >= C::kBW) continue;
-    const int ci = j / C::kMult;
-    float acc = 0.f;
+  for (int e = threadIdx.x; e < kRuns; e += C::kThreads) {
+    int j, ly0, lx;
+    split_run<C, Tensor<C, kB>::kChannelsFastest, kOutCh>(e, j, ly0, lx);
+    const int kb = kb0 + j;
+    if (kb >= C::kCB || oy0 + ly0 >= C::kBH || ox0 + lx >= C::kBW) continue;
+    float w[taps], acc[C::kRunY];
+    load_taps<C>(w, w_s, j);
 #pragma unroll
-    for (int ry = 0; ry < C::kFH; ++ry) {
-#pragma unroll
-      for (int rx = 0; rx < C::kFW; ++rx) {
-        const int wy = ly * C::kSH + ry * C::kDH, wx = lx * C::kSW + rx * C::kDW;
-        acc += in_s[tile_index<C, kInCh, C::kWinH, C::kWinW>(ci, wy, wx)] * w_s[j * taps + ry * C::kFW + rx];
-      }
-    }
-    store_from_float<typename C::T>(p.b, Tensor<C, kB>::offset(at.n, kb, oy, ox), epilogue<C>(acc, p, kb));
+    for (int y = 0; y < C::kRunY; ++y) acc[y] = 0.f;
+    accumulate_run<C, kInCh, C::kSH, C::kSW, false>(acc, in_s, w, j / C::kMult, ly0 * C::kSH, skip + lx * C::kSW);
+    store_run<C, kB>(p, p.b, acc, at.n, kb, oy0 + ly0, ox0 + lx);
   }
 }
 
-/// A from B and W: regular backward-data, transposed forward. Pixel i takes
-/// tap r from o = (i + pad - r*dil) / stride where that divides exactly; the
-/// B window starts at the lowest such o of the tile.
+/// A from B and W at stride 1 (regular backward-data, transposed forward):
+/// pixel i takes tap r from o = i + pad - r*dil, so the tile's B window
+/// starts at iy0 + pad - (kFH - 1)*dil and the taps run over it flipped.
 template <class C>
-__device__ void data_face(const ConvDepthwiseParams& p) {
+__device__ void data_face_unit_stride(const ConvDepthwiseParams& p) {
+  constexpr int taps = kTaps(C::kFH, C::kFW), kOutCh = C::kBlockChannels, kInCh = kOutCh * C::kMult;
+  constexpr int kRuns = kOutCh * (C::kTileH / C::kRunY) * C::kTileW;
+  extern __shared__ float smem[];
+  float* w_s = smem;                   // [kInCh][taps]
+  float* in_s = smem + C::kWindowAt;  // the B window [kInCh][kWinH][kWinW]
+  const Place at = place_of<C, C::kAH, C::kAW>(blockIdx.x);
+  const int c0 = at.channel_block * kOutCh, kb0 = c0 * C::kMult;
+  const int iy0 = at.tile_y * C::kTileH, ix0 = at.tile_x * C::kTileW;
+  stage_weights<C>(w_s, p.w, kb0);
+  const int skip = stage_window<C, kB, kInCh>(in_s, p.b, at.n, kb0, iy0 + C::kPH - (C::kFH - 1) * C::kDH,
+                                              ix0 + C::kPW - (C::kFW - 1) * C::kDW);
+  __syncthreads();
+  for (int e = threadIdx.x; e < kRuns; e += C::kThreads) {
+    int j, ly0, lx;
+    split_run<C, Tensor<C, kA>::kChannelsFastest, kOutCh>(e, j, ly0, lx);
+    const int c = c0 + j;
+    if (c >= C::kCA || iy0 + ly0 >= C::kAH || ix0 + lx >= C::kAW) continue;
+    float acc[C::kRunY];
+#pragma unroll
+    for (int y = 0; y < C::kRunY; ++y) acc[y] = 0.f;
+#pragma unroll
+    for (int m = 0; m < C::kMult; ++m) {
+      float w[taps];
+      load_taps<C>(w, w_s, j * C::kMult + m);
+      accumulate_run<C, kInCh, 1, 1, true>(acc, in_s, w, j * C::kMult + m, ly0, skip + lx);
+    }
+    store_run<C, kA>(p, p.a, acc, at.n, c, iy0 + ly0, ix0 + lx);
+  }
+}
+
+/// A from B and W at a larger stride (regular backward-data, transposed
+/// forward), a thread per output. Pixel i takes tap r from
+/// o = (i + pad - r*dil) / stride where that divides exactly; the B window
+/// starts at the lowest such o of the tile.
+template <class C>
+__device__ void data_face_gather(const ConvDepthwiseParams& p) {
   constexpr int taps = kTaps(C::kFH, C::kFW), kOutCh = C::kBlockChannels, kInCh = kOutCh * C::kMult;
   constexpr int kPix = C::kTileH * C::kTileW;
   extern __shared__ float smem[];
@@ -258,6 +414,15 @@ __device__ void data_face(const ConvDepthwiseParams& p) {
     }
     store_from_float<typename C::T>(p.a, Tensor<C, kA>::offset(at.n, c, iy, ix), epilogue<C>(acc, p, c));
   }
+}
+
+/// A from B and W: regular backward-data, transposed forward.
+template <class C>
+__device__ void data_face(const ConvDepthwiseParams& p) {
+  if constexpr (C::kSH == 1 && C::kSW == 1)
+    data_face_unit_stride<C>(p);
+  else
+    data_face_gather<C>(p);
 }
 
 /// W from A and B, first pass: block (channel block, slice) sums the tiles
