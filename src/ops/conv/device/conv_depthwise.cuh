@@ -296,13 +296,18 @@ __device__ __forceinline__ void load_taps(float (&w)[kTaps(C::kFH, C::kFW)], con
 }
 
 /// Stores a run's outputs (their epilogue applied) to tensor kRole at image n, channel ch, rows oy0 + y, column ox.
+/// The channel's bias is read once for the run (the output may alias it as far as the compiler knows).
 template <class C, int kRole>
 __device__ __forceinline__ void store_run(const ConvDepthwiseParams& p, unsigned long long out, const float (&acc)[C::kRunY],
                                           int n, int ch, int oy0, int ox) {
   using X = Tensor<C, kRole>;
+  const float bias = C::kBias ? load_as_float<typename C::T>(p.bias, ch) : 0.f;
 #pragma unroll
   for (int y = 0; y < C::kRunY; ++y)
-    if (oy0 + y < X::kH) store_from_float<typename C::T>(out, X::offset(n, ch, oy0 + y, ox), epilogue<C>(acc[y], p, ch));
+    if (oy0 + y < X::kH)
+      store_from_float<typename C::T>(out, X::offset(n, ch, oy0 + y, ox),
+                                      activate<C::kAct>(C::kBias ? acc[y] + bias : acc[y], p.act_alpha, p.act_lo,
+                                                        p.act_hi));
 }
 
 /// B from A and W: regular forward, transposed backward-data.
