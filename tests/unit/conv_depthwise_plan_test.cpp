@@ -170,14 +170,26 @@ TEST(ConvDepthwisePlanTest, ChannelsLastTilesCompileTheLayoutIn) {
 }
 
 // A strided data face gathers: its window covers the B rows reaching the
-// tile, about a stride-th of the tile plus the filter's reach.
+// tile, about a stride-th of the tile plus the filter's reach; its tiles hold
+// 4x the outputs of the other faces' (4096: 64x32 pixels of 2 channels).
 TEST(ConvDepthwisePlanTest, StridedBackwardDataGathers) {
   const Planned p = plan_of("conv -n 2 -c 24 -H 64 -W 64 -k 24 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -g 24 -F 2");
   ASSERT_EQ(p.entries.size(), 1u);
-  EXPECT_NE(p.config.find("dx: face 1 channels 1 tile 32x32 window 18x18"), std::string::npos) << p.config;
+  EXPECT_NE(p.config.find("dx: face 1 channels 2 tile 64x32 window 34x18"), std::string::npos) << p.config;
   EXPECT_NE(p.source.text.find("boo::depthwise::data_face<Cfg_dx>(p)"), std::string::npos);
   EXPECT_NE(p.source.text.find("kShiftH = 2"), std::string::npos);
   EXPECT_EQ(p.config.find("runs of"), std::string::npos) << p.config;  // a thread per gathered pixel
+}
+
+// A strided planar forward face of a 3x3 filter holds a quarter of the outputs (512: the window is
+// about stride^2 times the tile); 5x5 filters and channels-last tiles keep theirs.
+TEST(ConvDepthwisePlanTest, StridedPlanarForwardTilesAreSmaller) {
+  const Planned p = plan_of("conv -n 64 -c 192 -H 28 -W 28 -k 192 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -g 192 -F 1");
+  EXPECT_NE(p.config.find("y: face 0 channels 2 tile 16x14 window 33x32 blocks 6144"), std::string::npos) << p.config;
+  const Planned nhwc = plan_of("conv -n 64 -c 192 -H 28 -W 28 -k 192 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -g 192 -F 1" + kNhwc);
+  EXPECT_NE(nhwc.config.find("y: face 0 channels 32 tile 8x8"), std::string::npos) << nhwc.config;
+  const Planned five = plan_of("conv -n 64 -c 192 -H 28 -W 28 -k 192 -y 5 -x 5 -p 2 -q 2 -u 2 -v 2 -g 192 -F 1");
+  EXPECT_NE(five.config.find("y: face 0 channels 9 tile 16x14 window 35x36"), std::string::npos) << five.config;
 }
 
 // A transposed depthwise conv's forward is the relation's data face, with the epilogue.

@@ -137,8 +137,18 @@ std::optional<FaceTiling> tile_face(const FaceTask& task, const ConvProblem& pro
   // The forward face and the data face at stride 1 give a thread a run of up to kMaxRun outputs down a
   // column, so that each window row is read from shared memory once for the run, not once per output:
   // a 3x3 at stride 1 reads 10 rows of 3 for 8 outputs instead of 9 values (and 9 taps) for each.
-  const bool runs = task.face == kForwardFace || (task.face == kDataFace && r.stride[1] == 1 && r.stride[2] == 1);
-  const long long outputs = runs ? outputs_per_block / 4 * kMaxRun : outputs_per_block;
+  const bool strided = r.stride[1] * r.stride[2] > 1;
+  const bool runs = task.face == kForwardFace || (task.face == kDataFace && !strided);
+  long long outputs = runs ? outputs_per_block / 4 * kMaxRun : outputs_per_block;
+  // Strided planar tiles: boo tune's fastest were 1/4 the outputs for the forward face (whose window is
+  // about stride^2 times the tile: more blocks an SM) and 4x for the data face's gather (whose window is
+  // about 1/stride^2 of it: fewer halos) on 16 of nchw-models' 20 strided 3x3 lines of every dtype
+  // (0.80-0.96x the time). On 14 other strided shapes the gather's rule held (1.006-1.21x faster), the
+  // forward face's for 3x3 filters (1.06-1.12x, one tie) but not 5x5 (0.78-0.99x): larger filters keep
+  // their tiles (docs/perf/2026-11-27-session15.md). Channels-last tiles were not measured.
+  const bool small_filter = r.f_size[1] <= 3 && r.f_size[2] <= 3;
+  if (strided && !channels_last && task.face == kForwardFace && small_filter) outputs = std::max(1LL, outputs / 4);
+  if (strided && !channels_last && task.face == kDataFace) outputs *= 4;
   if (channels_last) {
     f.block_channels = std::min(max_channels, kChannelsLastTile);
     const long long pixels = std::max(1LL, outputs / (f.block_channels * per_channel));
