@@ -185,8 +185,10 @@ TEST(ConvDepthwisePlanTest, StridedBackwardDataGathers) {
 // about stride^2 times the tile); 5x5 filters and channels-last tiles keep theirs.
 TEST(ConvDepthwisePlanTest, StridedPlanarForwardTilesAreSmaller) {
   const Planned p = plan_of("conv -n 64 -c 192 -H 28 -W 28 -k 192 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -g 192 -F 1");
-  EXPECT_NE(p.config.find("y: face 0 channels 2 tile 16x14 window 33x32 blocks 6144"), std::string::npos) << p.config;
-  const Planned nhwc = plan_of("conv -n 64 -c 192 -H 28 -W 28 -k 192 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -g 192 -F 1" + kNhwc);
+  EXPECT_NE(p.config.find("y: face 0 channels 2 tile 16x14 window 33x32 blocks 6144"), std::string::npos)
+      << p.config;
+  const Planned nhwc =
+      plan_of("conv -n 64 -c 192 -H 28 -W 28 -k 192 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -g 192 -F 1" + kNhwc);
   EXPECT_NE(nhwc.config.find("y: face 0 channels 32 tile 8x8"), std::string::npos) << nhwc.config;
   const Planned five = plan_of("conv -n 64 -c 192 -H 28 -W 28 -k 192 -y 5 -x 5 -p 2 -q 2 -u 2 -v 2 -g 192 -F 1");
   EXPECT_NE(five.config.find("y: face 0 channels 9 tile 16x14 window 35x36"), std::string::npos) << five.config;

@@ -147,7 +147,8 @@ std::optional<FaceTiling> tile_face(const FaceTask& task, const ConvProblem& pro
   // forward face's for 3x3 filters (1.06-1.12x, one tie) but not 5x5 (0.78-0.99x): larger filters keep
   // their tiles (docs/perf/2026-11-27-session15.md). Channels-last tiles were not measured.
   const bool small_filter = r.f_size[1] <= 3 && r.f_size[2] <= 3;
-  if (strided && !channels_last && task.face == kForwardFace && small_filter) outputs = std::max(1LL, outputs / 4);
+  if (strided && !channels_last && task.face == kForwardFace && small_filter)
+    outputs = std::max(1LL, outputs / 4);
   if (strided && !channels_last && task.face == kDataFace) outputs *= 4;
   if (channels_last) {
     f.block_channels = std::min(max_channels, kChannelsLastTile);
@@ -170,7 +171,8 @@ std::optional<FaceTiling> tile_face(const FaceTask& task, const ConvProblem& pro
     f.block_channels = std::clamp(outputs / (f.tile_h * f.tile_w * per_channel), 1LL, max_channels);
   if (runs && !channels_last) {
     const bool dy_window = task.face == kDataFace;  // the data face stages B, the forward face A
-    f.stage_vec_x = row_vector_width(dy_window ? r.b_strides : r.a_strides, dy_window ? r.b_size[2] : r.a_size[2]);
+    f.stage_vec_x =
+        row_vector_width(dy_window ? r.b_strides : r.a_strides, dy_window ? r.b_size[2] : r.a_size[2]);
   }
   const long long budget = std::min<long long>(kSharedBudget, arch.max_shared_bytes_per_block);
   for (lay_out_shared(f, r); f.shared_bytes() > budget; lay_out_shared(f, r)) {
@@ -220,8 +222,9 @@ std::string cfg_source(const std::string& name, const FaceTiling& f, const Depth
   s += "  static constexpr long long kBatch = " + std::to_string(r.batch) + ", kCA = " + std::to_string(r.ca) +
        ", kCB = " + std::to_string(r.cb) + ";\n";
   s += constant("kThreads", kThreads) + constant("kMult", r.bg()) + constant("kBlockChannels", f.block_channels) +
-       constant("kTileH", f.tile_h) + constant("kTileW", f.tile_w) + constant("kRunY", f.run_y) + constant("kStageVecX", f.stage_vec_x) + constant("kWinH", f.window_h) +
-       constant("kWinW", f.window_w) + constant("kWindowAt", f.window_at) + constant("kTileBAt", f.tile_b_at) +
+       constant("kTileH", f.tile_h) + constant("kTileW", f.tile_w) + constant("kRunY", f.run_y) +
+       constant("kStageVecX", f.stage_vec_x) + constant("kWinH", f.window_h) + constant("kWinW", f.window_w) +
+       constant("kWindowAt", f.window_at) + constant("kTileBAt", f.tile_b_at) +
        constant("kReduceAt", f.reduce_at) + constant("kTapChunk", kTapChunk) + constant("kSlices", f.slices) +
        constant("kAVec", f.a_vec) + constant("kBVec", f.b_vec);
   s += constant("kAH", r.a_size[1]) + constant("kAW", r.a_size[2]) + constant("kBH", r.b_size[1]) +
@@ -367,7 +370,8 @@ class DepthwiseConv final : public Tier<ConvProblem, DepthwiseConfig> {
     }
     plan.workspace_bytes = workspace;
     for (const FaceTiling& f : config.faces) {
-      const auto vector_bytes = static_cast<uint32_t>(std::max({f.a_vec, f.b_vec, f.stage_vec_x}) * problem.elem_bytes);
+      const auto vector_bytes =
+          static_cast<uint32_t>(std::max({f.a_vec, f.b_vec, f.stage_vec_x}) * problem.elem_bytes);
       plan.tensor_alignment = std::max(plan.tensor_alignment, vector_bytes);
     }
     return plan;

@@ -72,7 +72,8 @@ class DirectConv final : public Tier<ConvProblem, DirectConfig> {
       const std::string bias = task.epilogue && sig.bias ? "true" : "false";
       // The residual's template argument only where it is on: the other kernels' texts (and cache keys) stay.
       const std::string residual = task.epilogue && sig.residual ? ", true" : "";
-      const long long splits = task.face == kWeightFace && !problem.fp32_result ? weight_splits(problem.relation, arch) : 1;
+      const long long splits =
+          task.face == kWeightFace && !problem.fp32_result ? weight_splits(problem.relation, arch) : 1;
       if (splits > 1) {
         // The partials, then their sum into dw.
         config.kernels.push_back({"boo_conv_direct_dw_partials", "boo::conv_weight_face<" + tt + ", true>(p)", task});
