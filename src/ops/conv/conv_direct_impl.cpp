@@ -19,7 +19,8 @@ struct DirectKernel {
   std::string entry;
   std::string call;
   std::optional<FaceTask> task;
-  bool sums_partials = false;  // conv_weight_partials_sum: dw from the workspace's partials
+  long long partial_splits = 0;  // conv_weight_face's partials: the blocks a weight (grid y); 0 for dw itself
+  bool sums_partials = false;    // conv_weight_partials_sum: dw from the workspace's partials
 };
 
 // The weight face of a filter of few weights splits the positions over this many blocks a weight (block y of
@@ -76,10 +77,11 @@ class DirectConv final : public Tier<ConvProblem, DirectConfig> {
           task.face == kWeightFace && !problem.fp32_result ? weight_splits(problem.relation, arch) : 1;
       if (splits > 1) {
         // The partials, then their sum into dw.
-        config.kernels.push_back({"boo_conv_direct_dw_partials", "boo::conv_weight_face<" + tt + ", true>(p)", task});
+        config.kernels.push_back(
+            {"boo_conv_direct_dw_partials", "boo::conv_weight_face<" + tt + ", true>(p)", task, splits});
         config.kernels.push_back({"boo_conv_direct_dw",
                                   "boo::conv_weight_partials_sum<" + tt + ", " + std::to_string(splits) + ">(p)",
-                                  task, true});
+                                  task, 0, true});
         continue;
       }
       std::string call = task.face == kWeightFace ? "boo::conv_weight_face<" + tt + ">(p)"
@@ -146,7 +148,7 @@ class DirectConv final : public Tier<ConvProblem, DirectConfig> {
         launch.grid.x = grid_for(ceil_div(weights, kThreads));
       } else if (k.task) {
         const FaceTask& task = *k.task;
-        const bool partials = k.entry == "boo_conv_direct_dw_partials";
+        const bool partials = k.partial_splits > 0;
         BOO_RETURN_IF_ERROR(bind(step, p.a, p.a_strides, task.a));
         if (problem.fp32_result)  // the sums, (groups, N x pixels, channels of a group) fp32, at the workspace's start
           step.bind(p.b, TensorBinding::workspace(0));
@@ -171,7 +173,7 @@ class DirectConv final : public Tier<ConvProblem, DirectConfig> {
                                                              : ceil_div(a_total, kThreads);
         launch.grid.x = grid_for(blocks);
         if (partials) {
-          launch.grid.y = static_cast<uint32_t>(weight_splits(r, arch));
+          launch.grid.y = static_cast<uint32_t>(k.partial_splits);
           plan.workspace_bytes = static_cast<size_t>(launch.grid.y) * static_cast<size_t>(weights) * sizeof(float);
         }
       } else {
