@@ -231,18 +231,20 @@ TEST(GroupNormPlanTest, ForwardAndBackwardKernelsInOrderWithEveryTensorBound) {
   }
 }
 
-// gpu:groupnorm:rows: the SD-UNet's small groups in one block each, one launch
+// gpu:groupnorm:rows: groups as many as the SMs in one block each, one launch
 // (two with dweight and dbias), shared memory for the per-channel sums.
 TEST(GroupNormRowsPlanTest, SmallGroupsRunABlockEach) {
   const ops::test::Planned p =
-      ops::test::plan_of(rows_tier(), "groupnormbfp16 -n 2 -c 320 -D 0 -H 32 -W 32 -g 32 -m 1 -F 0 --layout NHWC");
+      ops::test::plan_of(rows_tier(), "groupnormbfp16 -n 8 -c 320 -D 0 -H 32 -W 32 -g 32 -m 1 -F 0 --layout NHWC");
   ASSERT_EQ(p.entries, (std::vector<std::string>{"boo_group_norm_rows", "boo_group_norm_rows_param_grads"}));
   // 10 channels a group: vectors of 2 (4 bytes divide a group's run of channels), 5 of them on 8 lanes x 32 rows.
   EXPECT_NE(p.config.find("vec=2;threads=8x32;"), std::string::npos) << p.config;
-  EXPECT_EQ(p.launches[0].grid.x, 2u * 32u);
+  EXPECT_EQ(p.config.find("cluster"), std::string::npos) << p.config;  // 256 groups: no cluster
+  EXPECT_EQ(p.source.text.find("__cluster_dims__"), std::string::npos);
+  EXPECT_EQ(p.launches[0].grid.x, 8u * 32u);
   EXPECT_EQ(p.launches[0].shared_bytes, 10u * 16u + 32u * 10u * 8u);  // float64 sums, the rows' partials
   EXPECT_EQ(p.launches[1].grid.x, 2u);  // a thread per channel
-  EXPECT_EQ(p.workspace_bytes, 2u * 320u * 2u * sizeof(double));
+  EXPECT_EQ(p.workspace_bytes, 8u * 320u * 2u * sizeof(double));
   for (const ops::test::ResolvedLaunch& l : p.launches) {
     const auto params = ops::test::params_of<GroupNormParams>(l);
     for (auto [field, name] : {std::pair{params.x, "x"}, {params.weight, "weight"}, {params.bias, "bias"},
@@ -250,24 +252,68 @@ TEST(GroupNormRowsPlanTest, SmallGroupsRunABlockEach) {
                                {params.dx, "dx"}, {params.dweight, "dweight"}, {params.dbias, "dbias"}})
       EXPECT_EQ(field, p.address.at(name)) << name;
     EXPECT_EQ(params.partials, p.workspace);
-    EXPECT_EQ(params.samples, 2);
+    EXPECT_EQ(params.samples, 8);
     EXPECT_EQ(params.groups, 32);
     EXPECT_EQ(params.spatial, 1024);
   }
   // Planes: a group's rows are its channels, 16-byte vectors of the planes; the forward alone needs no workspace.
-  const ops::test::Planned f = ops::test::plan_of(rows_tier(), "groupnormfp16 -n 2 -c 1280 -D 0 -H 8 -W 8 -g 32 -m 1 -F 1");
+  const ops::test::Planned f = ops::test::plan_of(rows_tier(), "groupnormfp16 -n 8 -c 1280 -D 0 -H 8 -W 8 -g 32 -m 1 -F 1");
   ASSERT_EQ(f.entries, (std::vector<std::string>{"boo_group_norm_rows_y"}));
   EXPECT_NE(f.config.find("vec=8;threads=8x32;"), std::string::npos) << f.config;
   EXPECT_EQ(f.launches[0].shared_bytes, 40u * 16u);
   EXPECT_EQ(f.workspace_bytes, 0u);
 }
 
+// On sm_90, groups fewer than the SMs are shared by a cluster of blocks, each
+// taking a run of the spatial elements: 64 groups (an SD-UNet's at batch 2)
+// on clusters of 4, bringing the 132 SMs about 2 blocks each; the cluster's
+// totals take a second [cpg][2] doubles. On sm_80 (no clusters) a block each.
+TEST(GroupNormRowsPlanTest, FewGroupsShareAClusterOnSm90) {
+  const char* line = "groupnormbfp16 -n 2 -c 320 -D 0 -H 32 -W 32 -g 32 -m 1 -F 0 --layout NHWC";
+  const ops::test::Planned p = ops::test::plan_of(rows_tier(), line);
+  ASSERT_EQ(p.entries, (std::vector<std::string>{"boo_group_norm_rows", "boo_group_norm_rows_param_grads"}));
+  EXPECT_NE(p.config.find("vec=2;threads=8x32;shared=2880;cluster=4;"), std::string::npos) << p.config;
+  EXPECT_NE(p.source.text.find("__cluster_dims__(4, 1, 1) boo_group_norm_rows("), std::string::npos) << p.source.text;
+  EXPECT_NE(p.source.text.find("true, true, true, true, true, 4>(p)"), std::string::npos) << p.source.text;
+  EXPECT_EQ(p.launches[0].grid.x, 2u * 32u * 4u);
+  EXPECT_EQ(p.launches[0].shared_bytes, 2u * 10u * 16u + 32u * 10u * 8u);
+  EXPECT_EQ(p.launches[1].grid.x, 2u);  // the parameter gradients' kernel has no cluster
+  EXPECT_EQ(p.source.text.find("__cluster_dims__(4, 1, 1) boo_group_norm_rows_param"), std::string::npos);
+
+  // Planes split each channel's plane: 1024 of 4096 columns a block, 128 vectors on 32 lanes.
+  const ops::test::Planned f =
+      ops::test::plan_of(rows_tier(), "groupnormfp16 -n 2 -c 320 -D 0 -H 64 -W 64 -g 32 -m 1 -F 1");
+  EXPECT_NE(f.config.find("vec=8;threads=32x8;shared=320;cluster=4;"), std::string::npos) << f.config;
+  // 32 groups: clusters of 8; 256 groups: none.
+  EXPECT_NE(ops::test::plan_of(rows_tier(), "groupnorm -n 1 -c 320 -D 0 -H 32 -W 32 -g 32 -m 1 -F 1").config.find(
+                "cluster=8;"),
+            std::string::npos);
+
+  std::unique_ptr<ops::OpProblem> problem = ops::test::problem_of(line);
+  ASSERT_NE(problem, nullptr);
+  const ops::ArchSpec sm80 = ops::ArchSpec::of(*DeviceInfo::for_arch("sm_80"));
+  Result<std::unique_ptr<const ops::Config>> config = rows_tier().configure(*problem, sm80);
+  ASSERT_TRUE(config.ok()) << config.status().to_string();
+  EXPECT_EQ((*config)->text().find("cluster"), std::string::npos) << (*config)->text();
+
+  // boo tune's alternatives: half and twice the threads, no cluster, clusters of 2 and 8.
+  Result<ops::ConfigList> candidates = rows_tier().candidates(*problem, ops::test::sm90());
+  ASSERT_TRUE(candidates.ok());
+  std::vector<std::string> clusters;
+  for (const auto& c : *candidates) {
+    const std::string text = c->text();
+    const size_t at = text.find("cluster=");
+    clusters.push_back(at == std::string::npos ? "1" : text.substr(at + 8, 1));
+  }
+  EXPECT_EQ(clusters, (std::vector<std::string>{"4", "4", "4", "1", "2", "8"}));
+}
+
 // Large groups stay on gpu:groupnorm:groups (the model's reason), and so do
 // channels-last groups of more than 32 vectors of channels.
 TEST(GroupNormRowsPlanTest, DeclinesLargeGroupsAndWideChannelRuns) {
   for (auto [line, reason] :
-       {std::pair{"groupnormbfp16 -n 2 -c 320 -D 0 -H 64 -W 64 -g 32 -m 1 -F 1 --layout NHWC",
-                  "at most 49152 bytes, not 1 x 81920"},
+       {std::pair{"groupnormbfp16 -n 2 -c 320 -D 0 -H 128 -W 128 -g 32 -m 1 -F 1 --layout NHWC",
+                  "a cluster of 4 streams of at most 49152 bytes, not 81920"},
         std::pair{"groupnormbfp16 -n 64 -c 512 -D 0 -H 8 -W 8 -g 1 -m 1 -F 1 --layout NHWC",
                   "at most 32 vectors of a group's channels per pixel, not 64"}}) {
     SCOPED_TRACE(line);
@@ -277,6 +323,12 @@ TEST(GroupNormRowsPlanTest, DeclinesLargeGroupsAndWideChannelRuns) {
     EXPECT_FALSE(why.ok());
     EXPECT_NE(why.to_string().find(reason), std::string::npos) << why.to_string();
   }
+  // Without clusters (sm_80), a group of 80 KB in one block.
+  const std::unique_ptr<ops::OpProblem> problem =
+      ops::test::problem_of("groupnormbfp16 -n 2 -c 320 -D 0 -H 64 -W 64 -g 32 -m 1 -F 1 --layout NHWC");
+  ASSERT_NE(problem, nullptr);
+  const Status why = rows_tier().accepts(*problem, ops::ArchSpec::of(*DeviceInfo::for_arch("sm_80")));
+  EXPECT_NE(why.to_string().find("at most 49152 bytes, not 1 x 81920"), std::string::npos) << why.to_string();
 }
 
 // The per-group and per-channel kernels run a warp per (sample, group) and per

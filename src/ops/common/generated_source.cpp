@@ -20,7 +20,9 @@ base::KernelSource generated_source(const std::string& file, const std::string& 
   for (const KernelEntry& e : entries) {
     const std::string bounds =
         std::to_string(e.threads) + (e.min_blocks > 0 ? ", " + std::to_string(e.min_blocks) : std::string());
-    src.text += "\nextern \"C\" __global__ void __launch_bounds__(" + bounds + ") " + e.name + "(const " +
+    const std::string cluster =
+        e.cluster > 1 ? "__cluster_dims__(" + std::to_string(e.cluster) + ", 1, 1) " : std::string();
+    src.text += "\nextern \"C\" __global__ void __launch_bounds__(" + bounds + ") " + cluster + e.name + "(const " +
                 params_type + " p) {\n  " + e.call + ";\n}\n";
     src.entries.push_back(e.name);
   }

@@ -18,6 +18,7 @@ struct KernelEntry {
   std::string call;   ///< e.g. "boo::layernorm_forward<float, true, true>(p)"
   int threads = 256;  ///< the launch bound (the block size the plan launches it with)
   int min_blocks = 0; ///< blocks per SM the compiler must leave registers for (0: no bound)
+  int cluster = 1;    ///< CTAs per cluster along x (__cluster_dims__, sm_90 and newer), 1: no cluster
 };
 
 /// A translation unit named `file` that includes `header` and defines

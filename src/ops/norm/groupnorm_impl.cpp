@@ -340,11 +340,17 @@ class GroupNormFused final : public Tier<NormProblem, GroupNormFusedConfig> {
 // kRowsMaxBytesPerSm: measured on the SD-UNet's group norms (H100,
 // 2026-11-26, docs/perf/2026-11-26-session4-h100x4.md), groups of 5-40 KB
 // ran in 0.3-0.85x the groups tier's time, groups of 80 KB in 0.9-1.8x (a
-// block streams 5-25 KB/us). Its shared memory: the per-channel float64 sums
-// and, channels last, the threads' per-channel partials, within the default
-// 48 KiB of a block.
+// block streams 5-25 KB/us). On sm_90, where the groups are fewer than the
+// SMs, a cluster of blocks shares each group (each streams a run of its
+// spatial elements; device/group_norm_rows.cuh): clusters of kRowsClusterMax
+// blocks at most, blocks for about kRowsClusterBlocksPerSm per SM, each
+// streaming at most kRowsMaxBytesPerSm. Its shared memory: the per-channel
+// float64 sums (twice with a cluster) and, channels last, the threads'
+// per-channel partials, within the default 48 KiB of a block.
 constexpr int64_t kRowsMaxBytesPerSm = 48 * 1024;
 constexpr int64_t kRowsMaxSharedBytes = 48 * 1024;
+constexpr int kRowsClusterMax = 8;  // the portable cluster size
+constexpr int64_t kRowsClusterBlocksPerSm = 2;
 // The launch bound's blocks per SM: without one, ptxas capped the fp32 planes' kernel at 40 registers
 // and spilled; a group's block needs no more than two at once to stream it.
 constexpr int kRowsBlocksPerSm = 2;
@@ -353,12 +359,14 @@ constexpr int kRowsBlocksPerSm = 2;
 // vectors of vec elements, threads_x along cols x threads_y along rows.
 struct GroupNormRowsConfig final : Config {
   int vec = 1, threads_x = 1, threads_y = kBlock;  ///< threads_x x threads_y threads a block
+  int cluster = 1;                                 ///< blocks per (sample, group)
   uint32_t shared_bytes = 0;
   std::vector<KernelEntry> kernels;  ///< the block per group, then (dweight, dbias) the channels' sums
 
   std::string text() const override {
     std::string record = "vec=" + std::to_string(vec) + ";threads=" + std::to_string(threads_x) + "x" +
-                         std::to_string(threads_y) + ";shared=" + std::to_string(shared_bytes);
+                         std::to_string(threads_y) + ";shared=" + std::to_string(shared_bytes) +
+                         (cluster > 1 ? ";cluster=" + std::to_string(cluster) : std::string());
     for (const KernelEntry& k : kernels) record += ";" + k.name + "=" + k.call;
     return record;
   }
@@ -378,51 +386,78 @@ class GroupNormRows final : public Tier<NormProblem, GroupNormRowsConfig> {
   }
 
   Result<GroupNormRowsConfig> configure_problem(const NormProblem& p, const ArchSpec& arch) const override {
-    return shaped(p, arch, kBlock);
+    return shaped(p, arch, kBlock, cluster_size(p, arch));
   }
 
-  // boo tune's alternatives: blocks of half and twice the threads.
+  // boo tune's alternatives: blocks of half and twice the threads; clusters of half and twice the blocks,
+  // and none.
   std::vector<GroupNormRowsConfig> alternatives(const NormProblem& p, const ArchSpec& arch,
                                                 const GroupNormRowsConfig&) const override {
     std::vector<GroupNormRowsConfig> out;
+    const int cluster = cluster_size(p, arch);
     for (int block : {kBlock / 2, kBlock * 2})
-      if (Result<GroupNormRowsConfig> c = shaped(p, arch, block); c.ok()) out.push_back(std::move(*c));
+      if (Result<GroupNormRowsConfig> c = shaped(p, arch, block, cluster); c.ok()) out.push_back(std::move(*c));
+    if (cluster > 1)
+      for (int other : {1, cluster / 2, cluster * 2})
+        if (other <= kRowsClusterMax && (other > 1 || cluster > 2))
+          if (Result<GroupNormRowsConfig> c = shaped(p, arch, kBlock, other); c.ok()) out.push_back(std::move(*c));
     return out;
   }
 
-  // The config with `block` threads a block (kBlock but for boo tune's alternatives).
-  Result<GroupNormRowsConfig> shaped(const NormProblem& p, const ArchSpec& arch, int block) const {
+  // Blocks per (sample, group): a power of two (at most kRowsClusterMax) that
+  // brings the blocks to about kRowsClusterBlocksPerSm per SM, on sm_90 and
+  // newer (clusters); 1 where the groups alone are that many.
+  static int cluster_size(const NormProblem& p, const ArchSpec& arch) {
+    if (arch.cc_major < 9 || p.rows < 1) return 1;
+    const int64_t want = int64_t{arch.sm_count} * kRowsClusterBlocksPerSm / p.rows;
+    return static_cast<int>(std::bit_floor(static_cast<uint64_t>(std::clamp<int64_t>(want, 1, kRowsClusterMax))));
+  }
+
+  // The config with `block` threads a block and `cluster` blocks a group
+  // (kBlock and cluster_size() but for boo tune's alternatives).
+  Result<GroupNormRowsConfig> shaped(const NormProblem& p, const ArchSpec& arch, int block, int cluster) const {
     GroupNormRowsConfig c;
+    c.cluster = cluster;
     const int64_t cpg = p.channels / p.groups;
     // The widest vector (16 bytes at most) dividing the contiguous run of a group's rows.
     const int64_t run = p.channels_last ? cpg : p.inner;
     c.vec = static_cast<int>(16 / dtype_size_bytes(p.dtype));
     while (c.vec > 1 && run % c.vec != 0) c.vec /= 2;
-    const uint64_t col_vectors = static_cast<uint64_t>(run / c.vec);
+    // A block's columns: the group's channels (channels last) or its part of a plane.
+    const int64_t cols = p.channels_last ? cpg : (p.inner + cluster - 1) / cluster;
+    const uint64_t col_vectors = static_cast<uint64_t>((cols + c.vec - 1) / c.vec);
     if (p.channels_last && col_vectors > 32)
       return unimplemented("channels last, at most 32 vectors of a group's channels per pixel, not " +
                            std::to_string(col_vectors));
     c.threads_x = static_cast<int>(std::min<uint64_t>(32, std::bit_ceil(std::max<uint64_t>(1, col_vectors))));
     c.threads_y = block / c.threads_x;
-    const int64_t shared = cpg * 16 + (p.channels_last ? int64_t{c.threads_y} * cpg * kSum2Bytes : 0);
+    const int64_t sums_bytes = cpg * 16 * (cluster > 1 ? 2 : 1);
+    const int64_t shared = sums_bytes + (p.channels_last ? int64_t{c.threads_y} * cpg * kSum2Bytes : 0);
     if (shared > kRowsMaxSharedBytes)
       return unimplemented(std::to_string(cpg) + " channels a group need " + std::to_string(shared) +
                            " bytes of shared memory, more than " + std::to_string(kRowsMaxSharedBytes));
     c.shared_bytes = static_cast<uint32_t>(shared);
-    if (p.rows > kMaxGridX) return unimplemented("more than 2^31 - 1 (sample, group) rows");
-    const int64_t group_bytes = cpg * p.inner * static_cast<int64_t>(dtype_size_bytes(p.dtype));
+    if (p.rows > kMaxGridX / cluster) return unimplemented("more than 2^31 - 1 blocks");
+    const int64_t block_bytes = cpg * p.inner * static_cast<int64_t>(dtype_size_bytes(p.dtype)) / cluster;
     const int64_t waves = (p.rows + arch.sm_count - 1) / arch.sm_count;
-    if (waves * group_bytes > kRowsMaxBytesPerSm)
+    if (cluster == 1 && waves * block_bytes > kRowsMaxBytesPerSm)
       return unimplemented("groups each SM streams of at most " + std::to_string(kRowsMaxBytesPerSm) + " bytes, not " +
-                           std::to_string(waves) + " x " + std::to_string(group_bytes) +
+                           std::to_string(waves) + " x " + std::to_string(block_bytes) +
                            " (gpu:groupnorm:groups is faster there)");
+    if (cluster > 1 && block_bytes > kRowsMaxBytesPerSm)
+      return unimplemented("a group's part each block of a cluster of " + std::to_string(cluster) +
+                           " streams of at most " + std::to_string(kRowsMaxBytesPerSm) + " bytes, not " +
+                           std::to_string(block_bytes) + " (gpu:groupnorm:groups is faster there)");
     const std::string t = device_type(p.dtype);
-    c.kernels.push_back(KernelEntry{
+    KernelEntry groups{
         p.forward && p.dx ? "boo_group_norm_rows" : p.forward ? "boo_group_norm_rows_y" : "boo_group_norm_rows_dx",
         "boo::group_norm_rows<" + t + ", " + std::to_string(c.vec) + ", " + std::to_string(c.threads_x) + ", " +
             std::to_string(c.threads_y) + ", " + flag(p.channels_last) + ", " + flag(p.forward) + ", " +
-            flag(p.dx) + ", " + flag(p.weight) + ", " + flag(p.param_grads()) + ">(p)",
-        block, kRowsBlocksPerSm});
+            flag(p.dx) + ", " + flag(p.weight) + ", " + flag(p.param_grads()) +
+            (cluster > 1 ? ", " + std::to_string(cluster) : std::string()) + ">(p)",
+        block, kRowsBlocksPerSm};
+    groups.cluster = cluster;
+    c.kernels.push_back(std::move(groups));
     if (p.param_grads())
       c.kernels.push_back(KernelEntry{"boo_group_norm_rows_param_grads",
                                       "boo::group_norm_rows_param_grads<" + t + ">(p)", kBlock});
@@ -439,12 +474,14 @@ class GroupNormRows final : public Tier<NormProblem, GroupNormRowsConfig> {
     const TensorRoles roles(p.signature());
     for (size_t i = 0; i < c.kernels.size(); ++i) {
       const bool groups = i == 0;
-      const Dim3 grid{static_cast<uint32_t>(groups ? p.rows : (p.channels + kBlock - 1) / kBlock), 1, 1};
+      const Dim3 grid{static_cast<uint32_t>(groups ? p.rows * c.cluster : (p.channels + kBlock - 1) / kBlock), 1, 1};
       StepBuilder<GroupNormParams> step(c.kernels[i].name, grid, {static_cast<uint32_t>(c.kernels[i].threads), 1, 1},
                                         groups ? c.shared_bytes : 0);
       bind_tensors(step, roles, p);
       if (p.param_grads()) step.bind(step.params.partials, TensorBinding::workspace(0));
-      plan.steps.push_back(std::move(step).finish());
+      LaunchStep launch = std::move(step).finish();
+      launch.cluster_x = static_cast<uint32_t>(c.kernels[i].cluster);  // a persistent grid of clusters
+      plan.steps.push_back(std::move(launch));
     }
     return plan;
   }

@@ -21,6 +21,7 @@
 // order. The coefficients are the groups tier's (device/group_norm.cuh).
 #pragma once
 
+#include "boo/kernels/arch/sm90_cluster.cuh"
 #include "boo/kernels/reduce/shifted_sums.cuh"
 #include "boo/norm/group_norm_params.cuh"
 
@@ -194,48 +195,90 @@ __device__ __forceinline__ void apply(const GroupNormParams& p, const GroupView<
 
 }  // namespace group_rows
 
-/// One block per (sample, group) `blockIdx.x` (n * groups + g): the forward
-/// (kForward: y, mean and rstd) and/or the backward (kDx: dx from the
-/// forward's statistics or the saved ones; with kParamGrads each channel's
-/// dbias and dweight terms of this sample in p.partials as [N][C] pairs of
-/// doubles). Dynamic shared memory: [cpg][2] doubles, then (channels last)
-/// [kThreadsY][cpg] Sum2.
+namespace group_rows {
+
+/// The value at `local`'s offset in the shared memory of the cluster's CTA `rank` (this CTA's own included).
+__device__ __forceinline__ double load_cluster_shared(const double* local, unsigned rank) {
+  double v;
+  asm volatile(
+      "{\n.reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %1, %2;\n"
+      "ld.shared::cluster.f64 %0, [remote];\n}\n"
+      : "=d"(v)
+      : "r"(sm90::shared_address(local)), "r"(rank)
+      : "memory");
+  return v;
+}
+
+/// The cluster's per-channel sums: totals[i] = the sum over the cluster's CTAs, in rank order, of their sums[i]
+/// ([count] doubles, shared), the same in every CTA. The first cluster barrier waits for every CTA's sums
+/// (written before its block's last barrier), the second for every CTA's reads of them (the next pass
+/// overwrites them; a CTA must not exit while another reads its shared memory).
+template <int kCluster>
+__device__ __forceinline__ void cluster_totals(const double* sums, double* totals, long long count) {
+  sm90::cluster_sync();
+  for (long long i = threadIdx.x; i < count; i += blockDim.x) {
+    double t = 0;
+#pragma unroll
+    for (unsigned r = 0; r < kCluster; ++r) t += load_cluster_shared(sums + i, r);
+    totals[i] = t;
+  }
+  sm90::cluster_sync();
+}
+
+/// The part of a group's view that CTA `rank` of a cluster of kCluster covers: a run of
+/// `per_part` spatial elements (channels last: rows; planes: columns, per_part a multiple of kVec),
+/// the last parts shorter or empty.
+template <int kCluster, bool kChannelsLast>
+__device__ __forceinline__ GroupView<kChannelsLast> cluster_part(GroupView<kChannelsLast> view, long long spatial,
+                                                                 long long per_part, unsigned rank) {
+  const long long first = min(spatial, rank * per_part), count = min(spatial - first, per_part);
+  if (kChannelsLast) {
+    view.base += first * view.row_stride;
+    view.rows = count;
+  } else {
+    view.base += first;
+    view.cols = count;
+  }
+  return view;
+}
+
+/// Group norm of (sample, group) `row` over `part`, this CTA's part of the group's view `whole` (all of it
+/// without a cluster): group_norm_rows' passes, each pass's per-channel sums added over the cluster's CTAs.
+/// Only rank 0 writes what is per group (mean, rstd, the dweight and dbias terms).
 template <typename T, int kVec, int kThreadsX, int kThreadsY, bool kChannelsLast, bool kForward, bool kDx,
-          bool kAffine, bool kParamGrads>
-__device__ void group_norm_rows(const GroupNormParams& p) {
-  using View = group_rows::GroupView<kChannelsLast>;
-  extern __shared__ double group_shared[];
-  const long long row = blockIdx.x, n = row / p.groups, g = row % p.groups, cpg = p.channels / p.groups;
-  const View view(p, n, g);
-  double* sums = group_shared;                           // [cpg][2]
-  Sum2* scratch = reinterpret_cast<Sum2*>(sums + 2 * cpg);  // channels last: [kThreadsY][cpg]
-  __shared__ double statistics[4];                        // mean, rstd; the backward's b and c
+          bool kAffine, bool kParamGrads, int kCluster>
+__device__ __forceinline__ void one_group(const GroupNormParams& p, long long row, const GroupView<kChannelsLast>& whole,
+                                          const GroupView<kChannelsLast>& part, unsigned rank, double* sums,
+                                          double* totals, Sum2* scratch, double* statistics) {
+  const long long n = row / p.groups, g = row % p.groups, cpg = p.channels / p.groups;
   const double count = static_cast<double>(cpg) * static_cast<double>(p.spatial);
   double mean = 0, rstd = 0;
   if constexpr (kForward) {
-    const float centre = load_as_float<T>(p.x, view.base);  // the group's first element: no cancellation
-    group_rows::channel_sums<T, kVec, kThreadsX, kThreadsY, kChannelsLast, false>(p, view, centre, 0.f, sums,
-                                                                                         scratch);
+    const float centre = load_as_float<T>(p.x, whole.base);  // the group's first element: no cancellation
+    channel_sums<T, kVec, kThreadsX, kThreadsY, kChannelsLast, false>(p, part, centre, 0.f, sums, scratch);
+    if constexpr (kCluster > 1) cluster_totals<kCluster>(sums, totals, 2 * cpg);
     if (threadIdx.x == 0) {
       double s1 = 0, s2 = 0;
       for (long long c = 0; c < cpg; ++c) {
-        s1 += sums[2 * c];
-        s2 += sums[2 * c + 1];
+        s1 += totals[2 * c];
+        s2 += totals[2 * c + 1];
       }
       const double shift = s1 / count;
       double var = s2 / count - shift * shift;
       var = var > 0 ? var : 0;
-      statistics[0] = static_cast<double>(load_as_float<T>(p.x, view.base)) + shift;  // centre, read again
+      statistics[0] = static_cast<double>(load_as_float<T>(p.x, whole.base)) + shift;  // centre, read again
       statistics[1] = 1.0 / sqrt(var + static_cast<double>(p.eps));
-      reinterpret_cast<float*>(p.mean)[row] = static_cast<float>(statistics[0]);
-      reinterpret_cast<float*>(p.rstd)[row] = static_cast<float>(statistics[1]);
+      if (rank == 0) {
+        reinterpret_cast<float*>(p.mean)[row] = static_cast<float>(statistics[0]);
+        reinterpret_cast<float*>(p.rstd)[row] = static_cast<float>(statistics[1]);
+      }
     }
     __syncthreads();
     mean = statistics[0];
     rstd = statistics[1];
     const float high = static_cast<float>(mean), low = static_cast<float>(mean - static_cast<double>(high));
-    group_rows::apply<T, kVec, kThreadsX, kThreadsY, kChannelsLast, false, kAffine>(p, view, g * cpg, rstd, high, low,
-                                                                                  0.f, 0.f);
+    apply<T, kVec, kThreadsX, kThreadsY, kChannelsLast, false, kAffine>(p, part, g * cpg, rstd, high, low, 0.f, 0.f);
   } else {
     mean = reinterpret_cast<const float*>(p.mean)[row];
     rstd = reinterpret_cast<const float*>(p.rstd)[row];
@@ -244,14 +287,14 @@ __device__ void group_norm_rows(const GroupNormParams& p) {
     // The groups tier's coefficients: mean_g and mean_gx of g = dy * weight over the group, then
     // dx = a * dy + b * (x - mean) + c with a = rstd * weight, b = -rstd^2 * mean_gx, c = -rstd * mean_g.
     const float high = static_cast<float>(mean), low = static_cast<float>(mean - static_cast<double>(high));
-    group_rows::channel_sums<T, kVec, kThreadsX, kThreadsY, kChannelsLast, true>(p, view, high, low, sums,
-                                                                                        scratch);
+    channel_sums<T, kVec, kThreadsX, kThreadsY, kChannelsLast, true>(p, part, high, low, sums, scratch);
+    if constexpr (kCluster > 1) cluster_totals<kCluster>(sums, totals, 2 * cpg);
     if (threadIdx.x == 0) {
       double sum_g = 0, sum_gx = 0;
       for (long long c = 0; c < cpg; ++c) {
         const double w = kAffine ? static_cast<double>(load_as_float<T>(p.weight, g * cpg + c)) : 1.0;
-        sum_g += w * sums[2 * c];
-        sum_gx += w * sums[2 * c + 1];
+        sum_g += w * totals[2 * c];
+        sum_gx += w * totals[2 * c + 1];
       }
       const double mean_g = sum_g / count, mean_gx = rstd * sum_gx / count;
       statistics[2] = -rstd * rstd * mean_gx;
@@ -259,15 +302,55 @@ __device__ void group_norm_rows(const GroupNormParams& p) {
     }
     if constexpr (kParamGrads) {
       double* terms = reinterpret_cast<double*>(p.partials);  // [N][C][2]: sum(dy), rstd * sum(dy * (x - mean))
-      for (long long c = threadIdx.x; c < cpg; c += blockDim.x) {
-        terms[2 * (n * p.channels + g * cpg + c)] = sums[2 * c];
-        terms[2 * (n * p.channels + g * cpg + c) + 1] = rstd * sums[2 * c + 1];
-      }
+      if (rank == 0)
+        for (long long c = threadIdx.x; c < cpg; c += blockDim.x) {
+          terms[2 * (n * p.channels + g * cpg + c)] = totals[2 * c];
+          terms[2 * (n * p.channels + g * cpg + c) + 1] = rstd * totals[2 * c + 1];
+        }
     }
     __syncthreads();
     const float b = static_cast<float>(statistics[2]), c0 = static_cast<float>(statistics[3]);
-    group_rows::apply<T, kVec, kThreadsX, kThreadsY, kChannelsLast, true, kAffine>(p, view, g * cpg, rstd, high, low,
-                                                                                 b, c0);
+    apply<T, kVec, kThreadsX, kThreadsY, kChannelsLast, true, kAffine>(p, part, g * cpg, rstd, high, low, b, c0);
+  }
+}
+
+}  // namespace group_rows
+
+/// One block per (sample, group) `blockIdx.x` (n * groups + g), or with
+/// kCluster > 1 (sm_90) a cluster of kCluster blocks per (sample, group),
+/// each covering a run of the spatial elements and the clusters striding
+/// the groups (a persistent grid; the runtime trims it to the clusters that
+/// run at once): the forward (kForward: y, mean and rstd) and/or the
+/// backward (kDx: dx from the forward's statistics or the saved ones; with
+/// kParamGrads each channel's dbias and dweight terms of this sample in
+/// p.partials as [N][C] pairs of doubles). A cluster lets the few groups of
+/// a small batch (64 at an SD-UNet's batch 2) spread over every SM. Dynamic
+/// shared memory: [cpg][2] doubles, with a cluster [cpg][2] doubles more
+/// (the cluster's totals), then (channels last) [kThreadsY][cpg] Sum2.
+template <typename T, int kVec, int kThreadsX, int kThreadsY, bool kChannelsLast, bool kForward, bool kDx,
+          bool kAffine, bool kParamGrads, int kCluster = 1>
+__device__ void group_norm_rows(const GroupNormParams& p) {
+  using View = group_rows::GroupView<kChannelsLast>;
+  extern __shared__ double group_shared[];
+  const long long cpg = p.channels / p.groups;
+  double* sums = group_shared;                                      // [cpg][2]: this CTA's
+  double* totals = kCluster > 1 ? sums + 2 * cpg : sums;            // [cpg][2]: the cluster's
+  Sum2* scratch = reinterpret_cast<Sum2*>(totals + 2 * cpg);  // channels last: [kThreadsY][cpg]
+  __shared__ double statistics[4];                                  // mean, rstd; the backward's b and c
+  if constexpr (kCluster == 1) {
+    const View view(p, blockIdx.x / p.groups, blockIdx.x % p.groups);
+    group_rows::one_group<T, kVec, kThreadsX, kThreadsY, kChannelsLast, kForward, kDx, kAffine, kParamGrads, 1>(
+        p, blockIdx.x, view, view, 0, sums, totals, scratch, statistics);
+  } else {
+    const unsigned rank = sm90::cluster_rank();
+    // Spatial elements per CTA: a whole number of vectors (planes' columns are vectors).
+    const long long per_part = ((p.spatial + kCluster - 1) / kCluster + kVec - 1) / kVec * kVec;
+    for (long long row = blockIdx.x / kCluster; row < p.samples * p.groups; row += gridDim.x / kCluster) {
+      const View whole(p, row / p.groups, row % p.groups);
+      const View part = group_rows::cluster_part<kCluster, kChannelsLast>(whole, p.spatial, per_part, rank);
+      group_rows::one_group<T, kVec, kThreadsX, kThreadsY, kChannelsLast, kForward, kDx, kAffine, kParamGrads,
+                            kCluster>(p, row, whole, part, rank, sums, totals, scratch, statistics);
+    }
   }
 }
 
