@@ -264,30 +264,33 @@ TEST(GroupNormRowsPlanTest, SmallGroupsRunABlockEach) {
   EXPECT_EQ(f.workspace_bytes, 0u);
 }
 
-// On sm_90, groups fewer than the SMs are shared by a cluster of blocks, each
-// taking a run of the spatial elements: 64 groups (an SD-UNet's at batch 2)
-// on clusters of 4, bringing the 132 SMs about 2 blocks each; the cluster's
-// totals take a second [cpg][2] doubles. On sm_80 (no clusters) a block each.
-TEST(GroupNormRowsPlanTest, FewGroupsShareAClusterOnSm90) {
-  const char* line = "groupnormbfp16 -n 2 -c 320 -D 0 -H 32 -W 32 -g 32 -m 1 -F 0 --layout NHWC";
+// On sm_90 a cluster of blocks shares each group, each taking a run of the
+// spatial elements, where a group is too large for one block (80 KB: clusters
+// of 4 bring 64 groups to about 2 blocks on each of 132 SMs) or the groups are
+// few (6: clusters of 8); the cluster's totals take a second [cpg][2] doubles.
+// The SD-UNet's smaller groups keep a block each (a cluster cost more than it
+// saved there), and so does sm_80 (no clusters).
+TEST(GroupNormRowsPlanTest, LargeGroupsOrFewShareAClusterOnSm90) {
+  const char* line = "groupnormfp16 -n 1 -c 60 -D 0 -H 33 -W 33 -g 6 -m 1 -F 0 --layout NHWC";
   const ops::test::Planned p = ops::test::plan_of(rows_tier(), line);
   ASSERT_EQ(p.entries, (std::vector<std::string>{"boo_group_norm_rows", "boo_group_norm_rows_param_grads"}));
-  EXPECT_NE(p.config.find("vec=2;threads=8x32;shared=2880;cluster=4;"), std::string::npos) << p.config;
-  EXPECT_NE(p.source.text.find("__cluster_dims__(4, 1, 1) boo_group_norm_rows("), std::string::npos) << p.source.text;
-  EXPECT_NE(p.source.text.find("true, true, true, true, true, 4>(p)"), std::string::npos) << p.source.text;
-  EXPECT_EQ(p.launches[0].grid.x, 2u * 32u * 4u);
+  // 10 channels a group: vectors of 2, 5 of them on 8 lanes x 32 rows.
+  EXPECT_NE(p.config.find("vec=2;threads=8x32;shared=2880;cluster=8;"), std::string::npos) << p.config;
+  EXPECT_NE(p.source.text.find("__cluster_dims__(8, 1, 1) boo_group_norm_rows("), std::string::npos) << p.source.text;
+  EXPECT_NE(p.source.text.find("true, true, true, true, true, 8>(p)"), std::string::npos) << p.source.text;
+  EXPECT_EQ(p.launches[0].grid.x, 6u * 8u);
   EXPECT_EQ(p.launches[0].shared_bytes, 2u * 10u * 16u + 32u * 10u * 8u);
-  EXPECT_EQ(p.launches[1].grid.x, 2u);  // the parameter gradients' kernel has no cluster
-  EXPECT_EQ(p.source.text.find("__cluster_dims__(4, 1, 1) boo_group_norm_rows_param"), std::string::npos);
+  EXPECT_EQ(p.launches[1].grid.x, 1u);  // the parameter gradients' kernel has no cluster
+  EXPECT_EQ(p.source.text.find("__cluster_dims__(8, 1, 1) boo_group_norm_rows_param"), std::string::npos);
 
   // Planes split each channel's plane: 1024 of 4096 columns a block, 128 vectors on 32 lanes.
-  const ops::test::Planned f =
-      ops::test::plan_of(rows_tier(), "groupnormfp16 -n 2 -c 320 -D 0 -H 64 -W 64 -g 32 -m 1 -F 1");
+  const char* large = "groupnormfp16 -n 2 -c 320 -D 0 -H 64 -W 64 -g 32 -m 1 -F 1";
+  const ops::test::Planned f = ops::test::plan_of(rows_tier(), large);
   EXPECT_NE(f.config.find("vec=8;threads=32x8;shared=320;cluster=4;"), std::string::npos) << f.config;
-  // 32 groups: clusters of 8; 256 groups: none.
-  EXPECT_NE(ops::test::plan_of(rows_tier(), "groupnorm -n 1 -c 320 -D 0 -H 32 -W 32 -g 32 -m 1 -F 1").config.find(
-                "cluster=8;"),
-            std::string::npos);
+  EXPECT_EQ(f.launches[0].grid.x, 64u * 4u);
+  for (const char* small : {"groupnormbfp16 -n 2 -c 320 -D 0 -H 32 -W 32 -g 32 -m 1 -F 0 --layout NHWC",
+                            "groupnorm -n 1 -c 320 -D 0 -H 32 -W 32 -g 32 -m 1 -F 1"})
+    EXPECT_EQ(ops::test::plan_of(rows_tier(), small).config.find("cluster"), std::string::npos) << small;
 
   std::unique_ptr<ops::OpProblem> problem = ops::test::problem_of(line);
   ASSERT_NE(problem, nullptr);
@@ -296,7 +299,7 @@ TEST(GroupNormRowsPlanTest, FewGroupsShareAClusterOnSm90) {
   ASSERT_TRUE(config.ok()) << config.status().to_string();
   EXPECT_EQ((*config)->text().find("cluster"), std::string::npos) << (*config)->text();
 
-  // boo tune's alternatives: half and twice the threads, no cluster, clusters of 2 and 8.
+  // boo tune's alternatives: half and twice the threads, then the other clusters (none, 2 and 4 blocks).
   Result<ops::ConfigList> candidates = rows_tier().candidates(*problem, ops::test::sm90());
   ASSERT_TRUE(candidates.ok());
   std::vector<std::string> clusters;
@@ -305,17 +308,20 @@ TEST(GroupNormRowsPlanTest, FewGroupsShareAClusterOnSm90) {
     const size_t at = text.find("cluster=");
     clusters.push_back(at == std::string::npos ? "1" : text.substr(at + 8, 1));
   }
-  EXPECT_EQ(clusters, (std::vector<std::string>{"4", "4", "4", "1", "2", "8"}));
+  EXPECT_EQ(clusters, (std::vector<std::string>{"8", "8", "8", "1", "2", "4"}));
 }
 
 // Large groups stay on gpu:groupnorm:groups (the model's reason), and so do
-// channels-last groups of more than 32 vectors of channels.
+// channels-last groups of more than 32 vectors of channels, and large
+// channels-last groups whose channels make vectors under 16 bytes.
 TEST(GroupNormRowsPlanTest, DeclinesLargeGroupsAndWideChannelRuns) {
   for (auto [line, reason] :
        {std::pair{"groupnormbfp16 -n 2 -c 320 -D 0 -H 128 -W 128 -g 32 -m 1 -F 1 --layout NHWC",
                   "a cluster of 4 streams of at most 49152 bytes, not 81920"},
         std::pair{"groupnormbfp16 -n 64 -c 512 -D 0 -H 8 -W 8 -g 1 -m 1 -F 1 --layout NHWC",
-                  "at most 32 vectors of a group's channels per pixel, not 64"}}) {
+                  "at most 32 vectors of a group's channels per pixel, not 64"},
+        std::pair{"groupnormbfp16 -n 2 -c 320 -D 0 -H 64 -W 64 -g 32 -m 1 -F 1 --layout NHWC",
+                  "groups too large for a block and their channels in vectors of 4 bytes"}}) {
     SCOPED_TRACE(line);
     const std::unique_ptr<ops::OpProblem> problem = ops::test::problem_of(line);
     ASSERT_NE(problem, nullptr);

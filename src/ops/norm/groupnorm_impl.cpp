@@ -340,20 +340,28 @@ class GroupNormFused final : public Tier<NormProblem, GroupNormFusedConfig> {
 // kRowsMaxBytesPerSm: measured on the SD-UNet's group norms (H100,
 // 2026-11-26, docs/perf/2026-11-26-session4-h100x4.md), groups of 5-40 KB
 // ran in 0.3-0.85x the groups tier's time, groups of 80 KB in 0.9-1.8x (a
-// block streams 5-25 KB/us). On sm_90, where the groups are fewer than the
-// SMs, a cluster of blocks shares each group (each streams a run of its
-// spatial elements; device/group_norm_rows.cuh): clusters of kRowsClusterMax
-// blocks at most, blocks for about kRowsClusterBlocksPerSm per SM, each
-// streaming at most kRowsMaxBytesPerSm. Its shared memory: the per-channel
-// float64 sums (twice with a cluster) and, channels last, the threads'
-// per-channel partials, within the default 48 KiB of a block.
+// block streams 5-25 KB/us). On sm_90 a cluster of blocks may share each
+// group, each block streaming a run of its spatial elements
+// (device/group_norm_rows.cuh): where a group is too large for one block, or
+// the groups are so few (at most an eighth of the SMs) that most SMs would
+// idle. Elsewhere a cluster cost more than it saved: 0.9-1.4 us more on the
+// SD-UNet's 5-40 KB groups, with clusters of 2-4 (H100, 2026-11-27,
+// docs/perf/2026-11-27-session16.md); boo tune tries clusters of 2, 4 and 8
+// everywhere. A cluster's blocks aim at about kRowsClusterBlocksPerSm per SM,
+// each streaming at most kRowsMaxBytesPerSm. Its shared memory: the
+// per-channel float64 sums (twice with a cluster) and, channels last, the
+// threads' per-channel partials, within the default 48 KiB of a block.
 constexpr int64_t kRowsMaxBytesPerSm = 48 * 1024;
 constexpr int64_t kRowsMaxSharedBytes = 48 * 1024;
 constexpr int kRowsClusterMax = 8;  // the portable cluster size
 constexpr int64_t kRowsClusterBlocksPerSm = 2;
+constexpr int64_t kRowsFewGroupsPerSm = 8;  // groups are few below one per kRowsFewGroupsPerSm SMs
 // The launch bound's blocks per SM: without one, ptxas capped the fp32 planes' kernel at 40 registers
 // and spilled; a group's block needs no more than two at once to stream it.
 constexpr int kRowsBlocksPerSm = 2;
+// A cluster's kernel leaves registers for 3 blocks an SM (4 spilled): at 2 (120-128 registers, channels last) a grid of
+// 2 blocks an SM did not fit at once in clusters, and the persistent grid ran the remaining groups a second time.
+constexpr int kRowsClusterMinBlocks = 3;
 
 // How gpu:groupnorm:rows covers a group's [rows][cols] view (device/group_norm_rows.cuh):
 // vectors of vec elements, threads_x along cols x threads_y along rows.
@@ -386,29 +394,40 @@ class GroupNormRows final : public Tier<NormProblem, GroupNormRowsConfig> {
   }
 
   Result<GroupNormRowsConfig> configure_problem(const NormProblem& p, const ArchSpec& arch) const override {
-    return shaped(p, arch, kBlock, cluster_size(p, arch));
+    BOO_ASSIGN_OR_RETURN(GroupNormRowsConfig c, shaped(p, arch, kBlock, cluster_size(p, arch)));
+    // A large channels-last group whose channels make narrow vectors (10 channels: 4 bytes) ran at 0.84-0.91x
+    // the groups tier's time in clusters (H100, 2026-11-27), whose vectors span a pixel's channels.
+    const bool few = p.rows * kRowsFewGroupsPerSm <= arch.sm_count;
+    if (c.cluster > 1 && !few && p.channels_last && c.vec * static_cast<int64_t>(dtype_size_bytes(p.dtype)) < 16)
+      return unimplemented("channels last, groups too large for a block and their channels in vectors of " +
+                           std::to_string(c.vec * dtype_size_bytes(p.dtype)) +
+                           " bytes (gpu:groupnorm:groups is faster there)");
+    return c;
   }
 
-  // boo tune's alternatives: blocks of half and twice the threads; clusters of half and twice the blocks,
-  // and none.
+  // boo tune's alternatives: blocks of half and twice the threads; on sm_90, clusters of 1, 2, 4 and 8 blocks
+  // other than the heuristic's.
   std::vector<GroupNormRowsConfig> alternatives(const NormProblem& p, const ArchSpec& arch,
                                                 const GroupNormRowsConfig&) const override {
     std::vector<GroupNormRowsConfig> out;
     const int cluster = cluster_size(p, arch);
     for (int block : {kBlock / 2, kBlock * 2})
       if (Result<GroupNormRowsConfig> c = shaped(p, arch, block, cluster); c.ok()) out.push_back(std::move(*c));
-    if (cluster > 1)
-      for (int other : {1, cluster / 2, cluster * 2})
-        if (other <= kRowsClusterMax && (other > 1 || cluster > 2))
+    if (arch.cc_major >= 9)
+      for (int other = 1; other <= kRowsClusterMax; other *= 2)
+        if (other != cluster)
           if (Result<GroupNormRowsConfig> c = shaped(p, arch, kBlock, other); c.ok()) out.push_back(std::move(*c));
     return out;
   }
 
-  // Blocks per (sample, group): a power of two (at most kRowsClusterMax) that
-  // brings the blocks to about kRowsClusterBlocksPerSm per SM, on sm_90 and
-  // newer (clusters); 1 where the groups alone are that many.
-  static int cluster_size(const NormProblem& p, const ArchSpec& arch) {
+  // Blocks per (sample, group). One, unless on sm_90 (clusters) a group is
+  // too large for one block or the groups are few; then a power of two (at
+  // most kRowsClusterMax) that brings the blocks to about
+  // kRowsClusterBlocksPerSm per SM.
+  int cluster_size(const NormProblem& p, const ArchSpec& arch) const {
     if (arch.cc_major < 9 || p.rows < 1) return 1;
+    const bool few = p.rows * kRowsFewGroupsPerSm <= arch.sm_count;  // (configure_problem's rule too)
+    if (!few && shaped(p, arch, kBlock, 1).ok()) return 1;
     const int64_t want = int64_t{arch.sm_count} * kRowsClusterBlocksPerSm / p.rows;
     return static_cast<int>(std::bit_floor(static_cast<uint64_t>(std::clamp<int64_t>(want, 1, kRowsClusterMax))));
   }
@@ -455,7 +474,7 @@ class GroupNormRows final : public Tier<NormProblem, GroupNormRowsConfig> {
             std::to_string(c.threads_y) + ", " + flag(p.channels_last) + ", " + flag(p.forward) + ", " +
             flag(p.dx) + ", " + flag(p.weight) + ", " + flag(p.param_grads()) +
             (cluster > 1 ? ", " + std::to_string(cluster) : std::string()) + ">(p)",
-        block, kRowsBlocksPerSm};
+        block, cluster > 1 ? kRowsClusterMinBlocks : kRowsBlocksPerSm};
     groups.cluster = cluster;
     c.kernels.push_back(std::move(groups));
     if (p.param_grads())
