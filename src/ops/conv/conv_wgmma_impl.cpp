@@ -40,7 +40,7 @@ constexpr long long kMinPixels = 4096, kMinOutputChannels = 64, kMinWeightOutput
 constexpr double kSmallGemmMargin = 1.25;
 // The weight face's pixels are its reduction, not its tiles: below kMinPixels it still runs (split
 // K over fewer pixels) down to this many, eight k-blocks.
-constexpr long long kMinWeightPixels = 512;
+constexpr long long kMinWeightPixels = 256;
 // The data face below the floor: at least this many pixels and result channels.
 constexpr long long kMinSmallDataPixels = 1568, kMinSmallDataChannels = 128;
 // Fewer than 128 output channels (64-wide tiles, or a 128-wide one partly idle) ran faster than
