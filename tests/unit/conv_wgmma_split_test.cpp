@@ -106,8 +106,12 @@ TEST(ConvWgmmaSplitTest, BelowTheFloorWhereTheModelWins) {
            Case{"convbfp16 -n 4 -c 1024 -H 7 -W 7 -k 200 -y 3 -x 3 -p 1 -q 1 -F 1 -b 1 --activation relu" + kNhwc, ""},
            // The data face: dx (576 channels) from dy's 1728 over 480 pixels.
            Case{"convfp16 -n 16 -c 576 -H 1 -W 30 -k 1728 -y 1 -x 1 -F 2" + kNhwc, ""},
-           // The weight face's floor is its reduction: 512 pixels (196 here), or 4096 and more.
-           Case{"convbfp16 -n 1 -c 128 -H 16 -W 16 -k 256 -y 3 -x 3 -F 4" + kNhwc, "not 196 and 256"},
+           // The weight face's floor is its reduction: 256 pixels (196 here), 512 with padded copies (66
+           // channels, 480 pixels here), or 4096 and more; BOO's 480-pixel 2048 -> 576 weight gradient runs.
+           Case{"convbfp16 -n 1 -c 128 -H 16 -W 16 -k 256 -y 3 -x 3 -F 4" + kNhwc, "(the weight face: 256 pixels), not 196"},
+           Case{"convbfp16 -n 16 -c 66 -H 1 -W 30 -k 576 -y 1 -x 1 -F 4" + kNhwc,
+                "(the weight face: 512 pixels with copies), not 480"},
+           Case{"convbfp16 -n 16 -c 2048 -H 1 -W 30 -k 576 -y 1 -x 1 -F 4" + kNhwc, ""},
            Case{"convbfp16 -n 16 -c 512 -H 14 -W 14 -k 512 -y 3 -x 3 -p 1 -q 1 -F 4" + kNhwc, ""},
        }) {
     SCOPED_TRACE(c.command);

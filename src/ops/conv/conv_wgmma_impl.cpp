@@ -39,8 +39,12 @@ constexpr long long kMinPixels = 4096, kMinOutputChannels = 64, kMinWeightOutput
 // docs/perf/2026-11-26-session3-h200x4.md).
 constexpr double kSmallGemmMargin = 1.25;
 // The weight face's pixels are its reduction, not its tiles: below kMinPixels it still runs (split
-// K over fewer pixels) down to this many, eight k-blocks.
-constexpr long long kMinWeightPixels = 256;
+// K over fewer pixels) down to kMinWeightPixels, four k-blocks, and down to kMinWeightCopiedPixels where
+// it needs copies (channels padded to a multiple of 8). Measured on BOO's 413 (H100, 2026-11-27,
+// docs/perf/2026-11-27-session16.md): 336-480 pixels ran in 0.53-0.96x gpu:conv:implicit_gemm's time
+// (-c 2048 -H 1 -W 30 -k 576: 11.2 -> 6.0 us) but for one 1x1 of 336 pixels (1.16x); with copies of 66
+// channels, 1.03-1.11x.
+constexpr long long kMinWeightPixels = 256, kMinWeightCopiedPixels = 512;
 // The data face below the floor: at least this many pixels and result channels.
 constexpr long long kMinSmallDataPixels = 1568, kMinSmallDataChannels = 128;
 // Fewer than 128 output channels (64-wide tiles, or a 128-wide one partly idle) ran faster than
@@ -878,8 +882,11 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       const std::string floor = "at least " + std::to_string(kMinPixels) + " output pixels and " +
                                 std::to_string(min_channels) + " output channels";
       const std::string sizes = ", not " + std::to_string(pixels) + " and " + std::to_string(r.cb);
-      if (run.native || (run.weight() && (pixels < kMinWeightPixels || r.cb < min_channels)))
-        return decline(floor + (run.weight() ? " (the weight face: " + std::to_string(kMinWeightPixels) + " pixels)" : "") +
+      const long long least_weight_pixels = run.copies.empty() ? kMinWeightPixels : kMinWeightCopiedPixels;
+      if (run.native || (run.weight() && (pixels < least_weight_pixels || r.cb < min_channels)))
+        return decline(floor + (run.weight() ? " (the weight face: " + std::to_string(least_weight_pixels) +
+                                                   " pixels" + (run.copies.empty() ? "" : " with copies") + ")"
+                                             : "") +
                        sizes);
       if (!run.weight()) BOO_RETURN_IF_ERROR(small_gemm_verdict(run, arch, floor, sizes));
     }
