@@ -368,9 +368,12 @@ TEST(ConvWgmmaPlanTest, DeclinesWhatItDoesNotDoWell) {
            Case{"convbfp16 -n 16 -c 128 -H 48 -W 32 -k 36 -y 3 -x 3 -F 1" + kNhwc, "sm_90a", "multiple of 8, not 36"},
            // (Below the floor a forward conv runs here split where the model says that wins: conv_wgmma_split_test.cpp.)
            Case{"convbfp16 -n 1 -c 64 -H 16 -W 16 -k 256 -y 3 -x 3 -F 1" + kNhwc, "sm_90a", "4096 output pixels"},
-           // Fewer than 128 output channels: the data face from 65536 pixels, a reduction of a k-block at least.
-           Case{"convbfp16 -n 16 -c 96 -H 48 -W 32 -k 96 -y 1 -x 1 -F 2" + kNhwc, "sm_90a",
-                "fewer than 128 output channels with at least 65536 output pixels and a reduction of 64, not 24576 and 96"},
+           // Fewer than 128 output channels: the data face from 65536 pixels where it has several taps and reduces
+           // fewer than 320 (from 4096 as a 1x1 or reducing more), a reduction of a k-block at least.
+           Case{"convbfp16 -n 16 -c 96 -H 48 -W 32 -k 96 -y 1 -x 3 -p 0 -q 1 -F 2" + kNhwc, "sm_90a",
+                "fewer than 128 output channels with at least 65536 output pixels and a reduction of 64, not 24576 and 288"},
+           Case{"convbfp16 -n 16 -c 96 -H 48 -W 32 -k 48 -y 1 -x 1 -F 2" + kNhwc, "sm_90a",
+                "fewer than 128 output channels with at least 4096 output pixels and a reduction of 64, not 24576 and 48"},
            Case{"convbfp16 -n 16 -c 40 -H 96 -W 64 -k 96 -y 1 -x 1 -F 1" + kNhwc, "sm_90a",
                 "at least 4096 output pixels and a reduction of 64, not 98304 and 40 (96 channels)"},
            // (Below 64 channels as well: the small-GEMM exception was measured on 128 and more.)
@@ -385,6 +388,15 @@ TEST(ConvWgmmaPlanTest, DeclinesWhatItDoesNotDoWell) {
     EXPECT_NE(why.find(c.reason), std::string::npos) << why;
     EXPECT_NE(why.find("gpu:conv:wgmma_sm90"), std::string::npos) << why;
   }
+}
+
+// Data faces of fewer than 128 result channels run here from 4096 pixels as 1x1s or where they reduce at
+// least 320 (a 3x3 of 96 channels: 864), measured faster than gpu:conv:implicit_gemm on BOO's 413.
+TEST(ConvWgmmaPlanTest, TakesNarrowDataFacesThatAre1x1OrReduceEnough) {
+  for (const std::string command : {"convbfp16 -n 16 -c 96 -H 48 -W 32 -k 96 -y 3 -x 3 -p 1 -q 1 -F 2" + kNhwc,
+                                    "convbfp16 -n 16 -c 96 -H 48 -W 32 -k 96 -y 1 -x 1 -F 2" + kNhwc,
+                                    "convbfp16 -n 16 -c 64 -H 38 -W 19 -k 64 -y 5 -x 1 -p 2 -q 0 -F 2" + kNhwc})
+    EXPECT_TRUE(test::accepts(tier(), command)) << command;
 }
 
 // The strided data face runs as one launch of every stride phase (conv_wgmma_slices.cuh): each

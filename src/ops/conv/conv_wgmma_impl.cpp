@@ -51,8 +51,12 @@ constexpr long long kMinSmallDataPixels = 1568, kMinSmallDataChannels = 128;
 // gpu:conv:implicit_gemm only at kMinPixels pixels and more, a reduction of a k-block at least, and for
 // the data face kMinNarrowDataPixels pixels (BOO's 413, H100, 2026-11-26: forward faces of 48-96 channels
 // 0.72-0.88x its time, data faces of 225 x 225 and 75 x 75 images 0.71-0.88x; data faces of 23104 and
-// fewer pixels 1.13-1.73x, 1x1 forward faces of 40 reduced channels 1.27-1.40x).
-constexpr long long kMinNarrowDataPixels = 65536;
+// fewer pixels 1.13-1.73x, 1x1 forward faces of 40 reduced channels 1.27-1.40x). Since then (BOO's 413, H100,
+// 2026-11-27, docs/perf/2026-11-27-session16.md) data faces of 6144-24576 pixels ran faster from kMinPixels where
+// they are 1x1s or reduce at least kMinNarrowDataReduction (0.60-0.93x its time: 3x3s of 64 and 96 channels,
+// 1x1s of 96-288, a strided 2x2 of 192; one strided 1x1 1.03x), and slower as 1x3 and 3x1 filters of 64-96
+// channels (reductions of 128-288: 1.06-1.29x).
+constexpr long long kMinNarrowDataPixels = 65536, kMinNarrowDataReduction = 320;
 // Grouped convs where the tier beat gpu:conv:implicit_gemm on BOO's 413 (H200, 2026-11-26,
 // docs/perf/2026-11-26-session2-h200x2.md): 96 or 128 output channels a group ran 1.07-1.49x faster;
 // 64 a group, once they took 64-wide tiles, 1.60-1.69x (H100, 2026-11-27,
@@ -871,7 +875,8 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     // (Grouped convs have their own measured floors above.)
     if (!grouped && !run.weight() && !run.native && r.bg() < kMinSmallDataChannels) {
       const long long reduced = r.taps() * r.ag();
-      const long long least = run.task.face == kDataFace ? kMinNarrowDataPixels : kMinPixels;
+      const bool short_data = run.task.face == kDataFace && r.taps() > 1 && reduced < kMinNarrowDataReduction;
+      const long long least = short_data ? kMinNarrowDataPixels : kMinPixels;
       if (pixels < least || reduced < kBlockK)
         return decline("fewer than " + std::to_string(kMinSmallDataChannels) + " output channels with at least " +
                        std::to_string(least) + " output pixels and a reduction of " + std::to_string(kBlockK) +
