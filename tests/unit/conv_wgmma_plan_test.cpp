@@ -346,7 +346,8 @@ TEST(ConvWgmmaPlanTest, DeclinesWhatItDoesNotDoWell) {
            // (Groups are not padded.)
            Case{"convbfp16 -n 16 -c 256 -H 48 -W 32 -k 260 -y 3 -x 3 -g 2 -F 4" + kNhwc, "sm_90a",
                 "output channels per group that are a multiple of 8, not 130"},
-           Case{"convbfp16 -n 16 -c 128 -H 48 -W 32 -k 32 -y 3 -x 3 -F 4" + kNhwc, "sm_90a", "64 output channels"},
+           Case{"convbfp16 -n 16 -c 128 -H 48 -W 32 -k 32 -y 3 -x 3 -F 4" + kNhwc, "sm_90a",
+                "48 output channels (the weight face: 256 pixels), not 22080 and 32"},
            Case{"convbfp16 -n 1 -c 128 -H 16 -W 16 -k 256 -y 3 -x 3 -F 4" + kNhwc, "sm_90a", "4096 output pixels"},
            Case{"convbfp16 -n 16 -c 512 -H 48 -W 32 -k 1024 -y 3 -x 3 -p 1 -q 1 -g 32 -F 4" + kNhwc, "sm_90a",
                 "grouped convs with at least 64 output channels per group, not 32"},
@@ -397,6 +398,12 @@ TEST(ConvWgmmaPlanTest, TakesNarrowDataFacesThatAre1x1OrReduceEnough) {
                                     "convbfp16 -n 16 -c 96 -H 48 -W 32 -k 96 -y 1 -x 1 -F 2" + kNhwc,
                                     "convbfp16 -n 16 -c 64 -H 38 -W 19 -k 64 -y 5 -x 1 -p 2 -q 0 -F 2" + kNhwc})
     EXPECT_TRUE(test::accepts(tier(), command)) << command;
+}
+
+// The weight face's rows are the output channels: from 48 (a 128-row tile 80 idle), measured faster there.
+TEST(ConvWgmmaPlanTest, TakesWeightFacesFrom48OutputChannels) {
+  EXPECT_TRUE(test::accepts(tier(), "convbfp16 -n 16 -c 48 -H 48 -W 32 -k 48 -y 3 -x 3 -p 1 -q 1 -F 4" + kNhwc));
+  EXPECT_FALSE(test::accepts(tier(), "convbfp16 -n 16 -c 40 -H 96 -W 64 -k 40 -y 1 -x 1 -F 4" + kNhwc));
 }
 
 // The strided data face runs as one launch of every stride phase (conv_wgmma_slices.cuh): each

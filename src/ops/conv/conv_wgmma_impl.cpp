@@ -31,9 +31,12 @@ constexpr uint32_t kThreads = 384;
 // better), unless split K fills it and the cost models say it wins
 // (small_gemm_verdict). The forward and data faces' tiles are 64 output
 // channels wide at the narrowest; the weight face's rows are the output
-// channels, 128 a tile, of which 64 may be idle (ResNet-50's 64-channel
-// weight gradients: measured in docs/perf/2026-11-26-session6.md).
-constexpr long long kMinPixels = 4096, kMinOutputChannels = 64, kMinWeightOutputChannels = 64, kMinFullWaves = 4;
+// channels, 128 a tile, of which 80 may be idle (ResNet-50's 64-channel
+// weight gradients: measured in docs/perf/2026-11-26-session6.md; 48 output
+// channels on BOO's 413, H100, 2026-11-27, docs/perf/2026-11-27-session16.md:
+// 0.60-0.91x gpu:conv:implicit_gemm's time, 3x3s and 5x5s 0.60-0.68x; at 40
+// output channels 0.89-1.20x, so not below 48).
+constexpr long long kMinPixels = 4096, kMinOutputChannels = 64, kMinWeightOutputChannels = 48, kMinFullWaves = 4;
 // Below the floor, the factor by which the model must put this tier ahead of gpu:conv:implicit_gemm
 // (81 lines of the three workloads crossed with it: 1.16x faster, H100, 2026-11-26;
 // docs/perf/2026-11-26-session3-h200x4.md).
