@@ -400,10 +400,15 @@ TEST(ConvWgmmaPlanTest, TakesNarrowDataFacesThatAre1x1OrReduceEnough) {
     EXPECT_TRUE(test::accepts(tier(), command)) << command;
 }
 
-// The weight face's rows are the output channels: from 48 (a 128-row tile 80 idle), measured faster there.
-TEST(ConvWgmmaPlanTest, TakesWeightFacesFrom48OutputChannels) {
-  EXPECT_TRUE(test::accepts(tier(), "convbfp16 -n 16 -c 48 -H 48 -W 32 -k 48 -y 3 -x 3 -p 1 -q 1 -F 4" + kNhwc));
+// Every face from 48 output channels (a 64-wide tile a quarter idle; the weight face's 128-row tile 80 rows),
+// measured faster there; not 40.
+TEST(ConvWgmmaPlanTest, TakesEveryFaceFrom48OutputChannels) {
+  for (const char* face : {"1", "2", "4"})
+    EXPECT_TRUE(test::accepts(tier(), "convbfp16 -n 16 -c 48 -H 48 -W 32 -k 48 -y 3 -x 3 -p 1 -q 1 -F " +
+                                          std::string(face) + kNhwc))
+        << face;
   EXPECT_FALSE(test::accepts(tier(), "convbfp16 -n 16 -c 40 -H 96 -W 64 -k 40 -y 1 -x 1 -F 4" + kNhwc));
+  EXPECT_FALSE(test::accepts(tier(), "convbfp16 -n 16 -c 40 -H 96 -W 64 -k 96 -y 1 -x 1 -F 2" + kNhwc));
 }
 
 // The strided data face runs as one launch of every stride phase (conv_wgmma_slices.cuh): each

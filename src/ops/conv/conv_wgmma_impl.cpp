@@ -31,12 +31,14 @@ constexpr uint32_t kThreads = 384;
 // better), unless split K fills it and the cost models say it wins
 // (small_gemm_verdict). The forward and data faces' tiles are 64 output
 // channels wide at the narrowest; the weight face's rows are the output
-// channels, 128 a tile, of which 80 may be idle (ResNet-50's 64-channel
-// weight gradients: measured in docs/perf/2026-11-26-session6.md; 48 output
-// channels on BOO's 413, H100, 2026-11-27, docs/perf/2026-11-27-session16.md:
-// 0.60-0.91x gpu:conv:implicit_gemm's time, 3x3s and 5x5s 0.60-0.68x; at 40
-// output channels 0.89-1.20x, so not below 48).
-constexpr long long kMinPixels = 4096, kMinOutputChannels = 64, kMinWeightOutputChannels = 48, kMinFullWaves = 4;
+// channels, 128 a tile. From 48 output channels (a 64-wide tile a quarter
+// idle, a 128-row one 80 rows) every face ran faster than
+// gpu:conv:implicit_gemm on BOO's 413 (H100, 2026-11-27,
+// docs/perf/2026-11-27-session16.md): the weight face 0.60-0.91x its time
+// (3x3s and 5x5s 0.60-0.68x), data faces of 3x3s and 5x5s 0.64-0.84x, 1x1
+// forwards 0.85x; at 40, 0.89-1.34x (data faces of 40 result channels
+// 1.13-1.34x). (ResNet-50's 64-channel weight gradients: docs/perf/2026-11-26-session6.md.)
+constexpr long long kMinPixels = 4096, kMinOutputChannels = 48, kMinFullWaves = 4;
 // Below the floor, the factor by which the model must put this tier ahead of gpu:conv:implicit_gemm
 // (81 lines of the three workloads crossed with it: 1.16x faster, H100, 2026-11-26;
 // docs/perf/2026-11-26-session3-h200x4.md).
@@ -870,7 +872,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
                         ((!problem.fp32_result || run.weight()) && !run.element_stores &&
                          !vector_aligned(r.b_strides, r.batch, r.b_size))))
       return decline("operands whose channels-last strides keep 16-byte vectors aligned only");
-    const long long min_channels = run.native ? kMinNativeRows : run.weight() ? kMinWeightOutputChannels : kMinOutputChannels;
+    const long long min_channels = run.native ? kMinNativeRows : kMinOutputChannels;
     // Few pixels but channels enough for kMinFullWaves waves of 128 x 128 tiles (a GEMM of 2048 rows
     // by 36864 columns) fill the GPU all the same.
     const bool many_tiles = !run.weight() && !run.native && r.cb >= min_channels &&
