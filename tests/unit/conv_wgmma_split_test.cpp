@@ -104,8 +104,10 @@ TEST(ConvWgmmaSplitTest, BelowTheFloorWhereTheModelWins) {
                 "(modelled: 0.9 us in 1 splits, 0.7 us on gpu:conv:implicit_gemm)"},
            // 3x3 with padding, partial tiles in M (196 pixels) and N (200 channels); 144 k-blocks.
            Case{"convbfp16 -n 4 -c 1024 -H 7 -W 7 -k 200 -y 3 -x 3 -p 1 -q 1 -F 1 -b 1 --activation relu" + kNhwc, ""},
-           // The data face: dx (576 channels) from dy's 1728 over 480 pixels.
+           // The data face: dx (576 channels) from dy's 1728 over 480 pixels; unsplit from 256 pixels at 128
+           // result channels: dx (2048 channels) from dy's 576 over 480 pixels.
            Case{"convfp16 -n 16 -c 576 -H 1 -W 30 -k 1728 -y 1 -x 1 -F 2" + kNhwc, ""},
+           Case{"convbfp16 -n 16 -c 2048 -H 1 -W 30 -k 576 -y 1 -x 1 -F 2" + kNhwc, ""},
            // The weight face's floor is its reduction: 256 pixels (196 here), 512 with padded copies (66
            // channels, 480 pixels here), or 4096 and more; BOO's 480-pixel 2048 -> 576 weight gradient runs.
            Case{"convbfp16 -n 1 -c 128 -H 16 -W 16 -k 256 -y 3 -x 3 -F 4" + kNhwc, "(the weight face: 256 pixels), not 196"},

@@ -50,8 +50,10 @@ constexpr double kSmallGemmMargin = 1.25;
 // (-c 2048 -H 1 -W 30 -k 576: 11.2 -> 6.0 us) but for one 1x1 of 336 pixels (1.16x); with copies of 66
 // channels, 1.03-1.11x.
 constexpr long long kMinWeightPixels = 256, kMinWeightCopiedPixels = 512;
-// The data face below the floor: at least this many pixels and result channels.
-constexpr long long kMinSmallDataPixels = 1568, kMinSmallDataChannels = 128;
+// The data face below the floor: at least this many pixels and result channels. (From 1568 pixels until
+// BOO's 413 on an H100, 2026-11-27, docs/perf/2026-11-27-session16.md: at 480-1536 pixels and 192-2048 result
+// channels it ran in 0.51-0.90x gpu:conv:implicit_gemm's time, -c 2048 -H 1 -W 30 -k 576 12.0 -> 6.1 us.)
+constexpr long long kMinSmallDataPixels = 256, kMinSmallDataChannels = 128;
 // Fewer than 128 output channels (64-wide tiles, or a 128-wide one partly idle) ran faster than
 // gpu:conv:implicit_gemm only at kMinPixels pixels and more, a reduction of a k-block at least, and for
 // the data face kMinNarrowDataPixels pixels (BOO's 413, H100, 2026-11-26: forward faces of 48-96 channels
