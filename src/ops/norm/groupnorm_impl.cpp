@@ -359,8 +359,8 @@ class GroupNormFused final : public Tier<NormProblem, GroupNormFusedConfig> {
 // the groups are so few (at most an eighth of the SMs) that most SMs would
 // idle. Elsewhere a cluster cost more than it saved: 0.9-1.4 us more on the
 // SD-UNet's 5-40 KB groups, with clusters of 2-4 (H100, 2026-11-27,
-// docs/perf/2026-11-27-session16.md); boo tune tries clusters of 2, 4 and 8
-// everywhere. A cluster's blocks aim at about kRowsClusterBlocksPerSm per SM,
+// docs/perf/2026-11-27-session16.md); boo tune tries clusters of 1, 2, 4 and
+// 8 everywhere. A cluster's blocks aim at about kRowsClusterBlocksPerSm per SM,
 // each streaming at most kRowsMaxBytesPerSm. Its shared memory: the
 // per-channel float64 sums (twice with a cluster) and, channels last, the
 // threads' per-channel partials, within the default 48 KiB of a block.
@@ -410,8 +410,7 @@ class GroupNormRows final : public Tier<NormProblem, GroupNormRowsConfig> {
     BOO_ASSIGN_OR_RETURN(GroupNormRowsConfig c, shaped(p, arch, kBlock, cluster_size(p, arch)));
     // A large channels-last group whose channels make narrow vectors (10 channels: 4 bytes) ran at 0.84-0.91x
     // the groups tier's time in clusters (H100, 2026-11-27), whose vectors span a pixel's channels.
-    const bool few = p.rows * kRowsFewGroupsPerSm <= arch.sm_count;
-    if (c.cluster > 1 && !few && p.channels_last && c.vec * static_cast<int64_t>(dtype_size_bytes(p.dtype)) < 16)
+    if (c.cluster > 1 && !few_groups(p, arch) && p.channels_last && c.vec * static_cast<int64_t>(dtype_size_bytes(p.dtype)) < 16)
       return unimplemented("channels last, groups too large for a block and their channels in vectors of " +
                            std::to_string(c.vec * dtype_size_bytes(p.dtype)) +
                            " bytes (gpu:groupnorm:groups is faster there)");
@@ -433,14 +432,18 @@ class GroupNormRows final : public Tier<NormProblem, GroupNormRowsConfig> {
     return out;
   }
 
+  // At most one (sample, group) per kRowsFewGroupsPerSm SMs: most SMs would idle at a block a group.
+  static bool few_groups(const NormProblem& p, const ArchSpec& arch) {
+    return p.rows * kRowsFewGroupsPerSm <= arch.sm_count;
+  }
+
   // Blocks per (sample, group). One, unless on sm_90 (clusters) a group is
   // too large for one block or the groups are few; then a power of two (at
   // most kRowsClusterMax) that brings the blocks to about
   // kRowsClusterBlocksPerSm per SM.
   int cluster_size(const NormProblem& p, const ArchSpec& arch) const {
     if (arch.cc_major < 9 || p.rows < 1) return 1;
-    const bool few = p.rows * kRowsFewGroupsPerSm <= arch.sm_count;  // (configure_problem's rule too)
-    if (!few && shaped(p, arch, kBlock, 1).ok()) return 1;
+    if (!few_groups(p, arch) && shaped(p, arch, kBlock, 1).ok()) return 1;
     const int64_t want = int64_t{arch.sm_count} * kRowsClusterBlocksPerSm / p.rows;
     return static_cast<int>(std::bit_floor(static_cast<uint64_t>(std::clamp<int64_t>(want, 1, kRowsClusterMax))));
   }
