@@ -404,10 +404,15 @@ class RuntimeImpl final : public Runtime {
     std::vector<ResolvedStep> steps;
     for (ops::LaunchStep& step : plan.steps) {
       CUfunction fn = module->functions.at(step.entry);  // Plan::validate checked the entry exists
-      // Above the 48 KiB default, a kernel must be allowed its dynamic shared memory.
-      if (step.shared_bytes > 48 * 1024)
-        BOO_CU_RETURN_IF_ERROR(api_, cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                                        static_cast<int>(step.shared_bytes)));
+      // Above the 48 KiB default (static and dynamic together), a kernel must be allowed its dynamic shared
+      // memory: otherwise no block fits an SM, and a cooperative launch fails as "too many blocks".
+      if (step.shared_bytes > 0) {
+        int static_bytes = 0;
+        BOO_CU_RETURN_IF_ERROR(api_, cuFuncGetAttribute(&static_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn));
+        if (static_cast<uint64_t>(static_bytes) + step.shared_bytes > 48 * 1024)
+          BOO_CU_RETURN_IF_ERROR(api_, cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                          static_cast<int>(step.shared_bytes)));
+      }
       if (step.cluster_x > 1) BOO_RETURN_IF_ERROR(trim_cluster_grid(fn, step));
       steps.push_back(ResolvedStep{fn, step.grid, step.block, step.shared_bytes, step.cooperative,
                                    step.cleared_workspace_bytes, std::move(step.params), std::move(step.addresses),
