@@ -1,7 +1,8 @@
 // boo tests: batch norm's plans on the host — gpu:batchnorm:slabs (two
 // launches for channels-last x) against gpu:batchnorm:columns, and
 // gpu:batchnorm:resident (one cooperative launch keeping x and dy in shared
-// memory, gated until it runs on a GPU), on ResNet-50's shapes at batch 128;
+// memory, ahead of slabs where they fit shared memory and L2), on ResNet-50's
+// shapes at batch 128;
 // the slab tiling's index arithmetic checked on the CPU.
 #include <gtest/gtest.h>
 
@@ -10,7 +11,6 @@
 #include <vector>
 
 #include "ops/norm/device/batch_norm_params.cuh"
-#include "ops/common/unverified_kernels.hpp"
 #include "plan_util.hpp"
 #include "runtime/dispatch.hpp"
 
@@ -129,40 +129,45 @@ TEST(BatchNormPlanTest, SlabsTakeChannelsLastAndPerActivationLinesOnly) {
     EXPECT_FALSE(test::accepts(slabs(), line)) << line;
 }
 
-TEST(BatchNormPlanTest, DispatchTakesSlabsForChannelsLast) {
-  for (const std::string& command : {"bnormbfp16 -n 128 -c 256 -H 14 -W 14" + kForward,
-                                     std::string("bnormbfp16 -n 4 -c 64 -H 7 -W 7 -m 1 -F 1")}) {
-    Result<ParsedCommand> parsed = parse_command(std::string_view(command));
+// Channels-last lines whose x (and dy) fit the SMs' shared memory and L2 (about 79 MB on an H100) go to the
+// resident tier, larger ones to slabs; NCHW planes stay on the columns tier.
+TEST(BatchNormPlanTest, DispatchTakesResidentWhereXFitsOnChipThenSlabs) {
+  struct Case {
+    std::string command, tier;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"bnormbfp16 -n 128 -c 256 -H 14 -W 14" + kForward, "gpu:batchnorm:resident"},   // 13 MB
+           {"bnormbfp16 -n 128 -c 512 -H 14 -W 14" + kBackward, "gpu:batchnorm:resident"},  // 51 MB of x and dy
+           {"bnormbfp16 -n 128 -c 128 -H 56 -W 56" + kForward, "gpu:batchnorm:slabs"},      // 103 MB
+           {"bnormbfp16 -n 128 -c 64 -H 56 -W 56" + kBackward, "gpu:batchnorm:slabs"},      // 103 MB of x and dy
+           {"bnormbfp16 -n 4 -c 64 -H 7 -W 7 -m 1 -F 1", "gpu:batchnorm:columns"}}) {
+    Result<ParsedCommand> parsed = parse_command(std::string_view(c.command));
     ASSERT_TRUE(parsed.ok());
     Result<runtime::Dispatch> chosen =
         runtime::choose_gpu_implementation(*parsed->signature, *DeviceInfo::for_arch("sm_90a"));
-    ASSERT_TRUE(chosen.ok() && chosen->chosen) << command;
-    // NCHW planes stay on the columns tier.
-    EXPECT_EQ(chosen->chosen->name(), command.find("NHWC") != std::string::npos ? "gpu:batchnorm:slabs"
-                                                                                 : "gpu:batchnorm:columns")
-        << command;
+    ASSERT_TRUE(chosen.ok() && chosen->chosen) << c.command;
+    EXPECT_EQ(chosen->chosen->name(), c.tier) << c.command;
   }
 }
 
-TEST(BatchNormPlanTest, ResidentIsGatedUntilItRunsOnAGpu) {
-  const std::string line = "bnormbfp16 -n 4 -c 64 -H 7 -W 7 --layout NHWC -m 1 -F 1 -s 1 -r 1";
-  std::unique_ptr<OpProblem> problem = test::problem_of(line);
-  ASSERT_TRUE(problem);
-  const Status declined = resident().accepts(*problem, test::sm90());
-  EXPECT_FALSE(declined.ok());
-  EXPECT_NE(declined.to_string().find(kUnverifiedKernelsVariable), std::string::npos) << declined.to_string();
-  test::UnverifiedKernelsEnabled enabled;
-  EXPECT_TRUE(test::accepts(resident(), line));
+TEST(BatchNormPlanTest, ResidentTakesTheSlabsLinesThatFitOnChip) {
   // The lines it takes are the slabs tier's.
-  for (const char* other : {"bnormbfp16 -n 4 -c 64 -H 7 -W 7 -m 1 -F 1",  // NCHW planes
-                            "bnormbfp16 -n 4 -c 64 -H 7 -W 7 --layout NHWC -m 1 -F 2 -r 1",
-                            "bnormbfp16 -n 4 -c 64 -H 7 -W 7 --layout NHWC -m 1 -F 0 -b 1 -s 0"})
-    EXPECT_FALSE(test::accepts(resident(), other)) << other;
-  for (const char* other : {"bnorm -n 2 -c 3 -D 2 -H 5 -W 6 --layout NDHWC -m 1 -F 1",
-                            "bnormfp16 -n 4 -c 6 -H 7 -W 8 -m 0 -F 1",
-                            "bnormbfp16fp32 -n 4 -c 64 -H 7 -W 7 --layout NHWC -m 1 -F 0 -b 1 -s 1",
-                            "bnormbfp16 -n 4 -c 64 -H 7 -W 7 --layout NHWC -m 1 -F 2"})
-    EXPECT_TRUE(test::accepts(resident(), other)) << other;
+  for (const char* line : {"bnormbfp16 -n 4 -c 64 -H 7 -W 7 --layout NHWC -m 1 -F 1 -s 1 -r 1",
+                           "bnorm -n 2 -c 3 -D 2 -H 5 -W 6 --layout NDHWC -m 1 -F 1",
+                           "bnormfp16 -n 4 -c 6 -H 7 -W 8 -m 0 -F 1",
+                           "bnormbfp16fp32 -n 4 -c 64 -H 7 -W 7 --layout NHWC -m 1 -F 0 -b 1 -s 1",
+                           "bnormbfp16 -n 4 -c 64 -H 7 -W 7 --layout NHWC -m 1 -F 2"})
+    EXPECT_TRUE(test::accepts(resident(), line)) << line;
+  for (const char* line : {"bnormbfp16 -n 4 -c 64 -H 7 -W 7 -m 1 -F 1",  // NCHW planes
+                           "bnormbfp16 -n 4 -c 64 -H 7 -W 7 --layout NHWC -m 1 -F 2 -r 1",
+                           "bnormbfp16 -n 4 -c 64 -H 7 -W 7 --layout NHWC -m 1 -F 0 -b 1 -s 0"})
+    EXPECT_FALSE(test::accepts(resident(), line)) << line;
+  // x of 103 MB: more than 132 SMs' shared memory and the L2 hold, and the reason says so.
+  const std::unique_ptr<OpProblem> large = test::problem_of("bnormbfp16 -n 128 -c 128 -H 56 -W 56" + kForward);
+  ASSERT_TRUE(large);
+  const Status declined = resident().accepts(*large, test::sm90());
+  EXPECT_NE(declined.to_string().find("x (98 MiB) exceed the SMs' shared memory and L2 (79 MiB)"), std::string::npos)
+      << declined.to_string();
 }
 
 // One cooperative launch of at most one 512-thread block per SM; each block
@@ -171,15 +176,12 @@ TEST(BatchNormPlanTest, ResidentIsGatedUntilItRunsOnAGpu) {
 // (about 27 MB of bf16 on 132 SMs), and as many as fit otherwise, so the
 // apply pass re-reads from device memory only the rest.
 TEST(BatchNormPlanTest, ResidentKeepsResNetTilesOnChipWhereTheyFit) {
-  test::UnverifiedKernelsEnabled enabled;
   const ArchSpec arch = test::sm90();
   struct Line {
     std::string shape;
     bool forward_fits, backward_fits;
   };
-  for (const Line& line : std::vector<Line>{{"-n 128 -c 64 -H 112 -W 112", false, false},
-                                            {"-n 128 -c 256 -H 56 -W 56", false, false},
-                                            {"-n 128 -c 64 -H 56 -W 56", false, false},
+  for (const Line& line : std::vector<Line>{{"-n 64 -c 64 -H 56 -W 56", true, false},
                                             {"-n 128 -c 128 -H 28 -W 28", true, false},
                                             {"-n 128 -c 512 -H 14 -W 14", true, false},
                                             {"-n 128 -c 256 -H 14 -W 14", true, true},
@@ -230,7 +232,6 @@ TEST(BatchNormPlanTest, ResidentKeepsResNetTilesOnChipWhereTheyFit) {
 }
 
 TEST(BatchNormPlanTest, ResidentBindsTheTensorsEachPassUses) {
-  test::UnverifiedKernelsEnabled enabled;
   const Planned f = plan_of(resident(), "bnormbfp16 -n 8 -c 64 -H 14 -W 14" + kForward);
   ASSERT_EQ(f.entries, (std::vector<std::string>{"boo_batch_norm_resident_y"}));
   auto p = params_of<BatchNormParams>(f.launches[0]);
@@ -257,20 +258,6 @@ TEST(BatchNormPlanTest, ResidentBindsTheTensorsEachPassUses) {
   EXPECT_EQ(p.dscale, b.address.at("dscale"));
   EXPECT_EQ(p.dbias, b.address.at("dbias"));
   EXPECT_EQ(p.y, 0u);
-}
-
-TEST(BatchNormPlanTest, DispatchTakesResidentForChannelsLastOnlyWhenUnverifiedKernelsAreOn) {
-  const std::string command = "bnormbfp16 -n 128 -c 256 -H 14 -W 14" + kForward;
-  Result<ParsedCommand> parsed = parse_command(std::string_view(command));
-  ASSERT_TRUE(parsed.ok());
-  const DeviceInfo device = *DeviceInfo::for_arch("sm_90a");
-  Result<runtime::Dispatch> chosen = runtime::choose_gpu_implementation(*parsed->signature, device);
-  ASSERT_TRUE(chosen.ok() && chosen->chosen);
-  EXPECT_EQ(chosen->chosen->name(), "gpu:batchnorm:slabs");
-  test::UnverifiedKernelsEnabled enabled;
-  chosen = runtime::choose_gpu_implementation(*parsed->signature, device);
-  ASSERT_TRUE(chosen.ok() && chosen->chosen);
-  EXPECT_EQ(chosen->chosen->name(), "gpu:batchnorm:resident");
 }
 
 // The partials' layout: every (slab, slice, channel of the slab) has its own

@@ -6,7 +6,6 @@
 #include <bit>
 
 #include "ops/common/generated_source.hpp"
-#include "ops/common/unverified_kernels.hpp"
 #include "ops/norm/device/batch_norm_params.cuh"
 #include "ops/norm/norm_implementation.hpp"
 
@@ -406,20 +405,32 @@ struct BatchNormResidentConfig final : Config {
 /// from the batch, backward from saved statistics): x (and dy) stay in the
 /// SMs' shared memory between the sums and the apply pass where they fit,
 /// and the rest is re-read while still in L2 (device/batch_norm_resident.cuh).
-/// Gated (ops/common/unverified_kernels.hpp) until its numerics run on a GPU.
+/// It takes the lines whose x (and dy) fit the SMs' shared memory and L2
+/// together, where reading them once pays: on an H100 it took 0.77-1.02x the
+/// slabs tier's time on ResNet-50's batch norms of at most 51 MB, and
+/// 0.88-1.28x on those of 103-411 MB (docs/perf/2026-11-28-session17.md).
 class BatchNormResident final : public Tier<NormProblem, BatchNormResidentConfig> {
  public:
   explicit BatchNormResident(std::string name) : name_(std::move(name)) {}
   std::string_view name() const override { return name_; }
 
-  Status accepts_problem(const NormProblem& p, const ArchSpec&) const override {
+  Status accepts_problem(const NormProblem& p, const ArchSpec& arch) const override {
     if (p.kind != NormKind::kBatch) return invalid_argument("not a batchnorm signature");
-    if (!unverified_kernels_enabled()) return unimplemented(unverified_kernel_reason(name_));
     if (p.inner != 1) return unimplemented("channel planes (NC(D)HW spatial): only channels-last x");
     if (p.pass == BatchNormPass::kInference && p.running)
       return unimplemented("inference from running statistics: no reduction to fuse");
     if (p.pass == BatchNormPass::kBackward && !p.save)
       return unimplemented("a backward without saved statistics (-s 0): only -s 1");
+    const bool backward = p.pass == BatchNormPass::kBackward;
+    // outer x channels is one validated tensor's element count (at most 2^48): times 16 bytes it fits.
+    const uint64_t read_bytes = static_cast<uint64_t>(p.outer) * static_cast<uint64_t>(p.channels) *
+                                (dtype_size_bytes(p.dtype) + (backward ? dtype_size_bytes(p.grad_dtype) : 0));
+    const uint64_t on_chip = static_cast<uint64_t>(arch.sm_count) * static_cast<uint64_t>(arch.max_shared_bytes_per_sm) +
+                             static_cast<uint64_t>(arch.l2_bytes);
+    if (read_bytes > on_chip)
+      return unimplemented("x" + std::string(backward ? " and dy" : "") + " (" + std::to_string(read_bytes >> 20) +
+                           " MiB) exceed the SMs' shared memory and L2 (" + std::to_string(on_chip >> 20) +
+                           " MiB): the re-read rest costs what the slabs tier's second pass does");
     return ok_status();
   }
 

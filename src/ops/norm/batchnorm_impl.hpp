@@ -23,7 +23,8 @@ std::unique_ptr<GpuImplementation> make_batch_norm_slabs_implementation(std::str
 /// one block per SM with a grid barrier between the sums and the apply pass:
 /// each block keeps the first rows of its slice in shared memory, so x (and
 /// dy) are read from device memory once where they fit the SMs
-/// (device/batch_norm_resident.cuh). Awaits its first GPU run (gated).
+/// (device/batch_norm_resident.cuh). Ahead of slabs where x (and dy) fit the
+/// SMs' shared memory and L2 together.
 std::unique_ptr<GpuImplementation> make_batch_norm_resident_implementation(std::string name);
 
 }  // namespace boo::ops::norm
