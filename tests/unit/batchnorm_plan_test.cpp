@@ -222,7 +222,7 @@ TEST(BatchNormPlanTest, ResidentKeepsResNetTilesOnChipWhereTheyFit) {
       }
       EXPECT_NE(r.source.text.find(std::string("batch_norm_resident<boo::bf16, boo::bf16, float, 8, ") +
                                    std::to_string(slab / 8) + ", " + std::to_string(512 / (slab / 8)) +
-                                   (pass == kForward ? ", 8, false, true, true>" : ", 4, true, false, false>")),
+                                   (pass == kForward ? ", 8, false, true, true, false>" : ", 4, true, false, false, false>")),
                 std::string::npos)
           << r.source.text;
     }

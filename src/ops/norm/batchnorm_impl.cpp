@@ -435,26 +435,38 @@ class BatchNormResident final : public Tier<NormProblem, BatchNormResidentConfig
   }
 
   Result<BatchNormResidentConfig> configure_problem(const NormProblem& p, const ArchSpec& arch) const override {
-    return resident(p, arch, 32, p.pass == BatchNormPass::kBackward ? kResidentUnrollBackward : kResidentUnrollForward);
+    return resident(p, arch, 32, p.pass == BatchNormPass::kBackward ? kResidentUnrollBackward : kResidentUnrollForward,
+                    false);
   }
 
   // boo tune's alternatives: half the rows in flight, slabs half as wide, and both (twice the rows spill:
-  // the apply pass holds kUnroll x kVec floats of x and dy).
+  // the apply pass holds kUnroll x kVec floats of x and dy); and the kept rows by cp.async, all in flight
+  // at once (device/batch_norm_resident.cuh: kAsyncKept), not yet timed against the heuristic's.
   std::vector<BatchNormResidentConfig> alternatives(const NormProblem& p, const ArchSpec& arch,
                                                     const BatchNormResidentConfig& chosen) const override {
+    struct Variant {
+      int widest, unroll;
+      bool async_kept;
+    };
+    // cp.async moves 4, 8 or 16 bytes: vectors of x (and dy) of at least 4.
+    const bool backward = p.pass == BatchNormPass::kBackward;
+    const bool async_fits = chosen.vec * dtype_size_bytes(p.dtype) >= 4 &&
+                            (!backward || chosen.vec * dtype_size_bytes(p.grad_dtype) >= 4);
     std::vector<BatchNormResidentConfig> out;
-    for (const auto& [widest, unroll] : {std::pair{32, chosen.unroll / 2}, std::pair{chosen.threads_x / 2, chosen.unroll},
-                                         std::pair{chosen.threads_x / 2, chosen.unroll / 2}})
-      if (widest >= 1 && unroll >= 1)
-        if (Result<BatchNormResidentConfig> c = resident(p, arch, widest, unroll); c.ok()) out.push_back(std::move(*c));
+    for (const Variant& v : {Variant{32, chosen.unroll / 2, false}, Variant{chosen.threads_x / 2, chosen.unroll, false},
+                             Variant{chosen.threads_x / 2, chosen.unroll / 2, false},
+                             Variant{32, chosen.unroll, true}})
+      if (v.widest >= 1 && v.unroll >= 1 && (!v.async_kept || async_fits))
+        if (Result<BatchNormResidentConfig> c = resident(p, arch, v.widest, v.unroll, v.async_kept); c.ok())
+          out.push_back(std::move(*c));
     return out;
   }
 
   // Slabs at most `widest_threads_x` vectors wide, `unroll` rows' loads in
-  // flight per thread (32 and the pass's default but for boo tune's
-  // alternatives).
+  // flight per thread, the kept rows by cp.async or not (32, the pass's
+  // default and false but for boo tune's alternatives).
   Result<BatchNormResidentConfig> resident(const NormProblem& p, const ArchSpec& arch, int widest_threads_x,
-                                           int unroll) const {
+                                           int unroll, bool async_kept) const {
     BatchNormResidentConfig c;
     c.vec = vector_width(p);
     c.unroll = unroll;
@@ -489,7 +501,7 @@ class BatchNormResident final : public Tier<NormProblem, BatchNormResidentConfig
                            "boo::batch_norm_resident<" + t + ", " + g + ", " + pt + ", " + std::to_string(c.vec) +
                                ", " + std::to_string(c.threads_x) + ", " + std::to_string(c.threads_y) + ", " +
                                std::to_string(c.unroll) + ", " + flag(backward) + ", " + flag(training && p.save) +
-                               ", " + flag(training && p.running) + ">(p)",
+                               ", " + flag(training && p.running) + ", " + flag(async_kept) + ">(p)",
                            kResidentThreads, 1};
     return c;
   }

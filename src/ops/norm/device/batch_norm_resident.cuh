@@ -13,8 +13,15 @@
 // re-read from the last down (the sums read them last, so they are the ones
 // still in L2), then the kept rows from shared memory. Results are the same
 // run to run.
+//
+// kAsyncKept (a boo tune candidate): the kept rows go straight to shared
+// memory by cp.async, every one of a thread's in flight at once, while the
+// thread adds the other rows through registers; their terms are added once
+// the copies land. Without it a thread moves kUnroll rows at a time through
+// registers, storing the kept ones.
 #pragma once
 
+#include "boo/kernels/arch/sm80.cuh"
 #include "boo/kernels/reduce/grid_barrier.cuh"
 #include "boo/norm/batch_norm_slabs.cuh"
 
@@ -26,9 +33,9 @@ namespace boo {
 /// blockIdx.x * kThreadsX + tx (kVec channels) and rows first + ty, +
 /// kThreadsY, ..., kUnroll rows' loads in flight. T: x's element type, G:
 /// dy's and dx's, P: scale's and bias'. kSave / kRunning: slice 0 writes the
-/// saved or running statistics.
+/// saved or running statistics. kAsyncKept: the kept rows by cp.async (above).
 template <typename T, typename G, typename P, int kVec, int kThreadsX, int kThreadsY, int kUnroll, bool kBackward,
-          bool kSave, bool kRunning>
+          bool kSave, bool kRunning, bool kAsyncKept>
 __device__ void batch_norm_resident(const BatchNormParams& p) {
   constexpr int kThreads = kThreadsX * kThreadsY;
   constexpr int kSlab = kThreadsX * kVec;  // channels of a slab
@@ -66,8 +73,10 @@ __device__ void batch_norm_resident(const BatchNormParams& p) {
   Sum2 acc[kVec];  // [channel of the vector]
 #pragma unroll
   for (int k = 0; k < kVec; ++k) acc[k] = Sum2{0.f, 0.f};
-  if (owner) {
-    for (long long row = rows.first + ty; row < rows.last; row += kThreadsY * kUnroll) {
+  // This lane's rows from `start` to the slice's end through registers, kUnroll loads in flight; those before
+  // kept_end are stored to shared memory.
+  auto add_through_registers = [&](long long start) {
+    for (long long row = start; row < rows.last; row += kThreadsY * kUnroll) {
       VectorT x[kUnroll];  // [row of the step]
       VectorG dy[kUnroll];
 #pragma unroll
@@ -92,6 +101,35 @@ __device__ void batch_norm_resident(const BatchNormParams& p) {
                                        low[k], acc[k]);
       }
     }
+  };
+  if constexpr (kAsyncKept) {
+    static_assert(sizeof(VectorT) >= 4 && (!kBackward || sizeof(VectorG) >= 4), "cp.async moves 4, 8 or 16 bytes");
+    if (owner) {
+      for (long long r = rows.first + ty; r < kept_end; r += kThreadsY) {
+        cp_async_vector<sizeof(VectorT)>(&kept_x[(r - rows.first) * kThreadsX + tx],
+                                         reinterpret_cast<const VectorT*>(p.x) + r * vectors + vec, true);
+        if (kBackward)
+          cp_async_vector<sizeof(VectorG)>(&kept_dy[(r - rows.first) * kThreadsX + tx],
+                                           reinterpret_cast<const VectorG*>(p.dy) + r * vectors + vec, true);
+      }
+      cp_async_commit();
+      // From the lane's first row at or after kept_end while the copies land.
+      const long long kept_of_lane = kept_end - rows.first - ty;
+      const long long skipped = kept_of_lane > 0 ? (kept_of_lane + kThreadsY - 1) / kThreadsY : 0;
+      add_through_registers(rows.first + ty + skipped * kThreadsY);
+      cp_async_wait<0>();  // this thread's copies (it alone reads them here)
+      for (long long r = rows.first + ty; r < kept_end; r += kThreadsY) {
+        const VectorT xv = kept_x[(r - rows.first) * kThreadsX + tx];
+        VectorG dv;
+        if (kBackward) dv = kept_dy[(r - rows.first) * kThreadsX + tx];
+#pragma unroll
+        for (int k = 0; k < kVec; ++k)
+          add_shifted_terms<kBackward>(to_float(xv.v[k]), kBackward ? to_float(dv.v[k]) : 0.f, centre[k], low[k],
+                                       acc[k]);
+      }
+    }
+  } else if (owner) {
+    add_through_registers(rows.first + ty);
   }
   store_slab_partials<kVec, kThreadsX, kThreadsY>(p, acc, scratch);
   grid_barrier(p.barrier, 1);
