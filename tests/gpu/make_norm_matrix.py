@@ -91,9 +91,9 @@ def main():
                                "-m 1 -F 0 -b 1 -s 1", "-m 1 -F 0 -b 1", "-m 0 -F 0 -b 1 -s 1"):
                     print(f"{token} {geometry} --layout {layout} {passes}")
     print("bnormbfp16 --batchsize 8 --in_channels 64 --in_h 56 --in_w 56 --save 1 --run 1 --layout NHWC")
-    # ResNet-50 at batch 128 (benchmarks/norm_shapes.txt's, issue 19): gpu:batchnorm:resident keeps the whole
-    # tile on chip for the 26 MB and smaller ones (and the backward's x and dy for the 13 MB and smaller), part
-    # of it for the others.
+    # ResNet-50 at batch 128 (benchmarks/norm_shapes.txt's, issue 19): gpu:batchnorm:resident takes those whose x
+    # (and dy) fit shared memory and L2 (up to 51 MB here), keeping the whole tile in shared memory for the 26 MB
+    # and smaller ones; gpu:batchnorm:slabs the others.
     for c, hw in ((64, 56), (64, 112), (256, 56), (128, 56), (128, 28), (512, 28), (256, 28), (256, 14),
                   (1024, 14), (512, 14), (512, 7), (2048, 7)):
         print(f"bnormbfp16 -n 128 -c {c} -H {hw} -W {hw} -m 1 -F 1 -s 1 -r 1 --layout NHWC")
