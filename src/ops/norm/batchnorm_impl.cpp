@@ -57,6 +57,12 @@ int vector_width(const NormProblem& p) {
   return vec;
 }
 
+// Bytes of x, and in the backward of dy, per element: what the sums read.
+int64_t read_bytes_per_element(const NormProblem& p) {
+  return static_cast<int64_t>(dtype_size_bytes(p.dtype) +
+                              (p.pass == BatchNormPass::kBackward ? dtype_size_bytes(p.grad_dtype) : 0));
+}
+
 // A channels-last step's tensors and sizes (gpu:batchnorm:slabs and :resident):
 // the partials at `partials_offset` of the workspace.
 void bind_slab_step(StepBuilder<BatchNormParams>& step, const TensorRoles& roles, const NormProblem& p,
@@ -424,7 +430,7 @@ class BatchNormResident final : public Tier<NormProblem, BatchNormResidentConfig
     const bool backward = p.pass == BatchNormPass::kBackward;
     // outer x channels is one validated tensor's element count (at most 2^48): times 16 bytes it fits.
     const uint64_t read_bytes = static_cast<uint64_t>(p.outer) * static_cast<uint64_t>(p.channels) *
-                                (dtype_size_bytes(p.dtype) + (backward ? dtype_size_bytes(p.grad_dtype) : 0));
+                                static_cast<uint64_t>(read_bytes_per_element(p));
     const uint64_t on_chip = static_cast<uint64_t>(arch.sm_count) * static_cast<uint64_t>(arch.max_shared_bytes_per_sm) +
                              static_cast<uint64_t>(arch.l2_bytes);
     if (read_bytes > on_chip)
@@ -490,8 +496,7 @@ class BatchNormResident final : public Tier<NormProblem, BatchNormResidentConfig
     c.slices = (p.outer + c.rows_per_slice - 1) / c.rows_per_slice;
     // The rest of the block's shared memory holds the first rows of its slice.
     const bool backward = p.pass == BatchNormPass::kBackward;
-    const int64_t row_bytes =
-        c.slab_channels() * static_cast<int64_t>(dtype_size_bytes(p.dtype) + (backward ? dtype_size_bytes(p.grad_dtype) : 0));
+    const int64_t row_bytes = c.slab_channels() * read_bytes_per_element(p);
     const int64_t room = arch.max_shared_bytes_per_block - resident_static_shared_bytes(c.slab_channels(), kResidentThreads);
     c.resident_rows = std::clamp<int64_t>(room / row_bytes, 0, c.rows_per_slice);
     c.shared_bytes = static_cast<uint32_t>(c.resident_rows * row_bytes);

@@ -73,6 +73,12 @@ __device__ void batch_norm_resident(const BatchNormParams& p) {
   Sum2 acc[kVec];  // [channel of the vector]
 #pragma unroll
   for (int k = 0; k < kVec; ++k) acc[k] = Sum2{0.f, 0.f};
+  // One row's vector of x (and dy) into the sums.
+  auto add_terms = [&](const VectorT& xv, const VectorG& dv) {
+#pragma unroll
+    for (int k = 0; k < kVec; ++k)
+      add_shifted_terms<kBackward>(to_float(xv.v[k]), kBackward ? to_float(dv.v[k]) : 0.f, centre[k], low[k], acc[k]);
+  };
   // This lane's rows from `start` to the slice's end through registers, kUnroll loads in flight; those before
   // kept_end are stored to shared memory.
   auto add_through_registers = [&](long long start) {
@@ -95,10 +101,7 @@ __device__ void batch_norm_resident(const BatchNormParams& p) {
           kept_x[(r - rows.first) * kThreadsX + tx] = x[u];
           if (kBackward) kept_dy[(r - rows.first) * kThreadsX + tx] = dy[u];
         }
-#pragma unroll
-        for (int k = 0; k < kVec; ++k)
-          add_shifted_terms<kBackward>(to_float(x[u].v[k]), kBackward ? to_float(dy[u].v[k]) : 0.f, centre[k],
-                                       low[k], acc[k]);
+        add_terms(x[u], dy[u]);
       }
     }
   };
@@ -122,10 +125,7 @@ __device__ void batch_norm_resident(const BatchNormParams& p) {
         const VectorT xv = kept_x[(r - rows.first) * kThreadsX + tx];
         VectorG dv;
         if (kBackward) dv = kept_dy[(r - rows.first) * kThreadsX + tx];
-#pragma unroll
-        for (int k = 0; k < kVec; ++k)
-          add_shifted_terms<kBackward>(to_float(xv.v[k]), kBackward ? to_float(dv.v[k]) : 0.f, centre[k], low[k],
-                                       acc[k]);
+        add_terms(xv, dv);
       }
     }
   } else if (owner) {
