@@ -1424,6 +1424,7 @@ TEST(NvrtcTest, HopperWeightFullyTmaModulesCompile) {
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
   const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
   ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1);
+  ::setenv("BOO_WGMMA_TAPS", "0", 1);  // the GEMM path (the shifted taps: HopperWeightShiftedTapsModulesCompile)
   for (const std::string& command : {
            "convbfp16 -n 128 -c 128 -H 28 -W 28 -k 128 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
            "convbfp16 -n 128 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
@@ -1457,7 +1458,75 @@ TEST(NvrtcTest, HopperWeightFullyTmaModulesCompile) {
     if (std::stoll(columns[1].str()) % std::stoll(bn[1].str()) == 0)
       EXPECT_EQ(copies.expected_bytes, 2 * maps[0].box_bytes() + std::stoull(bn[1].str()) / 64 * maps[1].box_bytes());
   }
+  ::unsetenv("BOO_WGMMA_TAPS");
   ::unsetenv("BOO_UNVERIFIED_KERNELS");
+}
+
+// The weight face by shifted taps (conv_wgmma_weight_taps.cuh) compiles for sm_90a without spills for 1-3
+// filter rows of 1-4 taps, both 16-bit types, strides along H, dilation, groups and NCHW copies: the producer
+// at 40 registers and a consumer per filter row at its share (152 beside three, 232 beside fewer), within the
+// launch's 65536; one producer thread issuing two tiled 4-D boxes a strip (8 KiB of dy and x's receptive
+// field) on one arrival; the empty barriers counting every consumer warp; one m64n(64 S)k16 wgmma per filter
+// row and k16 (the row's S taps as overlapping atoms); the reduce writing dw.
+TEST(NvrtcTest, HopperWeightShiftedTapsModulesCompile) {
+  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
+  const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
+  ::setenv("BOO_WGMMA_TAPS", "all", 1);
+  for (const std::string& command : {
+           "convbfp16 -n 128 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
+           "convfp16 -n 16 -c 64 -H 225 -W 225 -k 64 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
+           "convbfp16 -n 16 -c 64 -H 75 -W 75 -k 64 -y 1 -x 3 -p 0 -q 1 -F 4" + nhwc,
+           "convbfp16 -n 16 -c 64 -H 75 -W 75 -k 64 -y 3 -x 1 -p 1 -q 0 -F 4" + nhwc,
+           "convbfp16 -n 4 -c 64 -H 48 -W 20 -k 48 -y 2 -x 3 -p 0 -q 2 -u 2 -v 1 -l 1 -j 2 -F 4" + nhwc,
+           "convbfp16 -n 4 -c 128 -H 19 -W 70 -k 128 -y 1 -x 4 -p 0 -q 2 -F 4" + nhwc,
+           "convbfp16 -n 128 -c 384 -H 48 -W 32 -k 384 -y 3 -x 3 -p 1 -q 1 -g 6 -F 4" + nhwc,
+           "convbfp16 -n 16 -c 576 -H 48 -W 32 -k 576 -y 3 -x 3 -p 1 -q 1 -F 4" + nhwc,
+           std::string("convfp16 -n 16 -c 64 -H 224 -W 224 -k 64 -y 3 -x 3 -p 1 -q 1 -F 4"),
+       }) {
+    SCOPED_TRACE(command);
+    Result<HeuristicPlan> h = heuristic_plan(command, device);
+    ASSERT_TRUE(h.ok()) << h.status().to_string();
+    const std::string text = h->config->text();
+    SCOPED_TRACE(text);
+    ASSERT_NE(text.find("by shifted taps"), std::string::npos);
+    const int rows = std::stoi(text.substr(text.find("1 producer + ") + 13));
+    std::smatch s_match;
+    ASSERT_TRUE(std::regex_search(h->plan.source.text, s_match, std::regex(R"(static constexpr int S = (\d+);)")));
+    const int taps_per_row = std::stoi(s_match[1].str());
+    ASSERT_EQ(h->maps.size(), 2u);
+    for (const ops::TensorMapSlot& m : h->maps) {
+      EXPECT_EQ(m.mode, ops::TensorMapSlot::Mode::kTiled);
+      EXPECT_EQ(m.rank, 4u);
+    }
+    Result<jit::CompiledKernel> k = jit::compile_kernel(h->plan.source, kArch, true);
+    ASSERT_TRUE(k.ok()) << k.status().to_string();
+    EXPECT_EQ(k->spill_bytes, 0) << k->log;
+    EXPECT_EQ(k->stack_bytes, 0) << k->log;
+    EXPECT_EQ(k->log.find("C7508"), std::string::npos) << "setmaxnreg ignored:\n" << k->log;
+    EXPECT_EQ(k->log.find("C7514"), std::string::npos) << "wgmma serialized:\n" << k->log;
+    EXPECT_GT(k->registers, 0);
+    EXPECT_LE(k->registers, 65536 / (128 * (rows + 1))) << k->log;
+    const std::string& ptx = k->ptx;
+    auto count = [&](const std::string& what) {
+      size_t n = 0;
+      for (size_t at = ptx.find(what); at != std::string::npos; at = ptx.find(what, at + 1)) ++n;
+      return n;
+    };
+    EXPECT_NE(ptx.find("setmaxnreg.dec.sync.aligned.u32 40;"), std::string::npos);
+    EXPECT_NE(ptx.find("setmaxnreg.inc.sync.aligned.u32 " + std::to_string(rows == 3 ? 152 : 232) + ";"),
+              std::string::npos);
+    EXPECT_EQ(count("prefetch.tensormap"), 2u);
+    EXPECT_EQ(count("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"), 2u);
+    EXPECT_EQ(count(".im2col."), 0u);
+    EXPECT_EQ(count("cp.async.cg.shared.global"), 0u);
+    EXPECT_EQ(count("mbarrier.arrive.expect_tx"), 1u);
+    EXPECT_EQ(expected_tx_bytes(ptx), 8192u + h->maps[1].box_bytes());
+    EXPECT_EQ(barrier_init_counts(ptx), (std::set<std::string>{"1", std::to_string(4 * rows)}));
+    const std::string wgmma = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(64 * taps_per_row) + "k16.f32";
+    EXPECT_EQ(count(wgmma), 4u) << wgmma;  // the strip's four k16 slices, unrolled
+    EXPECT_NE(ptx.find("boo_wgmma_dw_reduce"), std::string::npos);
+  }
+  ::unsetenv("BOO_WGMMA_TAPS");
 }
 
 TEST(NvrtcTest, HopperSplitConvModulesCompile) {

@@ -152,6 +152,7 @@ TEST(ConvWgmmaPlanTest, NchwOperandsRunOnStagedChannelsLastCopies) {
 }
 
 TEST(ConvWgmmaPlanTest, BackwardWeightSplitsThePixelsAcrossTheSms) {
+  const test::ScopedEnv gemm_path("BOO_WGMMA_TAPS", "0");  // (the shifted taps: BackwardWeightByShiftedTaps*)
   // dw[k][r, s, c]: the GEMM 2048 x (9 x 768) over 16 x 48 x 32 = 24576 pixels (384 k-blocks of 64);
   // 16 x 27 tiles of 128 x 256 in three splits of 128 k-blocks: 1296 units over 132 CTAs; the fp32
   // partials of each split in the workspace, summed by a second kernel into dw.
@@ -184,6 +185,7 @@ TEST(ConvWgmmaPlanTest, BackwardWeightSplitsThePixelsAcrossTheSms) {
 }
 
 TEST(ConvWgmmaPlanTest, BackwardWeightWithEnoughTilesRunsUnsplit) {
+  const test::ScopedEnv gemm_path("BOO_WGMMA_TAPS", "0");  // (the shifted taps: BackwardWeightByShiftedTaps*)
   // 4 x 24 tiles of 128 x 192 (K = 512, 9 x 512 columns) over 64 k-blocks: one wave without splitting,
   // so dw is written by the GEMM's own epilogue and no workspace is needed.
   const Planned p = test::plan_of(tier(), "convbfp16 -n 1 -c 512 -H 64 -W 64 -k 512 -y 3 -x 3 -p 1 -q 1 -F 4" + kNhwc);
@@ -217,6 +219,7 @@ TEST(ConvWgmmaPlanTest, BackwardWeightSplitsFollowTheSmCount) {
 }
 
 TEST(ConvWgmmaPlanTest, BackwardWeightOfSixtyFourChannelsSplitsTheColumnsBetweenConsumers) {
+  const test::ScopedEnv gemm_path("BOO_WGMMA_TAPS", "0");  // (the shifted taps: BackwardWeightByShiftedTaps*)
   auto text = [](const std::string& command) {
     std::unique_ptr<OpProblem> problem = test::problem_of(command + kNhwc);
     EXPECT_TRUE(problem);
@@ -533,6 +536,7 @@ TEST(ConvWgmmaPlanTest, GroupsAreSlicesOfOneLaunch) {
 // The grouped weight face: group g's GEMM is group 0's with dy's channels, x's channels and dw's rows moved
 // (GW, GA, GY); its units are (tile, group, split), so the workspace holds every group's partials per split.
 TEST(ConvWgmmaPlanTest, GroupedWeightFacesAreUnitsOfOneLaunch) {
+  const test::ScopedEnv gemm_path("BOO_WGMMA_TAPS", "0");  // (the shifted taps: BackwardWeightByShiftedTaps*)
   // 6 groups of 64 -> 64 channels: each group's GEMM 64 x (9 x 64) over 128 x 48 x 32 pixels.
   const Planned w = test::plan_of(tier(), "convbfp16 -n 128 -c 384 -H 48 -W 32 -k 384 -y 3 -x 3 -p 1 -q 1 -g 6 -F 4" + kNhwc);
   ASSERT_EQ(w.launches.size(), 2u);
@@ -591,6 +595,114 @@ TEST(ConvWgmmaPlanTest, DispatchPlansFoldableThreeDConvsAsTwoD) {
   Result<runtime::Dispatch> d = runtime::choose_gpu_implementation(*ncdhw->signature, *DeviceInfo::for_arch("sm_90a"));
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(dynamic_cast<const boo::ConvSignature&>(d->problem->signature()).spatial_dims, 3);
+}
+
+TEST(ConvWgmmaPlanTest, BackwardWeightByShiftedTapsPlansStripsAndTheReduce) {
+  // ResNet-50's 64-channel 3x3 weight gradient: one tile (64 output channels by the 9 taps of 64 channels)
+  // over 128 x 14 x 4 strips of 4 x 16 output pixels, split 131 ways over the SMs; three consumer warpgroups
+  // (a filter row each) beside the producer: 512 threads; 6 stages of 8 KiB (dy) + 14 KiB (x's 13.5 KiB box,
+  // 1024-byte aligned); the fp32 partials summed (and converted to bf16) by the weight face's reduce.
+  const Planned p = test::plan_of(tier(), "convbfp16 -n 128 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 4" + kNhwc);
+  EXPECT_EQ(p.config,
+            "tile 64x576 (64 output channels by every tap of 64 channels) stages 6 warpgroups 1 producer + 3 "
+            "consumers (one per filter row), persistent; dw: face 2 as weight gradient by shifted taps: strips of "
+            "4x16 output pixels, x once per strip by TMA, splits 131");
+  ASSERT_EQ(p.launches.size(), 2u);
+  EXPECT_EQ(p.launches[0].entry, "boo_wgmma_dw");
+  EXPECT_EQ(p.launches[0].grid.x, 131u);
+  EXPECT_EQ(p.launches[0].block.x, 512u);
+  EXPECT_EQ(p.launches[0].shared_bytes, 6u * (8192 + 14336) + 1024 + 256);
+  EXPECT_EQ(p.launches[1].entry, "boo_wgmma_dw_reduce");
+  EXPECT_EQ(p.workspace_bytes, 131u * 64 * 576 * 4);
+  for (const test::ResolvedLaunch& l : p.launches) {
+    const auto params = params_of<ConvIgemmParams>(l);
+    EXPECT_EQ(params.a, p.address.at("x"));
+    EXPECT_EQ(params.b, p.address.at("dy"));
+    EXPECT_EQ(params.out, p.address.at("dw"));
+    EXPECT_EQ(params.workspace, p.workspace);
+  }
+  EXPECT_NE(p.source.text.find("#include \"boo/conv/conv_wgmma_weight_taps.cuh\""), std::string::npos);
+  EXPECT_NE(p.source.text.find("__launch_bounds__(512, 1) boo_wgmma_dw("), std::string::npos) << p.source.text;
+  EXPECT_NE(p.source.text.find("conv_wgmma_weight_taps<Cfg>(p.p, &p.tma_a, &p.tma_b)"), std::string::npos);
+  for (const char* constant : {"kStripRows = 4;", "kStripCols = 16;", "kSplits = 131;", "kM = 64;", "kN = 576;",
+                               "kC = 64;", "kL = 401408;", "kTmaX = true;"})
+    EXPECT_NE(p.source.text.find(constant), std::string::npos) << constant << " in\n" << p.source.text;
+  // One group's unsplit sums still go through the reduce, which writes dw in its type.
+  const Planned one = test::plan_of(tier(), "convbfp16 -n 16 -c 768 -H 48 -W 32 -k 2048 -y 3 -x 3 -p 1 -q 1 -F 4" + kNhwc);
+  EXPECT_NE(one.config.find("by shifted taps: strips of 4x16 output pixels, x once per strip by TMA, splits 1"),
+            std::string::npos)
+      << one.config;
+  ASSERT_EQ(one.launches.size(), 2u);
+  EXPECT_EQ(one.launches[1].entry, "boo_wgmma_dw_reduce");
+  EXPECT_EQ(one.workspace_bytes, 2048u * 9 * 768 * 4);
+}
+
+TEST(ConvWgmmaPlanTest, BackwardWeightByShiftedTapsWhereItWasMeasuredFaster) {
+  auto config = [](const std::string& command) {
+    std::unique_ptr<OpProblem> problem = test::problem_of(command + kNhwc);
+    EXPECT_TRUE(problem);
+    if (!problem) return std::string();
+    Result<std::unique_ptr<const Config>> c = tier().configure(*problem, test::sm90());
+    EXPECT_TRUE(c.ok()) << c.status().to_string();
+    return c.ok() ? (*c)->text() : std::string();
+  };
+  auto taps = [&](const std::string& command) { return config(command).find("by shifted taps") != std::string::npos; };
+  // At most 64 output channels a group, enough strips: BOO's 225 x 225 and ResNet's 56 x 56, -g 6 of 384.
+  EXPECT_TRUE(taps("convbfp16 -n 16 -c 64 -H 225 -W 225 -k 64 -y 3 -x 3 -p 1 -q 1 -F 4"));
+  EXPECT_TRUE(taps("convbfp16 -n 16 -c 64 -H 75 -W 75 -k 64 -y 1 -x 3 -p 0 -q 1 -F 4"));
+  EXPECT_TRUE(taps("convbfp16 -n 128 -c 384 -H 48 -W 32 -k 384 -y 3 -x 3 -p 1 -q 1 -g 6 -F 4"));
+  // Wider, where the strips cover the output exactly (48 x 32).
+  EXPECT_TRUE(taps("convbfp16 -n 16 -c 576 -H 48 -W 32 -k 576 -y 3 -x 3 -p 1 -q 1 -F 4"));
+  // Wider at 28 x 28 (an eighth of the strips' pixels past the output) and too few strips: the GEMM path.
+  EXPECT_FALSE(taps("convbfp16 -n 128 -c 128 -H 28 -W 28 -k 128 -y 3 -x 3 -p 1 -q 1 -F 4"));
+  EXPECT_FALSE(taps("convbfp16 -n 16 -c 64 -H 38 -W 38 -k 64 -y 3 -x 3 -p 1 -q 1 -F 4"));
+  {
+    const test::ScopedEnv everywhere("BOO_WGMMA_TAPS", "all");
+    EXPECT_TRUE(taps("convbfp16 -n 128 -c 128 -H 28 -W 28 -k 128 -y 3 -x 3 -p 1 -q 1 -F 4"));
+  }
+  {
+    const test::ScopedEnv nowhere("BOO_WGMMA_TAPS", "0");
+    EXPECT_FALSE(taps("convbfp16 -n 16 -c 64 -H 225 -W 225 -k 64 -y 3 -x 3 -p 1 -q 1 -F 4"));
+  }
+  // Shapes the kernel does not take, even when asked everywhere: channels not a multiple of 64, stride 2
+  // along W, 5 x 5 taps, 1x1 filters, NCHW fp32 (another tier); the GEMM path's text stays as it was.
+  const test::ScopedEnv everywhere("BOO_WGMMA_TAPS", "all");
+  for (const char* command : {"convbfp16 -n 16 -c 96 -H 96 -W 64 -k 96 -y 3 -x 3 -p 1 -q 1 -F 4",
+                              "convbfp16 -n 16 -c 64 -H 75 -W 75 -k 64 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 4",
+                              "convbfp16 -n 16 -c 64 -H 48 -W 32 -k 64 -y 5 -x 5 -p 2 -q 2 -F 4",
+                              "convbfp16 -n 128 -c 64 -H 56 -W 56 -k 64 -y 1 -x 1 -F 4"}) {
+    const std::string text = config(command);
+    EXPECT_EQ(text.find("shifted taps"), std::string::npos) << command << ": " << text;
+    EXPECT_NE(text.find("M/N-major tiles"), std::string::npos) << command << ": " << text;
+  }
+}
+
+TEST(ConvWgmmaPlanTest, BackwardWeightCandidatesOfferBothPaths) {
+  // boo tune times the shifted taps (every strip whose box fits) beside the GEMM path's tilings, whichever
+  // the heuristic chose.
+  auto texts = [](const std::string& command) {
+    std::vector<std::string> out;
+    std::unique_ptr<OpProblem> problem = test::problem_of(command + kNhwc);
+    EXPECT_TRUE(problem);
+    if (!problem) return out;
+    Result<ConfigList> list = tier().candidates(*problem, test::sm90());
+    EXPECT_TRUE(list.ok()) << list.status().to_string();
+    if (list.ok())
+      for (const auto& c : *list) out.push_back(c->text());
+    return out;
+  };
+  auto count = [](const std::vector<std::string>& list, const std::string& what) {
+    return std::count_if(list.begin(), list.end(), [&](const std::string& t) { return t.find(what) != std::string::npos; });
+  };
+  const std::vector<std::string> resnet = texts("convbfp16 -n 128 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 4");
+  ASSERT_FALSE(resnet.empty());
+  EXPECT_NE(resnet.front().find("by shifted taps: strips of 4x16"), std::string::npos) << resnet.front();
+  EXPECT_EQ(count(resnet, "by shifted taps"), 3);  // strips of 4 x 16, 1 x 64, 2 x 32
+  EXPECT_GT(count(resnet, "M/N-major tiles"), 0);
+  const std::vector<std::string> wide = texts("convbfp16 -n 128 -c 128 -H 28 -W 28 -k 128 -y 3 -x 3 -p 1 -q 1 -F 4");
+  ASSERT_GT(wide.size(), 2u);
+  EXPECT_NE(wide.front().find("M/N-major tiles"), std::string::npos) << wide.front();
+  EXPECT_NE(wide[1].find("by shifted taps"), std::string::npos) << wide[1];
 }
 
 }  // namespace

@@ -230,6 +230,7 @@ TEST(TensorMapTest, PointwiseDataFaceMapsTheFilterInPlace) {
 }
 
 TEST(TensorMapTest, GroupedWeightFaceMapsEveryGroupsChannels) {
+  const test::ScopedEnv gemm_path("BOO_WGMMA_TAPS", "0");  // (the shifted taps' maps: ShiftedTapsMaps*)
   // 6 groups of 64: dy's map spans all 384 channels and x's im2col map all 384 (a group's boxes start at
   // its own channels, conv_wgmma_weight.cuh's GW and GA), not a group's 64.
   const Planned p = plan("convbfp16 -n 128 -c 384 -H 48 -W 32 -k 384 -y 3 -x 3 -p 1 -q 1 -g 6 -F 4" + kNhwc);
@@ -745,6 +746,51 @@ TEST(TensorMapTest, ForwardClustersShareTheFilterTile) {
     EXPECT_EQ(q.config.find(kClustered), std::string::npos) << other << ": " << q.config;
     for (const LaunchStep& s : q.plan.steps) EXPECT_EQ(s.cluster_x, 1u) << other;
   }
+}
+
+TEST(TensorMapTest, ShiftedTapsMapAStripOfDyAndItsReceptiveFieldOfX) {
+  // ResNet-50's 64-channel 3x3 weight gradient by shifted taps (conv_wgmma_weight_taps.cuh): strips of 4 x 16
+  // output pixels; dy [128, 56, 56, 64] as the tiled map {64, 56, 56, 128}, box {64, 16, 4, 1} (the strip's 64
+  // pixels, 8 KiB); x the same dims, box {64, 18, 6, 1}: the strip's receptive field (16 + 2 columns, 4 + 2
+  // rows), 13.5 KiB, read by every tap at a shifted start. Both tiled (out-of-bounds coordinates: zeros).
+  const Planned p = plan("convbfp16 -n 128 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 4" + kNhwc);
+  ASSERT_NE(p.config.find("by shifted taps: strips of 4x16 output pixels"), std::string::npos) << p.config;
+  const LaunchStep& step = p.plan.steps[0];
+  ASSERT_EQ(step.tensor_maps.size(), 2u);
+  const TensorMapSlot& dy = step.tensor_maps[0];
+  const TensorMapSlot& x = step.tensor_maps[1];
+  EXPECT_EQ(dy.params_offset, offsetof(ConvWgmmaParams, tma_a));
+  EXPECT_TRUE(dy.tensor == argument(p, "dy"));
+  EXPECT_EQ(x.params_offset, offsetof(ConvWgmmaParams, tma_b));
+  EXPECT_TRUE(x.tensor == argument(p, "x"));
+  for (const TensorMapSlot* m : {&dy, &x}) {
+    EXPECT_EQ(m->mode, TensorMapSlot::Mode::kTiled);
+    EXPECT_EQ(m->rank, 4u);
+    EXPECT_EQ(m->swizzle, TensorMapSlot::Swizzle::k128B);
+    EXPECT_EQ(m->dims, (std::array<uint64_t, 5>{64, 56, 56, 128, 1}));
+    EXPECT_EQ(m->strides, (std::array<uint64_t, 4>{128, 56 * 128, 56 * 56 * 128, 0}));
+  }
+  EXPECT_EQ(dy.box, (std::array<uint32_t, 5>{64, 16, 4, 1, 1}));
+  EXPECT_EQ(dy.box_bytes(), 8192u);
+  EXPECT_EQ(x.box, (std::array<uint32_t, 5>{64, 18, 6, 1, 1}));
+  EXPECT_EQ(x.box_bytes(), 18u * 6 * 128);
+}
+
+TEST(TensorMapTest, ShiftedTapsBoxesFollowStrideDilationAndGroups) {
+  const test::ScopedEnv everywhere("BOO_WGMMA_TAPS", "all");
+  // Stride 2 along H, dilation 2 along W, 2 x 3 taps, 24 x 20 output pixels (strips of 2 x 32 cover them in
+  // 12; 4 x 16 in 12 too, with a taller box): the box spans (rows - 1) x 2 + (2 - 1) x 1 + 1 input rows and
+  // 32 + 2 x 2 input columns.
+  const Planned d = plan("convbfp16 -n 4 -c 64 -H 48 -W 20 -k 64 -y 2 -x 3 -p 0 -q 2 -u 2 -v 1 -l 1 -j 2 -F 4" + kNhwc);
+  ASSERT_NE(d.config.find("by shifted taps: strips of 2x32"), std::string::npos) << d.config;
+  EXPECT_EQ(d.plan.steps[0].tensor_maps[1].box, (std::array<uint32_t, 5>{64, 36, 4, 1, 1}));
+  // 3 groups of 128 -> 192 channels: both maps span every group's channels (a group's boxes start at its own).
+  const Planned g = plan("convbfp16 -n 8 -c 384 -H 32 -W 32 -k 576 -y 3 -x 3 -p 1 -q 1 -g 3 -F 4" + kNhwc);
+  ASSERT_NE(g.config.find("by shifted taps"), std::string::npos) << g.config;
+  EXPECT_EQ(g.plan.steps[0].tensor_maps[0].dims[0], 576u);
+  EXPECT_EQ(g.plan.steps[0].tensor_maps[1].dims[0], 384u);
+  EXPECT_NE(g.plan.source.text.find("GA = 128;"), std::string::npos);
+  EXPECT_NE(g.plan.source.text.find("GW = 192;"), std::string::npos);
 }
 
 }  // namespace

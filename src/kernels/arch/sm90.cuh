@@ -39,7 +39,14 @@ __device__ __forceinline__ unsigned shared_address(const void* p) {
 // consecutive), the leading byte offset the distance between atoms along M (or
 // N), each 64 wide. One wgmma's 16 elements of K are two atoms along K; the
 // k-th slice starts 2048*k bytes into a tile of consecutive K rows, on an atom
-// boundary.
+// boundary. Because the swizzle follows the address bits, an M/N-major
+// operand may also start any whole number of rows into such a tile (the base
+// offset field stays 0), and its atoms along M/N may overlap: a leading byte
+// offset of 128 makes atom j the same rows read j rows later. The weight
+// face's shifted taps read one copy of x's pixel rows so, one tap per atom
+// (conv_wgmma_weight_taps.cuh). Both measured exact on an H100 (2026-11-28,
+// every shift 0-7, atoms at 128-byte offsets; a base offset of
+// (address >> 7) & 7 instead read wrong rows).
 // ---------------------------------------------------------------------------
 
 constexpr unsigned kSwizzleRowBytes = 128;   ///< one row of a 128-byte-swizzled K-major tile
@@ -431,6 +438,19 @@ __device__ __forceinline__ void tma_load_2d(unsigned dst, const void* map, int c
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
           dst),
       "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(shared_address(bar))
+      : "memory");
+}
+
+/// Copies the 4-D box at coordinates (c0, c1, c2, c3) (elements along the
+/// map's dims, the first contiguous; negative or past the extent read as
+/// zeros) to `dst`, as tma_load_2d: the box's elements in its dims' order,
+/// the first dim's as 128-byte rows when the map swizzles them.
+__device__ __forceinline__ void tma_load_4d(unsigned dst, const void* map, int c0, int c1, int c2, int c3,
+                                            unsigned long long* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], "
+      "[%6];\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(shared_address(bar))
       : "memory");
 }
 

@@ -357,6 +357,111 @@ Result<Run> run_of(const ConvProblem& problem, bool filter_in_place = true) {
   return run;
 }
 
+// The weight face by shifted taps (conv_wgmma_weight_taps.cuh): a k-block is a strip of `rows` x `cols`
+// output pixels (64), and x's box its receptive field, box_w x box_h input pixels of 64 channels.
+struct TapStrip {
+  int rows = 0, cols = 0;
+  long long strips = 0;  // per image
+  long long box_w = 0, box_h = 0, box_bytes = 0;
+};
+
+// The strip that covers an image's P x Q output pixels in the fewest strips (each is 64 pixels of tensor-core
+// work, its overhang past the output zeros), then with the fewest x bytes per strip; rows 0 where no strip's
+// box fits a TMA box (256 pixels along W and H).
+constexpr int kTapStripCols[] = {64, 32, 16};
+
+// The strip of `cols` output pixels by 64 / cols rows; rows 0 where its box does not fit a TMA box.
+TapStrip strip_of(const Relation& r, int cols) {
+  TapStrip t;
+  t.box_w = cols + (r.f_size[2] - 1) * r.dil[2];
+  t.box_h = (kBlockK / cols - 1) * r.stride[1] + (r.f_size[1] - 1) * r.dil[1] + 1;
+  if (t.box_w > 256 || t.box_h > 256) return {};
+  t.cols = cols;
+  t.rows = static_cast<int>(kBlockK / cols);
+  t.box_bytes = t.box_w * t.box_h * 128;
+  t.strips = ceil_div(r.b_size[1], t.rows) * ceil_div(r.b_size[2], cols);
+  return t;
+}
+
+TapStrip best_strip(const Relation& r) {
+  TapStrip best;
+  for (const int cols : kTapStripCols) {
+    const TapStrip t = strip_of(r, cols);
+    if (t.rows == 0) continue;
+    if (best.rows == 0 || t.strips < best.strips || (t.strips == best.strips && t.box_bytes < best.box_bytes))
+      best = t;
+  }
+  return best;
+}
+
+// A tensor's element strides (w, h, n) as a 4-D map {channels, W, H, N} reads them: a dim of extent 1 is
+// never stepped, so it takes the nested value (the extent below it) that the driver's checks accept.
+std::array<long long, 3> nested_strides(const Strides5& s, long long channels, const Dims3& size, long long batch) {
+  const long long w = size[2] > 1 ? s[4] : channels;
+  const long long h = size[1] > 1 ? s[3] : size[2] * w;
+  const long long n = batch > 1 ? s[0] : size[1] * h;
+  return {w, h, n};
+}
+
+// Filter rows of the shifted taps: a consumer warpgroup each (512 threads at most), and a row's S taps one
+// m64n(64 S) wgmma whose 32 S accumulators a thread keeps (S = 4 beside 3 consumers leaves too few registers).
+constexpr long long kMaxTapRows = 3;
+long long max_tap_columns(long long rows) { return rows == kMaxTapRows ? 3 : 4; }
+
+// Where the shifted taps are the heuristic's choice (taps_default_blocker). Measured against the GEMM path
+// on 27 weight faces (H100, 2026-11-28, docs/perf/2026-11-28-session18.md): at most 64 output channels a
+// group, where the GEMM path's tile is 64 rows by two taps and reads x nine times per 3x3 strip from L2,
+// 0.34-0.91x its time (ResNet-50's 56 x 56: 150 -> 58 us; BOO's 225 x 225: 299 -> 103 us; -g 6 of 384:
+// 352 -> 126 us); wider, 0.76-0.96x where the strips cover the output exactly (48 x 32 images) and
+// 1.16-1.96x where an eighth or more of the strips' pixels lie past it (28 x 28, 14 x 14, 7 x 7). Below
+// kMinTapsWork strips x tiles (a unit per SM of at most ~8 strips), 1.14-1.59x: the reduce's launch and the
+// splits' partials outweigh the sums.
+constexpr long long kMinTapsWork = 1024;
+constexpr double kMinWideTapsCoverage = 0.95;
+
+// Why the heuristic keeps the GEMM path for a weight face the shifted taps take (empty: it chooses them);
+// boo tune times both. BOO_WGMMA_TAPS=all makes them the choice wherever taps_blocker allows them, =0
+// nowhere, for A/B runs.
+std::string taps_default_blocker(const Run& run) {
+  const char* v = std::getenv("BOO_WGMMA_TAPS");
+  if (v != nullptr && std::string_view(v) == "0") return "BOO_WGMMA_TAPS=0";
+  if (v != nullptr && std::string_view(v) == "all") return "";
+  const Relation& r = run.rel;
+  const TapStrip strip = best_strip(r);
+  const long long tiles = ceil_div(r.bg(), 64) * (r.ag() / kBlockK) * r.groups;
+  if (r.batch * strip.strips * tiles < kMinTapsWork)
+    return "fewer than " + std::to_string(kMinTapsWork) + " strips x tiles (boo tune's candidate)";
+  const double coverage = static_cast<double>(r.pix_b()) / static_cast<double>(strip.strips * kBlockK);
+  if (r.bg() > 64 && coverage < kMinWideTapsCoverage)
+    return "more than 64 output channels a group where the strips cover under 95% of their pixels (boo tune's "
+           "candidate)";
+  return "";
+}
+
+// Why the weight face cannot run by shifted taps (empty: it can): channels-last operands whose x slices are
+// whole 64-channel rows of 128 bytes, a filter of 2-12 taps in at most 3 rows (see max_tap_columns), stride
+// 1 along W (a strip row's pixels are consecutive box rows), dw in its own type, and dy and x as 4-D maps.
+std::string taps_blocker(const Run& run, long long elem_bytes, bool fp32_out) {
+  const Relation& r = run.rel;
+  if (!run.weight() || run.native) return "the channels-last weight face only";
+  if (fp32_out) return "dw in its own type only (not a caller's fp32 sums)";
+  if (elem_bytes != 2) return "16-bit types only";
+  if (r.ag() % kBlockK != 0)
+    return "input channels per group that are a multiple of 64, not " + std::to_string(r.ag());
+  if (r.taps() < 2) return "filters of several taps";
+  if (r.f_size[1] > kMaxTapRows || r.f_size[2] > max_tap_columns(r.f_size[1]))
+    return "filters of at most 3 rows of 4 taps (3 with 3 rows), not " + std::to_string(r.f_size[1]) + "x" +
+           std::to_string(r.f_size[2]);
+  if (r.stride[2] != 1) return "stride 1 along W, not " + std::to_string(r.stride[2]);
+  if (best_strip(r).rows == 0) return "a strip's receptive field within a TMA box of 256 x 256 pixels";
+  const std::array<long long, 3> x = nested_strides(r.a_strides, r.ca, r.a_size, r.batch);
+  const std::array<long long, 3> y = nested_strides(r.b_strides, r.cb, r.b_size, r.batch);
+  if (x[0] < r.ca || x[1] < r.a_size[2] * x[0] || x[2] < r.a_size[1] * x[1] || y[0] < r.cb ||
+      y[1] < r.b_size[2] * y[0] || y[2] < r.b_size[1] * y[1])
+    return "x's and dy's strides nested (N, H, W, C outermost first)";
+  return "";
+}
+
 struct WgmmaConfig final : Config {
   int bn = 256;     // columns per CTA tile (the wgmma N: output channels, the weight face's taps x channels): 128, 192 or 256
   int stages = 4;   // depth of the shared-memory ring
@@ -382,6 +487,13 @@ struct WgmmaConfig final : Config {
   // kClusterM; conv_wgmma.cuh's produce_tma): each loads 1 / cluster of the filter tile they share and
   // multicasts it to the others (cluster_blocker says where it applies).
   int cluster = 1;
+  // The weight face by shifted taps (conv_wgmma_weight_taps.cuh; taps_blocker says where it applies): a
+  // k-block is a strip of strip.rows x strip.cols output pixels, x copied once per strip (its receptive
+  // field, one box) and every tap read from that copy at a shifted start; a consumer warpgroup per filter
+  // row. strip.rows 0: the im2col path above. `taps_off`: why not (for tests and boo explain's reader: the
+  // GEMM path's text, its identity in the cache and the tuning rows, leaves it out).
+  TapStrip strip;
+  std::string taps_off;
   Run run;
   size_t partial_bytes = 0;  // the splits' partials, at the workspace's start
   size_t workspace_bytes = 0;
@@ -394,6 +506,21 @@ struct WgmmaConfig final : Config {
     record += ": face " + std::to_string(run.task.face);
     // (conv_wgmma_weight.cuh's kHalfColumns: the same rule on the Cfg.)
     const bool half_columns = run.weight() && run.rel.bg() <= 64 && !promote && (bn == 128 || bn == 256);
+    if (taps()) {
+      record = "tile 64x" + std::to_string(64 * run.rel.taps()) + " (64 output channels by every tap of 64 channels) "
+               "stages " + std::to_string(stages) + " warpgroups 1 producer + " + std::to_string(run.rel.f_size[1]) +
+               " consumers (one per filter row), persistent; " + run.task.result + ": face " +
+               std::to_string(run.task.face) + " as weight gradient by shifted taps: strips of " +
+               std::to_string(strip.rows) + "x" + std::to_string(strip.cols) +
+               " output pixels, x once per strip by TMA, splits " + std::to_string(splits);
+      if (run.rel.groups > 1) record += ", " + std::to_string(run.rel.groups) + " groups";
+      if (!run.copies.empty()) {
+        record += "; copies";
+        for (const StagedCopy& c : run.copies) record += " " + c.text();
+      }
+      if (!run.staged_why.empty()) record += "; staged: " + run.staged_why;
+      return record;
+    }
     if (run.native && run.weight()) {
       record += " as weight gradient, native NCHW 1x1: K-major tiles over the pixels, splits ";
       record += std::to_string(splits);
@@ -436,9 +563,16 @@ struct WgmmaConfig final : Config {
     }
     return record;
   }
-  long long stage_bytes() const { return (kTileRows + bn) * kBlockK * 2; }
-  /// conv_wgmma.cuh's Layout: two consumers' 32 output rows at a time, rows padded by 16 bytes.
-  long long staging_bytes() const { return 2 * 32 * (bn + 8) * 2; }
+  bool taps() const { return strip.rows > 0; }
+  /// A stage: conv_wgmma.cuh's Layout (A and B tiles), or the shifted taps' (Taps: the strip's dy, x's box).
+  long long stage_bytes() const {
+    return taps() ? kBlockK * 128 + ceil_div(strip.box_bytes, 1024) * 1024 : (kTileRows + bn) * kBlockK * 2;
+  }
+  /// conv_wgmma.cuh's Layout: two consumers' 32 output rows at a time, rows padded by 16 bytes (none for the
+  /// shifted taps, whose sums go to the workspace).
+  long long staging_bytes() const { return taps() ? 0 : 2 * 32 * (bn + 8) * 2; }
+  /// Threads of a CTA: a producer warpgroup and two consumers, or one consumer per filter row.
+  uint32_t threads() const { return taps() ? static_cast<uint32_t>(128 * (run.rel.f_size[1] + 1)) : kThreads; }
   long long shared_bytes() const { return stages * stage_bytes() + staging_bytes() + kSharedOverhead; }
 };
 
@@ -533,6 +667,41 @@ void choose_weight_tiling(WgmmaConfig& config, const ArchSpec& arch) {
   }
   config.bn = best.bn;
   config.splits = best.splits;
+}
+
+// The shifted taps' split K: units are (64 output channels, 64-channel slice, group, split), a k-block a
+// strip. Time ~ the waves of units over the persistent grid x each unit's strips (plus one for its stores)
+// at the wgmma rate (a 64 x 64 R S tile of efficiency kTapsEfficiency, an estimate), plus the fp32 partials'
+// traffic and the reduce's launch, which runs with any number of splits (it converts the sums to dw's type).
+constexpr double kTapsEfficiency = 0.8;
+CostTerms taps_split_terms(const Run& run, const TapStrip& strip, long long splits, const ArchSpec& arch) {
+  const Relation& r = run.rel;
+  const long long tiles = ceil_div(r.bg(), 64) * (r.ag() / kBlockK) * r.groups;
+  const long long kblocks = r.batch * strip.strips, per_split = ceil_div(kblocks, splits);
+  const double kblock_s = 64.0 * 64 * kBlockK * r.taps() / kTapsEfficiency / (arch.wgmma_macs_per_s / arch.sm_count);
+  const long long waves = ceil_div(tiles * splits, arch.sm_count);
+  CostTerms t;
+  t.add("compute", static_cast<double>(waves) * static_cast<double>(per_split + 1) * kblock_s);
+  const GemmShape g = gemm_shape(run);
+  t.add("splitk_memory", static_cast<double>(splits + 1) * g.m * g.n * g.images * 4 / arch.copy_bytes_per_s);
+  t.add("launch", 2e-6);  // the reduce's
+  return t;
+}
+
+// The shifted taps' cheapest split count (within max_splits_of's bounds on the strips).
+int taps_splits(const Run& run, const TapStrip& strip, const ArchSpec& arch) {
+  const GemmShape g = gemm_shape(run);
+  const long long kblocks = run.rel.batch * strip.strips;
+  const long long by_memory = std::max<long long>(1, kMaxPartialBytes / (4 * g.m * g.n * g.images));
+  const long long most = std::max<long long>(1, std::min({kMaxSplits, kblocks / kMinKBlocksPerSplit, by_memory}));
+  long long best = 1;
+  double best_us = 1e300;
+  for (long long splits = 1; splits <= most; ++splits) {
+    if (ceil_div(kblocks, ceil_div(kblocks, splits)) != splits) continue;  // as fewer splits, one empty
+    const double us = taps_split_terms(run, strip, splits, arch).predicted_s(*arch.cost_model, "gpu:conv:wgmma_sm90");
+    if (us < best_us * 0.999) best = splits, best_us = us;
+  }
+  return static_cast<int>(best);
 }
 
 // The forward and data faces' tilings, cheapest first (the first of equals:
@@ -694,14 +863,9 @@ std::string plain_a_blocker(const Run& run) {
   return "";
 }
 
-// x's element strides (w, h, n) as an im2col map {C, W, H, N} reads them: a dim of extent 1 is never
-// stepped, so it takes the nested value (the extent below it) that the driver's checks accept.
+// x's element strides (w, h, n) as an im2col map {C, W, H, N} reads them (nested_strides).
 std::array<long long, 3> im2col_strides(const Relation& r) {
-  const Strides5& x = r.a_strides;  // (n, c, d, h, w)
-  const long long w = r.a_size[2] > 1 ? x[4] : r.ca;
-  const long long h = r.a_size[1] > 1 ? x[3] : r.a_size[2] * w;
-  const long long n = r.batch > 1 ? x[0] : r.a_size[1] * h;
-  return {w, h, n};
+  return nested_strides(r.a_strides, r.ca, r.a_size, r.batch);
 }
 
 // The smallest x an im2col map takes: CUTLASS changes the encoded map of tensors below 128 KiB for a
@@ -798,6 +962,26 @@ TensorMapSlot y_store_slot(const Run& run, DType dtype, TensorBinding tensor) {
   const Relation& r = run.rel;
   return matrix_slot(tensor, dtype, r.cb, r.batch * r.pix_b(), uniform_stride(r.b_strides, r.batch, r.b_size), 64,
                      32);
+}
+
+// A channels-last activation as a tiled 4-D map {channels, W, H, N} (nested_strides), box {64, box_w,
+// box_h, 1}: the shifted taps' dy (a strip's 64 pixels of 64 output channels) and x (the strip's receptive
+// field), conv_wgmma_weight_taps.cuh.
+TensorMapSlot activation_slot(TensorBinding tensor, DType dtype, long long channels, const Dims3& size,
+                              long long batch, const Strides5& strides, long long box_w, long long box_h) {
+  const std::array<long long, 3> s = nested_strides(strides, channels, size, batch);
+  const uint64_t element = dtype_size_bytes(dtype);
+  TensorMapSlot m;
+  m.tensor = tensor;
+  m.dtype = dtype;
+  m.rank = 4;
+  m.swizzle = TensorMapSlot::Swizzle::k128B;
+  m.dims = {static_cast<uint64_t>(channels), static_cast<uint64_t>(size[2]), static_cast<uint64_t>(size[1]),
+            static_cast<uint64_t>(batch), 1};
+  m.strides = {static_cast<uint64_t>(s[0]) * element, static_cast<uint64_t>(s[1]) * element,
+               static_cast<uint64_t>(s[2]) * element, 0};
+  m.box = {static_cast<uint32_t>(kBlockK), static_cast<uint32_t>(box_w), static_cast<uint32_t>(box_h), 1, 1};
+  return m;
 }
 
 // x as an im2col map {C, W, H, N} (im2col_blocker), 64 channels of `pixels` output pixels' receptive fields a
@@ -921,6 +1105,18 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
   }
 
   Result<WgmmaConfig> configure_problem(const ConvProblem& problem, const ArchSpec& arch) const override {
+    BOO_ASSIGN_OR_RETURN(WgmmaConfig config, configure_gemm(problem, arch));
+    if (!config.run.weight()) return config;
+    config.taps_off = taps_blocker(config.run, problem.elem_bytes, config.fp32_out);
+    if (config.taps_off.empty()) config.taps_off = taps_default_blocker(config.run);
+    if (config.taps_off.empty()) return by_shifted_taps(config, best_strip(config.run.rel), problem, arch);
+    return config;
+  }
+
+ private:
+  // The config of the GEMM kernels (conv_wgmma.cuh, conv_wgmma_weight.cuh, conv_wgmma_nchw.cuh): every face
+  // but the weight face's shifted taps.
+  static Result<WgmmaConfig> configure_gemm(const ConvProblem& problem, const ArchSpec& arch) {
     WgmmaConfig config;
     BOO_ASSIGN_OR_RETURN(config.run, run_of(problem));
     config.fp32_out = problem.fp32_result;
@@ -965,8 +1161,29 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     return config;
   }
 
+  // `config` (a weight face that taps_blocker accepts) by shifted taps in strips `strip`: both operands
+  // by TMA (4-D maps), its own split K, no epilogue staging.
+  static Result<WgmmaConfig> by_shifted_taps(WgmmaConfig config, const TapStrip& strip, const ConvProblem& problem,
+                                             const ArchSpec& arch) {
+    config.strip = strip;
+    config.taps_off.clear();
+    config.bn = 64;
+    config.splits = taps_splits(config.run, strip, arch);
+    config.tma = config.tma_x = true;
+    config.im2col = config.tma_y = false;
+    config.tma_off.clear();
+    config.tma_x_off.clear();
+    config.cluster = 1;
+    BOO_ASSIGN_OR_RETURN(config.stages, deepest_ring(config, arch));
+    place_workspace(config, problem.elem_bytes);
+    return config;
+  }
+
+ public:
+
   // The tiling's terms (cheapest_split's model; the ring's depth is not in it).
   CostTerms cost_terms_of(const ConvProblem&, const WgmmaConfig& config, const ArchSpec& arch) const override {
+    if (config.taps()) return taps_split_terms(config.run, config.strip, config.splits, arch);
     for (const auto& [bn, efficiency] : kTileWidths)
       if (bn == config.bn) return split_terms(gemm_shape(config.run), bn, efficiency, config.splits, arch);
     return {};
@@ -978,6 +1195,39 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
   // split), the weight face's widths in kTileWidths' order at the chosen split.
   std::vector<WgmmaConfig> alternatives(const ConvProblem& problem, const ArchSpec& arch,
                                         const WgmmaConfig& chosen) const override {
+    // The weight face by shifted taps: the chosen strip, the other strips, then the GEMM path's alternatives;
+    // where the heuristic chose the GEMM path, the shifted taps second.
+    if (chosen.run.weight() && !chosen.run.native) {
+      std::vector<WgmmaConfig> taps;
+      if (taps_blocker(chosen.run, problem.elem_bytes, chosen.fp32_out).empty()) {
+        std::vector<int> widths{chosen.taps() ? chosen.strip.cols : best_strip(chosen.run.rel).cols};
+        for (const int cols : kTapStripCols)
+          if (cols != widths.front()) widths.push_back(cols);
+        for (const int cols : widths) {
+          const TapStrip strip = strip_of(chosen.run.rel, cols);
+          if (strip.rows == 0) continue;
+          if (Result<WgmmaConfig> c = by_shifted_taps(chosen, strip, problem, arch); c.ok())
+            taps.push_back(std::move(c).value());
+        }
+      }
+      if (chosen.taps()) {
+        Result<WgmmaConfig> gemm = configure_gemm(problem, arch);
+        std::vector<WgmmaConfig> out = taps;
+        if (gemm.ok())
+          for (WgmmaConfig& c : alternatives(problem, arch, *gemm)) out.push_back(std::move(c));
+        return out;
+      }
+      std::vector<WgmmaConfig> out = gemm_alternatives(problem, arch, chosen);
+      out.insert(out.begin() + std::min<size_t>(1, out.size()), taps.begin(), taps.end());
+      return out;
+    }
+    return gemm_alternatives(problem, arch, chosen);
+  }
+
+ private:
+  // The GEMM kernels' alternatives to `chosen` (not by shifted taps).
+  static std::vector<WgmmaConfig> gemm_alternatives(const ConvProblem& problem, const ArchSpec& arch,
+                                                    const WgmmaConfig& chosen) {
     std::vector<Tiling> tilings;
     if (chosen.run.weight()) {
       tilings.push_back({chosen.bn, chosen.splits});
@@ -1072,7 +1322,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
   // or the forward face's fp32 result (one plane), then the copies.
   static void place_workspace(WgmmaConfig& config, long long elem_bytes) {
     const GemmShape g = gemm_shape(config.run);
-    const long long planes = config.splits > 1 ? config.splits : config.fp32_out ? 1 : 0;
+    const long long planes = config.splits > 1 || config.taps() ? config.splits : config.fp32_out ? 1 : 0;
     config.partial_bytes = static_cast<size_t>(planes * g.m * g.n * g.images) * sizeof(float);
     config.workspace_bytes = place_copies(config.run.copies, config.partial_bytes, elem_bytes);
   }
@@ -1098,6 +1348,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     // conv_wgmma_weight.cuh's reduction; the split K of the weight face and of the channels-last forward
     // faces (conv_wgmma.cuh's Units), and split_k.cuh's members (32-bit offsets; kGroups is slice_constants').
     if (run.weight()) cfg += constant("kL", g.k);
+    if (config.taps()) cfg += constant("kStripRows", config.strip.rows) + constant("kStripCols", config.strip.cols);
     if (run.weight() || !run.native) cfg += constant("kSplits", config.splits);
     if (run.weight() || split) cfg += "  static constexpr bool kIdx32 = true;\n";
     cfg += slice_constants(problem.relation, run);
@@ -1130,8 +1381,9 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     const TensorRoles roles(sig);
     plan.source.name = "conv_wgmma_sm90.cu";
     plan.source.text = std::string("// Generated by boo: gpu:conv:wgmma_sm90.\n#include \"boo/conv/") +
-                       (run.native     ? "conv_wgmma_nchw.cuh"
-                        : run.weight() ? "conv_wgmma_weight.cuh"
+                       (run.native       ? "conv_wgmma_nchw.cuh"
+                        : config.taps() ? "conv_wgmma_weight_taps.cuh"
+                        : run.weight()  ? "conv_wgmma_weight.cuh"
                         : split        ? "conv_wgmma_split.cuh"
                                        : "conv_wgmma.cuh") +
                        "\"\n";
@@ -1141,14 +1393,16 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
         plan.steps.push_back(std::move(copy));
       }
     const std::string entry = "boo_wgmma_" + run.task.result;
-    const std::string body = run.native ? (run.weight() ? "conv_wgmma_nchw_weight" : "conv_wgmma_nchw")
-                             : run.weight() ? "conv_wgmma_weight" : "conv_wgmma";
+    const std::string body = run.native      ? (run.weight() ? "conv_wgmma_nchw_weight" : "conv_wgmma_nchw")
+                             : config.taps() ? "conv_wgmma_weight_taps"
+                             : run.weight()  ? "conv_wgmma_weight"
+                                             : "conv_wgmma";
     // With TMA the block carries the tensor maps, which the copy engine reads in the parameter space
     // (__grid_constant__: the kernel never copies them).
     const std::string maps = run.weight() ? std::string("&p.tma_a") + (config.tma_x ? ", &p.tma_b" : "")
                                           : std::string("&p.tma_b") + (config.tma_x ? ", &p.tma_a" : "");
     plan.source.text +=
-        "\n" + cfg + "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kThreads) + ", 1) " +
+        "\n" + cfg + "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(config.threads()) + ", 1) " +
         (config.cluster > 1 ? "__cluster_dims__(" + std::to_string(config.cluster) + ", 1, 1) " : std::string()) + entry +
         (config.tma_y  ? "(const __grid_constant__ boo::ConvWgmmaStoreParams s) { const boo::ConvWgmmaParams& p = "
                          "s.base; boo::wgmma_conv::" + body + "<Cfg>(p.p, " + maps + ", &s.tma_y); }\n"
@@ -1166,7 +1420,10 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     // (tiles x splits; per image on the native path, per slice with groups or stride phases).
     // In clusters (conv_wgmma.cuh's Tiles), a unit is a cluster's `cluster` row tiles, and whole clusters
     // fill the SMs.
-    const long long units = ceil_div(m, kTileRows * config.cluster) * ceil_div(n, config.bn) * config.splits * g.images;
+    // (By shifted taps: 64 output channels by a 64-channel slice of every tap, per group.)
+    const long long units = config.taps() ? ceil_div(m, 64) * (r.ag() / kBlockK) * config.splits * g.images
+                                          : ceil_div(m, kTileRows * config.cluster) * ceil_div(n, config.bn) *
+                                                config.splits * g.images;
     BOO_ASSIGN_OR_RETURN(uint32_t ctas, grid_extent(std::min<long long>(units, arch.sm_count / config.cluster) *
                                                         config.cluster,
                                                     0x7fffffff, "x (CTAs)"));
@@ -1187,7 +1444,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       }
       // The partials or the fp32 sums at the workspace's start; y (or its copy) written by this kernel's
       // epilogue or by the reduce's.
-      if (split || config.fp32_out) step.bind(p.workspace, TensorBinding::workspace(0));
+      if (split || config.fp32_out || config.taps()) step.bind(p.workspace, TensorBinding::workspace(0));
       if (!config.fp32_out) step.bind(p.out, out);
       if (epilogue && sig.bias) {
         BOO_ASSIGN_OR_RETURN(TensorBinding bias, roles.argument("b"));
@@ -1199,12 +1456,21 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       }
       return ok_status();
     };
-    const Dim3 grid{ctas, 1, 1}, block{kThreads, 1, 1};
+    const Dim3 grid{ctas, 1, 1}, block{config.threads(), 1, 1};
     const auto shared = static_cast<uint32_t>(config.shared_bytes());
     LaunchStep launch;
     // The TMA block `params` (within `step`'s): the implicit GEMM's block and the operands' maps.
     auto bind_tma = [&](auto& step, ConvWgmmaParams& params) -> Status {
       BOO_RETURN_IF_ERROR(bind_params(step, params.p));
+      if (config.taps()) {  // dy (A) and x (B) as 4-D maps: a strip's box of each
+        BOO_ASSIGN_OR_RETURN(TensorBinding dy, bind(run.b, run.b_copy, false));
+        BOO_ASSIGN_OR_RETURN(TensorBinding x, bind(run.a, run.a_copy, false));
+        step.map(params.tma_a, activation_slot(dy, sig.dtype, r.cb, r.b_size, r.batch, r.b_strides, config.strip.cols,
+                                               config.strip.rows));
+        step.map(params.tma_b, activation_slot(x, sig.dtype, r.ca, r.a_size, r.batch, r.a_strides,
+                                               config.strip.box_w, config.strip.box_h));
+        return ok_status();
+      }
       // The TMA operand: the weight face's dy (the GEMM's A), the forward face's filter (its B).
       BOO_ASSIGN_OR_RETURN(TensorBinding tensor, run.weight() ? bind(run.b, run.b_copy, false)
                                                               : bind(run.w, run.w_copy, false));
@@ -1238,7 +1504,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     }
     launch.cluster_x = static_cast<uint32_t>(config.cluster);
     plan.steps.push_back(launch);
-    if (split) {
+    if (split || config.taps()) {
       // The sum of the splits' partials with the epilogue, written to the result (or its copy; the
       // fp32 sums: over the first plane): same parameters, one thread per element, a grid-stride loop
       // beyond 16 blocks per SM.

@@ -56,7 +56,6 @@ namespace wgmma_conv {
 
 constexpr int kBM = 128;               ///< rows (output pixels) of a CTA tile
 constexpr int kBK = 64;                ///< GEMM k per stage: 64 reduction columns, 128 bytes a row
-constexpr int kConsumerWarps = 8;      ///< arrivals that release a stage (one per consumer warp)
 
 /// A Cfg member that the host emits only where it differs from `fallback`, so
 /// that the generated source (and the cache key) of every kernel without it
@@ -760,25 +759,39 @@ __device__ __forceinline__ void consume_unit(float (&acc)[C::BN / 2], unsigned c
   }
 }
 
+/// What warp_specialized takes of a kernel: where its ring's barriers lie (from
+/// the aligned start of shared memory), its consumer warpgroups, and the
+/// registers per thread of each role. The GEMM kernels': Layout and Registers,
+/// two consumers (the weight face's shifted taps have their own:
+/// conv_wgmma_weight_taps.cuh).
+template <class C>
+struct GemmFrame {
+  static constexpr unsigned kBarriers = Layout<C>::kBarriers;
+  static constexpr int kConsumers = 2;
+  static constexpr int kProducerRegisters = Registers<C>::kProducer;
+  static constexpr int kConsumerRegisters = Registers<C>::kConsumer;
+};
+
 /// The frame of the kernels: aligns the shared memory, initializes the ring's
 /// barriers, then runs produce(smem, full, empty) in warpgroup 0 and
-/// consume(smem, full, empty, consumer) in warpgroups 1 and 2 (consumer 0, 1),
-/// registers moved from the first to the others. In a cluster (ClusterM) every
-/// CTA's barriers are initialized before any CTA copies into or arrives on them.
-template <class C, class Produce, class Consume>
+/// consume(smem, full, empty, consumer) in warpgroups 1 ... F::kConsumers
+/// (consumer 0, 1, ...), registers moved from the first to the others. A stage
+/// is released once every consumer warp arrived on its `empty` barrier. In a
+/// cluster (ClusterM) every CTA's barriers are initialized before any CTA
+/// copies into or arrives on them.
+template <class C, class F = GemmFrame<C>, class Produce, class Consume>
 __device__ __forceinline__ void warp_specialized(Produce produce, Consume consume) {
-  using L = Layout<C>;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   // The 128-byte swizzle is a function of address bits 4-9: tiles start 1024-byte aligned.
   unsigned char* smem = smem_raw + ((1024u - (sm90::shared_address(smem_raw) & 1023u)) & 1023u);
-  auto* full = reinterpret_cast<unsigned long long*>(smem + L::kBarriers);
+  auto* full = reinterpret_cast<unsigned long long*>(smem + F::kBarriers);
   unsigned long long* empty = full + C::STAGES;
   if (threadIdx.x == 0) {
     for (int s = 0; s < C::STAGES; ++s) {
       // Every producer thread, once its copies landed; with C::kTma also the TMA box's bytes (expect_tx).
       // A fully-TMA producer's one thread, with both boxes' bytes (produce_tma).
       sm90::mbarrier_init(&full[s], FullyTma<C>::value ? 1 : 128);
-      sm90::mbarrier_init(&empty[s], kConsumerWarps * ClusterM<C>::value);
+      sm90::mbarrier_init(&empty[s], 4 * F::kConsumers * ClusterM<C>::value);
     }
     sm90::fence_barrier_init();
   }
@@ -789,11 +802,11 @@ __device__ __forceinline__ void warp_specialized(Produce produce, Consume consum
 
   const int warpgroup = static_cast<int>(threadIdx.x) / 128;
   if (warpgroup == 0) {
-    sm90::lower_registers<Registers<C>::kProducer>();
+    sm90::lower_registers<F::kProducerRegisters>();
     produce(smem, full, empty);
     return;
   }
-  sm90::raise_registers<Registers<C>::kConsumer>();
+  sm90::raise_registers<F::kConsumerRegisters>();
   consume(smem, full, empty, warpgroup - 1);
 }
 

@@ -41,15 +41,15 @@
 namespace boo {
 namespace wgmma_conv {
 
-/// The units of the weight face (conv_wgmma.cuh's Units): (row tile, column
+/// The units of the weight face (conv_wgmma.cuh's Units, U): (row tile, column
 /// tile, group, split), split slowest, so the CTAs running together read the
 /// same pixels (one split's dy and x rows, every group's channels of them)
-/// from L2; k-blocks of 64 pixels. Group g's GEMM is group 0's with its
+/// from L2; k-blocks of 64 pixels (the shifted taps' own U: strips of pixels,
+/// channel slices as column tiles). Group g's GEMM is group 0's with its
 /// operands and result moved (conv_wgmma_slices.cuh's GA, GW, GY: x's
 /// channels by g x C/groups, dy's by g x K/groups, dw's rows by g x K/groups).
-template <class C>
+template <class C, class U = Units<C, (C::kL + kBK - 1) / kBK>>
 struct WeightUnits {
-  using U = Units<C, (C::kL + kBK - 1) / kBK>;
   static constexpr int kCount = U::kCount * C::kGroups;
   // unit = (split x kGroups + group) x kTiles + tile; U's unit (split x kTiles + tile) without the group.
   __device__ __forceinline__ static int group(int unit) {
