@@ -713,6 +713,8 @@ TEST(NvrtcTest, FullPrecisionFp32VariantsCompileWithoutSpills) {
 TEST(NvrtcTest, HopperConvModulesCompile) {
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
   const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
+  // The weight faces' GEMM path (the shifted taps: HopperWeightShiftedTapsModulesCompile).
+  ::setenv("BOO_WGMMA_TAPS", "0", 1);
   for (const std::string& command : {
            "convbfp16 -n 4 -c 64 -H 32 -W 32 -k 128 -y 3 -x 3 -p 1 -q 1 -F 1 -b 1 --activation gelu" + nhwc,
            "convfp16 -n 16 -c 768 -H 48 -W 32 -k 2048 -y 3 -x 3 -p 1 -q 1 -F 1" + nhwc,
@@ -810,14 +812,9 @@ TEST(NvrtcTest, HopperConvModulesCompile) {
     const bool split = weight && std::stoi(config.substr(config.find("splits ") + 7)) > 1;
     EXPECT_EQ(k->ptx.find("boo_wgmma_dw_reduce") != std::string::npos, split) << planned->config;
   }
+  ::unsetenv("BOO_WGMMA_TAPS");
 }
 
-// The residual epilogue (--residual 1) compiles for sm_90a on every tier that
-// takes each line of tests/gpu/residual_lines.txt (the GPU numerics list:
-// dispatch's pick of each, and gpu:conv:direct for all): the implicit GEMM's
-// 16-byte and element stores and its split-K reduce, the Hopper tier's
-// store_tile (staged, split, grouped, strided) without spills, the direct
-// kernels. Every line has a tier, and the tiers without the epilogue decline.
 TEST(NvrtcTest, ResidualEpilogueModulesCompile) {
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
   std::vector<std::string> lines;

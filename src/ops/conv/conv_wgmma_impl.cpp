@@ -409,14 +409,19 @@ constexpr long long kMaxTapRows = 3;
 long long max_tap_columns(long long rows) { return rows == kMaxTapRows ? 3 : 4; }
 
 // Where the shifted taps are the heuristic's choice (taps_default_blocker). Measured against the GEMM path
-// on 27 weight faces (H100, 2026-11-28, docs/perf/2026-11-28-session18.md): at most 64 output channels a
-// group, where the GEMM path's tile is 64 rows by two taps and reads x nine times per 3x3 strip from L2,
-// 0.34-0.91x its time (ResNet-50's 56 x 56: 150 -> 58 us; BOO's 225 x 225: 299 -> 103 us; -g 6 of 384:
-// 352 -> 126 us); wider, 0.76-0.96x where the strips cover the output exactly (48 x 32 images) and
-// 1.16-1.96x where an eighth or more of the strips' pixels lie past it (28 x 28, 14 x 14, 7 x 7). Below
-// kMinTapsWork strips x tiles (a unit per SM of at most ~8 strips), 1.14-1.59x: the reduce's launch and the
-// splits' partials outweigh the sums.
+// on 34 weight faces (H100, 2026-11-28, docs/perf/2026-11-28-session18.md):
+//   - at most 64 output channels a group, where the GEMM path's tile is 64 rows by two taps and reads x nine
+//     times per 3x3 strip from L2: 0.34-0.92x its time (ResNet-50's 56 x 56: 148 -> 58 us; BOO's 225 x 225:
+//     306 -> 104 us; -g 6 of 384: 362 -> 125 us), 0.98-1.01x on NCHW fp16 lines of copies;
+//   - wider: 0.78-0.88x at 576-2048 output channels over 384 strips (48 x 32 images, strips covering them
+//     exactly), but 0.95-1.06x at 128-512 channels (each 64-row tile reads x again, where the GEMM path's
+//     128-row tile reads it once per two), 1.16-1.96x where an eighth or more of the strips' pixels lie
+//     past the output (28 x 28, 14 x 14, 7 x 7), and 1.60x at stride 3 along H (no input row serves two
+//     output rows);
+//   - below kMinTapsWork strips x tiles (a unit per SM of at most ~8 strips): 1.14-1.59x, the reduce's
+//     launch and the splits' partials outweigh the sums.
 constexpr long long kMinTapsWork = 1024;
+constexpr long long kMinWideTapsChannels = 512, kMinWideTapsStrips = 256;
 constexpr double kMinWideTapsCoverage = 0.95;
 
 // Why the heuristic keeps the GEMM path for a weight face the shifted taps take (empty: it chooses them);
@@ -431,10 +436,13 @@ std::string taps_default_blocker(const Run& run) {
   const long long tiles = ceil_div(r.bg(), 64) * (r.ag() / kBlockK) * r.groups;
   if (r.batch * strip.strips * tiles < kMinTapsWork)
     return "fewer than " + std::to_string(kMinTapsWork) + " strips x tiles (boo tune's candidate)";
+  if (r.bg() <= 64) return "";
   const double coverage = static_cast<double>(r.pix_b()) / static_cast<double>(strip.strips * kBlockK);
-  if (r.bg() > 64 && coverage < kMinWideTapsCoverage)
-    return "more than 64 output channels a group where the strips cover under 95% of their pixels (boo tune's "
-           "candidate)";
+  if (r.bg() < kMinWideTapsChannels || r.stride[1] != 1 || r.batch * strip.strips < kMinWideTapsStrips ||
+      coverage < kMinWideTapsCoverage)
+    return "more than 64 output channels a group, but fewer than " + std::to_string(kMinWideTapsChannels) +
+           ", a stride along H, fewer than " + std::to_string(kMinWideTapsStrips) +
+           " strips or strips covering under 95% of their pixels (boo tune's candidate)";
   return "";
 }
 
