@@ -221,9 +221,10 @@ TEST(TensorMapTest, PointwiseDataFaceMapsTheFilterInPlace) {
   const Planned odd = plan("convbfp16 -n 16 -c 288 -H 48 -W 32 -k 419 -y 1 -x 1 -F 2" + kNhwc);
   EXPECT_NE(odd.config.find("boo_conv_flip_w"), std::string::npos) << odd.config;
   EXPECT_EQ(odd.config.find("in place"), std::string::npos) << odd.config;
-  // Filters of several taps and strided data faces keep cp.async (their flipped filter changes taps inside a
-  // k-block, or per stride phase).
-  EXPECT_NE(plan("convbfp16 -n 16 -c 288 -H 48 -W 32 -k 384 -y 3 -x 3 -p 1 -q 1 -F 2" + kNhwc).config.find("no TMA"),
+  // Filters of several taps read the flipped copy by TMA (DataFaceFlippedFilterIsAMapOfItsTaps); strided data
+  // faces keep cp.async (their flipped filter is taken per stride phase).
+  EXPECT_NE(plan("convbfp16 -n 16 -c 288 -H 48 -W 32 -k 384 -y 3 -x 3 -p 1 -q 1 -F 2" + kNhwc).config.find(
+                "boo_conv_flip_w(384->384 tiles 1x64x128 v8/8), filter by TMA, x by TMA (im2col)"),
             std::string::npos);
   EXPECT_NE(plan("convbfp16 -n 16 -c 288 -H 48 -W 32 -k 384 -y 1 -x 1 -u 2 -v 2 -F 2" + kNhwc).config.find("no TMA"),
             std::string::npos);
@@ -462,11 +463,36 @@ TEST(TensorMapTest, ForwardAThatTmaCannotLoadSaysWhy) {
   }
 }
 
+TEST(TensorMapTest, DataFaceFlippedFilterIsAMapOfItsTaps) {
+  // ResNet-50's 256-channel 3x3 data face at stride 1: the forward conv of dy with the flipped copy
+  // [tap][c][kb] (9 x 256 x 256), read as the 4-D map {256 kb, 256 c, 9 taps, 1}, a box {64, 128, 1, 1} per
+  // k-block (one tap's 64 kb of the tile's 128 rows; Cfg kBTaps), beside dy by im2col and dx stored by TMA.
+  const Planned p = plan("convbfp16 -n 128 -c 256 -H 14 -W 14 -k 256 -y 3 -x 3 -p 1 -q 1 -F 2" + kNhwc);
+  EXPECT_NE(p.config.find("filter by TMA, x by TMA (im2col): one producer thread, y by TMA"), std::string::npos)
+      << p.config;
+  const LaunchStep* step = wgmma_step(p.plan);
+  ASSERT_NE(step, nullptr);
+  ASSERT_EQ(step->tensor_maps.size(), 3u);
+  const TensorMapSlot* filter = nullptr;
+  for (const TensorMapSlot& m : step->tensor_maps)
+    if (m.params_offset == offsetof(ConvWgmmaParams, tma_b)) filter = &m;
+  ASSERT_NE(filter, nullptr);
+  EXPECT_EQ(filter->mode, TensorMapSlot::Mode::kTiled);
+  EXPECT_EQ(filter->rank, 4u);
+  EXPECT_EQ(filter->dims, (std::array<uint64_t, 5>{256, 256, 9, 1, 1}));
+  EXPECT_EQ(filter->strides, (std::array<uint64_t, 4>{512, 256 * 512, 9 * 256 * 512, 0}));
+  EXPECT_EQ(filter->box, (std::array<uint32_t, 5>{64, 128, 1, 1, 1}));
+  EXPECT_NE(p.plan.source.text.find("kBTaps = true;"), std::string::npos);
+  EXPECT_NE(p.plan.source.text.find("kIm2colX = true;"), std::string::npos);
+}
+
 TEST(TensorMapTest, ShapesThatDoNotQualifySayWhy) {
   struct Case {
     std::string command, why;
   } cases[] = {
-      {"convbfp16 -n 16 -c 768 -H 48 -W 32 -k 2048 -y 3 -x 3 -p 1 -q 1 -F 2" + kNhwc,
+      {"convbfp16 -n 16 -c 768 -H 48 -W 32 -k 2048 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 2" + kNhwc,
+       "; no TMA: the data face's flipped filter changes taps inside a k-block"},
+      {"convbfp16 -n 16 -c 256 -H 28 -W 28 -k 200 -y 3 -x 3 -p 1 -q 1 -F 2" + kNhwc,
        "; no TMA: the data face's flipped filter changes taps inside a k-block"},
       {"convbfp16 -n 16 -c 256 -H 56 -W 56 -k 256 -y 3 -x 3 -p 1 -q 1 -g 2 -F 1" + kNhwc,
        "; no TMA: groups = 1 only, not 2"},

@@ -799,8 +799,18 @@ std::string tma_blocker(const Run& run) {
              "multiple of 64";
     return "";
   }
-  if (run.task.face == kDataFace && (run.phased || r.taps() > 1))
-    return "the data face's flipped filter changes taps inside a k-block (a 3-D map, not built yet)";
+  // (The strided and grouped data faces, and those whose k-blocks span two taps, keep the reason they were given
+  // before the flipped copy's map existed: a config's text is its identity in the cache and in the shipped tuning
+  // rows. A stride phase takes every stride-th tap of the copy, a group its own channels of it: a map per phase
+  // or group, not built yet.)
+  const std::string flipped_reason = "the data face's flipped filter changes taps inside a k-block (a 3-D map, not built yet)";
+  if (run.task.face == kDataFace && run.phased) return flipped_reason;
+  if (run.task.face == kDataFace && r.taps() > 1) {
+    // The flipped copy [tap][c][kb] as a 4-D map, a box per k-block of one tap's 64 kb (tma_slot).
+    if (r.groups != 1) return flipped_reason;
+    if (r.ag() % kBlockK != 0) return flipped_reason;  // (dy's channels not a multiple of 64: it does)
+    return "";
+  }
   if (run.weight()) {
     const Strides5& y = r.b_strides;  // dy: (n, k, d, p, q)
     const bool dense = (r.b_size[1] == 1 || y[3] == r.b_size[2] * y[4]) &&
@@ -855,7 +865,8 @@ std::string cluster_blocker(const WgmmaConfig& c) {
   const Run& run = c.run;
   if (!c.tma_x || run.weight() || run.native) return "the channels-last forward face whose operands all load by TMA only";
   if (c.splits != 1) return "unsplit reductions only";
-  if (run.filter_in_place) return "a filter tile of one box (not the data face's filter in place)";
+  if (run.filter_in_place || run.task.face == kDataFace)
+    return "a filter tile of one 2-D box (not the data face's filter in place or flipped copy)";
   if (ceil_div(gemm_shape(run).m, kTileRows) < 2) return "at least two row tiles";
   return "";
 }
@@ -933,6 +944,16 @@ TensorMapSlot matrix_slot(TensorBinding tensor, DType dtype, long long columns, 
 //     atom columns.
 TensorMapSlot tma_slot(const Run& run, int rows, DType dtype, TensorBinding tensor) {
   const Relation& r = run.rel;
+  // The data face's flipped copy of several taps (Cfg kBTaps): [tap][c][kb] as {kb, C rows, taps, 1}, box
+  // {64, rows, 1, 1}: one tap's 64 kb of the tile's rows (conv_wgmma.cuh's produce_tma).
+  if (run.task.face == kDataFace && r.taps() > 1) {
+    TensorMapSlot m = matrix_slot(tensor, dtype, r.ag(), r.cb, r.w_strides[0], kBlockK, static_cast<uint32_t>(rows));
+    const uint64_t element = dtype_size_bytes(dtype), tap = static_cast<uint64_t>(r.w_strides[4]) * element;
+    m.rank = 4;
+    m.dims = {static_cast<uint64_t>(r.ag()), static_cast<uint64_t>(r.cb), static_cast<uint64_t>(r.taps()), 1, 1};
+    m.strides = {static_cast<uint64_t>(r.w_strides[0]) * element, tap, tap * static_cast<uint64_t>(r.taps()), 0};
+    return m;
+  }
   if (run.weight()) return matrix_slot(tensor, dtype, r.cb, r.batch * r.pix_b(), r.b_strides[4], kBlockK, 64);
   // The data face's filter in place: {C columns, K rows}, box {64, 64}: one of a B tile's BN / 64 atom columns.
   if (run.filter_in_place) return matrix_slot(tensor, dtype, r.cb, r.ca, r.w_strides[1], 64, kBlockK);
@@ -1383,6 +1404,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     if (config.cluster > 1) cfg += constant("kClusterM", config.cluster);
     if (run.element_stores) cfg += "  static constexpr bool kElementStores = true;\n";
     if (run.filter_in_place) cfg += "  static constexpr bool kBNMajor = true;\n";
+    if (config.tma && run.task.face == kDataFace && r.taps() > 1) cfg += "  static constexpr bool kBTaps = true;\n";
     cfg += "};\n";
 
     Plan plan;

@@ -101,6 +101,12 @@ BOO_CFG_OPTION(ElementStores, kElementStores, bool, false);
 /// k rows x 64 channels, each one box, issued to the wgmma as an N-major B.
 BOO_CFG_OPTION(BNMajor, kBNMajor, bool, false);
 
+/// Whether the fully-TMA producer's B tile comes from the data face's flipped
+/// filter copy, [tap][c][kb] (C::kBTaps, emitted only where set): a k-block
+/// is one tap's 64 kb (C a multiple of 64: the host's rule), the box {64 kb,
+/// BN rows c, that tap} of a 4-D map {kb, c, taps, 1}.
+BOO_CFG_OPTION(BTaps, kBTaps, bool, false);
+
 /// CTAs per cluster (C::kClusterM, emitted only where above 1): the
 /// fully-TMA forward face's clusters of CTAs on neighbouring row tiles of one
 /// column tile, each loading 1 / kClusterM of the B (filter) tile and
@@ -387,7 +393,8 @@ __device__ void produce(const ConvIgemmParams& p, const TmaMap* tma_b, unsigned 
 ///     cluster (ClusterM), CTA rank r loads rows r BN / kClusterM ... of it
 ///     (the map's box) and multicasts them to every CTA of the cluster; or
 ///     (BNMajor: the data face's filter in place) N-major, BN / 64 boxes
-///     {64 channels, 64 k} of `tma_b` at (n0 + 64 j, kb * 64), one per atom column;
+///     {64 channels, 64 k} of `tma_b` at (n0 + 64 j, kb * 64), one per atom column; or
+///     (BTaps: the data face's flipped copy) the box at (kb, n0, tap) of k-block kb's tap;
 /// Channels past C and rows past M or K read as zeros (the cp.async path's
 /// zero chunks), each row 128 bytes, 128-byte swizzled as swizzle128_offset
 /// places them (the tiles are 1024-byte aligned): the stage is byte for byte
@@ -438,6 +445,9 @@ __device__ void produce_tma(const TmaMap* tma_a, const TmaMap* tma_b, unsigned c
 #pragma unroll
         for (int j = 0; j < C::BN / 64; ++j)  // atom column j: channels n0 + 64 j ..., k rows kb * 64 ...
           sm90::tma_load_2d(b_tile + j * Layout<C>::kAtomColumn, tma_b, n0 + 64 * j, kb * kBK, &full[stage]);
+      } else if constexpr (BTaps<C>::value) {
+        static_assert(kCluster == 1 && C::kC % kBK == 0, "one tap's box a k-block, not a cluster's parts");
+        sm90::tma_load_4d(b_tile, tma_b, kb * kBK % C::kC, n0, kb * kBK / C::kC, 0, &full[stage]);
       } else if constexpr (kCluster == 1) {
         sm90::tma_load_2d(b_tile, tma_b, kb * kBK, n0, &full[stage]);
       } else {
