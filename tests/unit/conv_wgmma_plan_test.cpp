@@ -25,6 +25,29 @@ using test::params_of;
 const GpuImplementation& tier() { return conv::wgmma_sm90_implementation(); }
 const std::string kNhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
 
+// Every launch of a weight face's plan (the GEMM and its reduce) reads x as A and dy as B, writes dw, has the
+// workspace and no bias.
+void expect_weight_face_bindings(const Planned& p) {
+  for (const test::ResolvedLaunch& l : p.launches) {
+    const auto params = params_of<ConvIgemmParams>(l);
+    EXPECT_EQ(params.a, p.address.at("x"));
+    EXPECT_EQ(params.b, p.address.at("dy"));
+    EXPECT_EQ(params.out, p.address.at("dw"));
+    EXPECT_EQ(params.workspace, p.workspace);
+    EXPECT_EQ(params.bias, 0u);
+  }
+}
+
+// The text of the config the tier chooses for `command` (channels-last operands) on an H100.
+std::string configured_text(const std::string& command) {
+  std::unique_ptr<OpProblem> problem = test::problem_of(command + kNhwc);
+  EXPECT_TRUE(problem);
+  if (!problem) return std::string();
+  Result<std::unique_ptr<const Config>> config = tier().configure(*problem, test::sm90());
+  EXPECT_TRUE(config.ok()) << config.status().to_string();
+  return config.ok() ? (*config)->text() : std::string();
+}
+
 // Why the tier declines `command` on `arch` (empty when it accepts).
 std::string declined(const std::string& command, const std::string& arch = "sm_90a") {
   std::unique_ptr<OpProblem> problem = test::problem_of(command);
@@ -168,14 +191,7 @@ TEST(ConvWgmmaPlanTest, BackwardWeightSplitsThePixelsAcrossTheSms) {
   EXPECT_EQ(p.launches[1].block.x, 256u);
   EXPECT_EQ(p.launches[1].shared_bytes, 0u);
   EXPECT_EQ(p.workspace_bytes, 3u * 2048 * 9 * 768 * 4);
-  for (const test::ResolvedLaunch& l : p.launches) {
-    const auto params = params_of<ConvIgemmParams>(l);
-    EXPECT_EQ(params.a, p.address.at("x"));
-    EXPECT_EQ(params.b, p.address.at("dy"));
-    EXPECT_EQ(params.out, p.address.at("dw"));
-    EXPECT_EQ(params.workspace, p.workspace);
-    EXPECT_EQ(params.bias, 0u);
-  }
+  expect_weight_face_bindings(p);
   EXPECT_NE(p.source.text.find("#include \"boo/conv/conv_wgmma_weight.cuh\""), std::string::npos);
   EXPECT_NE(p.source.text.find("conv_wgmma_weight_reduce<Cfg>"), std::string::npos);
   for (const char* constant : {"kM = 2048;", "kN = 6912;", "kC = 768;", "kL = 24576;", "kSplits = 3;", "BN = 256;",
@@ -220,14 +236,7 @@ TEST(ConvWgmmaPlanTest, BackwardWeightSplitsFollowTheSmCount) {
 
 TEST(ConvWgmmaPlanTest, BackwardWeightOfSixtyFourChannelsSplitsTheColumnsBetweenConsumers) {
   const test::ScopedEnv gemm_path("BOO_WGMMA_TAPS", "0");  // (the shifted taps: BackwardWeightByShiftedTaps*)
-  auto text = [](const std::string& command) {
-    std::unique_ptr<OpProblem> problem = test::problem_of(command + kNhwc);
-    EXPECT_TRUE(problem);
-    if (!problem) return std::string();
-    Result<std::unique_ptr<const Config>> config = tier().configure(*problem, test::sm90());
-    EXPECT_TRUE(config.ok()) << config.status().to_string();
-    return config.ok() ? (*config)->text() : std::string();
-  };
+  const auto text = configured_text;
   // 576 columns: 128- or 256-wide tiles (never 192, whose half the wgmma has no width for), split.
   const std::string taps = text("convbfp16 -n 128 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 4");
   EXPECT_TRUE(taps.rfind("tile 128x128x64", 0) == 0 || taps.rfind("tile 128x256x64", 0) == 0) << taps;
@@ -614,13 +623,7 @@ TEST(ConvWgmmaPlanTest, BackwardWeightByShiftedTapsPlansStripsAndTheReduce) {
   EXPECT_EQ(p.launches[0].shared_bytes, 6u * (8192 + 14336) + 1024 + 256);
   EXPECT_EQ(p.launches[1].entry, "boo_wgmma_dw_reduce");
   EXPECT_EQ(p.workspace_bytes, 131u * 64 * 576 * 4);
-  for (const test::ResolvedLaunch& l : p.launches) {
-    const auto params = params_of<ConvIgemmParams>(l);
-    EXPECT_EQ(params.a, p.address.at("x"));
-    EXPECT_EQ(params.b, p.address.at("dy"));
-    EXPECT_EQ(params.out, p.address.at("dw"));
-    EXPECT_EQ(params.workspace, p.workspace);
-  }
+  expect_weight_face_bindings(p);
   EXPECT_NE(p.source.text.find("#include \"boo/conv/conv_wgmma_weight_taps.cuh\""), std::string::npos);
   EXPECT_NE(p.source.text.find("__launch_bounds__(512, 1) boo_wgmma_dw("), std::string::npos) << p.source.text;
   EXPECT_NE(p.source.text.find("conv_wgmma_weight_taps<Cfg>(p.p, &p.tma_a, &p.tma_b)"), std::string::npos);
@@ -638,14 +641,7 @@ TEST(ConvWgmmaPlanTest, BackwardWeightByShiftedTapsPlansStripsAndTheReduce) {
 }
 
 TEST(ConvWgmmaPlanTest, BackwardWeightByShiftedTapsWhereItWasMeasuredFaster) {
-  auto config = [](const std::string& command) {
-    std::unique_ptr<OpProblem> problem = test::problem_of(command + kNhwc);
-    EXPECT_TRUE(problem);
-    if (!problem) return std::string();
-    Result<std::unique_ptr<const Config>> c = tier().configure(*problem, test::sm90());
-    EXPECT_TRUE(c.ok()) << c.status().to_string();
-    return c.ok() ? (*c)->text() : std::string();
-  };
+  const auto config = configured_text;
   auto taps = [&](const std::string& command) { return config(command).find("by shifted taps") != std::string::npos; };
   // At most 64 output channels a group, enough strips: BOO's 225 x 225 and ResNet's 56 x 56, -g 6 of 384.
   EXPECT_TRUE(taps("convbfp16 -n 16 -c 64 -H 225 -W 225 -k 64 -y 3 -x 3 -p 1 -q 1 -F 4"));
