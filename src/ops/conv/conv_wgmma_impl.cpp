@@ -383,6 +383,9 @@ TapStrip strip_of(const Relation& r, int cols) {
   return t;
 }
 
+// The shifted taps' tiles: 64 output channels by one 64-channel slice of x, per group.
+long long taps_tiles(const Relation& r) { return ceil_div(r.bg(), 64) * (r.ag() / kBlockK) * r.groups; }
+
 TapStrip best_strip(const Relation& r) {
   TapStrip best;
   for (const int cols : kTapStripCols) {
@@ -433,8 +436,7 @@ std::string taps_default_blocker(const Run& run) {
   if (v != nullptr && std::string_view(v) == "all") return "";
   const Relation& r = run.rel;
   const TapStrip strip = best_strip(r);
-  const long long tiles = ceil_div(r.bg(), 64) * (r.ag() / kBlockK) * r.groups;
-  if (r.batch * strip.strips * tiles < kMinTapsWork)
+  if (r.batch * strip.strips * taps_tiles(r) < kMinTapsWork)
     return "fewer than " + std::to_string(kMinTapsWork) + " strips x tiles (boo tune's candidate)";
   if (r.bg() <= 64) return "";
   const double coverage = static_cast<double>(r.pix_b()) / static_cast<double>(strip.strips * kBlockK);
@@ -684,7 +686,7 @@ void choose_weight_tiling(WgmmaConfig& config, const ArchSpec& arch) {
 constexpr double kTapsEfficiency = 0.8;
 CostTerms taps_split_terms(const Run& run, const TapStrip& strip, long long splits, const ArchSpec& arch) {
   const Relation& r = run.rel;
-  const long long tiles = ceil_div(r.bg(), 64) * (r.ag() / kBlockK) * r.groups;
+  const long long tiles = taps_tiles(r);
   const long long kblocks = r.batch * strip.strips, per_split = ceil_div(kblocks, splits);
   const double kblock_s = 64.0 * 64 * kBlockK * r.taps() / kTapsEfficiency / (arch.wgmma_macs_per_s / arch.sm_count);
   const long long waves = ceil_div(tiles * splits, arch.sm_count);
@@ -700,8 +702,7 @@ CostTerms taps_split_terms(const Run& run, const TapStrip& strip, long long spli
 int taps_splits(const Run& run, const TapStrip& strip, const ArchSpec& arch) {
   const GemmShape g = gemm_shape(run);
   const long long kblocks = run.rel.batch * strip.strips;
-  const long long by_memory = std::max<long long>(1, kMaxPartialBytes / (4 * g.m * g.n * g.images));
-  const long long most = std::max<long long>(1, std::min({kMaxSplits, kblocks / kMinKBlocksPerSplit, by_memory}));
+  const long long most = max_splits_of({g.m, g.n, kblocks * kBlockK, g.images});
   long long best = 1;
   double best_us = 1e300;
   for (long long splits = 1; splits <= most; ++splits) {
@@ -1451,7 +1452,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     // In clusters (conv_wgmma.cuh's Tiles), a unit is a cluster's `cluster` row tiles, and whole clusters
     // fill the SMs.
     // (By shifted taps: 64 output channels by a 64-channel slice of every tap, per group.)
-    const long long units = config.taps() ? ceil_div(m, 64) * (r.ag() / kBlockK) * config.splits * g.images
+    const long long units = config.taps() ? taps_tiles(r) * config.splits
                                           : ceil_div(m, kTileRows * config.cluster) * ceil_div(n, config.bn) *
                                                 config.splits * g.images;
     BOO_ASSIGN_OR_RETURN(uint32_t ctas, grid_extent(std::min<long long>(units, arch.sm_count / config.cluster) *
