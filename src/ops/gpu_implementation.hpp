@@ -10,6 +10,7 @@
 // compiles the plan's source and issues its launches.
 #pragma once
 
+#include <limits>
 #include <memory>
 #include <set>
 #include <string>
@@ -67,13 +68,21 @@ class GpuImplementation {
     return CostTerms{};
   }
 
+  /// Every config the tier would plan for the problem: candidates' list
+  /// without its kMaxCandidates bound (by default candidates').
+  virtual Result<ConfigList> every_candidate(const OpProblem& problem, const ArchSpec& arch) const {
+    return candidates(problem, arch);
+  }
+
   /// The candidate whose text() is `text`: a config is read back by matching
-  /// the candidates' complete texts, so a database row can only ever select a
-  /// config the tier would plan for this problem on this architecture (an
-  /// edited, truncated or stale text matches none: INVALID_ARGUMENT).
+  /// the candidates' complete texts (every_candidate's, so that a row tuned
+  /// before the list grew still finds its config), so a database row can only
+  /// ever select a config the tier would plan for this problem on this
+  /// architecture (an edited, truncated or stale text matches none:
+  /// INVALID_ARGUMENT).
   Result<std::unique_ptr<const Config>> config_from_text(const OpProblem& problem, const ArchSpec& arch,
                                                          std::string_view text) const {
-    BOO_ASSIGN_OR_RETURN(ConfigList list, candidates(problem, arch));
+    BOO_ASSIGN_OR_RETURN(ConfigList list, every_candidate(problem, arch));
     for (std::unique_ptr<const Config>& c : list)
       if (c->text() == text) return std::move(c);
     return invalid_argument("the config '" + base::echo_word(text) + "' is none of the " +
@@ -125,13 +134,21 @@ class Tier : public GpuImplementation {
     return cost_terms_of(*p, *c, arch);
   }
   Result<ConfigList> candidates(const OpProblem& problem, const ArchSpec& arch) const final {
+    return candidates_up_to(problem, arch, kMaxCandidates);
+  }
+  Result<ConfigList> every_candidate(const OpProblem& problem, const ArchSpec& arch) const final {
+    return candidates_up_to(problem, arch, std::numeric_limits<size_t>::max());
+  }
+
+ private:
+  Result<ConfigList> candidates_up_to(const OpProblem& problem, const ArchSpec& arch, size_t most) const {
     BOO_ASSIGN_OR_RETURN(const ProblemT* p, cast(problem));
     BOO_ASSIGN_OR_RETURN(ConfigT chosen, configure_problem(*p, arch));
     std::vector<ConfigT> others = alternatives(*p, arch, chosen);
     ConfigList out;
     std::set<std::string> texts;
     auto add = [&](ConfigT c) {
-      if (out.size() < kMaxCandidates && texts.insert(c.text()).second)
+      if (out.size() < most && texts.insert(c.text()).second)
         out.push_back(std::make_unique<ConfigT>(std::move(c)));
     };
     add(std::move(chosen));
@@ -139,7 +156,6 @@ class Tier : public GpuImplementation {
     return out;
   }
 
- private:
   Result<const ProblemT*> cast(const OpProblem& problem) const {
     const auto* p = dynamic_cast<const ProblemT*>(&problem);
     if (!p) return internal_error(std::string(name()) + " was given another op's problem");

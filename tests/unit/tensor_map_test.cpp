@@ -423,12 +423,64 @@ TEST(TensorMapTest, ForwardIm2colAIsOneCopyPerKBlock) {
   }
 }
 
+TEST(TensorMapTest, ForwardIm2colOfA1x1FilterTakesAPartialLastCopy) {
+  const PlainStores plain_stores;
+  // A strided 1x1 filter (not pointwise) of 96 channels: x by the im2col map all the same, its second copy
+  // of a pixel's channels 64 ... 127 partly past C = 96 (TMA's zeros), the filter's box as far past its 96
+  // columns; the cp.async producers with their reason as boo tune's second candidate, and the heuristic's
+  // under BOO_WGMMA_PARTIAL_IM2COL=0.
+  const std::string line = "convbfp16 -n 64 -c 96 -H 56 -W 56 -k 256 -y 1 -x 1 -u 2 -v 2 -F 1" + kNhwc;
+  const std::string packed_why =
+      "; no TMA: the filter alone by TMA was slower; x by cp.async: an im2col x needs input channels that are a "
+      "multiple of 64 (one tap a copy), not 96";
+  const Planned p = plan(line);
+  EXPECT_NE(p.config.find(", filter by TMA, x by TMA (im2col): one producer thread"), std::string::npos) << p.config;
+  const LaunchStep* step = wgmma_step(p.plan);
+  ASSERT_NE(step, nullptr);
+  ASSERT_EQ(step->tensor_maps.size(), 2u);
+  const TensorMapSlot& w = step->tensor_maps[0];
+  EXPECT_EQ(w.rank, 2u);
+  EXPECT_EQ(w.dims[0], 96u);  // the filter's (tap, channel) columns: one tap
+  EXPECT_EQ(w.box[0], 64u);
+  const TensorMapSlot& a = step->tensor_maps[1];
+  EXPECT_EQ(a.mode, TensorMapSlot::Mode::kIm2col);
+  EXPECT_EQ(a.dims[0], 96u);
+  EXPECT_EQ(a.channels_per_pixel, 64u);
+  EXPECT_EQ(a.element_strides, (std::array<uint32_t, 5>{1, 2, 2, 1, 1}));
+  EXPECT_NE(p.plan.source.text.find("  static constexpr int kC = 96;\n"), std::string::npos);
+  EXPECT_NE(p.plan.source.text.find("  static constexpr bool kIm2colX = true;\n"), std::string::npos);
+
+  // (Candidate 1 is the chosen config in clusters of two.)
+  const Planned packed = plan_with(tier(), line, 2);
+  EXPECT_NE(packed.config.find(packed_why), std::string::npos) << packed.config;
+  ASSERT_NE(wgmma_step(packed.plan), nullptr);
+  EXPECT_TRUE(wgmma_step(packed.plan)->tensor_maps.empty());
+  {
+    const test::ScopedEnv off("BOO_WGMMA_PARTIAL_IM2COL", "0");
+    const Planned h = plan(line);
+    EXPECT_EQ(h.config, packed.config);
+    const Planned second = plan_with(tier(), line, 1);  // (the filter alone by TMA third)
+    EXPECT_NE(second.config.find(", x by TMA (im2col)"), std::string::npos) << second.config;
+  }
+  // A tuning row's config is found among every candidate, also past the ones boo tune times.
+  const std::unique_ptr<OpProblem> problem = test::problem_of(line);
+  ASSERT_NE(problem, nullptr);
+  Result<ConfigList> timed = tier().candidates(*problem, test::sm90());
+  Result<ConfigList> every = tier().every_candidate(*problem, test::sm90());
+  ASSERT_TRUE(timed.ok() && every.ok());
+  EXPECT_EQ(timed->size(), std::min(every->size(), kMaxCandidates));
+  Result<std::unique_ptr<const Config>> last = tier().config_from_text(*problem, test::sm90(), every->back()->text());
+  ASSERT_TRUE(last.ok()) << last.status().to_string();
+  EXPECT_EQ((*last)->text(), every->back()->text());
+}
+
 TEST(TensorMapTest, ForwardAThatTmaCannotLoadSaysWhy) {
   // x by cp.async, the filter alone by TMA, and the generated Cfg without kTmaX (as before).
   struct Case {
     std::string command, why;
   } cases[] = {
-      // C = 72: a k-block ends one tap and starts the next.
+      // C = 72: a k-block ends one tap and starts the next (each tap's channels padded to whole copies of 64
+      // would load a third more k-blocks).
       {"convbfp16 -n 32 -c 72 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1" + kNhwc,
        "; x by cp.async: an im2col x needs input channels that are a multiple of 64 (one tap a copy), not 72"},
       // x of 64 x 30 x 30 bf16 = 112.5 KiB (many tiles: K = 8448).

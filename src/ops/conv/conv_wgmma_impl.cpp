@@ -189,6 +189,13 @@ bool tma_loads_enabled() {
   return v == nullptr || std::string_view(v) != "0";
 }
 
+// A partial im2col (im2col_blocker's `partial`) is the heuristic's choice wherever it applies;
+// BOO_WGMMA_PARTIAL_IM2COL=0 plans those convs' cp.async producers instead, for A/B runs (boo tune times both).
+bool partial_im2col_by_default() {
+  const char* v = std::getenv("BOO_WGMMA_PARTIAL_IM2COL");
+  return v == nullptr || std::string_view(v) != "0";
+}
+
 // Channels that are not a multiple of 8 (16-byte vectors of one tap) are staged in copies padded with zeros to
 // the next multiple: from 64 channels, where the tier's tiles are filled (BOO's 413: 419 input channels of a 1x1
 // conv, 194 of a 3x3 one, ran 1.8-2.3x cuDNN's time on gpu:conv:implicit_gemm's scalar loads; padded, 1.28-2.45x
@@ -216,6 +223,7 @@ std::string padding_rule(const Run& run) {
 }
 
 std::string plain_a_blocker(const Run& run);
+std::string im2col_blocker(const Run& run, long long elem_bytes, bool partial);
 
 // `filter_in_place`: a 1x1 data face at stride 1 reads its filter where it lies where it can (Run's
 // filter_in_place); false: through the flipped copy, as the cp.async producer needs (boo tune's candidate).
@@ -586,6 +594,10 @@ struct WgmmaConfig final : Config {
   long long shared_bytes() const { return stages * stage_bytes() + staging_bytes() + kSharedOverhead; }
 };
 
+// Whether the config loads x by an im2col map whose last copy of a tap lies partly past its channels
+// (im2col_blocker's `partial`).
+bool partial_im2col(const WgmmaConfig& c) { return c.im2col && c.run.rel.ag() % kBlockK != 0; }
+
 // Wider tiles load fewer bytes per MAC (N = 256: half the B bytes of N =
 // 128); narrower ones waste less where the columns are not a multiple of the
 // width (K = 576: three tiles of 192, not three of 256) and quantize into
@@ -892,17 +904,9 @@ std::array<long long, 3> im2col_strides(const Relation& r) {
 // driver issue (docs/wgmma-tma-design.md §2) that boo does not reproduce; those run on cp.async.
 constexpr long long kMinIm2colBytes = 128 * 1024;
 
-// Why x cannot be TMA im2col copies (empty: it can), the forward face's A (a copy per k-block) or the
-// weight face's B (a copy per 64 columns of a k-block): every copy must be one tap's 64 channels (C a
-// multiple of 64), the bounding box of the corners {-P, -P} ..
-// {P - (taps - 1) x dilation} walked at the conv's stride must hold exactly the output's P x Q pixels, and
-// the corners, strides and offsets within the driver's ranges (rank 4: corners in [-128, 128), element
-// strides up to 8; tap offsets below 255: CUTLASS's limit). docs/wgmma-tma-design.md §2.
-std::string im2col_blocker(const Run& run, long long elem_bytes) {
+// im2col_blocker's rules of the map's geometry and size.
+std::string im2col_geometry_blocker(const Run& run, long long elem_bytes) {
   const Relation& r = run.rel;
-  if (r.ag() % kBlockK != 0)
-    return "an im2col x needs input channels that are a multiple of " + std::to_string(kBlockK) +
-           " (one tap a copy), not " + std::to_string(r.ag());
   for (int d = 1; d < 3; ++d) {
     const char* dim = d == 1 ? "H" : "W";
     const long long reach = r.dil[d] * (r.f_size[d] - 1), upper = r.pad[d] - reach;
@@ -920,6 +924,31 @@ std::string im2col_blocker(const Run& run, long long elem_bytes) {
   if (r.batch * s[2] * elem_bytes < kMinIm2colBytes)
     return "x below " + std::to_string(kMinIm2colBytes / 1024) + " KiB (a driver issue's workaround is not built)";
   return "";
+}
+
+// Why x cannot be TMA im2col copies (empty: it can), the forward face's A (a copy per k-block) or the
+// weight face's B (a copy per 64 columns of a k-block): every copy must be one tap's 64 channels (C a
+// multiple of 64; with `partial`, the forward face's 1x1 filter may take any C, its last copy partly past
+// C, which TMA fills with zeros), the bounding box of the corners {-P, -P} ..
+// {P - (taps - 1) x dilation} walked at the conv's stride must hold exactly the output's P x Q pixels, and
+// the corners, strides and offsets within the driver's ranges (rank 4: corners in [-128, 128), element
+// strides up to 8; tap offsets below 255: CUTLASS's limit). docs/wgmma-tma-design.md §2.
+//
+// Filters of several taps whose channels are not a multiple of 64 keep the cp.async producers: each tap's
+// channels padded to whole copies (TMA's zero fill past C, a k-block one tap's 64 channels) ran geomean
+// 1.26x their time over 52 such lines of BOO's 413 and 257 (0.91-2.65x; H100, 2026-11-28,
+// docs/perf/2026-11-28-session19.md): a third or a tenth more k-blocks (96 or 288 channels), and x's pixels,
+// C x 2 bytes apart, no longer 128-byte aligned. The strided 1x1 filters' one partial copy costs no extra
+// k-block: 0.85-0.94x the time.
+std::string im2col_blocker(const Run& run, long long elem_bytes, bool partial) {
+  const Relation& r = run.rel;
+  const std::string geometry = im2col_geometry_blocker(run, elem_bytes);
+  // (Channels not a multiple of 64 whose geometry blocks keep the channels' reason: a config's text is its
+  // identity in the cache and in the shipped tuning rows, given before partial copies existed.)
+  if (r.ag() % kBlockK != 0 && (run.weight() || r.taps() > 1 || !partial || !geometry.empty()))
+    return "an im2col x needs input channels that are a multiple of " + std::to_string(kBlockK) +
+           " (one tap a copy), not " + std::to_string(r.ag());
+  return geometry;
 }
 
 // A 2-D map of `tensor` with the 128-byte swizzle: {columns, rows} elements, rows `row_stride` elements
@@ -1145,8 +1174,9 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
 
  private:
   // The config of the GEMM kernels (conv_wgmma.cuh, conv_wgmma_weight.cuh, conv_wgmma_nchw.cuh): every face
-  // but the weight face's shifted taps.
-  static Result<WgmmaConfig> configure_gemm(const ConvProblem& problem, const ArchSpec& arch) {
+  // but the weight face's shifted taps; `partial`: x by a partial im2col where it applies (im2col_blocker).
+  static Result<WgmmaConfig> configure_gemm(const ConvProblem& problem, const ArchSpec& arch,
+                                            bool partial = partial_im2col_by_default()) {
     WgmmaConfig config;
     BOO_ASSIGN_OR_RETURN(config.run, run_of(problem));
     config.fp32_out = problem.fp32_result;
@@ -1158,11 +1188,12 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     } else if (config.tma && config.run.weight()) {
       // One producer thread issues the k-block's dy and x boxes (the weight face's producer was its
       // bottleneck: docs/perf/2026-11-26-session6.md, call 10).
-      config.tma_x_off = im2col_blocker(config.run, problem.elem_bytes);
+      config.tma_x_off = im2col_blocker(config.run, problem.elem_bytes, partial);
       config.tma_x = config.im2col = config.tma_x_off.empty();
     } else if (config.tma && config.run.task.face != kWeightFace) {  // (the data face: 1x1, tma_blocker)
       config.im2col = !config.run.rel.pointwise();
-      config.tma_x_off = config.im2col ? im2col_blocker(config.run, problem.elem_bytes) : plain_a_blocker(config.run);
+      config.tma_x_off =
+          config.im2col ? im2col_blocker(config.run, problem.elem_bytes, partial) : plain_a_blocker(config.run);
       config.tma_x = config.tma_x_off.empty();
       config.im2col = config.im2col && config.tma_x;
       if (!config.tma_x) {
@@ -1251,7 +1282,16 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       out.insert(out.begin() + std::min<size_t>(1, out.size()), taps.begin(), taps.end());
       return out;
     }
-    return gemm_alternatives(problem, arch, chosen);
+    std::vector<WgmmaConfig> out = gemm_alternatives(problem, arch, chosen);
+    // Where a partial im2col applies, the other producer (cp.async where the heuristic chose the partial
+    // im2col, else that) second, its alternatives last.
+    Result<WgmmaConfig> other = configure_gemm(problem, arch, /*partial=*/!partial_im2col(chosen));
+    if (other.ok() && partial_im2col(*other) != partial_im2col(chosen)) {
+      std::vector<WgmmaConfig> more = gemm_alternatives(problem, arch, *other);
+      out.insert(out.begin() + std::min<size_t>(1, out.size()), *other);
+      out.insert(out.end(), more.begin(), more.end());
+    }
+    return out;
   }
 
  private:

@@ -408,8 +408,9 @@ template <class C>
 __device__ void produce_tma(const TmaMap* tma_a, const TmaMap* tma_b, unsigned char* smem, unsigned long long* full,
                             unsigned long long* empty) {
   static_assert(C::kGroups == 1 && C::kPhases == 1, "one group's A and filter, without stride phases");
-  static_assert(Im2colX<C>::value ? C::kC % kBK == 0 : C::R == 1 && C::S == 1,
-                "an im2col A's k-blocks are one tap's channels; a plain A is a 1x1 filter's");
+  static_assert(Im2colX<C>::value ? C::kC % kBK == 0 || (C::R == 1 && C::S == 1) : C::R == 1 && C::S == 1,
+                "an im2col A's k-blocks are one tap's channels (a 1x1 filter's last one partial: TMA fills the "
+                "channels past kC with zeros); a plain A is a 1x1 filter's");
   static_assert(Layout<C>::kTileA == kBM * kBK * sizeof(typename C::T) &&
                     Layout<C>::kTileB == C::BN * kBK * sizeof(typename C::T),
                 "a tile is one box");
