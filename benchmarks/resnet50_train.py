@@ -4,7 +4,8 @@ against inductor. Trains --steps steps from the same initial weights on the
 same synthetic batches with each backend and prints both loss curves, the
 largest loss difference, the per-step training time and the inference time.
 
-Run (GPU): python3 benchmarks/resnet50_train.py [--batch 64] [--steps 20] [--backends inductor,boo_inductor,aot_eager]
+Run (GPU): python3 benchmarks/resnet50_train.py [--batch 64] [--steps 20] [--rounds 3]
+                                                  [--backends inductor,boo_inductor,aot_eager]
                                                   [--mode reduce-overhead]
            A backend named boo_inductor+OP (or boo+OP) turns boo's OP on in the fusion schema, e.g.
            boo_inductor+batch_norm runs the batch norms on boo's kernels instead of inductor's fusions.
@@ -108,44 +109,54 @@ def compile_with(model, backend, mode):
     return torch.compile(model, backend=backend, mode=mode)
 
 
-def train(model, backend, batches, steps, profile=False, mode=None):
-    compiled = compile_with(model, backend, mode)
-    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
-    losses, times = [], []
-    for step in range(steps):
-        x, target = batches[step % len(batches)]
-        torch.cuda.synchronize()
-        start = time.perf_counter()
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = nn.functional.cross_entropy(compiled(x), target)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        torch.cuda.synchronize()
-        times.append(time.perf_counter() - start)
-        losses.append(loss.item())
-    if profile:
+class Trainer:
+    """One backend's compiled model, its optimizer, and the losses and step times it has trained so far."""
+
+    def __init__(self, model, backend, mode=None):
+        self.model, self.backend, self.mode = model, backend, mode
+        self.compiled = compile_with(model, backend, mode)
+        self.opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+        self.losses, self.times = [], []
+
+    def train(self, batches, steps):
+        for _ in range(steps):
+            x, target = batches[len(self.losses) % len(batches)]
+            torch.cuda.synchronize()
+            start = time.perf_counter()
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                loss = nn.functional.cross_entropy(self.compiled(x), target)
+            self.opt.zero_grad(set_to_none=True)
+            loss.backward()
+            self.opt.step()
+            torch.cuda.synchronize()
+            self.times.append(time.perf_counter() - start)
+            self.losses.append(loss.item())
+
+    def profile_step(self, batch):
         def step():
             with torch.autocast("cuda", dtype=torch.bfloat16):
-                loss = nn.functional.cross_entropy(compiled(batches[0][0]), batches[0][1])
-            opt.zero_grad(set_to_none=True)
+                loss = nn.functional.cross_entropy(self.compiled(batch[0]), batch[1])
+            self.opt.zero_grad(set_to_none=True)
             loss.backward()
-        print_kernel_profile(f"{backend} training step (forward and backward, no optimizer)", step)
-    model.eval()
-    with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
-        infer = compile_with(model, backend, mode)
-        for _ in range(3):
-            infer(batches[0][0])
-        torch.cuda.synchronize()
-        start = time.perf_counter()
-        for _ in range(10):
-            infer(batches[0][0])
-        torch.cuda.synchronize()
-        inference_s = (time.perf_counter() - start) / 10
-        if profile:
-            print_kernel_profile(f"{backend} inference", lambda: infer(batches[0][0]))
-    model.train()
-    return losses, times, inference_s
+        print_kernel_profile(f"{self.backend} training step (forward and backward, no optimizer)", step)
+
+    def inference(self, batch, profile=False):
+        """Seconds per batch of eval-mode inference (compiled again: eval's graph differs)."""
+        self.model.eval()
+        with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+            infer = compile_with(self.model, self.backend, self.mode)
+            for _ in range(3):
+                infer(batch[0])
+            torch.cuda.synchronize()
+            start = time.perf_counter()
+            for _ in range(10):
+                infer(batch[0])
+            torch.cuda.synchronize()
+            seconds = (time.perf_counter() - start) / 10
+            if profile:
+                print_kernel_profile(f"{self.backend} inference", lambda: infer(batch[0]))
+        self.model.train()
+        return seconds
 
 
 def step_gradients(model, backend, x, target):
@@ -186,7 +197,8 @@ def grad_check(base, batch, backends):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--batch", type=int, default=64)
-    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--steps", type=int, default=20, help="steps of each backend per round")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds of --steps steps, the backends in turns")
     ap.add_argument("--backends", default="inductor,boo_inductor,aot_eager")
     ap.add_argument("--grad-check", action="store_true")
     ap.add_argument("--profile", action="store_true", help="print each backend's GPU kernels, the largest first")
@@ -199,22 +211,39 @@ def main():
     if args.grad_check:
         grad_check(base, batches[0], args.backends.split(","))
         return
+    # The backends train in turns, --rounds rounds of --steps steps each (the order reversed every other round),
+    # so that each sees the GPU's clocks and temperature of the others; a step's time is its median over the
+    # rounds (the first round's first 3 steps, which compile, left out).
+    # (No dynamo reset between backends: it would drop the compiled graphs of those already trained, which
+    # the next round runs again; each model's graphs are guarded on its own modules.)
+    names = args.backends.split(",")
+    trainers = {}
+    torch._dynamo.reset()
+    for backend in names:
+        trainers[backend] = Trainer(copy.deepcopy(base), backend, args.mode)
+        trainers[backend].train(batches, args.steps)
+    for round_index in range(1, args.rounds):
+        for backend in (names[::-1] if round_index % 2 else names):
+            trainers[backend].train(batches, args.steps)
     results = {}
-    for backend in args.backends.split(","):
-        torch._dynamo.reset()
-        model = copy.deepcopy(base)
-        losses, times, infer_s = train(model, backend, batches, args.steps, args.profile, args.mode)
-        steady = sorted(times[3:])[len(times[3:]) // 2] if len(times) > 3 else times[-1]
-        results[backend] = losses
-        print(f"{backend}: first step {times[0]:.1f} s (compiles), median step {steady * 1e3:.1f} ms, "
-              f"inference {infer_s * 1e3:.1f} ms per batch of {args.batch}")
-        print(f"  losses: {' '.join(f'{v:.4f}' for v in losses)}")
+    for backend in names:
+        t = trainers[backend]
+        if args.profile:
+            t.profile_step(batches[0])
+        infer_s = t.inference(batches[0], args.profile)
+        steady = sorted(t.times[3:])[len(t.times[3:]) // 2] if len(t.times) > 3 else t.times[-1]
+        per_round = [sorted(t.times[i * args.steps + (3 if i == 0 else 0):(i + 1) * args.steps])
+                     for i in range(args.rounds)]
+        rounds = " ".join(f"{r[len(r) // 2] * 1e3:.1f}" for r in per_round if r)
+        results[backend] = t.losses
+        print(f"{backend}: first step {t.times[0]:.1f} s (compiles), median step {steady * 1e3:.1f} ms "
+              f"(per round: {rounds}), inference {infer_s * 1e3:.1f} ms per batch of {args.batch}")
+        print(f"  losses: {' '.join(f'{v:.4f}' for v in t.losses)}")
     # Every backend against the first: a third backend that rounds differently from inductor
     # (aot_eager) shows how far bf16 training drifts from rounding alone.
-    names = list(results)
     for name in names[1:]:
         diff = max(abs(a - b) for a, b in zip(results[names[0]], results[name]))
-        print(f"largest loss difference {name} vs {names[0]} over {args.steps} steps: {diff:.4f}")
+        print(f"largest loss difference {name} vs {names[0]} over {len(results[name])} steps: {diff:.4f}")
 
 
 if __name__ == "__main__":
