@@ -1122,7 +1122,8 @@ TEST(NvrtcTest, HopperTmaModulesCompile) {
 // multiple of 128 and C = 72 ends inside the one k-block, a 1-D conv, a GEMM with both operands
 // transposed, fp32 sums (--alpha: the GEMM's epilogue), the B gradient (A^T staged); im2col: the 3x3
 // profiled line, padding 0 with M not a multiple of 128, stride 2 (fp16, bias), dilation 2, a 1-D conv, a
-// 1x1 conv with padding 1, a strided 1x1 conv of 96 channels (its second copy partial).
+// 1x1 conv with padding 1, a strided 1x1 conv of 96 channels (its second copy partial); grouped: a 3x3 of 6
+// groups, a 1x1 of 2.
 // The heuristic's config and plan of a command on `device`, and the plan's tensor maps in step order.
 struct HeuristicPlan {
   std::unique_ptr<const ops::Config> config;
@@ -1226,6 +1227,8 @@ TEST(NvrtcTest, HopperFullyTmaModulesCompile) {
                        "--fil_layout NHC --out_layout NHC"),
            "convbfp16 -n 64 -c 256 -H 28 -W 28 -k 512 -y 1 -x 1 -p 1 -q 1 -F 1" + nhwc,
            "convbfp16 -n 64 -c 96 -H 56 -W 56 -k 256 -y 1 -x 1 -u 2 -v 2 -F 1" + nhwc,
+           "convbfp16 -n 128 -c 384 -H 48 -W 32 -k 384 -y 3 -x 3 -p 1 -q 1 -g 6 -F 1" + nhwc,
+           "convbfp16 -n 32 -c 256 -H 28 -W 28 -k 256 -y 1 -x 1 -g 2 -F 1" + nhwc,
        }) {
     SCOPED_TRACE(command);
     Result<HeuristicPlan> h = heuristic_plan(command, device);

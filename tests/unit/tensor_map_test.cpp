@@ -538,6 +538,54 @@ TEST(TensorMapTest, DataFaceFlippedFilterIsAMapOfItsTaps) {
   EXPECT_NE(p.plan.source.text.find("kIm2colX = true;"), std::string::npos);
 }
 
+TEST(TensorMapTest, GroupedForwardLoadsEachGroupsChannelsByTma) {
+  const PlainStores plain_stores;
+  // Groups of 64 or 128 channels: x's map is all its channels (a unit's boxes start at its group's, Cfg GA
+  // apart), the filter's all its rows (a group's from its first output channel); the cp.async producers with
+  // their reason as boo tune's second candidate, the heuristic's under BOO_WGMMA_GROUPED_TMA=0.
+  struct Case {
+    std::string command;
+    int groups, group_channels;
+    bool im2col;
+    std::string taps_columns;  // the filter map's (tap, channel) columns
+    uint64_t filter_rows;      // and its rows: every group's output channels
+  } cases[] = {
+      {"convbfp16 -n 128 -c 384 -H 48 -W 32 -k 384 -y 3 -x 3 -p 1 -q 1 -g 6 -F 1" + kNhwc, 6, 64, true, "576", 384},
+      // 80 output channels a group in 128-wide tiles: a box's last rows are the next group's (never stored).
+      {"convbfp16 -n 32 -c 512 -H 28 -W 28 -k 320 -y 3 -x 3 -p 1 -q 1 -g 4 -F 1" + kNhwc, 4, 128, true, "1152", 320},
+      {"convbfp16 -n 32 -c 256 -H 28 -W 28 -k 256 -y 1 -x 1 -g 2 -F 1" + kNhwc, 2, 128, false, "128", 256},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.command);
+    const std::string groups = ", " + std::to_string(c.groups) + " groups";
+    const Planned p = plan(c.command);
+    EXPECT_NE(p.config.find(groups + ", filter by TMA, x by TMA (" + (c.im2col ? "im2col" : "a plain matrix") +
+                            "): one producer thread"),
+              std::string::npos)
+        << p.config;
+    const LaunchStep* step = wgmma_step(p.plan);
+    ASSERT_NE(step, nullptr);
+    ASSERT_EQ(step->tensor_maps.size(), 2u);
+    EXPECT_EQ(std::to_string(step->tensor_maps[0].dims[0]), c.taps_columns);
+    EXPECT_EQ(step->tensor_maps[0].dims[1], c.filter_rows);
+    EXPECT_EQ(step->tensor_maps[1].mode,
+              c.im2col ? TensorMapSlot::Mode::kIm2col : TensorMapSlot::Mode::kTiled);
+    EXPECT_EQ(step->tensor_maps[1].dims[0], static_cast<uint64_t>(c.groups * c.group_channels));
+    EXPECT_NE(p.plan.source.text.find("  static constexpr int kGroups = " + std::to_string(c.groups) + ";\n"),
+              std::string::npos);
+    EXPECT_NE(p.plan.source.text.find("  static constexpr int GA = " + std::to_string(c.group_channels) + ";\n"),
+              std::string::npos);
+    Result<ConfigList> list = tier().candidates(*p.problem, test::sm90());
+    ASSERT_TRUE(list.ok());
+    const std::string declined = groups + "; no TMA: groups = 1 only, not " + std::to_string(c.groups);
+    bool listed = false;
+    for (const auto& candidate : *list) listed = listed || candidate->text().find(declined) != std::string::npos;
+    EXPECT_TRUE(listed) << "the cp.async producers among boo tune's candidates";
+    const test::ScopedEnv off("BOO_WGMMA_GROUPED_TMA", "0");
+    EXPECT_NE(plan(c.command).config.find(declined), std::string::npos);
+  }
+}
+
 TEST(TensorMapTest, ShapesThatDoNotQualifySayWhy) {
   struct Case {
     std::string command, why;
@@ -546,8 +594,11 @@ TEST(TensorMapTest, ShapesThatDoNotQualifySayWhy) {
        "; no TMA: the data face's flipped filter changes taps inside a k-block"},
       {"convbfp16 -n 16 -c 256 -H 28 -W 28 -k 200 -y 3 -x 3 -p 1 -q 1 -F 2" + kNhwc,
        "; no TMA: the data face's flipped filter changes taps inside a k-block"},
-      {"convbfp16 -n 16 -c 256 -H 56 -W 56 -k 256 -y 3 -x 3 -p 1 -q 1 -g 2 -F 1" + kNhwc,
-       "; no TMA: groups = 1 only, not 2"},
+      // A group's 96 channels: a 64-channel box of x would run into the next group's.
+      {"convbfp16 -n 16 -c 480 -H 48 -W 32 -k 480 -y 3 -x 3 -p 1 -q 1 -g 5 -F 1" + kNhwc,
+       "; no TMA: groups = 1 only, not 5"},
+      {"convbfp16 -n 16 -c 256 -H 56 -W 56 -k 256 -y 3 -x 3 -p 1 -q 1 -g 2 -F 2" + kNhwc,
+       "; no TMA: the data face's flipped filter changes taps inside a k-block"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.command);

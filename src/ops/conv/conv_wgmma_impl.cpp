@@ -189,12 +189,26 @@ bool tma_loads_enabled() {
   return v == nullptr || std::string_view(v) != "0";
 }
 
-// A partial im2col (im2col_blocker's `partial`) is the heuristic's choice wherever it applies;
-// BOO_WGMMA_PARTIAL_IM2COL=0 plans those convs' cp.async producers instead, for A/B runs (boo tune times both).
-bool partial_im2col_by_default() {
-  const char* v = std::getenv("BOO_WGMMA_PARTIAL_IM2COL");
-  return v == nullptr || std::string_view(v) != "0";
-}
+// The TMA producers' reach beyond the convs they first took (where the configs of the others, and the tuning rows
+// that name them, were settled): each the heuristic's choice wherever it applies, boo tune timing the config
+// without it as its second candidate (alternatives). For A/B runs, BOO_WGMMA_PARTIAL_IM2COL=0 and
+// BOO_WGMMA_GROUPED_TMA=0 plan those convs as before.
+struct TmaReach {
+  // A 1x1 filter's x by the im2col map whatever its channels, the last copy partly past them (im2col_blocker).
+  bool partial_im2col = true;
+  // The grouped forward face with both operands by TMA, each group's channels of x's im2col map and rows of the
+  // filter's (tma_blocker).
+  bool groups = true;
+
+  static TmaReach by_default() {
+    auto on = [](const char* name) {
+      const char* v = std::getenv(name);
+      return v == nullptr || std::string_view(v) != "0";
+    };
+    return {on("BOO_WGMMA_PARTIAL_IM2COL"), on("BOO_WGMMA_GROUPED_TMA")};
+  }
+  static TmaReach none() { return {false, false}; }
+};
 
 // Channels that are not a multiple of 8 (16-byte vectors of one tap) are staged in copies padded with zeros to
 // the next multiple: from 64 channels, where the tier's tiles are filled (BOO's 413: 419 input channels of a 1x1
@@ -224,6 +238,7 @@ std::string padding_rule(const Run& run) {
 
 std::string plain_a_blocker(const Run& run);
 std::string im2col_blocker(const Run& run, long long elem_bytes, bool partial);
+std::string im2col_geometry_blocker(const Run& run, long long elem_bytes);
 
 // `filter_in_place`: a 1x1 data face at stride 1 reads its filter where it lies where it can (Run's
 // filter_in_place); false: through the flipped copy, as the cp.async producer needs (boo tune's candidate).
@@ -594,9 +609,11 @@ struct WgmmaConfig final : Config {
   long long shared_bytes() const { return stages * stage_bytes() + staging_bytes() + kSharedOverhead; }
 };
 
-// Whether the config loads x by an im2col map whose last copy of a tap lies partly past its channels
-// (im2col_blocker's `partial`).
-bool partial_im2col(const WgmmaConfig& c) { return c.im2col && c.run.rel.ag() % kBlockK != 0; }
+// Whether the config takes a TmaReach beyond the first: x by an im2col map whose last copy of a tap lies partly
+// past its channels (im2col_blocker's `partial`), or the grouped forward face by TMA.
+bool beyond_first_reach(const WgmmaConfig& c) {
+  return (c.im2col && c.run.rel.ag() % kBlockK != 0) || (c.tma && c.run.rel.groups > 1 && !c.run.weight());
+}
 
 // Wider tiles load fewer bytes per MAC (N = 256: half the B bytes of N =
 // 128); narrower ones waste less where the columns are not a multiple of the
@@ -795,11 +812,12 @@ bool tma_stores_enabled() {
 
 // Why the run's plain operand cannot be loaded by TMA boxes (empty: it can): the forward face's filter
 // where its (r, s, c) columns are one run of memory per output channel (a 2-D map, any C: the packed
-// k-blocks are 64 consecutive columns), groups 1, and so a 1x1 data face's filter at stride 1 (that face is the
+// k-blocks are 64 consecutive columns), groups 1 (or with TmaReach::groups a grouped forward face whose x
+// loads by TMA too, in whole 64-channel boxes of a group), and so a 1x1 data face's filter at stride 1 (that face is the
 // forward conv of dy, a plain matrix, with the filter's one tap: its flipped copy {K columns, C rows}, or the
 // filter in place, filter_in_place); the weight face's dy where its pixels are evenly spaced (a 2-D map of
 // channels by pixels). docs/wgmma-tma-design.md §1.
-std::string tma_blocker(const Run& run) {
+std::string tma_blocker(const Run& run, long long elem_bytes, TmaReach reach) {
   const Relation& r = run.rel;
   if (run.native) {
     // A channels-last input by TMA only (its pixels evenly spaced: native_nchw_pointwise's rule).
@@ -830,7 +848,13 @@ std::string tma_blocker(const Run& run) {
                        (r.batch == 1 || y[0] == r.pix_b() * y[4]) && y[4] >= r.bg();
     return dense ? "" : "dy's pixels are not evenly spaced in memory";
   }
-  if (r.groups != 1) return "groups = 1 only, not " + std::to_string(r.groups);
+  // Groups (TmaReach::groups): a k-block's box of x must stay within its group's channels (a multiple of 64),
+  // and x must load by TMA too (the cp.async producer's filter map is one group's).
+  if (r.groups != 1) {
+    const std::string x_off = r.pointwise() ? plain_a_blocker(run) : im2col_geometry_blocker(run, elem_bytes);
+    if (!reach.groups || run.task.face != kForwardFace || r.ag() % kBlockK != 0 || !x_off.empty())
+      return "groups = 1 only, not " + std::to_string(r.groups);
+  }
   if (run.filter_in_place) return "";  // (run_of's rule: c contiguous, k rows 16-byte aligned)
   const Strides5& w = r.w_strides;  // (k, c, d, r, s)
   const long long row = r.taps() * r.ag();
@@ -1174,26 +1198,28 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
 
  private:
   // The config of the GEMM kernels (conv_wgmma.cuh, conv_wgmma_weight.cuh, conv_wgmma_nchw.cuh): every face
-  // but the weight face's shifted taps; `partial`: x by a partial im2col where it applies (im2col_blocker).
+  // but the weight face's shifted taps, the TMA producers as far as `reach` allows.
   static Result<WgmmaConfig> configure_gemm(const ConvProblem& problem, const ArchSpec& arch,
-                                            bool partial = partial_im2col_by_default()) {
+                                            TmaReach reach = TmaReach::by_default()) {
     WgmmaConfig config;
     BOO_ASSIGN_OR_RETURN(config.run, run_of(problem));
     config.fp32_out = problem.fp32_result;
     config.promote = problem.fp32_result && problem.promote_sums;
-    config.tma_off = tma_loads_enabled() ? tma_blocker(config.run) : kTmaOffVariable + std::string("=0");
+    config.tma_off = tma_loads_enabled() ? tma_blocker(config.run, problem.elem_bytes, reach)
+                                         : kTmaOffVariable + std::string("=0");
     config.tma = config.tma_off.empty();
     if (config.tma && config.run.native) {
       config.tma_x = true;  // the native forward's w and x: one producer thread (produce_planar_tma)
     } else if (config.tma && config.run.weight()) {
       // One producer thread issues the k-block's dy and x boxes (the weight face's producer was its
       // bottleneck: docs/perf/2026-11-26-session6.md, call 10).
-      config.tma_x_off = im2col_blocker(config.run, problem.elem_bytes, partial);
+      config.tma_x_off = im2col_blocker(config.run, problem.elem_bytes, reach.partial_im2col);
       config.tma_x = config.im2col = config.tma_x_off.empty();
     } else if (config.tma && config.run.task.face != kWeightFace) {  // (the data face: 1x1, tma_blocker)
       config.im2col = !config.run.rel.pointwise();
       config.tma_x_off =
-          config.im2col ? im2col_blocker(config.run, problem.elem_bytes, partial) : plain_a_blocker(config.run);
+          config.im2col ? im2col_blocker(config.run, problem.elem_bytes, reach.partial_im2col)
+                        : plain_a_blocker(config.run);
       config.tma_x = config.tma_x_off.empty();
       config.im2col = config.im2col && config.tma_x;
       if (!config.tma_x) {
@@ -1283,10 +1309,11 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       return out;
     }
     std::vector<WgmmaConfig> out = gemm_alternatives(problem, arch, chosen);
-    // Where a partial im2col applies, the other producer (cp.async where the heuristic chose the partial
-    // im2col, else that) second, its alternatives last.
-    Result<WgmmaConfig> other = configure_gemm(problem, arch, /*partial=*/!partial_im2col(chosen));
-    if (other.ok() && partial_im2col(*other) != partial_im2col(chosen)) {
+    // Where the chosen config takes a TmaReach beyond the first, the config without it second, its
+    // alternatives last (and the other way round where the heuristic was told not to: TmaReach::by_default).
+    Result<WgmmaConfig> other =
+        configure_gemm(problem, arch, beyond_first_reach(chosen) ? TmaReach::none() : TmaReach{});
+    if (other.ok() && beyond_first_reach(*other) != beyond_first_reach(chosen)) {
       std::vector<WgmmaConfig> more = gemm_alternatives(problem, arch, *other);
       out.insert(out.begin() + std::min<size_t>(1, out.size()), *other);
       out.insert(out.end(), more.begin(), more.end());
@@ -1332,7 +1359,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     // Where the heuristic keeps the forward face's filter off TMA because x goes by cp.async, the same
     // tiling with the filter by TMA second (slower on average, faster on some lines).
     if (!out.empty() && chosen.run.task.face == kForwardFace && !chosen.tma && tma_loads_enabled() &&
-        tma_blocker(chosen.run).empty()) {
+        tma_blocker(chosen.run, problem.elem_bytes, TmaReach::none()).empty()) {
       WgmmaConfig c = out.front();
       c.tma = true;
       c.tma_off.clear();

@@ -407,7 +407,10 @@ __device__ void produce(const ConvIgemmParams& p, const TmaMap* tma_b, unsigned 
 template <class C>
 __device__ void produce_tma(const TmaMap* tma_a, const TmaMap* tma_b, unsigned char* smem, unsigned long long* full,
                             unsigned long long* empty) {
-  static_assert(C::kGroups == 1 && C::kPhases == 1, "one group's A and filter, without stride phases");
+  static_assert(C::kPhases == 1, "without stride phases");
+  static_assert(C::kGroups == 1 || (C::kC % kBK == 0 && ClusterM<C>::value == 1 && !BNMajor<C>::value &&
+                                    !BTaps<C>::value),
+                "a group's whole 64-channel boxes of x and its rows of the filter, a box per CTA");
   static_assert(Im2colX<C>::value ? C::kC % kBK == 0 || (C::R == 1 && C::S == 1) : C::R == 1 && C::S == 1,
                 "an im2col A's k-blocks are one tap's channels (a 1x1 filter's last one partial: TMA fills the "
                 "channels past kC with zeros); a plain A is a 1x1 filter's");
@@ -422,6 +425,10 @@ __device__ void produce_tma(const TmaMap* tma_a, const TmaMap* tma_b, unsigned c
   int it = 0;  // k-blocks issued so far, over all units
   for (int unit = Tiles<C>::first_unit(); unit < Tiles<C>::kCount; unit += Tiles<C>::unit_stride()) {
     const int m0 = Tiles<C>::m0(unit), n0 = Tiles<C>::n0(unit);
+    // The unit's group: its x channels from sl.a (channels are contiguous: an element offset is a channel's),
+    // its filter rows from sl.bias (its first output channel). A box's rows past the group's kN are the next
+    // group's filter rows (or the map's zeros): their sums are never stored.
+    const Slice sl = slice_of<C>(Tiles<C>::slice(unit));
     // (im2col) The tile's first output pixel's receptive field's first input pixel (may lie in the padding).
     const int n = m0 / (C::P * C::Q), pq = m0 % (C::P * C::Q);
     const int h0 = (pq / C::Q) * C::SH - C::PH, w0 = (pq % C::Q) * C::SW - C::PW;
@@ -436,10 +443,10 @@ __device__ void produce_tma(const TmaMap* tma_a, const TmaMap* tma_b, unsigned c
       if constexpr (Im2colX<C>::value) {
         const int tap = kb * kBK / C::kC, c0 = kb * kBK % C::kC;
         const int r = tap / C::S, s = tap % C::S;
-        sm90::tma_load_im2col_4d(a_tile, tma_a, c0, w0, h0, n, static_cast<unsigned short>(s * C::DW),
+        sm90::tma_load_im2col_4d(a_tile, tma_a, sl.a + c0, w0, h0, n, static_cast<unsigned short>(s * C::DW),
                                  static_cast<unsigned short>(r * C::DH), &full[stage]);
       } else {
-        sm90::tma_load_2d(a_tile, tma_a, kb * kBK, m0, &full[stage]);
+        sm90::tma_load_2d(a_tile, tma_a, sl.a + kb * kBK, m0, &full[stage]);
       }
       if constexpr (BNMajor<C>::value) {
         static_assert(kCluster == 1, "an N-major B tile is BN / 64 boxes, not a cluster's parts");
@@ -450,7 +457,7 @@ __device__ void produce_tma(const TmaMap* tma_a, const TmaMap* tma_b, unsigned c
         static_assert(kCluster == 1 && C::kC % kBK == 0, "one tap's box a k-block, not a cluster's parts");
         sm90::tma_load_4d(b_tile, tma_b, kb * kBK % C::kC, n0, kb * kBK / C::kC, 0, &full[stage]);
       } else if constexpr (kCluster == 1) {
-        sm90::tma_load_2d(b_tile, tma_b, kb * kBK, n0, &full[stage]);
+        sm90::tma_load_2d(b_tile, tma_b, kb * kBK, sl.bias + n0, &full[stage]);
       } else {
         const int part = static_cast<int>(blockIdx.x) % kCluster;
         sm90::tma_load_2d_multicast(b_tile + part * (Layout<C>::kTileB / kCluster), tma_b, kb * kBK,
