@@ -586,6 +586,36 @@ TEST(TensorMapTest, GroupedForwardLoadsEachGroupsChannelsByTma) {
   }
 }
 
+TEST(TensorMapTest, GroupedDataFaceLoadsEachGroupsKbOfTheFlippedCopy) {
+  // The flipped copy of a grouped filter is [tap][c][kb]: a group's C / groups channels by every group's kb. Its
+  // map is {kb, C / groups, taps, 1} (a unit's boxes start at its group's kb, Cfg GW apart; rows past a group's
+  // channels are the map's zeros), dy's im2col map all its channels (GA apart).
+  const PlainStores plain_stores;
+  const std::string line = "convbfp16 -n 32 -c 320 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -g 4 -F 2" + kNhwc;
+  const Planned p = plan(line);
+  EXPECT_NE(p.config.find(", 4 groups; copies boo_conv_flip_w(256->256 tiles 1x64x80 v8/8), filter by TMA, x by TMA "
+                          "(im2col): one producer thread"),
+            std::string::npos)
+      << p.config;
+  const LaunchStep* step = wgmma_step(p.plan);
+  ASSERT_NE(step, nullptr);
+  ASSERT_EQ(step->tensor_maps.size(), 2u);
+  const TensorMapSlot& w = step->tensor_maps[0];
+  EXPECT_EQ(w.rank, 4u);
+  EXPECT_EQ(w.dims[0], 256u);  // every group's kb
+  EXPECT_EQ(w.dims[1], 80u);   // a group's dx channels
+  EXPECT_EQ(w.dims[2], 9u);
+  EXPECT_EQ(w.strides[0], 256u * 2);
+  EXPECT_EQ(w.strides[1], 80u * 256 * 2);
+  EXPECT_EQ(step->tensor_maps[1].dims[0], 256u);  // dy's channels
+  EXPECT_NE(p.plan.source.text.find("  static constexpr int GA = 64;\n  static constexpr int GW = 64;\n"),
+            std::string::npos);
+  EXPECT_NE(p.plan.source.text.find("  static constexpr bool kBTaps = true;\n"), std::string::npos);
+  const test::ScopedEnv off("BOO_WGMMA_GROUPED_TMA", "0");
+  EXPECT_NE(plan(line).config.find("; no TMA: the data face's flipped filter changes taps inside a k-block"),
+            std::string::npos);
+}
+
 TEST(TensorMapTest, ShapesThatDoNotQualifySayWhy) {
   struct Case {
     std::string command, why;
@@ -597,7 +627,8 @@ TEST(TensorMapTest, ShapesThatDoNotQualifySayWhy) {
       // A group's 96 channels: a 64-channel box of x would run into the next group's.
       {"convbfp16 -n 16 -c 480 -H 48 -W 32 -k 480 -y 3 -x 3 -p 1 -q 1 -g 5 -F 1" + kNhwc,
        "; no TMA: groups = 1 only, not 5"},
-      {"convbfp16 -n 16 -c 256 -H 56 -W 56 -k 256 -y 3 -x 3 -p 1 -q 1 -g 2 -F 2" + kNhwc,
+      // 80 of dy's channels a group: a 64-kb box of the flipped copy would run into the next group's.
+      {"convbfp16 -n 16 -c 256 -H 56 -W 56 -k 320 -y 3 -x 3 -p 1 -q 1 -g 4 -F 2" + kNhwc,
        "; no TMA: the data face's flipped filter changes taps inside a k-block"},
   };
   for (const Case& c : cases) {

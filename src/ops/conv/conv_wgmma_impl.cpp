@@ -810,6 +810,17 @@ bool tma_stores_enabled() {
   return v == nullptr || std::string_view(v) != "0";
 }
 
+// Whether a grouped run's forward face, or stride-1 data face of several taps, loads by TMA (TmaReach::groups):
+// a k-block's box of x (dy) must stay within its group's channels (a multiple of 64), and x must load by TMA
+// too (the cp.async producer's filter map is one group's). (A 1x1 data face's flipped copy, a 2-D map of its
+// rows, is one group's.)
+bool grouped_by_tma(const Run& run, long long elem_bytes, TmaReach reach) {
+  const Relation& r = run.rel;
+  if (!reach.groups || run.weight() || run.native || run.phased || r.ag() % kBlockK != 0) return false;
+  if (run.task.face == kDataFace && r.taps() == 1) return false;
+  return (r.pointwise() ? plain_a_blocker(run) : im2col_geometry_blocker(run, elem_bytes)).empty();
+}
+
 // Why the run's plain operand cannot be loaded by TMA boxes (empty: it can): the forward face's filter
 // where its (r, s, c) columns are one run of memory per output channel (a 2-D map, any C: the packed
 // k-blocks are 64 consecutive columns), groups 1 (or with TmaReach::groups a grouped forward face whose x
@@ -838,7 +849,7 @@ std::string tma_blocker(const Run& run, long long elem_bytes, TmaReach reach) {
   if (run.task.face == kDataFace && run.phased) return flipped_reason;
   if (run.task.face == kDataFace && r.taps() > 1) {
     // The flipped copy [tap][c][kb] as a 4-D map, a box per k-block of one tap's 64 kb (tma_slot).
-    if (r.groups != 1) return flipped_reason;
+    if (r.groups != 1 && !grouped_by_tma(run, elem_bytes, reach)) return flipped_reason;
     if (r.ag() % kBlockK != 0) return flipped_reason;  // (dy's channels not a multiple of 64: it does)
     return "";
   }
@@ -848,13 +859,7 @@ std::string tma_blocker(const Run& run, long long elem_bytes, TmaReach reach) {
                        (r.batch == 1 || y[0] == r.pix_b() * y[4]) && y[4] >= r.bg();
     return dense ? "" : "dy's pixels are not evenly spaced in memory";
   }
-  // Groups (TmaReach::groups): a k-block's box of x must stay within its group's channels (a multiple of 64),
-  // and x must load by TMA too (the cp.async producer's filter map is one group's).
-  if (r.groups != 1) {
-    const std::string x_off = r.pointwise() ? plain_a_blocker(run) : im2col_geometry_blocker(run, elem_bytes);
-    if (!reach.groups || run.task.face != kForwardFace || r.ag() % kBlockK != 0 || !x_off.empty())
-      return "groups = 1 only, not " + std::to_string(r.groups);
-  }
+  if (r.groups != 1 && !grouped_by_tma(run, elem_bytes, reach)) return "groups = 1 only, not " + std::to_string(r.groups);
   if (run.filter_in_place) return "";  // (run_of's rule: c contiguous, k rows 16-byte aligned)
   const Strides5& w = r.w_strides;  // (k, c, d, r, s)
   const long long row = r.taps() * r.ag();
@@ -1000,11 +1005,13 @@ TensorMapSlot tma_slot(const Run& run, int rows, DType dtype, TensorBinding tens
   const Relation& r = run.rel;
   // The data face's flipped copy of several taps (Cfg kBTaps): [tap][c][kb] as {kb, C rows, taps, 1}, box
   // {64, rows, 1, 1}: one tap's 64 kb of the tile's rows (conv_wgmma.cuh's produce_tma).
+  // With groups the copy's rows are a group's channels and its kb every group's ({kb, C / groups, taps, 1}; a
+  // unit's boxes start at its group's kb, conv_wgmma.cuh's produce_tma).
   if (run.task.face == kDataFace && r.taps() > 1) {
-    TensorMapSlot m = matrix_slot(tensor, dtype, r.ag(), r.cb, r.w_strides[0], kBlockK, static_cast<uint32_t>(rows));
+    TensorMapSlot m = matrix_slot(tensor, dtype, r.ca, r.bg(), r.w_strides[0], kBlockK, static_cast<uint32_t>(rows));
     const uint64_t element = dtype_size_bytes(dtype), tap = static_cast<uint64_t>(r.w_strides[4]) * element;
     m.rank = 4;
-    m.dims = {static_cast<uint64_t>(r.ag()), static_cast<uint64_t>(r.cb), static_cast<uint64_t>(r.taps()), 1, 1};
+    m.dims = {static_cast<uint64_t>(r.ca), static_cast<uint64_t>(r.bg()), static_cast<uint64_t>(r.taps()), 1, 1};
     m.strides = {static_cast<uint64_t>(r.w_strides[0]) * element, tap, tap * static_cast<uint64_t>(r.taps()), 0};
     return m;
   }

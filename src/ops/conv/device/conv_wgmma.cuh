@@ -408,9 +408,8 @@ template <class C>
 __device__ void produce_tma(const TmaMap* tma_a, const TmaMap* tma_b, unsigned char* smem, unsigned long long* full,
                             unsigned long long* empty) {
   static_assert(C::kPhases == 1, "without stride phases");
-  static_assert(C::kGroups == 1 || (C::kC % kBK == 0 && ClusterM<C>::value == 1 && !BNMajor<C>::value &&
-                                    !BTaps<C>::value),
-                "a group's whole 64-channel boxes of x and its rows of the filter, a box per CTA");
+  static_assert(C::kGroups == 1 || (C::kC % kBK == 0 && ClusterM<C>::value == 1 && !BNMajor<C>::value),
+                "a group's whole 64-channel boxes of x and its part of the filter, a box per CTA");
   static_assert(Im2colX<C>::value ? C::kC % kBK == 0 || (C::R == 1 && C::S == 1) : C::R == 1 && C::S == 1,
                 "an im2col A's k-blocks are one tap's channels (a 1x1 filter's last one partial: TMA fills the "
                 "channels past kC with zeros); a plain A is a 1x1 filter's");
@@ -426,8 +425,9 @@ __device__ void produce_tma(const TmaMap* tma_a, const TmaMap* tma_b, unsigned c
   for (int unit = Tiles<C>::first_unit(); unit < Tiles<C>::kCount; unit += Tiles<C>::unit_stride()) {
     const int m0 = Tiles<C>::m0(unit), n0 = Tiles<C>::n0(unit);
     // The unit's group: its x channels from sl.a (channels are contiguous: an element offset is a channel's),
-    // its filter rows from sl.bias (its first output channel). A box's rows past the group's kN are the next
-    // group's filter rows (or the map's zeros): their sums are never stored.
+    // its filter rows from sl.bias (its first output channel), or in the data face's flipped copy (rows a
+    // group's channels) its kb columns from sl.w. A box's rows past the group's kN are the next group's filter
+    // rows (or the map's zeros): their sums are never stored.
     const Slice sl = slice_of<C>(Tiles<C>::slice(unit));
     // (im2col) The tile's first output pixel's receptive field's first input pixel (may lie in the padding).
     const int n = m0 / (C::P * C::Q), pq = m0 % (C::P * C::Q);
@@ -455,7 +455,7 @@ __device__ void produce_tma(const TmaMap* tma_a, const TmaMap* tma_b, unsigned c
           sm90::tma_load_2d(b_tile + j * Layout<C>::kAtomColumn, tma_b, n0 + 64 * j, kb * kBK, &full[stage]);
       } else if constexpr (BTaps<C>::value) {
         static_assert(kCluster == 1 && C::kC % kBK == 0, "one tap's box a k-block, not a cluster's parts");
-        sm90::tma_load_4d(b_tile, tma_b, kb * kBK % C::kC, n0, kb * kBK / C::kC, 0, &full[stage]);
+        sm90::tma_load_4d(b_tile, tma_b, sl.w + kb * kBK % C::kC, n0, kb * kBK / C::kC, 0, &full[stage]);
       } else if constexpr (kCluster == 1) {
         sm90::tma_load_2d(b_tile, tma_b, kb * kBK, sl.bias + n0, &full[stage]);
       } else {
