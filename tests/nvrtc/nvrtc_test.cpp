@@ -1298,7 +1298,8 @@ TEST(NvrtcTest, HopperDataFaceTmaModulesCompile) {
 // with bias and activation in fp16, a data face of two images.
 // The data face of several taps at stride 1 reads the flipped filter copy by TMA (Cfg kBTaps: a tiled 4-D box
 // of one tap's 64 kb a k-block) beside dy by im2col: one producer thread, no spills, both 16-bit types, NCHW
-// on staged copies, 4 groups (a group's kb of the copy, its rows a group's 80 channels).
+// on staged copies, 4 groups (a group's kb of the copy, its rows a group's 80 channels), stride phases (2 and 3:
+// one im2col map of dy, a phase's taps of the copy as {kb, c, S, R}).
 TEST(NvrtcTest, HopperDataFaceFlippedFilterTmaModulesCompile) {
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
   const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
@@ -1310,6 +1311,8 @@ TEST(NvrtcTest, HopperDataFaceFlippedFilterTmaModulesCompile) {
            "convbfp16 -n 8 -c 200 -H 30 -W 30 -k 128 -y 5 -x 5 -p 4 -q 4 -l 2 -j 2 -F 2" + nhwc,
            std::string("convfp16 -n 32 -c 128 -H 28 -W 28 -k 128 -y 3 -x 3 -p 1 -q 1 -F 2"),
            "convbfp16 -n 32 -c 320 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -g 4 -F 2" + nhwc,
+           "convbfp16 -n 128 -c 128 -H 56 -W 56 -k 128 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 2" + nhwc,
+           "convfp16 -n 16 -c 128 -H 45 -W 45 -k 128 -y 5 -x 5 -p 2 -q 2 -u 3 -v 3 -F 2" + nhwc,
        }) {
     SCOPED_TRACE(command);
     Result<HeuristicPlan> h = heuristic_plan(command, device);

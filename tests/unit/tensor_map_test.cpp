@@ -221,12 +221,13 @@ TEST(TensorMapTest, PointwiseDataFaceMapsTheFilterInPlace) {
   const Planned odd = plan("convbfp16 -n 16 -c 288 -H 48 -W 32 -k 419 -y 1 -x 1 -F 2" + kNhwc);
   EXPECT_NE(odd.config.find("boo_conv_flip_w"), std::string::npos) << odd.config;
   EXPECT_EQ(odd.config.find("in place"), std::string::npos) << odd.config;
-  // Filters of several taps read the flipped copy by TMA (DataFaceFlippedFilterIsAMapOfItsTaps); strided data
-  // faces keep cp.async (their flipped filter is taken per stride phase).
+  // Filters of several taps read the flipped copy by TMA (DataFaceFlippedFilterIsAMapOfItsTaps), and so do
+  // strided data faces (their phases' taps of it: StridePhasesShareOneIm2colMapOfDy).
   EXPECT_NE(plan("convbfp16 -n 16 -c 288 -H 48 -W 32 -k 384 -y 3 -x 3 -p 1 -q 1 -F 2" + kNhwc).config.find(
                 "boo_conv_flip_w(384->384 tiles 1x64x128 v8/8), filter by TMA, x by TMA (im2col)"),
             std::string::npos);
-  EXPECT_NE(plan("convbfp16 -n 16 -c 288 -H 48 -W 32 -k 384 -y 1 -x 1 -u 2 -v 2 -F 2" + kNhwc).config.find("no TMA"),
+  EXPECT_NE(plan("convbfp16 -n 16 -c 288 -H 48 -W 32 -k 384 -y 1 -x 1 -u 2 -v 2 -F 2" + kNhwc).config.find(
+                "2x2 stride phases; copies boo_conv_flip_w(384->384 tiles 1x16x288 run v8/8), filter by TMA, x by TMA"),
             std::string::npos);
 }
 
@@ -616,11 +617,69 @@ TEST(TensorMapTest, GroupedDataFaceLoadsEachGroupsKbOfTheFlippedCopy) {
             std::string::npos);
 }
 
+TEST(TensorMapTest, StridePhasesShareOneIm2colMapOfDy) {
+  // The strided data face's phases (conv_wgmma_slices.cuh) are stride-1 convs of dy with their own padding pad'
+  // and taps. One im2col map of dy serves them all: its lower corner -max pad' (Cfg kPhasePadH/W), its
+  // bounding box the phases' P x Q grid, so the upper corner is P - H_dy - max pad'; the flipped copy
+  // [r'][s'][c][kb] is a 4-D map {kb, c, S, R}, a box one tap's 64 kb.
+  const PlainStores plain_stores;
+  struct Case {
+    std::string command;
+    int pad_h, pad_w;                 // the largest pad' of a phase with taps
+    std::array<uint64_t, 4> dy;       // dy's map: {K, W, H, N}
+    std::array<int32_t, 2> upper;     // W, H: Q - W_dy - pad_w, P - H_dy - pad_h
+    std::array<uint64_t, 4> flipped;  // {kb, c, S, R}
+  } cases[] = {
+      // 3x3, stride 2, padding 1 (ResNet-50): 56 -> 28; both phases of pad' 0 (2 taps from dy's pixel t - 1
+      // ... t, 1 tap from t), dy and the grid 28 x 28.
+      {"convbfp16 -n 128 -c 128 -H 56 -W 56 -k 128 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 2" + kNhwc, 0, 0,
+       {128, 28, 28, 128}, {0, 0}, {128, 128, 3, 3}},
+      // 4x4, stride 2, padding 1: phases of pad' 0 and 1 (taps from t - 1 and t), so tap j of the pad' 0 phase
+      // is read at offset j + 1; dy 28 x 28.
+      {"convbfp16 -n 16 -c 64 -H 56 -W 56 -k 128 -y 4 -x 4 -p 1 -q 1 -u 2 -v 2 -F 2" + kNhwc, 1, 1,
+       {128, 28, 28, 16}, {-1, -1}, {128, 64, 4, 4}},
+      // Stride 2 along H only: along W one phase of pad' 1 (a stride-1 3x3 of padding 1), 41 wide.
+      {"convbfp16 -n 16 -c 128 -H 40 -W 41 -k 192 -y 3 -x 3 -p 1 -q 1 -u 2 -v 1 -F 2" + kNhwc, 0, 1,
+       {192, 41, 20, 16}, {-1, 0}, {192, 128, 3, 3}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.command);
+    const Planned p = plan(c.command);
+    EXPECT_NE(p.config.find(" stride phases; copies boo_conv_flip_w("), std::string::npos) << p.config;
+    EXPECT_NE(p.config.find("), filter by TMA, x by TMA (im2col): one producer thread"), std::string::npos)
+        << p.config;
+    const LaunchStep* step = wgmma_step(p.plan);
+    ASSERT_NE(step, nullptr);
+    ASSERT_EQ(step->tensor_maps.size(), 2u);
+    const TensorMapSlot& w = step->tensor_maps[0];
+    EXPECT_EQ(w.rank, 4u);
+    for (int d = 0; d < 4; ++d) EXPECT_EQ(w.dims[d], c.flipped[d]) << d;
+    EXPECT_EQ(w.strides[1], c.flipped[0] * c.flipped[1] * 2);  // one tap s' of the copy
+    EXPECT_EQ(w.strides[2], c.flipped[0] * c.flipped[1] * c.flipped[2] * 2);
+    const TensorMapSlot& a = step->tensor_maps[1];
+    EXPECT_EQ(a.mode, TensorMapSlot::Mode::kIm2col);
+    for (int d = 0; d < 4; ++d) EXPECT_EQ(a.dims[d], c.dy[d]) << d;
+    EXPECT_EQ(a.lower_corner[0], -c.pad_w);
+    EXPECT_EQ(a.lower_corner[1], -c.pad_h);
+    EXPECT_EQ(a.upper_corner[0], c.upper[0]);
+    EXPECT_EQ(a.upper_corner[1], c.upper[1]);
+    EXPECT_EQ(a.element_strides, (std::array<uint32_t, 5>{1, 1, 1, 1, 1}));
+    EXPECT_NE(p.plan.source.text.find("  static constexpr bool kBTaps = true;\n  static constexpr int kPhasePadH = " +
+                                      std::to_string(c.pad_h) + ";\n  static constexpr int kPhasePadW = " +
+                                      std::to_string(c.pad_w) + ";\n"),
+              std::string::npos);
+    const test::ScopedEnv off("BOO_WGMMA_PHASED_TMA", "0");
+    EXPECT_NE(plan(c.command).config.find("; no TMA: the data face's flipped filter changes taps inside a k-block"),
+              std::string::npos);
+  }
+}
+
 TEST(TensorMapTest, ShapesThatDoNotQualifySayWhy) {
   struct Case {
     std::string command, why;
   } cases[] = {
-      {"convbfp16 -n 16 -c 768 -H 48 -W 32 -k 2048 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 2" + kNhwc,
+      // Stride phases over dy's 200 channels: a 64-kb box would run into the next tap's.
+      {"convbfp16 -n 16 -c 768 -H 48 -W 32 -k 200 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 2" + kNhwc,
        "; no TMA: the data face's flipped filter changes taps inside a k-block"},
       {"convbfp16 -n 16 -c 256 -H 28 -W 28 -k 200 -y 3 -x 3 -p 1 -q 1 -F 2" + kNhwc,
        "; no TMA: the data face's flipped filter changes taps inside a k-block"},

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -112,6 +113,9 @@ struct Run {
   bool native = false;
   bool phased = false;        // the strided data face, by stride phases
   Dims3 phase_count{1, 1, 1};  // its phases along (D, H, W): the stride
+  // The largest padding pad' of a phase with taps along (D, H, W) (conv_wgmma_slices.cuh): the lower corner of
+  // the one im2col map of dy that serves every phase (conv_wgmma.cuh's PhasePadH/W).
+  Dims3 phase_pad{0, 0, 0};
   std::string staged_why;
   FaceTask task;
   std::string a, b, w;  // the signature tensors read as the run's A, B (weight face) and W (other faces)
@@ -199,15 +203,18 @@ struct TmaReach {
   // The grouped forward face with both operands by TMA, each group's channels of x's im2col map and rows of the
   // filter's (tma_blocker).
   bool groups = true;
+  // The stride-phased data face by TMA: one im2col map of dy for every phase, the flipped copy's taps a 4-D map
+  // (phased_im2col_blocker).
+  bool phases = true;
 
   static TmaReach by_default() {
     auto on = [](const char* name) {
       const char* v = std::getenv(name);
       return v == nullptr || std::string_view(v) != "0";
     };
-    return {on("BOO_WGMMA_PARTIAL_IM2COL"), on("BOO_WGMMA_GROUPED_TMA")};
+    return {on("BOO_WGMMA_PARTIAL_IM2COL"), on("BOO_WGMMA_GROUPED_TMA"), on("BOO_WGMMA_PHASED_TMA")};
   }
-  static TmaReach none() { return {false, false}; }
+  static TmaReach none() { return {false, false, false}; }
 };
 
 // Channels that are not a multiple of 8 (16-byte vectors of one tap) are staged in copies padded with zeros to
@@ -239,6 +246,18 @@ std::string padding_rule(const Run& run) {
 std::string plain_a_blocker(const Run& run);
 std::string im2col_blocker(const Run& run, long long elem_bytes, bool partial);
 std::string im2col_geometry_blocker(const Run& run, long long elem_bytes);
+std::string phased_im2col_blocker(const Run& run, long long elem_bytes);
+
+// The largest padding pad' of a stride phase with taps along a dim of stride u, r taps and padding pad
+// (conv_wgmma_slices.cuh's phase_dim).
+long long largest_phase_pad(long long u, long long r, long long pad) {
+  long long largest = std::numeric_limits<long long>::min();
+  for (long long phase = 0; phase < std::min(u, r); ++phase) {
+    const long long taps = ceil_div(r - phase, u), first = ((phase - pad) % u + u) % u;
+    largest = std::max(largest, taps - 1 - (first + pad - phase) / u);
+  }
+  return largest;
+}
 
 // `filter_in_place`: a 1x1 data face at stride 1 reads its filter where it lies where it can (Run's
 // filter_in_place); false: through the flipped copy, as the cp.async producer needs (boo tune's candidate).
@@ -301,6 +320,7 @@ Result<Run> run_of(const ConvProblem& problem, bool filter_in_place = true) {
       for (int d = 1; d < 3; ++d) {
         f.b_size[d] = ceil_div(r.a_size[d], r.stride[d]);
         f.f_size[d] = ceil_div(r.f_size[d], r.stride[d]);
+        run.phase_pad[d] = largest_phase_pad(r.stride[d], r.f_size[d], r.pad[d]);
       }
       f.pad = {0, 0, 0};  // each phase's own: conv_wgmma_slices.cuh
     } else {
@@ -610,9 +630,10 @@ struct WgmmaConfig final : Config {
 };
 
 // Whether the config takes a TmaReach beyond the first: x by an im2col map whose last copy of a tap lies partly
-// past its channels (im2col_blocker's `partial`), or the grouped forward face by TMA.
+// past its channels (im2col_blocker's `partial`), the grouped faces or the stride-phased data face by TMA.
 bool beyond_first_reach(const WgmmaConfig& c) {
-  return (c.im2col && c.run.rel.ag() % kBlockK != 0) || (c.tma && c.run.rel.groups > 1 && !c.run.weight());
+  return (c.im2col && c.run.rel.ag() % kBlockK != 0) || (c.tma && c.run.rel.groups > 1 && !c.run.weight()) ||
+         (c.tma && c.run.phased);
 }
 
 // Wider tiles load fewer bytes per MAC (N = 256: half the B bytes of N =
@@ -846,7 +867,11 @@ std::string tma_blocker(const Run& run, long long elem_bytes, TmaReach reach) {
   // rows. A stride phase takes every stride-th tap of the copy, a group its own channels of it: a map per phase
   // or group, not built yet.)
   const std::string flipped_reason = "the data face's flipped filter changes taps inside a k-block (a 3-D map, not built yet)";
-  if (run.task.face == kDataFace && run.phased) return flipped_reason;
+  // The phases (TmaReach::phases): one group, whole 64-kb boxes, dy by the phases' im2col map.
+  if (run.task.face == kDataFace && run.phased)
+    return reach.phases && r.groups == 1 && r.ag() % kBlockK == 0 && phased_im2col_blocker(run, elem_bytes).empty()
+               ? ""
+               : flipped_reason;
   if (run.task.face == kDataFace && r.taps() > 1) {
     // The flipped copy [tap][c][kb] as a 4-D map, a box per k-block of one tap's 64 kb (tma_slot).
     if (r.groups != 1 && !grouped_by_tma(run, elem_bytes, reach)) return flipped_reason;
@@ -980,6 +1005,25 @@ std::string im2col_blocker(const Run& run, long long elem_bytes, bool partial) {
   return geometry;
 }
 
+// Why the stride-phased data face's dy cannot be the phases' one im2col map (empty: it can): its lower corner
+// -Run::phase_pad and its bounding box the phases' P x Q grid (its upper corner P - H_dy - phase_pad) within the
+// driver's rank-4 corners [-128, 128), dy's strides nested, and im2col_geometry_blocker's size.
+std::string phased_im2col_blocker(const Run& run, long long elem_bytes) {
+  const Relation& r = run.rel;
+  for (int d = 1; d < 3; ++d) {
+    const long long lower = -run.phase_pad[d], upper = r.b_size[d] - r.a_size[d] - run.phase_pad[d];
+    if (lower < -128 || lower > 127 || upper < -128 || upper > 127)
+      return std::string("the phases' im2col map along ") + (d == 1 ? "H" : "W") +
+             " needs corners in [-128, 127]";
+  }
+  const std::array<long long, 3> s = im2col_strides(r);
+  if (s[0] < r.ca || s[1] < r.a_size[2] * s[0] || s[2] < r.a_size[1] * s[1])
+    return "dy's strides are not nested (N, H, W, C outermost first)";
+  if (r.batch * s[2] * elem_bytes < kMinIm2colBytes)
+    return "dy below " + std::to_string(kMinIm2colBytes / 1024) + " KiB (a driver issue's workaround is not built)";
+  return "";
+}
+
 // A 2-D map of `tensor` with the 128-byte swizzle: {columns, rows} elements, rows `row_stride` elements
 // apart, box {box_columns, box_rows}. Every tiled map of the tier is one.
 TensorMapSlot matrix_slot(TensorBinding tensor, DType dtype, long long columns, long long rows, long long row_stride,
@@ -1001,8 +1045,21 @@ TensorMapSlot matrix_slot(TensorBinding tensor, DType dtype, long long columns, 
 //     rows, or in clusters a CTA's part of them;
 //   weight: dy as {K channels, N x P x Q pixels}, pixels YW apart; box {64, 64}: one of an A tile's two
 //     atom columns.
-TensorMapSlot tma_slot(const Run& run, int rows, DType dtype, TensorBinding tensor) {
+TensorMapSlot tma_slot(const Run& run, const Relation& data, int rows, DType dtype, TensorBinding tensor) {
   const Relation& r = run.rel;
+  // The stride phases' flipped copy [r'][s'][c][kb] (its tap strides a phase's U taps in run.rel) as
+  // {kb, C rows, S, R}, box {64, rows, 1, 1}: a phase's tap (conv_wgmma.cuh's PhasePadH/W).
+  if (run.phased) {
+    TensorMapSlot m = matrix_slot(tensor, dtype, r.ca, r.cb, r.w_strides[0], kBlockK, static_cast<uint32_t>(rows));
+    const uint64_t element = dtype_size_bytes(dtype);
+    m.rank = 4;
+    m.dims = {static_cast<uint64_t>(r.ca), static_cast<uint64_t>(r.cb), static_cast<uint64_t>(data.f_size[2]),
+              static_cast<uint64_t>(data.f_size[1]), 1};
+    m.strides = {static_cast<uint64_t>(r.w_strides[0]) * element,
+                 static_cast<uint64_t>(r.w_strides[4] / data.stride[2]) * element,
+                 static_cast<uint64_t>(r.w_strides[3] / data.stride[1]) * element, 0};
+    return m;
+  }
   // The data face's flipped copy of several taps (Cfg kBTaps): [tap][c][kb] as {kb, C rows, taps, 1}, box
   // {64, rows, 1, 1}: one tap's 64 kb of the tile's rows (conv_wgmma.cuh's produce_tma).
   // With groups the copy's rows are a group's channels and its kb every group's ({kb, C / groups, taps, 1}; a
@@ -1095,6 +1152,10 @@ TensorMapSlot im2col_slot(const Run& run, DType dtype, TensorBinding tensor, lon
     const int dim = 2 - d;
     m.lower_corner[d] = static_cast<int32_t>(-r.pad[dim]);
     m.upper_corner[d] = static_cast<int32_t>(r.pad[dim] - r.dil[dim] * (r.f_size[dim] - 1));
+    if (run.phased) {  // the phases' map (phased_im2col_blocker): the P x Q grid from -phase_pad
+      m.lower_corner[d] = static_cast<int32_t>(-run.phase_pad[dim]);
+      m.upper_corner[d] = static_cast<int32_t>(r.b_size[dim] - r.a_size[dim] - run.phase_pad[dim]);
+    }
   }
   m.element_strides = {1, static_cast<uint32_t>(r.stride[2]), static_cast<uint32_t>(r.stride[1]), 1, 1};
   m.channels_per_pixel = static_cast<uint32_t>(kBlockK);
@@ -1223,10 +1284,10 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       config.tma_x_off = im2col_blocker(config.run, problem.elem_bytes, reach.partial_im2col);
       config.tma_x = config.im2col = config.tma_x_off.empty();
     } else if (config.tma && config.run.task.face != kWeightFace) {  // (the data face: 1x1, tma_blocker)
-      config.im2col = !config.run.rel.pointwise();
-      config.tma_x_off =
-          config.im2col ? im2col_blocker(config.run, problem.elem_bytes, reach.partial_im2col)
-                        : plain_a_blocker(config.run);
+      config.im2col = config.run.phased || !config.run.rel.pointwise();
+      config.tma_x_off = config.run.phased ? phased_im2col_blocker(config.run, problem.elem_bytes)
+                         : config.im2col   ? im2col_blocker(config.run, problem.elem_bytes, reach.partial_im2col)
+                                           : plain_a_blocker(config.run);
       config.tma_x = config.tma_x_off.empty();
       config.im2col = config.im2col && config.tma_x;
       if (!config.tma_x) {
@@ -1479,7 +1540,10 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     if (config.cluster > 1) cfg += constant("kClusterM", config.cluster);
     if (run.element_stores) cfg += "  static constexpr bool kElementStores = true;\n";
     if (run.filter_in_place) cfg += "  static constexpr bool kBNMajor = true;\n";
-    if (config.tma && run.task.face == kDataFace && r.taps() > 1) cfg += "  static constexpr bool kBTaps = true;\n";
+    if (config.tma && run.task.face == kDataFace && (r.taps() > 1 || run.phased))
+      cfg += "  static constexpr bool kBTaps = true;\n";
+    if (config.tma && run.phased)
+      cfg += constant("kPhasePadH", run.phase_pad[1]) + constant("kPhasePadW", run.phase_pad[2]);
     cfg += "};\n";
 
     Plan plan;
@@ -1581,7 +1645,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
                                                               : bind(run.w, run.w_copy, false));
       step.map(run.weight() ? params.tma_a : params.tma_b,
                run.native ? native_w_slot(run, sig.dtype, tensor)
-                          : tma_slot(run, config.bn / config.cluster, sig.dtype, tensor));
+                          : tma_slot(run, problem.relation, config.bn / config.cluster, sig.dtype, tensor));
       if (config.tma_x) {  // x (or its copy): the forward face's A, as a plain matrix or by im2col (the native
                            // path's B); the weight face's B
         BOO_ASSIGN_OR_RETURN(TensorBinding x, bind(run.a, run.a_copy, false));

@@ -107,6 +107,16 @@ BOO_CFG_OPTION(BNMajor, kBNMajor, bool, false);
 /// BN rows c, that tap} of a 4-D map {kb, c, taps, 1}.
 BOO_CFG_OPTION(BTaps, kBTaps, bool, false);
 
+/// The stride-phased data face by TMA (C::kPhasePadH, kPhasePadW, emitted
+/// only there: groups 1, dy's channels a multiple of 64, BTaps): one im2col map
+/// of dy serves every phase (conv_wgmma_slices.cuh). Its bounding box is the
+/// phases' P x Q grid from the lower corner -kPhasePad (the largest padding
+/// pad' of a phase with taps), so a phase of padding pad' reads its tap j at
+/// the im2col offset j + kPhasePad - pad'; its taps are the flipped copy's
+/// (tap0 + U j), boxes of a 4-D map {kb, c, S, R} of it.
+BOO_CFG_OPTION(PhasePadH, kPhasePadH, int, 0);
+BOO_CFG_OPTION(PhasePadW, kPhasePadW, int, 0);
+
 /// CTAs per cluster (C::kClusterM, emitted only where above 1): the
 /// fully-TMA forward face's clusters of CTAs on neighbouring row tiles of one
 /// column tile, each loading 1 / kClusterM of the B (filter) tile and
@@ -407,7 +417,8 @@ __device__ void produce(const ConvIgemmParams& p, const TmaMap* tma_b, unsigned 
 template <class C>
 __device__ void produce_tma(const TmaMap* tma_a, const TmaMap* tma_b, unsigned char* smem, unsigned long long* full,
                             unsigned long long* empty) {
-  static_assert(C::kPhases == 1, "without stride phases");
+  static_assert(C::kPhases == 1 || (C::kGroups == 1 && BTaps<C>::value && Im2colX<C>::value),
+                "stride phases: the data face of one group by its flipped copy's map and dy's im2col map");
   static_assert(C::kGroups == 1 || (C::kC % kBK == 0 && ClusterM<C>::value == 1 && !BNMajor<C>::value),
                 "a group's whole 64-channel boxes of x and its part of the filter, a box per CTA");
   static_assert(Im2colX<C>::value ? C::kC % kBK == 0 || (C::R == 1 && C::S == 1) : C::R == 1 && C::S == 1,
@@ -429,10 +440,19 @@ __device__ void produce_tma(const TmaMap* tma_a, const TmaMap* tma_b, unsigned c
     // group's channels) its kb columns from sl.w. A box's rows past the group's kN are the next group's filter
     // rows (or the map's zeros): their sums are never stored.
     const Slice sl = slice_of<C>(Tiles<C>::slice(unit));
-    // (im2col) The tile's first output pixel's receptive field's first input pixel (may lie in the padding).
+    // (im2col) The tile's first output pixel's receptive field's first input pixel (may lie in the padding);
+    // with stride phases, the map's lower corner from the tile's first pixel, and the phase's taps.
     const int n = m0 / (C::P * C::Q), pq = m0 % (C::P * C::Q);
-    const int h0 = (pq / C::Q) * C::SH - C::PH, w0 = (pq % C::Q) * C::SW - C::PW;
-    for (int kb = Tiles<C>::kb_begin(unit); kb < Tiles<C>::U::kb_end(unit); ++kb, ++it) {
+    int h0 = (pq / C::Q) * C::SH - C::PH, w0 = (pq % C::Q) * C::SW - C::PW;
+    PhaseDim phase_h{}, phase_w{};
+    if constexpr (C::kPhases > 1) {
+      const int phase = Tiles<C>::slice(unit);
+      phase_h = phase_dim(phase / C::UW, C::UH, C::FR, C::DPH, C::OH);
+      phase_w = phase_dim(phase % C::UW, C::UW, C::FS, C::DPW, C::OW);
+      h0 = pq / C::Q - PhasePadH<C>::value;
+      w0 = pq % C::Q - PhasePadW<C>::value;
+    }
+    for (int kb = Tiles<C>::kb_begin(unit); kb < Tiles<C>::kb_end(unit, sl); ++kb, ++it) {
       const int stage = it % C::STAGES;
       // Wait until both consumers (of every CTA of the cluster) released what the stage held STAGES
       // k-blocks ago.
@@ -440,7 +460,17 @@ __device__ void produce_tma(const TmaMap* tma_a, const TmaMap* tma_b, unsigned c
       const unsigned a_tile = sm90::shared_address(smem) + stage * Layout<C>::kTileA;
       const unsigned b_tile = sm90::shared_address(smem) + Layout<C>::kB + stage * Layout<C>::kTileB;
       sm90::mbarrier_arrive_expect_tx(&full[stage], Layout<C>::kTileA + Layout<C>::kTileB);
-      if constexpr (Im2colX<C>::value) {
+      if constexpr (C::kPhases > 1) {
+        // The phase's tap (jh, jw) of dy at offset j + kPhasePad - pad', and the copy's tap0 + U j.
+        const int tap = kb * kBK / C::kC, c0 = kb * kBK % C::kC;
+        const int jh = tap / phase_w.taps, jw = tap % phase_w.taps;
+        sm90::tma_load_im2col_4d(a_tile, tma_a, c0, w0, h0, n,
+                                 static_cast<unsigned short>(jw + PhasePadW<C>::value - phase_w.pad),
+                                 static_cast<unsigned short>(jh + PhasePadH<C>::value - phase_h.pad), &full[stage]);
+        sm90::tma_load_4d(b_tile, tma_b, c0, n0, phase_w.tap0 + C::UW * jw, phase_h.tap0 + C::UH * jh,
+                          &full[stage]);
+        continue;  // (both of the k-block's boxes: the B loads below are the unphased faces')
+      } else if constexpr (Im2colX<C>::value) {
         const int tap = kb * kBK / C::kC, c0 = kb * kBK % C::kC;
         const int r = tap / C::S, s = tap % C::S;
         sm90::tma_load_im2col_4d(a_tile, tma_a, sl.a + c0, w0, h0, n, static_cast<unsigned short>(s * C::DW),
