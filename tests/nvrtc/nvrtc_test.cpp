@@ -1299,39 +1299,51 @@ TEST(NvrtcTest, HopperDataFaceTmaModulesCompile) {
 // The data face of several taps at stride 1 reads the flipped filter copy by TMA (Cfg kBTaps: a tiled 4-D box
 // of one tap's 64 kb a k-block) beside dy by im2col: one producer thread, no spills, both 16-bit types, NCHW
 // on staged copies, 4 groups (a group's kb of the copy, its rows a group's 80 channels), stride phases (2 and 3:
-// one im2col map of dy, a phase's taps of the copy as {kb, c, S, R}).
+// one im2col map of dy, a phase's taps of the copy as {kb, c, S, R}); and each as the heuristic plans it, the
+// channels-last filters of one group read in place ({C, S, R, K}, BN / 64 N-major boxes a k-block).
 TEST(NvrtcTest, HopperDataFaceFlippedFilterTmaModulesCompile) {
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
   const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
   ::setenv("BOO_WGMMA_TMA_STORE", "0", 1);
-  for (const std::string& command : {
-           "convbfp16 -n 128 -c 256 -H 14 -W 14 -k 256 -y 3 -x 3 -p 1 -q 1 -F 2" + nhwc,
-           "convfp16 -n 128 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 2" + nhwc,
-           "convbfp16 -n 16 -c 288 -H 48 -W 32 -k 384 -y 3 -x 1 -p 1 -q 0 -F 2" + nhwc,
-           "convbfp16 -n 8 -c 200 -H 30 -W 30 -k 128 -y 5 -x 5 -p 4 -q 4 -l 2 -j 2 -F 2" + nhwc,
-           std::string("convfp16 -n 32 -c 128 -H 28 -W 28 -k 128 -y 3 -x 3 -p 1 -q 1 -F 2"),
-           "convbfp16 -n 32 -c 320 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -g 4 -F 2" + nhwc,
-           "convbfp16 -n 128 -c 128 -H 56 -W 56 -k 128 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 2" + nhwc,
-           "convfp16 -n 16 -c 128 -H 45 -W 45 -k 128 -y 5 -x 5 -p 2 -q 2 -u 3 -v 3 -F 2" + nhwc,
-       }) {
-    SCOPED_TRACE(command);
-    Result<HeuristicPlan> h = heuristic_plan(command, device);
-    ASSERT_TRUE(h.ok()) << h.status().to_string();
-    const std::string text = h->config->text();
-    SCOPED_TRACE(text);
-    EXPECT_NE(text.find("dx: face 1 as forward"), std::string::npos);
-    EXPECT_NE(text.find(", filter by TMA, x by TMA (im2col): one producer thread"), std::string::npos);
-    EXPECT_NE(h->plan.source.text.find("kBTaps = true;"), std::string::npos);
-    ASSERT_EQ(h->maps.size(), 2u);
-    Result<jit::CompiledKernel> k = jit::compile_kernel(h->plan.source, kArch, true);
-    ASSERT_TRUE(k.ok()) << k.status().to_string();
-    const FullyTmaCopies copies = expect_fully_tma_kernel(*k);
-    EXPECT_EQ(copies.tiled, 0u);  // (2-D: the filter is a 4-D box)
-    EXPECT_GT(copies.gathered, 0u);
-    EXPECT_NE(k->ptx.find("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"),
-              std::string::npos);
-    EXPECT_EQ(copies.expected_bytes, h->maps[0].box_bytes() + h->maps[1].box_bytes());
+  // Each line through the flipped copy (BOO_WGMMA_IN_PLACE_TAPS=0: Cfg kBTaps), then as the heuristic plans it:
+  // the filter in place where it applies (kBInPlaceTaps: BN / 64 N-major boxes of a tap a k-block).
+  for (const bool in_place : {false, true}) {
+    ::setenv("BOO_WGMMA_IN_PLACE_TAPS", in_place ? "1" : "0", 1);
+    for (const std::string& command : {
+             "convbfp16 -n 128 -c 256 -H 14 -W 14 -k 256 -y 3 -x 3 -p 1 -q 1 -F 2" + nhwc,
+             "convfp16 -n 128 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 2" + nhwc,
+             "convbfp16 -n 16 -c 288 -H 48 -W 32 -k 384 -y 3 -x 1 -p 1 -q 0 -F 2" + nhwc,
+             "convbfp16 -n 8 -c 200 -H 30 -W 30 -k 128 -y 5 -x 5 -p 4 -q 4 -l 2 -j 2 -F 2" + nhwc,
+             std::string("convfp16 -n 32 -c 128 -H 28 -W 28 -k 128 -y 3 -x 3 -p 1 -q 1 -F 2"),
+             "convbfp16 -n 32 -c 320 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -g 4 -F 2" + nhwc,
+             "convbfp16 -n 128 -c 128 -H 56 -W 56 -k 128 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 2" + nhwc,
+             "convfp16 -n 16 -c 128 -H 45 -W 45 -k 128 -y 5 -x 5 -p 2 -q 2 -u 3 -v 3 -F 2" + nhwc,
+         }) {
+      SCOPED_TRACE(command);
+      Result<HeuristicPlan> h = heuristic_plan(command, device);
+      ASSERT_TRUE(h.ok()) << h.status().to_string();
+      const std::string text = h->config->text();
+      SCOPED_TRACE(text);
+      EXPECT_NE(text.find("dx: face 1 as forward"), std::string::npos);
+      const bool read_in_place = text.find(", filter in place by TMA (N-major), x by TMA (im2col)") != std::string::npos;
+      EXPECT_TRUE(read_in_place || text.find(", filter by TMA, x by TMA (im2col): one producer thread") != std::string::npos);
+      EXPECT_TRUE(in_place || !read_in_place);
+      EXPECT_NE(h->plan.source.text.find(read_in_place ? "kBInPlaceTaps = true;" : "kBTaps = true;"), std::string::npos);
+      ASSERT_EQ(h->maps.size(), 2u);
+      Result<jit::CompiledKernel> k = jit::compile_kernel(h->plan.source, kArch, true);
+      ASSERT_TRUE(k.ok()) << k.status().to_string();
+      const FullyTmaCopies copies = expect_fully_tma_kernel(*k);
+      EXPECT_EQ(copies.tiled, 0u);  // (2-D: the filter is a 4-D box)
+      EXPECT_GT(copies.gathered, 0u);
+      EXPECT_NE(k->ptx.find("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"),
+                std::string::npos);
+      // In place, the B tile is BN / 64 boxes of the filter's map.
+      const size_t bn = std::stoul(text.substr(text.find("tile 128x") + 9));
+      EXPECT_EQ(copies.expected_bytes,
+                h->maps[0].box_bytes() * (read_in_place ? bn / 64 : 1) + h->maps[1].box_bytes());
+    }
   }
+  ::unsetenv("BOO_WGMMA_IN_PLACE_TAPS");
   ::unsetenv("BOO_WGMMA_TMA_STORE");
 }
 

@@ -133,6 +133,9 @@ TEST(ConvWgmmaPlanTest, OutputChannelsTheWideTileWouldWastePickTheMiddleOne) {
 }
 
 TEST(ConvWgmmaPlanTest, BackwardDataRunsAsTheForwardConvOfDyWithTheFlippedFilter) {
+  // (Through the flipped copy, as boo tune's candidate; the heuristic reads this filter in place:
+  // TensorMapTest.DataFaceReadsTheFilterInPlaceWithItsTaps.)
+  const test::ScopedEnv flipped_copy("BOO_WGMMA_IN_PLACE_TAPS", "0");
   // dx (C = 768) from dy (K = 2048): the GEMM's reduced channels are K, its output channels C; padding
   // dil x (3 - 1) - 1 = 1. The filter copy W'[r', s', c, k] = W[k, c, 2-r', 2-s'] is a tiled transpose per tap.
   const Planned p = test::plan_of(tier(), "convbfp16 -n 16 -c 768 -H 48 -W 32 -k 2048 -y 3 -x 3 -p 1 -q 1 -F 2" + kNhwc);
@@ -428,6 +431,7 @@ TEST(ConvWgmmaPlanTest, TakesEveryFaceFrom48OutputChannels) {
 // flipped filter copy, its pixels a stride apart in dx.
 TEST(ConvWgmmaPlanTest, StridedBackwardDataRunsItsStridePhasesInOneLaunch) {
   setenv(kUnverifiedKernelsVariable, "1", 1);
+  const test::ScopedEnv flipped_copy("BOO_WGMMA_IN_PLACE_TAPS", "0");  // (the flipped copy's phases, as boo tune's candidate)
   // dx 48 x 32 (C = 2048) from dy 16 x 32 (K = 2048), 3 taps along H at stride 3: three phases of
   // one tap each on a grid of 16 x 32; 16 x 16 x 32 / 128 = 64 row tiles x 8 column tiles x 3.
   const Planned p = test::plan_of(tier(), "convbfp16 -n 16 -c 2048 -H 48 -W 32 -k 2048 -y 3 -x 1 -p 1 -q 0 -u 3 -v 1 -F 2" + kNhwc);

@@ -245,7 +245,8 @@ TEST(ConvWgmmaSplitTest, EverySplitHasKBlocksAndItsPlane) {
             EXPECT_LT((splits - 1) * per_split, kblocks);
             EXPECT_EQ(number_after(p.source.text, "kSplits = "), splits);
             const long long units = (m + 127) / 128 * ((cols + bn - 1) / bn) * splits;
-            const size_t gemm_step = face[3] == '1' ? 0 : 1;  // after the data face's filter copy
+            // (After the data face's filter copy where it has one.)
+            const size_t gemm_step = p.entries.at(0) == "boo_conv_flip_w" ? 1 : 0;
             EXPECT_EQ(p.launches.at(gemm_step).grid.x, static_cast<uint32_t>(std::min(units, 132LL)));
             if (splits > 1) {
               ++split;

@@ -221,13 +221,12 @@ TEST(TensorMapTest, PointwiseDataFaceMapsTheFilterInPlace) {
   const Planned odd = plan("convbfp16 -n 16 -c 288 -H 48 -W 32 -k 419 -y 1 -x 1 -F 2" + kNhwc);
   EXPECT_NE(odd.config.find("boo_conv_flip_w"), std::string::npos) << odd.config;
   EXPECT_EQ(odd.config.find("in place"), std::string::npos) << odd.config;
-  // Filters of several taps read the flipped copy by TMA (DataFaceFlippedFilterIsAMapOfItsTaps), and so do
-  // strided data faces (their phases' taps of it: StridePhasesShareOneIm2colMapOfDy).
+  // Filters of several taps, and strided data faces, read it in place too (DataFaceReadsTheFilterInPlaceWithItsTaps).
   EXPECT_NE(plan("convbfp16 -n 16 -c 288 -H 48 -W 32 -k 384 -y 3 -x 3 -p 1 -q 1 -F 2" + kNhwc).config.find(
-                "boo_conv_flip_w(384->384 tiles 1x64x128 v8/8), filter by TMA, x by TMA (im2col)"),
+                "dx: face 1 as forward, filter in place by TMA (N-major), x by TMA (im2col)"),
             std::string::npos);
   EXPECT_NE(plan("convbfp16 -n 16 -c 288 -H 48 -W 32 -k 384 -y 1 -x 1 -u 2 -v 2 -F 2" + kNhwc).config.find(
-                "2x2 stride phases; copies boo_conv_flip_w(384->384 tiles 1x16x288 run v8/8), filter by TMA, x by TMA"),
+                "2x2 stride phases, filter in place by TMA (N-major), x by TMA"),
             std::string::npos);
 }
 
@@ -517,6 +516,7 @@ TEST(TensorMapTest, ForwardAThatTmaCannotLoadSaysWhy) {
 }
 
 TEST(TensorMapTest, DataFaceFlippedFilterIsAMapOfItsTaps) {
+  const test::ScopedEnv flipped_copy("BOO_WGMMA_IN_PLACE_TAPS", "0");  // (boo tune's candidate: the heuristic reads it in place)
   // ResNet-50's 256-channel 3x3 data face at stride 1: the forward conv of dy with the flipped copy
   // [tap][c][kb] (9 x 256 x 256), read as the 4-D map {256 kb, 256 c, 9 taps, 1}, a box {64, 128, 1, 1} per
   // k-block (one tap's 64 kb of the tile's 128 rows; Cfg kBTaps), beside dy by im2col and dx stored by TMA.
@@ -621,8 +621,10 @@ TEST(TensorMapTest, StridePhasesShareOneIm2colMapOfDy) {
   // The strided data face's phases (conv_wgmma_slices.cuh) are stride-1 convs of dy with their own padding pad'
   // and taps. One im2col map of dy serves them all: its lower corner -max pad' (Cfg kPhasePadH/W), its
   // bounding box the phases' P x Q grid, so the upper corner is P - H_dy - max pad'; the flipped copy
-  // [r'][s'][c][kb] is a 4-D map {kb, c, S, R}, a box one tap's 64 kb.
+  // [r'][s'][c][kb] is a 4-D map {kb, c, S, R}, a box one tap's 64 kb (boo tune's candidate: the heuristic
+  // reads the filter in place, DataFaceReadsTheFilterInPlaceWithItsTaps).
   const PlainStores plain_stores;
+  const test::ScopedEnv flipped_copy("BOO_WGMMA_IN_PLACE_TAPS", "0");
   struct Case {
     std::string command;
     int pad_h, pad_w;                 // the largest pad' of a phase with taps
@@ -671,6 +673,55 @@ TEST(TensorMapTest, StridePhasesShareOneIm2colMapOfDy) {
     const test::ScopedEnv off("BOO_WGMMA_PHASED_TMA", "0");
     EXPECT_NE(plan(c.command).config.find("; no TMA: the data face's flipped filter changes taps inside a k-block"),
               std::string::npos);
+  }
+}
+
+TEST(TensorMapTest, DataFaceReadsTheFilterInPlaceWithItsTaps) {
+  // A data face of several taps, or of stride phases, whose dy channels are whole 64-k boxes reads W[k][r][s][c]
+  // where it lies: a 4-D map {C, S, R, K} (KRSC strides), BN / 64 N-major boxes {64 c, 1, 1, 64 k} a k-block of
+  // the unflipped tap (Cfg kBNMajor, kBInPlaceTaps), no flipped copy and no copy kernel; boo tune's candidates
+  // keep the flipped copy (the config without in-place taps).
+  const PlainStores plain_stores;
+  struct Case {
+    std::string command, phases;
+    std::array<uint64_t, 5> dims;     // {C, S, R, K, 1}
+    std::array<uint64_t, 4> strides;  // bytes: s, r, k
+  } cases[] = {
+      {"convbfp16 -n 128 -c 256 -H 14 -W 14 -k 256 -y 3 -x 3 -p 1 -q 1 -F 2" + kNhwc, "",
+       {256, 3, 3, 256, 1}, {512, 3 * 512, 9 * 512, 0}},
+      {"convbfp16 -n 128 -c 128 -H 56 -W 56 -k 128 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 2" + kNhwc, ", 2x2 stride phases",
+       {128, 3, 3, 128, 1}, {256, 3 * 256, 9 * 256, 0}},
+      {"convbfp16 -n 16 -c 64 -H 56 -W 56 -k 128 -y 4 -x 4 -p 1 -q 1 -u 2 -v 2 -F 2" + kNhwc, ", 2x2 stride phases",
+       {64, 4, 4, 128, 1}, {128, 4 * 128, 16 * 128, 0}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.command);
+    const Planned p = plan(c.command);
+    EXPECT_NE(p.config.find("dx: face 1 as forward" + c.phases +
+                            ", filter in place by TMA (N-major), x by TMA (im2col): one producer thread"),
+              std::string::npos)
+        << p.config;
+    EXPECT_EQ(p.config.find("boo_conv_flip_w"), std::string::npos) << p.config;
+    ASSERT_EQ(p.plan.steps.size(), 1u);
+    const LaunchStep* step = wgmma_step(p.plan);
+    ASSERT_NE(step, nullptr);
+    const TensorMapSlot& w = step->tensor_maps.at(0);
+    EXPECT_EQ(w.params_offset, offsetof(ConvWgmmaParams, tma_b));
+    EXPECT_EQ(w.rank, 4u);
+    EXPECT_EQ(w.dims, c.dims);
+    EXPECT_EQ(w.strides, c.strides);
+    EXPECT_EQ(w.box, (std::array<uint32_t, 5>{64, 1, 1, 64, 1}));
+    EXPECT_TRUE(w.tensor == argument(p, "w"));
+    EXPECT_NE(p.plan.source.text.find("  static constexpr bool kBNMajor = true;\n  static constexpr bool kBInPlaceTaps = true;\n"),
+              std::string::npos);
+    EXPECT_EQ(p.plan.source.text.find("kBTaps"), std::string::npos);
+    Result<ConfigList> list = tier().candidates(*p.problem, test::sm90());
+    ASSERT_TRUE(list.ok());
+    bool copied = false;
+    for (const auto& candidate : *list) copied = copied || candidate->text().find("boo_conv_flip_w") != std::string::npos;
+    EXPECT_TRUE(copied) << "the flipped copy among boo tune's candidates";
+    const test::ScopedEnv off("BOO_WGMMA_IN_PLACE_TAPS", "0");
+    EXPECT_NE(plan(c.command).config.find("boo_conv_flip_w"), std::string::npos);
   }
 }
 

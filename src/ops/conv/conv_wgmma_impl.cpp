@@ -206,15 +206,19 @@ struct TmaReach {
   // The stride-phased data face by TMA: one im2col map of dy for every phase, the flipped copy's taps a 4-D map
   // (phased_im2col_blocker).
   bool phases = true;
+  // The data face of several taps (or stride phases) reads the filter where it lies, its taps a 4-D map, without
+  // the flipped copy and its kernel (run_of's filter_in_place).
+  bool in_place_taps = true;
 
   static TmaReach by_default() {
     auto on = [](const char* name) {
       const char* v = std::getenv(name);
       return v == nullptr || std::string_view(v) != "0";
     };
-    return {on("BOO_WGMMA_PARTIAL_IM2COL"), on("BOO_WGMMA_GROUPED_TMA"), on("BOO_WGMMA_PHASED_TMA")};
+    return {on("BOO_WGMMA_PARTIAL_IM2COL"), on("BOO_WGMMA_GROUPED_TMA"), on("BOO_WGMMA_PHASED_TMA"),
+            on("BOO_WGMMA_IN_PLACE_TAPS")};
   }
-  static TmaReach none() { return {false, false, false}; }
+  static TmaReach none() { return {false, false, false, false}; }
 };
 
 // Channels that are not a multiple of 8 (16-byte vectors of one tap) are staged in copies padded with zeros to
@@ -247,6 +251,7 @@ std::string plain_a_blocker(const Run& run);
 std::string im2col_blocker(const Run& run, long long elem_bytes, bool partial);
 std::string im2col_geometry_blocker(const Run& run, long long elem_bytes);
 std::string phased_im2col_blocker(const Run& run, long long elem_bytes);
+std::string tma_blocker(const Run& run, long long elem_bytes, TmaReach reach);
 
 // The largest padding pad' of a stride phase with taps along a dim of stride u, r taps and padding pad
 // (conv_wgmma_slices.cuh's phase_dim).
@@ -259,9 +264,10 @@ long long largest_phase_pad(long long u, long long r, long long pad) {
   return largest;
 }
 
-// `filter_in_place`: a 1x1 data face at stride 1 reads its filter where it lies where it can (Run's
-// filter_in_place); false: through the flipped copy, as the cp.async producer needs (boo tune's candidate).
-Result<Run> run_of(const ConvProblem& problem, bool filter_in_place = true) {
+// `filter_in_place`: a data face reads its filter where it lies where it can (Run's filter_in_place; a filter of
+// several taps, or stride phases, as far as `reach` allows); false: through the flipped copy, as the cp.async
+// producer needs (boo tune's candidate).
+Result<Run> run_of(const ConvProblem& problem, bool filter_in_place = true, TmaReach reach = TmaReach::by_default()) {
   const Relation& r = problem.relation;
   Run run;
   run.task = problem.tasks[0];
@@ -337,13 +343,25 @@ Result<Run> run_of(const ConvProblem& problem, bool filter_in_place = true) {
     run.w = run.task.w;
     // The reduction, dy's channels, padded in dy's copy and the flipped filter's kb alike.
     const ChannelPad k = pad_of(problem, r.cb);
-    // In place (filter_in_place): dy read where it lies as a plain matrix by TMA (no copy: plain_a_blocker) and
-    // the filter's channels contiguous, its k rows 16-byte aligned (a 2-D map {C, K}).
-    run.filter_in_place = filter_in_place && tma_loads_enabled() && !run.phased && r.taps() == 1 && r.groups == 1 &&
-                          !k.on && channels_contiguous(f.a_strides, r.cb) && plain_a_blocker(run).empty() &&
-                          r.w_strides[1] == 1 && r.w_strides[0] % 8 == 0;
+    // In place (filter_in_place): the filter's channels contiguous, its k rows 16-byte aligned; at stride 1 with
+    // one tap dy read where it lies as a plain matrix by TMA (no copy: plain_a_blocker) and the filter a 2-D map
+    // {C, K}; with several taps or stride phases (TmaReach::in_place_taps), every k-block one tap's 64 k (dy's
+    // channels a multiple of 64), its taps evenly spaced 16-byte aligned runs (a 4-D map {C, S, R, K}: tma_slot)
+    // and both operands by TMA as tma_blocker has them (dy by its im2col map).
+    const bool taps = run.phased || r.taps() > 1;
+    run.filter_in_place = filter_in_place && tma_loads_enabled() && r.groups == 1 && !k.on &&
+                          channels_contiguous(f.a_strides, r.cb) && r.w_strides[1] == 1 && r.w_strides[0] % 8 == 0;
+    if (run.filter_in_place && !taps) run.filter_in_place = plain_a_blocker(run).empty();
+    if (run.filter_in_place && taps)
+      run.filter_in_place = reach.in_place_taps && r.cb % kBlockK == 0 && r.w_strides[3] % 8 == 0 &&
+                            r.w_strides[4] % 8 == 0 && r.w_strides[3] >= r.f_size[2] * r.w_strides[4] &&
+                            r.w_strides[0] >= r.f_size[1] * r.w_strides[3] &&
+                            tma_blocker(run, problem.elem_bytes, reach).empty() &&
+                            (run.phased ? phased_im2col_blocker(run, problem.elem_bytes)
+                                        : im2col_blocker(run, problem.elem_bytes, false))
+                                .empty();
     if (run.filter_in_place) {
-      f.w_strides = {1, r.w_strides[0], 0, 0, 0};  // (c, k): N-major
+      f.w_strides = {1, r.w_strides[0], 0, 0, 0};  // (c, k): N-major (a tap's; tma_slot maps the taps)
     } else {
       std::optional<StagedCopy> flipped = flipped_filter_copy(problem, run.w, k.count());
       if (!flipped)
@@ -630,10 +648,11 @@ struct WgmmaConfig final : Config {
 };
 
 // Whether the config takes a TmaReach beyond the first: x by an im2col map whose last copy of a tap lies partly
-// past its channels (im2col_blocker's `partial`), the grouped faces or the stride-phased data face by TMA.
+// past its channels (im2col_blocker's `partial`), the grouped faces or the stride-phased data face by TMA, the
+// filter of several taps read in place.
 bool beyond_first_reach(const WgmmaConfig& c) {
   return (c.im2col && c.run.rel.ag() % kBlockK != 0) || (c.tma && c.run.rel.groups > 1 && !c.run.weight()) ||
-         (c.tma && c.run.phased);
+         (c.tma && c.run.phased) || (c.run.filter_in_place && (c.run.phased || c.run.rel.taps() > 1));
 }
 
 // Wider tiles load fewer bytes per MAC (N = 256: half the B bytes of N =
@@ -1047,6 +1066,19 @@ TensorMapSlot matrix_slot(TensorBinding tensor, DType dtype, long long columns, 
 //     atom columns.
 TensorMapSlot tma_slot(const Run& run, const Relation& data, int rows, DType dtype, TensorBinding tensor) {
   const Relation& r = run.rel;
+  // The data face's filter in place with several taps or stride phases: {C, S, R, K} (data's KRSC strides), box
+  // {64, 1, 1, 64}: one of a B tile's BN / 64 atom columns of a tap (conv_wgmma.cuh's InPlaceTaps).
+  if (run.filter_in_place && (run.phased || r.taps() > 1)) {
+    TensorMapSlot m = matrix_slot(tensor, dtype, r.cb, r.ca, r.w_strides[1], 64, kBlockK);
+    const uint64_t element = dtype_size_bytes(dtype);
+    m.rank = 4;
+    m.dims = {static_cast<uint64_t>(r.cb), static_cast<uint64_t>(data.f_size[2]),
+              static_cast<uint64_t>(data.f_size[1]), static_cast<uint64_t>(r.ca), 1};
+    m.strides = {static_cast<uint64_t>(data.w_strides[4]) * element, static_cast<uint64_t>(data.w_strides[3]) * element,
+                 static_cast<uint64_t>(data.w_strides[0]) * element, 0};
+    m.box = {64, 1, 1, static_cast<uint32_t>(kBlockK), 1};
+    return m;
+  }
   // The stride phases' flipped copy [r'][s'][c][kb] (its tap strides a phase's U taps in run.rel) as
   // {kb, C rows, S, R}, box {64, rows, 1, 1}: a phase's tap (conv_wgmma.cuh's PhasePadH/W).
   if (run.phased) {
@@ -1073,7 +1105,6 @@ TensorMapSlot tma_slot(const Run& run, const Relation& data, int rows, DType dty
     return m;
   }
   if (run.weight()) return matrix_slot(tensor, dtype, r.cb, r.batch * r.pix_b(), r.b_strides[4], kBlockK, 64);
-  // The data face's filter in place: {C columns, K rows}, box {64, 64}: one of a B tile's BN / 64 atom columns.
   if (run.filter_in_place) return matrix_slot(tensor, dtype, r.cb, r.ca, r.w_strides[1], 64, kBlockK);
   return matrix_slot(tensor, dtype, r.taps() * r.ag(), r.cb, r.w_strides[0], kBlockK, static_cast<uint32_t>(rows));
 }
@@ -1270,7 +1301,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
   static Result<WgmmaConfig> configure_gemm(const ConvProblem& problem, const ArchSpec& arch,
                                             TmaReach reach = TmaReach::by_default()) {
     WgmmaConfig config;
-    BOO_ASSIGN_OR_RETURN(config.run, run_of(problem));
+    BOO_ASSIGN_OR_RETURN(config.run, run_of(problem, true, reach));
     config.fp32_out = problem.fp32_result;
     config.promote = problem.fp32_result && problem.promote_sums;
     config.tma_off = tma_loads_enabled() ? tma_blocker(config.run, problem.elem_bytes, reach)
@@ -1541,7 +1572,8 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     if (run.element_stores) cfg += "  static constexpr bool kElementStores = true;\n";
     if (run.filter_in_place) cfg += "  static constexpr bool kBNMajor = true;\n";
     if (config.tma && run.task.face == kDataFace && (r.taps() > 1 || run.phased))
-      cfg += "  static constexpr bool kBTaps = true;\n";
+      cfg += run.filter_in_place ? "  static constexpr bool kBInPlaceTaps = true;\n"
+                                 : "  static constexpr bool kBTaps = true;\n";
     if (config.tma && run.phased)
       cfg += constant("kPhasePadH", run.phase_pad[1]) + constant("kPhasePadW", run.phase_pad[2]);
     cfg += "};\n";

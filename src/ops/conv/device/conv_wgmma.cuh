@@ -117,6 +117,14 @@ BOO_CFG_OPTION(BTaps, kBTaps, bool, false);
 BOO_CFG_OPTION(PhasePadH, kPhasePadH, int, 0);
 BOO_CFG_OPTION(PhasePadW, kPhasePadW, int, 0);
 
+/// Whether the data face of several taps (or stride phases) reads the filter
+/// where it lies (C::kBInPlaceTaps, emitted only with kBNMajor): W[k][r][s][c]
+/// as a 4-D map {C, S, R, K}, a k-block one tap's 64 k (kC a multiple of 64:
+/// the host's rule), its B tile BN / 64 N-major boxes {64 c, 64 k} of the
+/// unflipped tap (R-1-r', S-1-s') of the flipped filter's tap (r', s'),
+/// without the flipped copy.
+BOO_CFG_OPTION(InPlaceTaps, kBInPlaceTaps, bool, false);
+
 /// CTAs per cluster (C::kClusterM, emitted only where above 1): the
 /// fully-TMA forward face's clusters of CTAs on neighbouring row tiles of one
 /// column tile, each loading 1 / kClusterM of the B (filter) tile and
@@ -417,8 +425,11 @@ __device__ void produce(const ConvIgemmParams& p, const TmaMap* tma_b, unsigned 
 template <class C>
 __device__ void produce_tma(const TmaMap* tma_a, const TmaMap* tma_b, unsigned char* smem, unsigned long long* full,
                             unsigned long long* empty) {
-  static_assert(C::kPhases == 1 || (C::kGroups == 1 && BTaps<C>::value && Im2colX<C>::value),
-                "stride phases: the data face of one group by its flipped copy's map and dy's im2col map");
+  static_assert(C::kPhases == 1 ||
+                    (C::kGroups == 1 && (BTaps<C>::value || InPlaceTaps<C>::value) && Im2colX<C>::value),
+                "stride phases: the data face of one group by its filter's map and dy's im2col map");
+  static_assert(!InPlaceTaps<C>::value || (BNMajor<C>::value && C::kC % kBK == 0 && C::kGroups == 1),
+                "the filter in place with its taps: N-major boxes of one tap's 64 k");
   static_assert(C::kGroups == 1 || (C::kC % kBK == 0 && ClusterM<C>::value == 1 && !BNMajor<C>::value),
                 "a group's whole 64-channel boxes of x and its part of the filter, a box per CTA");
   static_assert(Im2colX<C>::value ? C::kC % kBK == 0 || (C::R == 1 && C::S == 1) : C::R == 1 && C::S == 1,
@@ -467,8 +478,15 @@ __device__ void produce_tma(const TmaMap* tma_a, const TmaMap* tma_b, unsigned c
         sm90::tma_load_im2col_4d(a_tile, tma_a, c0, w0, h0, n,
                                  static_cast<unsigned short>(jw + PhasePadW<C>::value - phase_w.pad),
                                  static_cast<unsigned short>(jh + PhasePadH<C>::value - phase_h.pad), &full[stage]);
-        sm90::tma_load_4d(b_tile, tma_b, c0, n0, phase_w.tap0 + C::UW * jw, phase_h.tap0 + C::UH * jh,
-                          &full[stage]);
+        const int r_flipped = phase_h.tap0 + C::UH * jh, s_flipped = phase_w.tap0 + C::UW * jw;
+        if constexpr (InPlaceTaps<C>::value) {
+#pragma unroll
+          for (int j = 0; j < C::BN / 64; ++j)  // atom column j: channels n0 + 64 j ..., the tap's k c0 ...
+            sm90::tma_load_4d(b_tile + j * Layout<C>::kAtomColumn, tma_b, n0 + 64 * j, C::FS - 1 - s_flipped,
+                              C::FR - 1 - r_flipped, c0, &full[stage]);
+        } else {
+          sm90::tma_load_4d(b_tile, tma_b, c0, n0, s_flipped, r_flipped, &full[stage]);
+        }
         continue;  // (both of the k-block's boxes: the B loads below are the unphased faces')
       } else if constexpr (Im2colX<C>::value) {
         const int tap = kb * kBK / C::kC, c0 = kb * kBK % C::kC;
@@ -480,9 +498,18 @@ __device__ void produce_tma(const TmaMap* tma_a, const TmaMap* tma_b, unsigned c
       }
       if constexpr (BNMajor<C>::value) {
         static_assert(kCluster == 1, "an N-major B tile is BN / 64 boxes, not a cluster's parts");
+        if constexpr (InPlaceTaps<C>::value) {
+          // The flipped filter's tap (r', s') of the k-block is W's (R-1-r', S-1-s'), its k from k0.
+          const int tap = kb * kBK / C::kC, k0 = kb * kBK % C::kC;
 #pragma unroll
-        for (int j = 0; j < C::BN / 64; ++j)  // atom column j: channels n0 + 64 j ..., k rows kb * 64 ...
-          sm90::tma_load_2d(b_tile + j * Layout<C>::kAtomColumn, tma_b, n0 + 64 * j, kb * kBK, &full[stage]);
+          for (int j = 0; j < C::BN / 64; ++j)  // atom column j: channels n0 + 64 j ..., the tap's k k0 ...
+            sm90::tma_load_4d(b_tile + j * Layout<C>::kAtomColumn, tma_b, n0 + 64 * j, C::S - 1 - tap % C::S,
+                              C::R - 1 - tap / C::S, k0, &full[stage]);
+        } else {
+#pragma unroll
+          for (int j = 0; j < C::BN / 64; ++j)  // atom column j: channels n0 + 64 j ..., k rows kb * 64 ...
+            sm90::tma_load_2d(b_tile + j * Layout<C>::kAtomColumn, tma_b, n0 + 64 * j, kb * kBK, &full[stage]);
+        }
       } else if constexpr (BTaps<C>::value) {
         static_assert(kCluster == 1 && C::kC % kBK == 0, "one tap's box a k-block, not a cluster's parts");
         sm90::tma_load_4d(b_tile, tma_b, sl.w + kb * kBK % C::kC, n0, kb * kBK / C::kC, 0, &full[stage]);
@@ -779,11 +806,14 @@ __device__ __forceinline__ void consume_kblock_promoted(float (&acc)[C::BN / 2],
 }
 
 /// After a tile's last k-block `it - 1`: waits for its wgmma, releases its
-/// stage and pins the accumulators (valid from here on).
+/// stage (where it `consumed` one) and pins the accumulators (valid from here on).
+/// (The wait is unconditional: behind a branch ptxas serializes every wgmma
+/// of the kernel, warning C7518.)
 template <class C>
-__device__ __forceinline__ void finish_tile(float (&acc)[C::BN / 2], unsigned long long* empty, int it, int lane) {
+__device__ __forceinline__ void finish_tile(float (&acc)[C::BN / 2], unsigned long long* empty, int it, int lane,
+                                            bool consumed = true) {
   sm90::wgmma_wait_group<0>();
-  if (lane == 0) release_stage<C>(empty, (it - 1) % C::STAGES);  // the tile's last k-block
+  if (consumed && lane == 0) release_stage<C>(empty, (it - 1) % C::STAGES);  // the tile's last k-block
 #pragma unroll
   for (int i = 0; i < C::BN / 2; ++i) sm90::pin_register(acc[i]);
 }
@@ -803,7 +833,7 @@ __device__ __forceinline__ void consume_unit(float (&acc)[C::BN / 2], unsigned c
     for (int kb = begin; kb < end; ++kb, ++it)
       consume_kblock<C, kAMnMajor, kBMnMajor>(acc, smem, full, empty, it, consumer, lane, kb == begin);
     // (A stride phase without taps consumed nothing: its zeros are stored as they are.)
-    if (C::kPhases == 1 || end > begin) finish_tile<C>(acc, empty, it, lane);
+    finish_tile<C>(acc, empty, it, lane, C::kPhases == 1 || end > begin);
   }
 }
 
