@@ -977,6 +977,19 @@ std::array<long long, 3> im2col_strides(const Relation& r) {
 // driver issue (docs/wgmma-tma-design.md §2) that boo does not reproduce; those run on cp.async.
 constexpr long long kMinIm2colBytes = 128 * 1024;
 
+// Why the run's A (named `name`) cannot be an im2col map's tensor (empty: it can): its strides nested, its bytes at
+// least kMinIm2colBytes.
+std::string im2col_tensor_blocker(const Run& run, long long elem_bytes, const std::string& name) {
+  const Relation& r = run.rel;
+  const std::array<long long, 3> s = im2col_strides(r);
+  if (s[0] < r.ca || s[1] < r.a_size[2] * s[0] || s[2] < r.a_size[1] * s[1])
+    return name + "'s strides are not nested (N, H, W, C outermost first)";
+  if (r.batch * s[2] * elem_bytes < kMinIm2colBytes)
+    return name + " below " + std::to_string(kMinIm2colBytes / 1024) +
+           " KiB (a driver issue's workaround is not built)";
+  return "";
+}
+
 // im2col_blocker's rules of the map's geometry and size.
 std::string im2col_geometry_blocker(const Run& run, long long elem_bytes) {
   const Relation& r = run.rel;
@@ -991,12 +1004,7 @@ std::string im2col_geometry_blocker(const Run& run, long long elem_bytes) {
     if (span < 1 || ceil_div(span, r.stride[d]) != r.b_size[d])
       return std::string("the im2col bounding box along ") + dim + " does not hold the output's pixels";
   }
-  const std::array<long long, 3> s = im2col_strides(r);
-  if (s[0] < r.ca || s[1] < r.a_size[2] * s[0] || s[2] < r.a_size[1] * s[1])
-    return "x's strides are not nested (N, H, W, C outermost first)";
-  if (r.batch * s[2] * elem_bytes < kMinIm2colBytes)
-    return "x below " + std::to_string(kMinIm2colBytes / 1024) + " KiB (a driver issue's workaround is not built)";
-  return "";
+  return im2col_tensor_blocker(run, elem_bytes, "x");
 }
 
 // Why x cannot be TMA im2col copies (empty: it can), the forward face's A (a copy per k-block) or the
@@ -1035,12 +1043,7 @@ std::string phased_im2col_blocker(const Run& run, long long elem_bytes) {
       return std::string("the phases' im2col map along ") + (d == 1 ? "H" : "W") +
              " needs corners in [-128, 127]";
   }
-  const std::array<long long, 3> s = im2col_strides(r);
-  if (s[0] < r.ca || s[1] < r.a_size[2] * s[0] || s[2] < r.a_size[1] * s[1])
-    return "dy's strides are not nested (N, H, W, C outermost first)";
-  if (r.batch * s[2] * elem_bytes < kMinIm2colBytes)
-    return "dy below " + std::to_string(kMinIm2colBytes / 1024) + " KiB (a driver issue's workaround is not built)";
-  return "";
+  return im2col_tensor_blocker(run, elem_bytes, "dy");
 }
 
 // A 2-D map of `tensor` with the 128-byte swizzle: {columns, rows} elements, rows `row_stride` elements
@@ -1058,6 +1061,17 @@ TensorMapSlot matrix_slot(TensorBinding tensor, DType dtype, long long columns, 
   return m;
 }
 
+// A 4-D tiled map of `tensor` with the 128-byte swizzle: `dims` elements, `strides` bytes (dims 1-3), box `box`.
+TensorMapSlot tiled_4d_slot(TensorBinding tensor, DType dtype, const std::array<uint64_t, 4>& dims,
+                            const std::array<uint64_t, 3>& strides, const std::array<uint32_t, 4>& box) {
+  TensorMapSlot m = matrix_slot(tensor, dtype, 1, 1, 1, 1, 1);
+  m.rank = 4;
+  m.dims = {dims[0], dims[1], dims[2], dims[3], 1};
+  m.strides = {strides[0], strides[1], strides[2], 0};
+  m.box = {box[0], box[1], box[2], box[3], 1};
+  return m;
+}
+
 // The map of the run's TMA operand (run.rel's strides, a multiple of 8 elements: vector_aligned),
 // one box a tile's k-block (conv_wgmma.cuh's produce, conv_wgmma_weight.cuh's produce_weight):
 //   forward: the filter as {R x S x C columns, K rows}, rows WK apart; box {64, rows}: a B tile's BN
@@ -1066,43 +1080,31 @@ TensorMapSlot matrix_slot(TensorBinding tensor, DType dtype, long long columns, 
 //     atom columns.
 TensorMapSlot tma_slot(const Run& run, const Relation& data, int rows, DType dtype, TensorBinding tensor) {
   const Relation& r = run.rel;
+  const uint64_t element = dtype_size_bytes(dtype);
+  auto count = [](long long n) { return static_cast<uint64_t>(n); };
   // The data face's filter in place with several taps or stride phases: {C, S, R, K} (data's KRSC strides), box
   // {64, 1, 1, 64}: one of a B tile's BN / 64 atom columns of a tap (conv_wgmma.cuh's InPlaceTaps).
-  if (run.filter_in_place && (run.phased || r.taps() > 1)) {
-    TensorMapSlot m = matrix_slot(tensor, dtype, r.cb, r.ca, r.w_strides[1], 64, kBlockK);
-    const uint64_t element = dtype_size_bytes(dtype);
-    m.rank = 4;
-    m.dims = {static_cast<uint64_t>(r.cb), static_cast<uint64_t>(data.f_size[2]),
-              static_cast<uint64_t>(data.f_size[1]), static_cast<uint64_t>(r.ca), 1};
-    m.strides = {static_cast<uint64_t>(data.w_strides[4]) * element, static_cast<uint64_t>(data.w_strides[3]) * element,
-                 static_cast<uint64_t>(data.w_strides[0]) * element, 0};
-    m.box = {64, 1, 1, static_cast<uint32_t>(kBlockK), 1};
-    return m;
-  }
+  if (run.filter_in_place && (run.phased || r.taps() > 1))
+    return tiled_4d_slot(tensor, dtype, {count(r.cb), count(data.f_size[2]), count(data.f_size[1]), count(r.ca)},
+                         {count(data.w_strides[4]) * element, count(data.w_strides[3]) * element,
+                          count(data.w_strides[0]) * element},
+                         {64, 1, 1, static_cast<uint32_t>(kBlockK)});
   // The stride phases' flipped copy [r'][s'][c][kb] (its tap strides a phase's U taps in run.rel) as
   // {kb, C rows, S, R}, box {64, rows, 1, 1}: a phase's tap (conv_wgmma.cuh's PhasePadH/W).
-  if (run.phased) {
-    TensorMapSlot m = matrix_slot(tensor, dtype, r.ca, r.cb, r.w_strides[0], kBlockK, static_cast<uint32_t>(rows));
-    const uint64_t element = dtype_size_bytes(dtype);
-    m.rank = 4;
-    m.dims = {static_cast<uint64_t>(r.ca), static_cast<uint64_t>(r.cb), static_cast<uint64_t>(data.f_size[2]),
-              static_cast<uint64_t>(data.f_size[1]), 1};
-    m.strides = {static_cast<uint64_t>(r.w_strides[0]) * element,
-                 static_cast<uint64_t>(r.w_strides[4] / data.stride[2]) * element,
-                 static_cast<uint64_t>(r.w_strides[3] / data.stride[1]) * element, 0};
-    return m;
-  }
+  if (run.phased)
+    return tiled_4d_slot(tensor, dtype, {count(r.ca), count(r.cb), count(data.f_size[2]), count(data.f_size[1])},
+                         {count(r.w_strides[0]) * element, count(r.w_strides[4] / data.stride[2]) * element,
+                          count(r.w_strides[3] / data.stride[1]) * element},
+                         {static_cast<uint32_t>(kBlockK), static_cast<uint32_t>(rows), 1, 1});
   // The data face's flipped copy of several taps (Cfg kBTaps): [tap][c][kb] as {kb, C rows, taps, 1}, box
   // {64, rows, 1, 1}: one tap's 64 kb of the tile's rows (conv_wgmma.cuh's produce_tma).
   // With groups the copy's rows are a group's channels and its kb every group's ({kb, C / groups, taps, 1}; a
   // unit's boxes start at its group's kb, conv_wgmma.cuh's produce_tma).
   if (run.task.face == kDataFace && r.taps() > 1) {
-    TensorMapSlot m = matrix_slot(tensor, dtype, r.ca, r.bg(), r.w_strides[0], kBlockK, static_cast<uint32_t>(rows));
-    const uint64_t element = dtype_size_bytes(dtype), tap = static_cast<uint64_t>(r.w_strides[4]) * element;
-    m.rank = 4;
-    m.dims = {static_cast<uint64_t>(r.ca), static_cast<uint64_t>(r.bg()), static_cast<uint64_t>(r.taps()), 1, 1};
-    m.strides = {static_cast<uint64_t>(r.w_strides[0]) * element, tap, tap * static_cast<uint64_t>(r.taps()), 0};
-    return m;
+    const uint64_t tap = count(r.w_strides[4]) * element;
+    return tiled_4d_slot(tensor, dtype, {count(r.ca), count(r.bg()), count(r.taps()), 1},
+                         {count(r.w_strides[0]) * element, tap, tap * count(r.taps())},
+                         {static_cast<uint32_t>(kBlockK), static_cast<uint32_t>(rows), 1, 1});
   }
   if (run.weight()) return matrix_slot(tensor, dtype, r.cb, r.batch * r.pix_b(), r.b_strides[4], kBlockK, 64);
   if (run.filter_in_place) return matrix_slot(tensor, dtype, r.cb, r.ca, r.w_strides[1], 64, kBlockK);
