@@ -108,12 +108,13 @@ BOO_CFG_OPTION(BNMajor, kBNMajor, bool, false);
 BOO_CFG_OPTION(BTaps, kBTaps, bool, false);
 
 /// The stride-phased data face by TMA (C::kPhasePadH, kPhasePadW, emitted
-/// only there: groups 1, dy's channels a multiple of 64, BTaps): one im2col map
-/// of dy serves every phase (conv_wgmma_slices.cuh). Its bounding box is the
-/// phases' P x Q grid from the lower corner -kPhasePad (the largest padding
-/// pad' of a phase with taps), so a phase of padding pad' reads its tap j at
-/// the im2col offset j + kPhasePad - pad'; its taps are the flipped copy's
-/// (tap0 + U j), boxes of a 4-D map {kb, c, S, R} of it.
+/// only there: groups 1, dy's channels a multiple of 64): one im2col map of dy
+/// serves every phase (conv_wgmma_slices.cuh). Its bounding box is the phases'
+/// P x Q grid from the lower corner -kPhasePad (the largest padding pad' of a
+/// phase with taps), so a phase of padding pad' reads its tap j at the im2col
+/// offset j + kPhasePad - pad'; its taps are the flipped filter's (tap0 + U j):
+/// boxes of a 4-D map {kb, c, S, R} of the flipped copy (BTaps), or of the
+/// filter in place (InPlaceTaps).
 BOO_CFG_OPTION(PhasePadH, kPhasePadH, int, 0);
 BOO_CFG_OPTION(PhasePadW, kPhasePadW, int, 0);
 
