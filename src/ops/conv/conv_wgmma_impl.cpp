@@ -195,8 +195,8 @@ bool tma_loads_enabled() {
 
 // The TMA producers' reach beyond the convs they first took (where the configs of the others, and the tuning rows
 // that name them, were settled): each the heuristic's choice wherever it applies, boo tune timing the config
-// without it as its second candidate (alternatives). For A/B runs, BOO_WGMMA_PARTIAL_IM2COL=0 and
-// BOO_WGMMA_GROUPED_TMA=0 plan those convs as before.
+// without it as its second candidate (alternatives). For A/B runs, BOO_WGMMA_PARTIAL_IM2COL=0,
+// BOO_WGMMA_GROUPED_TMA=0, BOO_WGMMA_PHASED_TMA=0 and BOO_WGMMA_IN_PLACE_TAPS=0 plan those convs as before.
 struct TmaReach {
   // A 1x1 filter's x by the im2col map whatever its channels, the last copy partly past them (im2col_blocker).
   bool partial_im2col = true;
@@ -647,14 +647,6 @@ struct WgmmaConfig final : Config {
   long long shared_bytes() const { return stages * stage_bytes() + staging_bytes() + kSharedOverhead; }
 };
 
-// Whether the config takes a TmaReach beyond the first: x by an im2col map whose last copy of a tap lies partly
-// past its channels (im2col_blocker's `partial`), the grouped faces or the stride-phased data face by TMA, the
-// filter of several taps read in place.
-bool beyond_first_reach(const WgmmaConfig& c) {
-  return (c.im2col && c.run.rel.ag() % kBlockK != 0) || (c.tma && c.run.rel.groups > 1 && !c.run.weight()) ||
-         (c.tma && c.run.phased) || (c.run.filter_in_place && (c.run.phased || c.run.rel.taps() > 1));
-}
-
 // Wider tiles load fewer bytes per MAC (N = 256: half the B bytes of N =
 // 128); narrower ones waste less where the columns are not a multiple of the
 // width (K = 576: three tiles of 192, not three of 256) and quantize into
@@ -881,10 +873,9 @@ std::string tma_blocker(const Run& run, long long elem_bytes, TmaReach reach) {
              "multiple of 64";
     return "";
   }
-  // (The strided and grouped data faces, and those whose k-blocks span two taps, keep the reason they were given
-  // before the flipped copy's map existed: a config's text is its identity in the cache and in the shipped tuning
-  // rows. A stride phase takes every stride-th tap of the copy, a group its own channels of it: a map per phase
-  // or group, not built yet.)
+  // (The data faces the maps below do not take (dy's channels per group not a multiple of 64, or beyond the
+  // TmaReach allowed) keep the reason they were given before the flipped copy's map existed: a config's text is
+  // its identity in the cache and in the shipped tuning rows.)
   const std::string flipped_reason = "the data face's flipped filter changes taps inside a k-block (a 3-D map, not built yet)";
   // The phases (TmaReach::phases): one group, whole 64-kb boxes, dy by the phases' im2col map.
   if (run.task.face == kDataFace && run.phased)
@@ -1183,11 +1174,12 @@ TensorMapSlot im2col_slot(const Run& run, DType dtype, TensorBinding tensor, lon
                static_cast<uint64_t>(s[2]) * element, 0};
   for (int d = 0; d < 2; ++d) {  // W, H
     const int dim = 2 - d;
-    m.lower_corner[d] = static_cast<int32_t>(-r.pad[dim]);
-    m.upper_corner[d] = static_cast<int32_t>(r.pad[dim] - r.dil[dim] * (r.f_size[dim] - 1));
     if (run.phased) {  // the phases' map (phased_im2col_blocker): the P x Q grid from -phase_pad
       m.lower_corner[d] = static_cast<int32_t>(-run.phase_pad[dim]);
       m.upper_corner[d] = static_cast<int32_t>(r.b_size[dim] - r.a_size[dim] - run.phase_pad[dim]);
+    } else {
+      m.lower_corner[d] = static_cast<int32_t>(-r.pad[dim]);
+      m.upper_corner[d] = static_cast<int32_t>(r.pad[dim] - r.dil[dim] * (r.f_size[dim] - 1));
     }
   }
   m.element_strides = {1, static_cast<uint32_t>(r.stride[2]), static_cast<uint32_t>(r.stride[1]), 1, 1};
@@ -1410,11 +1402,12 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       return out;
     }
     std::vector<WgmmaConfig> out = gemm_alternatives(problem, arch, chosen);
-    // Where the chosen config takes a TmaReach beyond the first, the config without it second, its
-    // alternatives last (and the other way round where the heuristic was told not to: TmaReach::by_default).
-    Result<WgmmaConfig> other =
-        configure_gemm(problem, arch, beyond_first_reach(chosen) ? TmaReach::none() : TmaReach{});
-    if (other.ok() && beyond_first_reach(*other) != beyond_first_reach(chosen)) {
+    // The configs of the TMA producers' first reach and of their whole one (TmaReach), where they differ from
+    // the chosen config (a path beyond the first, or one the heuristic was told not to take), second, their
+    // alternatives last: boo tune times each path against the one it replaced.
+    for (const TmaReach reach : {TmaReach::none(), TmaReach{}}) {
+      Result<WgmmaConfig> other = configure_gemm(problem, arch, reach);
+      if (!other.ok() || other->text() == chosen.text()) continue;
       std::vector<WgmmaConfig> more = gemm_alternatives(problem, arch, *other);
       out.insert(out.begin() + std::min<size_t>(1, out.size()), *other);
       out.insert(out.end(), more.begin(), more.end());
