@@ -1955,7 +1955,9 @@ TEST(NvrtcTest, HopperConvSlicesCompile) {
 // spills for every walk and its variants, in each dtype: tiles (copy in and
 // out; whole runs with folded outer indices, runs of pixels, a KCRS filter's
 // flipped taps, a KRSC one's negative outer stride; 1- to 16-byte accesses),
-// the 64 x 64 pair transpose, and a thread per dense pixel (int and 64-bit
+// blocks through registers (8- and 16-byte accesses along the pixels, warps
+// of 1 to 4 channel vectors), the 64 x 64 pair transpose, and a thread per
+// dense pixel (int and 64-bit
 // indices, one to four row digits); 16-byte accesses are single vector loads
 // and stores in the PTX.
 TEST(NvrtcTest, StagedCopyKernelsCompile) {
@@ -1997,7 +1999,9 @@ TEST(NvrtcTest, StagedCopyKernelsCompile) {
     copies.push_back(copy("oczyx", input, 64, {1, 224, 224}, 3, input ? 8 : 3));  // NCHW, 3 -> 8
     copies.push_back(copy("oczyx", input, 32, {1, 7, 7}, 2048, 2048));           // 49 pixels: whole runs
     copies.push_back(copy("oczyx", input, 32, {1, 3, 3}, 3, 4));                 // 9 taps: folded, scalar runs
-    copies.push_back(copy("oczyx", input, 64, {1, 112, 112}, 64, 64));           // the pair transpose (16-bit)
+    copies.push_back(copy("oczyx", input, 64, {1, 112, 112}, 64, 64));           // blocks, 16-byte accesses
+    copies.push_back(copy("oczyx", input, 64, {1, 14, 14}, 576, 576));           // blocks, 8-byte pixel accesses
+    copies.push_back(copy("oczyx", input, 16, {1, 70, 71}, 64, 64));             // the pair transpose (16-bit)
     copies.push_back(copy("ozyxc", input, 64, {1, 56, 56}, 35, 40));             // NHWC padding: one row digit
     copies.push_back(copy("czyxo", input, 8, {1, 9, 9}, 5, 8));                  // CHWN: two digits
     StagedCopy wide = copy("ozyxc", input, 3000, {4, 5, 6}, 13, 16);             // four digits, 64-bit offsets
@@ -2037,6 +2041,9 @@ TEST(NvrtcTest, StagedCopyKernelsCompile) {
                              "conv_stage_tiles<boo::bf16, true, false, true, 8, 8>",   // KCRS flipped
                              "conv_stage_tiles<float, true, false, false, 4, 4>",      // KRSC flipped
                              "conv_transpose_channels<boo::f16, false>",
+                             "conv_transpose_blocks<boo::bf16, true, 8, 1>",  // 3 -> 8, a warp of 32 pixel blocks
+                             "conv_transpose_blocks<boo::f16, false, 4, 4>",  // 196 pixels, out
+                             "conv_transpose_blocks<float, true, 4, 4>",
                              "conv_copy_pixels<boo::bf16, true, int, 1, 8>",
                              "conv_copy_pixels<float, false, int, 2, 4>",
                              "conv_copy_pixels<boo::f16, true, long long, 4, 8>"})

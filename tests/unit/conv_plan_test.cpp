@@ -151,11 +151,11 @@ TEST(ConvPlanTest, NchwOperandsRunOnChannelsLastCopies) {
   EXPECT_NE(p.config.find("A vecK8 B vecK8"), std::string::npos) << p.config;
   EXPECT_EQ(p.launches[0].shared_bytes, 2u * 16 * 81 * 2);
 
-  // Many pixels (4096) and 64 channels: the 64 x 64 transpose of 16-bit pairs; the 32 channels of y in tiles
-  // of 256 pixels.
+  // Pixels a multiple of 8 and channels of whole 16-byte vectors: 8 x 8 blocks through registers, 16-byte
+  // accesses both sides, warps of 8 pixel blocks x 4 channel vectors.
   const Planned wide = plan_of("convfp16 -n 2 -c 64 -H 64 -W 64 -k 32 -y 3 -x 3 -p 1 -q 1 -F 1");
-  EXPECT_NE(wide.config.find("boo_conv_stage_x(64->64 transpose pairs)"), std::string::npos) << wide.config;
-  EXPECT_NE(wide.config.find("boo_conv_unstage_y(32->32 tiles 1x32x256 v8/8)"), std::string::npos) << wide.config;
+  EXPECT_NE(wide.config.find("boo_conv_stage_x(64->64 blocks 8x4 v8/8)"), std::string::npos) << wide.config;
+  EXPECT_NE(wide.config.find("boo_conv_unstage_y(32->32 blocks 8x4 v8/8)"), std::string::npos) << wide.config;
 
   // 5 channels padded to 8: runs of 5 x 81 elements, read one element at a time, the dense pixels whole.
   const Planned narrow = plan_of("convbfp16 -n 2 -c 5 -H 9 -W 9 -k 16 -y 3 -x 3 -F 1");

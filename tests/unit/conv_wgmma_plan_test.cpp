@@ -263,8 +263,8 @@ TEST(ConvWgmmaPlanTest, BackwardWeightOfNchwTensorsRunsOnStagedCopies) {
   EXPECT_EQ(p.launches[2].entry, "boo_wgmma_dw");
   EXPECT_EQ(p.launches[3].entry, "boo_wgmma_dw_reduce");
   EXPECT_EQ(p.launches[4].entry, "boo_conv_unstage_dw");
-  EXPECT_NE(p.config.find("copies boo_conv_stage_x(256->256 tiles 1x64x128 v8/8) boo_conv_stage_dy(256->256 tiles "
-                          "1x64x128 v8/8) boo_conv_unstage_dw(256->256 tiles 3x256x9 run v8/8)"),
+  EXPECT_NE(p.config.find("copies boo_conv_stage_x(256->256 blocks 8x4 v8/8) boo_conv_stage_dy(256->256 blocks "
+                          "8x4 v8/8) boo_conv_unstage_dw(256->256 tiles 3x256x9 run v8/8)"),
             std::string::npos)
       << p.config;
   const auto gemm = params_of<ConvIgemmParams>(p.launches[2]);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <numeric>
+#include <string_view>
 
 #include "boo/conv.hpp"
 #include "ops/common/generated_source.hpp"
@@ -72,6 +73,40 @@ void plan_tiles(StagedCopy& c, long long elem_bytes) {
   c.vec_channels = static_cast<int>(pow2_dividing(std::gcd(c.padded, c.tile[1] < moved ? c.tile[1] : 0), widest));
 }
 
+// conv_transpose_blocks (stage::block_unit): blocks of e = 16 / elem_bytes channels x one access of pixels
+// through each thread's registers, where the dense channels are whole 16-byte vectors and the tensor's offsets
+// allow accesses of 8 bytes or more along its pixels (every run starts at origin + o * strides[0] + c *
+// strides[1], and its pixels are a multiple of the access: 196 pixels take 4 16-bit elements an access, 49 none). A warp
+// spans 4 channel vectors where there are as many (2, 1 where fewer: a 3-channel x padded to 8 fills its lanes
+// with pixel blocks). Measured faster than conv_stage_tiles and the pair transpose on the lines both took
+// (docs/perf/2026-11-28-session20.md); BOO_STAGE_BLOCKS=0 plans those instead, for A/B runs. Declines where the
+// device's int indices (units, outer indices' pixel blocks) would pass 2^31.
+long long block_units(const StagedCopy& c) {
+  const long long pixels = c.size[0] * c.size[1] * c.size[2];
+  return ceil_div(c.outer * (pixels / c.vec_pixels), 32 / c.lanes_c) *
+         ceil_div(c.input ? c.padded : c.channels, c.vec_channels * c.lanes_c) * 32;
+}
+
+bool plan_blocks(StagedCopy& c, long long elem_bytes) {
+  const char* off = std::getenv("BOO_STAGE_BLOCKS");
+  if ((off != nullptr && std::string_view(off) == "0") || (elem_bytes != 2 && elem_bytes != 4)) return false;
+  const long long e = 16 / elem_bytes, pixels = c.size[0] * c.size[1] * c.size[2];
+  if (c.padded % e != 0) return false;
+  const long long vec = pow2_dividing(
+      std::gcd(std::gcd(c.origin, c.outer > 1 ? c.strides[0] : 0), std::gcd(c.channels > 1 ? c.strides[1] : 0, pixels)),
+      e);
+  if (vec * elem_bytes < 8) return false;
+  const long long vectors = ceil_div(c.input ? c.padded : c.channels, e);
+  StagedCopy planned = c;
+  planned.walk = CopyWalk::kBlocks;
+  planned.vec_pixels = static_cast<int>(vec);
+  planned.vec_channels = static_cast<int>(e);
+  planned.lanes_c = vectors >= 4 ? 4 : vectors >= 2 ? 2 : 1;
+  if (block_units(planned) > 0x7fffffffLL) return false;
+  c = planned;
+  return true;
+}
+
 // conv_copy_pixels' rows: the dense pixels' (outer, z, y, x) without the
 // dimensions of one, each merged into the next slower where that is
 // contiguous with it (NHWC's four are one, of stride C).
@@ -131,6 +166,10 @@ std::string StagedCopy::text() const {
       break;
     case CopyWalk::kTranspose:
       walk_text = "transpose pairs";
+      break;
+    case CopyWalk::kBlocks:
+      walk_text = "blocks " + std::to_string(32 / lanes_c) + "x" + std::to_string(lanes_c) + " v" +
+                  std::to_string(vec_pixels) + "/" + std::to_string(vec_channels);
       break;
     case CopyWalk::kTiles:
       walk_text = "tiles " + std::to_string(tile[0]) + "x" + std::to_string(tile[1]) + "x" + std::to_string(tile[2]) +
@@ -195,11 +234,13 @@ void plan_walk(StagedCopy& c, long long elem_bytes) {
   c.flip_runs = c.flip && c.outer > 1 && c.strides[0] == -1 && c.strides[4] == c.outer && c.strides[1] != 1;
   if (!c.flip_runs && (c.strides[1] == 1 || !pixels_contiguous(c.strides, c.size))) {
     plan_pixels(c, elem_bytes);
-  } else if (!c.flip_runs && pixels >= kTransposeMinPixels && moved % 64 == 0 && pairs_possible(c, elem_bytes)) {
-    c.walk = CopyWalk::kTranspose;
-  } else {
-    plan_tiles(c, elem_bytes);
+    return;
   }
+  if (!c.flip && plan_blocks(c, elem_bytes)) return;
+  if (!c.flip_runs && pixels >= kTransposeMinPixels && moved % 64 == 0 && pairs_possible(c, elem_bytes))
+    c.walk = CopyWalk::kTranspose;
+  else
+    plan_tiles(c, elem_bytes);
 }
 
 int add_copy(std::vector<StagedCopy>& copies, const StagedCopy& copy) {
@@ -239,6 +280,11 @@ Result<LaunchStep> staged_copy_step(const StagedCopy& c, DType dtype, const Tens
     const long long tiles = ceil_div(batches, c.tile[0]) * ceil_div(c.input ? c.padded : c.channels, c.tile[1]) *
                             ceil_div(run, c.tile[2]);
     grid.x = static_cast<uint32_t>(std::clamp<long long>(tiles, 1, 0x7fffffff));
+  } else if (c.walk == CopyWalk::kBlocks) {
+    call = "conv_transpose_blocks<" + type + ", " + in + ", " + std::to_string(c.vec_pixels) + ", " +
+           std::to_string(c.lanes_c) + ">";
+    // A thread per block (whole warps); grid-stride loops beyond 16 blocks of 256 per SM.
+    grid.x = static_cast<uint32_t>(std::clamp<long long>(ceil_div(block_units(c), 256), 1, 16LL * arch.sm_count));
   } else if (c.walk == CopyWalk::kTranspose) {
     call = "conv_transpose_channels<" + type + ", " + in + ">";
     // Tiles of 64 channels x 64 pixels; a grid-stride loop over N (or K) beyond 65535.

@@ -23,6 +23,7 @@ enum class CopyWalk {
   kPixels,     ///< conv_copy_pixels: a thread per vector of a dense pixel's channels
   kTranspose,  ///< conv_transpose_channels: 64 x 64 tiles of 16-bit pairs (many pixels, channels a multiple of 64)
   kTiles,      ///< conv_stage_tiles: tiles of outer x channels x pixels through shared memory
+  kBlocks,     ///< conv_transpose_blocks: 16-byte vectors of channels x as many pixels through registers
 };
 
 /// A dense channels-last copy of a signature tensor in the workspace:
@@ -48,7 +49,9 @@ struct StagedCopy {
   long long tile[4] = {};    // outer indices (batches), dense channels, pixels per tile; shared-memory row pitch
   bool run = false;          // each tile one run of the tensor (few pixels whose (channel, pixel) blocks are dense)
   bool flip_runs = false;    // a flipped filter whose (c, tap) pairs are one run (KCRS)
-  int vec_pixels = 1;        // elements per access of the tensor, along its pixels
+  int vec_pixels = 1;        // kTiles, kBlocks: elements per access of the tensor, along its pixels
+  // kBlocks (stage::block_unit): a warp's lanes along the channel vectors (the rest along the pixel blocks).
+  int lanes_c = 1;
   // kPixels (stage::pixel_unit):
   int row_dims = 1;          // digits of a dense pixel's row index
   bool index32 = false;      // every offset and unit below 2^31: int arithmetic
@@ -92,11 +95,13 @@ StagedCopy layout_copy(const ConvProblem& problem, const std::string& tensor, lo
 /// dense layout.
 std::optional<StagedCopy> flipped_filter_copy(const ConvProblem& problem, const std::string& tensor, long long padded);
 
-/// Chooses `copy`'s walk for `elem_bytes`-byte elements: tiles where the
-/// tensor's pixels are contiguous and its channels are not (whole (channel,
-/// pixel) blocks of several outer indices where pixels are few), the 64 x 64
-/// pair transpose where pixels are many and 16-bit channels a multiple of
-/// 64, else a thread per dense pixel's vector of channels.
+/// Chooses `copy`'s walk for `elem_bytes`-byte elements. Where the tensor's
+/// pixels are contiguous and its channels are not: blocks through registers
+/// where the dense channels are whole 16-byte vectors and the pixels allow
+/// 8-byte accesses; else the 64 x 64 pair transpose where pixels are many and
+/// 16-bit channels a multiple of 64; else tiles (whole (channel, pixel)
+/// blocks of several outer indices where pixels are few). Elsewhere a thread
+/// per dense pixel's vector of channels.
 void plan_walk(StagedCopy& copy, long long elem_bytes);
 
 /// Adds `copy` unless an identical copy (tensor, rows, channels, flip) is

@@ -2,11 +2,13 @@
 // channels-last buffer, whose channels may be padded with zeros (to 4 or a
 // multiple of 8), so that the GEMM tiers load 16-byte vectors of channels
 // where the tensor's layout (NCHW, KCRS, CHWN) or its channel count (3, 5,
-// 13, 35, 49, ...) allows only scalar loads. Three walks, chosen by the plan
-// (conv_staging.cpp), all bandwidth-bound: conv_stage_tiles where the
-// tensor's pixels are contiguous, conv_transpose_channels where they are
-// many and the channels a multiple of 64 (16-bit), conv_copy_pixels
-// elsewhere. Index arithmetic: conv_stage_index.cuh.
+// 13, 35, 49, ...) allows only scalar loads. Four walks, chosen by the plan
+// (conv_staging.cpp), all bandwidth-bound: where the tensor's pixels are
+// contiguous, conv_transpose_blocks where the dense channels are whole
+// 16-byte vectors and the pixels allow 8-byte accesses, conv_transpose_channels
+// where they are many and the channels a multiple of 64 (16-bit), else
+// conv_stage_tiles; conv_copy_pixels elsewhere. Index arithmetic:
+// conv_stage_index.cuh.
 #pragma once
 
 #include "boo/kernels/types.cuh"
@@ -156,6 +158,60 @@ __device__ void conv_stage_tiles(const ConvChannelPadParams& p) {
       }
     }
     __syncthreads();  // the tile's shared memory is the next one's
+  }
+}
+
+/// The same copies for a tensor whose pixels are contiguous, into (out of) a
+/// dense buffer whose channels are whole 16-byte vectors (kE = 16 / sizeof(T)
+/// elements), without shared memory: each thread moves a block of kE
+/// channels x kVecP pixels (stage::block_unit; kVecP divides the pixels and
+/// every run's offset) through its registers: kE accesses of kVecP pixels of
+/// a channel, transposed, written as kVecP 16-byte vectors of a pixel's
+/// channels (out of the dense buffer, the reverse). A warp's lanes are
+/// 32 / kLanesC pixel blocks x kLanesC channel vectors: each access of a warp
+/// covers whole 32-byte sectors of a channel's pixels and of a pixel's
+/// channels. All of a thread's reads are in flight at once. Block: 256
+/// threads; grid-stride over the units.
+template <typename T, bool kIntoDense, int kVecP, int kLanesC>
+__device__ void conv_transpose_blocks(const ConvChannelPadParams& p) {
+  constexpr int kE = 16 / static_cast<int>(sizeof(T));
+  using Vec = StageVector<T, kE>;
+  using Piece = StageVector<T, kVecP>;
+  const stage::BlockGrid grid = stage::block_grid(p, kIntoDense, kE, kVecP, kLanesC);
+  const int step = static_cast<int>(gridDim.x * blockDim.x);
+  const long long channel_stride = p.strides[1], padded = p.padded_channels;
+  const T* src = reinterpret_cast<const T*>(kIntoDense ? p.strided : p.dense);
+  T* dst = reinterpret_cast<T*>(kIntoDense ? p.dense : p.strided);
+  for (int u = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x); u < grid.units; u += step) {
+    const stage::BlockUnit b = stage::block_unit(p, grid, u, kE, kVecP, kLanesC);
+    if (!b.valid) continue;
+    if (kIntoDense) {
+      Piece rows[kE];  // channel j's pixels
+#pragma unroll
+      for (int j = 0; j < kE; ++j) {
+        rows[j] = Piece{};
+        if (b.channel + j < p.channels) rows[j] = *reinterpret_cast<const Piece*>(src + b.strided + j * channel_stride);
+      }
+#pragma unroll
+      for (int i = 0; i < kVecP; ++i) {
+        Vec v;
+#pragma unroll
+        for (int j = 0; j < kE; ++j) v.v[j] = rows[j].v[i];
+        *reinterpret_cast<Vec*>(dst + b.dense + i * padded) = v;
+      }
+    } else {
+      Vec pixels[kVecP];  // pixel i's channels
+#pragma unroll
+      for (int i = 0; i < kVecP; ++i) pixels[i] = *reinterpret_cast<const Vec*>(src + b.dense + i * padded);
+#pragma unroll
+      for (int j = 0; j < kE; ++j) {
+        if (b.channel + j >= p.channels) break;  // the padding channels stay behind
+        Piece v;
+#pragma unroll
+        for (int i = 0; i < kVecP; ++i) v.v[i] = pixels[i].v[j];
+        *reinterpret_cast<Piece*>(dst + b.strided + j * channel_stride) = v;
+      }
+    }
   }
 }
 

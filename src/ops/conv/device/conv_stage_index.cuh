@@ -1,6 +1,7 @@
 // boo device code: the index arithmetic of the staged copies
-// (conv_channel_pad.cuh: conv_stage_tiles and conv_copy_pixels), kept apart
-// so that the host tests run it (tests/unit/conv_stage_index_test.cpp).
+// (conv_channel_pad.cuh: conv_stage_tiles, conv_transpose_blocks and
+// conv_copy_pixels), kept apart so that the host tests run it
+// (tests/unit/conv_stage_index_test.cpp).
 // Includes only the parameter block.
 #pragma once
 
@@ -119,6 +120,52 @@ __host__ __device__ __forceinline__ DenseUnit dense_unit(const ConvChannelPadPar
   }
   const int pitch = static_cast<int>(p.tile[3]);
   return {row * p.padded_channels + t.c0 + channel, (b * t.nc + channel) * pitch + q, channel};
+}
+
+/// conv_transpose_blocks' units: blocks of `e` dense channels x `vec` pixels of one outer index (`vec`
+/// divides the pixels), a thread each. A warp's 32 units are 32 / lanes_c consecutive pixel blocks (over
+/// the outer indices' runs in turn) x lanes_c consecutive channel vectors, so that each of its accesses
+/// along a channel's pixels and along a pixel's channels covers whole 32-byte sectors. Warps take their
+/// 2-D tiles channel tiles fastest.
+struct BlockGrid {
+  int pixel_blocks;  // per outer index
+  int blocks;        // pixel blocks over all outer indices
+  int vectors;       // channel vectors of e dense channels
+  int units;         // threads: whole warps over the tiles
+};
+
+__host__ __device__ __forceinline__ BlockGrid block_grid(const ConvChannelPadParams& p, bool into_dense, int e,
+                                                         int vec, int lanes_c) {
+  BlockGrid g;
+  g.pixel_blocks = static_cast<int>(pixels_of(p) / vec);
+  g.blocks = static_cast<int>(p.sizes[0]) * g.pixel_blocks;
+  g.vectors = static_cast<int>((moved_channels(p, into_dense) + e - 1) / e);
+  const int lanes_p = 32 / lanes_c;
+  g.units = (g.blocks + lanes_p - 1) / lanes_p * ((g.vectors + lanes_c - 1) / lanes_c) * 32;
+  return g;
+}
+
+struct BlockUnit {
+  bool valid;         // a block of the copy (else a lane past the pixel blocks or the channel vectors)
+  int channel;        // its first dense channel
+  long long strided;  // the tensor's offset of its first channel's first pixel (channel + j at + j * strides[1])
+  long long dense;    // the dense buffer's offset of its first pixel's first channel (pixel + i at + i * padded)
+};
+
+__host__ __device__ __forceinline__ BlockUnit block_unit(const ConvChannelPadParams& p, const BlockGrid& g, int u,
+                                                         int e, int vec, int lanes_c) {
+  const int lane = u % 32, tile = u / 32, tiles_c = (g.vectors + lanes_c - 1) / lanes_c;
+  const int tile_p = tile / tiles_c, tile_c = tile - tile_p * tiles_c;
+  const int block = tile_p * (32 / lanes_c) + lane / lanes_c, vector = tile_c * lanes_c + lane % lanes_c;
+  BlockUnit b{};
+  b.valid = block < g.blocks && vector < g.vectors;
+  if (!b.valid) return b;
+  const int outer = block / g.pixel_blocks;
+  const long long q0 = static_cast<long long>(block - outer * g.pixel_blocks) * vec;
+  b.channel = vector * e;
+  b.strided = p.origin + outer * p.strides[0] + b.channel * p.strides[1] + q0;
+  b.dense = (outer * pixels_of(p) + q0) * p.padded_channels + b.channel;
+  return b;
 }
 
 /// conv_copy_pixels: a unit is `vec` channels of one dense pixel (row).
