@@ -865,7 +865,7 @@ TEST(NvrtcTest, ResidualEpilogueModulesCompile) {
 // (device/conv_wgmma_nchw.cuh) compiles for every face, both 16-bit types and
 // every tile width and ring depth it may choose, with the bias and activation,
 // partial tiles (pixels, input and output channels), 1-D and transposed convs,
-// split or unsplit weight gradients; without spills, with the register
+// split or unsplit weight gradients, 196-pixel images (8-byte vectors); without spills, with the register
 // reallocation honoured and the wgmma's operand majors as planned: forward
 // w K-major and pixels N-major (imm-trans 0, 1), data face w M-major (1, 1),
 // weight face both K-major (0, 0).
@@ -885,6 +885,10 @@ TEST(NvrtcTest, HopperNchwPointwiseModulesCompile) {
            std::string("convbfp16 -n 1 -c 512 -H 64 -W 64 -k 1024 -y 1 -x 1 -F 4"),
            std::string("convbfp16 --spatial_dim 1 -n 64 -c 128 -H 1024 -k 256 -y 1 -F 1 -b 1"),
            std::string("convfp16 -n 32 -c 256 -H 28 -W 28 -k 128 -y 1 -x 1 -m trans -F 1"),
+           // 196 pixels an image: 8-byte copies and stores (kPixelVector 4), every face.
+           std::string("convfp16 -n 64 -c 96 -H 14 -W 14 -k 576 -y 1 -x 1 -F 1 -b 1 --activation relu"),
+           std::string("convbfp16 -n 64 -c 96 -H 14 -W 14 -k 576 -y 1 -x 1 -F 2"),
+           std::string("convfp16 -n 64 -c 96 -H 14 -W 14 -k 576 -y 1 -x 1 -F 4"),
        }) {
     SCOPED_TRACE(command);
     Result<ParsedCommand> p = parse_command(std::string_view(command));
@@ -918,9 +922,16 @@ TEST(NvrtcTest, HopperNchwPointwiseModulesCompile) {
       EXPECT_NE(k->ptx.find(majors), std::string::npos) << majors;
       const bool split = config.find("splits ") != std::string::npos && std::stoi(config.substr(config.find("splits ") + 7)) > 1;
       EXPECT_EQ(k->ptx.find("boo_wgmma_dw_reduce") != std::string::npos, split);
+      // 8-byte pixel vectors: cp.async of 8 bytes, and the planar result's stores 8 bytes wide.
+      const bool eight_bytes = plan->source.text.find("kPixelVector = 4;") != std::string::npos;
+      EXPECT_EQ(eight_bytes, command.find("-H 14") != std::string::npos);
+      EXPECT_EQ(k->ptx.find("cp.async.ca.shared.global") != std::string::npos, eight_bytes);
+      if (eight_bytes && config.find("weight gradient") == std::string::npos) {
+        EXPECT_NE(k->ptx.find("st.global.v2.u32"), std::string::npos);
+      }
     }
   }
-  EXPECT_GE(compiled.size(), 17u);  // 3 widths x 3-6 stages of the first line, then one each
+  EXPECT_GE(compiled.size(), 20u);  // 3 widths x 3-6 stages of the first line, then one each
 }
 
 // gpu:conv:planar_tf32 compiles for sm_90a without spills or stack, the

@@ -128,6 +128,8 @@ TEST(ConvPointwisePlanTest, Fp32RunsOnFfmaWithTwoLevelWeightSums) {
 
 TEST(ConvPointwisePlanTest, OddPixelCountsCopyNarrowerVectorsAcrossImages) {
   test::UnverifiedKernelsEnabled gate;
+  // (14x14 images run on gpu:conv:wgmma_sm90's native path, which this tier yields to; here it does not take them.)
+  const test::ScopedEnv no_native("BOO_WGMMA_NATIVE_VECTOR4", "0");
   // 7x7 = 49 pixels: element copies; 14x14 = 196: 4 elements (8 bytes); tiles span images either way.
   const Planned odd = test::plan_of(tier(), "convfp16 -n 64 -c 96 -H 7 -W 7 -k 24 -y 1 -x 1 -F 1");
   EXPECT_NE(odd.config.find("vec in 1 out 1"), std::string::npos) << odd.config;
@@ -141,6 +143,15 @@ TEST(ConvPointwisePlanTest, OddPixelCountsCopyNarrowerVectorsAcrossImages) {
 // they leave the busiest SM fewer bytes to move, the wider tiles still boo tune's alternatives.
 TEST(ConvPointwisePlanTest, SmallImagesTakeNarrowTilesWhereTheBusiestSmMovesLess) {
   test::UnverifiedKernelsEnabled gate;
+  {
+    // 14x14 images are gpu:conv:wgmma_sm90's native path's (8-byte pixel vectors): the tie is its.
+    std::unique_ptr<OpProblem> native = test::problem_of("convfp16 -n 64 -c 64 -H 14 -W 14 -k 384 -y 1 -x 1 -F 2");
+    ASSERT_TRUE(native);
+    const Status declined = tier().accepts(*native, test::sm90());
+    EXPECT_NE(declined.message().find("native NCHW 1x1 path runs it as fast"), std::string::npos) << declined.to_string();
+  }
+  // The tiles this tier plans where that path does not take them.
+  const test::ScopedEnv no_native("BOO_WGMMA_NATIVE_VECTOR4", "0");
   // dx (64 rows) = w^T (64 x 384) x dy: 64-wide, 196 tiles in two rounds on 132 SMs (one 170 KB block an SM);
   // 32-wide, 392 tiles in three: the busiest SM reads the filter once and 3 x 32 columns, not 2 x 64.
   const std::string small = "convfp16 -n 64 -c 64 -H 14 -W 14 -k 384 -y 1 -x 1 -F 2";

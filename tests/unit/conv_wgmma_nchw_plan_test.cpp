@@ -155,6 +155,33 @@ TEST(ConvWgmmaNchwPlanTest, TakesPartialTilesInEveryDimension) {
   }
 }
 
+TEST(ConvWgmmaNchwPlanTest, TakesImagesOfPixelsAMultipleOfFourWithEightByteVectors) {
+  // 14 x 14 = 196 pixels: every face natively, its planar copies and stores 4 pixels (8 bytes) each, the
+  // forward face's x by cp.async (a TMA map's rows are 16-byte multiples); 7 x 7 = 49 pixels are staged.
+  for (const char* direction : {"1", "2", "4"}) {
+    const std::string command = std::string("convfp16 -n 64 -c 96 -H 14 -W 14 -k 576 -y 1 -x 1 -F ") + direction;
+    SCOPED_TRACE(command);
+    const Planned p = test::plan_of(tier(), command);
+    EXPECT_NE(p.config.find("native NCHW 1x1"), std::string::npos) << p.config;
+    EXPECT_NE(p.config.find(", pixels in vectors of 4"), std::string::npos) << p.config;
+    EXPECT_TRUE(stages_nothing(p));
+    expect_constants(p, {"kHW = 196;", "kPixelVector = 4;"});
+    if (std::string(direction) == "1") {
+      EXPECT_NE(p.config.find("no TMA: the native NCHW path maps x by TMA where its pixels and strides are multiples "
+                              "of 8 (16-byte rows)"),
+                std::string::npos)
+          << p.config;
+    }
+  }
+  const Planned wide = test::plan_of(tier(), "convfp16 -n 32 -c 256 -H 56 -W 56 -k 128 -y 1 -x 1 -F 1");
+  EXPECT_EQ(wide.source.text.find("kPixelVector"), std::string::npos);
+  const Planned odd = test::plan_of(tier(), "convfp16 -n 64 -c 576 -H 7 -W 7 -k 160 -y 1 -x 1 -F 1");
+  EXPECT_NE(odd.config.find("staged: the native NCHW 1x1 path takes pixels per image that are a multiple of 4 "
+                            "(8-byte vectors) only, not 49"),
+            std::string::npos)
+      << odd.config;
+}
+
 TEST(ConvWgmmaNchwPlanTest, TakesOneDimensionTransposedConvsAndSixtyFourChannels) {
   for (const std::string& command : {
            std::string("convbfp16 --spatial_dim 1 -n 64 -c 128 -H 1024 -k 256 -y 1 -F 1 -b 1"),
@@ -220,7 +247,7 @@ TEST(ConvWgmmaNchwPlanTest, StagesWhatTheNativePathCannotReadAndSaysWhy) {
     std::string command, reason;
   };
   for (const Case& c : {
-           Case{"convbfp16 -n 128 -c 256 -H 7 -W 7 -k 512 -y 1 -x 1 -F 1", "pixels per image that are a multiple of 8"},
+           Case{"convbfp16 -n 128 -c 256 -H 7 -W 7 -k 512 -y 1 -x 1 -F 1", "pixels per image that are a multiple of 4"},
            Case{"convbfp16 -n 32 -c 256 -H 28 -W 28 -k 256 -y 1 -x 1 -F 1 --out_layout NHWC", "not y's"},
            Case{"convbfp16 -n 32 -c 256 -H 28 -W 28 -k 256 -y 1 -x 1 -F 4 --in_layout NHWC", "not x's"},
        }) {

@@ -611,6 +611,8 @@ struct WgmmaConfig final : Config {
       if (splits > 1) record += ", splits " + std::to_string(splits);
       if (fp32_out) record += ", fp32 result";
     }
+    if (run.native && native_pixel_vector(run.rel) != 8)
+      record += ", pixels in vectors of " + std::to_string(native_pixel_vector(run.rel));
     if (half_columns)
       record += ", consumers split the columns (K <= 64)";
     else if (run.weight() && run.rel.bg() <= 64)
@@ -868,6 +870,8 @@ std::string tma_blocker(const Run& run, long long elem_bytes, TmaReach reach) {
     // The forward face's w (K-major) and x by TMA (produce_planar_tma): x as a 2-D map of channel rows
     // by pixels, so a k-block's 64 rows may not run into the next image's.
     if (run.task.face != kForwardFace) return "the native NCHW path loads its data and weight faces with cp.async";
+    if (native_pixel_vector(r) != 8)
+      return "the native NCHW path maps x by TMA where its pixels and strides are multiples of 8 (16-byte rows)";
     if (r.batch > 1 && (r.ca % kBlockK != 0 || r.a_strides[0] != r.ca * r.a_strides[1]))
       return "the native NCHW path maps x's images as one matrix: one image, or dense images of channels a "
              "multiple of 64";

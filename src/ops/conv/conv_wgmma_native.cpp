@@ -1,6 +1,8 @@
 // boo: gpu:conv:wgmma_sm90's native path for planar pointwise convs (see the header).
 #include "ops/conv/conv_wgmma_native.hpp"
 
+#include <cstdlib>
+#include <string_view>
 #include <tuple>
 #include <utility>
 
@@ -32,9 +34,14 @@ Status native_nchw_pointwise(const ConvProblem& problem) {
   const Relation& r = problem.relation;
   if (!planar_pointwise(r)) return decline("pointwise convs (1x1, stride 1, no padding) of NCHW-like tensors only");
   if (problem.fp32_result) return decline("no GEMM epilogue's fp32 sums");
-  // 16-byte vectors of 8 pixels never straddle two channels.
-  if (r.pix_a() % 8 != 0)
-    return decline("pixels per image that are a multiple of 8 (16-byte vectors) only, not " + std::to_string(r.pix_a()));
+  // Vectors of 8 (or 4) pixels never straddle two channels. (BOO_WGMMA_NATIVE_VECTOR4=0 declines the 4-pixel
+  // vectors, for A/B runs against the staged copies.)
+  if (r.pix_a() % 4 != 0)
+    return decline("pixels per image that are a multiple of 4 (8-byte vectors) only, not " + std::to_string(r.pix_a()));
+  const char* vector4 = std::getenv("BOO_WGMMA_NATIVE_VECTOR4");
+  if (r.pix_a() % 8 != 0 && vector4 != nullptr && std::string_view(vector4) == "0")
+    return decline("pixels per image that are a multiple of 8 (16-byte vectors) only, not " + std::to_string(r.pix_a()) +
+                   " (BOO_WGMMA_NATIVE_VECTOR4=0)");
   if (problem.tasks.size() != 1) return decline("one face at a time (forward, data or weight)");
   // The signature tensors playing A and B (named in the reasons); the one the forward and data faces
   // read (x, dy) may lie channels-last instead, read K-major by TMA (a GEMM's B stored n x k).
@@ -48,8 +55,8 @@ Status native_nchw_pointwise(const ConvProblem& problem) {
       return decline("activations whose pixels are contiguous (NCHW, NCDHW) only, not " + name + "'s (or an "
                      "input of the forward or data face channels-last, its pixels evenly spaced 16-byte aligned "
                      "rows)");
-    if (s[1] % 8 != 0 || (r.batch > 1 && s[0] % 8 != 0))
-      return decline("activations whose channel and image strides are multiples of 8 elements (16-byte aligned "
+    if (s[1] % 4 != 0 || (r.batch > 1 && s[0] % 4 != 0))
+      return decline("activations whose channel and image strides are multiples of 4 elements (8-byte aligned "
                      "vectors) only, not " + name + "'s " + std::to_string(s[1]) + " and " + std::to_string(s[0]));
   }
   // The filter as w(kb, c): rows of input channels c, read as 16-byte vectors along c.
@@ -76,6 +83,13 @@ Relation native_relation(const ConvProblem& problem) {
   return f;
 }
 
+int native_pixel_vector(const Relation& r) {
+  bool eight = r.pix_a() % 8 == 0;
+  for (const Strides5& s : {r.a_strides, r.b_strides})
+    if (planar_pixels(s, r.a_size)) eight = eight && s[1] % 8 == 0 && (r.batch == 1 || s[0] % 8 == 0);
+  return eight ? 8 : 4;
+}
+
 std::string native_constants(const Relation& r) {
   auto constant = [](const char* name, long long v) {
     return "  static constexpr int " + std::string(name) + " = " + std::to_string(v) + ";\n";
@@ -86,6 +100,7 @@ std::string native_constants(const Relation& r) {
   out += "  static constexpr bool kAMnMajor = " + std::string(r.w_strides[1] != 1 ? "true" : "false") + ";\n";
   // (Only where set: conv_wgmma_nchw.cuh's BKMajor reads its absence as false.)
   if (native_in_channels_last(r)) out += "  static constexpr bool kBKMajor = true;\n";
+  if (native_pixel_vector(r) != 8) out += "  static constexpr int kPixelVector = " + std::to_string(native_pixel_vector(r)) + ";\n";
   return out;
 }
 

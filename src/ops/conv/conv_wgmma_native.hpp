@@ -30,11 +30,18 @@ bool planar_pointwise(const Relation& r);
 /// OK where the native path runs the problem's one task (a planar_pointwise
 /// relation); otherwise UNIMPLEMENTED with what it lacks (the tier then
 /// stages the operands): both activations planar (each channel's pixels
-/// contiguous, channel and image strides multiples of 8 elements; the forward
+/// contiguous, channel and image strides multiples of 4 elements; the forward
 /// and data faces' input may be channels_last_pixels instead), the pixels
-/// a multiple of 8 (16-byte vectors along them), the filter's input channels
+/// a multiple of 4 (8-byte vectors along them), the filter's input channels
 /// contiguous and a multiple of 8, not a GEMM epilogue's fp32 result.
 Status native_nchw_pointwise(const ConvProblem& problem);
+
+/// Elements per access along the planar tensors' pixels (the native
+/// relation's): 8 (16 bytes) where the pixels per image and every planar
+/// tensor's channel and image strides are multiples of 8, else 4 (8 bytes:
+/// 14 x 14 images' 196 pixels), read by cp.async only (TMA maps need 16-byte
+/// rows: tma_blocker).
+int native_pixel_vector(const Relation& native);
 
 /// The relation the native GEMM runs: the problem's, except for the data face,
 /// whose A and B swap and whose filter is read transposed (outer stride: the
@@ -42,8 +49,9 @@ Status native_nchw_pointwise(const ConvProblem& problem);
 Relation native_relation(const ConvProblem& problem);
 
 /// conv_wgmma_nchw.cuh's Cfg members beyond the tier's: kImages, kHW, kK,
-/// XC, YC, WC and kAMnMajor (w's rows contiguous along M: the data face), and
-/// kBKMajor where `in` lies channels-last.
+/// XC, YC, WC and kAMnMajor (w's rows contiguous along M: the data face),
+/// kBKMajor where `in` lies channels-last, and kPixelVector where
+/// native_pixel_vector is not 8.
 std::string native_constants(const Relation& r);
 
 }  // namespace boo::ops::conv

@@ -95,6 +95,13 @@ BOO_CFG_OPTION(TmaStore, kTmaY, bool, false);
 /// residual so too.
 BOO_CFG_OPTION(ElementStores, kElementStores, bool, false);
 
+/// Elements per access along the native NCHW path's pixels (C::kPixelVector,
+/// emitted only where not 8): 4 where an image's pixels or the planar
+/// strides are not a multiple of 8 (14 x 14 images: 196 pixels), so its
+/// cp.async loads and store_tile's stores move 8-byte vectors (two per
+/// 16-byte chunk of a tile's row).
+BOO_CFG_OPTION(PixelVector, kPixelVector, int, 8);
+
 /// Whether the fully-TMA producer's B tile is N-major (C::kBNMajor, emitted only
 /// where set): the 1x1 data face at stride 1 reads the filter where it
 /// lies, W[k][c] with c contiguous (the host's rule), BN / 64 atom columns of 64
@@ -554,6 +561,9 @@ __device__ __forceinline__ void store_tile(const float (&acc)[C::BN / 2], const 
   const int thread = static_cast<int>(threadIdx.x) % 128, lane = thread % 32, warp = thread / 32;
   T* out = reinterpret_cast<T*>(p.out);
   constexpr int kVectorsPerRow = C::BN / 8;
+  // The stores' vectors: PixelVector's elements each (8: 16 bytes).
+  constexpr int kStoreVector = PixelVector<C>::value, kStoresPerRow = C::BN / kStoreVector;
+  static_assert(kStoreVector == 8 || (kStoreVector == 4 && !C::kResidual), "8-byte stores: no residual reads");
   // ElementStores: a pass's 32 rows x BN elements, element v of them at (v / BN, v % BN).
   constexpr int kPassElements = static_cast<int>(L::kStagingRows) * C::BN;
 #pragma unroll
@@ -623,14 +633,18 @@ __device__ __forceinline__ void store_tile(const float (&acc)[C::BN / 2], const 
       }
     } else {
 #pragma unroll 4
-      for (int v = thread; v < static_cast<int>(L::kStagingRows) * kVectorsPerRow; v += 128) {
-        const int row = v / kVectorsPerRow, col = (v % kVectorsPerRow) * 8;
+      for (int v = thread; v < static_cast<int>(L::kStagingRows) * kStoresPerRow; v += 128) {
+        const int row = v / kStoresPerRow, col = (v % kStoresPerRow) * kStoreVector;
         const int m = m0 + consumer * 64 + pass * 32 + row, k = n0 + col;
         if (m >= C::kM || k >= C::kN) continue;
         if constexpr (C::kPhases > 1)
           if (offset(m, k) < 0) continue;  // a stride phase's row past its extent
-        *reinterpret_cast<uint4*>(out + offset(m, k)) =
-            *reinterpret_cast<const uint4*>(staged + row * L::kOutPitch + col);
+        if constexpr (kStoreVector == 8)
+          *reinterpret_cast<uint4*>(out + offset(m, k)) =
+              *reinterpret_cast<const uint4*>(staged + row * L::kOutPitch + col);
+        else
+          *reinterpret_cast<uint2*>(out + offset(m, k)) =
+              *reinterpret_cast<const uint2*>(staged + row * L::kOutPitch + col);
       }
     }
   }

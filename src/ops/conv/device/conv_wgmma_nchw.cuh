@@ -17,21 +17,22 @@
 //       B = in[n][k][hw] (p.a): N-major, each K row kHW contiguous pixels;
 //         or, with C::kBKMajor (in channels-last: a GEMM's B stored n x k),
 //         K-major, each pixel's kK channels contiguous, pixels XP apart;
-//       D = out[n][m][hw] (p.out) row-major: 16-byte vectors along the pixels.
+//       D = out[n][m][hw] (p.out) row-major: vectors of PixelVector pixels.
 //   weight face (conv_wgmma_nchw_weight):
 //     dw[m][c] = sum_{n, hw} dy[n][m][hw] * x[n][c][hw]
 //       M = dy's channels (C::kM), N = x's channels (C::kN), the reduction
 //       over l = (n, hw) (C::kL = images x pixels), split as the
 //       channels-last weight face's (WeightUnits, split_k.cuh's reduce);
 //       A = dy (p.b) and B = x (p.a): both K-major, a row's 64 pixels of a
-//       k-block contiguous within each 16-byte chunk (kHW is a multiple of 8,
-//       so a chunk never straddles two images).
+//       k-block contiguous within each 8-pixel chunk's copies (kHW is a
+//       multiple of the copies' PixelVector pixels, so a copy never straddles
+//       two images).
 // The tiles are those of conv_wgmma.cuh (128 x BN, 64-wide k-blocks,
 // 128-byte swizzle; M/N-major tiles as the weight face's atom columns), the
 // frame (warp_specialized), the k-block step (consume_kblock) and the
 // epilogue (store_tile; a bias per output channel is per row here, added to
 // the accumulators before it) are shared. Partial tiles: rows past kM,
-// pixels past kHW (a multiple of 8: a vector is all in or all out) and K past
+// pixels past kHW (a multiple of PixelVector: a vector is all in or all out) and K past
 // kK (the last k-block's rows) are zero-filled on load and skipped on store.
 //
 // The generated source defines `struct Cfg` (conv_wgmma_impl.cpp's members
@@ -121,11 +122,16 @@ __device__ void produce_planar(const ConvIgemmParams& p, unsigned char* smem, un
       }
 #pragma unroll
       for (int j = 0; j < C::BN / 16; ++j) {
-        // Atom column j / 4 (pixels n0 + 64 (j / 4) ...), K row row0 + 16 (j % 4): in[n][k][col ... col + 7].
+        // Atom column j / 4 (pixels n0 + 64 (j / 4) ...), K row row0 + 16 (j % 4): in[n][k][col ... col + 7],
+        // as 16 / kV-byte copies of kV pixels, each all inside the image or all past it.
+        constexpr int kV = PixelVector<C>::value;
         const int k = k0 + row0 + 16 * (j % 4), col = (j / 4) * 64 + chunk * 8;
-        const bool ok = (C::kK % kBK == 0 || k < C::kK) && (C::kN % C::BN == 0 || n0 + col < C::kN);
-        cp_async_vector_at<16>(b_tile + (j / 4) * L::kAtomColumn + (j % 4) * 16 * 128,
-                               ok ? b_src + 16 * (j % 4) * C::XC + (j / 4) * 64 : in, ok);
+#pragma unroll
+        for (int h = 0; h < 8 / kV; ++h) {
+          const bool ok = (C::kK % kBK == 0 || k < C::kK) && (C::kN % C::BN == 0 || n0 + col + h * kV < C::kN);
+          cp_async_vector_at<2 * kV>(b_tile + (j / 4) * L::kAtomColumn + (j % 4) * 16 * 128 + h * 2 * kV,
+                                     ok ? b_src + 16 * (j % 4) * C::XC + (j / 4) * 64 + h * kV : in, ok);
+        }
       }
       announce_stage(full, C::STAGES, it);
     }
@@ -261,20 +267,25 @@ __device__ void produce_planar_weight(const ConvIgemmParams& p, unsigned char* s
       // This thread's chunk of rows row0 + 16 j (2048 bytes apart in the same swizzle phase).
       const unsigned a_tile = sm90::shared_address(smem) + stage * L::kTileA + sm90::swizzle128_offset(row0, chunk);
       const unsigned b_tile = sm90::shared_address(smem) + L::kB + stage * L::kTileB + sm90::swizzle128_offset(row0, chunk);
-      const int l = kb * kBK + chunk * 8;
-      const bool in = C::kL % kBK == 0 || l < C::kL;  // pixels past the last contribute zeros
-      const int image = l / C::kHW, hw = l % C::kHW;
-      const T* dy_pixels = dy + (in ? image * C::YN + hw + a_first : 0);  // dy[n][m0 + row0][hw]
-      const T* x_pixels = x + (in ? image * C::XN + hw + b_first : 0);    // x[n][n0 + row0][hw]
+      // The chunk's pixels as 16 / kV-byte copies of kV, each inside one image (kHW a multiple of kV).
+      constexpr int kV = PixelVector<C>::value;
 #pragma unroll
-      for (int j = 0; j < kBM / 16; ++j) {
-        const bool ok = in && ((a_rows >> j) & 1u);
-        cp_async_vector_at<16>(a_tile + 16 * j * 128, ok ? dy_pixels + 16 * j * C::YC : dy, ok);
-      }
+      for (int h = 0; h < 8 / kV; ++h) {
+        const int l = kb * kBK + chunk * 8 + h * kV;
+        const bool in = C::kL % kBK == 0 || l < C::kL;  // pixels past the last contribute zeros
+        const int image = l / C::kHW, hw = l % C::kHW;
+        const T* dy_pixels = dy + (in ? image * C::YN + hw + a_first : 0);  // dy[n][m0 + row0][hw]
+        const T* x_pixels = x + (in ? image * C::XN + hw + b_first : 0);    // x[n][n0 + row0][hw]
 #pragma unroll
-      for (int j = 0; j < C::BN / 16; ++j) {
-        const bool ok = in && ((b_rows >> j) & 1u);
-        cp_async_vector_at<16>(b_tile + 16 * j * 128, ok ? x_pixels + 16 * j * C::XC : x, ok);
+        for (int j = 0; j < kBM / 16; ++j) {
+          const bool ok = in && ((a_rows >> j) & 1u);
+          cp_async_vector_at<2 * kV>(a_tile + 16 * j * 128 + h * 2 * kV, ok ? dy_pixels + 16 * j * C::YC : dy, ok);
+        }
+#pragma unroll
+        for (int j = 0; j < C::BN / 16; ++j) {
+          const bool ok = in && ((b_rows >> j) & 1u);
+          cp_async_vector_at<2 * kV>(b_tile + 16 * j * 128 + h * 2 * kV, ok ? x_pixels + 16 * j * C::XC : x, ok);
+        }
       }
       announce_stage(full, C::STAGES, it);
     }
