@@ -155,6 +155,32 @@ TEST(ConvWgmmaNchwPlanTest, TakesPartialTilesInEveryDimension) {
   }
 }
 
+TEST(ConvWgmmaNchwPlanTest, ConsumersSplitTheColumnsOfTilesOfAtMostSixtyFourRows) {
+  // 64 output channels (forward) or input channels (data face): 128- or 256-wide tiles whose columns the two
+  // consumers split; BOO_WGMMA_NATIVE_HALF_COLUMNS=0 keeps the row split (consumer 1 idle) and 192 columns.
+  for (const char* command : {"convfp16 -n 32 -c 64 -H 56 -W 56 -k 64 -y 1 -x 1 -F 1",
+                              "convfp16 -n 32 -c 64 -H 56 -W 56 -k 256 -y 1 -x 1 -F 2"}) {
+    SCOPED_TRACE(command);
+    std::unique_ptr<OpProblem> problem = test::problem_of(command);
+    ASSERT_TRUE(problem);
+    Result<ConfigList> list = tier().candidates(*problem, test::sm90());
+    ASSERT_TRUE(list.ok()) << list.status().to_string();
+    for (const std::unique_ptr<const Config>& c : *list) {
+      EXPECT_EQ(c->text().find("tile 128x192"), std::string::npos) << c->text();
+      EXPECT_NE(c->text().find("consumers split the columns"), std::string::npos) << c->text();
+    }
+    const Planned p = test::plan_of(tier(), command);
+    EXPECT_EQ(p.source.text.find("kConsumersSplitRows"), std::string::npos);
+    const test::ScopedEnv rows("BOO_WGMMA_NATIVE_HALF_COLUMNS", "0");
+    const Planned off = test::plan_of(tier(), command);
+    EXPECT_EQ(off.config.find("consumers split the columns"), std::string::npos) << off.config;
+    EXPECT_NE(off.source.text.find("kConsumersSplitRows = true;"), std::string::npos);
+  }
+  // 128 output channels keep the row split, every width.
+  const Planned wide = test::plan_of(tier(), "convfp16 -n 32 -c 64 -H 56 -W 56 -k 128 -y 1 -x 1 -F 1");
+  EXPECT_EQ(wide.config.find("consumers split the columns"), std::string::npos) << wide.config;
+}
+
 TEST(ConvWgmmaNchwPlanTest, TakesImagesOfPixelsAMultipleOfFourWithEightByteVectors) {
   // 14 x 14 = 196 pixels: every face natively, its planar copies and stores 4 pixels (8 bytes) each, the
   // forward face's x by cp.async (a TMA map's rows are 16-byte multiples); 7 x 7 = 49 pixels are staged.

@@ -187,6 +187,26 @@ std::string slice_constants(const Relation& data, const Run& run) {
 // TMA loads are the default (numerics, racecheck and synccheck passed on an H100, 2026-11-26; 0.96-0.98x the
 // cp.async producers' time: docs/perf/2026-11-26-session6.md). BOO_WGMMA_TMA=0 plans the cp.async producers
 // instead, for A/B runs (different Cfg, so different cache keys).
+// The native NCHW forward and data faces' consumers split a tile's columns where it has at most 64 rows (as
+// the weight face's); BOO_WGMMA_NATIVE_HALF_COLUMNS=0 keeps the row split (consumer 1 idle), for A/B runs.
+bool native_half_columns_enabled() {
+  const char* v = std::getenv("BOO_WGMMA_NATIVE_HALF_COLUMNS");
+  return v == nullptr || std::string_view(v) != "0";
+}
+
+// Whether a run's GEMM has at most 64 rows that the two consumers share by columns: the weight face's
+// (K <= 64 output channels a group) and the native forward and data faces' (their output channels).
+bool few_rows_split_columns(const Run& run) {
+  if (run.weight()) return run.rel.bg() <= 64;
+  return run.native && native_half_columns_enabled() && run.rel.cb <= 64;
+}
+
+// conv_wgmma_weight.cuh's kHalfColumns, the same rule on the Cfg: few_rows_split_columns at 128 or 256
+// columns, without promoted sums.
+bool consumers_split_columns(const Run& run, int bn, bool promote) {
+  return few_rows_split_columns(run) && !promote && (bn == 128 || bn == 256);
+}
+
 constexpr const char* kTmaOffVariable = "BOO_WGMMA_TMA";
 bool tma_loads_enabled() {
   const char* v = std::getenv(kTmaOffVariable);
@@ -575,8 +595,7 @@ struct WgmmaConfig final : Config {
     record += " warpgroups 1 producer + 2 consumers, persistent; ";
     record += run.task.result;
     record += ": face " + std::to_string(run.task.face);
-    // (conv_wgmma_weight.cuh's kHalfColumns: the same rule on the Cfg.)
-    const bool half_columns = run.weight() && run.rel.bg() <= 64 && !promote && (bn == 128 || bn == 256);
+    const bool half_columns = consumers_split_columns(run, bn, promote);
     if (taps()) {
       record = "tile 64x" + std::to_string(64 * run.rel.taps()) + " (64 output channels by every tap of 64 channels) "
                "stages " + std::to_string(stages) + " warpgroups 1 producer + " + std::to_string(run.rel.f_size[1]) +
@@ -671,9 +690,9 @@ constexpr int kPromotedWidth = 128;
 // kNarrowestNativeWidth, 64-wide tiles where the GEMM is at most kNarrowTileMaxColumns wide.
 bool width_allowed(int bn, const Run& run, bool promote) {
   if (promote) return bn == kPromotedWidth;
-  // At most 64 output channels the weight face's consumers split the columns, which the 64-column wgmma
-  // does at 128 and 256 columns only (conv_wgmma_weight.cuh's kHalfColumns; 64 stays for 64 columns).
-  if (run.weight() && run.rel.bg() <= 64 && bn == 192) return false;
+  // At most 64 output channels the consumers split the columns, which the 64-column wgmma does at 128 and
+  // 256 columns only (64 stays for 64 columns).
+  if (few_rows_split_columns(run) && bn == 192) return false;
   if (run.native && bn < kNarrowestNativeWidth) return false;
   return bn > kNarrowTileMaxColumns || gemm_shape(run).n <= kNarrowTileMaxColumns;
 }
@@ -1559,6 +1578,9 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     cfg += "  static constexpr bool kBias = " + std::string(epilogue && sig.bias ? "true" : "false") + ";\n";
     cfg += "  static constexpr bool kResidual = " + std::string(epilogue && sig.residual ? "true" : "false") + ";\n";
     if (run.native) cfg += native_constants(r);
+    // (Only where the rule would split them: conv_wgmma_nchw.cuh's RowSplit.)
+    if (run.native && !run.weight() && !native_half_columns_enabled() && r.cb <= 64)
+      cfg += "  static constexpr bool kConsumersSplitRows = true;\n";
     cfg += "  static constexpr bool kFp32Out = " + std::string(config.fp32_out ? "true" : "false") + ";\n";
     cfg += "  static constexpr bool kPromote = " + std::string(config.promote ? "true" : "false") + ";\n";
     cfg += "  static constexpr bool kTma = " + std::string(config.tma ? "true" : "false") + ";\n";

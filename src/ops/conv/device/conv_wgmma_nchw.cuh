@@ -63,6 +63,11 @@ struct PlanarTiles {
 /// set): B tiles K-major, loaded by TMA only (produce_planar_tma).
 BOO_CFG_OPTION(BKMajor, kBKMajor, bool, false);
 
+/// Whether the Cfg keeps the consumers on a tile's two 64-row halves where it has at most 64 rows
+/// (C::kConsumersSplitRows, emitted only where set: BOO_WGMMA_NATIVE_HALF_COLUMNS=0, for A/B runs);
+/// else they split its columns (kHalfColumns).
+BOO_CFG_OPTION(RowSplit, kConsumersSplitRows, bool, false);
+
 /// C for store_tile when the bias is per row (added by the caller): no column bias.
 template <class C>
 struct RowBias : C {
@@ -188,6 +193,23 @@ __device__ void produce_planar_tma(const TmaMap* tma_w, const TmaMap* tma_x, uns
   }
 }
 
+/// Adds each output channel's bias to a consumer's accumulators (Wgmma's layout: this thread's rows
+/// m0 + 16 warp + lane / 4 + 8 half), before store_tile's activation.
+template <class C>
+__device__ __forceinline__ void add_row_bias(float (&acc)[C::BN / 2], const ConvIgemmParams& p, int m0, int warp,
+                                             int lane) {
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int m = m0 + warp * 16 + lane / 4 + 8 * half;
+    const float bias = m < C::kM ? load_as_float<typename C::T>(p.bias, m) : 0.f;
+#pragma unroll
+    for (int j = 0; j < C::BN / 8; ++j) {
+      acc[4 * j + 2 * half] += bias;
+      acc[4 * j + 2 * half + 1] += bias;
+    }
+  }
+}
+
 /// The forward and data faces' kernel body. Grid: at most one CTA per SM, each taking the tiles of PlanarTiles<C>.
 /// `tma_w`, `tma_x`: with FullyTma<C>, w's and x's maps (produce_planar_tma), else unused.
 template <class C>
@@ -209,28 +231,34 @@ __device__ void conv_wgmma_nchw(const ConvIgemmParams& p, const TmaMap* tma_w = 
         int it = 0;  // k-blocks consumed so far, over all tiles
         for (int tile = blockIdx.x; tile < PlanarTiles<C>::kCount; tile += gridDim.x) {
           const int m0 = PlanarTiles<C>::m0(tile), n0 = PlanarTiles<C>::n0(tile), image = PlanarTiles<C>::image(tile);
+          auto offset = [image](int m, int hw) { return image * C::YN + m * C::YC + hw; };
+          if constexpr (kHalfColumns<C> && !RowSplit<C>::value) {
+            // At most 64 output channels: both consumers on the tile's rows, consumer c on its columns
+            // n0 + c BN / 2 ... (as the weight face's HalfColumns), so both share the epilogue.
+            float acc[C::BN / 4];
+#pragma unroll
+            for (int i = 0; i < C::BN / 4; ++i) acc[i] = 0.f;
+            for (int kb = 0; kb < kKBlocks; ++kb, ++it) {
+              issue_half_columns<C, C::kAMnMajor, !BKMajor<C>::value>(acc, smem, full, it, consumer, 1);
+              sm90::wgmma_wait_group<1>();
+              if (kb != 0 && lane == 0) sm90::mbarrier_arrive(&empty[(it - 1) % C::STAGES]);
+            }
+            finish_tile<HalfWidth<C>>(acc, empty, it, lane);
+            if constexpr (C::kBias) add_row_bias<HalfWidth<C>>(acc, p, m0, warp, lane);
+            // store_tile places consumer c's rows at m0 + 64 c: both consumers' are m0's.
+            store_tile<RowBias<HalfWidth<C>>>(acc, p, staged, consumer, m0 - 64 * consumer,
+                                              n0 + consumer * (C::BN / 2), offset);
+            continue;
+          }
           float acc[C::BN / 2];
 #pragma unroll
           for (int i = 0; i < C::BN / 2; ++i) acc[i] = 0.f;
           for (int kb = 0; kb < kKBlocks; ++kb, ++it)
             consume_kblock<C, C::kAMnMajor, !BKMajor<C>::value>(acc, smem, full, empty, it, consumer, lane, kb == 0);
           finish_tile<C>(acc, empty, it, lane);
-          if constexpr (C::kBias) {
-            // The bias of each of this thread's two rows (Wgmma's layout: rows 16 warp + lane / 4 + 8 half).
-#pragma unroll
-            for (int half = 0; half < 2; ++half) {
-              const int m = m0 + consumer * 64 + warp * 16 + lane / 4 + 8 * half;
-              const float bias = m < C::kM ? load_as_float<T>(p.bias, m) : 0.f;
-#pragma unroll
-              for (int j = 0; j < C::BN / 8; ++j) {
-                acc[4 * j + 2 * half] += bias;
-                acc[4 * j + 2 * half + 1] += bias;
-              }
-            }
-          }
-          // Epilogue (activation, 16-byte vectors of 8 pixels), while the producer fills the stages for the next tile.
-          store_tile<RowBias<C>>(acc, p, staged, consumer, m0, n0,
-                                 [image](int m, int hw) { return image * C::YN + m * C::YC + hw; });
+          if constexpr (C::kBias) add_row_bias<C>(acc, p, m0 + consumer * 64, warp, lane);
+          // Epilogue (activation, vectors along the pixels), while the producer fills the stages for the next tile.
+          store_tile<RowBias<C>>(acc, p, staged, consumer, m0, n0, offset);
         }
       });
 }

@@ -231,15 +231,16 @@ struct HalfWidth : C {
 
 /// At most 64 output channels (ResNet's first stage: K = 64), a tile's rows are consumer 0's alone; with
 /// 128 or 256 columns the two consumers split the columns instead, each a m64n(BN/2) wgmma on the one A
-/// atom column. (Promoted sums keep the row split: their BN is 128 and its second accumulators.)
+/// atom column. (Promoted sums keep the row split: their BN is 128 and its second accumulators.) The
+/// weight face's units, and the native NCHW forward and data faces' tiles (conv_wgmma_nchw.cuh).
 template <class C>
 constexpr bool kHalfColumns = C::kM <= 64 && !C::kPromote && (C::BN == 128 || C::BN == 256);
 
 /// HalfColumns' k-block `it`: waits for its stage and issues the four m64n(BN/2)k16 wgmma of consumer
 /// `consumer`'s columns n0 + consumer * BN / 2 ... into `acc` as one commit group (issue_kblock's, for
-/// half the columns: A is the first atom column, B starts consumer * BN / 128 atom columns in, or
-/// consumer * BN / 2 rows of a K-major tile).
-template <class C, bool kMnMajor>
+/// half the columns: A is the first atom column (or the first 64 rows of a K-major tile), B starts
+/// consumer * BN / 128 atom columns in, or consumer * BN / 2 rows of a K-major tile).
+template <class C, bool kAMnMajor, bool kBMnMajor = kAMnMajor>
 __device__ __forceinline__ void issue_half_columns(float (&acc)[C::BN / 4], unsigned char* smem,
                                                    unsigned long long* full, int it, int consumer, int accumulate) {
   using L = Layout<C>;
@@ -248,16 +249,16 @@ __device__ __forceinline__ void issue_half_columns(float (&acc)[C::BN / 4], unsi
   if constexpr (!FullyTma<C>::value) sm90::fence_proxy_async_shared();  // as issue_kblock: cp.async copies are unfenced
   const unsigned a = sm90::shared_address(smem) + stage * L::kTileA;
   const unsigned b = sm90::shared_address(smem) + L::kB + stage * L::kTileB +
-                     consumer * (kMnMajor ? (C::BN / 128) * L::kAtomColumn : (C::BN / 2) * 128);
-  auto descriptor = [](unsigned tile, int k) {
-    return kMnMajor ? sm90::swizzle128_mn_descriptor(tile + 2048 * k, L::kAtomColumn)
+                     consumer * (kBMnMajor ? (C::BN / 128) * L::kAtomColumn : (C::BN / 2) * 128);
+  auto descriptor = [](unsigned tile, int k, bool mn_major) {
+    return mn_major ? sm90::swizzle128_mn_descriptor(tile + 2048 * k, L::kAtomColumn)
                     : sm90::swizzle128_descriptor(tile + 32 * k);
   };
   sm90::wgmma_fence();
 #pragma unroll
   for (int k = 0; k < kBK / 16; ++k)
-    sm90::Wgmma<C::BN / 2, C::kType>::template mma<kMnMajor ? 1 : 0, kMnMajor ? 1 : 0>(
-        acc, descriptor(a, k), descriptor(b, k), k == 0 ? accumulate : 1);
+    sm90::Wgmma<C::BN / 2, C::kType>::template mma<kAMnMajor ? 1 : 0, kBMnMajor ? 1 : 0>(
+        acc, descriptor(a, k, kAMnMajor), descriptor(b, k, kBMnMajor), k == 0 ? accumulate : 1);
   sm90::wgmma_commit_group();
 }
 
