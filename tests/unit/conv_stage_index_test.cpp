@@ -463,6 +463,10 @@ TEST(ConvStageIndexTest, VectorsAreAsWideAsTheOffsetsAllow) {
   c = copy_of("oczyx", false, 2, {1, 7, 7}, 5, 8);  // 5 * 49 elements per batch, batches folded: runs of one element
   conv::plan_walk(c, 4);
   EXPECT_EQ(c.text(), "boo_conv_unstage_y(5->8 tiles 2x5x49 run v1/4)");
+  // Beyond 2^30 blocks the device's int indices could overflow: the pair transpose (64-bit offsets) instead.
+  c = copy_of("oczyx", true, 1LL << 20, {1, 64, 64}, 64, 64);
+  conv::plan_walk(c, 2);
+  EXPECT_EQ(c.text(), "boo_conv_stage_x(64->64 transpose pairs)");
   StagedCopy f = flip_of("ocx", 512, 512, 9);
   conv::plan_walk(f, 2);
   EXPECT_EQ(f.text(), "boo_conv_flip_w(512->512 tiles 1x64x128 taps v8/8)");

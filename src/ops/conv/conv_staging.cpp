@@ -80,7 +80,9 @@ void plan_tiles(StagedCopy& c, long long elem_bytes) {
 // spans 4 channel vectors where there are as many (2, 1 where fewer: a 3-channel x padded to 8 fills its lanes
 // with pixel blocks). Measured faster than conv_stage_tiles and the pair transpose on the lines both took
 // (docs/perf/2026-11-28-session20.md); BOO_STAGE_BLOCKS=0 plans those instead, for A/B runs. Declines where the
-// device's int indices (units, outer indices' pixel blocks) would pass 2^31.
+// device's int indices (units, outer indices' pixel blocks, a thread's unit plus the grid's stride) could pass
+// 2^31: copies of more than 2^30 blocks (tensors of tens of GB).
+constexpr long long kMaxBlockUnits = 1LL << 30;
 long long block_units(const StagedCopy& c) {
   const long long pixels = c.size[0] * c.size[1] * c.size[2];
   return ceil_div(c.outer * (pixels / c.vec_pixels), 32 / c.lanes_c) *
@@ -102,7 +104,7 @@ bool plan_blocks(StagedCopy& c, long long elem_bytes) {
   planned.vec_pixels = static_cast<int>(vec);
   planned.vec_channels = static_cast<int>(e);
   planned.lanes_c = vectors >= 4 ? 4 : vectors >= 2 ? 2 : 1;
-  if (block_units(planned) > 0x7fffffffLL) return false;
+  if (block_units(planned) > kMaxBlockUnits) return false;
   c = planned;
   return true;
 }
