@@ -248,17 +248,17 @@ __device__ void conv_wgmma_nchw(const ConvIgemmParams& p, const TmaMap* tma_w = 
             // store_tile places consumer c's rows at m0 + 64 c: both consumers' are m0's.
             store_tile<RowBias<HalfWidth<C>>>(acc, p, staged, consumer, m0 - 64 * consumer,
                                               n0 + consumer * (C::BN / 2), offset);
-            continue;
-          }
-          float acc[C::BN / 2];
+          } else {
+            float acc[C::BN / 2];
 #pragma unroll
-          for (int i = 0; i < C::BN / 2; ++i) acc[i] = 0.f;
-          for (int kb = 0; kb < kKBlocks; ++kb, ++it)
-            consume_kblock<C, C::kAMnMajor, !BKMajor<C>::value>(acc, smem, full, empty, it, consumer, lane, kb == 0);
-          finish_tile<C>(acc, empty, it, lane);
-          if constexpr (C::kBias) add_row_bias<C>(acc, p, m0 + consumer * 64, warp, lane);
-          // Epilogue (activation, vectors along the pixels), while the producer fills the stages for the next tile.
-          store_tile<RowBias<C>>(acc, p, staged, consumer, m0, n0, offset);
+            for (int i = 0; i < C::BN / 2; ++i) acc[i] = 0.f;
+            for (int kb = 0; kb < kKBlocks; ++kb, ++it)
+              consume_kblock<C, C::kAMnMajor, !BKMajor<C>::value>(acc, smem, full, empty, it, consumer, lane, kb == 0);
+            finish_tile<C>(acc, empty, it, lane);
+            if constexpr (C::kBias) add_row_bias<C>(acc, p, m0 + consumer * 64, warp, lane);
+            // Epilogue (activation, vectors along the pixels), while the producer fills the stages for the next tile.
+            store_tile<RowBias<C>>(acc, p, staged, consumer, m0, n0, offset);
+          }
         }
       });
 }
