@@ -201,6 +201,13 @@ TEST(ConvWgmmaNchwPlanTest, TakesImagesOfPixelsAMultipleOfFourWithEightByteVecto
   }
   const Planned wide = test::plan_of(tier(), "convfp16 -n 32 -c 256 -H 56 -W 56 -k 128 -y 1 -x 1 -F 1");
   EXPECT_EQ(wide.source.text.find("kPixelVector"), std::string::npos);
+  // A channels-last input keeps the 8-pixel rule (8-byte vectors unmeasured beside it): staged.
+  const Planned mixed =
+      test::plan_of(tier(), "convbfp16 -n 64 -c 512 -H 14 -W 14 -k 256 -y 1 -x 1 -F 1 --in_layout NHWC");
+  EXPECT_NE(mixed.config.find("staged: the native NCHW path takes a channels-last input where the planar result's "
+                              "pixels per image are a multiple of 8, not 196"),
+            std::string::npos)
+      << mixed.config;
   const Planned odd = test::plan_of(tier(), "convfp16 -n 64 -c 576 -H 7 -W 7 -k 160 -y 1 -x 1 -F 1");
   EXPECT_NE(odd.config.find("staged: the native NCHW 1x1 path takes pixels per image that are a multiple of 4 "
                             "(8-byte vectors) only, not 49"),

@@ -299,6 +299,10 @@ Result<Run> run_of(const ConvProblem& problem, bool filter_in_place = true, TmaR
     const Relation native_rel = native.ok() ? native_relation(problem) : r;
     if (native.ok() && native_in_channels_last(native_rel) && !tma_loads_enabled())
       native = unimplemented("the native NCHW path reads a channels-last input by TMA only (BOO_WGMMA_TMA=0)");
+    // (8-byte pixel vectors were measured on planar inputs only: a channels-last one keeps the 8-pixel rule.)
+    if (native.ok() && native_in_channels_last(native_rel) && native_pixel_vector(native_rel) != 8)
+      native = unimplemented("the native NCHW path takes a channels-last input where the planar result's pixels per "
+                             "image are a multiple of 8, not " + std::to_string(native_rel.pix_b()));
     if (native.ok()) {
       run.native = true;
       run.rel = native_rel;
