@@ -184,9 +184,6 @@ std::string slice_constants(const Relation& data, const Run& run) {
   return out;
 }
 
-// TMA loads are the default (numerics, racecheck and synccheck passed on an H100, 2026-11-26; 0.96-0.98x the
-// cp.async producers' time: docs/perf/2026-11-26-session6.md). BOO_WGMMA_TMA=0 plans the cp.async producers
-// instead, for A/B runs (different Cfg, so different cache keys).
 // The native NCHW forward and data faces' consumers split a tile's columns where it has at most 64 rows (as
 // the weight face's); BOO_WGMMA_NATIVE_HALF_COLUMNS=0 keeps the row split (consumer 1 idle), for A/B runs.
 bool native_half_columns_enabled() {
@@ -194,11 +191,14 @@ bool native_half_columns_enabled() {
   return v == nullptr || std::string_view(v) != "0";
 }
 
+// Whether a native forward or data face has at most 64 GEMM rows (its output channels).
+bool native_few_rows(const Run& run) { return run.native && !run.weight() && run.rel.cb <= 64; }
+
 // Whether a run's GEMM has at most 64 rows that the two consumers share by columns: the weight face's
-// (K <= 64 output channels a group) and the native forward and data faces' (their output channels).
+// (K <= 64 output channels a group) and native_few_rows'.
 bool few_rows_split_columns(const Run& run) {
   if (run.weight()) return run.rel.bg() <= 64;
-  return run.native && native_half_columns_enabled() && run.rel.cb <= 64;
+  return native_few_rows(run) && native_half_columns_enabled();
 }
 
 // conv_wgmma_weight.cuh's kHalfColumns, the same rule on the Cfg: few_rows_split_columns at 128 or 256
@@ -207,6 +207,9 @@ bool consumers_split_columns(const Run& run, int bn, bool promote) {
   return few_rows_split_columns(run) && !promote && (bn == 128 || bn == 256);
 }
 
+// TMA loads are the default (numerics, racecheck and synccheck passed on an H100, 2026-11-26; 0.96-0.98x the
+// cp.async producers' time: docs/perf/2026-11-26-session6.md). BOO_WGMMA_TMA=0 plans the cp.async producers
+// instead, for A/B runs (different Cfg, so different cache keys).
 constexpr const char* kTmaOffVariable = "BOO_WGMMA_TMA";
 bool tma_loads_enabled() {
   const char* v = std::getenv(kTmaOffVariable);
@@ -1583,7 +1586,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     cfg += "  static constexpr bool kResidual = " + std::string(epilogue && sig.residual ? "true" : "false") + ";\n";
     if (run.native) cfg += native_constants(r);
     // (Only where the rule would split them: conv_wgmma_nchw.cuh's RowSplit.)
-    if (run.native && !run.weight() && !native_half_columns_enabled() && r.cb <= 64)
+    if (native_few_rows(run) && !native_half_columns_enabled())
       cfg += "  static constexpr bool kConsumersSplitRows = true;\n";
     cfg += "  static constexpr bool kFp32Out = " + std::string(config.fp32_out ? "true" : "false") + ";\n";
     cfg += "  static constexpr bool kPromote = " + std::string(config.promote ? "true" : "false") + ";\n";

@@ -236,14 +236,8 @@ __device__ void conv_wgmma_nchw(const ConvIgemmParams& p, const TmaMap* tma_w = 
             // At most 64 output channels: both consumers on the tile's rows, consumer c on its columns
             // n0 + c BN / 2 ... (as the weight face's HalfColumns), so both share the epilogue.
             float acc[C::BN / 4];
-#pragma unroll
-            for (int i = 0; i < C::BN / 4; ++i) acc[i] = 0.f;
-            for (int kb = 0; kb < kKBlocks; ++kb, ++it) {
-              issue_half_columns<C, C::kAMnMajor, !BKMajor<C>::value>(acc, smem, full, it, consumer, 1);
-              sm90::wgmma_wait_group<1>();
-              if (kb != 0 && lane == 0) sm90::mbarrier_arrive(&empty[(it - 1) % C::STAGES]);
-            }
-            finish_tile<HalfWidth<C>>(acc, empty, it, lane);
+            consume_half_column_kblocks<C, C::kAMnMajor, !BKMajor<C>::value>(acc, smem, full, empty, it, 0, kKBlocks,
+                                                                             consumer, lane);
             if constexpr (C::kBias) add_row_bias<HalfWidth<C>>(acc, p, m0, warp, lane);
             // store_tile places consumer c's rows at m0 + 64 c: both consumers' are m0's.
             store_tile<RowBias<HalfWidth<C>>>(acc, p, staged, consumer, m0 - 64 * consumer,

@@ -262,24 +262,33 @@ __device__ __forceinline__ void issue_half_columns(float (&acc)[C::BN / 4], unsi
   sm90::wgmma_commit_group();
 }
 
-/// HalfColumns' unit: k-blocks [begin, end) into `acc` (consume_unit's chain: each stage released once
-/// the next k-block's wgmma are issued and its own are done), then stored as a BN / 2-wide tile.
+/// HalfColumns' k-blocks [begin, end) of a tile into `acc` (zeroed here; consume_unit's chain: each stage
+/// released once the next k-block's wgmma are issued and its own are done), `it` counting them; `acc` is
+/// valid after. The weight face's units and the native NCHW faces' tiles (conv_wgmma_nchw.cuh).
+template <class C, bool kAMnMajor, bool kBMnMajor = kAMnMajor>
+__device__ __forceinline__ void consume_half_column_kblocks(float (&acc)[C::BN / 4], unsigned char* smem,
+                                                            unsigned long long* full, unsigned long long* empty,
+                                                            int& it, int begin, int end, int consumer, int lane) {
+#pragma unroll
+  for (int i = 0; i < C::BN / 4; ++i) acc[i] = 0.f;
+  for (int kb = begin; kb < end; ++kb, ++it) {
+    issue_half_columns<C, kAMnMajor, kBMnMajor>(acc, smem, full, it, consumer, 1);
+    sm90::wgmma_wait_group<1>();
+    if (kb != begin && lane == 0) sm90::mbarrier_arrive(&empty[(it - 1) % C::STAGES]);
+  }
+  finish_tile<HalfWidth<C>>(acc, empty, it, lane);
+}
+
+/// HalfColumns' unit: its k-blocks into `acc` (consume_half_column_kblocks), then stored as a BN / 2-wide tile.
 template <class C, bool kMnMajor>
 __device__ __forceinline__ void consume_half_columns(const ConvIgemmParams& p, unsigned char* smem,
                                                      unsigned long long* full, unsigned long long* empty, int& it,
                                                      int unit, typename C::T* staged, int consumer, int lane) {
   using U = WeightUnits<C>;
-  const int m0 = U::m0(unit), n0 = U::n0(unit) + consumer * (C::BN / 2), begin = U::kb_begin(unit),
-            end = U::kb_end(unit), group = U::group(unit);
+  const int m0 = U::m0(unit), n0 = U::n0(unit) + consumer * (C::BN / 2), group = U::group(unit);
   float acc[C::BN / 4];
-#pragma unroll
-  for (int i = 0; i < C::BN / 4; ++i) acc[i] = 0.f;
-  for (int kb = begin; kb < end; ++kb, ++it) {
-    issue_half_columns<C, kMnMajor>(acc, smem, full, it, consumer, 1);
-    sm90::wgmma_wait_group<1>();
-    if (kb != begin && lane == 0) sm90::mbarrier_arrive(&empty[(it - 1) % C::STAGES]);
-  }
-  finish_tile<HalfWidth<C>>(acc, empty, it, lane);
+  consume_half_column_kblocks<C, kMnMajor>(acc, smem, full, empty, it, U::kb_begin(unit), U::kb_end(unit), consumer,
+                                           lane);
   // store_tile and store_partials place consumer c's rows at m0 + 64 c: both consumers' rows are m0's.
   if constexpr (C::kSplits == 1 && !C::kFp32Out)
     store_tile<HalfWidth<C>>(acc, p, staged, consumer, m0 - 64 * consumer, n0,
