@@ -865,7 +865,8 @@ TEST(NvrtcTest, ResidualEpilogueModulesCompile) {
 // (device/conv_wgmma_nchw.cuh) compiles for every face, both 16-bit types and
 // every tile width and ring depth it may choose, with the bias and activation,
 // partial tiles (pixels, input and output channels), 1-D and transposed convs,
-// split or unsplit weight gradients, 196-pixel images (8-byte vectors); without spills, with the register
+// split or unsplit weight gradients, 196-pixel images (8-byte vectors), TMA loads and stores or cp.async and
+// plain stores; without spills, with the register
 // reallocation honoured and the wgmma's operand majors as planned: forward
 // w K-major and pixels N-major (imm-trans 0, 1), data face w M-major (1, 1),
 // weight face both K-major (0, 0).
@@ -935,6 +936,12 @@ TEST(NvrtcTest, HopperNchwPointwiseModulesCompile) {
       if (eight_bytes && config.find("weight gradient") == std::string::npos) {
         EXPECT_NE(k->ptx.find("st.global.v2.u32"), std::string::npos);
       }
+      // By TMA: planar x (dy) as boxes of a 3-D map {pixels, channel rows, images}, the result stored so.
+      const bool planar_tma = config.find("pixels N-major") != std::string::npos &&
+                              config.find("x by TMA (a plain matrix)") != std::string::npos;
+      EXPECT_EQ(k->ptx.find("cp.async.bulk.tensor.3d.shared::cluster.global") != std::string::npos, planar_tma);
+      EXPECT_EQ(k->ptx.find("cp.async.bulk.tensor.3d.global.shared::cta") != std::string::npos,
+                config.find("y by TMA") != std::string::npos);
     }
   }
   EXPECT_GE(compiled.size(), 22u);  // 3 widths x 3-6 stages of the first line, then one each
@@ -1370,6 +1377,7 @@ TEST(NvrtcTest, HopperDataFaceFlippedFilterTmaModulesCompile) {
 TEST(NvrtcTest, HopperNativeChannelsLastModulesCompile) {
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
   ::setenv("BOO_UNVERIFIED_KERNELS", "1", 1);
+  ::setenv("BOO_WGMMA_TMA_STORE", "0", 1);  // the loads' kernels alone: HopperTmaStoreModulesCompile stores
   for (const std::string& command : {
            std::string("gemmbfp16 --a_w 2000 --a_h 1000 --b_w 4104 --transA 1 --transB 1"),
            std::string("convfp16 -n 3 -c 520 -H 40 -W 40 -k 264 -y 1 -x 1 -F 1 -b 1 --activation relu --in_layout NHWC"),
@@ -1389,6 +1397,7 @@ TEST(NvrtcTest, HopperNativeChannelsLastModulesCompile) {
     EXPECT_EQ(copies.gathered, 0u);
     EXPECT_EQ(copies.expected_bytes, 128u * 128 + h->maps[1].box_bytes());
   }
+  ::unsetenv("BOO_WGMMA_TMA_STORE");
   ::unsetenv("BOO_UNVERIFIED_KERNELS");
 }
 
@@ -1448,7 +1457,9 @@ TEST(NvrtcTest, HopperClusterModulesCompile) {
 // y's map third with store_tile_tma's box (64 channels x 32 pixels), and in the PTX the box stores (one per
 // 64 columns of a pass, ptxas may unroll), their groups committed, the staging reused only once they have
 // read it, and the writes fenced before the copy engine reads them. Lines: the plain-matrix x (a GEMM, a
-// partial last row and column tile), the im2col x, bias with activation, fp16, 1-D.
+// partial last row and column tile), the im2col x, bias with activation, fp16, 1-D; the native NCHW path's forward and data faces (their result a 3-D map
+// {pixels, channel rows, images}: a box per 64 pixels x 32 channels of an image), from planar and
+// channels-last inputs, with the consumers on split columns too.
 TEST(NvrtcTest, HopperTmaStoreModulesCompile) {
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
   const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
@@ -1460,6 +1471,10 @@ TEST(NvrtcTest, HopperTmaStoreModulesCompile) {
            "convfp16 -n 7 -c 72 -H 30 -W 30 -k 200 -y 1 -x 1 -F 1 -b 1 --activation relu" + nhwc,
            std::string("convbfp16 --spatial_dim 1 -n 8 -c 512 -H 1000 -k 256 -y 5 -p 2 -F 1 --in_layout NHC "
                        "--fil_layout NHC --out_layout NHC"),
+           std::string("convfp16 -n 16 -c 200 -H 28 -W 28 -k 136 -y 1 -x 1 -F 1 -b 1 --activation silu"),
+           std::string("convbfp16 -n 32 -c 256 -H 56 -W 56 -k 128 -y 1 -x 1 -F 2"),
+           std::string("convfp16 -n 32 -c 64 -H 56 -W 56 -k 64 -y 1 -x 1 -F 1 -b 1 --activation relu"),
+           std::string("convfp16 -n 3 -c 520 -H 40 -W 40 -k 264 -y 1 -x 1 -F 1 -b 1 --activation relu --in_layout NHWC"),
        }) {
     SCOPED_TRACE(command);
     Result<HeuristicPlan> h = heuristic_plan(command, device);
@@ -1469,15 +1484,17 @@ TEST(NvrtcTest, HopperTmaStoreModulesCompile) {
     // y's map last, after the filter's and x's.
     ASSERT_EQ(h->maps.size(), 3u);
     EXPECT_EQ(h->maps.back().params_offset, offsetof(ConvWgmmaStoreParams, tma_y));
+    EXPECT_EQ(h->maps.back().rank, 3u);
     EXPECT_EQ(h->maps.back().box[0], 64u);
     EXPECT_EQ(h->maps.back().box[1], 32u);
+    EXPECT_EQ(h->maps.back().box[2], 1u);
     Result<jit::CompiledKernel> k = jit::compile_kernel(h->plan.source, kArch, true);
     ASSERT_TRUE(k.ok()) << k.status().to_string();
     EXPECT_EQ(k->spill_bytes, 0) << k->log;
     EXPECT_GT(k->registers, 0) << k->log;
     EXPECT_LE(k->registers, 168) << k->log;
     const std::string& ptx = k->ptx;
-    EXPECT_NE(ptx.find("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"), std::string::npos);
+    EXPECT_NE(ptx.find("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group"), std::string::npos);
     EXPECT_NE(ptx.find("cp.async.bulk.commit_group"), std::string::npos);
     EXPECT_NE(ptx.find("cp.async.bulk.wait_group.read 0"), std::string::npos);
     EXPECT_NE(ptx.find("cp.async.bulk.wait_group 0"), std::string::npos);

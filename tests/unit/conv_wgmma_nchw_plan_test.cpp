@@ -40,28 +40,30 @@ TEST(ConvWgmmaNchwPlanTest, ForwardIsOneGemmPerImageWithTheEpilogue) {
   ASSERT_EQ(p.launches.size(), 1u);
   EXPECT_EQ(p.config,
             "tile 128x192x64 stages 5 warpgroups 1 producer + 2 consumers, persistent; y: face 0 as a GEMM per image, "
-            "native NCHW 1x1: w K-major, pixels N-major, filter by TMA, x by TMA (a plain matrix): one producer thread");
+            "native NCHW 1x1: w K-major, pixels N-major, filter by TMA, x by TMA (a plain matrix): one producer thread, "
+            "y by TMA");
   EXPECT_TRUE(stages_nothing(p));
   EXPECT_EQ(p.workspace_bytes, 0u);
   const test::ResolvedLaunch& l = p.launches[0];
   EXPECT_EQ(l.entry, "boo_wgmma_y");
   EXPECT_EQ(l.grid.x, 132u);  // 544 tiles over the SMs
-  const auto params = params_of<ConvIgemmParams>(l);
+  const auto params = params_of<ConvWgmmaStoreParams>(l).base.p;
   EXPECT_EQ(params.a, p.address.at("x"));
   EXPECT_EQ(params.w, p.address.at("w"));
   EXPECT_EQ(params.out, p.address.at("y"));
   EXPECT_EQ(params.bias, p.address.at("b"));
   EXPECT_NE(p.source.text.find("#include \"boo/conv/conv_wgmma_nchw.cuh\""), std::string::npos);
-  EXPECT_NE(p.source.text.find("conv_wgmma_nchw<Cfg>(p.p, &p.tma_b, &p.tma_a)"), std::string::npos);
+  EXPECT_NE(p.source.text.find("conv_wgmma_nchw<Cfg>(p.p, &p.tma_b, &p.tma_a, &s.tma_y)"), std::string::npos);
   expect_constants(p, {"kM = 128;", "kN = 3136;", "kK = 256;", "kImages = 32;", "kHW = 3136;", "XN = 802816;",
                        "XC = 3136;", "YN = 401408;", "YC = 3136;", "WK = 256;", "WC = 1;", "kAMnMajor = false;",
                        "kBias = true;", "kAct = 1;", "kType = 1;", "kTmaX = true;"});
 }
 
 // The native forward's tiles by TMA (produce_planar_tma): w as {256 reduced channels, 128 output channels},
-// box {64, 128} (an A tile); x as {3136 pixels, 32 images x 256 channel rows}, box {64, 64} (one atom
-// column of a B tile). Not where a k-block's rows would cross into the next image (C = 200 in several
-// images); the cp.async producer is boo tune's second candidate.
+// box {64, 128} (an A tile); x as {3136 pixels, 256 channel rows, 32 images}, box {64, 64, 1} (one atom
+// column of a B tile, within one image: so too where the channels are not a multiple of 64); y stored by
+// TMA as {3136 pixels, 128 channel rows, 32 images}, box {64, 32, 1} (store_tile_tma's); the cp.async
+// producer is boo tune's second candidate.
 TEST(ConvWgmmaNchwPlanTest, ForwardLoadsItsTilesByTma) {
   const std::string command = "convfp16 -n 32 -c 256 -H 56 -W 56 -k 128 -y 1 -x 1 -F 1 -b 1 --activation relu";
   std::unique_ptr<OpProblem> problem = test::problem_of(command);
@@ -73,7 +75,7 @@ TEST(ConvWgmmaNchwPlanTest, ForwardLoadsItsTilesByTma) {
   ASSERT_TRUE(plan.ok()) << plan.status().to_string();
   ASSERT_EQ(plan->steps.size(), 1u);
   const std::vector<TensorMapSlot>& maps = plan->steps[0].tensor_maps;
-  ASSERT_EQ(maps.size(), 2u);
+  ASSERT_EQ(maps.size(), 3u);
   const TensorMapSlot& w = maps[0];
   EXPECT_EQ(w.dims[0], 256u);
   EXPECT_EQ(w.dims[1], 128u);
@@ -81,20 +83,62 @@ TEST(ConvWgmmaNchwPlanTest, ForwardLoadsItsTilesByTma) {
   EXPECT_EQ(w.box[0], 64u);
   EXPECT_EQ(w.box[1], 128u);
   const TensorMapSlot& x = maps[1];
+  EXPECT_EQ(x.rank, 3u);
   EXPECT_EQ(x.dims[0], 3136u);
-  EXPECT_EQ(x.dims[1], 32u * 256);
+  EXPECT_EQ(x.dims[1], 256u);
+  EXPECT_EQ(x.dims[2], 32u);
   EXPECT_EQ(x.strides[0], 3136u * 2);
+  EXPECT_EQ(x.strides[1], 256u * 3136 * 2);
   EXPECT_EQ(x.box[0], 64u);
   EXPECT_EQ(x.box[1], 64u);
+  EXPECT_EQ(x.box[2], 1u);
   EXPECT_EQ(w.box_bytes() + 3 * x.box_bytes(), 128u * 128 + 192u * 128);  // a stage's A and B tiles
-  EXPECT_NE((*list)[1]->text().find("native NCHW 1x1: w K-major, pixels N-major; no TMA: boo tune's candidate"),
+  const TensorMapSlot& y = maps[2];
+  EXPECT_EQ(y.params_offset, offsetof(ConvWgmmaStoreParams, tma_y));
+  EXPECT_EQ(y.rank, 3u);
+  EXPECT_EQ(y.dims[0], 3136u);
+  EXPECT_EQ(y.dims[1], 128u);
+  EXPECT_EQ(y.dims[2], 32u);
+  EXPECT_EQ(y.strides[0], 3136u * 2);
+  EXPECT_EQ(y.strides[1], 128u * 3136 * 2);
+  EXPECT_EQ(y.box[0], 64u);
+  EXPECT_EQ(y.box[1], 32u);
+  EXPECT_EQ(y.box[2], 1u);
+  // boo tune's candidates: the heuristic's, its tiling with plain stores, then with the cp.async producer.
+  EXPECT_EQ((*list)[1]->text() + ", y by TMA", (*list)[0]->text());
+  EXPECT_NE((*list)[2]->text().find("native NCHW 1x1: w K-major, pixels N-major; no TMA: boo tune's candidate"),
             std::string::npos)
-      << (*list)[1]->text();
-  const Planned several = test::plan_of(tier(), "convbfp16 -n 4 -c 200 -H 56 -W 56 -k 128 -y 1 -x 1 -F 1");
-  EXPECT_NE(several.config.find("no TMA: the native NCHW path maps x's images as one matrix"), std::string::npos)
-      << several.config;
-  const Planned one = test::plan_of(tier(), "convbfp16 -n 1 -c 200 -H 64 -W 64 -k 128 -y 1 -x 1 -F 1");
-  EXPECT_NE(one.config.find("x by TMA (a plain matrix)"), std::string::npos) << one.config;
+      << (*list)[2]->text();
+  for (const char* other : {"convbfp16 -n 4 -c 200 -H 56 -W 56 -k 128 -y 1 -x 1 -F 1",
+                            "convbfp16 -n 1 -c 200 -H 64 -W 64 -k 128 -y 1 -x 1 -F 1"}) {
+    const Planned p = test::plan_of(tier(), other);
+    EXPECT_NE(p.config.find("x by TMA (a plain matrix): one producer thread, y by TMA"), std::string::npos)
+        << p.config;
+  }
+  // One image: its stride, never stepped, is its rows' extent.
+  std::unique_ptr<OpProblem> one = test::problem_of("convbfp16 -n 1 -c 200 -H 64 -W 64 -k 128 -y 1 -x 1 -F 1");
+  ASSERT_TRUE(one);
+  Result<std::unique_ptr<const Config>> one_config = tier().configure(*one, arch);
+  ASSERT_TRUE(one_config.ok());
+  Result<Plan> one_plan = tier().plan(*one, **one_config, arch);
+  ASSERT_TRUE(one_plan.ok() && one_plan->steps.size() == 1u && one_plan->steps[0].tensor_maps.size() == 3u);
+  EXPECT_EQ(one_plan->steps[0].tensor_maps[1].strides[1], 200u * 4096 * 2);
+  // Plain stores where asked (A/B runs), and where the loads are cp.async (the 14 x 14 images' 8-byte vectors).
+  const Planned plain = [&] {
+    const test::ScopedEnv no_tma_stores("BOO_WGMMA_TMA_STORE", "0");
+    return test::plan_of(tier(), command);
+  }();
+  EXPECT_EQ(plain.config.find("y by TMA"), std::string::npos) << plain.config;
+  // Nor with a GELU in the epilogue (its registers spill beside the TMA store's staging).
+  for (const char* gelu : {"gelu", "gelu_tanh"}) {
+    const Planned p = test::plan_of(tier(), command.substr(0, command.find("relu")) + gelu);
+    EXPECT_NE(p.config.find("x by TMA (a plain matrix): one producer thread"), std::string::npos) << p.config;
+    EXPECT_EQ(p.config.find("y by TMA"), std::string::npos) << p.config;
+  }
+  const Planned small = test::plan_of(tier(), "convbfp16 -n 32 -c 256 -H 14 -W 14 -k 256 -y 1 -x 1 -F 1");
+  EXPECT_NE(small.config.find("no TMA: the native NCHW path maps x by TMA where its pixels"), std::string::npos)
+      << small.config;
+  EXPECT_EQ(small.config.find("y by TMA"), std::string::npos) << small.config;
 }
 
 TEST(ConvWgmmaNchwPlanTest, BackwardDataReadsTheFilterMMajor) {
@@ -268,11 +312,16 @@ TEST(ConvWgmmaNchwPlanTest, ChannelsLastInputsAreReadKMajorByTma) {
         << off.config;
     EXPECT_EQ(off.source.text.find("kBKMajor"), std::string::npos);
   }
-  // A planar data face keeps its cp.async producer (unmeasured by TMA).
+  // A planar data face loads by TMA too, its filter M-major, and stores dx by TMA.
   const Planned planar = test::plan_of(tier(), "convbfp16 -n 1 -c 512 -H 64 -W 64 -k 256 -y 1 -x 1 -F 2");
-  EXPECT_NE(planar.config.find("no TMA: the native NCHW path loads its data and weight faces with cp.async"),
+  EXPECT_NE(planar.config.find("w M-major, pixels N-major, filter by TMA, x by TMA (a plain matrix): one producer "
+                               "thread, y by TMA"),
             std::string::npos)
       << planar.config;
+  // The weight face keeps its cp.async producer.
+  const Planned weight = test::plan_of(tier(), "convbfp16 -n 1 -c 512 -H 64 -W 64 -k 256 -y 1 -x 1 -F 4");
+  EXPECT_NE(weight.config.find("no TMA: the native NCHW path loads its weight face with cp.async"), std::string::npos)
+      << weight.config;
 }
 
 TEST(ConvWgmmaNchwPlanTest, StagesWhatTheNativePathCannotReadAndSaysWhy) {

@@ -753,7 +753,7 @@ TEST(TensorMapTest, ShapesThatDoNotQualifySayWhy) {
 }
 
 // The forward face's y stored by TMA (the default where the epilogue is the plain one): y as the matrix
-// {K channels, N x P x Q pixels}, a box per 32 pixels x 64 channels (store_tile_tma's), its map after the
+// {K channels, N x P x Q pixels} (of one image: a 3-D map), a box per 32 pixels x 64 channels (store_tile_tma's), its map after the
 // loads' in the kernel's own block; not with split K, groups, a residual, cp.async producers or plain
 // stores asked for, and
 // boo tune weighs the plain stores (every tiling with them first, then with TMA stores).
@@ -769,12 +769,14 @@ TEST(TensorMapTest, ForwardYIsStoredByTma) {
   const TensorMapSlot& y = step.tensor_maps[2];
   EXPECT_EQ(y.params_offset, offsetof(ConvWgmmaStoreParams, tma_y));
   EXPECT_TRUE(y.tensor == *TensorRoles(p.problem->signature()).result("y"));
-  EXPECT_EQ(y.rank, 2u);
+  EXPECT_EQ(y.rank, 3u);  // (store_tile_tma's one form: the native path's images are its third dim)
   EXPECT_EQ(y.dims[0], 256u);
   EXPECT_EQ(y.dims[1], 128u * 14 * 14);
+  EXPECT_EQ(y.dims[2], 1u);
   EXPECT_EQ(y.strides[0], 256u * 2);
   EXPECT_EQ(y.box[0], 64u);
   EXPECT_EQ(y.box[1], 32u);
+  EXPECT_EQ(y.box[2], 1u);
   EXPECT_EQ(y.swizzle, TensorMapSlot::Swizzle::k128B);
   EXPECT_NE(p.plan.source.text.find("  static constexpr bool kTmaY = true;\n"), std::string::npos);
   EXPECT_NE(p.plan.source.text.find("(const __grid_constant__ boo::ConvWgmmaStoreParams s) { const "

@@ -441,6 +441,18 @@ __device__ __forceinline__ void tma_load_2d(unsigned dst, const void* map, int c
       : "memory");
 }
 
+/// Copies the 3-D box at coordinates (c0, c1, c2) (elements along the map's
+/// dims, the first contiguous; past the extent read as zeros) to `dst`, as
+/// tma_load_2d.
+__device__ __forceinline__ void tma_load_3d(unsigned dst, const void* map, int c0, int c1, int c2,
+                                            unsigned long long* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
+      "[%5];\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(shared_address(bar))
+      : "memory");
+}
+
 /// Copies the 4-D box at coordinates (c0, c1, c2, c3) (elements along the
 /// map's dims, the first contiguous; negative or past the extent read as
 /// zeros) to `dst`, as tma_load_2d: the box's elements in its dims' order,
@@ -471,15 +483,15 @@ __device__ __forceinline__ void tma_load_im2col_4d(unsigned dst, const void* map
       : "memory");
 }
 
-/// Copies the 2-D box at `src` (shared memory, laid out and aligned as for
-/// tma_load_2d) to coordinates (c0, c1) of the map's tensor, skipping the
+/// Copies the 3-D box at `src` (shared memory, laid out and aligned as for
+/// tma_load_2d) to coordinates (c0, c1, c2) of the map's tensor, skipping the
 /// elements outside it, as one bulk async-group of this thread's (commit it
 /// with bulk_commit_group). The writes that filled `src` must be ordered
 /// before it through the async proxy (fence_proxy_async_shared, then a barrier).
-__device__ __forceinline__ void tma_store_2d(const void* map, unsigned src, int c0, int c1) {
-  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
+__device__ __forceinline__ void tma_store_3d(const void* map, unsigned src, int c0, int c1, int c2) {
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"(
                    reinterpret_cast<unsigned long long>(map)),
-               "r"(c0), "r"(c1), "r"(src)
+               "r"(c0), "r"(c1), "r"(c2), "r"(src)
                : "memory");
 }
 

@@ -893,14 +893,11 @@ std::string tma_blocker(const Run& run, long long elem_bytes, TmaReach reach) {
   if (run.native) {
     // A channels-last input by TMA only (its pixels evenly spaced: native_nchw_pointwise's rule).
     if (native_in_channels_last(r)) return "";
-    // The forward face's w (K-major) and x by TMA (produce_planar_tma): x as a 2-D map of channel rows
-    // by pixels, so a k-block's 64 rows may not run into the next image's.
-    if (run.task.face != kForwardFace) return "the native NCHW path loads its data and weight faces with cp.async";
+    // The forward face's w (K-major) and x, the data face's w (M-major) and dy, by TMA (produce_planar_tma):
+    // x (dy) as a 3-D map {pixels, channel rows, images}, which needs 16-byte aligned rows and images.
+    if (run.weight()) return "the native NCHW path loads its weight face with cp.async";
     if (native_pixel_vector(r) != 8)
       return "the native NCHW path maps x by TMA where its pixels and strides are multiples of 8 (16-byte rows)";
-    if (r.batch > 1 && (r.ca % kBlockK != 0 || r.a_strides[0] != r.ca * r.a_strides[1]))
-      return "the native NCHW path maps x's images as one matrix: one image, or dense images of channels a "
-             "multiple of 64";
     return "";
   }
   // (The data faces the maps below do not take (dy's channels per group not a multiple of 64, or beyond the
@@ -939,13 +936,24 @@ long long uniform_pixel_stride(const Relation& r) { return uniform_stride(r.a_st
 // Why the forward face's y cannot be stored by TMA (empty: it can; conv_wgmma.cuh's store_tile_tma): the
 // producer must load x and the filter by TMA (`tma_x`), the epilogue must be the plain one (one group, no
 // stride phases, split K, fp32 sums or residual), and y a plain matrix {K channels, pixels}: its pixels
-// evenly spaced, 16-byte aligned rows.
+// evenly spaced, 16-byte aligned rows. On the native NCHW path, the forward and data faces' planar
+// result (which never has a residual: run_of) whose operands load by TMA.
 std::string tma_store_blocker(const WgmmaConfig& c, const ConvProblem& problem) {
   const Run& run = c.run;
   const Relation& r = run.rel;
+  // A 3-D map {pixels, channel rows, images} (y_store_slot) of 16-byte aligned rows: native_pixel_vector's 8,
+  // which TMA loads need too (tma_blocker; a channels-last input needs it of the result: run_of).
+  if (run.native) {
+    if (!c.tma_x || run.weight()) return "the native forward and data faces whose operands all load by TMA only";
+    // ptxas spills 4-44 bytes of the consumers' registers there (192 and 256 columns; 0 with the plain stores).
+    const Activation::Kind act = problem.conv().activation.kind;
+    if (act == Activation::Kind::kGelu || act == Activation::Kind::kGeluTanh)
+      return "the native path's epilogue with a GELU stores plainly (by TMA its registers spill)";
+    return "";
+  }
   // Beside cp.async producers it measured 1.04x the plain stores' time on the 413's forward faces, and
   // 1.00x on its data faces (H100, 2026-11-27, docs/perf/2026-11-27-session10.md).
-  if (!c.tma_x || run.weight() || run.native) return "the channels-last forward face whose operands all load by TMA only";
+  if (!c.tma_x || run.weight()) return "the channels-last forward face whose operands all load by TMA only";
   if (run.phased) return "convs without stride phases only";
   if (r.groups != 1 || c.splits != 1 || c.fp32_out || problem.conv().residual)
     return "one group, unsplit, with the plain epilogue only";
@@ -1082,6 +1090,19 @@ TensorMapSlot matrix_slot(TensorBinding tensor, DType dtype, long long columns, 
   return m;
 }
 
+// A planar activation (the native NCHW path's) as a 3-D map {pixels, channel rows, images}, rows
+// strides[1] and images strides[0] elements apart, box {64 pixels, `box_rows` rows, 1 image}: a tile
+// never straddles two images, and rows past `channels` are each image's own zeros (or unstored).
+TensorMapSlot planar_slot(TensorBinding tensor, DType dtype, long long pixels, long long channels, long long images,
+                          const Strides5& strides, uint32_t box_rows) {
+  TensorMapSlot m = matrix_slot(tensor, dtype, pixels, channels, strides[1], 64, box_rows);
+  m.rank = 3;
+  m.dims[2] = static_cast<uint64_t>(images);
+  // (One image's stride is never stepped: the rows' extent then keeps the map's strides ordered.)
+  m.strides[1] = static_cast<uint64_t>(images > 1 ? strides[0] : strides[1] * channels) * dtype_size_bytes(dtype);
+  return m;
+}
+
 // A 4-D tiled map of `tensor` with the 128-byte swizzle: `dims` elements, `strides` bytes (dims 1-3), box `box`.
 TensorMapSlot tiled_4d_slot(TensorBinding tensor, DType dtype, const std::array<uint64_t, 4>& dims,
                             const std::array<uint64_t, 3>& strides, const std::array<uint32_t, 4>& box) {
@@ -1147,7 +1168,7 @@ TensorMapSlot native_x_slot(const Run& run, int bn, DType dtype, TensorBinding t
   if (native_in_channels_last(r))
     return matrix_slot(tensor, dtype, r.ca, r.batch * r.pix_a(), uniform_stride(r.a_strides, r.batch, r.a_size),
                        kBlockK, static_cast<uint32_t>(bn));
-  return matrix_slot(tensor, dtype, r.pix_a(), r.batch * r.ca, r.a_strides[1], kBlockK, kBlockK);
+  return planar_slot(tensor, dtype, r.pix_a(), r.ca, r.batch, r.a_strides, kBlockK);
 }
 
 // The forward face's plain A (plain_a_blocker): x as {C channels, N x H x W pixels}, pixels
@@ -1157,12 +1178,17 @@ TensorMapSlot plain_a_slot(const Run& run, DType dtype, TensorBinding tensor) {
   return matrix_slot(tensor, dtype, r.ca, r.batch * r.pix_a(), uniform_pixel_stride(r), kBlockK, kTileRows);
 }
 
-// The forward face's y stored by TMA (tma_store_blocker): {K channels, N x P x Q pixels}, pixels evenly
-// spaced; box {64, 32}: one of store_tile_tma's boxes (32 rows of a consumer's pass, 64 columns).
+// The forward face's y stored by TMA (tma_store_blocker), 3-D as store_tile_tma stores: {K channels, N x P x Q
+// pixels, 1}, pixels evenly spaced; on the native path the result's {pixels, channel rows, images}
+// (planar_slot). Box {64, 32, 1}: one of store_tile_tma's boxes (32 rows of a consumer's pass, 64 columns).
 TensorMapSlot y_store_slot(const Run& run, DType dtype, TensorBinding tensor) {
   const Relation& r = run.rel;
-  return matrix_slot(tensor, dtype, r.cb, r.batch * r.pix_b(), uniform_stride(r.b_strides, r.batch, r.b_size), 64,
-                     32);
+  if (run.native) return planar_slot(tensor, dtype, r.pix_b(), r.cb, r.batch, r.b_strides, 32);
+  TensorMapSlot m = matrix_slot(tensor, dtype, r.cb, r.batch * r.pix_b(),
+                                uniform_stride(r.b_strides, r.batch, r.b_size), 64, 32);
+  m.rank = 3;
+  m.strides[1] = m.strides[0] * static_cast<uint64_t>(r.batch * r.pix_b());  // (one image: never stepped)
+  return m;
 }
 
 // A channels-last activation as a tiled 4-D map {channels, W, H, N} (nested_strides), box {64, box_w,
@@ -1498,7 +1524,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     }
     // The 1x1 data face's cp.async producer second, on the flipped copy it reads (it was the only producer until
     // 2026-11-27; a few small lines ran it up to 4% faster than TMA on that copy).
-    if (!out.empty() && chosen.run.task.face == kDataFace && chosen.tma) {
+    if (!out.empty() && chosen.run.task.face == kDataFace && chosen.tma && !chosen.run.native) {
       WgmmaConfig c = out.front();
       Result<Run> flipped = run_of(problem, /*filter_in_place=*/false);
       if (flipped.ok()) {
@@ -1509,7 +1535,8 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
         out.insert(out.begin() + 1, c);
       }
     }
-    // The native forward's cp.async producer (produce_planar) second (a channels-last input loads by TMA only).
+    // The native forward and data faces' cp.async producer (produce_planar) second (a channels-last input loads
+    // by TMA only).
     if (!out.empty() && chosen.run.native && chosen.tma && !native_in_channels_last(chosen.run.rel)) {
       WgmmaConfig c = out.front();
       c.tma = c.tma_x = false;

@@ -30,8 +30,8 @@
 // The tiles are those of conv_wgmma.cuh (128 x BN, 64-wide k-blocks,
 // 128-byte swizzle; M/N-major tiles as the weight face's atom columns), the
 // frame (warp_specialized), the k-block step (consume_kblock) and the
-// epilogue (store_tile; a bias per output channel is per row here, added to
-// the accumulators before it) are shared. Partial tiles: rows past kM,
+// epilogue (store_tile, or store_tile_tma beside the TMA producer; a bias per
+// output channel is per row here, added to the accumulators before it) are shared. Partial tiles: rows past kM,
 // pixels past kHW (a multiple of PixelVector: a vector is all in or all out) and K past
 // kK (the last k-block's rows) are zero-filled on load and skipped on store.
 //
@@ -148,9 +148,9 @@ __device__ void produce_planar(const ConvIgemmParams& p, unsigned char* smem, un
 ///   the A tile, w K-major: one box {64 reduced channels, 128 output channels} of `tma_w` (w as {K, M},
 ///     rows WK apart); M-major (kAMnMajor, the data face's transposed view): two boxes {64 output
 ///     channels, 64 reduced channels}, one per atom column (w as {M, K}, rows WC apart);
-///   the B tile, in planar: BN / 64 boxes {64 pixels, 64 channel rows} of `tma_x`, one per atom column
-///     (x as {kHW pixels, kImages x kK channel rows}, rows XC apart: the host maps it so only where a
-///     k-block's rows stay in one image, one image or kK a multiple of 64); in channels-last
+///   the B tile, in planar: BN / 64 boxes {64 pixels, 64 channel rows, the tile's image} of `tma_x`,
+///     one per atom column (x as {kHW pixels, kK channel rows, kImages}, rows XC and images XN apart:
+///     the channel rows past kK are the image's own zeros); in channels-last
 ///     (BKMajor): one box {64 channels, BN pixels} (x as {kK channels, kImages x kHW pixels}, evenly
 ///     spaced: the host's rule).
 /// Rows, channels and pixels past the tensors are the copy engine's zeros; a stage expects its boxes'
@@ -184,10 +184,10 @@ __device__ void produce_planar_tma(const TmaMap* tma_w, const TmaMap* tma_x, uns
       if constexpr (BKMajor<C>::value) {
         sm90::tma_load_2d(b_tile, tma_x, kb * kBK, PlanarTiles<C>::image(tile) * C::kHW + n0, &full[stage]);
       } else {
-        const int row0 = PlanarTiles<C>::image(tile) * C::kK;  // the image's first channel row of x's map
 #pragma unroll
         for (int j = 0; j < C::BN / 64; ++j)
-          sm90::tma_load_2d(b_tile + j * L::kAtomColumn, tma_x, n0 + 64 * j, row0 + kb * kBK, &full[stage]);
+          sm90::tma_load_3d(b_tile + j * L::kAtomColumn, tma_x, n0 + 64 * j, kb * kBK, PlanarTiles<C>::image(tile),
+                            &full[stage]);
       }
     }
   }
@@ -211,9 +211,11 @@ __device__ __forceinline__ void add_row_bias(float (&acc)[C::BN / 2], const Conv
 }
 
 /// The forward and data faces' kernel body. Grid: at most one CTA per SM, each taking the tiles of PlanarTiles<C>.
-/// `tma_w`, `tma_x`: with FullyTma<C>, w's and x's maps (produce_planar_tma), else unused.
+/// `tma_w`, `tma_x`: with FullyTma<C>, w's and x's maps (produce_planar_tma), else unused;
+/// `tma_y`: with TmaStore<C>, the result's, {kHW pixels, kM channel rows, kImages} (store_tile_tma), else unused.
 template <class C>
-__device__ void conv_wgmma_nchw(const ConvIgemmParams& p, const TmaMap* tma_w = nullptr, const TmaMap* tma_x = nullptr) {
+__device__ void conv_wgmma_nchw(const ConvIgemmParams& p, const TmaMap* tma_w = nullptr, const TmaMap* tma_x = nullptr,
+                                const TmaMap* tma_y = nullptr) {
   using T = typename C::T;
   using L = Layout<C>;
   constexpr int kKBlocks = (C::kK + kBK - 1) / kBK;
@@ -228,6 +230,8 @@ __device__ void conv_wgmma_nchw(const ConvIgemmParams& p, const TmaMap* tma_w = 
         // consumer: output channels m0 + 64 * consumer ...
         const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) % 128 / 32;
         T* staged = reinterpret_cast<T*>(smem + L::kStaging) + consumer * L::kStagingRows * L::kOutPitch;
+        // store_tile_tma's staging: 32 rows x BN unpadded, in 4 KiB boxes.
+        unsigned char* boxes = smem + L::kStaging + consumer * L::kStagingRows * C::BN * sizeof(T);
         int it = 0;  // k-blocks consumed so far, over all tiles
         for (int tile = blockIdx.x; tile < PlanarTiles<C>::kCount; tile += gridDim.x) {
           const int m0 = PlanarTiles<C>::m0(tile), n0 = PlanarTiles<C>::n0(tile), image = PlanarTiles<C>::image(tile);
@@ -240,8 +244,12 @@ __device__ void conv_wgmma_nchw(const ConvIgemmParams& p, const TmaMap* tma_w = 
                                                                              consumer, lane);
             if constexpr (C::kBias) add_row_bias<HalfWidth<C>>(acc, p, m0, warp, lane);
             // store_tile places consumer c's rows at m0 + 64 c: both consumers' are m0's.
-            store_tile<RowBias<HalfWidth<C>>>(acc, p, staged, consumer, m0 - 64 * consumer,
-                                              n0 + consumer * (C::BN / 2), offset);
+            if constexpr (TmaStore<C>::value)
+              store_tile_tma<RowBias<HalfWidth<C>>>(acc, p, boxes, tma_y, consumer, m0 - 64 * consumer,
+                                                    n0 + consumer * (C::BN / 2), image);
+            else
+              store_tile<RowBias<HalfWidth<C>>>(acc, p, staged, consumer, m0 - 64 * consumer,
+                                                n0 + consumer * (C::BN / 2), offset);
           } else {
             float acc[C::BN / 2];
 #pragma unroll
@@ -251,9 +259,15 @@ __device__ void conv_wgmma_nchw(const ConvIgemmParams& p, const TmaMap* tma_w = 
             finish_tile<C>(acc, empty, it, lane);
             if constexpr (C::kBias) add_row_bias<C>(acc, p, m0 + consumer * 64, warp, lane);
             // Epilogue (activation, vectors along the pixels), while the producer fills the stages for the next tile.
-            store_tile<RowBias<C>>(acc, p, staged, consumer, m0, n0, offset);
+            if constexpr (TmaStore<C>::value)
+              store_tile_tma<RowBias<C>>(acc, p, boxes, tma_y, consumer, m0, n0, image);
+            else
+              store_tile<RowBias<C>>(acc, p, staged, consumer, m0, n0, offset);
           }
         }
+        // The last tile's copies read the staging until they are done: shared memory outlives them.
+        if constexpr (TmaStore<C>::value)
+          if (threadIdx.x % 128 == 0) sm90::bulk_wait_group<0>();
       });
 }
 
