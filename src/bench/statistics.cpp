@@ -23,4 +23,18 @@ SampleStats summarize(const std::vector<double>& samples) {
   return s;
 }
 
+double median(std::vector<double> samples) {
+  if (samples.empty()) return 0;
+  const size_t mid = samples.size() / 2;
+  std::nth_element(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(mid), samples.end());
+  if (samples.size() % 2 == 1) return samples[mid];
+  const double upper = samples[mid];
+  return (*std::max_element(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(mid)) + upper) / 2;
+}
+
+bool beats_by_margin(const std::vector<double>& pick, const std::vector<double>& baseline, double margin) {
+  if (pick.empty() || baseline.empty()) return false;
+  return median(pick) < median(baseline) * (1.0 - margin);
+}
+
 }  // namespace boo::bench

@@ -14,4 +14,11 @@ struct SampleStats {
 
 SampleStats summarize(const std::vector<double>& samples);
 
+/// The median of `samples` (the mean of the middle two of an even count); 0 for none.
+double median(std::vector<double> samples);
+
+/// Whether `pick`'s median is below `baseline`'s by more than `margin` (a fraction of it): two configs'
+/// repeated timings, taken in turn (boo tune's confirmation of its pick against the heuristic's).
+bool beats_by_margin(const std::vector<double>& pick, const std::vector<double>& baseline, double margin);
+
 }  // namespace boo::bench

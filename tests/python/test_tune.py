@@ -5,7 +5,8 @@ On the fake libcuda (tests/fake_cuda: host memory, every kernel "takes" the same
 whole path: candidates, parallel compile, executor child, timing, the row; a rerun resumes; the rows go
 to JSON and back; boo explain says which config the database chose, and ignores damaged or foreign rows;
 the export, as a shipped tuning file (BOO_SHIPPED_TUNING), is used where the user's database has no row;
-a config that kills the tuner's child costs only itself.
+a config that kills the tuner's child costs only itself; a config's lead over the heuristic's is re-timed in
+turn with it before a row is written.
 """
 import json
 import os
@@ -83,6 +84,14 @@ def main():
     r = run(crash[:5] + [db4] + crash[6:], {**gpu, "BOO_TEST_TUNE_CRASH": "0"})
     check(r.returncode == 1 and r.stdout.count("(the heuristic's config)") == 2 and "2 failed" in r.stdout,
           "a crashing heuristic config", r)
+
+    # A lead from one timing each is re-timed in turn before it is written (BOO_TEST_TUNE_SLOW_HEURISTIC: the
+    # first pass's heuristic timing doubled, as if taken at a lower clock; on the fake GPU every kernel takes
+    # one time): the lead is gone, the heuristic's config kept, and said so.
+    db5 = str(tmp / "tuning-retimed.sqlite")
+    r = run(crash[:5] + [db5] + crash[6:], {**gpu, "BOO_TEST_TUNE_SLOW_HEURISTIC": "2"})
+    check(r.returncode == 0 and r.stdout.count("lost its lead re-timed in turn with the heuristic's (1.000x)") == 2
+          and "0 tuned, 2 kept" in r.stdout, "a first-pass lead re-timed", r)
 
     exported = str(tmp / "rows.json")
     r = run([boo, "tune", "--tuning-db", db, "--export", exported])

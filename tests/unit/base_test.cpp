@@ -117,6 +117,23 @@ TEST(StatisticsTest, BesselStddev) {
   EXPECT_EQ(bench::summarize({5}).stddev, 0);
 }
 
+TEST(StatisticsTest, MedianOfOddAndEvenCounts) {
+  EXPECT_DOUBLE_EQ(bench::median({3, 1, 2}), 2);
+  EXPECT_DOUBLE_EQ(bench::median({4, 1, 3, 2}), 2.5);
+  EXPECT_DOUBLE_EQ(bench::median({7}), 7);
+  EXPECT_DOUBLE_EQ(bench::median({}), 0);
+}
+
+// boo tune's re-timing in turn: one fast outlier among the pick's timings does not make a lead, a
+// consistent one beyond the margin does, and one within it does not.
+TEST(StatisticsTest, BeatsByMarginOnMedians) {
+  const std::vector<double> heuristic = {10.0, 10.1, 9.9};
+  EXPECT_FALSE(bench::beats_by_margin({9.0, 10.0, 10.1}, heuristic, 0.03));
+  EXPECT_TRUE(bench::beats_by_margin({9.5, 9.6, 9.4}, heuristic, 0.03));
+  EXPECT_FALSE(bench::beats_by_margin({9.8, 9.8, 9.8}, heuristic, 0.03));
+  EXPECT_FALSE(bench::beats_by_margin({}, heuristic, 0.03));
+}
+
 TEST(ParallelTest, CoversEveryIndexOnce) {
   std::vector<int> hits(1000, 0);
   base::parallel_for(1000, [&](int64_t b, int64_t e) {
