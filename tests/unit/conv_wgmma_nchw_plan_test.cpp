@@ -82,28 +82,24 @@ TEST(ConvWgmmaNchwPlanTest, ForwardLoadsItsTilesByTma) {
   EXPECT_EQ(w.strides[0], 256u * 2);
   EXPECT_EQ(w.box[0], 64u);
   EXPECT_EQ(w.box[1], 128u);
+  // A dense 16-bit planar tensor of 32 images of 3136 pixels as {pixels, `rows` channel rows, images}, boxes
+  // of 64 pixels x `box_rows` rows of one image.
+  auto expect_planar = [](const TensorMapSlot& m, uint64_t rows, uint32_t box_rows) {
+    EXPECT_EQ(m.rank, 3u);
+    EXPECT_EQ(m.dims[0], 3136u);
+    EXPECT_EQ(m.dims[1], rows);
+    EXPECT_EQ(m.dims[2], 32u);
+    EXPECT_EQ(m.strides[0], 3136u * 2);
+    EXPECT_EQ(m.strides[1], rows * 3136 * 2);
+    EXPECT_EQ(m.box[0], 64u);
+    EXPECT_EQ(m.box[1], box_rows);
+    EXPECT_EQ(m.box[2], 1u);
+  };
   const TensorMapSlot& x = maps[1];
-  EXPECT_EQ(x.rank, 3u);
-  EXPECT_EQ(x.dims[0], 3136u);
-  EXPECT_EQ(x.dims[1], 256u);
-  EXPECT_EQ(x.dims[2], 32u);
-  EXPECT_EQ(x.strides[0], 3136u * 2);
-  EXPECT_EQ(x.strides[1], 256u * 3136 * 2);
-  EXPECT_EQ(x.box[0], 64u);
-  EXPECT_EQ(x.box[1], 64u);
-  EXPECT_EQ(x.box[2], 1u);
+  expect_planar(x, 256, 64);
   EXPECT_EQ(w.box_bytes() + 3 * x.box_bytes(), 128u * 128 + 192u * 128);  // a stage's A and B tiles
-  const TensorMapSlot& y = maps[2];
-  EXPECT_EQ(y.params_offset, offsetof(ConvWgmmaStoreParams, tma_y));
-  EXPECT_EQ(y.rank, 3u);
-  EXPECT_EQ(y.dims[0], 3136u);
-  EXPECT_EQ(y.dims[1], 128u);
-  EXPECT_EQ(y.dims[2], 32u);
-  EXPECT_EQ(y.strides[0], 3136u * 2);
-  EXPECT_EQ(y.strides[1], 128u * 3136 * 2);
-  EXPECT_EQ(y.box[0], 64u);
-  EXPECT_EQ(y.box[1], 32u);
-  EXPECT_EQ(y.box[2], 1u);
+  EXPECT_EQ(maps[2].params_offset, offsetof(ConvWgmmaStoreParams, tma_y));
+  expect_planar(maps[2], 128, 32);
   // boo tune's candidates: the heuristic's, its tiling with plain stores, then with the cp.async producer.
   EXPECT_EQ((*list)[1]->text() + ", y by TMA", (*list)[0]->text());
   EXPECT_NE((*list)[2]->text().find("native NCHW 1x1: w K-major, pixels N-major; no TMA: boo tune's candidate"),
