@@ -144,9 +144,9 @@ if want pydebug; then
   grep -E '^#[0-9]+ ' "$OUT/pydebug.log" | head -25 | sed 's/^/  /'
 fi
 
-# numerics: the given files (default: the conv and norm matrices, the focus list of past regressions,
-# the examples and BOO's sample; the 413/257 workloads take ~5 min each: name them when loaders change).
-NUMERICS_FILES="${NUMERICS_FILES:-tests/gpu/conv_matrix.txt tests/gpu/focus.txt tests/gpu/norm_matrix.txt examples/sample-commands.txt workloads/boo-sample.txt}"
+# numerics: the given files (default: the conv and norm matrices, the TF32 lines, the focus list of past
+# regressions, the examples and BOO's sample; the 413/257 workloads take ~5 min each: name them when loaders change).
+NUMERICS_FILES="${NUMERICS_FILES:-tests/gpu/conv_matrix.txt tests/gpu/tf32_lines.txt tests/gpu/focus.txt tests/gpu/norm_matrix.txt examples/sample-commands.txt workloads/boo-sample.txt}"
 # Each list's run leaves its CSV and log (numerics-runs.tgz) and one record of every list (numerics.md:
 # commit, device, counts, failing lines; scripts/numerics_record.py) to commit under docs/perf/. A list
 # fails on any failing line and on any command without a result (a timeout or crash cut the run short).

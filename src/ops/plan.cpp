@@ -33,7 +33,9 @@ std::string tensor_map_error(const TensorMapSlot& m, const LaunchStep& step, uin
     if (a.params_offset + sizeof(unsigned long long) > m.params_offset &&
         a.params_offset < m.params_offset + TensorMapSlot::kBytes)
       return "overlaps an address slot";
-  if (m.dtype != DType::kBF16 && m.dtype != DType::kF16) return "is not of a 16-bit type";
+  // (fp32 maps are TF32 operands: the copy rounds them to TF32, runtime/tensor_maps.cpp.)
+  if (m.dtype != DType::kBF16 && m.dtype != DType::kF16 && m.dtype != DType::kF32)
+    return "is not of a 16-bit type or fp32 (TF32 operands)";
   const uint64_t element = dtype_size_bytes(m.dtype);
   // The map's first element: the tensor's address (aligned to the plan's tensor alignment, the workspace
   // to 256 bytes) plus the offsets, 16-byte aligned.

@@ -14,8 +14,13 @@ Status encode_tensor_map(const TensorMapEncoders& encode, const ops::TensorMapSl
     return internal_error("a tensor map at byte " + std::to_string(slot.params_offset) +
                           " lies outside its parameter block of " + std::to_string(params.size()) + " bytes");
   // Plan::validate checked what the driver checks of the plan's part; the address is the launch's.
-  const CUtensorMapDataType type =
-      slot.dtype == DType::kF16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  // fp32 maps feed TF32 wgmma (Plan::validate): as TFLOAT32 the copy rounds each value to TF32 (to nearest) as
+  // it lands, as cvt.rna does for the mma.sync tier. As FLOAT32 the tensor cores truncated them, which shrank
+  // every sum by about 2^-10 of itself (H200, 2026-11-28: a mean error of -8e-4 at a spread of 1.4e-3 after a
+  // ReLU; rounded, -1e-5, cuDNN's own errors to the digit).
+  const CUtensorMapDataType type = slot.dtype == DType::kF16   ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                   : slot.dtype == DType::kF32 ? CU_TENSOR_MAP_DATA_TYPE_TFLOAT32
+                                                               : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   const bool im2col = slot.mode == ops::TensorMapSlot::Mode::kIm2col;
   CUtensorMap map;  // cuda.h aligns it as the driver requires
   void* const address = reinterpret_cast<void*>(tensor_address + slot.byte_offset);

@@ -818,6 +818,49 @@ TEST(NvrtcTest, HopperConvModulesCompile) {
   ::unsetenv("BOO_WGMMA_TAPS");
 }
 
+// gpu:conv:wgmma_sm90's TF32 forward face (fp32 with --fp32-math tf32: m64nBNk8 wgmma on k-blocks of 32 fp32,
+// both operands by TMA) compiles for every tile width, x by im2col or as a plain matrix, TMA and plain stores,
+// bias, activations (a GELU too), a residual, split K, groups and NCHW copies, without spills and with the
+// register reallocation honoured.
+TEST(NvrtcTest, HopperTf32ForwardModulesCompile) {
+  const DeviceInfo device = *DeviceInfo::for_arch(kArch);
+  const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC", tf32 = " --fp32-math tf32";
+  for (const std::string& command : {
+           "conv -n 16 -c 768 -H 48 -W 32 -k 2048 -y 3 -x 3 -p 1 -q 1 -F 1 -b 1 --activation relu" + tf32 + nhwc,
+           "conv -n 16 -c 576 -H 48 -W 32 -k 576 -y 3 -x 3 -F 1 -b 1 --activation gelu" + tf32 + nhwc,
+           "conv -n 8 -c 128 -H 32 -W 32 -k 128 -y 3 -x 3 -p 1 -q 1 -F 1" + tf32 + nhwc,
+           "conv -n 128 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 1" + tf32 + nhwc,
+           "conv -n 16 -c 672 -H 48 -W 32 -k 576 -y 1 -x 1 -F 1" + tf32 + nhwc,
+           "conv -n 16 -c 2048 -H 1 -W 30 -k 576 -y 1 -x 1 -F 1" + tf32 + nhwc,
+           "conv -n 16 -c 128 -H 20 -W 20 -k 192 -y 3 -x 3 -p 1 -q 1 -F 1 --residual 1" + tf32 + nhwc,
+           "conv -n 16 -c 512 -H 28 -W 28 -k 512 -y 3 -x 3 -p 1 -q 1 -g 2 -F 1" + tf32 + nhwc,
+           "conv -n 32 -c 256 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1" + tf32,
+           "conv -n 32 -c 256 -H 56 -W 56 -k 128 -y 1 -x 1 -F 1" + tf32,
+       }) {
+    SCOPED_TRACE(command);
+    Result<ParsedCommand> p = parse_command(std::string_view(command));
+    ASSERT_TRUE(p.ok()) << p.status().to_string();
+    const ops::GpuImplementation* hopper = conv_tier("gpu:conv:wgmma_sm90");
+    ASSERT_NE(hopper, nullptr);
+    Result<Planned> planned = plan_for(*hopper, *p->signature, device);
+    ASSERT_TRUE(planned.ok()) << planned.status().to_string();
+    Result<jit::CompiledKernel> k = jit::compile_kernel(planned->plan.source, kArch, true);
+    ASSERT_TRUE(k.ok()) << k.status().to_string();
+    EXPECT_EQ(k->spill_bytes, 0) << k->log;
+    EXPECT_EQ(k->stack_bytes, 0) << k->log;
+    EXPECT_EQ(k->log.find("C7508"), std::string::npos) << "setmaxnreg ignored:\n" << k->log;
+    EXPECT_EQ(k->log.find(kWgmmaSerialized), std::string::npos) << k->log;
+    const std::string& config = planned->config;  // "tile 128xNx32 ..."
+    ASSERT_EQ(config.rfind("tile 128x", 0), 0u) << config;
+    const size_t x2 = config.find('x', 9);
+    EXPECT_EQ(config.substr(x2, 4), "x32 ") << config;
+    const std::string wgmma = "wgmma.mma_async.sync.aligned.m64n" + config.substr(9, x2 - 9) + "k8.f32.tf32.tf32";
+    EXPECT_NE(k->ptx.find(wgmma), std::string::npos) << wgmma << " in " << config;
+    EXPECT_EQ(k->ptx.find("k16.f32"), std::string::npos) << config;
+    EXPECT_NE(config.find("x by TMA"), std::string::npos) << config;
+  }
+}
+
 TEST(NvrtcTest, ResidualEpilogueModulesCompile) {
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
   std::vector<std::string> lines;

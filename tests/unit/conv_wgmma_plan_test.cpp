@@ -99,6 +99,73 @@ TEST(ConvWgmmaPlanTest, PlansOneWarpSpecializedLaunch) {
   EXPECT_NE(p.source.text.find("__launch_bounds__(384, 1)"), std::string::npos);
 }
 
+// fp32 with --fp32-math tf32 on TF32 wgmma (m64nBNk8): a k-block is a 128-byte row of 32 fp32 reduction columns,
+// so the tiles' bytes are the 16-bit ones' and every map's box is 32 fp32 wide; the epilogue's staging is twice
+// the bytes, which leaves room for three stages of 128 x 256 tiles.
+TEST(ConvWgmmaPlanTest, Tf32ForwardRunsOnTf32Wgmma) {
+  const std::string command =
+      "conv -n 16 -c 768 -H 48 -W 32 -k 2048 -y 3 -x 3 -p 1 -q 1 -F 1 --fp32-math tf32 -b 1 --activation relu" + kNhwc;
+  std::unique_ptr<OpProblem> problem = test::problem_of(command);
+  ASSERT_TRUE(problem);
+  EXPECT_EQ(declined(command), "");
+  const Planned p = test::plan_of(tier(), command);
+  EXPECT_EQ(p.config, "tile 128x256x32 stages 3 warpgroups 1 producer + 2 consumers, persistent; y: face 0 as forward, "
+                      "filter by TMA, x by TMA (im2col): one producer thread, y by TMA");
+  for (const char* constant : {"using T = float;", "kType = 2;", "BN = 256;", "STAGES = 3;", "kC = 768;"})
+    EXPECT_NE(p.source.text.find(constant), std::string::npos) << constant << " in\n" << p.source.text;
+  ASSERT_EQ(p.launches.size(), 1u);
+  EXPECT_GE(p.launches[0].shared_bytes, 3u * (128 + 256) * 128 + 2 * 32 * 260 * 4);
+  EXPECT_LE(p.launches[0].shared_bytes, 232448u);
+  const ArchSpec arch = test::sm90();
+  Result<std::unique_ptr<const Config>> config = tier().configure(*problem, arch);
+  ASSERT_TRUE(config.ok()) << config.status().to_string();
+  Result<Plan> plan = tier().plan(*problem, **config, arch);
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  const std::vector<TensorMapSlot>& maps = plan->steps[0].tensor_maps;
+  ASSERT_EQ(maps.size(), 3u);  // the filter, x (im2col) and y
+  for (const TensorMapSlot& m : maps) {
+    EXPECT_EQ(m.dtype, DType::kF32);
+    EXPECT_EQ(m.mode == TensorMapSlot::Mode::kIm2col ? m.channels_per_pixel : m.box[0], 32u);
+  }
+}
+
+// Pointwise fp32 convs of planar tensors run TF32 on channels-last copies: the native NCHW path's M/N-major
+// tiles are 16-bit only. A 1x1 at stride 1 reads its copy of x as a plain matrix; split K where the tiles are few.
+TEST(ConvWgmmaPlanTest, Tf32PlanarPointwiseRunsOnChannelsLastCopies) {
+  const Planned p = test::plan_of(tier(), "conv -n 32 -c 256 -H 56 -W 56 -k 128 -y 1 -x 1 -F 1 --fp32-math tf32");
+  EXPECT_EQ(p.config.rfind("tile 128x128x32 ", 0), 0u) << p.config;
+  EXPECT_NE(p.config.find("x by TMA (a plain matrix)"), std::string::npos) << p.config;
+  EXPECT_NE(p.config.find("; copies "), std::string::npos) << p.config;
+  EXPECT_NE(p.config.find("staged: the native NCHW path is 16-bit only"), std::string::npos) << p.config;
+  EXPECT_EQ(p.launches.size(), 3u);  // x's copy, the GEMM, y's copy
+  // 64 output channels: the copies would cost more than the wgmma saves.
+  EXPECT_NE(declined("conv -n 32 -c 256 -H 56 -W 56 -k 64 -y 1 -x 1 -F 1 --fp32-math tf32").find("not 256 and 64"),
+            std::string::npos);
+}
+
+// TF32 operands load by TMA only (its TFLOAT32 copy rounds them; cp.async copies would leave the tensor cores to
+// truncate them): a filter above 1x1 whose channels are not a multiple of 32 (no im2col map), or the cp.async
+// producers asked for, decline.
+TEST(ConvWgmmaPlanTest, Tf32DeclinesTheCpAsyncProducers) {
+  const std::string tf32 = " --fp32-math tf32" + kNhwc;
+  EXPECT_NE(declined("conv -n 8 -c 200 -H 32 -W 32 -k 136 -y 3 -x 3 -p 1 -q 1 -F 1" + tf32)
+                .find("both operands load by TMA (its copy rounds them to TF32), not here: an im2col x needs input "
+                      "channels that are a multiple of 32"),
+            std::string::npos);
+  EXPECT_EQ(declined("conv -n 8 -c 224 -H 32 -W 32 -k 136 -y 3 -x 3 -p 1 -q 1 -F 1" + tf32), "");
+  ::setenv("BOO_WGMMA_TMA", "0", 1);
+  EXPECT_NE(declined("conv -n 8 -c 224 -H 32 -W 32 -k 136 -y 3 -x 3 -p 1 -q 1 -F 1" + tf32).find("BOO_WGMMA_TMA=0"),
+            std::string::npos);
+  ::unsetenv("BOO_WGMMA_TMA");
+  // boo tune's candidates are TF32 configs by TMA only.
+  std::unique_ptr<OpProblem> problem = test::problem_of("conv -n 16 -c 672 -H 48 -W 32 -k 576 -y 1 -x 1 -F 1" + tf32);
+  ASSERT_TRUE(problem);
+  Result<ConfigList> list = tier().candidates(*problem, test::sm90());
+  ASSERT_TRUE(list.ok()) << list.status().to_string();
+  EXPECT_GT(list->size(), 3u);
+  for (const auto& c : *list) EXPECT_NE(c->text().find("x by TMA"), std::string::npos) << c->text();
+}
+
 TEST(ConvWgmmaPlanTest, NarrowOutputsTakeTheNarrowTileAndDeeperRing) {
   // K = 128: one 128-wide column tile instead of half a 256-wide one; 32 KiB stages, six of them.
   const Planned p = test::plan_of(tier(), "convfp16 -n 8 -c 128 -H 32 -W 32 -k 128 -y 3 -x 3 -p 1 -q 1 -F 1" + kNhwc);
@@ -351,7 +418,9 @@ TEST(ConvWgmmaPlanTest, DeclinesWhatItDoesNotDoWell) {
   };
   for (const Case& c : {
            Case{"convbfp16" + geometry + " -F 1" + kNhwc, "sm_80", "sm_90a only"},
-           Case{"conv" + geometry + " -F 1" + kNhwc, "sm_90a", "bf16 and fp16 only"},
+           Case{"conv" + geometry + " -F 1" + kNhwc, "sm_90a", "fp32 with --fp32-math tf32 only, not float32 at full precision"},
+           Case{"conv" + geometry + " -F 2 --fp32-math tf32" + kNhwc, "sm_90a", "tf32 on the forward face only"},
+           Case{"conv" + geometry + " -F 4 --fp32-math tf32" + kNhwc, "sm_90a", "tf32 on the forward face only"},
            Case{"convbfp16" + geometry + " -F 0" + kNhwc, "sm_90a", "one direction at a time"},
            Case{"convbfp16" + geometry + " -F 5" + kNhwc, "sm_90a", "one direction at a time"},
            Case{"convbfp16" + geometry + " -F 4 -b 1" + kNhwc, "sm_90a", "without a bias gradient"},

@@ -441,6 +441,23 @@ TEST(GemmPlanTest, TiersAndBindings) {
   EXPECT_TRUE(ops::test::accepts(gemm_tier("gpu:gemm:direct"), "gemm --a_w 5 --a_h 2 --b_w 3"));
 }
 
+// --fp32-math tf32 on the Hopper tier: the channels-last forward on TF32 wgmma, which reads K-major operands
+// only, so a row-major B is staged n x k (one copy), never the in-place faces' planar operands (two copies
+// inside the conv: x's and y's); B stored n x k (transB) runs without a copy.
+TEST(GemmPlanTest, Tf32RunsTheChannelsLastForwardOnTheHopperTier) {
+  const ops::GpuImplementation& hopper = gemm_tier("gpu:gemm:wgmma_sm90");
+  ops::test::Planned staged = ops::test::plan_of(hopper, "gemm --a_w 4096 --a_h 4096 --b_w 4096 --fp32-math tf32");
+  ASSERT_EQ(staged.entries, (std::vector<std::string>{"boo_gemm_stage_w", "boo_wgmma_y"}));
+  EXPECT_NE(staged.source.text.find("using T = float;"), std::string::npos);
+  EXPECT_NE(staged.source.text.find("kType = 2;"), std::string::npos);
+  EXPECT_NE(staged.config.find("tile 128x256x32 "), std::string::npos) << staged.config;
+  ops::test::Planned direct =
+      ops::test::plan_of(hopper, "gemm --a_w 4096 --a_h 4096 --b_w 4096 --transB 1 --fp32-math tf32");
+  EXPECT_EQ(direct.entries, (std::vector<std::string>{"boo_wgmma_y"}));
+  // An epilogue the conv cannot fuse needs the conv's fp32 sums, which TF32 does not leave: the next tier.
+  EXPECT_FALSE(ops::test::accepts(hopper, "gemm --a_w 4096 --a_h 4096 --b_w 4096 --fp32-math tf32 --alpha 0.5"));
+}
+
 // The copy's form (gemm_copy_plan.hpp): element-wise where src and dst are fastest along the same
 // index, tiled where they are not, the kernel's rows then src's fastest index and its columns dst's.
 TEST(GemmCopyPlanTest, TransposesAreTiled) {

@@ -22,10 +22,10 @@
 namespace boo::ops::conv {
 namespace {
 
-// conv_wgmma.cuh's fixed shape: 128-row tiles, 64-wide k-blocks (64 columns of
-// the packed (tap, channel) reduction; the weight face's: 64 pixels), one
-// producer and two consumer warpgroups.
-constexpr long long kTileRows = 128, kBlockK = 64;
+// conv_wgmma.cuh's fixed shape: 128-row tiles, k-blocks of 128 bytes a tile row (64 columns of the packed
+// (tap, channel) reduction of a 16-bit type, 32 of fp32 read as TF32: Run::block_k; the weight face's, 16-bit
+// only: 64 pixels), one producer and two consumer warpgroups.
+constexpr long long kTileRows = 128, kBlockBytes = 128, kBlockK = 64;
 constexpr uint32_t kThreads = 384;
 // Below these the GEMM is too small to fill the GPU with 128 x 128 tiles, or
 // too narrow for the wgmma tile (gpu:conv:implicit_gemm's smaller tiles do
@@ -71,6 +71,11 @@ constexpr long long kMinNarrowDataPixels = 65536, kMinNarrowDataReduction = 320;
 // docs/perf/2026-11-27-session13.md); a grouped data face of fewer than kMinGroupedDataPixels output
 // pixels (16 x 24 x 16) 0.73-0.94x.
 constexpr long long kMinGroupOutputChannels = 64, kMinGroupedDataPixels = 8192;
+
+// TF32 planar 1x1 convs run on channels-last copies of x and y (the native path is 16-bit): where either
+// channel count is at most this, the copies cost more than the wgmma saves (H200, 2026-11-28: -c 256 -k 64 on
+// 56x56 images 1.77x gpu:conv:implicit_gemm's time, -c 32 -k 192 1.30x; from 160 channels 0.39-0.94x).
+constexpr long long kMaxStagedTf32NarrowChannels = 64;
 
 // The native NCHW 1x1 path's GEMM rows (output channels) at least fill one
 // consumer: its convs are bandwidth-bound, and the alternative stages copies
@@ -133,6 +138,10 @@ struct Run {
   // contiguous) is its GEMM's B N-major, BN / 64 boxes {64 channels, 64 k} a k-block (conv_wgmma.cuh's
   // BNMajor), without the flipped copy, a kernel and the filter's bytes twice.
   bool filter_in_place = false;
+  // The element's bytes: 2, or 4 for fp32 with --fp32-math tf32 (the forward face on TF32 wgmma).
+  long long elem_bytes = 2;
+  // A k-block's reduction columns: a 128-byte row of the element.
+  long long block_k() const { return kBlockBytes / elem_bytes; }
   bool weight() const { return task.face == kWeightFace; }
   // Split K: the weight face, and the channels-last forward and data faces (conv_wgmma_split.cuh).
   bool may_split() const { return weight() || !native; }
@@ -148,14 +157,18 @@ long long slices(const Run& run) {
 //     reduction, once per slice (group and stride phase; a phase's k is at most this);
 //   weight face: a group's output channels x (taps, channels) over the pixels, once per group;
 //   native forward and data faces: output channels x an image's pixels over the channels, per image.
+// `block_k`: its k-blocks' columns (Run::block_k); `rate`: the tensor cores' rate on its type, relative to
+// 16-bit types' (TF32: half).
 struct GemmShape {
   long long m, n, k, images = 1;
+  long long block_k = kBlockK;
+  double rate = 1.0;
 };
 GemmShape gemm_shape(const Run& run) {
   const Relation& r = run.rel;
   if (run.weight()) return {r.bg(), r.taps() * r.ag(), r.batch * r.pix_b(), r.groups};
   if (run.native) return {r.cb, r.pix_b(), r.ca, r.batch};
-  return {r.batch * r.pix_b(), r.bg(), r.taps() * r.ag(), slices(run)};
+  return {r.batch * r.pix_b(), r.bg(), r.taps() * r.ag(), slices(run), run.block_k(), run.elem_bytes == 4 ? 0.5 : 1.0};
 }
 
 Status decline(const std::string& why) { return unimplemented("gpu:conv:wgmma_sm90 runs " + why); }
@@ -245,14 +258,14 @@ struct TmaReach {
 };
 
 // Channels that are not a multiple of 8 (16-byte vectors of one tap) are staged in copies padded with zeros to
-// the next multiple: from 64 channels, where the tier's tiles are filled (BOO's 413: 419 input channels of a 1x1
+// the next multiple (16-bit types): from 64 channels, where the tier's tiles are filled (BOO's 413: 419 input channels of a 1x1
 // conv, 194 of a 3x3 one, ran 1.8-2.3x cuDNN's time on gpu:conv:implicit_gemm's scalar loads; padded, 1.28-2.45x
 // faster, H100 2026-11-27, docs/perf/2026-11-27-session13.md); fewer stay with the tiers made for them (small_c,
 // implicit_gemm's own channel padding). Groups 1, and not for a caller's fp32 sums (dense (M, N) planes).
 constexpr long long kMinPaddedChannels = 64;
 ChannelPad pad_of(const ConvProblem& problem, long long channels) {
-  const bool on =
-      channels % 8 != 0 && channels >= kMinPaddedChannels && problem.relation.groups == 1 && !problem.fp32_result;
+  const bool on = channels % 8 != 0 && channels >= kMinPaddedChannels && problem.relation.groups == 1 &&
+                  !problem.fp32_result && problem.elem_bytes == 2;
   return {on, channels, ceil_div(channels, 8) * 8};
 }
 // The forward face pads its reduced channels (x and the filter) only for filters of several taps: a 1x1 conv
@@ -295,7 +308,11 @@ Result<Run> run_of(const ConvProblem& problem, bool filter_in_place = true, TmaR
   Run run;
   run.task = problem.tasks[0];
   run.rel = r;
-  if (r.groups == 1 && planar_pointwise(r) && problem.conv().residual) {
+  run.elem_bytes = problem.elem_bytes;
+  if (r.groups == 1 && planar_pointwise(r) && run.elem_bytes != 2) {
+    run.staged_why = "the native NCHW path is 16-bit only (its planar operands are M/N-major tiles, which TF32 wgmma "
+                     "cannot read)";
+  } else if (r.groups == 1 && planar_pointwise(r) && problem.conv().residual) {
     run.staged_why = "the native NCHW path has no residual epilogue (--residual 1)";
   } else if (r.groups == 1 && planar_pointwise(r)) {
     Status native = native_nchw_pointwise(problem);
@@ -598,7 +615,7 @@ struct WgmmaConfig final : Config {
 
   std::string text() const override {
     std::string record = "tile " + std::to_string(kTileRows) + "x" + std::to_string(bn) + "x" +
-                         std::to_string(kBlockK) + " stages " + std::to_string(stages);
+                         std::to_string(run.block_k()) + " stages " + std::to_string(stages);
     record += " warpgroups 1 producer + 2 consumers, persistent; ";
     record += run.task.result;
     record += ": face " + std::to_string(run.task.face);
@@ -665,11 +682,13 @@ struct WgmmaConfig final : Config {
   bool taps() const { return strip.rows > 0; }
   /// A stage: conv_wgmma.cuh's Layout (A and B tiles), or the shifted taps' (Taps: the strip's dy, x's box).
   long long stage_bytes() const {
-    return taps() ? kBlockK * 128 + ceil_div(strip.box_bytes, 1024) * 1024 : (kTileRows + bn) * kBlockK * 2;
+    return taps() ? kBlockK * 128 + ceil_div(strip.box_bytes, 1024) * 1024 : (kTileRows + bn) * kBlockBytes;
   }
   /// conv_wgmma.cuh's Layout: two consumers' 32 output rows at a time, rows padded by 16 bytes (none for the
   /// shifted taps, whose sums go to the workspace).
-  long long staging_bytes() const { return taps() ? 0 : 2 * 32 * (bn + 8) * 2; }
+  long long staging_bytes() const {
+    return taps() ? 0 : 2 * 32 * (bn + 16 / run.elem_bytes) * run.elem_bytes;
+  }
   /// Threads of a CTA: a producer warpgroup and two consumers, or one consumer per filter row.
   uint32_t threads() const { return taps() ? static_cast<uint32_t>(128 * (run.rel.f_size[1] + 1)) : kThreads; }
   long long shared_bytes() const { return stages * stage_bytes() + staging_bytes() + kSharedOverhead; }
@@ -714,7 +733,7 @@ struct Tiling {
 // The most splits worth weighing: the partials' bytes and kMinKBlocksPerSplit
 // k-blocks per split bound them.
 long long max_splits_of(const GemmShape& g) {
-  const long long kblocks = ceil_div(g.k, kBlockK);
+  const long long kblocks = ceil_div(g.k, g.block_k);
   const long long by_memory = std::max<long long>(1, kMaxPartialBytes / (4 * g.m * g.n * g.images));
   return std::max<long long>(1, std::min({kMaxSplits, kblocks / kMinKBlocksPerSplit, by_memory}));
 }
@@ -727,9 +746,9 @@ long long max_splits_of(const GemmShape& g) {
 // tiling (us 1e300) where min_splits > max_splits. The terms of one split
 // count (split_terms) are scaled by the arch's cost model (ops/cost_model.hpp).
 CostTerms split_terms(const GemmShape& g, int bn, double efficiency, long long splits, const ArchSpec& arch) {
-  const long long tiles = ceil_div(g.m, kTileRows) * ceil_div(g.n, bn) * g.images, kblocks = ceil_div(g.k, kBlockK);
-  const double kblock_s = static_cast<double>(kTileRows) * bn * kBlockK / efficiency /
-                          (arch.wgmma_macs_per_s / arch.sm_count);
+  const long long tiles = ceil_div(g.m, kTileRows) * ceil_div(g.n, bn) * g.images, kblocks = ceil_div(g.k, g.block_k);
+  const double kblock_s = static_cast<double>(kTileRows) * bn * static_cast<double>(g.block_k) / efficiency /
+                          (arch.wgmma_macs_per_s * g.rate / arch.sm_count);
   const long long per_split = ceil_div(kblocks, splits);
   const long long waves = ceil_div(tiles * splits, arch.sm_count);
   CostTerms t;
@@ -743,7 +762,7 @@ CostTerms split_terms(const GemmShape& g, int bn, double efficiency, long long s
 
 Tiling cheapest_split(const GemmShape& g, int bn, double efficiency, long long min_splits, long long max_splits,
                       const ArchSpec& arch) {
-  const long long kblocks = ceil_div(g.k, kBlockK);
+  const long long kblocks = ceil_div(g.k, g.block_k);
   Tiling best{bn, static_cast<int>(min_splits), 1e300};
   for (long long splits = min_splits; splits <= max_splits; ++splits) {
     if (ceil_div(kblocks, ceil_div(kblocks, splits)) != splits) continue;  // the same slices as fewer splits, one empty
@@ -833,7 +852,7 @@ std::vector<Tiling> ranked_tilings(const Run& run, bool split, bool promote, con
 Status small_gemm_verdict(const Run& run, const ArchSpec& arch, const std::string& floor, const std::string& sizes) {
   const GemmShape g = gemm_shape(run);
   const std::vector<Tiling> ranked = ranked_tilings(run, true, false, arch);
-  const double mma_sync = implicit_gemm_modelled_us(g.m, g.n, g.k, arch);
+  const double mma_sync = implicit_gemm_modelled_us(g.m, g.n, g.k, arch) / g.rate;  // (TF32: half the rate there too)
   // (A split tiling ahead of both needs no margin: measured faster, 2026-11-26 second session.)
   const bool split_wins = ranked.front().splits > 1 && ranked.front().us < mma_sync;
   // Unsplit, the data face ran slower than gpu:conv:implicit_gemm with fewer than kMinSmallDataChannels
@@ -876,7 +895,7 @@ bool tma_stores_enabled() {
 // rows, is one group's.)
 bool grouped_by_tma(const Run& run, long long elem_bytes, TmaReach reach) {
   const Relation& r = run.rel;
-  if (!reach.groups || run.weight() || run.native || run.phased || r.ag() % kBlockK != 0) return false;
+  if (!reach.groups || run.weight() || run.native || run.phased || r.ag() % run.block_k() != 0) return false;
   if (run.task.face == kDataFace && r.taps() == 1) return false;
   return (r.pointwise() ? plain_a_blocker(run) : im2col_geometry_blocker(run, elem_bytes)).empty();
 }
@@ -928,6 +947,16 @@ std::string tma_blocker(const Run& run, long long elem_bytes, TmaReach reach) {
   const bool dense = (r.f_size[2] == 1 || w[4] == r.ag()) && (r.f_size[1] == 1 || w[3] == r.f_size[2] * r.ag()) &&
                      w[0] >= row;
   return dense ? "" : "the filter's (tap, channel) columns are not one run of memory per output channel";
+}
+
+// Why a TF32 run's operands do not both load by TMA (empty: they do), as configure_gemm plans them: TF32 runs
+// only so, since the TFLOAT32 copy rounds each value to TF32 (runtime/tensor_maps.cpp) where a cp.async
+// producer's copies would leave the tensor cores to truncate it (a bias of -2^-10 of each sum).
+std::string tf32_tma_blocker(const Run& run) {
+  if (!tma_loads_enabled()) return kTmaOffVariable + std::string("=0");
+  const TmaReach reach = TmaReach::by_default();
+  if (std::string why = tma_blocker(run, run.elem_bytes, reach); !why.empty()) return why;
+  return run.rel.pointwise() ? plain_a_blocker(run) : im2col_blocker(run, run.elem_bytes, reach.partial_im2col);
 }
 
 // The forward face's A (x) pixels' uniform_stride.
@@ -1055,8 +1084,8 @@ std::string im2col_blocker(const Run& run, long long elem_bytes, bool partial) {
   const std::string geometry = im2col_geometry_blocker(run, elem_bytes);
   // (Channels not a multiple of 64 whose geometry blocks keep the channels' reason: a config's text is its
   // identity in the cache and in the shipped tuning rows, given before partial copies existed.)
-  if (r.ag() % kBlockK != 0 && (run.weight() || r.taps() > 1 || !partial || !geometry.empty()))
-    return "an im2col x needs input channels that are a multiple of " + std::to_string(kBlockK) +
+  if (r.ag() % run.block_k() != 0 && (run.weight() || r.taps() > 1 || !partial || !geometry.empty()))
+    return "an im2col x needs input channels that are a multiple of " + std::to_string(run.block_k()) +
            " (one tap a copy), not " + std::to_string(r.ag());
   return geometry;
 }
@@ -1150,7 +1179,8 @@ TensorMapSlot tma_slot(const Run& run, const Relation& data, int rows, DType dty
   }
   if (run.weight()) return matrix_slot(tensor, dtype, r.cb, r.batch * r.pix_b(), r.b_strides[4], kBlockK, 64);
   if (run.filter_in_place) return matrix_slot(tensor, dtype, r.cb, r.ca, r.w_strides[1], 64, kBlockK);
-  return matrix_slot(tensor, dtype, r.taps() * r.ag(), r.cb, r.w_strides[0], kBlockK, static_cast<uint32_t>(rows));
+  return matrix_slot(tensor, dtype, r.taps() * r.ag(), r.cb, r.w_strides[0], static_cast<uint32_t>(run.block_k()),
+                     static_cast<uint32_t>(rows));
 }
 
 // The native path's maps (produce_planar_tma): w K-major as {K reduced channels, M output channels},
@@ -1175,17 +1205,20 @@ TensorMapSlot native_x_slot(const Run& run, int bn, DType dtype, TensorBinding t
 // uniform_pixel_stride apart; box {64, 128}: an A tile (conv_wgmma.cuh's produce_tma).
 TensorMapSlot plain_a_slot(const Run& run, DType dtype, TensorBinding tensor) {
   const Relation& r = run.rel;
-  return matrix_slot(tensor, dtype, r.ca, r.batch * r.pix_a(), uniform_pixel_stride(r), kBlockK, kTileRows);
+  return matrix_slot(tensor, dtype, r.ca, r.batch * r.pix_a(), uniform_pixel_stride(r),
+                     static_cast<uint32_t>(run.block_k()), kTileRows);
 }
 
 // The forward face's y stored by TMA (tma_store_blocker), 3-D as store_tile_tma stores: {K channels, N x P x Q
 // pixels, 1}, pixels evenly spaced; on the native path the result's {pixels, channel rows, images}
-// (planar_slot). Box {64, 32, 1}: one of store_tile_tma's boxes (32 rows of a consumer's pass, 64 columns).
+// (planar_slot). Box {block_k, 32, 1}: one of store_tile_tma's boxes (32 rows of a consumer's pass, a 128-byte row of
+// columns).
 TensorMapSlot y_store_slot(const Run& run, DType dtype, TensorBinding tensor) {
   const Relation& r = run.rel;
   if (run.native) return planar_slot(tensor, dtype, r.pix_b(), r.cb, r.batch, r.b_strides, 32);
   TensorMapSlot m = matrix_slot(tensor, dtype, r.cb, r.batch * r.pix_b(),
-                                uniform_stride(r.b_strides, r.batch, r.b_size), 64, 32);
+                                uniform_stride(r.b_strides, r.batch, r.b_size), static_cast<uint32_t>(run.block_k()),
+                                32);
   m.rank = 3;
   m.strides[1] = m.strides[0] * static_cast<uint64_t>(r.batch * r.pix_b());  // (one image: never stepped)
   return m;
@@ -1239,7 +1272,7 @@ TensorMapSlot im2col_slot(const Run& run, DType dtype, TensorBinding tensor, lon
     }
   }
   m.element_strides = {1, static_cast<uint32_t>(r.stride[2]), static_cast<uint32_t>(r.stride[1]), 1, 1};
-  m.channels_per_pixel = static_cast<uint32_t>(kBlockK);
+  m.channels_per_pixel = static_cast<uint32_t>(run.block_k());
   m.pixels_per_column = static_cast<uint32_t>(pixels);
   return m;
 }
@@ -1251,14 +1284,28 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
   Status accepts_problem(const ConvProblem& problem, const ArchSpec& arch) const override {
     const ConvSignature& sig = problem.conv();
     if (arch.target != "sm_90a") return decline("on sm_90a only (wgmma), the device is " + arch.target);
-    if (sig.dtype != DType::kBF16 && sig.dtype != DType::kF16)
-      return decline("bf16 and fp16 only, not " + std::string(dtype_name(sig.dtype)));
+    const bool tf32 = sig.dtype == DType::kF32 && sig.fp32_tf32;
+    if (sig.dtype != DType::kBF16 && sig.dtype != DType::kF16 && !tf32)
+      return decline("bf16, fp16, and fp32 with --fp32-math tf32 only, not " + std::string(dtype_name(sig.dtype)) +
+                     (sig.dtype == DType::kF32 ? " at full precision" : ""));
     if (problem.tasks.size() != 1 || problem.bias_gradient)
       return decline("one direction at a time (-F 1, -F 2 or -F 4), without a bias gradient");
+    // TF32 wgmma reads both operands K-major: the forward face's (the data face's in-place filter and the
+    // weight face's tiles are M/N-major).
+    if (tf32 && (problem.tasks[0].face != kForwardFace || problem.fp32_result))
+      return decline("fp32 with --fp32-math tf32 on the forward face only (TF32 wgmma reads K-major operands)");
     BOO_RETURN_IF_ERROR(problem.fp32_result_supported(name(), /*every_face=*/true));
     const Relation& r0 = problem.relation;
     if (r0.a_size[0] != 1 || r0.f_size[0] != 1) return decline("1-D and 2-D convs only");
+    if (tf32 && r0.groups == 1 && planar_pointwise(r0) && std::min(r0.ca, r0.cb) <= kMaxStagedTf32NarrowChannels)
+      return decline("fp32 with --fp32-math tf32 on planar 1x1 convs of more than " +
+                     std::to_string(kMaxStagedTf32NarrowChannels) + " input and output channels (their TF32 runs on "
+                     "channels-last copies), not " + std::to_string(r0.ca) + " and " + std::to_string(r0.cb));
     BOO_ASSIGN_OR_RETURN(Run run, run_of(problem));
+    if (tf32)
+      if (const std::string why = tf32_tma_blocker(run); !why.empty())
+        return decline("fp32 with --fp32-math tf32 where both operands load by TMA (its copy rounds them to TF32), "
+                       "not here: " + why);
     const Relation& r = run.rel;
     const bool grouped = r.groups > 1;
     // The fp32 sums are one dense (M, N) plane: one slice, as the unsplit channels-last GEMM stores it.
@@ -1300,9 +1347,9 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       const long long reduced = r.taps() * r.ag();
       const bool short_data = run.task.face == kDataFace && r.taps() > 1 && reduced < kMinNarrowDataReduction;
       const long long least = short_data ? kMinNarrowDataPixels : kMinPixels;
-      if (pixels < least || reduced < kBlockK)
+      if (pixels < least || reduced < run.block_k())
         return decline("fewer than " + std::to_string(kMinSmallDataChannels) + " output channels with at least " +
-                       std::to_string(least) + " output pixels and a reduction of " + std::to_string(kBlockK) +
+                       std::to_string(least) + " output pixels and a reduction of " + std::to_string(run.block_k()) +
                        ", not " + std::to_string(pixels) + " and " + std::to_string(reduced) + " (" +
                        std::to_string(r.bg()) + " channels)");
     }
@@ -1379,6 +1426,10 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
         config.tma_off = "the filter alone by TMA was slower";
       }
     }
+    // (A TmaReach short of tf32_tma_blocker's, boo tune's candidates: no TF32 config.)
+    if (config.run.elem_bytes == 4 && !config.tma_x)
+      return decline("fp32 with --fp32-math tf32 where both operands load by TMA only: " + config.tma_off +
+                     config.tma_x_off);
     if (config.run.filter_in_place && !config.tma_x)  // (run_of checks what tma_blocker and plain_a_blocker do)
       return internal_error("the data face's filter in place needs both operands by TMA: " + config.tma_off +
                             config.tma_x_off);
@@ -1590,7 +1641,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       return "  static constexpr int " + std::string(name) + " = " + std::to_string(v) + ";\n";
     };
     std::string cfg = "struct Cfg {\n  using T = " + std::string(device_type(sig.dtype)) + ";\n";
-    cfg += constant("kType", sig.dtype == DType::kF16 ? 1 : 0);  // sm90::WgmmaType
+    cfg += constant("kType", sig.dtype == DType::kF16 ? 1 : sig.dtype == DType::kF32 ? 2 : 0);  // sm90::WgmmaType
     cfg += constant("BN", config.bn) + constant("STAGES", config.stages);
     cfg += constant("kM", m) + constant("kN", n) + constant("kC", r.ag());
     // conv_wgmma_weight.cuh's reduction; the split K of the weight face and of the channels-last forward

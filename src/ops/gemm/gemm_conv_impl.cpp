@@ -222,9 +222,12 @@ class GemmViaConv final : public Tier<GemmProblem, GemmViaConvConfig> {
   // would stage an operand, the face that reads every operand in place, if the
   // conv tier takes both: a GEMM the forward's size gate sends elsewhere stays
   // there (the in-place faces were measured only where the forward runs).
+  // (--fp32-math tf32 runs TF32 wgmma there, which reads K-major operands only: the in-place faces' planar and M/N-major
+  // operands would be staged inside the conv, two copies where the forward's mapping stages one.)
   ConvMapping mapping_of(const GemmDesc& d, const ArchSpec& arch) const {
     ConvMapping forward = map_to_conv(d, channels_last_);
     if (!channels_last_ || !(forward.x.staged || forward.w.staged || forward.y.staged)) return forward;
+    if (d.fp32_tf32) return forward;
     const std::optional<ConvMapping> in_place = map_in_place(d);
     auto taken = [&](const ConvMapping& m) {
       return m.conv.validate().ok() && conv_tier_.accepts(conv::ConvProblem(m.conv, m.epilogue), arch).ok();

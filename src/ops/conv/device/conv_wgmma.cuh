@@ -55,7 +55,13 @@ namespace boo {
 namespace wgmma_conv {
 
 constexpr int kBM = 128;               ///< rows (output pixels) of a CTA tile
-constexpr int kBK = 64;                ///< GEMM k per stage: 64 reduction columns, 128 bytes a row
+/// GEMM k per stage: one 128-byte row of the reduction per tile row, 64 columns of a 16-bit type (every
+/// face) or 32 of fp32 read as TF32 (the forward face only: TF32 wgmma reads K-major operands).
+template <class C>
+constexpr int kBK = 128 / static_cast<int>(sizeof(typename C::T));
+/// Elements per 16-byte chunk of a tile row (a cp.async copy, a stored vector): 8 of a 16-bit type, 4 of fp32.
+template <class C>
+constexpr int kChunk = 16 / static_cast<int>(sizeof(typename C::T));
 
 /// A Cfg member that the host emits only where it differs from `fallback`, so
 /// that the generated source (and the cache key) of every kernel without it
@@ -169,7 +175,7 @@ struct Layout {
   /// The epilogue stages 32 rows x BN of each consumer's output at a time
   /// (rows padded by 16 bytes: conflict-free), apart from the operand stages
   /// so that the producer fills them for the next tile meanwhile.
-  static constexpr int kOutPitch = C::BN + 8;
+  static constexpr int kOutPitch = C::BN + kChunk<C>;
   static constexpr unsigned kStaging = C::STAGES * (kTileA + kTileB);
   static constexpr unsigned kStagingRows = 32;
   static constexpr unsigned kBarriers = kStaging + 2 * kStagingRows * kOutPitch * sizeof(typename C::T);
@@ -250,8 +256,8 @@ struct Units {
 /// With clusters (ClusterM) a unit is the cluster's: CTA rank r of cluster c
 /// takes row tile r of units c, c + clusters, ... (first_unit, unit_stride).
 template <class C>
-struct Tiles : Units<C, (C::R * C::S * C::kC + kBK - 1) / kBK, kBM * ClusterM<C>::value> {
-  using U = Units<C, (C::R * C::S * C::kC + kBK - 1) / kBK, kBM * ClusterM<C>::value>;
+struct Tiles : Units<C, (C::R * C::S * C::kC + kBK<C> - 1) / kBK<C>, kBM * ClusterM<C>::value> {
+  using U = Units<C, (C::R * C::S * C::kC + kBK<C> - 1) / kBK<C>, kBM * ClusterM<C>::value>;
   static constexpr int kCluster = ClusterM<C>::value;
   static constexpr int kReduced = C::R * C::S * C::kC;
   static constexpr int kPerSlice = U::kTiles;
@@ -271,7 +277,7 @@ struct Tiles : Units<C, (C::R * C::S * C::kC + kBK - 1) / kBK, kBM * ClusterM<C>
   /// The unit's k-blocks end: its split's; a phase's own (none for a phase without taps).
   __device__ __forceinline__ static int kb_end(int unit, const Slice& s) {
     if constexpr (C::kPhases == 1) return U::kb_end(unit);
-    else return (s.reduced + kBK - 1) / kBK;
+    else return (s.reduced + kBK<C> - 1) / kBK<C>;
   }
 };
 
@@ -305,9 +311,9 @@ __device__ __forceinline__ void finish_copies() { sm90::cp_async_wait_all(); }
 /// The producer: copies the A (im2col rows) and B (filter rows) tiles of every
 /// k-block of the CTA's units, one stream of k-blocks through the ring.
 /// Thread t copies 16-byte chunk t % 8 of rows t / 8 + 16 j, so a warp's
-/// copies cover four whole 128-byte rows; the chunk's 8 reduction columns
-/// (one tap's channels) are the same in every row, so each thread finds its
-/// tap and channel once a k-block.
+/// copies cover four whole 128-byte rows; the chunk's kChunk reduction columns
+/// (one tap's channels: kC is a multiple of 8) are the same in every row, so
+/// each thread finds its tap and channel once a k-block.
 /// With C::kTma (a dense KRSC filter, groups 1, no stride phases: the host's
 /// rule), B is one TMA copy a k-block from `tma_b`, a map of the filter as the
 /// 2-D matrix {R x S x C packed (r, s, c) columns, K rows}, row stride WK:
@@ -322,8 +328,8 @@ __device__ void produce(const ConvIgemmParams& p, const TmaMap* tma_b, unsigned 
   const T* x = reinterpret_cast<const T*>(p.a);
   if constexpr (C::kTma) {
     static_assert(C::kGroups == 1 && C::kPhases == 1, "the filter map is one group's, without stride phases");
-    // One box {64 reduction columns, BN filter rows} of 2-byte elements: BN rows of 128 bytes, the B tile.
-    static_assert(Layout<C>::kTileB == C::BN * kBK * sizeof(T), "a B tile is one box");
+    // One box {kBK reduction columns, BN filter rows}: BN rows of 128 bytes, the B tile.
+    static_assert(Layout<C>::kTileB == C::BN * kBK<C> * sizeof(T), "a B tile is one box");
     if (threadIdx.x == 0) sm90::prefetch_tensor_map(tma_b);
   }
   int it = 0;  // k-blocks issued so far, over all units
@@ -353,10 +359,10 @@ __device__ void produce(const ConvIgemmParams& p, const TmaMap* tma_b, unsigned 
       const int stage = it % C::STAGES;
       // Wait until both consumers released what the stage held STAGES k-blocks ago.
       sm90::mbarrier_wait(&empty[stage], ((it / C::STAGES) & 1) ^ 1);
-      // This thread's chunk: reduction columns kk ... kk + 7, channels c ... c + 7 of tap (r, s);
+      // This thread's chunk: reduction columns kk ..., channels c ... of tap (r, s), kChunk of each;
       // past the reduction's end (the last k-block only) it is zeros.
-      const int kk = kb * kBK + chunk * 8;
-      const bool live = (C::kPhases == 1 && kReduced % kBK == 0) || kk < reduced;
+      const int kk = kb * kBK<C> + chunk * kChunk<C>;
+      const bool live = (C::kPhases == 1 && kReduced % kBK<C> == 0) || kk < reduced;
       const int tap = kk / C::kC, c = kk % C::kC;
       const int r = tap / sl.taps_w, s = tap % sl.taps_w;
       const int a_shift = r * C::DH * C::XH + s * C::DW * C::XW + c;
@@ -383,7 +389,7 @@ __device__ void produce(const ConvIgemmParams& p, const TmaMap* tma_b, unsigned 
         // The copy writes through the async proxy: no fence before the wgmma read it.
         if (threadIdx.x == 0) {
           sm90::mbarrier_expect_tx(&full[stage], Layout<C>::kTileB);
-          sm90::tma_load_2d(b_tile, tma_b, kb * kBK, n0, &full[stage]);
+          sm90::tma_load_2d(b_tile, tma_b, kb * kBK<C>, n0, &full[stage]);
         }
       } else {
         const int b_shift = r * C::WR + s * C::WS + c;
@@ -436,15 +442,15 @@ __device__ void produce_tma(const TmaMap* tma_a, const TmaMap* tma_b, unsigned c
   static_assert(C::kPhases == 1 ||
                     (C::kGroups == 1 && (BTaps<C>::value || InPlaceTaps<C>::value) && Im2colX<C>::value),
                 "stride phases: the data face of one group by its filter's map and dy's im2col map");
-  static_assert(!InPlaceTaps<C>::value || (BNMajor<C>::value && C::kC % kBK == 0 && C::kGroups == 1),
+  static_assert(!InPlaceTaps<C>::value || (BNMajor<C>::value && C::kC % kBK<C> == 0 && C::kGroups == 1),
                 "the filter in place with its taps: N-major boxes of one tap's 64 k");
-  static_assert(C::kGroups == 1 || (C::kC % kBK == 0 && ClusterM<C>::value == 1 && !BNMajor<C>::value),
+  static_assert(C::kGroups == 1 || (C::kC % kBK<C> == 0 && ClusterM<C>::value == 1 && !BNMajor<C>::value),
                 "a group's whole 64-channel boxes of x and its part of the filter, a box per CTA");
-  static_assert(Im2colX<C>::value ? C::kC % kBK == 0 || (C::R == 1 && C::S == 1) : C::R == 1 && C::S == 1,
+  static_assert(Im2colX<C>::value ? C::kC % kBK<C> == 0 || (C::R == 1 && C::S == 1) : C::R == 1 && C::S == 1,
                 "an im2col A's k-blocks are one tap's channels (a 1x1 filter's last one partial: TMA fills the "
                 "channels past kC with zeros); a plain A is a 1x1 filter's");
-  static_assert(Layout<C>::kTileA == kBM * kBK * sizeof(typename C::T) &&
-                    Layout<C>::kTileB == C::BN * kBK * sizeof(typename C::T),
+  static_assert(Layout<C>::kTileA == kBM * kBK<C> * sizeof(typename C::T) &&
+                    Layout<C>::kTileB == C::BN * kBK<C> * sizeof(typename C::T),
                 "a tile is one box");
   constexpr int kCluster = ClusterM<C>::value;
   static_assert(C::BN % (8 * kCluster) == 0, "a CTA's part of the B tile is whole 1024-byte swizzle atoms");
@@ -481,7 +487,7 @@ __device__ void produce_tma(const TmaMap* tma_a, const TmaMap* tma_b, unsigned c
       sm90::mbarrier_arrive_expect_tx(&full[stage], Layout<C>::kTileA + Layout<C>::kTileB);
       if constexpr (C::kPhases > 1) {
         // The phase's tap (jh, jw) of dy at offset j + kPhasePad - pad', and the copy's tap0 + U j.
-        const int tap = kb * kBK / C::kC, c0 = kb * kBK % C::kC;
+        const int tap = kb * kBK<C> / C::kC, c0 = kb * kBK<C> % C::kC;
         const int jh = tap / phase_w.taps, jw = tap % phase_w.taps;
         sm90::tma_load_im2col_4d(a_tile, tma_a, c0, w0, h0, n,
                                  static_cast<unsigned short>(jw + PhasePadW<C>::value - phase_w.pad),
@@ -497,18 +503,18 @@ __device__ void produce_tma(const TmaMap* tma_a, const TmaMap* tma_b, unsigned c
         }
         continue;  // (both of the k-block's boxes: the B loads below are the unphased faces')
       } else if constexpr (Im2colX<C>::value) {
-        const int tap = kb * kBK / C::kC, c0 = kb * kBK % C::kC;
+        const int tap = kb * kBK<C> / C::kC, c0 = kb * kBK<C> % C::kC;
         const int r = tap / C::S, s = tap % C::S;
         sm90::tma_load_im2col_4d(a_tile, tma_a, sl.a + c0, w0, h0, n, static_cast<unsigned short>(s * C::DW),
                                  static_cast<unsigned short>(r * C::DH), &full[stage]);
       } else {
-        sm90::tma_load_2d(a_tile, tma_a, sl.a + kb * kBK, m0, &full[stage]);
+        sm90::tma_load_2d(a_tile, tma_a, sl.a + kb * kBK<C>, m0, &full[stage]);
       }
       if constexpr (BNMajor<C>::value) {
         static_assert(kCluster == 1, "an N-major B tile is BN / 64 boxes, not a cluster's parts");
         if constexpr (InPlaceTaps<C>::value) {
           // The flipped filter's tap (r', s') of the k-block is W's (R-1-r', S-1-s'), its k from k0.
-          const int tap = kb * kBK / C::kC, k0 = kb * kBK % C::kC;
+          const int tap = kb * kBK<C> / C::kC, k0 = kb * kBK<C> % C::kC;
 #pragma unroll
           for (int j = 0; j < C::BN / 64; ++j)  // atom column j: channels n0 + 64 j ..., the tap's k k0 ...
             sm90::tma_load_4d(b_tile + j * Layout<C>::kAtomColumn, tma_b, n0 + 64 * j, C::S - 1 - tap % C::S,
@@ -516,16 +522,16 @@ __device__ void produce_tma(const TmaMap* tma_a, const TmaMap* tma_b, unsigned c
         } else {
 #pragma unroll
           for (int j = 0; j < C::BN / 64; ++j)  // atom column j: channels n0 + 64 j ..., k rows kb * 64 ...
-            sm90::tma_load_2d(b_tile + j * Layout<C>::kAtomColumn, tma_b, n0 + 64 * j, kb * kBK, &full[stage]);
+            sm90::tma_load_2d(b_tile + j * Layout<C>::kAtomColumn, tma_b, n0 + 64 * j, kb * kBK<C>, &full[stage]);
         }
       } else if constexpr (BTaps<C>::value) {
-        static_assert(kCluster == 1 && C::kC % kBK == 0, "one tap's box a k-block, not a cluster's parts");
-        sm90::tma_load_4d(b_tile, tma_b, sl.w + kb * kBK % C::kC, n0, kb * kBK / C::kC, 0, &full[stage]);
+        static_assert(kCluster == 1 && C::kC % kBK<C> == 0, "one tap's box a k-block, not a cluster's parts");
+        sm90::tma_load_4d(b_tile, tma_b, sl.w + kb * kBK<C> % C::kC, n0, kb * kBK<C> / C::kC, 0, &full[stage]);
       } else if constexpr (kCluster == 1) {
-        sm90::tma_load_2d(b_tile, tma_b, kb * kBK, sl.bias + n0, &full[stage]);
+        sm90::tma_load_2d(b_tile, tma_b, kb * kBK<C>, sl.bias + n0, &full[stage]);
       } else {
         const int part = static_cast<int>(blockIdx.x) % kCluster;
-        sm90::tma_load_2d_multicast(b_tile + part * (Layout<C>::kTileB / kCluster), tma_b, kb * kBK,
+        sm90::tma_load_2d_multicast(b_tile + part * (Layout<C>::kTileB / kCluster), tma_b, kb * kBK<C>,
                                     n0 + part * (C::BN / kCluster), &full[stage], (1u << kCluster) - 1u);
       }
     }
@@ -544,7 +550,7 @@ __device__ __forceinline__ void consumer_sync(int consumer) {
 /// of accumulators (Wgmma's layout), bias, residual and activation applied
 /// (C::kBias, C::kResidual: p.residual's elements at the output's offsets,
 /// C::kAct: epilogue.cuh's semantics), staged 32 rows at a time in its part
-/// of the staging and written as 16-byte vectors: columns col ... col + 7 of
+/// of the staging and written as 16-byte vectors: kChunk columns col ... of
 /// row m at element offset offset(m, col) of p.out (rows below C::kM, chunks
 /// starting below C::kN: where kN is not a multiple of 8, the last chunk is
 /// stored whole into a copy whose channels are padded to one, or with
@@ -560,10 +566,12 @@ __device__ __forceinline__ void store_tile(const float (&acc)[C::BN / 2], const 
   using L = Layout<C>;
   const int thread = static_cast<int>(threadIdx.x) % 128, lane = thread % 32, warp = thread / 32;
   T* out = reinterpret_cast<T*>(p.out);
-  constexpr int kVectorsPerRow = C::BN / 8;
-  // The stores' vectors: PixelVector's elements each (8: 16 bytes).
-  constexpr int kStoreVector = PixelVector<C>::value, kStoresPerRow = C::BN / kStoreVector;
-  static_assert(kStoreVector == 8 || (kStoreVector == 4 && !C::kResidual), "8-byte stores: no residual reads");
+  constexpr int kVectorsPerRow = C::BN / kChunk<C>;  // 16-byte vectors
+  // The stores' vectors: 16 bytes, or on the native path PixelVector's elements (4: 8 bytes).
+  constexpr int kStoreVector = PixelVector<C>::value < kChunk<C> ? PixelVector<C>::value : kChunk<C>;
+  constexpr int kStoresPerRow = C::BN / kStoreVector;
+  static_assert(kStoreVector == kChunk<C> || (kStoreVector * sizeof(T) == 8 && !C::kResidual),
+                "8-byte stores: no residual reads");
   // ElementStores: a pass's 32 rows x BN elements, element v of them at (v / BN, v % BN).
   constexpr int kPassElements = static_cast<int>(L::kStagingRows) * C::BN;
 #pragma unroll
@@ -585,7 +593,7 @@ __device__ __forceinline__ void store_tile(const float (&acc)[C::BN / 2], const 
       // coalesced 16-byte reads, so that each thread below adds its elements' from shared memory.
 #pragma unroll 4
       for (int v = thread; v < static_cast<int>(L::kStagingRows) * kVectorsPerRow; v += 128) {
-        const int row = v / kVectorsPerRow, col = (v % kVectorsPerRow) * 8;
+        const int row = v / kVectorsPerRow, col = (v % kVectorsPerRow) * kChunk<C>;
         const int m = m0 + consumer * 64 + pass * 32 + row, k = n0 + col;
         if (m >= C::kM || k >= C::kN) continue;
         if constexpr (C::kPhases > 1)
@@ -639,7 +647,7 @@ __device__ __forceinline__ void store_tile(const float (&acc)[C::BN / 2], const 
         if (m >= C::kM || k >= C::kN) continue;
         if constexpr (C::kPhases > 1)
           if (offset(m, k) < 0) continue;  // a stride phase's row past its extent
-        if constexpr (kStoreVector == 8)
+        if constexpr (kStoreVector == kChunk<C>)
           *reinterpret_cast<uint4*>(out + offset(m, k)) =
               *reinterpret_cast<const uint4*>(staged + row * L::kOutPitch + col);
         else
@@ -682,9 +690,9 @@ __device__ __forceinline__ void store_partials(const float (&acc)[C::BN / 2], co
 }
 
 /// store_tile's epilogue with y stored by TMA (TmaStore): the consumer's 64
-/// rows in two passes of 32, each staged as BN / 64 boxes of 32 rows x 64
-/// columns (4 KiB, the 128-byte swizzle of `tma_y`'s map: a row's 16-byte
-/// chunk c at c ^ (row % 8)), which one thread then stores with the copy
+/// rows in two passes of 32, each staged as BN / kBK boxes of 32 rows x kBK
+/// columns (128-byte rows: 4 KiB, the 128-byte swizzle of `tma_y`'s map: a
+/// row's 16-byte chunk c at c ^ (row % 8)), which one thread then stores with the copy
 /// engine and does not wait for: the consumer goes on to its next tile while
 /// the copies drain, and only the next pass that refills the staging waits
 /// until they have read it. (With plain stores the threads wait for the
@@ -699,7 +707,10 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[C::BN / 2], co
                                                unsigned char* staged, const TmaMap* tma_y, int consumer, int m0,
                                                int n0, int image = 0) {
   using T = typename C::T;
-  static_assert(sizeof(T) == 2 && C::BN % 64 == 0, "boxes of 64 two-byte columns: one 128-byte swizzled row each");
+  constexpr int kBox = kBK<C>;  // a box's columns: one 128-byte swizzled row
+  static_assert(C::BN % kBox == 0, "whole boxes");
+  // A thread's two adjacent results, stored as one 4-byte (16-bit types) or 8-byte (fp32) word.
+  using Pair = typename Select<sizeof(T) == 2, unsigned, uint2>::type;
   const int thread = static_cast<int>(threadIdx.x) % 128, lane = thread % 32, warp = thread / 32;
 #pragma unroll
   for (int pass = 0; pass < 2; ++pass) {
@@ -719,15 +730,16 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[C::BN / 2], co
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
           const int row = (warp % 2) * 16 + lane / 4 + half * 8;  // of the pass's 32
-          // Box col / 64, its row `row`, chunk (col % 64) / 8 swizzled, the pair's 4 bytes in it.
-          const unsigned offset = (col / 64) * 4096u + row * 128u + ((((col % 64) / 8) ^ (row % 8)) * 16u) +
-                                  (col % 8) * 2u;
+          // Box col / kBox, its row `row`, chunk (col % kBox) / kChunk swizzled, the pair's bytes in it.
+          const unsigned offset = (col / kBox) * 4096u + row * 128u +
+                                  ((((col % kBox) / kChunk<C>) ^ (row % 8)) * 16u) +
+                                  (col % kChunk<C>) * static_cast<unsigned>(sizeof(T));
           T pair[2];
 #pragma unroll
           for (int q = 0; q < 2; ++q)
             pair[q] = from_float<T>(activate<C::kAct>(acc[4 * j + 2 * half + q] + bias[q], p.act_alpha, p.act_lo,
                                                       p.act_hi));
-          *reinterpret_cast<unsigned*>(staged + offset) = *reinterpret_cast<const unsigned*>(pair);
+          *reinterpret_cast<Pair*>(staged + offset) = *reinterpret_cast<const Pair*>(pair);
         }
       }
     }
@@ -735,8 +747,8 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[C::BN / 2], co
     consumer_sync(consumer);
     if (thread == 0) {
 #pragma unroll
-      for (int box = 0; box < C::BN / 64; ++box)
-        sm90::tma_store_3d(tma_y, sm90::shared_address(staged) + box * 4096u, n0 + box * 64,
+      for (int box = 0; box < C::BN / kBox; ++box)
+        sm90::tma_store_3d(tma_y, sm90::shared_address(staged) + box * 4096u, n0 + box * kBox,
                            m0 + consumer * 64 + pass * 32, image);
       sm90::bulk_commit_group();
     }
@@ -744,7 +756,7 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[C::BN / 2], co
 }
 
 /// Waits for k-block `it`'s stage (`it` counted over all of the consumer's tiles)
-/// and issues the four m64nBNk16 wgmma on it into `acc` as one commit group (K-major
+/// and issues the four m64nBNk16 (TF32: m64nBNk8) wgmma on it into `acc` as one commit group (K-major
 /// tiles for the forward faces; M- and N-major ones, kAMnMajor and kBMnMajor, for the
 /// weight face: each stage's A tile is then two 64-row atom columns, one per consumer,
 /// and its B tile BN / 64 of them, every one 64 K rows of 128 bytes;
@@ -762,15 +774,16 @@ __device__ __forceinline__ int issue_kblock(float (&acc)[C::BN / 2], unsigned ch
   if constexpr (!FullyTma<C>::value) sm90::fence_proxy_async_shared();
   const unsigned a = sm90::shared_address(smem) + stage * L::kTileA + consumer * 64 * 128;
   const unsigned b = sm90::shared_address(smem) + L::kB + stage * L::kTileB;
-  // The k-th 16 K of a tile: 32 bytes into each K-major row; 16 K rows (two
-  // 8-row atoms, 2048 bytes) into an M/N-major tile, atom columns L::kAtomColumn apart.
+  // The k-th wgmma's K of a tile (32 bytes of the type: sm90::Wgmma): 32 bytes into each K-major row;
+  // 16 K rows (two 8-row atoms, 2048 bytes) into an M/N-major tile (16-bit types only), atom columns
+  // L::kAtomColumn apart.
   auto descriptor = [](unsigned tile, int k, bool mn_major) {
     return mn_major ? sm90::swizzle128_mn_descriptor(tile + 2048 * k, L::kAtomColumn)
                     : sm90::swizzle128_descriptor(tile + 32 * k);
   };
   sm90::wgmma_fence();
 #pragma unroll
-  for (int k = 0; k < kBK / 16; ++k)
+  for (int k = 0; k < 128 / 32; ++k)
     sm90::Wgmma<C::BN, C::kType>::template mma<kAMnMajor ? 1 : 0, kBMnMajor ? 1 : 0>(
         acc, descriptor(a, k, kAMnMajor), descriptor(b, k, kBMnMajor), k == 0 ? accumulate : 1);
   sm90::wgmma_commit_group();

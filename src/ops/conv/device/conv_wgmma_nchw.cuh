@@ -87,7 +87,7 @@ __device__ void produce_planar(const ConvIgemmParams& p, unsigned char* smem, un
   using T = typename C::T;
   using L = Layout<C>;
   static_assert(!BKMajor<C>::value, "a channels-last `in` loads by TMA (produce_planar_tma)");
-  constexpr int kKBlocks = (C::kK + kBK - 1) / kBK;
+  constexpr int kKBlocks = (C::kK + kBK<C> - 1) / kBK<C>;
   const int chunk = threadIdx.x % 8, row0 = threadIdx.x / 8;
   const T* w = reinterpret_cast<const T*>(p.w);
   const T* in = reinterpret_cast<const T*>(p.a);
@@ -105,7 +105,7 @@ __device__ void produce_planar(const ConvIgemmParams& p, unsigned char* smem, un
       const int stage = it % C::STAGES;
       // Wait until both consumers released what the stage held STAGES k-blocks ago.
       sm90::mbarrier_wait(&empty[stage], ((it / C::STAGES) & 1) ^ 1);
-      const int k0 = kb * kBK;
+      const int k0 = kb * kBK<C>;
       const unsigned a_tile = sm90::shared_address(smem) + stage * L::kTileA + row_offset;
       const unsigned b_tile = sm90::shared_address(smem) + L::kB + stage * L::kTileB + row_offset;
       const T* a_src = weights + k0 * C::WC;
@@ -115,13 +115,13 @@ __device__ void produce_planar(const ConvIgemmParams& p, unsigned char* smem, un
         if constexpr (C::kAMnMajor) {
           // Atom column j / 4 (consumer j / 4's rows), K row row0 + 16 (j % 4): w(m ... m + 7, k).
           const int m = m0 + (j / 4) * 64 + chunk * 8, k = k0 + row0 + 16 * (j % 4);
-          const bool ok = m < C::kM && (C::kK % kBK == 0 || k < C::kK);  // kM is a multiple of 8
+          const bool ok = m < C::kM && (C::kK % kBK<C> == 0 || k < C::kK);  // kM is a multiple of 8
           cp_async_vector_at<16>(a_tile + (j / 4) * L::kAtomColumn + (j % 4) * 16 * 128,
                                  ok ? a_src + (j / 4) * 64 * C::WK + 16 * (j % 4) * C::WC : w, ok);
         } else {
           // Row row0 + 16 j (output channel m), chunk: w(m, k ... k + 7).
           const int m = m0 + row0 + 16 * j, k = k0 + chunk * 8;
-          const bool ok = m < C::kM && (C::kK % kBK == 0 || k < C::kK);  // kK is a multiple of 8
+          const bool ok = m < C::kM && (C::kK % kBK<C> == 0 || k < C::kK);  // kK is a multiple of 8
           cp_async_vector_at<16>(a_tile + 16 * j * 128, ok ? a_src + 16 * j * C::WK : w, ok);
         }
       }
@@ -133,7 +133,7 @@ __device__ void produce_planar(const ConvIgemmParams& p, unsigned char* smem, un
         const int k = k0 + row0 + 16 * (j % 4), col = (j / 4) * 64 + chunk * 8;
 #pragma unroll
         for (int h = 0; h < 8 / kV; ++h) {
-          const bool ok = (C::kK % kBK == 0 || k < C::kK) && (C::kN % C::BN == 0 || n0 + col + h * kV < C::kN);
+          const bool ok = (C::kK % kBK<C> == 0 || k < C::kK) && (C::kN % C::BN == 0 || n0 + col + h * kV < C::kN);
           cp_async_vector_at<2 * kV>(b_tile + (j / 4) * L::kAtomColumn + (j % 4) * 16 * 128 + h * 2 * kV,
                                      ok ? b_src + 16 * (j % 4) * C::XC + (j / 4) * 64 + h * kV : in, ok);
         }
@@ -160,7 +160,7 @@ __device__ void produce_planar_tma(const TmaMap* tma_w, const TmaMap* tma_x, uns
                                    unsigned long long* full, unsigned long long* empty) {
   using L = Layout<C>;
   static_assert(C::BN % 64 == 0, "B tiles of whole atom columns");
-  constexpr int kKBlocks = (C::kK + kBK - 1) / kBK;
+  constexpr int kKBlocks = (C::kK + kBK<C> - 1) / kBK<C>;
   if (threadIdx.x != 0) return;
   sm90::prefetch_tensor_map(tma_w);
   sm90::prefetch_tensor_map(tma_x);
@@ -177,16 +177,16 @@ __device__ void produce_planar_tma(const TmaMap* tma_w, const TmaMap* tma_x, uns
       if constexpr (C::kAMnMajor) {
 #pragma unroll
         for (int j = 0; j < kBM / 64; ++j)
-          sm90::tma_load_2d(a_tile + j * L::kAtomColumn, tma_w, m0 + 64 * j, kb * kBK, &full[stage]);
+          sm90::tma_load_2d(a_tile + j * L::kAtomColumn, tma_w, m0 + 64 * j, kb * kBK<C>, &full[stage]);
       } else {
-        sm90::tma_load_2d(a_tile, tma_w, kb * kBK, m0, &full[stage]);
+        sm90::tma_load_2d(a_tile, tma_w, kb * kBK<C>, m0, &full[stage]);
       }
       if constexpr (BKMajor<C>::value) {
-        sm90::tma_load_2d(b_tile, tma_x, kb * kBK, PlanarTiles<C>::image(tile) * C::kHW + n0, &full[stage]);
+        sm90::tma_load_2d(b_tile, tma_x, kb * kBK<C>, PlanarTiles<C>::image(tile) * C::kHW + n0, &full[stage]);
       } else {
 #pragma unroll
         for (int j = 0; j < C::BN / 64; ++j)
-          sm90::tma_load_3d(b_tile + j * L::kAtomColumn, tma_x, n0 + 64 * j, kb * kBK, PlanarTiles<C>::image(tile),
+          sm90::tma_load_3d(b_tile + j * L::kAtomColumn, tma_x, n0 + 64 * j, kb * kBK<C>, PlanarTiles<C>::image(tile),
                             &full[stage]);
       }
     }
@@ -216,9 +216,10 @@ __device__ __forceinline__ void add_row_bias(float (&acc)[C::BN / 2], const Conv
 template <class C>
 __device__ void conv_wgmma_nchw(const ConvIgemmParams& p, const TmaMap* tma_w = nullptr, const TmaMap* tma_x = nullptr,
                                 const TmaMap* tma_y = nullptr) {
+  static_assert(sizeof(typename C::T) == 2, "16-bit types only: planar operands are M/N-major tiles, which TF32 wgmma cannot read");
   using T = typename C::T;
   using L = Layout<C>;
-  constexpr int kKBlocks = (C::kK + kBK - 1) / kBK;
+  constexpr int kKBlocks = (C::kK + kBK<C> - 1) / kBK<C>;
   warp_specialized<C>(
       [&](unsigned char* smem, unsigned long long* full, unsigned long long* empty) {
         if constexpr (FullyTma<C>::value)
@@ -307,8 +308,8 @@ __device__ void produce_planar_weight(const ConvIgemmParams& p, unsigned char* s
       constexpr int kV = PixelVector<C>::value;
 #pragma unroll
       for (int h = 0; h < 8 / kV; ++h) {
-        const int l = kb * kBK + chunk * 8 + h * kV;
-        const bool in = C::kL % kBK == 0 || l < C::kL;  // pixels past the last contribute zeros
+        const int l = kb * kBK<C> + chunk * 8 + h * kV;
+        const bool in = C::kL % kBK<C> == 0 || l < C::kL;  // pixels past the last contribute zeros
         const int image = l / C::kHW, hw = l % C::kHW;
         const T* dy_pixels = dy + (in ? image * C::YN + hw + a_first : 0);  // dy[n][m0 + row0][hw]
         const T* x_pixels = x + (in ? image * C::XN + hw + b_first : 0);    // x[n][n0 + row0][hw]
@@ -334,6 +335,7 @@ __device__ void produce_planar_weight(const ConvIgemmParams& p, unsigned char* s
 /// with several splits, conv_wgmma_weight_reduce<C> sums the partials.
 template <class C>
 __device__ void conv_wgmma_nchw_weight(const ConvIgemmParams& p) {
+  static_assert(sizeof(typename C::T) == 2, "16-bit types only: planar operands are M/N-major tiles, which TF32 wgmma cannot read");
   warp_specialized<C>(
       [&](unsigned char* smem, unsigned long long* full, unsigned long long* empty) {
         produce_planar_weight<C>(p, smem, full, empty);

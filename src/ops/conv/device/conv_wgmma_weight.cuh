@@ -48,7 +48,7 @@ namespace wgmma_conv {
 /// channel slices as column tiles). Group g's GEMM is group 0's with its
 /// operands and result moved (conv_wgmma_slices.cuh's GA, GW, GY: x's
 /// channels by g x C/groups, dy's by g x K/groups, dw's rows by g x K/groups).
-template <class C, class U = Units<C, (C::kL + kBK - 1) / kBK>>
+template <class C, class U = Units<C, (C::kL + kBK<C> - 1) / kBK<C>>>
 struct WeightUnits {
   static constexpr int kCount = U::kCount * C::kGroups;
   // unit = (split x kGroups + group) x kTiles + tile; U's unit (split x kTiles + tile) without the group.
@@ -85,7 +85,7 @@ __device__ void produce_weight(const ConvIgemmParams& p, const TmaMap* tma_a, un
   using U = WeightUnits<C>;
   if constexpr (C::kTma) {
     // Two boxes {64 channels, 64 pixels} of 2-byte elements: 64 rows of 128 bytes, an atom column each.
-    static_assert(Layout<C>::kAtomColumn == 64 * kBK * sizeof(T) && Layout<C>::kTileA == 2 * Layout<C>::kAtomColumn,
+    static_assert(Layout<C>::kAtomColumn == 64 * kBK<C> * sizeof(T) && Layout<C>::kTileA == 2 * Layout<C>::kAtomColumn,
                   "an A tile is two boxes");
     if (threadIdx.x == 0) sm90::prefetch_tensor_map(tma_a);
   }
@@ -131,14 +131,14 @@ __device__ void produce_weight(const ConvIgemmParams& p, const TmaMap* tma_a, un
         // for `empty`). The copies write through the async proxy: no fence before the wgmma read them.
         if (threadIdx.x == 0) {
           sm90::mbarrier_expect_tx(&full[stage], Layout<C>::kTileA);
-          sm90::tma_load_2d(a_tile, tma_a, group * C::GW + m0, kb * kBK, &full[stage]);
-          sm90::tma_load_2d(a_tile + Layout<C>::kAtomColumn, tma_a, group * C::GW + m0 + 64, kb * kBK, &full[stage]);
+          sm90::tma_load_2d(a_tile, tma_a, group * C::GW + m0, kb * kBK<C>, &full[stage]);
+          sm90::tma_load_2d(a_tile + Layout<C>::kAtomColumn, tma_a, group * C::GW + m0 + 64, kb * kBK<C>, &full[stage]);
         }
       }
 #pragma unroll
-      for (int j = 0; j < kBK / 8; ++j) {
-        const int row = row0 + 8 * j, l = kb * kBK + row;
-        const bool in = C::kL % kBK == 0 || l < C::kL;  // pixels past the last contribute zeros
+      for (int j = 0; j < kBK<C> / 8; ++j) {
+        const int row = row0 + 8 * j, l = kb * kBK<C> + row;
+        const bool in = C::kL % kBK<C> == 0 || l < C::kL;  // pixels past the last contribute zeros
         const int n = l / (C::P * C::Q), pq = l % (C::P * C::Q), oh = pq / C::Q, ow = pq % C::Q;
         if constexpr (!C::kTma) {
           // A row `row`, atom column chunk / 8 (consumer chunk / 8's), chunk chunk % 8.
@@ -199,10 +199,10 @@ __device__ void produce_weight_tma(const TmaMap* tma_a, const TmaMap* tma_b, uns
       const unsigned a_tile = sm90::shared_address(smem) + stage * Layout<C>::kTileA;
       const unsigned b_tile = sm90::shared_address(smem) + Layout<C>::kB + stage * Layout<C>::kTileB;
       sm90::mbarrier_arrive_expect_tx(&full[stage], Layout<C>::kTileA + boxes * Layout<C>::kAtomColumn);
-      sm90::tma_load_2d(a_tile, tma_a, group * C::GW + m0, kb * kBK, &full[stage]);
-      sm90::tma_load_2d(a_tile + Layout<C>::kAtomColumn, tma_a, group * C::GW + m0 + 64, kb * kBK, &full[stage]);
+      sm90::tma_load_2d(a_tile, tma_a, group * C::GW + m0, kb * kBK<C>, &full[stage]);
+      sm90::tma_load_2d(a_tile + Layout<C>::kAtomColumn, tma_a, group * C::GW + m0 + 64, kb * kBK<C>, &full[stage]);
       // The k-block's first pixel's receptive field's first input pixel (may lie in the padding).
-      const int l0 = kb * kBK, n = l0 / (C::P * C::Q), pq = l0 % (C::P * C::Q);
+      const int l0 = kb * kBK<C>, n = l0 / (C::P * C::Q), pq = l0 % (C::P * C::Q);
       const int h0 = (pq / C::Q) * C::SH - C::PH, w0 = (pq % C::Q) * C::SW - C::PW;
       for (int j = 0; j < boxes; ++j) {
         const int col = n0 + 64 * j, tap = col / C::kC, r = tap / C::S, s = tap % C::S;
@@ -256,7 +256,7 @@ __device__ __forceinline__ void issue_half_columns(float (&acc)[C::BN / 4], unsi
   };
   sm90::wgmma_fence();
 #pragma unroll
-  for (int k = 0; k < kBK / 16; ++k)
+  for (int k = 0; k < kBK<C> / 16; ++k)
     sm90::Wgmma<C::BN / 2, C::kType>::template mma<kAMnMajor ? 1 : 0, kBMnMajor ? 1 : 0>(
         acc, descriptor(a, k, kAMnMajor), descriptor(b, k, kBMnMajor), k == 0 ? accumulate : 1);
   sm90::wgmma_commit_group();
@@ -344,6 +344,7 @@ __device__ __forceinline__ void consume_weight_units(const ConvIgemmParams& p, u
 template <class C>
 __device__ void conv_wgmma_weight(const ConvIgemmParams& p, const TmaMap* tma_a = nullptr,
                                   const TmaMap* tma_b = nullptr) {
+  static_assert(sizeof(typename C::T) == 2, "M/N-major tiles: 16-bit types only (TF32 wgmma reads K-major ones)");
   warp_specialized<C>(
       [&](unsigned char* smem, unsigned long long* full, unsigned long long* empty) {
         if constexpr (FullyTma<C>::value)

@@ -44,7 +44,7 @@ namespace wgmma_conv {
 /// The shifted taps' geometry, shared memory and frame (warp_specialized's F).
 template <class C>
 struct Taps {
-  static_assert(C::kStripRows * C::kStripCols == kBK && C::kStripCols % 16 == 0,
+  static_assert(C::kStripRows * C::kStripCols == kBK<C> && C::kStripCols % 16 == 0,
                 "a strip is 64 output pixels, rows of whole k16 slices");
   static_assert(C::kC % 64 == 0 && C::SW == 1, "64-channel slices of x, consecutive pixels along W");
   static constexpr int kBatch = C::kL / (C::P * C::Q);
@@ -57,7 +57,7 @@ struct Taps {
   static_assert(kBoxW <= 256 && kBoxH <= 256, "a TMA box is at most 256 elements along a dim");
   static constexpr unsigned kBoxBytes = kBoxW * kBoxH * 128;
   /// A stage: the A tile (the strip's dy), then the B tile (x's box), each 1024-byte aligned.
-  static constexpr unsigned kTileA = kBK * 128;
+  static constexpr unsigned kTileA = kBK<C> * 128;
   static constexpr unsigned kTileB = (kBoxBytes + 1023) / 1024 * 1024;
   static constexpr unsigned kStage = kTileA + kTileB;
   // warp_specialized's frame: one consumer per filter row, the ring's barriers after the stages; the
@@ -137,7 +137,7 @@ __device__ void consume_taps(const ConvIgemmParams& p, unsigned char* smem, unsi
       const unsigned a = sm90::shared_address(smem) + stage * K::kStage, b = a + K::kTileA;
       sm90::wgmma_fence();
 #pragma unroll
-      for (int k = 0; k < kBK / 16; ++k) {
+      for (int k = 0; k < kBK<C> / 16; ++k) {
         // k16 slice k: strip pixels 16 k ... + 15, strip row i, columns j0 ... + 15.
         const int i = 16 * k / C::kStripCols, j0 = 16 * k % C::kStripCols;
         const unsigned x_row = (i * C::SH + r * C::DH) * K::kBoxW + j0;
@@ -171,6 +171,7 @@ __device__ void consume_taps(const ConvIgemmParams& p, unsigned char* smem, unsi
 /// TapUnits<C>; block: 128 x (R + 1) threads. `tma_dy`, `tma_x`: ConvWgmmaParams::tma_a and tma_b.
 template <class C>
 __device__ void conv_wgmma_weight_taps(const ConvIgemmParams& p, const TmaMap* tma_dy, const TmaMap* tma_x) {
+  static_assert(sizeof(typename C::T) == 2, "M/N-major tiles: 16-bit types only (TF32 wgmma reads K-major ones)");
   static_assert(FullyTma<C>::value, "one producer thread issues the boxes: the full barriers take one arrival");
   warp_specialized<C, Taps<C>>(
       [&](unsigned char* smem, unsigned long long* full, unsigned long long* empty) {
