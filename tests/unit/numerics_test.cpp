@@ -98,6 +98,52 @@ TEST(ToleranceTest, TheCancellationAllowanceIs32Float32UlpsOfTheScale) {
   EXPECT_EQ(c.over_tolerance, 4);
 }
 
+// TF32 conv lines under a saturating activation allow each element of y rtol x the activation's steepest slope
+// x sqrt(reduction x mean(x^2) x mean(w^2)): the pre-activation sum's error from its operands' rounding, which
+// a tanh output near zero carries whole. Other activations, none (and the gradients) and full-precision fp32
+// keep the default (rtol x rms(y)); an element beyond the allowance still fails.
+TEST(ToleranceTest, Tf32SaturatingActivationsAllowThePreActivationScale) {
+  const std::string geometry = "conv -n 2 -c 64 -H 8 -W 8 -k 16 -y 3 -x 3 -p 1 -b 1 --fp32-math tf32";
+  Result<ParsedCommand> parsed = parse_command(geometry + " -F 1 --activation tanh");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().to_string();
+  const OpSignature& sig = *parsed->signature;
+  const ops::OpDefinition* op = ops::find_op(sig.op_name());
+  Result<std::vector<base::HostTensor>> args = op->make_arguments(sig, ops::InputOptions{10, {}});
+  ASSERT_TRUE(args.ok());
+  auto mean_square = [](const base::HostTensor& t) {
+    double sum = 0;
+    for (int64_t i = 0; i < t.spec().numel(); ++i) sum += t.load(i) * t.load(i);
+    return sum / static_cast<double>(t.spec().numel());
+  };
+  const double rtol = result_tolerance(sig, 0);
+  const double expected = rtol * std::sqrt(64.0 * 9 * mean_square((*args)[0]) * mean_square((*args)[1]));
+  Result<std::vector<double>> allowances = op->element_allowances(sig, *args, 0, rtol, nullptr);
+  ASSERT_TRUE(allowances.ok()) << allowances.status().to_string();
+  ASSERT_EQ(static_cast<int64_t>(allowances->size()), sig.results()[0].numel());
+  EXPECT_NEAR(allowances->front(), expected, 1e-12 * expected);
+  EXPECT_GT(expected, 0.0);
+  // A result off by twice the allowance at one element fails; half of it passes.
+  Result<std::vector<base::HostTensor>> reference = op->reference(sig, *args);
+  ASSERT_TRUE(reference.ok());
+  base::HostTensor result = base::convert_tensor((*reference)[0], sig.results()[0]);
+  result.store(5, (*reference)[0].load(5) + 0.5 * expected);
+  EXPECT_TRUE(compare_to_reference(result, (*reference)[0], rtol, 0, &*allowances).pass());
+  result.store(5, (*reference)[0].load(5) + 2 * expected + rtol * std::abs((*reference)[0].load(5)));
+  EXPECT_FALSE(compare_to_reference(result, (*reference)[0], rtol, 0, &*allowances).pass());
+  for (const std::string& other : {geometry + " -F 1 --activation relu", geometry + " -F 0",
+                                   std::string("conv -n 2 -c 64 -H 8 -W 8 -k 16 -y 3 -x 3 -p 1 -b 1 -F 1 --activation tanh")}) {
+    Result<ParsedCommand> p = parse_command(other);
+    ASSERT_TRUE(p.ok()) << other;
+    Result<std::vector<base::HostTensor>> a = op->make_arguments(*p->signature, ops::InputOptions{10, {}});
+    ASSERT_TRUE(a.ok());
+    for (size_t i = 0; i < p->signature->results().size(); ++i) {
+      Result<std::vector<double>> none = op->element_allowances(*p->signature, *a, i, rtol, nullptr);
+      ASSERT_TRUE(none.ok());
+      EXPECT_TRUE(none->empty()) << other << " result " << i;
+    }
+  }
+}
+
 // A NaN where the reference has a number (or the reverse) fails the per-element check on its own,
 // whatever the other elements; NaN in both is agreement.
 TEST(ToleranceTest, ANanMismatchFailsThePerElementCheck) {

@@ -2,6 +2,7 @@
 #include "ops/conv/conv_op.hpp"
 
 #include <array>
+#include <cmath>
 
 #include "base/strings.hpp"
 #include "boo/conv.hpp"
@@ -259,6 +260,42 @@ class ConvOp final : public OpDefinition {
 
   bool tf32_operands(const OpSignature& sig) const override {
     return dynamic_cast<const ConvSignature&>(sig).fp32_tf32;
+  }
+
+  // TF32 operands under a saturating activation (tanh, sigmoid, clamp): rounding each product's operands to
+  // TF32 moves the pre-activation sum by a part of sqrt(sum of its squared products), which the output's own
+  // size (the default, rtol * rms(y)) no longer bounds where the activation is steep: a tanh output of 0.07 carries
+  // the error of a sum of 576 products of size 1 (docs/tolerances.md, "TF32 and saturating activations"). Each
+  // element of y may then err by rtol x the activation's steepest slope x that scale, estimated for independent
+  // operands as sqrt(reduction x mean(x^2) x mean(w^2)). cuDNN's TF32 errors on those lines are boo's to the digit.
+  Result<std::vector<double>> element_allowances(const OpSignature& sig, const std::vector<base::HostTensor>& args,
+                                                 size_t result_index, double rtol,
+                                                 const std::vector<int64_t>* linear) const override {
+    const auto& conv = dynamic_cast<const ConvSignature&>(sig);
+    const Activation::Kind act = conv.activation.kind;
+    const bool saturating = act == Activation::Kind::kTanh || act == Activation::Kind::kSigmoid ||
+                            act == Activation::Kind::kClamp;
+    if (!conv.fp32_tf32 || !saturating || sig.results().at(result_index).name != "y") return std::vector<double>{};
+    const std::vector<TensorSpec> specs = sig.arguments();
+    auto mean_square = [&](const std::string& name) -> Result<double> {
+      for (size_t i = 0; i < specs.size() && i < args.size(); ++i) {
+        if (specs[i].name != name) continue;
+        const int64_t n = args[i].spec().numel();
+        double sum = 0;
+        for (int64_t e = 0; e < n; ++e) {
+          const double v = args[i].load(base::offset_of_linear(args[i].spec(), e));
+          sum += v * v;
+        }
+        return n > 0 ? sum / static_cast<double>(n) : 0.0;
+      }
+      return internal_error("conv allowances: no argument '" + name + "'");
+    };
+    BOO_ASSIGN_OR_RETURN(const double xx, mean_square("x"));
+    BOO_ASSIGN_OR_RETURN(const double ww, mean_square("w"));
+    const double slope = act == Activation::Kind::kSigmoid ? 0.25 : 1.0;
+    const double scale = std::sqrt(static_cast<double>(reduction_length(sig, result_index)) * xx * ww);
+    const int64_t count = linear ? static_cast<int64_t>(linear->size()) : sig.results().at(result_index).numel();
+    return std::vector<double>(static_cast<size_t>(count), rtol * slope * scale);
   }
 
   int64_t reduction_length(const OpSignature& sig, size_t result_index) const override {
