@@ -818,11 +818,11 @@ TEST(NvrtcTest, HopperConvModulesCompile) {
   ::unsetenv("BOO_WGMMA_TAPS");
 }
 
-// gpu:conv:wgmma_sm90's TF32 forward face (fp32 with --fp32-math tf32: m64nBNk8 wgmma on k-blocks of 32 fp32,
-// both operands by TMA) compiles for every tile width, x by im2col or as a plain matrix, TMA and plain stores,
-// bias, activations (a GELU too), a residual, split K, groups and NCHW copies, without spills and with the
-// register reallocation honoured.
-TEST(NvrtcTest, HopperTf32ForwardModulesCompile) {
+// gpu:conv:wgmma_sm90's TF32 forward and data faces (fp32 with --fp32-math tf32: m64nBNk8 wgmma on k-blocks of
+// 32 fp32, both operands by TMA) compile for every tile width, x by im2col or as a plain matrix, TMA and plain
+// stores, bias, activations (a GELU too), a residual, split K, groups, stride phases and NCHW copies, without
+// spills and with the register reallocation honoured.
+TEST(NvrtcTest, HopperTf32ModulesCompile) {
   const DeviceInfo device = *DeviceInfo::for_arch(kArch);
   const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC", tf32 = " --fp32-math tf32";
   for (const std::string& command : {
@@ -836,6 +836,12 @@ TEST(NvrtcTest, HopperTf32ForwardModulesCompile) {
            "conv -n 16 -c 512 -H 28 -W 28 -k 512 -y 3 -x 3 -p 1 -q 1 -g 2 -F 1" + tf32 + nhwc,
            "conv -n 32 -c 256 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1" + tf32,
            "conv -n 32 -c 256 -H 56 -W 56 -k 128 -y 1 -x 1 -F 1" + tf32,
+           // The data face on the flipped copy: stride 1, stride phases, 1x1, split K, NCHW copies, transposed.
+           "conv -n 16 -c 256 -H 28 -W 28 -k 512 -y 3 -x 3 -p 1 -q 1 -F 2" + tf32 + nhwc,
+           "conv -n 16 -c 256 -H 28 -W 28 -k 128 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 2" + tf32 + nhwc,
+           "conv -n 32 -c 256 -H 56 -W 56 -k 512 -y 1 -x 1 -F 2" + tf32,
+           "conv -n 16 -c 192 -H 24 -W 16 -k 96 -y 3 -x 3 -p 1 -q 1 -F 2" + tf32,
+           "conv -m trans -n 16 -c 256 -H 16 -W 16 -k 128 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 1 -b 1" + tf32 + nhwc,
        }) {
     SCOPED_TRACE(command);
     Result<ParsedCommand> p = parse_command(std::string_view(command));

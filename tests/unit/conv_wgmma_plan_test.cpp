@@ -143,6 +143,28 @@ TEST(ConvWgmmaPlanTest, Tf32PlanarPointwiseRunsOnChannelsLastCopies) {
             std::string::npos);
 }
 
+// The TF32 data face runs as the forward conv of dy on the flipped filter's copy (K-major: TF32 wgmma cannot
+// read the filter in place, an N-major B), at stride 1 and by stride phases, with dy by an im2col map.
+TEST(ConvWgmmaPlanTest, Tf32DataFaceRunsOnTheFlippedCopy) {
+  for (const char* command : {"conv -n 16 -c 256 -H 28 -W 28 -k 512 -y 3 -x 3 -p 1 -q 1 -F 2 --fp32-math tf32",
+                              "conv -n 16 -c 256 -H 28 -W 28 -k 128 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 2 --fp32-math tf32",
+                              "conv -n 32 -c 256 -H 56 -W 56 -k 512 -y 1 -x 1 -F 2 --fp32-math tf32"}) {
+    SCOPED_TRACE(command);
+    const Planned p = test::plan_of(tier(), command + kNhwc);
+    EXPECT_EQ(p.config.find("tile 128x"), 0u) << p.config;
+    EXPECT_NE(p.config.find("x32 stages"), std::string::npos) << p.config;
+    EXPECT_NE(p.config.find("dx: face 1 as forward"), std::string::npos) << p.config;
+    EXPECT_NE(p.config.find("boo_conv_flip_w"), std::string::npos) << p.config;
+    EXPECT_EQ(p.config.find("filter in place"), std::string::npos) << p.config;
+    EXPECT_NE(p.config.find("x by TMA"), std::string::npos) << p.config;
+    EXPECT_NE(p.source.text.find("kType = 2;"), std::string::npos);
+  }
+  // Below 2^27 multiply-adds the flipped copy's launch costs more than the wgmma saves.
+  EXPECT_NE(declined("conv -n 16 -c 192 -H 24 -W 16 -k 48 -y 1 -x 1 -F 2 --fp32-math tf32" + kNhwc)
+                .find("the TF32 data face of at least 134217728 multiply-adds"),
+            std::string::npos);
+}
+
 // TF32 operands load by TMA only (its TFLOAT32 copy rounds them; cp.async copies would leave the tensor cores to
 // truncate them): a filter above 1x1 whose channels are not a multiple of 32 (no im2col map), or the cp.async
 // producers asked for, decline.
@@ -419,8 +441,7 @@ TEST(ConvWgmmaPlanTest, DeclinesWhatItDoesNotDoWell) {
   for (const Case& c : {
            Case{"convbfp16" + geometry + " -F 1" + kNhwc, "sm_80", "sm_90a only"},
            Case{"conv" + geometry + " -F 1" + kNhwc, "sm_90a", "fp32 with --fp32-math tf32 only, not float32 at full precision"},
-           Case{"conv" + geometry + " -F 2 --fp32-math tf32" + kNhwc, "sm_90a", "tf32 on the forward face only"},
-           Case{"conv" + geometry + " -F 4 --fp32-math tf32" + kNhwc, "sm_90a", "tf32 on the forward face only"},
+           Case{"conv" + geometry + " -F 4 --fp32-math tf32" + kNhwc, "sm_90a", "tf32 on the forward and data faces only"},
            Case{"convbfp16" + geometry + " -F 0" + kNhwc, "sm_90a", "one direction at a time"},
            Case{"convbfp16" + geometry + " -F 5" + kNhwc, "sm_90a", "one direction at a time"},
            Case{"convbfp16" + geometry + " -F 4 -b 1" + kNhwc, "sm_90a", "without a bias gradient"},

@@ -76,6 +76,11 @@ constexpr long long kMinGroupOutputChannels = 64, kMinGroupedDataPixels = 8192;
 // channel count is at most this, the copies cost more than the wgmma saves (H200, 2026-11-28: -c 256 -k 64 on
 // 56x56 images 1.77x gpu:conv:implicit_gemm's time, -c 32 -k 192 1.30x; from 160 channels 0.39-0.94x).
 constexpr long long kMaxStagedTf32NarrowChannels = 64;
+// The TF32 data face reads the flipped filter's copy (a kernel more: the 16-bit face reads the filter in place).
+// Below this many multiply-adds it ran slower than gpu:conv:implicit_gemm (H200, 2026-11-28, the 413's and
+// nchw-models' data faces: all 9 lines of 0.23 GFLOP and less at 1.05-1.35x its time, 6-10 us; from 0.30 GFLOP
+// 0.29-1.06x, geomean 0.64).
+constexpr long long kMinTf32DataMacs = 1LL << 27;
 
 // The native NCHW 1x1 path's GEMM rows (output channels) at least fill one
 // consumer: its convs are bandwidth-bound, and the alternative stages copies
@@ -138,7 +143,7 @@ struct Run {
   // contiguous) is its GEMM's B N-major, BN / 64 boxes {64 channels, 64 k} a k-block (conv_wgmma.cuh's
   // BNMajor), without the flipped copy, a kernel and the filter's bytes twice.
   bool filter_in_place = false;
-  // The element's bytes: 2, or 4 for fp32 with --fp32-math tf32 (the forward face on TF32 wgmma).
+  // The element's bytes: 2, or 4 for fp32 with --fp32-math tf32 (the forward and data faces on TF32 wgmma).
   long long elem_bytes = 2;
   // A k-block's reduction columns: a 128-byte row of the element.
   long long block_k() const { return kBlockBytes / elem_bytes; }
@@ -393,7 +398,8 @@ Result<Run> run_of(const ConvProblem& problem, bool filter_in_place = true, TmaR
     // channels a multiple of 64), its taps evenly spaced 16-byte aligned runs (a 4-D map {C, S, R, K}: tma_slot)
     // and both operands by TMA as tma_blocker has them (dy by its im2col map).
     const bool taps = run.phased || r.taps() > 1;
-    run.filter_in_place = filter_in_place && tma_loads_enabled() && r.groups == 1 && !k.on &&
+    // (TF32 reads K-major operands only: its data face reads the flipped copy.)
+    run.filter_in_place = filter_in_place && tma_loads_enabled() && r.groups == 1 && !k.on && run.elem_bytes == 2 &&
                           channels_contiguous(f.a_strides, r.cb) && r.w_strides[1] == 1 && r.w_strides[0] % 8 == 0;
     if (run.filter_in_place && !taps) run.filter_in_place = plain_a_blocker(run).empty();
     if (run.filter_in_place && taps)
@@ -925,13 +931,14 @@ std::string tma_blocker(const Run& run, long long elem_bytes, TmaReach reach) {
   const std::string flipped_reason = "the data face's flipped filter changes taps inside a k-block (a 3-D map, not built yet)";
   // The phases (TmaReach::phases): one group, whole 64-kb boxes, dy by the phases' im2col map.
   if (run.task.face == kDataFace && run.phased)
-    return reach.phases && r.groups == 1 && r.ag() % kBlockK == 0 && phased_im2col_blocker(run, elem_bytes).empty()
+    return reach.phases && r.groups == 1 && r.ag() % run.block_k() == 0 &&
+                   phased_im2col_blocker(run, elem_bytes).empty()
                ? ""
                : flipped_reason;
   if (run.task.face == kDataFace && r.taps() > 1) {
     // The flipped copy [tap][c][kb] as a 4-D map, a box per k-block of one tap's 64 kb (tma_slot).
     if (r.groups != 1 && !grouped_by_tma(run, elem_bytes, reach)) return flipped_reason;
-    if (r.ag() % kBlockK != 0) return flipped_reason;  // (dy's channels not a multiple of 64: it does)
+    if (r.ag() % run.block_k() != 0) return flipped_reason;  // (dy's channels not a multiple of 64: it does)
     return "";
   }
   if (run.weight()) {
@@ -956,6 +963,7 @@ std::string tf32_tma_blocker(const Run& run) {
   if (!tma_loads_enabled()) return kTmaOffVariable + std::string("=0");
   const TmaReach reach = TmaReach::by_default();
   if (std::string why = tma_blocker(run, run.elem_bytes, reach); !why.empty()) return why;
+  if (run.phased) return phased_im2col_blocker(run, run.elem_bytes);
   return run.rel.pointwise() ? plain_a_blocker(run) : im2col_blocker(run, run.elem_bytes, reach.partial_im2col);
 }
 
@@ -1166,7 +1174,7 @@ TensorMapSlot tma_slot(const Run& run, const Relation& data, int rows, DType dty
     return tiled_4d_slot(tensor, dtype, {count(r.ca), count(r.cb), count(data.f_size[2]), count(data.f_size[1])},
                          {count(r.w_strides[0]) * element, count(r.w_strides[4] / data.stride[2]) * element,
                           count(r.w_strides[3] / data.stride[1]) * element},
-                         {static_cast<uint32_t>(kBlockK), static_cast<uint32_t>(rows), 1, 1});
+                         {static_cast<uint32_t>(run.block_k()), static_cast<uint32_t>(rows), 1, 1});
   // The data face's flipped copy of several taps (Cfg kBTaps): [tap][c][kb] as {kb, C rows, taps, 1}, box
   // {64, rows, 1, 1}: one tap's 64 kb of the tile's rows (conv_wgmma.cuh's produce_tma).
   // With groups the copy's rows are a group's channels and its kb every group's ({kb, C / groups, taps, 1}; a
@@ -1175,7 +1183,7 @@ TensorMapSlot tma_slot(const Run& run, const Relation& data, int rows, DType dty
     const uint64_t tap = count(r.w_strides[4]) * element;
     return tiled_4d_slot(tensor, dtype, {count(r.ca), count(r.bg()), count(r.taps()), 1},
                          {count(r.w_strides[0]) * element, tap, tap * count(r.taps())},
-                         {static_cast<uint32_t>(kBlockK), static_cast<uint32_t>(rows), 1, 1});
+                         {static_cast<uint32_t>(run.block_k()), static_cast<uint32_t>(rows), 1, 1});
   }
   if (run.weight()) return matrix_slot(tensor, dtype, r.cb, r.batch * r.pix_b(), r.b_strides[4], kBlockK, 64);
   if (run.filter_in_place) return matrix_slot(tensor, dtype, r.cb, r.ca, r.w_strides[1], 64, kBlockK);
@@ -1290,10 +1298,11 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
                      (sig.dtype == DType::kF32 ? " at full precision" : ""));
     if (problem.tasks.size() != 1 || problem.bias_gradient)
       return decline("one direction at a time (-F 1, -F 2 or -F 4), without a bias gradient");
-    // TF32 wgmma reads both operands K-major: the forward face's (the data face's in-place filter and the
-    // weight face's tiles are M/N-major).
-    if (tf32 && (problem.tasks[0].face != kForwardFace || problem.fp32_result))
-      return decline("fp32 with --fp32-math tf32 on the forward face only (TF32 wgmma reads K-major operands)");
+    // TF32 wgmma reads both operands K-major: the forward face's, and the data face's on its flipped filter copy
+    // (the weight face's tiles are M/N-major).
+    if (tf32 && (problem.tasks[0].face == kWeightFace || problem.fp32_result))
+      return decline("fp32 with --fp32-math tf32 on the forward and data faces only (TF32 wgmma reads K-major "
+                     "operands)");
     BOO_RETURN_IF_ERROR(problem.fp32_result_supported(name(), /*every_face=*/true));
     const Relation& r0 = problem.relation;
     if (r0.a_size[0] != 1 || r0.f_size[0] != 1) return decline("1-D and 2-D convs only");
@@ -1308,6 +1317,13 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
                        "not here: " + why);
     const Relation& r = run.rel;
     const bool grouped = r.groups > 1;
+    if (tf32 && run.task.face == kDataFace) {
+      const GemmShape g = gemm_shape(run);
+      if (g.m * g.n * g.k * g.images < kMinTf32DataMacs)
+        return decline("the TF32 data face of at least " + std::to_string(kMinTf32DataMacs) +
+                       " multiply-adds (it reads a flipped copy of the filter), not " +
+                       std::to_string(g.m * g.n * g.k * g.images));
+    }
     // The fp32 sums are one dense (M, N) plane: one slice, as the unsplit channels-last GEMM stores it.
     if (problem.fp32_result && (grouped || run.phased))
       return decline("fp32 sums for a caller's epilogue of groups = 1 without stride phases only");
@@ -1575,7 +1591,9 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
     }
     // The 1x1 data face's cp.async producer second, on the flipped copy it reads (it was the only producer until
     // 2026-11-27; a few small lines ran it up to 4% faster than TMA on that copy).
-    if (!out.empty() && chosen.run.task.face == kDataFace && chosen.tma && !chosen.run.native) {
+    // (Not for TF32: its operands load by TMA only, tf32_tma_blocker.)
+    if (!out.empty() && chosen.run.task.face == kDataFace && chosen.tma && !chosen.run.native &&
+        chosen.run.elem_bytes == 2) {
       WgmmaConfig c = out.front();
       Result<Run> flipped = run_of(problem, /*filter_in_place=*/false);
       if (flipped.ok()) {
