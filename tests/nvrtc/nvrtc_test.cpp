@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <set>
 
@@ -47,6 +48,32 @@ const ops::GpuImplementation* conv_tier(std::string_view name) {
   for (const ops::GpuImplementation* impl : ops::find_op("conv")->gpu_implementations())
     if (impl->name() == name) return impl;
   return nullptr;
+}
+
+// gpu:conv:wgmma_sm90's module for `command`, planned and compiled for sm_90a into `out`: without spills or stack,
+// with the register reallocation honoured (C7508) and the wgmma unserialized. ptxas serializes the wgmma where it
+// sees the accumulators read while a wgmma may be in flight (C7514: every weight face and split forward did, until
+// finish_tile ran on every path of a unit with k-blocks), or a wait for them behind a branch (C7518: every
+// stride-phased data face did, until finish_tile waited on every path).
+struct HopperModule {
+  Planned planned;
+  jit::CompiledKernel kernel;
+};
+void compile_hopper_module(const std::string& command, const DeviceInfo& device, std::optional<HopperModule>& out) {
+  Result<ParsedCommand> p = parse_command(std::string_view(command));
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  const ops::GpuImplementation* hopper = conv_tier("gpu:conv:wgmma_sm90");
+  ASSERT_NE(hopper, nullptr);
+  Result<Planned> planned = plan_for(*hopper, *p->signature, device);
+  ASSERT_TRUE(planned.ok()) << planned.status().to_string();
+  Result<jit::CompiledKernel> k = jit::compile_kernel(planned->plan.source, kArch, true);
+  ASSERT_TRUE(k.ok()) << k.status().to_string();
+  EXPECT_GT(k->cubin.size(), 0u);
+  EXPECT_EQ(k->spill_bytes, 0) << k->log;
+  EXPECT_EQ(k->stack_bytes, 0) << k->log;
+  EXPECT_EQ(k->log.find("C7508"), std::string::npos) << "setmaxnreg ignored:\n" << k->log;
+  EXPECT_EQ(k->log.find(kWgmmaSerialized), std::string::npos) << k->log;
+  out = HopperModule{std::move(planned).value(), std::move(k).value()};
 }
 
 TEST(NvrtcTest, EveryDeviceSourceCompilesAlone) {
@@ -777,22 +804,11 @@ TEST(NvrtcTest, HopperConvModulesCompile) {
            "convbfp16 -n 16 -c 128 -H 20 -W 20 -k 194 -y 3 -x 3 -p 1 -q 1 -F 1 --residual 1" + nhwc,
        }) {
     SCOPED_TRACE(command);
-    Result<ParsedCommand> p = parse_command(std::string_view(command));
-    ASSERT_TRUE(p.ok()) << p.status().to_string();
-    const ops::GpuImplementation* hopper = conv_tier("gpu:conv:wgmma_sm90");
-    ASSERT_NE(hopper, nullptr);
-    Result<Planned> planned = plan_for(*hopper, *p->signature, device);
-    ASSERT_TRUE(planned.ok()) << planned.status().to_string();
-    Result<jit::CompiledKernel> k = jit::compile_kernel(planned->plan.source, kArch, true);
-    ASSERT_TRUE(k.ok()) << k.status().to_string();
-    EXPECT_GT(k->cubin.size(), 0u);
-    EXPECT_EQ(k->spill_bytes, 0) << k->log;
-    EXPECT_EQ(k->stack_bytes, 0) << k->log;
-    EXPECT_EQ(k->log.find("C7508"), std::string::npos) << "setmaxnreg ignored:\n" << k->log;
-    // ptxas serializes the wgmma where it sees the accumulators read while a wgmma may be in flight (C7514: every
-    // weight face and split forward did, until finish_tile ran on every path of a unit with k-blocks), or a wait
-    // for them behind a branch (C7518: every stride-phased data face did, until finish_tile waited on every path).
-    EXPECT_EQ(k->log.find(kWgmmaSerialized), std::string::npos) << k->log;
+    std::optional<HopperModule> module;
+    compile_hopper_module(command, device, module);
+    ASSERT_TRUE(module.has_value());
+    const Planned* planned = &module->planned;
+    const jit::CompiledKernel* k = &module->kernel;
     // The tile's wgmma (ptxas turns them into HGMMA: checked with cuobjdump, docs/perf/2026-11-24-wgmma-h100.md).
     const std::string& config = planned->config;  // "tile 128xNx64 ..."
     const size_t x1 = config.find('x'), x2 = config.find('x', x1 + 1);
@@ -844,19 +860,11 @@ TEST(NvrtcTest, HopperTf32ModulesCompile) {
            "conv -m trans -n 16 -c 256 -H 16 -W 16 -k 128 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 1 -b 1" + tf32 + nhwc,
        }) {
     SCOPED_TRACE(command);
-    Result<ParsedCommand> p = parse_command(std::string_view(command));
-    ASSERT_TRUE(p.ok()) << p.status().to_string();
-    const ops::GpuImplementation* hopper = conv_tier("gpu:conv:wgmma_sm90");
-    ASSERT_NE(hopper, nullptr);
-    Result<Planned> planned = plan_for(*hopper, *p->signature, device);
-    ASSERT_TRUE(planned.ok()) << planned.status().to_string();
-    Result<jit::CompiledKernel> k = jit::compile_kernel(planned->plan.source, kArch, true);
-    ASSERT_TRUE(k.ok()) << k.status().to_string();
-    EXPECT_EQ(k->spill_bytes, 0) << k->log;
-    EXPECT_EQ(k->stack_bytes, 0) << k->log;
-    EXPECT_EQ(k->log.find("C7508"), std::string::npos) << "setmaxnreg ignored:\n" << k->log;
-    EXPECT_EQ(k->log.find(kWgmmaSerialized), std::string::npos) << k->log;
-    const std::string& config = planned->config;  // "tile 128xNx32 ..."
+    std::optional<HopperModule> module;
+    compile_hopper_module(command, device, module);
+    ASSERT_TRUE(module.has_value());
+    const jit::CompiledKernel* k = &module->kernel;
+    const std::string& config = module->planned.config;  // "tile 128xNx32 ..."
     ASSERT_EQ(config.rfind("tile 128x", 0), 0u) << config;
     const size_t x2 = config.find('x', 9);
     EXPECT_EQ(config.substr(x2, 4), "x32 ") << config;
