@@ -125,9 +125,10 @@ struct Wgmma;
   "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
 
 /// One form: D(64xN, f32) (+)= A(64xK, PTX_TYPE, shared) * B(KxN, PTX_TYPE, shared); scale_d 0 overwrites
-/// D. REGS names the N / 2 accumulators and D binds them; SCALE is scale_d's operand, DESCS the
-/// descriptors', TRANS the transpose immediates' (with its comma; empty for TF32, which has none).
-#define BOO_WGMMA_FORM(N, TYPE, PTX_TYPE, K, REGS, D, SCALE, DESCS, TRANS)                                   \
+/// D. REGS names the N / 2 accumulators and DLIST(0) binds them (DLIST: a BOO_WGMMA_D* macro's name, so that
+/// its commas pass through BOO_WGMMA_FORMS whole); SCALE is scale_d's operand, DESCS the descriptors', TRANS
+/// the transpose immediates' (with its comma; empty for TF32, which has none).
+#define BOO_WGMMA_FORM(N, TYPE, PTX_TYPE, K, REGS, DLIST, SCALE, DESCS, TRANS)                               \
   template <>                                                                                              \
   struct Wgmma<N, TYPE> {                                                                                  \
     template <int kTransA = 0, int kTransB = 0>                                                            \
@@ -137,29 +138,24 @@ struct Wgmma;
       asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " SCALE ", 0;\n"                                     \
                    "wgmma.mma_async.sync.aligned.m64n" #N "k" #K ".f32." PTX_TYPE "." PTX_TYPE " {" REGS   \
                    "}, " DESCS ", p, 1, 1" TRANS ";\n}\n"                                                  \
-                   : D                                                                                     \
+                   : DLIST(0)                                                                              \
                    : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB));                  \
     }                                                                                                      \
   }
 
-BOO_WGMMA_FORM(64, kWgmmaBf16, "bf16", 16, BOO_WGMMA_R0, BOO_WGMMA_D32(0), "%34", "%32, %33", ", %35, %36");
-BOO_WGMMA_FORM(64, kWgmmaF16, "f16", 16, BOO_WGMMA_R0, BOO_WGMMA_D32(0), "%34", "%32, %33", ", %35, %36");
-BOO_WGMMA_FORM(64, kWgmmaTf32, "tf32", 8, BOO_WGMMA_R0, BOO_WGMMA_D32(0), "%34", "%32, %33", "");
+/// A width's bf16, fp16 and TF32 (k8, no transpose immediates) forms.
+#define BOO_WGMMA_FORMS(N, REGS, DLIST, SCALE, DESCS, TRANS)                 \
+  BOO_WGMMA_FORM(N, kWgmmaBf16, "bf16", 16, REGS, DLIST, SCALE, DESCS, TRANS); \
+  BOO_WGMMA_FORM(N, kWgmmaF16, "f16", 16, REGS, DLIST, SCALE, DESCS, TRANS);   \
+  BOO_WGMMA_FORM(N, kWgmmaTf32, "tf32", 8, REGS, DLIST, SCALE, DESCS, "")
 
 #define BOO_WGMMA_R128 BOO_WGMMA_R0 ", " BOO_WGMMA_R32
-BOO_WGMMA_FORM(128, kWgmmaBf16, "bf16", 16, BOO_WGMMA_R128, BOO_WGMMA_D64(0), "%66", "%64, %65", ", %67, %68");
-BOO_WGMMA_FORM(128, kWgmmaF16, "f16", 16, BOO_WGMMA_R128, BOO_WGMMA_D64(0), "%66", "%64, %65", ", %67, %68");
-BOO_WGMMA_FORM(128, kWgmmaTf32, "tf32", 8, BOO_WGMMA_R128, BOO_WGMMA_D64(0), "%66", "%64, %65", "");
-
 #define BOO_WGMMA_R192 BOO_WGMMA_R128 ", " BOO_WGMMA_R64
-BOO_WGMMA_FORM(192, kWgmmaBf16, "bf16", 16, BOO_WGMMA_R192, BOO_WGMMA_D96(0), "%98", "%96, %97", ", %99, %100");
-BOO_WGMMA_FORM(192, kWgmmaF16, "f16", 16, BOO_WGMMA_R192, BOO_WGMMA_D96(0), "%98", "%96, %97", ", %99, %100");
-BOO_WGMMA_FORM(192, kWgmmaTf32, "tf32", 8, BOO_WGMMA_R192, BOO_WGMMA_D96(0), "%98", "%96, %97", "");
-
 #define BOO_WGMMA_R256 BOO_WGMMA_R192 ", " BOO_WGMMA_R96
-BOO_WGMMA_FORM(256, kWgmmaBf16, "bf16", 16, BOO_WGMMA_R256, BOO_WGMMA_D128(0), "%130", "%128, %129", ", %131, %132");
-BOO_WGMMA_FORM(256, kWgmmaF16, "f16", 16, BOO_WGMMA_R256, BOO_WGMMA_D128(0), "%130", "%128, %129", ", %131, %132");
-BOO_WGMMA_FORM(256, kWgmmaTf32, "tf32", 8, BOO_WGMMA_R256, BOO_WGMMA_D128(0), "%130", "%128, %129", "");
+BOO_WGMMA_FORMS(64, BOO_WGMMA_R0, BOO_WGMMA_D32, "%34", "%32, %33", ", %35, %36");
+BOO_WGMMA_FORMS(128, BOO_WGMMA_R128, BOO_WGMMA_D64, "%66", "%64, %65", ", %67, %68");
+BOO_WGMMA_FORMS(192, BOO_WGMMA_R192, BOO_WGMMA_D96, "%98", "%96, %97", ", %99, %100");
+BOO_WGMMA_FORMS(256, BOO_WGMMA_R256, BOO_WGMMA_D128, "%130", "%128, %129", ", %131, %132");
 
 /// Orders this warpgroup's earlier register and shared-memory accesses before its next wgmma.
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
