@@ -221,7 +221,7 @@ class SignatureTuner {
       if (t.us < best->us) best = &t;
     const Timed* winner = &heuristic;
     double winner_us = heuristic.us, heuristic_us = heuristic.us;
-    if (best != &heuristic && best->us < heuristic.us * (1.0 - o_.margin)) {
+    if (best != &heuristic && bench::beats_by_margin({best->us}, {heuristic.us}, o_.margin)) {
       // kConfirmRounds timings of each, in turn (heuristic, pick, heuristic, ...).
       std::vector<double> again[2];
       for (int round = 0; round < kConfirmRounds; ++round)
