@@ -208,13 +208,27 @@ def _activation(activation):
     return _C.Activation(kind)
 
 
-@functools.lru_cache(maxsize=4096)
+def conv_tf32(dtype):
+    """Whether a conv of `dtype` runs on TF32 tensor cores (--fp32-math tf32): float32 where PyTorch's own
+    convolutions would, torch.backends.cudnn.allow_tf32 (PyTorch's default: on)."""
+    return dtype == torch.float32 and torch.backends.cudnn.allow_tf32
+
+
 def conv_signature(x_shape, w_shape, dtype, stride, padding, dilation, groups, bias, activation, layouts, direction,
                    residual=False):
     """The boo signature of a convolution. `direction`: "forward", or a set of
     gradients among "input", "weight", "bias" (the bias gradient only when `bias`);
     layouts: (input, kernel, output). `residual`: the forward adds a tensor z of
-    the output's shape and layout before the activation (--residual 1)."""
+    the output's shape and layout before the activation (--residual 1). A float32
+    conv runs on TF32 tensor cores where torch.backends.cudnn.allow_tf32 is set
+    (conv_tf32), as PyTorch's convolutions do."""
+    return _conv_signature(x_shape, w_shape, dtype, stride, padding, dilation, groups, bias, activation, layouts,
+                           direction, residual, conv_tf32(dtype))
+
+
+@functools.lru_cache(maxsize=4096)
+def _conv_signature(x_shape, w_shape, dtype, stride, padding, dilation, groups, bias, activation, layouts, direction,
+                    residual, tf32):
     if direction == "forward":
         directions = _C.ConvDirection.FORWARD
     else:
@@ -228,7 +242,7 @@ def conv_signature(x_shape, w_shape, dtype, stride, padding, dilation, groups, b
                              padding=list(padding), dilation=list(dilation), groups=groups,
                              input_layout=layouts[0], weight_layout=layouts[1], output_layout=layouts[2],
                              direction=directions, bias=bias and direction == "forward",
-                             activation=_activation(activation or "none"), residual=residual)
+                             activation=_activation(activation or "none"), tf32=tf32, residual=residual)
 
 
 def conv_backward_signatures(x_shape, w_shape, dtype, stride, padding, dilation, groups, bias, layouts, wanted):
@@ -693,7 +707,7 @@ def conv(x, w, bias=None, stride: Union[int, Sequence[int]] = 1, padding: Union[
     key, memo = None, None
     if plain and not compiling:
         key = (x.shape, x.stride(), x.dtype, x.device, w.shape, w.stride(), bias is None, stride, padding, dilation,
-               groups, activation, shared_layout, input_layout, kernel_layout, output_layout)
+               groups, activation, shared_layout, input_layout, kernel_layout, output_layout, conv_tf32(x.dtype))
         try:
             memo = _CONV_CALLS.get(key)
         except TypeError:  # a list among the arguments: not hashable, checked every time
@@ -1436,11 +1450,13 @@ def _gemm_operand(t):
 
 def matmul_signature(batch, m, k, n, dtype, trans_a=False, trans_b=False):
     """The GEMM signature of `batch` products [m, k] @ [k, n] (MIOpenDriver's gemm line); trans_a: a stored
-    k x m, trans_b: b stored n x k."""
+    k x m, trans_b: b stored n x k. A float32 product runs on TF32 tensor cores (--fp32-math tf32) where
+    torch.backends.cuda.matmul.allow_tf32 is set, as PyTorch's own do (its default: off)."""
     if dtype not in _GEMM_TOKENS:
         raise NotImplementedError(f"boo's GEMM computes in float32, float16 and bfloat16, not {dtype}")
+    tf32 = " --fp32-math tf32" if dtype == torch.float32 and torch.backends.cuda.matmul.allow_tf32 else ""
     return _C.Signature.from_command(f"{_GEMM_TOKENS[dtype]} --a_w {m} --a_h {k} --b_w {n} --transA {int(trans_a)} "
-                                     f"--transB {int(trans_b)} --batch_count {batch}")
+                                     f"--transB {int(trans_b)} --batch_count {batch}{tf32}")
 
 
 def _matmul_forward(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -1487,7 +1503,8 @@ if "matmul" not in _CPP_AUTOGRAD:
 
 def matmul(a, b):
     """a @ b as torch.matmul for operands of at least 2 dims with the same leading (batch) dims, in float32
-    (full precision), float16 or bfloat16; a transposed operand (a .t() or .mT view) is read in place.
+    (full precision, or TF32 where torch.backends.cuda.matmul.allow_tf32 is set), float16 or bfloat16; a
+    transposed operand (a .t() or .mT view) is read in place.
     Autograd's products are boo GEMMs too (disable_backward(): PyTorch's)."""
     if a.dim() < 2 or b.dim() < 2:
         raise ValueError(f"matmul: operands of at least 2 dims, got {list(a.shape)} and {list(b.shape)}")

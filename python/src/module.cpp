@@ -356,6 +356,7 @@ Result<std::unique_ptr<OpSignature>> bridge_conv_signature(const boo_bridge_conv
   f.output_layout = std::string(c.layouts[2], strnlen(c.layouts[2], sizeof c.layouts[2]));
   f.directions = c.directions;
   f.bias = c.bias != 0;
+  f.fp32_tf32 = c.tf32 != 0;
   BOO_ASSIGN_OR_RETURN(f.activation,
                        Activation::parse(std::string_view(c.activation, strnlen(c.activation, sizeof c.activation))));
   BOO_ASSIGN_OR_RETURN(std::unique_ptr<ConvSignature> sig, ops::conv_signature_from_fields(f));

@@ -11,7 +11,7 @@
 extern "C" {
 #endif
 
-#define BOO_TORCH_BRIDGE_VERSION 2
+#define BOO_TORCH_BRIDGE_VERSION 3
 #define BOO_TORCH_MAX_RANK 8
 
 // A failed call's boo StatusCode (never 0) and message.
@@ -32,7 +32,8 @@ typedef struct boo_bridge_tensor {
 
 // A convolution as boo.ops.conv_signature builds it: rank 3 to 5 (x and w), one stride, padding and
 // dilation per spatial dimension, layouts as in the op's "input,kernel,output" string, direction a
-// bit set of boo::ConvDirection, activation in boo's spelling ("none", "leaky_relu:0.2", ...).
+// bit set of boo::ConvDirection, activation in boo's spelling ("none", "leaky_relu:0.2", ...); tf32: a float32
+// conv on TF32 tensor cores (--fp32-math tf32), as PyTorch's torch.backends.cudnn.allow_tf32 asks.
 typedef struct boo_bridge_conv {
   int32_t rank;
   int32_t dtype;
@@ -43,6 +44,7 @@ typedef struct boo_bridge_conv {
   char layouts[3][8];
   uint8_t directions;
   uint8_t bias;
+  uint8_t tf32;
   char activation[64];
 } boo_bridge_conv;
 

@@ -15,6 +15,7 @@
 // autograd, every fake implementation, and the fallback to PyTorch when boo declines a signature: a CUDA kernel here that
 // cannot run its call passes it to the op's Python kernel (registered for the CPU key, device-generic),
 // which warns once and runs PyTorch, or raises with BOO_STRICT=1, as without this library.
+#include <ATen/Context.h>
 #include <ATen/TensorOperators.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/clamp.h>
@@ -292,10 +293,13 @@ bool describe_conv(const at::Tensor& x, const at::Tensor& w, bool bias, SymInts 
   }
   conv.directions = directions;
   conv.bias = bias ? 1 : 0;
+  // float32 on TF32 tensor cores where PyTorch's own convolutions would be (boo.ops.conv_signature's rule).
+  conv.tf32 = x.scalar_type() == at::kFloat && at::globalContext().allowTF32CuDNN() ? 1 : 0;
   std::memcpy(conv.activation, activation.data(), activation.size());
 
   key.ints.clear();
-  key.ints.insert(key.ints.end(), {static_cast<int64_t>(x.get_device()), dtype, rank, groups, directions, bias});
+  key.ints.insert(key.ints.end(),
+                  {static_cast<int64_t>(x.get_device()), dtype, rank, groups, directions, bias, conv.tf32});
   key.ints.insert(key.ints.end(), x.sizes().begin(), x.sizes().end());
   key.ints.insert(key.ints.end(), w.sizes().begin(), w.sizes().end());
   key.ints.insert(key.ints.end(), conv.stride, conv.stride + spatial);

@@ -236,6 +236,41 @@ class ConvOpTest(unittest.TestCase):
     def test_2d_bias_stride_padding(self):
         self.run_case((2, 4, 9, 8), (6, 4, 3, 3), stride=2, padding=1)
 
+    def test_float32_follows_pytorchs_tf32_flag(self):
+        """A float32 conv runs on TF32 tensor cores where torch.backends.cudnn.allow_tf32 asks, as PyTorch's own
+        convolutions do (its default): every signature carries --fp32-math tf32 (`conv -n 2 -c 64 -H 12 -W 10 -k 64
+        -y 3 -x 3 -p 1 -q 1 -F 1 -b 1 --fp32-math tf32`), the result is within TF32's bound of float64
+        (docs/tolerances.md), and with the flag off the same call runs full float32 again (the call's memo keys
+        on the flag). 16-bit convs are unaffected."""
+        shapes = ((2, 64, 12, 10), (64, 64, 3, 3))
+        common = ((1, 1), (1, 1), (1, 1), 1, True)
+        layouts = ("NCHW", "NCHW", "NCHW")
+
+        def signatures(dtype):
+            return [ops.conv_signature(*shapes, dtype, *common, "none", layouts, "forward")] + \
+                ops.conv_backward_signatures(*shapes, dtype, *common, layouts, frozenset(("input", "weight", "bias")))
+
+        torch.manual_seed(3)
+        x = torch.randn(*shapes[0], device=DEVICE)
+        w = torch.randn(*shapes[1], device=DEVICE) / 24
+        b = torch.randn(64, device=DEVICE)
+        ref = F.conv2d(x.double(), w.double(), b.double(), padding=1)
+        rms = ref.pow(2).mean().sqrt().item()
+        try:
+            torch.backends.cudnn.allow_tf32 = True
+            for sig in signatures(torch.float32):
+                self.assertIn("--fp32-math tf32", sig.command)
+            for sig in signatures(torch.bfloat16):
+                self.assertNotIn("tf32", sig.command)
+            y = ops.conv(x, w, b, padding=1)
+            err = (y.double() - ref).abs().max().item()
+            self.assertLessEqual(err, 8 * 2 ** -11 * (ref.abs().max().item() + rms), "TF32's bound")
+        finally:
+            torch.backends.cudnn.allow_tf32 = False
+        for sig in signatures(torch.float32):
+            self.assertNotIn("tf32", sig.command)
+        assert_close(self, ops.conv(x, w, b, padding=1), ref, torch.float32, "full float32 with the flag off")
+
     def test_residual_before_the_activation(self):
         """conv(..., residual=z) is act(conv(x, w) + b + z): z of the output's shape, in any strides (a
         channels-last z with an NCHW conv is conformed), added before the activation; its gradient is
@@ -740,6 +775,23 @@ class MatmulOpTest(unittest.TestCase):
             self.check(a, b, f"matmul {dtype}")
             self.check(a.t().contiguous().t(), b, f"matmul {dtype}, a transposed in memory")
             self.check(a, b.t().contiguous().t(), f"matmul {dtype}, b transposed in memory")
+
+    def test_float32_follows_pytorchs_tf32_flag(self):
+        """A float32 product runs on TF32 tensor cores where torch.backends.cuda.matmul.allow_tf32 asks, as
+        PyTorch's own do (`gemm --a_w 64 --a_h 96 --b_w 32 --fp32-math tf32`): within TF32's bound of float64;
+        with the flag off (PyTorch's default), full float32."""
+        a, b = self.operands((64, 96), (96, 32), torch.float32, 5)
+        ref = torch.matmul(a.double(), b.double())
+        try:
+            torch.backends.cuda.matmul.allow_tf32 = True
+            self.assertIn("--fp32-math tf32", ops.matmul_signature(1, 64, 96, 32, torch.float32).command)
+            self.assertNotIn("tf32", ops.matmul_signature(1, 64, 96, 32, torch.bfloat16).command)
+            err = (ops.matmul(a, b).double() - ref).abs().max().item()
+            self.assertLessEqual(err, 8 * 2 ** -11 * (ref.abs().max().item() + ref.pow(2).mean().sqrt().item()))
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = False
+        self.assertNotIn("tf32", ops.matmul_signature(1, 64, 96, 32, torch.float32).command)
+        assert_close(self, ops.matmul(a, b), ref, torch.float32, "full float32 with the flag off")
 
     def test_batched_and_strided(self):
         a, b = self.operands((2, 3, 24, 40), (2, 3, 40, 16), torch.bfloat16, 2)
