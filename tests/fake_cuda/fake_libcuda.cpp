@@ -110,6 +110,18 @@ CUresult cuEventRecord(CUevent, CUstream) { return ok(); }
 CUresult cuEventSynchronize(CUevent) { return ok(); }
 CUresult cuEventElapsedTime_v2(float* ms, CUevent, CUevent) { *ms = 0.001f; return ok(); }
 CUresult cuEventDestroy_v2(CUevent) { return ok(); }
+// A map element's bytes, for the types boo's maps use (0: another type, which the fake refuses): 16-bit data,
+// and fp32 as TF32 operands (TFLOAT32) or as itself.
+static uint64_t map_element_bytes(CUtensorMapDataType type) {
+  switch (type) {
+    case CU_TENSOR_MAP_DATA_TYPE_UINT16:
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT16:
+    case CU_TENSOR_MAP_DATA_TYPE_BFLOAT16: return 2;
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT32:
+    case CU_TENSOR_MAP_DATA_TYPE_TFLOAT32: return 4;
+    default: return 0;
+  }
+}
 // What the real driver requires of a tiled map (cuda.h's list, for the types and modes boo uses), checked so
 // that a plan's map the driver would refuse fails here too; the map's bytes are its arguments, packed, so a
 // test can read them back: [0] the address, [1-5] dims, [6-9] strides, [10] boxes (8 bits less one each),
@@ -118,8 +130,7 @@ CUresult cuTensorMapEncodeTiled(CUtensorMap* map, CUtensorMapDataType type, cuui
                                 const cuuint64_t* dims, const cuuint64_t* strides, const cuuint32_t* box,
                                 const cuuint32_t* element_strides, CUtensorMapInterleave interleave,
                                 CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill fill) {
-  const uint64_t element = type == CU_TENSOR_MAP_DATA_TYPE_UINT16 || type == CU_TENSOR_MAP_DATA_TYPE_FLOAT16 ||
-                                   type == CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 ? 2 : 0;
+  const uint64_t element = map_element_bytes(type);
   const uintptr_t at = reinterpret_cast<uintptr_t>(address);
   if (!map || reinterpret_cast<uintptr_t>(map) % 64 != 0 || element == 0 || rank < 1 || rank > 5 || at % 16 != 0 ||
       interleave != CU_TENSOR_MAP_INTERLEAVE_NONE)
@@ -153,8 +164,7 @@ CUresult cuTensorMapEncodeIm2col(CUtensorMap* map, CUtensorMapDataType type, cuu
                                  const int* upper, cuuint32_t channels, cuuint32_t pixels,
                                  const cuuint32_t* element_strides, CUtensorMapInterleave interleave,
                                  CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill fill) {
-  const uint64_t element = type == CU_TENSOR_MAP_DATA_TYPE_UINT16 || type == CU_TENSOR_MAP_DATA_TYPE_FLOAT16 ||
-                                   type == CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 ? 2 : 0;
+  const uint64_t element = map_element_bytes(type);
   const uintptr_t at = reinterpret_cast<uintptr_t>(address);
   if (!map || reinterpret_cast<uintptr_t>(map) % 64 != 0 || element == 0 || rank < 3 || rank > 5 || at % 16 != 0 ||
       interleave != CU_TENSOR_MAP_INTERLEAVE_NONE || channels < 1 || channels > 256 || pixels < 1 || pixels > 1024)
