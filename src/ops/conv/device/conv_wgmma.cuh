@@ -14,7 +14,9 @@
 // in both tiles, so the sums stay exact. (With C a multiple of 64 a block is
 // one tap's 64 channels. Packing, rather than padding every tap's channels to
 // a multiple of 64, wastes at most one k-block's tail over the whole
-// reduction: C = 144, 3x3: 21 k-blocks, not 27.)
+// reduction: C = 144, 3x3: 21 k-blocks, not 27.) Those are 16-bit types' numbers; fp32 read as TF32
+// (--fp32-math tf32) has k-blocks of 32 columns, 4 a chunk, the same bytes (kBK, kChunk), and loads by TMA
+// only (its copy rounds to TF32).
 //
 // A CTA computes a 128 x BN tile of D with three warpgroups:
 //   warpgroup 0 (producer): copies the A and B tiles of each k-block into a
@@ -25,7 +27,7 @@
 //     layout; produce; with C::kTmaX, gated, A too, as a plain matrix or
 //     by an im2col map: then one thread issues both boxes, produce_tma);
 //   warpgroups 1 and 2 (consumers): rows 0-63 and 64-127 of the tile; each
-//     waits for a stage, issues four m64nBNk16 wgmma on it (fp32 accumulators
+//     waits for a stage, issues four m64nBNk16 wgmma on it (m64nBNk8 for TF32; fp32 accumulators
 //     in registers) and releases it on its `empty` barrier when they are done.
 // The epilogue adds the bias, applies the activation (conv_igemm.cuh's
 // semantics), stages the tile in shared memory and writes 16-byte vectors
@@ -56,7 +58,8 @@ namespace wgmma_conv {
 
 constexpr int kBM = 128;               ///< rows (output pixels) of a CTA tile
 /// GEMM k per stage: one 128-byte row of the reduction per tile row, 64 columns of a 16-bit type (every
-/// face) or 32 of fp32 read as TF32 (the forward face only: TF32 wgmma reads K-major operands).
+/// face) or 32 of fp32 read as TF32 (this file's kernel only, the forward and data faces: TF32 wgmma reads
+/// K-major operands).
 template <class C>
 constexpr int kBK = 128 / static_cast<int>(sizeof(typename C::T));
 /// Elements per 16-byte chunk of a tile row (a cp.async copy, a stored vector): 8 of a 16-bit type, 4 of fp32.
