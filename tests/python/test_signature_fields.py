@@ -143,12 +143,20 @@ class TypedConstructorTest(unittest.TestCase):
         self.assertEqual(fwd, S.from_command(
             "convbfp16 -n 2 -c 16 -H 12 -W 12 -k 32 -y 3 -x 3 -p 1 -q 1 -F 1 -b 1 --in_layout NHWC "
             "--fil_layout NHWC --out_layout NHWC --activation leaky_relu:0.1"))
-        bwd = ops.conv_signature((2, 16, 12, 12), (32, 16, 3, 3), torch.float32, (2, 2), (0, 0), (1, 1), 1, True,
-                                 "none", ("NCHW",) * 3, frozenset(("input", "weight", "bias")))
-        self.assertEqual(bwd, S.from_command("conv -n 2 -c 16 -H 12 -W 12 -k 32 -y 3 -x 3 -u 2 -v 2 -F 6 -b 1"))
-        no_bias = ops.conv_signature((2, 16, 12, 12), (32, 16, 3, 3), torch.float32, (1, 1), (0, 0), (1, 1), 1,
-                                     False, "none", ("NCHW",) * 3, frozenset(("input", "bias")))
-        self.assertEqual(no_bias, S.from_command("conv -n 2 -c 16 -H 12 -W 12 -k 32 -y 3 -x 3 -F 2"))
+        # float32 follows torch.backends.cudnn.allow_tf32 (PyTorch's default: on) as PyTorch's convs do.
+        allow_tf32 = torch.backends.cudnn.allow_tf32
+        try:
+            for tf32, math in ((True, " --fp32-math tf32"), (False, "")):
+                torch.backends.cudnn.allow_tf32 = tf32
+                bwd = ops.conv_signature((2, 16, 12, 12), (32, 16, 3, 3), torch.float32, (2, 2), (0, 0), (1, 1), 1,
+                                         True, "none", ("NCHW",) * 3, frozenset(("input", "weight", "bias")))
+                self.assertEqual(bwd, S.from_command("conv -n 2 -c 16 -H 12 -W 12 -k 32 -y 3 -x 3 -u 2 -v 2 -F 6 -b 1"
+                                                     + math))
+                no_bias = ops.conv_signature((2, 16, 12, 12), (32, 16, 3, 3), torch.float32, (1, 1), (0, 0), (1, 1),
+                                             1, False, "none", ("NCHW",) * 3, frozenset(("input", "bias")))
+                self.assertEqual(no_bias, S.from_command("conv -n 2 -c 16 -H 12 -W 12 -k 32 -y 3 -x 3 -F 2" + math))
+        finally:
+            torch.backends.cudnn.allow_tf32 = allow_tf32
         # Autograd's gradients: one signature each, so each dispatches on its own (the Hopper tier plans one
         # direction at a time); the bias gradient only for a conv with a bias.
         per_gradient = ops.conv_backward_signatures((2, 16, 12, 12), (32, 16, 3, 3), torch.bfloat16, (1, 1), (1, 1),
