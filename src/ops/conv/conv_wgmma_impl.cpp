@@ -956,6 +956,13 @@ std::string tma_blocker(const Run& run, long long elem_bytes, TmaReach reach) {
   return dense ? "" : "the filter's (tap, channel) columns are not one run of memory per output channel";
 }
 
+// Why the forward and data faces' x (dy) does not load by TMA (empty: it does): by the stride phases' im2col
+// map, an im2col map for filters above 1x1 or strides, else as a plain matrix.
+std::string x_tma_blocker(const Run& run, TmaReach reach) {
+  if (run.phased) return phased_im2col_blocker(run, run.elem_bytes);
+  return run.rel.pointwise() ? plain_a_blocker(run) : im2col_blocker(run, run.elem_bytes, reach.partial_im2col);
+}
+
 // Why a TF32 run's operands do not both load by TMA (empty: they do), as configure_gemm plans them: TF32 runs
 // only so, since the TFLOAT32 copy rounds each value to TF32 (runtime/tensor_maps.cpp) where a cp.async
 // producer's copies would leave the tensor cores to truncate it (a bias of -2^-10 of each sum).
@@ -963,8 +970,7 @@ std::string tf32_tma_blocker(const Run& run) {
   if (!tma_loads_enabled()) return kTmaOffVariable + std::string("=0");
   const TmaReach reach = TmaReach::by_default();
   if (std::string why = tma_blocker(run, run.elem_bytes, reach); !why.empty()) return why;
-  if (run.phased) return phased_im2col_blocker(run, run.elem_bytes);
-  return run.rel.pointwise() ? plain_a_blocker(run) : im2col_blocker(run, run.elem_bytes, reach.partial_im2col);
+  return x_tma_blocker(run, reach);
 }
 
 // The forward face's A (x) pixels' uniform_stride.
@@ -1429,9 +1435,7 @@ class WgmmaSm90Conv final : public Tier<ConvProblem, WgmmaConfig> {
       config.tma_x = config.im2col = config.tma_x_off.empty();
     } else if (config.tma && config.run.task.face != kWeightFace) {  // (the data face: 1x1, tma_blocker)
       config.im2col = config.run.phased || !config.run.rel.pointwise();
-      config.tma_x_off = config.run.phased ? phased_im2col_blocker(config.run, problem.elem_bytes)
-                         : config.im2col   ? im2col_blocker(config.run, problem.elem_bytes, reach.partial_im2col)
-                                           : plain_a_blocker(config.run);
+      config.tma_x_off = x_tma_blocker(config.run, reach);
       config.tma_x = config.tma_x_off.empty();
       config.im2col = config.im2col && config.tma_x;
       if (!config.tma_x) {
