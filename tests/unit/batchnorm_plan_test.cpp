@@ -46,31 +46,38 @@ int64_t field(const std::string& text, const std::string& key) {
   return at == std::string::npos ? -1 : std::stoll(text.substr(at + key.size() + 1));
 }
 
-TEST(BatchNormPlanTest, SlabsRunResNetShapesInTwoLaunchesOnEverySm) {
+TEST(BatchNormPlanTest, SlabsRunResNetShapesInThreeLaunchesOnWholeLinesOfEveryRow) {
   const int sm_count = test::sm90().sm_count;
   for (const std::string& shape : kResNetShapes) {
     for (const std::string& pass : {kForward, kBackward}) {
       const std::string command = "bnormbfp16 " + shape + pass;
       SCOPED_TRACE(command);
       const Planned s = plan_of(slabs(), command);
-      const Planned c = plan_of(columns(), command);
-      ASSERT_EQ(s.launches.size(), 2u);
-      EXPECT_EQ(c.launches.size(), pass == kForward ? 3u : 4u);  // what the slabs save
+      ASSERT_EQ(s.launches.size(), 3u);
+      const int64_t channels = std::stoll(shape.substr(shape.find("-c ") + 3));
       const int64_t slab = field(s.config, "slab"), vec = field(s.config, "vec");
       EXPECT_EQ(vec, 8);  // 16-byte vectors of bf16
-      for (const test::ResolvedLaunch& l : s.launches) {
-        SCOPED_TRACE(l.entry);
-        EXPECT_EQ(l.block.x, 256u);
+      // Slabs of whole rows up to 256 channels (32 vectors of 8): a warp reads whole 128-byte lines.
+      EXPECT_EQ(slab, std::min<int64_t>(channels, 256));
+      for (const test::ResolvedLaunch* l : {&s.launches[0], &s.launches[2]}) {
+        SCOPED_TRACE(l->entry);
+        EXPECT_EQ(l->block.x, 256u);
         // Every SM busy, at most kSlabBlocksPerSm = 2 blocks each (the launch bound's minimum).
-        const int64_t blocks = int64_t{l.grid.x} * l.grid.y;
+        const int64_t blocks = int64_t{l->grid.x} * l->grid.y;
         EXPECT_GE(blocks, sm_count);
         EXPECT_LE(blocks, 2 * sm_count);
-        EXPECT_EQ(l.grid.x * slab, std::stoll(shape.substr(shape.find("-c ") + 3)));
-        // An apply block adds its slab's partials of every slice: at most 24 KB.
-        EXPECT_LE(int64_t{l.grid.y} * slab * 8, 24 * 1024);
+        EXPECT_EQ(l->grid.x * slab, channels);
       }
-      // The workspace is the partials alone: one Sum2 per (slab channel, slice).
-      EXPECT_EQ(s.workspace_bytes, size_t{s.launches[0].grid.x} * s.launches[0].grid.y * slab * 8);
+      // The coefficients: 32 channels a block.
+      EXPECT_EQ(s.launches[1].grid.x, static_cast<uint32_t>((channels + 31) / 32));
+      EXPECT_EQ(s.launches[1].block.x, 1024u);
+      // The workspace: one Sum2 per (slab channel, slice), 256-byte aligned, then six floats per channel.
+      const size_t partials = (size_t{s.launches[0].grid.x} * s.launches[0].grid.y * slab * 8 + 255) / 256 * 256;
+      EXPECT_EQ(s.workspace_bytes, partials + 6 * 4 * channels);
+      for (const test::ResolvedLaunch& l : s.launches) {
+        const auto p = params_of<BatchNormParams>(l);
+        EXPECT_EQ(p.coefficients, p.partials + partials);
+      }
       // Slices cover the rows exactly.
       const auto p = params_of<BatchNormParams>(s.launches[0]);
       EXPECT_GE(p.rows_per_slice * s.launches[0].grid.y, p.outer);
@@ -81,7 +88,8 @@ TEST(BatchNormPlanTest, SlabsRunResNetShapesInTwoLaunchesOnEverySm) {
 
 TEST(BatchNormPlanTest, SlabsBindTheTensorsEachPassUses) {
   const Planned f = plan_of(slabs(), "bnormbfp16 -n 8 -c 64 -H 14 -W 14" + kForward);
-  ASSERT_EQ(f.entries, (std::vector<std::string>{"boo_batch_norm_slab_moment_sums", "boo_batch_norm_slab_y"}));
+  ASSERT_EQ(f.entries, (std::vector<std::string>{"boo_batch_norm_slab_moment_sums", "boo_batch_norm_slab_coefficients",
+                                                 "boo_batch_norm_slab_y"}));
   for (const test::ResolvedLaunch& l : f.launches) {
     const auto p = params_of<BatchNormParams>(l);
     EXPECT_EQ(p.x, f.address.at("x"));
@@ -97,11 +105,14 @@ TEST(BatchNormPlanTest, SlabsBindTheTensorsEachPassUses) {
     EXPECT_EQ(p.channels, 64);
     EXPECT_FLOAT_EQ(p.momentum, 0.1f);
   }
-  EXPECT_NE(f.source.text.find("batch_norm_slab_apply<boo::bf16, boo::bf16, float, 8, 4, 64, 4, false, true, true>"),
+  EXPECT_NE(f.source.text.find("batch_norm_slab_coefficients<boo::bf16, float, 64, 1024, false, true, true>"),
             std::string::npos)
       << f.source.text;
+  EXPECT_NE(f.source.text.find("batch_norm_slab_apply<boo::bf16, boo::bf16, 8, 8, 32, 4, false>"), std::string::npos)
+      << f.source.text;
   const Planned b = plan_of(slabs(), "bnormbfp16 -n 8 -c 64 -H 14 -W 14" + kBackward);
-  ASSERT_EQ(b.entries, (std::vector<std::string>{"boo_batch_norm_slab_gradient_sums", "boo_batch_norm_slab_dx"}));
+  ASSERT_EQ(b.entries, (std::vector<std::string>{"boo_batch_norm_slab_gradient_sums",
+                                                 "boo_batch_norm_slab_gradient_coefficients", "boo_batch_norm_slab_dx"}));
   for (const test::ResolvedLaunch& l : b.launches) {
     const auto p = params_of<BatchNormParams>(l);
     EXPECT_EQ(p.x, b.address.at("x"));

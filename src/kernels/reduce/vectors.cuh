@@ -28,6 +28,21 @@ __device__ __forceinline__ void load_vector(unsigned long long base, long long v
   }
 }
 
+/// Vector `vector_index` as loaded (zeros when `valid` is false): kept packed
+/// while in flight (16 bytes are 4 registers whatever T is), widened with
+/// to_floats where it is used.
+template <typename T, int kVec>
+__device__ __forceinline__ Vec<T, kVec> load_packed(unsigned long long base, long long vector_index, bool valid) {
+  return valid ? reinterpret_cast<const Vec<T, kVec>*>(base)[vector_index] : Vec<T, kVec>{};
+}
+
+/// A packed vector's elements as floats.
+template <typename T, int kVec>
+__device__ __forceinline__ void to_floats(const Vec<T, kVec>& v, float (&out)[kVec]) {
+#pragma unroll
+  for (int k = 0; k < kVec; ++k) out[k] = to_float(v.v[k]);
+}
+
 /// Stores kVec floats as vector `vector_index` of T.
 template <typename T, int kVec>
 __device__ __forceinline__ void store_vector(unsigned long long base, long long vector_index, const float (&in)[kVec]) {

@@ -243,38 +243,41 @@ class BatchNormColumns final : public Tier<NormProblem, BatchNormConfig> {
   std::string name_;
 };
 
-// gpu:batchnorm:slabs: blocks per SM (the launch bound's minimum, so the
-// registers allow them), rows in flight per thread, and the most partial bytes
-// one apply block adds (its latency before the first store: 24 KB is 12 loads
-// of 8 bytes per thread).
+// gpu:batchnorm:slabs: blocks per SM of the sums and apply kernels (the
+// launch bound's minimum, so the registers allow them), rows in flight per
+// thread, the most slices (the coefficients kernel adds each channel's in
+// float64), and the coefficients kernel's block: 32 channels x 32 slice
+// groups, a few loads in each thread's chain.
 constexpr int kSlabBlocksPerSm = 2;
 constexpr int kSlabUnroll = 4;
-constexpr int64_t kSlabPartialBytes = 24 * 1024;
+constexpr int64_t kSlabMaxSlices = 4096;
+constexpr int kSlabCoefficientThreads = 1024;
+constexpr int kSlabCoefficientChannels = 32;
 
 // How gpu:batchnorm:slabs covers channels-last x: blocks of threads_x channel
 // vectors (a slab of threads_x * vec channels) x threads_y row lanes, on a
-// grid of slabs x slices of the rows.
+// grid of slabs x slices of the rows; the coefficients kernel between the
+// sums and the apply kernel takes 32 channels a block.
 struct BatchNormSlabsConfig final : Config {
   int vec = 1, threads_x = 1, threads_y = kBlock;
   int unroll = kSlabUnroll;  ///< rows' loads in flight per thread
   int64_t slabs = 1, slices = 1, rows_per_slice = 1;
-  std::vector<KernelEntry> kernels;  ///< sums, then apply
+  KernelEntry sums, coefficients, apply;
 
   int64_t slab_channels() const { return static_cast<int64_t>(threads_x) * vec; }
   std::string text() const override {
-    std::string record = "vec=" + std::to_string(vec) + ";slab=" + std::to_string(slab_channels()) +
-                         ";slabs=" + std::to_string(slabs) + ";slices=" + std::to_string(slices) +
-                         ";rows_per_slice=" + std::to_string(rows_per_slice);
-    for (const KernelEntry& k : kernels) record += ";" + k.name + "=" + k.call;
-    return record;
+    return "vec=" + std::to_string(vec) + ";slab=" + std::to_string(slab_channels()) +
+           ";slabs=" + std::to_string(slabs) + ";slices=" + std::to_string(slices) +
+           ";rows_per_slice=" + std::to_string(rows_per_slice) + ";" + sums.name + "=" + sums.call + ";" +
+           coefficients.name + "=" + coefficients.call + ";" + apply.name + "=" + apply.call;
   }
 };
 
-/// Two launches (sums; coefficients + elementwise pass) for channels-last
-/// batch norm: training, inference from the batch, backward from saved
-/// statistics (device/batch_norm_slabs.cuh). Planes (NCHW), inference from
-/// running statistics and a backward that recomputes the statistics stay on
-/// gpu:batchnorm:columns.
+/// Three launches (sums; each channel's coefficients; the elementwise pass)
+/// for channels-last batch norm: training, inference from the batch, backward
+/// from saved statistics (device/batch_norm_slabs.cuh). Planes (NCHW),
+/// inference from running statistics and a backward that recomputes the
+/// statistics stay on gpu:batchnorm:columns.
 class BatchNormSlabs final : public Tier<NormProblem, BatchNormSlabsConfig> {
  public:
   explicit BatchNormSlabs(std::string name) : name_(std::move(name)) {}
@@ -294,19 +297,20 @@ class BatchNormSlabs final : public Tier<NormProblem, BatchNormSlabsConfig> {
     return slabbed(p, arch, kSlabBlocksPerSm, 32, kSlabUnroll);
   }
 
-  // boo tune's alternatives: half or twice the blocks per SM in the grid, slabs half as wide, and (x
-  // alone: the backward's x and dy of eight rows spill at two blocks per SM) twice the rows in flight,
-  // which measured 0.95-0.97x the heuristic's time on ResNet-50's forwards of 512 to 2048 channels
-  // (H100) and within boo tune's margin elsewhere.
+  // boo tune's alternatives: half the blocks per SM in the grid, slabs half as wide, half the rows in
+  // flight, twice as many at one block per SM, and x alone (training, inference) twice as many at two (two
+  // blocks' registers hold the backward's x and dy of four rows, x alone of eight; four blocks' spill).
+  // Eight rows of x at two blocks per SM measured the same as four on an H200's ResNet-50 forwards.
   std::vector<BatchNormSlabsConfig> alternatives(const NormProblem& p, const ArchSpec& arch,
                                                  const BatchNormSlabsConfig& chosen) const override {
     struct Variant {
       int blocks, widest, unroll;
     };
-    std::vector<Variant> variants = {Variant{kSlabBlocksPerSm / 2, 32, kSlabUnroll},
-                                     Variant{kSlabBlocksPerSm * 2, 32, kSlabUnroll},
-                                     Variant{kSlabBlocksPerSm, chosen.threads_x / 2, kSlabUnroll}};
-    if (p.pass != BatchNormPass::kBackward) variants.push_back(Variant{kSlabBlocksPerSm, 32, kSlabUnroll * 2});
+    std::vector<Variant> variants = {Variant{kSlabBlocksPerSm / 2, 32, chosen.unroll},
+                                     Variant{kSlabBlocksPerSm, chosen.threads_x / 2, chosen.unroll},
+                                     Variant{kSlabBlocksPerSm, 32, chosen.unroll / 2},
+                                     Variant{kSlabBlocksPerSm / 2, 32, chosen.unroll * 2}};
+    if (p.pass != BatchNormPass::kBackward) variants.push_back(Variant{kSlabBlocksPerSm, 32, chosen.unroll * 2});
     std::vector<BatchNormSlabsConfig> out;
     for (const Variant& v : variants)
       if (v.widest >= 1)
@@ -324,19 +328,15 @@ class BatchNormSlabs final : public Tier<NormProblem, BatchNormSlabsConfig> {
     c.unroll = unroll;
     const int64_t vectors = p.channels / c.vec;
     const int64_t target = static_cast<int64_t>(arch.sm_count) * blocks_per_sm;
-    // The widest slab (whole 128-byte lines of a row where channels allow)
-    // whose apply blocks each add at most kSlabPartialBytes of partials: an
-    // apply block reads slices x slab channels of them, and slices shrink as
-    // slabs multiply, so narrower slabs mean fewer partials per block.
-    for (int tx = static_cast<int>(std::min<uint64_t>(widest_threads_x, std::bit_ceil(static_cast<uint64_t>(vectors))));
-         tx >= 1; tx /= 2) {
-      c.threads_x = tx;
-      c.threads_y = kBlock / tx;
-      c.slabs = (vectors + tx - 1) / tx;
-      const int64_t most = std::max<int64_t>(1, (p.outer + c.threads_y - 1) / c.threads_y);
-      c.slices = std::clamp<int64_t>(target / c.slabs, 1, most);
-      if (c.slices * c.slab_channels() * kSum2Bytes <= kSlabPartialBytes) break;
-    }
+    // The widest slab: a warp reads whole 128-byte lines of a row where the
+    // channels allow. (When each apply block added its slab's partials, slabs
+    // were kept narrow, 32-64 bytes of a row, and ResNet-50's lines took
+    // 1.13-1.25x this tier's time on an H200.)
+    c.threads_x = static_cast<int>(std::min<uint64_t>(widest_threads_x, std::bit_ceil(static_cast<uint64_t>(vectors))));
+    c.threads_y = kBlock / c.threads_x;
+    c.slabs = (vectors + c.threads_x - 1) / c.threads_x;
+    const int64_t most = std::max<int64_t>(1, (p.outer + c.threads_y - 1) / c.threads_y);
+    c.slices = std::clamp<int64_t>(target / c.slabs, 1, std::min(most, kSlabMaxSlices));
     c.rows_per_slice = (p.outer + c.slices - 1) / c.slices;
     c.slices = (p.outer + c.rows_per_slice - 1) / c.rows_per_slice;
     if (c.slabs > kMaxGridX || c.slices > 65535)
@@ -347,29 +347,40 @@ class BatchNormSlabs final : public Tier<NormProblem, BatchNormSlabsConfig> {
                                std::to_string(c.threads_y) + ", " + std::to_string(c.unroll) + ", ";
     const bool backward = p.pass == BatchNormPass::kBackward;
     const bool training = p.pass == BatchNormPass::kTraining;
-    c.kernels = {
-        KernelEntry{backward ? "boo_batch_norm_slab_gradient_sums" : "boo_batch_norm_slab_moment_sums",
-                    "boo::batch_norm_slab_sums<" + t + ", " + g + ", " + tiling + flag(backward) + ">(p)", kBlock,
-                    kSlabBlocksPerSm},
-        KernelEntry{backward ? "boo_batch_norm_slab_dx" : "boo_batch_norm_slab_y",
-                    "boo::batch_norm_slab_apply<" + t + ", " + g + ", " + pt + ", " + tiling + flag(backward) + ", " +
-                        flag(training && p.save) + ", " + flag(training && p.running) + ">(p)",
-                    kBlock, kSlabBlocksPerSm}};
+    c.sums = KernelEntry{backward ? "boo_batch_norm_slab_gradient_sums" : "boo_batch_norm_slab_moment_sums",
+                         "boo::batch_norm_slab_sums<" + t + ", " + g + ", " + tiling + flag(backward) + ">(p)", kBlock,
+                         blocks_per_sm};
+    c.coefficients = KernelEntry{
+        backward ? "boo_batch_norm_slab_gradient_coefficients" : "boo_batch_norm_slab_coefficients",
+        "boo::batch_norm_slab_coefficients<" + t + ", " + pt + ", " + std::to_string(c.slab_channels()) + ", " +
+            std::to_string(kSlabCoefficientThreads) + ", " + flag(backward) + ", " + flag(training && p.save) + ", " +
+            flag(training && p.running) + ">(p)",
+        kSlabCoefficientThreads};
+    c.apply = KernelEntry{backward ? "boo_batch_norm_slab_dx" : "boo_batch_norm_slab_y",
+                          "boo::batch_norm_slab_apply<" + t + ", " + g + ", " + tiling + flag(backward) + ">(p)", kBlock,
+                          blocks_per_sm};
     return c;
   }
 
   Result<Plan> plan_problem(const NormProblem& p, const BatchNormSlabsConfig& c, const ArchSpec&) const override {
     Plan plan;
     plan.source = generated_source("batch_norm_slabs.cu", std::string(name()), "boo/norm/batch_norm_slabs.cuh",
-                                   "boo::BatchNormParams", c.kernels);
+                                   "boo::BatchNormParams", {c.sums, c.coefficients, c.apply});
     plan.tensor_alignment = static_cast<uint32_t>(c.vec * std::max({dtype_size_bytes(p.dtype),
                                                                      dtype_size_bytes(p.grad_dtype)}));
-    plan.workspace_bytes = static_cast<uint64_t>(c.slabs * c.slices * c.slab_channels()) * kSum2Bytes;
+    // The partials, then (256-byte aligned) the coefficient arrays.
+    const uint64_t partial_bytes =
+        (static_cast<uint64_t>(c.slabs * c.slices * c.slab_channels()) * kSum2Bytes + 255) / 256 * 256;
+    plan.workspace_bytes = partial_bytes + static_cast<uint64_t>(kChannelCoefficients * p.channels) * sizeof(float);
     const TensorRoles roles(p.signature());
-    for (const KernelEntry& k : c.kernels) {
-      StepBuilder<BatchNormParams> step(k.name, Dim3{static_cast<uint32_t>(c.slabs), static_cast<uint32_t>(c.slices), 1},
-                                        {static_cast<uint32_t>(k.threads), 1, 1});
+    const Dim3 slab_grid{static_cast<uint32_t>(c.slabs), static_cast<uint32_t>(c.slices), 1};
+    const Dim3 channel_grid{
+        static_cast<uint32_t>((p.channels + kSlabCoefficientChannels - 1) / kSlabCoefficientChannels), 1, 1};
+    for (const auto& [k, grid] : {std::pair{&c.sums, slab_grid}, std::pair{&c.coefficients, channel_grid},
+                                  std::pair{&c.apply, slab_grid}}) {
+      StepBuilder<BatchNormParams> step(k->name, grid, {static_cast<uint32_t>(k->threads), 1, 1});
       bind_slab_step(step, roles, p, c.rows_per_slice, 0);
+      step.bind(step.params.coefficients, TensorBinding::workspace(partial_bytes));
       plan.steps.push_back(std::move(step).finish());
     }
     return plan;
@@ -387,6 +398,9 @@ constexpr int kResidentThreads = 512;
 constexpr int kResidentUnrollForward = 8;
 constexpr int kResidentUnrollBackward = 4;
 constexpr uint64_t kResidentPartialsOffset = 256;
+// The most partial bytes one resident block adds after the grid barrier (its
+// latency before the first store: 24 KB is 12 loads of 8 bytes per thread).
+constexpr int64_t kResidentPartialBytes = 24 * 1024;
 constexpr uint32_t kBarrierBytes = 4;
 
 // How gpu:batchnorm:resident covers channels-last x: slabs and slices as
@@ -477,8 +491,8 @@ class BatchNormResident final : public Tier<NormProblem, BatchNormResidentConfig
     c.vec = vector_width(p);
     c.unroll = unroll;
     const int64_t vectors = p.channels / c.vec;
-    // The widest slab whose blocks each add at most kSlabPartialBytes of
-    // partials (as gpu:batchnorm:slabs), on at most one block per SM.
+    // The widest slab whose blocks each add at most kResidentPartialBytes of
+    // partials, on at most one block per SM.
     for (int tx = static_cast<int>(std::min<uint64_t>(widest_threads_x, std::bit_ceil(static_cast<uint64_t>(vectors))));
          tx >= 1; tx /= 2) {
       c.threads_x = tx;
@@ -486,7 +500,7 @@ class BatchNormResident final : public Tier<NormProblem, BatchNormResidentConfig
       c.slabs = (vectors + tx - 1) / tx;
       const int64_t most = std::max<int64_t>(1, (p.outer + c.threads_y - 1) / c.threads_y);
       c.slices = std::clamp<int64_t>(arch.sm_count / c.slabs, 1, most);
-      if (c.slices * c.slab_channels() * kSum2Bytes <= kSlabPartialBytes) break;
+      if (c.slices * c.slab_channels() * kSum2Bytes <= kResidentPartialBytes) break;
     }
     if (c.slabs > arch.sm_count)
       return unimplemented(std::to_string(p.channels) + " channels make " + std::to_string(c.slabs) +

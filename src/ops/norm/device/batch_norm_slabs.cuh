@@ -1,21 +1,21 @@
-// boo device code: batch norm of channels-last x (gpu:batchnorm:slabs) in two
-// launches instead of gpu:batchnorm:columns' three or four. x (y, dy, dx) is
-// [rows][channels] in memory (NormProblem's inner 1: NHWC/NDHWC spatial, or
-// per activation).
+// boo device code: batch norm of channels-last x (gpu:batchnorm:slabs) in
+// three launches. x (y, dy, dx) is [rows][channels] in memory (NormProblem's
+// inner 1: NHWC/NDHWC spatial, or per activation).
 //
-// The grid of both kernels is (channel slabs, slices of the rows), about two
-// blocks per SM. batch_norm_slab_sums adds its slab's terms over its slice
-// (fp32, each thread its rows in order, then a fixed tree over the row lanes)
-// into partials[slab][slice][channel of the slab]. batch_norm_slab_apply: each
-// block adds its slab's partials over every slice in float64 in a fixed order
-// (the same in every block of the slab: redundant, but no launch and no
-// counters; the plan keeps a slab's partials small), derives the channels'
-// coefficients, and writes y or dx over its slice, walking its rows in reverse
-// so that it starts on those the sums read last, still in L2. Slice 0's
-// blocks write the saved and running statistics or dscale and dbias.
-// Training sums shifted moments (x - K, K the channel's row-0 element, as
-// gpu:batchnorm:columns); the backward reads the saved mean and inverse
-// variance. Results are the same run to run.
+// The grid of the sums and apply kernels is (channel slabs, slices of the
+// rows), about two blocks per SM, a slab as wide as a row allows (up to 32
+// vectors: whole 128-byte lines per warp and row). batch_norm_slab_sums adds
+// its slab's terms over its slice (fp32, each thread its rows in order, then a
+// fixed tree over the row lanes) into partials[slab][slice][channel of the
+// slab]. batch_norm_slab_coefficients adds each channel's partials over the
+// slices in float64 in a fixed order (slice groups, then the groups in order),
+// spread over the GPU 32 channels a block, and writes the channels'
+// coefficients to the workspace and the saved and running statistics, or
+// dscale and dbias. batch_norm_slab_apply writes y or dx over its slice,
+// walking its rows in reverse so that it starts on those the sums read last,
+// still in L2. Training sums shifted moments (x - K, K the channel's row-0
+// element, as gpu:batchnorm:columns); the backward reads the saved mean and
+// inverse variance. Results are the same run to run.
 #pragma once
 
 #include "boo/norm/batch_norm.cuh"
@@ -57,13 +57,46 @@ __device__ __forceinline__ void store_slab_partials(const BatchNormParams& p, Su
   }
 }
 
+/// Channel c's coefficients of y = ((x - high) - low) * a + b, or with
+/// kBackward of dx = a * dy + b * ((x - high) - low) + cc, from its sums over
+/// every row (float64: (x - K, (x - K)^2), or with kBackward (dy, dy * (x -
+/// saved mean))). A `writer` also writes the saved or running statistics
+/// (kSave, kRunning) or dscale and dbias (kBackward).
+struct SlabCoefficients {
+  float high, low, a, b, cc;
+};
+template <typename T, typename P, bool kBackward, bool kSave, bool kRunning>
+__device__ __forceinline__ SlabCoefficients channel_coefficients(const BatchNormParams& p, long long c, double s1,
+                                                                 double s2, bool writer) {
+  const double count = static_cast<double>(p.outer);
+  if (kBackward) {
+    const GradientCoefficients g = gradient_coefficients(
+        s1, s2, reinterpret_cast<const float*>(p.saved_inv_variance)[c], load_as_float<P>(p.scale, c), count);
+    if (writer) {
+      reinterpret_cast<float*>(p.dscale)[c] = g.dscale;
+      reinterpret_cast<float*>(p.dbias)[c] = g.dbias;
+    }
+    return SlabCoefficients{reinterpret_cast<const float*>(p.saved_mean)[c], 0.f, g.a, g.b, g.c};
+  }
+  const ChannelStatistics st = batch_statistics(s1, s2, count, load_as_float<T>(p.x, c), p.eps);
+  const SplitMean m = split_mean(st.mean);
+  if (kSave && writer) {
+    reinterpret_cast<float*>(p.saved_mean)[c] = m.high;
+    reinterpret_cast<float*>(p.saved_inv_variance)[c] = static_cast<float>(st.invstd);
+  }
+  if (kRunning && writer) update_running(p, c, st.mean, st.var, count);
+  return SlabCoefficients{m.high, m.low, static_cast<float>(st.invstd * static_cast<double>(load_as_float<P>(p.scale, c))),
+                          load_as_float<P>(p.bias, c), 0.f};
+}
+
 /// Block (slab blockIdx.x, slice blockIdx.y)'s channel coefficients
 /// ([high, low, a, b, c][channel of the slab]) from its slab's partials of
 /// every slice, added in float64 in a fixed order (slice group g adds slices
 /// g, g + kGroups, ... in order; then the groups in order: the same in every
 /// block of the slab). Slice 0 writes the saved or running statistics
 /// (kSave, kRunning) or dscale and dbias (kBackward). group_sums is
-/// [sum][slice group][channel of the slab].
+/// [sum][slice group][channel of the slab]. gpu:batchnorm:resident's, after
+/// its grid barrier.
 template <typename T, typename P, int kSlab, int kThreads, bool kBackward, bool kSave, bool kRunning>
 __device__ __forceinline__ void slab_coefficients(const BatchNormParams& p,
                                                   double (&group_sums)[2][kThreads / kSlab][kSlab],
@@ -71,7 +104,6 @@ __device__ __forceinline__ void slab_coefficients(const BatchNormParams& p,
   static_assert(kThreads % kSlab == 0, "every channel of the slab has the same number of slice groups");
   constexpr int kGroups = kThreads / kSlab;  // slice groups adding one channel's partials
   const long long slices = gridDim.y;
-  const double count = static_cast<double>(p.outer);
   {
     const int lane = threadIdx.x % kSlab, group = threadIdx.x / kSlab;
     const Sum2* partials = reinterpret_cast<const Sum2*>(p.partials);
@@ -93,38 +125,14 @@ __device__ __forceinline__ void slab_coefficients(const BatchNormParams& p,
       s2 += group_sums[1][g][t];
     }
     const long long c = static_cast<long long>(blockIdx.x) * kSlab + t;
-    float high = 0, low = 0, a = 0, b = 0, cc = 0;
-    if (c < p.channels) {
-      if (kBackward) {
-        high = reinterpret_cast<const float*>(p.saved_mean)[c];
-        const GradientCoefficients g = gradient_coefficients(
-            s1, s2, reinterpret_cast<const float*>(p.saved_inv_variance)[c], load_as_float<P>(p.scale, c), count);
-        a = g.a;
-        b = g.b;
-        cc = g.c;
-        if (blockIdx.y == 0) {
-          reinterpret_cast<float*>(p.dscale)[c] = g.dscale;
-          reinterpret_cast<float*>(p.dbias)[c] = g.dbias;
-        }
-      } else {
-        const ChannelStatistics st = batch_statistics(s1, s2, count, load_as_float<T>(p.x, c), p.eps);
-        const SplitMean m = split_mean(st.mean);
-        high = m.high;
-        low = m.low;
-        a = static_cast<float>(st.invstd * static_cast<double>(load_as_float<P>(p.scale, c)));
-        b = load_as_float<P>(p.bias, c);
-        if (kSave && blockIdx.y == 0) {
-          reinterpret_cast<float*>(p.saved_mean)[c] = m.high;
-          reinterpret_cast<float*>(p.saved_inv_variance)[c] = static_cast<float>(st.invstd);
-        }
-        if (kRunning && blockIdx.y == 0) update_running(p, c, st.mean, st.var, count);
-      }
-    }
-    coefficient[0][t] = high;
-    coefficient[1][t] = low;
-    coefficient[2][t] = a;
-    coefficient[3][t] = b;
-    coefficient[4][t] = cc;
+    SlabCoefficients k{0.f, 0.f, 0.f, 0.f, 0.f};
+    if (c < p.channels)
+      k = channel_coefficients<T, P, kBackward, kSave, kRunning>(p, c, s1, s2, blockIdx.y == 0);
+    coefficient[0][t] = k.high;
+    coefficient[1][t] = k.low;
+    coefficient[2][t] = k.a;
+    coefficient[3][t] = k.b;
+    coefficient[4][t] = k.cc;
   }
   __syncthreads();
 }
@@ -149,25 +157,29 @@ __device__ __forceinline__ void apply_vector(const BatchNormParams& p, long long
 /// apply_vector over `rows` for channel vector `vec` of row lane ty (of
 /// kThreadsY), walking the lane's rows from the last down (the reverse of the
 /// sums' order: the rows they read last are still in L2), kUnroll rows' loads
-/// in flight.
+/// in flight, packed until used.
 template <typename T, typename G, int kVec, int kThreadsY, int kUnroll, bool kBackward>
 __device__ __forceinline__ void apply_rows_reversed(const BatchNormParams& p, SliceRows rows, int ty, long long vec,
                                                     long long vectors, const float (&high)[kVec],
                                                     const float (&low)[kVec], const float (&a)[kVec],
                                                     const float (&b)[kVec], const float (&c)[kVec]) {
   for (long long row = last_row_of_lane(rows, ty, kThreadsY); row >= rows.first; row -= kThreadsY * kUnroll) {
-    float x[kUnroll][kVec], dy[kUnroll][kVec];  // [row of the step][channel of the vector]
+    Vec<T, kVec> xv[kUnroll];  // [row of the step]
+    Vec<G, kVec> dyv[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const long long r = row - u * kThreadsY;
-      load_vector<T, kVec>(p.x, r * vectors + vec, r >= rows.first, x[u]);
-      if (kBackward) load_vector<G, kVec>(p.dy, r * vectors + vec, r >= rows.first, dy[u]);
+      xv[u] = load_packed<T, kVec>(p.x, r * vectors + vec, r >= rows.first);
+      if (kBackward) dyv[u] = load_packed<G, kVec>(p.dy, r * vectors + vec, r >= rows.first);
     }
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const long long r = row - u * kThreadsY;
       if (r < rows.first) break;
-      apply_vector<T, G, kVec, kBackward>(p, r * vectors + vec, x[u], dy[u], high, low, a, b, c);
+      float x[kVec], dy[kVec];  // [channel of the vector]
+      to_floats(xv[u], x);
+      if (kBackward) to_floats(dyv[u], dy);
+      apply_vector<T, G, kVec, kBackward>(p, r * vectors + vec, x, dy, high, low, a, b, c);
     }
   }
 }
@@ -176,7 +188,8 @@ __device__ __forceinline__ void apply_rows_reversed(const BatchNormParams& p, Sl
 /// (x - K)^2) (kGradients false) or (dy, dy * (x - saved mean)) (kGradients).
 /// Thread (tx, ty) owns channel vector blockIdx.x * kThreadsX + tx (kVec
 /// channels) and adds rows first + ty, + kThreadsY, ... of its slice,
-/// kUnroll rows' loads in flight. T: x's element type, G: dy's.
+/// kUnroll rows' loads in flight, packed until used. T: x's element type,
+/// G: dy's.
 template <typename T, typename G, int kVec, int kThreadsX, int kThreadsY, int kUnroll, bool kGradients>
 __device__ void batch_norm_slab_sums(const BatchNormParams& p) {
   static_assert(kThreadsX * kThreadsY % 32 == 0 && kThreadsX <= 32, "row lanes fill whole warps");
@@ -201,50 +214,87 @@ __device__ void batch_norm_slab_sums(const BatchNormParams& p) {
   const SliceRows rows = slice_rows(blockIdx.y, p.rows_per_slice, p.outer);
   if (owner) {
     for (long long row = rows.first + ty; row < rows.last; row += kThreadsY * kUnroll) {
-      float x[kUnroll][kVec], dy[kUnroll][kVec];  // [row of the step][channel of the vector]
+      Vec<T, kVec> xv[kUnroll];  // [row of the step]
+      Vec<G, kVec> dyv[kUnroll];
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
         const long long r = row + u * kThreadsY;
-        load_vector<T, kVec>(p.x, r * vectors + vec, r < rows.last, x[u]);
-        if (kGradients) load_vector<G, kVec>(p.dy, r * vectors + vec, r < rows.last, dy[u]);
+        xv[u] = load_packed<T, kVec>(p.x, r * vectors + vec, r < rows.last);
+        if (kGradients) dyv[u] = load_packed<G, kVec>(p.dy, r * vectors + vec, r < rows.last);
       }
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
         if (row + u * kThreadsY >= rows.last) break;
+        float x[kVec], dy[kVec];  // [channel of the vector]
+        to_floats(xv[u], x);
+        if (kGradients) to_floats(dyv[u], dy);
 #pragma unroll
-        for (int k = 0; k < kVec; ++k) add_shifted_terms<kGradients>(x[u][k], dy[u][k], centre[k], low[k], acc[k]);
+        for (int k = 0; k < kVec; ++k) add_shifted_terms<kGradients>(x[k], dy[k], centre[k], low[k], acc[k]);
       }
     }
   }
   store_slab_partials<kVec, kThreadsX, kThreadsY>(p, acc, scratch);
 }
 
-/// Block (slab blockIdx.x, slice blockIdx.y) after batch_norm_slab_sums: its
-/// slab's channel coefficients from the partials of every slice (float64),
-/// then y = (x - mean) * a + b (T), or with kBackward dx = a * dy + b * (x -
-/// mean) + c (G), over its slice. kSave / kRunning: slice 0 writes the saved
-/// or running statistics. P: scale's and bias' element type.
-template <typename T, typename G, typename P, int kVec, int kThreadsX, int kThreadsY, int kUnroll, bool kBackward,
-          bool kSave, bool kRunning>
+/// After batch_norm_slab_sums (slabs of kSlab channels, ceil(outer /
+/// rows_per_slice) slices): channel blockIdx.x * 32 + lane's sums over every
+/// slice, in float64 in a fixed order (slice group g, the thread's warp, adds
+/// slices g, g + kGroups, ... in order; then the groups in order), into its
+/// coefficients in the workspace (high, low, a, b, c as gpu:batchnorm:columns'
+/// arrays) and the saved or running statistics (kSave, kRunning) or dscale and
+/// dbias (kBackward). Spread over ceil(channels / 32) blocks, so the partials
+/// of one slab are not added by every apply block of it; kThreads / 32 slice
+/// groups keep few loads in each thread's chain.
+template <typename T, typename P, int kSlab, int kThreads, bool kBackward, bool kSave, bool kRunning>
+__device__ void batch_norm_slab_coefficients(const BatchNormParams& p) {
+  static_assert(kThreads % 32 == 0, "slice groups are whole warps");
+  constexpr int kGroups = kThreads / 32;
+  __shared__ double group_sums[2][kGroups][32];  // [sum][slice group][channel of the block]
+  const int lane = threadIdx.x % 32, group = threadIdx.x / 32;
+  const long long c = static_cast<long long>(blockIdx.x) * 32 + lane;
+  const long long slices = (p.outer + p.rows_per_slice - 1) / p.rows_per_slice;
+  double s1 = 0, s2 = 0;
+  if (c < p.channels) {
+    const Sum2* partials = reinterpret_cast<const Sum2*>(p.partials);
+#pragma unroll 8
+    for (long long s = group; s < slices; s += kGroups) {
+      const Sum2 v = partials[slab_partial_index(c / kSlab, s, c % kSlab, slices, kSlab)];
+      s1 += v.a;
+      s2 += v.b;
+    }
+  }
+  group_sums[0][group][lane] = s1;
+  group_sums[1][group][lane] = s2;
+  __syncthreads();
+  if (group != 0 || c >= p.channels) return;
+  for (int g = 1; g < kGroups; ++g) {
+    s1 += group_sums[0][g][lane];
+    s2 += group_sums[1][g][lane];
+  }
+  const SlabCoefficients k = channel_coefficients<T, P, kBackward, kSave, kRunning>(p, c, s1, s2, true);
+  coefficients(p, kCoefMeanHigh)[c] = k.high;
+  coefficients(p, kCoefMeanLow)[c] = k.low;
+  coefficients(p, kCoefA)[c] = k.a;
+  coefficients(p, kCoefB)[c] = k.b;
+  coefficients(p, kCoefC)[c] = k.cc;
+}
+
+/// Block (slab blockIdx.x, slice blockIdx.y) after
+/// batch_norm_slab_coefficients: y = (x - mean) * a + b (T), or with kBackward
+/// dx = a * dy + b * (x - mean) + c (G), over its slice, each thread's
+/// channels' coefficients in registers.
+template <typename T, typename G, int kVec, int kThreadsX, int kThreadsY, int kUnroll, bool kBackward>
 __device__ void batch_norm_slab_apply(const BatchNormParams& p) {
-  constexpr int kThreads = kThreadsX * kThreadsY;
-  constexpr int kSlab = kThreadsX * kVec;                     // channels of a slab
-  __shared__ double group_sums[2][kThreads / kSlab][kSlab];  // [sum][slice group][channel of the slab]
-  __shared__ float coefficient[5][kSlab];                     // [high, low, a, b, c][channel of the slab]
-  slab_coefficients<T, P, kSlab, kThreads, kBackward, kSave, kRunning>(p, group_sums, coefficient);
   const int tx = threadIdx.x % kThreadsX, ty = threadIdx.x / kThreadsX;
   const long long vectors = p.channels / kVec;
   const long long vec = static_cast<long long>(blockIdx.x) * kThreadsX + tx;
   if (vec >= vectors) return;
   float high[kVec], low[kVec], a[kVec], b[kVec], c[kVec];  // [channel of the vector]
-#pragma unroll
-  for (int k = 0; k < kVec; ++k) {
-    high[k] = coefficient[0][tx * kVec + k];
-    low[k] = coefficient[1][tx * kVec + k];
-    a[k] = coefficient[2][tx * kVec + k];
-    b[k] = coefficient[3][tx * kVec + k];
-    c[k] = coefficient[4][tx * kVec + k];
-  }
+  load_coefficients<kVec>(p, kCoefMeanHigh, vec * kVec, high);
+  load_coefficients<kVec>(p, kCoefMeanLow, vec * kVec, low);
+  load_coefficients<kVec>(p, kCoefA, vec * kVec, a);
+  load_coefficients<kVec>(p, kCoefB, vec * kVec, b);
+  load_coefficients<kVec>(p, kCoefC, vec * kVec, c);
   apply_rows_reversed<T, G, kVec, kThreadsY, kUnroll, kBackward>(
       p, slice_rows(blockIdx.y, p.rows_per_slice, p.outer), ty, vec, vectors, high, low, a, b, c);
 }
