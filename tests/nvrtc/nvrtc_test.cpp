@@ -486,7 +486,7 @@ TEST(NvrtcTest, BatchNormResidentModulesCompile) {
   }
   EXPECT_GE(alternatives, 12u);
   for (const char* kernel : {"batch_norm_resident<boo::bf16, boo::bf16, float, 8, 4, 128, 8, false, true, true, false>",
-                             "batch_norm_resident<boo::bf16, boo::bf16, float, 8, 4, 128, 8, false, true, true, true>",
+                             "batch_norm_resident<boo::bf16, boo::bf16, float, 8, 8, 64, 8, false, true, true, true>",
                              "batch_norm_resident<boo::bf16, boo::bf16, float, 8, 16, 32, 4, true, false, false, false>",
                              "batch_norm_resident<boo::bf16, boo::bf16, float, 8, 16, 32, 4, true, false, false, true>",
                              "batch_norm_resident<boo::f16, float, boo::f16, 4, 8, 64, 4, true, false, false, false>",

@@ -399,8 +399,14 @@ constexpr int kResidentUnrollForward = 8;
 constexpr int kResidentUnrollBackward = 4;
 constexpr uint64_t kResidentPartialsOffset = 256;
 // The most partial bytes one resident block adds after the grid barrier (its
-// latency before the first store: 24 KB is 12 loads of 8 bytes per thread).
+// latency before the first store: 24 KB is 12 loads of 8 bytes per thread),
+// and up to four times that to keep a slab as wide as a 128-byte line of x's
+// row: on an H200, slabs of 64 bytes took 1.15-1.32x the time of 128-byte ones
+// with 34-68 KB of partials (ResNet-50's 64- and 128-channel lines), and
+// 256-byte slabs with 135 KB 1.02-1.06x.
 constexpr int64_t kResidentPartialBytes = 24 * 1024;
+constexpr int64_t kResidentLineBytes = 128;
+constexpr int64_t kResidentLinePartialBytes = 4 * kResidentPartialBytes;
 constexpr uint32_t kBarrierBytes = 4;
 
 // How gpu:batchnorm:resident covers channels-last x: slabs and slices as
@@ -456,7 +462,7 @@ class BatchNormResident final : public Tier<NormProblem, BatchNormResidentConfig
 
   Result<BatchNormResidentConfig> configure_problem(const NormProblem& p, const ArchSpec& arch) const override {
     return resident(p, arch, 32, p.pass == BatchNormPass::kBackward ? kResidentUnrollBackward : kResidentUnrollForward,
-                    false);
+                    false, kResidentPartialBytes);
   }
 
   // boo tune's alternatives: half the rows in flight, slabs half as wide, and both (twice the rows spill:
@@ -467,6 +473,7 @@ class BatchNormResident final : public Tier<NormProblem, BatchNormResidentConfig
     struct Variant {
       int widest, unroll;
       bool async_kept;
+      int64_t partial_bytes = kResidentPartialBytes;
     };
     // cp.async moves 4, 8 or 16 bytes: vectors of x (and dy) of at least 4.
     const bool backward = p.pass == BatchNormPass::kBackward;
@@ -475,9 +482,11 @@ class BatchNormResident final : public Tier<NormProblem, BatchNormResidentConfig
     std::vector<BatchNormResidentConfig> out;
     for (const Variant& v : {Variant{32, chosen.unroll / 2, false}, Variant{chosen.threads_x / 2, chosen.unroll, false},
                              Variant{chosen.threads_x / 2, chosen.unroll / 2, false},
-                             Variant{32, chosen.unroll, true}})
+                             Variant{32, chosen.unroll, true}, Variant{32, chosen.unroll, false, kResidentPartialBytes * 4},
+                             Variant{32, chosen.unroll, false, kResidentPartialBytes * 16}})
       if (v.widest >= 1 && v.unroll >= 1 && (!v.async_kept || async_fits))
-        if (Result<BatchNormResidentConfig> c = resident(p, arch, v.widest, v.unroll, v.async_kept); c.ok())
+        if (Result<BatchNormResidentConfig> c = resident(p, arch, v.widest, v.unroll, v.async_kept, v.partial_bytes);
+            c.ok() && c->text() != chosen.text())
           out.push_back(std::move(*c));
     return out;
   }
@@ -486,13 +495,14 @@ class BatchNormResident final : public Tier<NormProblem, BatchNormResidentConfig
   // flight per thread, the kept rows by cp.async or not (32, the pass's
   // default and false but for boo tune's alternatives).
   Result<BatchNormResidentConfig> resident(const NormProblem& p, const ArchSpec& arch, int widest_threads_x,
-                                           int unroll, bool async_kept) const {
+                                           int unroll, bool async_kept, int64_t partial_bytes) const {
     BatchNormResidentConfig c;
     c.vec = vector_width(p);
     c.unroll = unroll;
     const int64_t vectors = p.channels / c.vec;
-    // The widest slab whose blocks each add at most kResidentPartialBytes of
-    // partials, on at most one block per SM.
+    // The widest slab whose blocks each add at most `partial_bytes` of
+    // partials (or four times that for a slab of one 128-byte line of x's
+    // row), on at most one block per SM.
     for (int tx = static_cast<int>(std::min<uint64_t>(widest_threads_x, std::bit_ceil(static_cast<uint64_t>(vectors))));
          tx >= 1; tx /= 2) {
       c.threads_x = tx;
@@ -500,7 +510,11 @@ class BatchNormResident final : public Tier<NormProblem, BatchNormResidentConfig
       c.slabs = (vectors + tx - 1) / tx;
       const int64_t most = std::max<int64_t>(1, (p.outer + c.threads_y - 1) / c.threads_y);
       c.slices = std::clamp<int64_t>(arch.sm_count / c.slabs, 1, most);
-      if (c.slices * c.slab_channels() * kSum2Bytes <= kResidentPartialBytes) break;
+      const int64_t partials = c.slices * c.slab_channels() * kSum2Bytes;
+      if (partials <= partial_bytes) break;
+      const int64_t slab_bytes = c.slab_channels() * static_cast<int64_t>(dtype_size_bytes(p.dtype));
+      if (slab_bytes <= kResidentLineBytes && partials <= partial_bytes * (kResidentLinePartialBytes / kResidentPartialBytes))
+        break;
     }
     if (c.slabs > arch.sm_count)
       return unimplemented(std::to_string(p.channels) + " channels make " + std::to_string(c.slabs) +
