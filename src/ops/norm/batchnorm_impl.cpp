@@ -252,7 +252,7 @@ constexpr int kSlabBlocksPerSm = 2;
 constexpr int kSlabUnroll = 4;
 constexpr int64_t kSlabMaxSlices = 4096;
 constexpr int kSlabCoefficientThreads = 1024;
-constexpr int kSlabCoefficientChannels = 32;
+constexpr int kSlabCoefficientChannels = 32;  // a warp's lanes (batch_norm_slab_coefficients)
 
 // How gpu:batchnorm:slabs covers channels-last x: blocks of threads_x channel
 // vectors (a slab of threads_x * vec channels) x threads_y row lanes, on a
@@ -329,9 +329,8 @@ class BatchNormSlabs final : public Tier<NormProblem, BatchNormSlabsConfig> {
     const int64_t vectors = p.channels / c.vec;
     const int64_t target = static_cast<int64_t>(arch.sm_count) * blocks_per_sm;
     // The widest slab: a warp reads whole 128-byte lines of a row where the
-    // channels allow. (When each apply block added its slab's partials, slabs
-    // were kept narrow, 32-64 bytes of a row, and ResNet-50's lines took
-    // 1.13-1.25x this tier's time on an H200.)
+    // channels allow (slabs of 32-64 bytes of a row took 1.13-1.25x the time
+    // on an H200's ResNet-50 lines, docs/perf/2026-11-28-session23.md).
     c.threads_x = static_cast<int>(std::min<uint64_t>(widest_threads_x, std::bit_ceil(static_cast<uint64_t>(vectors))));
     c.threads_y = kBlock / c.threads_x;
     c.slabs = (vectors + c.threads_x - 1) / c.threads_x;
