@@ -102,6 +102,36 @@ TEST(BatchNormReferenceTest, SavedStatisticsBackwardMatchesRecomputed) {
   }
 }
 
+// A backward's saved statistics (make_arguments, from batch_statistics_of) are,
+// value for value, the ones the training reference saves for the same x.
+TEST(BatchNormReferenceTest, BackwardInputsSaveWhatTrainingSaves) {
+  for (const char* line : {"bnormbfp16 -n 3 -c 4 -H 2 -W 3 -m 1", "bnormbfp16 -n 3 -c 4 -H 2 -W 3 -m 1 --layout NHWC",
+                           "bnorm -n 3 -c 4 -H 2 -W 3 -m 0", "bnorm -n 2 -c 3 -D 2 -H 2 -W 3 -m 1 --layout NDHWC"}) {
+    SCOPED_TRACE(line);
+    testing::ReferenceRun backward = run_reference(std::string(line) + " -F 0 -b 1 -s 1");
+    ASSERT_EQ(backward.args.size(), 5u);  // x, dy, scale, saved_mean, saved_inv_variance
+    BatchNormSignature training = signature_of(std::string(line) + " -F 1 -s 1");
+    std::vector<base::HostTensor> args;
+    for (const TensorSpec& spec : training.arguments()) {
+      base::HostTensor t(spec);
+      for (int64_t j = 0; j < spec.numel(); ++j)
+        t.store(base::offset_of_linear(spec, j), spec.name == "scale" ? 1 : 0);
+      args.push_back(spec.name == "x" ? backward.args[0] : std::move(t));
+    }
+    Result<std::vector<base::HostTensor>> saved = batch_norm_reference(training, args);
+    ASSERT_TRUE(saved.ok()) << saved.status().to_string();
+    const std::vector<TensorSpec> results = training.results();  // y, saved_mean, saved_inv_variance
+    ASSERT_EQ(results[1].name, "saved_mean");
+    for (size_t k = 0; k < 2; ++k) {
+      const std::vector<double> made = logical_values(backward.args[3 + k]);
+      const std::vector<double> want = logical_values((*saved)[1 + k]);
+      ASSERT_EQ(made.size(), want.size());
+      for (size_t i = 0; i < made.size(); ++i)
+        EXPECT_EQ(made[i], static_cast<double>(static_cast<float>(want[i]))) << k << " " << i;
+    }
+  }
+}
+
 TEST(BatchNormReferenceTest, LayoutsChangeOnlyStrides) {
   for (const char* mode : {"-m 0", "-m 1"}) {
     for (const char* pass : {"-F 1 -s 1 -r 1", "-F 2 -r 1", "-F 0 -b 1"}) {

@@ -356,8 +356,8 @@ class BatchNormSlabs final : public Tier<NormProblem, BatchNormSlabsConfig> {
             flag(training && p.running) + ">(p)",
         kSlabCoefficientThreads};
     c.apply = KernelEntry{backward ? "boo_batch_norm_slab_dx" : "boo_batch_norm_slab_y",
-                          "boo::batch_norm_slab_apply<" + t + ", " + g + ", " + tiling + flag(backward) + ">(p)", kBlock,
-                          blocks_per_sm};
+                          "boo::batch_norm_slab_apply<" + t + ", " + g + ", " + tiling + flag(backward) + ">(p)",
+                          kBlock, blocks_per_sm};
     return c;
   }
 
@@ -465,8 +465,9 @@ class BatchNormResident final : public Tier<NormProblem, BatchNormResidentConfig
   }
 
   // boo tune's alternatives: half the rows in flight, slabs half as wide, and both (twice the rows spill:
-  // the apply pass holds kUnroll x kVec floats of x and dy); and the kept rows by cp.async, all in flight
-  // at once (device/batch_norm_resident.cuh: kAsyncKept), not yet timed against the heuristic's.
+  // the apply pass holds kUnroll x kVec floats of x and dy); the kept rows by cp.async, all in flight at
+  // once (device/batch_norm_resident.cuh: kAsyncKept); and wider slabs, a block adding 4 or 16 times the
+  // partials (where they differ from the heuristic's config).
   std::vector<BatchNormResidentConfig> alternatives(const NormProblem& p, const ArchSpec& arch,
                                                     const BatchNormResidentConfig& chosen) const override {
     struct Variant {
@@ -481,7 +482,8 @@ class BatchNormResident final : public Tier<NormProblem, BatchNormResidentConfig
     std::vector<BatchNormResidentConfig> out;
     for (const Variant& v : {Variant{32, chosen.unroll / 2, false}, Variant{chosen.threads_x / 2, chosen.unroll, false},
                              Variant{chosen.threads_x / 2, chosen.unroll / 2, false},
-                             Variant{32, chosen.unroll, true}, Variant{32, chosen.unroll, false, kResidentPartialBytes * 4},
+                             Variant{32, chosen.unroll, true},
+                             Variant{32, chosen.unroll, false, kResidentPartialBytes * 4},
                              Variant{32, chosen.unroll, false, kResidentPartialBytes * 16}})
       if (v.widest >= 1 && v.unroll >= 1 && (!v.async_kept || async_fits))
         if (Result<BatchNormResidentConfig> c = resident(p, arch, v.widest, v.unroll, v.async_kept, v.partial_bytes);
@@ -512,8 +514,8 @@ class BatchNormResident final : public Tier<NormProblem, BatchNormResidentConfig
       const int64_t partials = c.slices * c.slab_channels() * kSum2Bytes;
       if (partials <= partial_bytes) break;
       const int64_t slab_bytes = c.slab_channels() * static_cast<int64_t>(dtype_size_bytes(p.dtype));
-      if (slab_bytes <= kResidentLineBytes && partials <= partial_bytes * (kResidentLinePartialBytes / kResidentPartialBytes))
-        break;
+      const int64_t line_partial_bytes = partial_bytes * (kResidentLinePartialBytes / kResidentPartialBytes);
+      if (slab_bytes <= kResidentLineBytes && partials <= line_partial_bytes) break;
     }
     if (c.slabs > arch.sm_count)
       return unimplemented(std::to_string(p.channels) + " channels make " + std::to_string(c.slabs) +

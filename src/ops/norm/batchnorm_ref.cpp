@@ -43,6 +43,31 @@ void put(base::HostTensor& t, int64_t linear, double v) { t.store(base::offset_o
 
 }  // namespace
 
+BatchStatistics batch_statistics_of(const BatchNormSignature& sig, const base::HostTensor& x) {
+  const Geometry g = geometry_of(sig);
+  const int64_t total = g.n * g.c * g.s, stats = g.stats();
+  const double m = static_cast<double>(total / stats);
+  BatchStatistics out;
+  out.mean.assign(static_cast<size_t>(stats), 0.0);
+  out.var.assign(static_cast<size_t>(stats), 0.0);
+  out.invstd.assign(static_cast<size_t>(stats), 0.0);
+  // Logical order, as batch_norm_reference's other passes, with the offsets stepped rather than divided out.
+  base::for_each_offset_in(x.spec(), 0, total, [&](int64_t i, int64_t offset) {
+    out.mean[static_cast<size_t>(g.stat_of(i))] += x.load(offset);
+  });
+  for (double& v : out.mean) v /= m;
+  base::for_each_offset_in(x.spec(), 0, total, [&](int64_t i, int64_t offset) {
+    const size_t p = static_cast<size_t>(g.stat_of(i));
+    const double d = x.load(offset) - out.mean[p];
+    out.var[p] += d * d;
+  });
+  for (size_t p = 0; p < out.var.size(); ++p) {
+    out.var[p] /= m;
+    out.invstd[p] = 1 / std::sqrt(out.var[p] + sig.eps);
+  }
+  return out;
+}
+
 Result<std::vector<base::HostTensor>> batch_norm_reference(const BatchNormSignature& sig,
                                                            const std::vector<base::HostTensor>& args) {
   BOO_RETURN_IF_ERROR(sig.validate());
@@ -74,16 +99,10 @@ Result<std::vector<base::HostTensor>> batch_norm_reference(const BatchNormSignat
       invstd[static_cast<size_t>(p)] = at(*saved_inv, p);
     }
   } else {
-    for (int64_t i = 0; i < total; ++i) mean[static_cast<size_t>(g.stat_of(i))] += at(x, i);
-    for (double& v : mean) v /= m;
-    for (int64_t i = 0; i < total; ++i) {
-      const double d = at(x, i) - mean[static_cast<size_t>(g.stat_of(i))];
-      var[static_cast<size_t>(g.stat_of(i))] += d * d;
-    }
-    for (int64_t p = 0; p < stats; ++p) {
-      var[static_cast<size_t>(p)] /= m;
-      invstd[static_cast<size_t>(p)] = 1 / std::sqrt(var[static_cast<size_t>(p)] + sig.eps);
-    }
+    BatchStatistics batch = batch_statistics_of(sig, x);
+    mean = std::move(batch.mean);
+    var = std::move(batch.var);
+    invstd = std::move(batch.invstd);
   }
   const base::HostTensor& scale = *find(arg_specs, args, "scale");
 

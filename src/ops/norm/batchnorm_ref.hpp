@@ -8,6 +8,15 @@
 
 namespace boo::ops::norm {
 
+/// The batch's statistics of x per statistic (a channel, or an activation
+/// with -m 0), in double precision: mean = sum(x)/M, var = sum((x - mean)^2)/M
+/// (two passes), invstd = 1/sqrt(var + eps). batch_norm_reference's, and a
+/// backward's saved statistics as the driver's inputs.
+struct BatchStatistics {
+  std::vector<double> mean, var, invstd;
+};
+BatchStatistics batch_statistics_of(const BatchNormSignature& sig, const base::HostTensor& x);
+
 /// Every result of `sig` from `args` (as sig.arguments()), in double
 /// precision; float64 tensors shaped and laid out as sig.results(). Per
 /// statistic (a channel, or an activation with -m 0) over its M elements:

@@ -85,8 +85,8 @@ __device__ __forceinline__ SlabCoefficients channel_coefficients(const BatchNorm
     reinterpret_cast<float*>(p.saved_inv_variance)[c] = static_cast<float>(st.invstd);
   }
   if (kRunning && writer) update_running(p, c, st.mean, st.var, count);
-  return SlabCoefficients{m.high, m.low, static_cast<float>(st.invstd * static_cast<double>(load_as_float<P>(p.scale, c))),
-                          load_as_float<P>(p.bias, c), 0.f};
+  const float a = static_cast<float>(st.invstd * static_cast<double>(load_as_float<P>(p.scale, c)));
+  return SlabCoefficients{m.high, m.low, a, load_as_float<P>(p.bias, c), 0.f};
 }
 
 /// Block (slab blockIdx.x, slice blockIdx.y)'s channel coefficients
