@@ -183,6 +183,17 @@ Result<std::vector<base::HostTensor>> make_arguments_on_gpu(Runtime& runtime, co
   return download(runtime, specs, tensors);
 }
 
+Result<std::vector<base::HostTensor>> make_arguments(Runtime* runtime, const ops::OpDefinition& op,
+                                                     const OpSignature& sig, const ops::InputOptions& options) {
+  Result<std::vector<base::HostTensor>> args = unimplemented("no GPU");
+  if (runtime) args = make_arguments_on_gpu(*runtime, sig, options);
+  if (!args.ok() && args.status().code() != StatusCode::kUnimplemented) return args;
+  if (!args.ok()) args = op.make_default_arguments(sig, options);
+  if (!args.ok()) return args;
+  BOO_RETURN_IF_ERROR(op.derive_arguments(sig, *args));
+  return args;
+}
+
 Result<std::vector<runtime::ModuleRequest>> gpu_reference_modules(const OpSignature& sig, const DeviceInfo& device) {
   BOO_ASSIGN_OR_RETURN(const ops::OpDefinition* op, op_of(sig));
   std::vector<runtime::ModuleRequest> out;

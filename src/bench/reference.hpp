@@ -18,6 +18,7 @@
 #include "boo/runtime.hpp"
 #include "boo/signature.hpp"
 #include "ops/input_generation.hpp"
+#include "ops/op_definition.hpp"
 #include "runtime/kernel_builder.hpp"
 
 namespace boo::bench {
@@ -50,13 +51,19 @@ Reference& cpu_reference();
 /// CPU's for what it does not compute.
 std::unique_ptr<Reference> make_gpu_reference(Runtime& runtime);
 
-/// The arguments of `sig` generated on `runtime`'s GPU as OpDefinition's
-/// default make_arguments generates them on the CPU (the same bytes: the
+/// The default arguments of `sig` generated on `runtime`'s GPU as
+/// OpDefinition::make_default_arguments generates them on the CPU (the same bytes: the
 /// same counter-based hash, ops/input_generation_gpu.hpp), copied to host
 /// tensors. UNIMPLEMENTED where the GPU generator declines (the caller
 /// generates on the CPU).
 Result<std::vector<base::HostTensor>> make_arguments_on_gpu(Runtime& runtime, const OpSignature& sig,
                                                             const ops::InputOptions& options);
+
+/// `op`'s arguments of `sig`: the defaults made on `runtime`'s GPU where it has
+/// one and the generator takes the signature (else on the CPU: the same
+/// bytes), then the op's derived ones (OpDefinition::derive_arguments).
+Result<std::vector<base::HostTensor>> make_arguments(Runtime* runtime, const ops::OpDefinition& op,
+                                                     const OpSignature& sig, const ops::InputOptions& options);
 
 /// The modules --verify-numerics' GPU reference builds for `sig` on
 /// `device`: every result whole where the check computes it whole

@@ -1,4 +1,5 @@
-// boo: deterministic inputs, and OpDefinition's default make_arguments that fills them.
+// boo: deterministic inputs: OpDefinition's default arguments, and make_arguments
+// (the defaults, then the op's derived ones).
 #include "ops/input_generation.hpp"
 
 #include "base/parallel.hpp"
@@ -38,6 +39,13 @@ void fill_splat(base::HostTensor& tensor, double value) {
 
 Result<std::vector<base::HostTensor>> OpDefinition::make_arguments(const OpSignature& sig,
                                                                    const InputOptions& options) const {
+  BOO_ASSIGN_OR_RETURN(std::vector<base::HostTensor> args, make_default_arguments(sig, options));
+  BOO_RETURN_IF_ERROR(derive_arguments(sig, args));
+  return args;
+}
+
+Result<std::vector<base::HostTensor>> OpDefinition::make_default_arguments(const OpSignature& sig,
+                                                                           const InputOptions& options) const {
   std::vector<base::HostTensor> args;
   for (TensorSpec& spec : sig.arguments()) {
     BOO_ASSIGN_OR_RETURN(base::HostTensor t, base::HostTensor::allocate(std::move(spec)));

@@ -21,7 +21,7 @@ class GpuInputsConfig final : public Config {
 };
 
 /// A plan with no arguments whose results are sig.arguments(): each filled
-/// as OpDefinition's default make_arguments fills it (uniform values of the
+/// as OpDefinition::make_default_arguments fills it (uniform values of the
 /// argument's stream under options.seed, or options.splat), one step per
 /// tensor. Storage between strided elements is left to the caller (the
 /// host's tensors hold zeros there). UNIMPLEMENTED for a float64 argument or

@@ -35,16 +35,18 @@ class OpDefinition {
   /// Builds (and validates) a signature from parsed flags.
   virtual Result<std::unique_ptr<OpSignature>> make_signature(DType dtype, const ParsedFlags& flags) const = 0;
 
-  /// Host input tensors for `sig.arguments()`. The default fills every
-  /// argument with deterministic uniform values in [-1, 1) (or the splat
-  /// value: input_generation.cpp); ops override it where inputs must be
-  /// consistent (saved statistics).
-  virtual Result<std::vector<base::HostTensor>> make_arguments(const OpSignature& sig,
+  /// Host input tensors for `sig.arguments()`: make_default_arguments, then
+  /// derive_arguments.
+  Result<std::vector<base::HostTensor>> make_arguments(const OpSignature& sig, const InputOptions& options) const;
+  /// Every argument filled with deterministic uniform values in [-1, 1) (or
+  /// the splat value: input_generation.cpp). The GPU makes the same bytes
+  /// (bench::make_arguments_on_gpu), in a fraction of the time.
+  Result<std::vector<base::HostTensor>> make_default_arguments(const OpSignature& sig,
                                                                const InputOptions& options) const;
-  /// Whether make_arguments(sig) makes the default's inputs, which the GPU
-  /// can then generate byte for byte (ops/input_generation_gpu.hpp); false
-  /// where an override derives some from others.
-  virtual bool default_arguments(const OpSignature&) const { return true; }
+  /// Replaces the default arguments that must be consistent with the others
+  /// (a backward's saved statistics are x's own; drawn variances are
+  /// positive), on the host, wherever the defaults were made. Nothing by default.
+  virtual Status derive_arguments(const OpSignature&, std::vector<base::HostTensor>&) const { return ok_status(); }
 
   /// Terms summed into one element of result `result_index` (sets the
   /// numerics tolerance of that result).

@@ -154,7 +154,9 @@ std::string line_name(const ::testing::TestParamInfo<std::string>& info) {
 INSTANTIATE_TEST_SUITE_P(GpuReference, GpuReferenceLineTest, ::testing::ValuesIn(reference_lines()), line_name);
 
 // The seeded inputs made on the GPU are the CPU's, byte for byte: random and
-// splat, two seeds, every dtype and layout of the list.
+// splat, two seeds, every dtype and layout of the list; so are the whole
+// arguments the driver makes (the GPU's defaults, then the op's derived ones:
+// saved statistics, drawn variances).
 TEST(GpuReferenceInputsTest, GeneratedInputsMatchTheCpuByteForByte) {
   BOO_GPU_OR_SKIP(rt);
   int checked = 0;
@@ -164,10 +166,9 @@ TEST(GpuReferenceInputsTest, GeneratedInputsMatchTheCpuByteForByte) {
     ASSERT_TRUE(p.ok());
     const OpSignature& sig = *p->signature;
     const ops::OpDefinition* op = ops::find_op(sig.op_name());
-    if (!op->default_arguments(sig)) continue;
     for (const ops::InputOptions& options :
          {ops::InputOptions{10, {}}, ops::InputOptions{12345, {}}, ops::InputOptions{10, 0.1}}) {
-      Result<std::vector<base::HostTensor>> cpu = op->make_arguments(sig, options);
+      Result<std::vector<base::HostTensor>> cpu = op->make_default_arguments(sig, options);
       Result<std::vector<base::HostTensor>> gpu = bench::make_arguments_on_gpu(*rt, sig, options);
       ASSERT_TRUE(cpu.ok()) << cpu.status().to_string();
       ASSERT_TRUE(gpu.ok()) << gpu.status().to_string();
@@ -178,6 +179,14 @@ TEST(GpuReferenceInputsTest, GeneratedInputsMatchTheCpuByteForByte) {
         EXPECT_EQ(std::memcmp((*gpu)[i].data(), (*cpu)[i].data(), (*cpu)[i].size_bytes()), 0)
             << (*cpu)[i].spec().name << " (seed " << options.seed << (options.splat ? ", splat" : "") << ")";
       }
+      Result<std::vector<base::HostTensor>> cpu_whole = op->make_arguments(sig, options);
+      Result<std::vector<base::HostTensor>> gpu_whole = bench::make_arguments(rt, *op, sig, options);
+      ASSERT_TRUE(cpu_whole.ok()) << cpu_whole.status().to_string();
+      ASSERT_TRUE(gpu_whole.ok()) << gpu_whole.status().to_string();
+      ASSERT_EQ(gpu_whole->size(), cpu_whole->size());
+      for (size_t i = 0; i < cpu_whole->size(); ++i)
+        EXPECT_EQ(std::memcmp((*gpu_whole)[i].data(), (*cpu_whole)[i].data(), (*cpu_whole)[i].size_bytes()), 0)
+            << (*cpu_whole)[i].spec().name << " derived (seed " << options.seed << ")";
       ++checked;
     }
   }

@@ -167,13 +167,7 @@ class SignatureTuner {
                              "", nullptr);
 
     const ops::OpDefinition* op = ops::find_op(sig.op_name());
-    Result<std::vector<base::HostTensor>> args = [&]() -> Result<std::vector<base::HostTensor>> {
-      if (op->default_arguments(sig)) {
-        Result<std::vector<base::HostTensor>> made = bench::make_arguments_on_gpu(rt_, sig, {});
-        if (made.ok() || made.status().code() != StatusCode::kUnimplemented) return made;
-      }
-      return op->make_arguments(sig, {});
-    }();
+    Result<std::vector<base::HostTensor>> args = bench::make_arguments(&rt_, *op, sig, {});
     if (!args.ok()) return failed(args.status());
 
     // The budget is for timing: it starts once the modules are built. Each

@@ -218,11 +218,7 @@ double CommandRunner::compile_seconds() const {
 Result<std::vector<base::HostTensor>> CommandRunner::make_arguments(const ops::OpDefinition& op, const OpSignature& sig,
                                                                     const ops::InputOptions& options) {
   // The GPU hashes every element in a fraction of the CPU's time (and makes the same bytes).
-  if (runtime_ && op.default_arguments(sig)) {
-    Result<std::vector<base::HostTensor>> made = bench::make_arguments_on_gpu(*runtime_, sig, options);
-    if (made.ok() || made.status().code() != StatusCode::kUnimplemented) return made;
-  }
-  return op.make_arguments(sig, options);
+  return bench::make_arguments(runtime_.get(), op, sig, options);
 }
 
 CommandResult CommandRunner::run_steps(const tools::CommandLine& cmd, int index) {

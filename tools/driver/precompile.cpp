@@ -74,10 +74,9 @@ std::optional<PrecompileSummary> precompile(const DriverOptions& opts, const std
       }();
       if (request.ok()) jobs.push_back(runtime::ModuleJob{std::move(*request), &sig});
     }
-    if (op->default_arguments(sig)) {
-      Result<runtime::ModuleRequest> inputs = bench::gpu_inputs_module(sig, ops::InputOptions{opts.seed, opts.splat}, device);
-      if (inputs.ok()) jobs.push_back(runtime::ModuleJob{std::move(*inputs), &sig});
-    }
+    const ops::InputOptions input_options{opts.seed, opts.splat};
+    if (Result<runtime::ModuleRequest> inputs = bench::gpu_inputs_module(sig, input_options, device); inputs.ok())
+      jobs.push_back(runtime::ModuleJob{std::move(*inputs), &sig});
     if (reference) {
       Result<std::vector<runtime::ModuleRequest>> modules = bench::gpu_reference_modules(sig, device);
       if (modules.ok())

@@ -230,16 +230,12 @@ class SdpaBackwardOp final : public OpDefinition {
         "...), not flags");
   }
 
-  // out and logsumexp are derived from q, k and v: the GPU's generator cannot make them.
-  bool default_arguments(const OpSignature&) const override { return false; }
-
   // grad_out, q, k, v drawn as any op's; out the forward's output rounded to the dtype and
   // logsumexp the float64 one rounded to float, as the forward would have saved them
   // (positions past L of a padded logsumexp keep their drawn values: nothing reads them).
-  Result<std::vector<base::HostTensor>> make_arguments(const OpSignature& sig,
-                                                       const InputOptions& options) const override {
+  Status derive_arguments(const OpSignature& sig, std::vector<base::HostTensor>& args) const override {
     const auto& s = dynamic_cast<const SdpaBackwardSignature&>(sig);
-    BOO_ASSIGN_OR_RETURN(std::vector<base::HostTensor> args, OpDefinition::make_arguments(sig, options));
+    if (args.size() != 6) return internal_error("aten_sdpa_backward arguments: expected six");
     const SdpaDesc& d = s.desc();
     using S = SdpaBackwardSignature;
     const base::HostTensor out = sdpa_forward_reference(d, args[S::kQuery], args[S::kKey], args[S::kValue]);
@@ -250,7 +246,7 @@ class SdpaBackwardOp final : public OpDefinition {
       for (int64_t h = 0; h < d.heads; ++h)
         for (int64_t i = 0; i < d.queries; ++i)
           saved.store(lse_offset(saved.spec(), b, h, i), lse.load((b * d.heads + h) * d.queries + i));
-    return args;
+    return ok_status();
   }
 
   // dq sums over the keys; dk and dv over the queries of every head of the group.

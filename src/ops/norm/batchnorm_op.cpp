@@ -118,23 +118,12 @@ class BatchNormOp final : public OpDefinition {
   }
 
   // Variances must be positive: the estimated and running ones are drawn in
-  // [0.5, 1.5). The saved statistics a backward reads are x's own (computed
-  // by the reference training pass): inconsistent ones make meaningless
-  // gradients.
-  // Drawn variances and a backward's saved statistics are not the default's
-  // inputs: the GPU cannot generate them byte for byte.
-  bool default_arguments(const OpSignature& sig) const override {
-    for (const TensorSpec& spec : sig.arguments())
-      if (spec.name == "estimated_variance" || spec.name == "running_variance_in") return false;
-    const auto& bn = dynamic_cast<const BatchNormSignature&>(sig);
-    return !(bn.pass == BatchNormPass::kBackward && bn.save);
-  }
-
-  Result<std::vector<base::HostTensor>> make_arguments(const OpSignature& sig,
-                                                       const InputOptions& options) const override {
-    BOO_ASSIGN_OR_RETURN(std::vector<base::HostTensor> args, OpDefinition::make_arguments(sig, options));
+  // [0.5, 1.5). The saved statistics a backward reads are x's own: inconsistent
+  // ones make meaningless gradients.
+  Status derive_arguments(const OpSignature& sig, std::vector<base::HostTensor>& args) const override {
     const auto& bn = dynamic_cast<const BatchNormSignature&>(sig);
     const std::vector<TensorSpec> specs = sig.arguments();
+    if (args.size() != specs.size()) return internal_error("bnorm arguments: expected one per argument spec");
     for (size_t i = 0; i < specs.size(); ++i) {
       if (specs[i].name != "estimated_variance" && specs[i].name != "running_variance_in") continue;
       const TensorSpec& spec = args[i].spec();
@@ -143,7 +132,7 @@ class BatchNormOp final : public OpDefinition {
         args[i].store(offset, 1.0 + 0.5 * args[i].load(offset));
       }
     }
-    if (bn.pass != BatchNormPass::kBackward || !bn.save) return args;
+    if (bn.pass != BatchNormPass::kBackward || !bn.save) return ok_status();
     // x's own statistics (statistics only: the reference's training pass would also compute y, which on
     // ResNet-50's 100M-element lines took most of the driver's time per line).
     const BatchStatistics stats = batch_statistics_of(bn, args[0]);
@@ -155,7 +144,7 @@ class BatchNormOp final : public OpDefinition {
       for (int64_t j = 0; j < args[i].spec().numel(); ++j)
         args[i].store(base::offset_of_linear(args[i].spec(), j), (*values)[static_cast<size_t>(j)]);
     }
-    return args;
+    return ok_status();
   }
 
   // Each statistic and gradient sums its channel's elements; y and dx are

@@ -100,25 +100,20 @@ class GroupNormOp final : public OpDefinition {
 
   // A backward alone reads statistics that belong to x (inconsistent ones
   // make meaningless gradients): the reference forward computes them.
-  Result<std::vector<base::HostTensor>> make_arguments(const OpSignature& sig,
-                                                       const InputOptions& options) const override {
-    BOO_ASSIGN_OR_RETURN(std::vector<base::HostTensor> args, OpDefinition::make_arguments(sig, options));
+  Status derive_arguments(const OpSignature& sig, std::vector<base::HostTensor>& args) const override {
     const auto& group = dynamic_cast<const GroupNormSignature&>(sig);
-    if (group.directions & kNormForward) return args;
+    if (group.directions & kNormForward) return ok_status();
     GroupNormSignature forward = group;
     forward.directions = kNormForward;
     forward.affine = false;
     const std::vector<TensorSpec> specs = sig.arguments();  // dy, x, [weight,] mean, rstd
+    if (args.size() != specs.size()) return internal_error("groupnorm arguments: expected one per argument spec");
     BOO_ASSIGN_OR_RETURN(std::vector<base::HostTensor> computed, group_norm_reference(forward, {args[1]}));
     const std::vector<TensorSpec> computed_specs = forward.results();  // y, mean, rstd
     for (size_t i = 0; i < specs.size(); ++i)
       for (size_t j = 1; j < computed_specs.size(); ++j)
         if (computed_specs[j].name == specs[i].name) args[i] = base::convert_tensor(computed[j], specs[i]);
-    return args;
-  }
-
-  bool default_arguments(const OpSignature& sig) const override {
-    return dynamic_cast<const GroupNormSignature&>(sig).directions & kNormForward;
+    return ok_status();
   }
 
   // dweight and dbias sum over the samples and the spatial elements; every

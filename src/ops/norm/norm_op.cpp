@@ -291,12 +291,11 @@ class NormOp final : public OpDefinition {
   // A backward without the forward needs statistics that belong to x (BOO
   // passes random values; a kernel fed inconsistent statistics computes
   // meaningless gradients), so they are computed from x by the reference forward.
-  Result<std::vector<base::HostTensor>> make_arguments(const OpSignature& sig,
-                                                       const InputOptions& options) const override {
-    BOO_ASSIGN_OR_RETURN(std::vector<base::HostTensor> args, OpDefinition::make_arguments(sig, options));
+  Status derive_arguments(const OpSignature& sig, std::vector<base::HostTensor>& args) const override {
     const auto& norm = dynamic_cast<const NormSignature&>(sig);
-    if (norm.directions & kNormForward) return args;
+    if (norm.directions & kNormForward) return ok_status();
     const std::vector<TensorSpec> specs = sig.arguments();
+    if (args.size() != specs.size()) return internal_error("norm arguments: expected one per argument spec");
     std::unique_ptr<OpSignature> forward_copy = sig.clone();
     auto& forward = dynamic_cast<NormSignature&>(*forward_copy);
     forward.directions = kNormForward;
@@ -306,7 +305,8 @@ class NormOp final : public OpDefinition {
     for (const TensorSpec& f : forward.arguments())
       for (size_t i = 0; i < specs.size(); ++i)
         if (specs[i].name == f.name) forward_args.push_back(args[i]);
-    if (forward_args.size() != forward.arguments().size()) return args;  // layer norm's dbias alone reads dy only
+    // Layer norm's dbias alone reads dy only.
+    if (forward_args.size() != forward.arguments().size()) return ok_status();
     BOO_ASSIGN_OR_RETURN(std::vector<base::HostTensor> computed,
                          norm_reference(forward, forward_args, NormForwardParts::kStatistics));
     const std::vector<TensorSpec> computed_specs = forward.results();
@@ -314,11 +314,7 @@ class NormOp final : public OpDefinition {
       for (size_t j = 0; j < computed_specs.size(); ++j)
         if (computed_specs[j].name != "y" && computed_specs[j].name == specs[i].name)
           args[i] = base::convert_tensor(computed[j], specs[i]);
-    return args;
-  }
-
-  bool default_arguments(const OpSignature& sig) const override {
-    return dynamic_cast<const NormSignature&>(sig).directions & kNormForward;
+    return ok_status();
   }
 
   int64_t reduction_length(const OpSignature& sig, size_t result_index) const override {
